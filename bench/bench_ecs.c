@@ -1,0 +1,345 @@
+/* ECS benchmark (issue 2): prints one JSON line per figure, DESIGN.md §7.
+ *
+ *   build/bench/bench_ecs [--n ENTITIES] [--reps R] [--seed S]
+ *
+ * Every figure is the median of R repetitions. view_pass and plain_loop run
+ * in the same process on the same data size, so their ratio is meaningful
+ * on a noisy machine. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kairos/kairos.h"
+
+typedef struct { float x, y; } vec2_t;
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static uint64_t rng_state;
+static uint64_t rng_next(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+static double rng_unit(void) { return (double)(rng_next() >> 11) * 0x1.0p-53; }
+
+static void emit(const char *name, double value, const char *unit, int n, int reps)
+{
+    printf("{\"bench\": \"ecs\", \"case\": \"%s\", \"value\": %.4g, \"unit\": \"%s\", \"n\": %d, \"reps\": %d}\n",
+           name, value, unit, n, reps);
+    fflush(stdout);
+}
+
+typedef struct {
+    kr_registry_t *reg;
+    kr_component_t pos, vel, extra;
+} types_t;
+
+static types_t make_types(void)
+{
+    types_t t;
+    t.reg = kr_registry_create();
+    t.pos = kr_component_register(t.reg, &(kr_component_desc_t){ .name = "Position", .size = sizeof(vec2_t) });
+    t.vel = kr_component_register(t.reg, &(kr_component_desc_t){ .name = "Velocity", .size = sizeof(vec2_t) });
+    t.extra = kr_component_register(t.reg, &(kr_component_desc_t){ .name = "Health", .size = sizeof(float) });
+    if (!t.pos || !t.vel || !t.extra) {
+        fprintf(stderr, "bench_ecs: registration failed: %s\n", kr_last_error());
+        exit(1);
+    }
+    return t;
+}
+
+/* pos += vel over every chunk; returns a checksum so nothing is optimized away. */
+static double view_pass(kr_view_t *view)
+{
+    kr_view_chunk_t ch;
+    while (kr_view_next_chunk(view, &ch)) {
+        vec2_t *p = ch.columns[0];
+        const vec2_t *v = ch.columns[1];
+        for (size_t i = 0; i < ch.count; i++) {
+            p[i].x += v[i].x;
+            p[i].y += v[i].y;
+        }
+    }
+    return 0;
+}
+
+static void plain_loop(vec2_t *restrict p, const vec2_t *restrict v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        p[i].x += v[i].x;
+        p[i].y += v[i].y;
+    }
+}
+
+static double time_view_pass(kr_view_t *view, int passes, int n)
+{
+    double t[64];
+    for (int k = 0; k < passes; k++) {
+        double t0 = now_ns();
+        view_pass(view);
+        t[k] = (now_ns() - t0) / n;
+    }
+    return median(t, passes);
+}
+
+/* A minimal sparse-set store (one pool per component: sparse index -> dense
+ * slot), the other classic ECS layout. It exists only so that the benchmark
+ * can weigh the two layouts on the same machine in the same run (docs/ecs.md,
+ * "Storage"): views pay an indirection per entity, add/remove touch only
+ * the one pool. */
+typedef struct {
+    uint32_t *sparse, *dense;
+    vec2_t *data;
+    uint32_t count;
+} pool_t;
+
+static void pool_init(pool_t *p, int n)
+{
+    p->sparse = malloc((size_t)n * sizeof *p->sparse);
+    memset(p->sparse, 0xff, (size_t)n * sizeof *p->sparse);
+    p->dense = malloc((size_t)n * sizeof *p->dense);
+    p->data = malloc((size_t)n * sizeof *p->data);
+    p->count = 0;
+}
+
+static void pool_add(pool_t *p, uint32_t e, vec2_t v)
+{
+    p->sparse[e] = p->count;
+    p->dense[p->count] = e;
+    p->data[p->count++] = v;
+}
+
+static void pool_remove(pool_t *p, uint32_t e)
+{
+    uint32_t j = p->sparse[e], last = --p->count;
+    p->dense[j] = p->dense[last];
+    p->data[j] = p->data[last];
+    p->sparse[p->dense[j]] = j;
+    p->sparse[e] = UINT32_MAX;
+}
+
+static void pool_free(pool_t *p) { free(p->sparse); free(p->dense); free(p->data); }
+
+static void sparse_view_pass(pool_t *pos, const pool_t *vel)
+{
+    for (uint32_t i = 0; i < pos->count; i++) {
+        uint32_t j = vel->sparse[pos->dense[i]];
+        if (j == UINT32_MAX) continue;
+        pos->data[i].x += vel->data[j].x;
+        pos->data[i].y += vel->data[j].y;
+    }
+}
+
+static void sparse_model(int n, int churn, int passes, double *view, double *addrem)
+{
+    pool_t pos, vel, extra;
+    pool_init(&pos, n);
+    pool_init(&vel, n);
+    pool_init(&extra, n);
+    for (int i = 0; i < n; i++) {
+        pool_add(&pos, (uint32_t)i, (vec2_t){ (float)i, 1.0f });
+        pool_add(&vel, (uint32_t)i, (vec2_t){ 0.5f, -0.25f });
+    }
+    double t[64];
+    for (int k = 0; k < passes; k++) {
+        double t0 = now_ns();
+        sparse_view_pass(&pos, &vel);
+        t[k] = (now_ns() - t0) / n;
+    }
+    *view = median(t, passes);
+    uint32_t *pick = malloc((size_t)churn * sizeof *pick);
+    for (int i = 0; i < churn; i++) pick[i] = (uint32_t)(rng_next() % (uint64_t)n);
+    double t0 = now_ns();
+    int ops = 0;
+    for (int i = 0; i < churn; i++)
+        if (extra.sparse[pick[i]] == UINT32_MAX) { pool_add(&extra, pick[i], (vec2_t){ 0, 0 }); ops++; }
+    for (int i = 0; i < churn; i++)
+        if (extra.sparse[pick[i]] != UINT32_MAX) { pool_remove(&extra, pick[i]); ops++; }
+    *addrem = (now_ns() - t0) / ops;
+    free(pick);
+    pool_free(&pos);
+    pool_free(&vel);
+    pool_free(&extra);
+}
+
+int main(int argc, char **argv)
+{
+    int n = 1000000, reps = 5, churn = 100000;
+    rng_state = 42;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--n") && i + 1 < argc) n = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--seed") && i + 1 < argc) rng_state = strtoull(argv[++i], NULL, 10);
+        else {
+            fprintf(stderr, "usage: bench_ecs [--n ENTITIES] [--reps R] [--seed S]\n");
+            return 2;
+        }
+    }
+    if (n < 1000 || reps < 1 || reps > 64) {
+        fprintf(stderr, "bench_ecs: --n must be >= 1000 and --reps in 1..64\n");
+        return 2;
+    }
+    if (churn > n / 2) churn = n / 2;
+    const int passes = 11;
+    double create[64], create_add[64], view[64], plain[64], addrem[64], churned[64], destroy[64];
+    double alt_view[64], alt_addrem[64], destroy_sp[64], sp_insert[64], sp_move[64], sp_query[64], sp_radius[64];
+    kr_entity_t *ids = malloc((size_t)n * sizeof *ids);
+    kr_entity_t *pick = malloc((size_t)churn * sizeof *pick);
+    vec2_t *pa = aligned_alloc(64, (size_t)n * sizeof *pa), *va = aligned_alloc(64, (size_t)n * sizeof *va);
+    kr_entity_t qbuf[4096];
+
+    for (int r = 0; r < reps; r++) {
+        types_t ty = make_types();
+        kr_component_t both[2] = { ty.pos, ty.vel };
+
+        /* create: one entity with both components, placed directly. */
+        kr_world_t *w = kr_world_create(&(kr_world_desc_t){ .registry = ty.reg });
+        double t0 = now_ns();
+        for (int i = 0; i < n; i++)
+            ids[i] = kr_entity_create_desc(w, &(kr_entity_desc_t){ .components = both, .component_count = 2 });
+        create[r] = (now_ns() - t0) / n;
+        for (int i = 0; i < n; i++) {
+            vec2_t *p = kr_component_get(w, ids[i], ty.pos), *v = kr_component_get(w, ids[i], ty.vel);
+            p->x = (float)i; p->y = 1.0f; v->x = 0.5f; v->y = -0.25f;
+            pa[i] = *p; va[i] = *v;
+        }
+
+        /* create, then add each component: the one-by-one path. */
+        kr_world_t *w2 = kr_world_create(&(kr_world_desc_t){ .registry = ty.reg });
+        t0 = now_ns();
+        for (int i = 0; i < n; i++) {
+            kr_entity_t e = kr_entity_create(w2);
+            kr_component_add(w2, e, ty.pos);
+            kr_component_add(w2, e, ty.vel);
+        }
+        create_add[r] = (now_ns() - t0) / n;
+        kr_world_destroy(w2);
+
+        kr_view_t vw;
+        kr_view_init(&vw, w, &(kr_view_desc_t){ .include = { ty.pos, ty.vel } });
+        view_pass(&vw); /* warm */
+        view[r] = time_view_pass(&vw, passes, n);
+        double tp[64];
+        for (int k = 0; k < passes; k++) {
+            t0 = now_ns();
+            plain_loop(pa, va, (size_t)n);
+            tp[k] = (now_ns() - t0) / n;
+        }
+        plain[r] = median(tp, passes);
+
+        /* add then remove a third component on random entities. */
+        for (int i = 0; i < churn; i++) pick[i] = ids[rng_next() % (uint64_t)n];
+        t0 = now_ns();
+        int ops = 0;
+        for (int i = 0; i < churn; i++) ops += kr_component_add(w, pick[i], ty.extra) != NULL;
+        for (int i = 0; i < churn; i++) ops += kr_component_remove(w, pick[i], ty.extra) == KR_OK;
+        addrem[r] = (now_ns() - t0) / (2.0 * churn);
+        if (ops < churn) { /* duplicates in pick fail the second add; count only real ops */
+            fprintf(stderr, "bench_ecs: only %d of %d add/remove operations succeeded\n", ops, 2 * churn);
+        }
+        churned[r] = time_view_pass(&vw, passes, n);
+
+        /* destroy random entities: rows, records and ids (not in the spatial hash). */
+        int destroyed = 0;
+        for (int i = 0; i < churn; i++) pick[i] = ids[rng_next() % (uint64_t)n];
+        t0 = now_ns();
+        for (int i = 0; i < churn; i++) destroyed += kr_entity_destroy(w, pick[i]) == KR_OK;
+        destroy[r] = (now_ns() - t0) / destroyed;
+        int live = 0;
+        for (int i = 0; i < n; i++)
+            if (kr_entity_alive(w, ids[i])) ids[live++] = ids[i];
+        /* Refill to n (reusing the freed slots) so the spatial cases see n entities. */
+        while (live < n)
+            ids[live++] = kr_entity_create_desc(w, &(kr_entity_desc_t){ .components = both, .component_count = 2 });
+
+        /* spatial hash: insert everything on a 1000 x 1000 grid, move by a small step. */
+        double side = 1000.0;
+        for (int i = 0; i < live; i++) {
+            pa[i].x = (float)(rng_unit() * side);
+            pa[i].y = (float)(rng_unit() * side);
+        }
+        t0 = now_ns();
+        for (int i = 0; i < live; i++) kr_spatial_insert(w, ids[i], pa[i].x, pa[i].y);
+        sp_insert[r] = (now_ns() - t0) / live;
+        for (int i = 0; i < live; i++) {
+            double x = pa[i].x + (rng_unit() - 0.5), y = pa[i].y + (rng_unit() - 0.5);
+            pa[i].x = (float)(x < 0 ? x + side : x >= side ? x - side : x);
+            pa[i].y = (float)(y < 0 ? y + side : y >= side ? y - side : y);
+        }
+        t0 = now_ns();
+        for (int i = 0; i < live; i++) kr_spatial_move(w, ids[i], pa[i].x, pa[i].y);
+        sp_move[r] = (now_ns() - t0) / live;
+        int queries = 100000;
+        size_t found = 0;
+        t0 = now_ns();
+        for (int q = 0; q < queries; q++) {
+            size_t cnt;
+            kr_cell_t c = { (int32_t)(rng_next() % 1000), (int32_t)(rng_next() % 1000) };
+            const kr_entity_t *in = kr_spatial_cell_entities(w, c, &cnt);
+            found += in ? cnt : 0;
+        }
+        sp_query[r] = (now_ns() - t0) / queries;
+        t0 = now_ns();
+        for (int q = 0; q < queries; q++)
+            found += kr_spatial_query_radius(w, rng_unit() * side, rng_unit() * side, 2.0, qbuf, 4096);
+        sp_radius[r] = (now_ns() - t0) / queries;
+        if (!found) fprintf(stderr, "bench_ecs: spatial queries found nothing\n");
+
+        /* destroy random entities that are also in the spatial hash. */
+        destroyed = 0;
+        for (int i = 0; i < churn; i++) pick[i] = ids[rng_next() % (uint64_t)live];
+        t0 = now_ns();
+        for (int i = 0; i < churn; i++) destroyed += kr_entity_destroy(w, pick[i]) == KR_OK;
+        destroy_sp[r] = (now_ns() - t0) / destroyed;
+
+        sparse_model(n, churn, passes, &alt_view[r], &alt_addrem[r]);
+
+        kr_view_fini(&vw);
+        kr_world_destroy(w);
+        kr_registry_destroy(ty.reg);
+    }
+    double v = median(view, reps), p = median(plain, reps), c = median(churned, reps);
+    emit("create", median(create, reps), "ns/entity", n, reps);
+    emit("create_then_add", median(create_add, reps), "ns/entity", n, reps);
+    emit("view_pass", v, "ns/entity", n, reps);
+    emit("plain_loop", p, "ns/entity", n, reps);
+    emit("view_pass_ratio", v / p, "x plain_loop", n, reps);
+    emit("add_remove", median(addrem, reps), "ns/op", churn, reps);
+    emit("view_pass_churned", c, "ns/entity", n, reps);
+    emit("view_pass_churned_ratio", c / p, "x plain_loop", n, reps);
+    emit("destroy", median(destroy, reps), "ns/op", churn, reps);
+    emit("destroy_in_spatial", median(destroy_sp, reps), "ns/op", churn, reps);
+    emit("spatial_insert", median(sp_insert, reps), "ns/op", n, reps);
+    emit("spatial_move", median(sp_move, reps), "ns/op", n, reps);
+    emit("spatial_query", median(sp_query, reps), "ns/query", 100000, reps);
+    emit("spatial_query_radius", median(sp_radius, reps), "ns/query", 100000, reps);
+    emit("alt_sparse_set_view_pass", median(alt_view, reps), "ns/entity", n, reps);
+    emit("alt_sparse_set_add_remove", median(alt_addrem, reps), "ns/op", churn, reps);
+    free(ids);
+    free(pick);
+    free(pa);
+    free(va);
+    return 0;
+}

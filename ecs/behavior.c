@@ -1,0 +1,48 @@
+/* Dispatching behavior callbacks. Callbacks may change the world, so every
+ * call re-resolves the entity's table and row instead of keeping pointers. */
+#include <stdlib.h>
+
+#include "world_private.h"
+
+void kr__behavior_fire_one(kr_world_t *w, kr_entity_t e, kr_component_t c, kr_callback_t cb,
+                           kr_entity_t arg)
+{
+    if (!kr_entity_alive(w, e)) return;
+    kr_record_t *r = &w->records[kr_entity_index(e)];
+    kr_table_t *t = w->tables[r->table];
+    int col = kr__column_index(t, c);
+    if (col < 0) return;
+    const kr_behavior_vtbl_t *v = kr__registry_entry(w->registry, c)->info.vtbl;
+    if (!v) return;
+    void *state = kr__column_ptr(t, (uint32_t)col, r->row);
+    switch (cb) {
+    case KR_CB_CREATION: if (v->on_creation) v->on_creation(w, e, state); break;
+    case KR_CB_DESTROY: if (v->on_destroy) v->on_destroy(w, e, state); break;
+    case KR_CB_AWAKE: if (v->on_awake) v->on_awake(w, e, state); break;
+    case KR_CB_START: if (v->on_start) v->on_start(w, e, state); break;
+    case KR_CB_ENTERING: if (v->on_entering) v->on_entering(w, e, state, arg); break;
+    case KR_CB_ENTERED: if (v->on_entered) v->on_entered(w, e, state, arg); break;
+    case KR_CB_EXITING: if (v->on_exiting) v->on_exiting(w, e, state, arg); break;
+    case KR_CB_EXITED: if (v->on_exited) v->on_exited(w, e, state, arg); break;
+    case KR_CB_SUBMODEL_MOVE: if (v->on_submodel_move) v->on_submodel_move(w, e, state, arg); break;
+    }
+}
+
+void kr__behaviors_fire(kr_world_t *w, kr_entity_t e, kr_callback_t cb, kr_entity_t arg)
+{
+    if (!kr_entity_alive(w, e)) return;
+    kr_table_t *t = w->tables[w->records[kr_entity_index(e)].table];
+    uint32_t n = t->behavior_count;
+    if (!n) return;
+    /* Snapshot the behavior types first: a callback may add or remove
+     * behaviors, and each listed one still present gets exactly one call. */
+    kr_component_t small[16];
+    kr_component_t *types = small;
+    if (n > 16) {
+        types = malloc(n * sizeof *types);
+        if (!types) return;
+    }
+    for (uint32_t i = 0; i < n; i++) types[i] = t->types[t->behavior_columns[i]];
+    for (uint32_t i = 0; i < n; i++) kr__behavior_fire_one(w, e, types[i], cb, arg);
+    if (types != small) free(types);
+}

@@ -1,0 +1,47 @@
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "error_private.h"
+
+/* Per-thread, like errno: the only mutable state outside a world. */
+static _Thread_local char last_message[512];
+static _Thread_local kr_status_t last_status;
+
+kr_status_t kr__fail(kr_status_t status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_message, sizeof last_message, fmt, ap);
+    va_end(ap);
+    last_status = status;
+    return status;
+}
+
+const char *kr_last_error(void) { return last_message; }
+kr_status_t kr_last_status(void) { return last_status; }
+
+void kr_clear_error(void)
+{
+    last_message[0] = '\0';
+    last_status = KR_OK;
+}
+
+const char *kr_status_str(kr_status_t status)
+{
+    switch (status) {
+    case KR_OK: return "ok";
+    case KR_ERR_INVALID_ARG: return "invalid argument";
+    case KR_ERR_STALE_ENTITY: return "stale entity";
+    case KR_ERR_UNREGISTERED: return "unregistered component";
+    case KR_ERR_NO_COMPONENT: return "no such component";
+    case KR_ERR_EXISTS: return "already exists";
+    case KR_ERR_LOCKED: return "structure locked";
+    case KR_ERR_CYCLE: return "cycle";
+    case KR_ERR_CORRUPT: return "corrupt data";
+    case KR_ERR_MISMATCH: return "mismatch";
+    case KR_ERR_NOMEM: return "out of memory";
+    case KR_ERR_IO: return "i/o error";
+    case KR_ERR_STATE: return "invalid state";
+    }
+    return "unknown status";
+}

@@ -1,0 +1,149 @@
+/* The entity tree. Links live in a side array (by entity index) that is
+ * touched only for entities flagged KR_REC_TREE, so flat worlds pay nothing. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "world_private.h"
+
+kr_status_t kr__tree_reserve(kr_world_t *w)
+{
+    if (w->tree_capacity >= w->record_capacity) return KR_OK;
+    kr_tree_t *t = realloc(w->tree, (size_t)w->record_capacity * sizeof *t);
+    if (!t) return kr__fail(KR_ERR_NOMEM, "hierarchy: out of memory");
+    w->tree = t;
+    w->tree_capacity = w->record_capacity;
+    return KR_OK;
+}
+
+static void tree_touch(kr_world_t *w, uint32_t idx)
+{
+    kr_record_t *r = &w->records[idx];
+    if (r->flags & KR_REC_TREE) return;
+    r->flags |= KR_REC_TREE;
+    w->tree[idx] = (kr_tree_t){ KR_NONE, KR_NONE, KR_NONE, KR_NONE, KR_NONE, 0 };
+}
+
+void kr__tree_unlink(kr_world_t *w, uint32_t idx)
+{
+    if (!(w->records[idx].flags & KR_REC_TREE)) return;
+    kr_tree_t *n = &w->tree[idx];
+    uint32_t p = n->parent;
+    if (p == KR_NONE) return;
+    kr_tree_t *pt = &w->tree[p];
+    if (n->prev != KR_NONE) w->tree[n->prev].next = n->next; else pt->first_child = n->next;
+    if (n->next != KR_NONE) w->tree[n->next].prev = n->prev; else pt->last_child = n->prev;
+    pt->child_count--;
+    n->parent = n->prev = n->next = KR_NONE;
+}
+
+kr_status_t kr__tree_link(kr_world_t *w, uint32_t child, uint32_t parent, uint32_t before)
+{
+    if (kr__tree_reserve(w)) return kr_last_status();
+    tree_touch(w, child);
+    tree_touch(w, parent);
+    kr_tree_t *c = &w->tree[child], *p = &w->tree[parent];
+    c->parent = parent;
+    if (before == KR_NONE) {
+        c->prev = p->last_child;
+        c->next = KR_NONE;
+        if (p->last_child != KR_NONE) w->tree[p->last_child].next = child; else p->first_child = child;
+        p->last_child = child;
+    } else {
+        kr_tree_t *b = &w->tree[before];
+        c->next = before;
+        c->prev = b->prev;
+        if (b->prev != KR_NONE) w->tree[b->prev].next = child; else p->first_child = child;
+        b->prev = child;
+    }
+    p->child_count++;
+    return KR_OK;
+}
+
+static uint32_t parent_index(const kr_world_t *w, uint32_t idx)
+{
+    return (w->records[idx].flags & KR_REC_TREE) ? w->tree[idx].parent : KR_NONE;
+}
+
+static kr_status_t reparent(kr_world_t *w, kr_entity_t child, kr_entity_t parent, kr_entity_t sibling,
+                            const char *fn)
+{
+    if (!kr__live(w, child, fn)) return kr_last_status();
+    if (parent && !kr__live(w, parent, fn)) return kr_last_status();
+    uint32_t ci = kr_entity_index(child);
+    uint32_t pi = parent ? kr_entity_index(parent) : KR_NONE;
+    uint32_t si = KR_NONE;
+    if (sibling) {
+        if (!kr__live(w, sibling, fn)) return kr_last_status();
+        si = kr_entity_index(sibling);
+        if (parent_index(w, si) != pi || pi == KR_NONE)
+            return kr__fail(KR_ERR_INVALID_ARG, "%s: entity %u is not a child of entity %u", fn, si, pi);
+        if (si == ci) return KR_OK;
+    }
+    if (pi != KR_NONE && (w->records[pi].flags & KR_REC_DYING))
+        return kr__fail(KR_ERR_STALE_ENTITY, "%s: parent %u is being destroyed", fn, pi);
+    for (uint32_t a = pi; a != KR_NONE; a = parent_index(w, a))
+        if (a == ci)
+            return kr__fail(KR_ERR_CYCLE, "%s: entity %u cannot become a descendant of itself", fn, ci);
+    uint32_t old = parent_index(w, ci);
+    if (kr__tree_reserve(w)) return kr_last_status();
+    if (old == KR_NONE && pi == KR_NONE) return KR_OK;
+    if (old == pi) {
+        /* Reordering among the same parent's children: no callbacks. */
+        kr__tree_unlink(w, ci);
+        return kr__tree_link(w, ci, pi, si);
+    }
+
+    kr_entity_t old_parent = kr__id_of(w, old);
+    if (old != KR_NONE) kr__behaviors_fire(w, child, KR_CB_EXITING, parent);
+    if (pi != KR_NONE) kr__behaviors_fire(w, child, KR_CB_ENTERING, parent);
+    /* Callbacks may have destroyed any of the three; re-check before linking. */
+    if (!kr_entity_alive(w, child) || (parent && !kr_entity_alive(w, parent)) ||
+        (sibling && !kr_entity_alive(w, sibling)))
+        return kr__fail(KR_ERR_STALE_ENTITY, "%s: an entity was destroyed by a callback", fn);
+    kr__tree_unlink(w, ci);
+    if (pi != KR_NONE && kr__tree_link(w, ci, pi, si)) return kr_last_status();
+    if (old != KR_NONE && kr_entity_alive(w, old_parent))
+        kr__behaviors_fire(w, old_parent, KR_CB_EXITED, child);
+    if (pi != KR_NONE) kr__behaviors_fire(w, parent, KR_CB_ENTERED, child);
+    return KR_OK;
+}
+
+kr_status_t kr_entity_set_parent(kr_world_t *w, kr_entity_t child, kr_entity_t parent)
+{
+    return reparent(w, child, parent, KR_ENTITY_INVALID, "kr_entity_set_parent");
+}
+
+kr_status_t kr_entity_insert_before(kr_world_t *w, kr_entity_t child, kr_entity_t parent,
+                                    kr_entity_t sibling)
+{
+    if (!sibling) return kr__fail(KR_ERR_INVALID_ARG, "kr_entity_insert_before: sibling is required");
+    return reparent(w, child, parent, sibling, "kr_entity_insert_before");
+}
+
+static kr_entity_t link_of(const kr_world_t *w, kr_entity_t e, size_t field, const char *fn)
+{
+    if (!kr__live(w, e, fn)) return KR_ENTITY_INVALID;
+    uint32_t idx = kr_entity_index(e);
+    if (!(w->records[idx].flags & KR_REC_TREE)) return KR_ENTITY_INVALID;
+    uint32_t v;
+    memcpy(&v, (const char *)&w->tree[idx] + field, sizeof v);
+    return kr__id_of(w, v);
+}
+
+kr_entity_t kr_entity_parent(const kr_world_t *w, kr_entity_t e)
+{ return link_of(w, e, offsetof(kr_tree_t, parent), "kr_entity_parent"); }
+kr_entity_t kr_entity_first_child(const kr_world_t *w, kr_entity_t e)
+{ return link_of(w, e, offsetof(kr_tree_t, first_child), "kr_entity_first_child"); }
+kr_entity_t kr_entity_last_child(const kr_world_t *w, kr_entity_t e)
+{ return link_of(w, e, offsetof(kr_tree_t, last_child), "kr_entity_last_child"); }
+kr_entity_t kr_entity_next_sibling(const kr_world_t *w, kr_entity_t e)
+{ return link_of(w, e, offsetof(kr_tree_t, next), "kr_entity_next_sibling"); }
+kr_entity_t kr_entity_prev_sibling(const kr_world_t *w, kr_entity_t e)
+{ return link_of(w, e, offsetof(kr_tree_t, prev), "kr_entity_prev_sibling"); }
+
+size_t kr_entity_child_count(const kr_world_t *w, kr_entity_t e)
+{
+    if (!kr__live(w, e, "kr_entity_child_count")) return 0;
+    uint32_t idx = kr_entity_index(e);
+    return (w->records[idx].flags & KR_REC_TREE) ? w->tree[idx].child_count : 0;
+}

@@ -1,0 +1,122 @@
+#include "hmap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "error_private.h"
+
+void kr_hmap_init(kr_hmap_t *m) { memset(m, 0, sizeof *m); }
+
+void kr_hmap_fini(kr_hmap_t *m)
+{
+    free(m->keys);
+    free(m->values);
+    memset(m, 0, sizeof *m);
+}
+
+static kr_status_t grow(kr_hmap_t *m)
+{
+    uint32_t cap = m->capacity ? m->capacity * 2 : 16;
+    uint64_t *keys = malloc((size_t)cap * sizeof *keys);
+    uint32_t *values = malloc((size_t)cap * sizeof *values);
+    if (!keys || !values || cap < m->capacity) {
+        free(keys);
+        free(values);
+        return kr__fail(KR_ERR_NOMEM, "hash map: out of memory growing to %u slots", cap);
+    }
+    memset(values, 0xff, (size_t)cap * sizeof *values);
+    uint32_t mask = cap - 1;
+    for (uint32_t i = 0; i < m->capacity; i++) {
+        if (m->values[i] == KR_HMAP_EMPTY) continue;
+        uint32_t s = (uint32_t)kr_mix64(m->keys[i]) & mask;
+        while (values[s] != KR_HMAP_EMPTY) s = (s + 1) & mask;
+        keys[s] = m->keys[i];
+        values[s] = m->values[i];
+    }
+    free(m->keys);
+    free(m->values);
+    m->keys = keys;
+    m->values = values;
+    m->capacity = cap;
+    return KR_OK;
+}
+
+kr_status_t kr_hmap_insert(kr_hmap_t *m, uint64_t key, uint32_t value)
+{
+    if ((uint64_t)(m->count + 1) * 10 > (uint64_t)m->capacity * 7) {
+        kr_status_t st = grow(m);
+        if (st) return st;
+    }
+    uint32_t mask = m->capacity - 1;
+    uint32_t s = (uint32_t)kr_mix64(key) & mask;
+    while (m->values[s] != KR_HMAP_EMPTY) s = (s + 1) & mask;
+    m->keys[s] = key;
+    m->values[s] = value;
+    m->count++;
+    return KR_OK;
+}
+
+static uint32_t find_slot(const kr_hmap_t *m, uint64_t key, uint32_t value)
+{
+    if (!m->capacity) return KR_HMAP_EMPTY;
+    uint32_t mask = m->capacity - 1;
+    for (uint32_t s = (uint32_t)kr_mix64(key) & mask; m->values[s] != KR_HMAP_EMPTY; s = (s + 1) & mask)
+        if (m->keys[s] == key && m->values[s] == value) return s;
+    return KR_HMAP_EMPTY;
+}
+
+bool kr_hmap_remove(kr_hmap_t *m, uint64_t key, uint32_t value)
+{
+    uint32_t hole = find_slot(m, key, value);
+    if (hole == KR_HMAP_EMPTY) return false;
+    uint32_t mask = m->capacity - 1;
+    /* Backward shift: pull later entries of the probe run into the hole when
+     * their home slot does not lie cyclically in (hole, s]. */
+    for (uint32_t s = (hole + 1) & mask; m->values[s] != KR_HMAP_EMPTY; s = (s + 1) & mask) {
+        uint32_t home = (uint32_t)kr_mix64(m->keys[s]) & mask;
+        bool stays = hole <= s ? (hole < home && home <= s) : (hole < home || home <= s);
+        if (stays) continue;
+        m->keys[hole] = m->keys[s];
+        m->values[hole] = m->values[s];
+        hole = s;
+    }
+    m->values[hole] = KR_HMAP_EMPTY;
+    m->count--;
+    return true;
+}
+
+bool kr_hmap_replace(kr_hmap_t *m, uint64_t key, uint32_t old_value, uint32_t new_value)
+{
+    uint32_t s = find_slot(m, key, old_value);
+    if (s == KR_HMAP_EMPTY) return false;
+    m->values[s] = new_value;
+    return true;
+}
+
+uint32_t kr_hmap_next(const kr_hmap_t *m, uint64_t key, uint32_t *cursor)
+{
+    if (!m->capacity) return KR_HMAP_EMPTY;
+    uint32_t mask = m->capacity - 1;
+    /* The cursor counts probe steps from the home slot. */
+    for (uint32_t step = *cursor; step < m->capacity; step++) {
+        uint32_t s = ((uint32_t)kr_mix64(key) + step) & mask;
+        if (m->values[s] == KR_HMAP_EMPTY) break;
+        if (m->keys[s] == key) {
+            *cursor = step + 1;
+            return m->values[s];
+        }
+    }
+    *cursor = m->capacity;
+    return KR_HMAP_EMPTY;
+}
+
+uint64_t kr_hash_bytes(const void *data, size_t n, uint64_t seed)
+{
+    const uint8_t *p = data;
+    uint64_t h = 0xcbf29ce484222325ULL ^ seed;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ULL;
+    }
+    return kr_mix64(h);
+}

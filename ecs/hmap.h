@@ -1,0 +1,46 @@
+/* An open-addressing hash multimap from 64-bit keys to 32-bit values, with
+ * linear probing and backward-shift deletion (no tombstones, so lookups stay
+ * short after many removals). Keys may repeat: callers that key by a hash
+ * of something larger walk every value stored under the key and compare. */
+#ifndef KAIROS_ECS_HMAP_H
+#define KAIROS_ECS_HMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "kairos/status.h"
+
+#define KR_HMAP_EMPTY UINT32_MAX
+
+typedef struct kr_hmap {
+    uint64_t *keys;
+    uint32_t *values;     /* KR_HMAP_EMPTY marks a free slot */
+    uint32_t capacity;    /* power of two, or 0 */
+    uint32_t count;
+} kr_hmap_t;
+
+void kr_hmap_init(kr_hmap_t *m);
+void kr_hmap_fini(kr_hmap_t *m);
+kr_status_t kr_hmap_insert(kr_hmap_t *m, uint64_t key, uint32_t value);
+/* Removes the entry (key, value); false if absent. */
+bool kr_hmap_remove(kr_hmap_t *m, uint64_t key, uint32_t value);
+/* Replaces the value of entry (key, old) by new; false if absent. */
+bool kr_hmap_replace(kr_hmap_t *m, uint64_t key, uint32_t old_value, uint32_t new_value);
+
+/* Iterates the values under key: start with *cursor = 0; returns
+ * KR_HMAP_EMPTY when there are no more. */
+uint32_t kr_hmap_next(const kr_hmap_t *m, uint64_t key, uint32_t *cursor);
+
+/* A strong 64-bit mix (splitmix64's finalizer). */
+static inline uint64_t kr_mix64(uint64_t x)
+{
+    x ^= x >> 30; x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27; x *= 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    return x;
+}
+
+/* FNV-1a over bytes, then mixed. */
+uint64_t kr_hash_bytes(const void *data, size_t n, uint64_t seed);
+
+#endif

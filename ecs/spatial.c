@@ -1,0 +1,532 @@
+/* The spatial hash: cells keyed by packed (cx, cy) in a hash map, each cell
+ * a record holding its members; every entity in the hash keeps its cell and
+ * slot (the reverse index, by entity index), so insert, move and remove
+ * never scan. Cell records of emptied cells go on a free list and leave the
+ * map, so the map and the live records follow the occupied cells. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "world_private.h"
+
+/* Cell indices are int32: a quotient x / size must lie in [CELL_LO, CELL_HI)
+ * for its floor to fit. */
+#define CELL_LO (-2147483648.0)
+#define CELL_HI 2147483648.0
+
+/* Emptied cells keep a members buffer up to this capacity for reuse; larger
+ * ones are freed, so free records cost little. */
+#define KEEP_MEMBERS 8
+
+static inline uint64_t cell_key(int32_t cx, int32_t cy)
+{
+    return ((uint64_t)(uint32_t)cx << 32) | (uint32_t)cy;
+}
+
+static inline bool in_cell_range(double q) { return q >= CELL_LO && q < CELL_HI; }
+
+/* floor(q) for q in [CELL_LO, CELL_HI), without a libm call: truncation,
+ * then one step down for negative non-integers. */
+static inline int32_t floor_i32(double q)
+{
+    int32_t i = (int32_t)q;
+    return i - ((double)i > q);
+}
+
+/* The cell coordinate of v, clamped to the int32 range (queries only: no
+ * entity lies outside it, so clamping keeps every cell that can match). */
+static int32_t cell_clamped(double v, double size)
+{
+    double q = v / size;
+    if (!(q >= CELL_LO)) return INT32_MIN;
+    if (!(q < CELL_HI)) return INT32_MAX;
+    return floor_i32(q);
+}
+
+static uint32_t cell_find(const kr_spatial_state_t *s, int32_t cx, int32_t cy)
+{
+    uint32_t cursor = 0;
+    return kr_hmap_next(&s->cell_map, cell_key(cx, cy), &cursor);
+}
+
+static kr_status_t bad_position(const char *fn, double x, double y)
+{
+    if (!isfinite(x) || !isfinite(y))
+        return kr__fail(KR_ERR_INVALID_ARG, "%s: position (%g, %g) is not finite", fn, x, y);
+    return kr__fail(KR_ERR_INVALID_ARG,
+                    "%s: position (%g, %g) lies in a cell whose index does not fit in int32", fn, x, y);
+}
+
+static kr_status_t not_in_hash(const char *fn, kr_entity_t e)
+{
+    return kr__fail(KR_ERR_STATE, "%s: entity %u:%u is not in the spatial hash", fn,
+                    kr_entity_index(e), kr_entity_generation(e));
+}
+
+void kr__spatial_init(kr_spatial_state_t *s, double cell_size)
+{
+    memset(s, 0, sizeof *s);
+    if (!(cell_size > 0) || !isfinite(cell_size)) cell_size = 1.0;
+    s->cell_size = cell_size;
+    s->inv_cell_size = 1.0 / cell_size;
+    s->free_cell = KR_NONE;
+    kr_hmap_init(&s->cell_map);
+}
+
+void kr__spatial_fini(kr_spatial_state_t *s)
+{
+    for (uint32_t i = 0; i < s->cell_count; i++) free(s->cells[i].members);
+    free(s->cells);
+    free(s->entries);
+    kr_hmap_fini(&s->cell_map);
+    /* Leave an empty, usable hash behind. */
+    kr__spatial_init(s, s->cell_size);
+}
+
+/* ---- cells ------------------------------------------------------------ */
+
+static kr_status_t reserve_members(kr_spatial_cell_rec_t *c, const char *fn)
+{
+    if (c->count < c->capacity) return KR_OK;
+    uint64_t cap = c->capacity ? (uint64_t)c->capacity * 2 : 4;
+    if (cap > UINT32_MAX) cap = UINT32_MAX;
+    if (cap <= c->count)
+        return kr__fail(KR_ERR_NOMEM, "%s: too many entities in one cell", fn);
+    kr_entity_t *m = realloc(c->members, (size_t)cap * sizeof *m);
+    if (!m) return kr__fail(KR_ERR_NOMEM, "%s: out of memory for a cell of %llu entities", fn,
+                            (unsigned long long)cap);
+    c->members = m;
+    c->capacity = (uint32_t)cap;
+    return KR_OK;
+}
+
+static void push_free(kr_spatial_state_t *s, uint32_t ci)
+{
+    kr_spatial_cell_rec_t *c = &s->cells[ci];
+    c->count = 0;
+    if (c->capacity > KEEP_MEMBERS) {
+        free(c->members);
+        c->members = NULL;
+        c->capacity = 0;
+    }
+    c->next_free = s->free_cell;
+    s->free_cell = ci;
+}
+
+/* Creates cell (cx, cy), absent from the map, with room for one member;
+ * its index, or KR_NONE with the error set (nothing changed then). May move
+ * the cells array. */
+static uint32_t cell_create(kr_spatial_state_t *s, int32_t cx, int32_t cy, uint64_t key, const char *fn)
+{
+    uint32_t ci;
+    if (s->free_cell != KR_NONE) {
+        ci = s->free_cell;
+        s->free_cell = s->cells[ci].next_free;
+    } else {
+        if (s->cell_count == s->cell_capacity) {
+            uint64_t cap = s->cell_capacity ? (uint64_t)s->cell_capacity * 2 : 16;
+            if (cap > KR_NONE) cap = KR_NONE;   /* KR_NONE itself is never an index */
+            if (cap <= s->cell_count) {
+                kr__fail(KR_ERR_NOMEM, "%s: too many occupied cells", fn);
+                return KR_NONE;
+            }
+            kr_spatial_cell_rec_t *cells = realloc(s->cells, (size_t)cap * sizeof *cells);
+            if (!cells) {
+                kr__fail(KR_ERR_NOMEM, "%s: out of memory for %llu cells", fn, (unsigned long long)cap);
+                return KR_NONE;
+            }
+            s->cells = cells;
+            s->cell_capacity = (uint32_t)cap;
+        }
+        ci = s->cell_count++;
+        s->cells[ci] = (kr_spatial_cell_rec_t){ .next_free = KR_NONE };
+    }
+    kr_spatial_cell_rec_t *c = &s->cells[ci];
+    c->cx = cx;
+    c->cy = cy;
+    c->count = 0;
+    c->next_free = KR_NONE;
+    if (reserve_members(c, fn) || kr_hmap_insert(&s->cell_map, key, ci)) {
+        push_free(s, ci);
+        return KR_NONE;
+    }
+    s->live_cells++;
+    return ci;
+}
+
+/* The cell (cx, cy), created if absent, with room for one more member; its
+ * index, or KR_NONE with the error set (nothing changed then). */
+static uint32_t cell_acquire(kr_spatial_state_t *s, int32_t cx, int32_t cy, const char *fn)
+{
+    uint64_t key = cell_key(cx, cy);
+    uint32_t cursor = 0;
+    uint32_t ci = kr_hmap_next(&s->cell_map, key, &cursor);
+    if (ci == KR_HMAP_EMPTY) return cell_create(s, cx, cy, key, fn);
+    return reserve_members(&s->cells[ci], fn) ? KR_NONE : ci;
+}
+
+/* Appends e to cell ci (room reserved) and points its entry there. */
+static inline void cell_push(kr_spatial_state_t *s, uint32_t ci, kr_entity_t e, kr_spatial_entry_t *en)
+{
+    kr_spatial_cell_rec_t *c = &s->cells[ci];
+    en->cell = ci;
+    en->slot = c->count;
+    c->members[c->count++] = e;
+}
+
+/* Takes entity idx out of its cell: swap-remove, fixing the slot of the
+ * member moved into the hole; an emptied cell is released. */
+static void cell_unlink(kr_spatial_state_t *s, uint32_t idx)
+{
+    const kr_spatial_entry_t *en = &s->entries[idx];
+    uint32_t ci = en->cell, slot = en->slot;
+    kr_spatial_cell_rec_t *c = &s->cells[ci];
+    uint32_t last = --c->count;
+    if (slot != last) {
+        kr_entity_t moved = c->members[last];
+        c->members[slot] = moved;
+        s->entries[kr_entity_index(moved)].slot = slot;
+    }
+    if (last) return;
+    kr_hmap_remove(&s->cell_map, cell_key(c->cx, c->cy), ci);
+    s->live_cells--;
+    push_free(s, ci);
+}
+
+static kr_status_t reserve_entries(kr_world_t *w, uint32_t idx, const char *fn)
+{
+    kr_spatial_state_t *s = &w->spatial;
+    if (idx < s->entry_capacity) return KR_OK;
+    uint64_t need = (uint64_t)idx + 1;
+    uint64_t cap = s->entry_capacity ? (uint64_t)s->entry_capacity * 2 : 64;
+    if (cap > w->record_capacity) cap = w->record_capacity;
+    if (cap < need) cap = need;
+    kr_spatial_entry_t *en = realloc(s->entries, (size_t)cap * sizeof *en);
+    if (!en) return kr__fail(KR_ERR_NOMEM, "%s: out of memory for %llu spatial entries", fn,
+                             (unsigned long long)cap);
+    s->entries = en;
+    s->entry_capacity = (uint32_t)cap;
+    return KR_OK;
+}
+
+/* ---- insert, move, remove ---------------------------------------------- */
+
+kr_status_t kr_spatial_insert(kr_world_t *w, kr_entity_t e, double x, double y)
+{
+    static const char fn[] = "kr_spatial_insert";
+    kr_record_t *r = kr__live(w, e, fn);
+    if (!r) return kr_last_status();
+    if (r->flags & KR_REC_SPATIAL)
+        return kr__fail(KR_ERR_EXISTS, "%s: entity %u:%u is already in the spatial hash", fn,
+                        kr_entity_index(e), kr_entity_generation(e));
+    kr_spatial_state_t *s = &w->spatial;
+    double qx = x / s->cell_size, qy = y / s->cell_size;
+    if (!(in_cell_range(qx) && in_cell_range(qy))) return bad_position(fn, x, y);
+    uint32_t idx = kr_entity_index(e);
+    if (reserve_entries(w, idx, fn)) return kr_last_status();
+    uint32_t ci = cell_acquire(s, floor_i32(qx), floor_i32(qy), fn);
+    if (ci == KR_NONE) return kr_last_status();
+    kr_spatial_entry_t *en = &s->entries[idx];
+    en->x = x;
+    en->y = y;
+    cell_push(s, ci, e, en);
+    s->members++;
+    r->flags |= KR_REC_SPATIAL;
+    return KR_OK;
+}
+
+/* The cell changed. A lone entity moving to an unoccupied cell takes its
+ * cell record along (only the map key changes); otherwise it joins the new
+ * cell first, so a failure leaves it where it was, then leaves the old one. */
+static kr_status_t relocate(kr_spatial_state_t *s, kr_entity_t e, double x, double y, int32_t cx,
+                            int32_t cy)
+{
+    uint32_t idx = kr_entity_index(e);
+    kr_spatial_entry_t *en = &s->entries[idx];
+    uint32_t oi = en->cell;
+    kr_spatial_cell_rec_t *old = &s->cells[oi];
+    /* Read the old record before the map lookup so both misses overlap. */
+    uint32_t old_count = old->count;
+    int32_t ox = old->cx, oy = old->cy;
+    uint64_t key = cell_key(cx, cy);
+    uint32_t cursor = 0;
+    uint32_t ci = kr_hmap_next(&s->cell_map, key, &cursor);
+    if (ci == KR_HMAP_EMPTY && old_count == 1) {
+        /* Insert before remove: a failed insert changes nothing. */
+        if (kr_hmap_insert(&s->cell_map, key, oi)) return kr_last_status();
+        kr_hmap_remove(&s->cell_map, cell_key(ox, oy), oi);
+        old->cx = cx;
+        old->cy = cy;
+        en->x = x;
+        en->y = y;
+        return KR_OK;
+    }
+    if (ci == KR_HMAP_EMPTY) ci = cell_create(s, cx, cy, key, "kr_spatial_move");
+    else if (reserve_members(&s->cells[ci], "kr_spatial_move")) ci = KR_NONE;
+    if (ci == KR_NONE) return kr_last_status();
+    cell_unlink(s, idx);
+    en->x = x;
+    en->y = y;
+    cell_push(s, ci, e, en);
+    return KR_OK;
+}
+
+kr_status_t kr_spatial_move(kr_world_t *w, kr_entity_t e, double x, double y)
+{
+    static const char fn[] = "kr_spatial_move";
+    kr_record_t *r = kr__live(w, e, fn);
+    if (!r) return kr_last_status();
+    if (!(r->flags & KR_REC_SPATIAL)) return not_in_hash(fn, e);
+    kr_spatial_state_t *s = &w->spatial;
+    double size = s->cell_size;
+    double qx = x / size, qy = y / size;
+    if (!(in_cell_range(qx) && in_cell_range(qy))) return bad_position(fn, x, y);
+    kr_spatial_entry_t *en = &s->entries[kr_entity_index(e)];
+    int32_t cx = floor_i32(qx), cy = floor_i32(qy);
+    /* The old cell comes from the old position (same arithmetic, so exact):
+     * no load of the cell record, no hashing on the common path. */
+    int32_t ox = floor_i32(en->x / size), oy = floor_i32(en->y / size);
+    if (((cx ^ ox) | (cy ^ oy)) == 0) {
+        en->x = x;
+        en->y = y;
+        return KR_OK;
+    }
+    return relocate(s, e, x, y, cx, cy);
+}
+
+kr_status_t kr_spatial_remove(kr_world_t *w, kr_entity_t e)
+{
+    static const char fn[] = "kr_spatial_remove";
+    kr_record_t *r = kr__live(w, e, fn);
+    if (!r) return kr_last_status();
+    if (!(r->flags & KR_REC_SPATIAL)) return not_in_hash(fn, e);
+    kr__spatial_forget(w, kr_entity_index(e));
+    return KR_OK;
+}
+
+void kr__spatial_forget(kr_world_t *w, uint32_t idx)
+{
+    kr_spatial_state_t *s = &w->spatial;
+    kr_record_t *r = &w->records[idx];
+    if (!(r->flags & KR_REC_SPATIAL)) return;
+    r->flags &= ~(uint32_t)KR_REC_SPATIAL;
+    if (idx >= s->entry_capacity) return; /* only after kr__spatial_fini */
+    cell_unlink(s, idx);
+    s->members--;
+}
+
+bool kr_spatial_position(const kr_world_t *w, kr_entity_t e, double *x, double *y)
+{
+    const kr_record_t *r = kr__live(w, e, "kr_spatial_position");
+    if (!r || !(r->flags & KR_REC_SPATIAL)) return false;
+    const kr_spatial_entry_t *en = &w->spatial.entries[kr_entity_index(e)];
+    if (x) *x = en->x;
+    if (y) *y = en->y;
+    return true;
+}
+
+/* ---- lookups ------------------------------------------------------------- */
+
+kr_cell_t kr_spatial_cell_of(const kr_world_t *w, double x, double y)
+{
+    if (!w) {
+        kr__fail(KR_ERR_INVALID_ARG, "kr_spatial_cell_of: null world");
+        return (kr_cell_t){ 0, 0 };
+    }
+    if (!isfinite(x) || !isfinite(y)) {
+        bad_position("kr_spatial_cell_of", x, y);
+        return (kr_cell_t){ 0, 0 };
+    }
+    double size = w->spatial.cell_size;
+    if (!(in_cell_range(x / size) && in_cell_range(y / size)))
+        bad_position("kr_spatial_cell_of", x, y); /* answer the clamped cell */
+    return (kr_cell_t){ cell_clamped(x, size), cell_clamped(y, size) };
+}
+
+const kr_entity_t *kr_spatial_cell_entities(const kr_world_t *w, kr_cell_t cell, size_t *count)
+{
+    if (count) *count = 0;
+    if (!w) {
+        kr__fail(KR_ERR_INVALID_ARG, "kr_spatial_cell_entities: null world");
+        return NULL;
+    }
+    uint32_t ci = cell_find(&w->spatial, cell.x, cell.y);
+    if (ci == KR_HMAP_EMPTY) return NULL;
+    const kr_spatial_cell_rec_t *c = &w->spatial.cells[ci];
+    if (count) *count = c->count;
+    return c->members;
+}
+
+size_t kr_spatial_count(const kr_world_t *w)
+{
+    if (!w) {
+        kr__fail(KR_ERR_INVALID_ARG, "kr_spatial_count: null world");
+        return 0;
+    }
+    return w->spatial.members;
+}
+
+size_t kr_spatial_cell_count(const kr_world_t *w)
+{
+    if (!w) {
+        kr__fail(KR_ERR_INVALID_ARG, "kr_spatial_cell_count: null world");
+        return 0;
+    }
+    return w->spatial.live_cells;
+}
+
+/* ---- queries ------------------------------------------------------------- */
+
+typedef struct query {
+    const kr_spatial_state_t *s;
+    double x0, y0, x1, y1;      /* box filter (box queries) */
+    double px, py, r2;          /* disc filter (radius queries) */
+    bool radius;
+    int32_t gx0, gy0, gx1, gy1; /* cell range, inclusive */
+    kr_entity_t *out;
+    size_t capacity, n;
+} query_t;
+
+static void emit_cell(query_t *q, uint32_t ci)
+{
+    const kr_spatial_state_t *s = q->s;
+    const kr_spatial_cell_rec_t *c = &s->cells[ci];
+    const kr_entity_t *m = c->members;
+    uint32_t count = c->count;
+    /* Monotone rounding of x / size puts every point of a cell strictly
+     * inside the range interior inside the box: no filtering there. */
+    if (!q->radius && c->cx > q->gx0 && c->cx < q->gx1 && c->cy > q->gy0 && c->cy < q->gy1) {
+        if (q->n < q->capacity) {
+            size_t room = q->capacity - q->n;
+            memcpy(q->out + q->n, m, (room < count ? room : count) * sizeof *m);
+        }
+        q->n += count;
+        return;
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        const kr_spatial_entry_t *en = &s->entries[kr_entity_index(m[i])];
+        bool hit;
+        if (q->radius) {
+            double dx = en->x - q->px, dy = en->y - q->py;
+            hit = dx * dx + dy * dy <= q->r2;
+        } else {
+            hit = en->x >= q->x0 && en->x <= q->x1 && en->y >= q->y0 && en->y <= q->y1;
+        }
+        if (!hit) continue;
+        if (q->n < q->capacity) q->out[q->n] = m[i];
+        q->n++;
+    }
+}
+
+typedef struct cell_hit {
+    uint64_t order;  /* (cy, cx) biased to unsigned: sorts like the signed pair */
+    uint32_t cell;
+} cell_hit_t;
+
+static int cmp_hit(const void *a, const void *b)
+{
+    uint64_t x = ((const cell_hit_t *)a)->order, y = ((const cell_hit_t *)b)->order;
+    return x < y ? -1 : x > y;
+}
+
+/* Visits the cells of the range in (cy, cx) order: by lookup of each cell
+ * of the range, or, when the range holds more cells than are occupied, by a
+ * scan of the occupied cells sorted into the same order. */
+static size_t run_query(query_t *q, const char *fn)
+{
+    const kr_spatial_state_t *s = q->s;
+    uint64_t live = s->live_cells;
+    if (!live) return 0;
+    uint64_t nx = (uint64_t)((int64_t)q->gx1 - q->gx0) + 1;
+    uint64_t ny = (uint64_t)((int64_t)q->gy1 - q->gy0) + 1;
+    if (nx <= live && ny <= live && nx * ny <= live) {
+        for (int64_t cy = q->gy0; cy <= q->gy1; cy++)
+            for (int64_t cx = q->gx0; cx <= q->gx1; cx++) {
+                uint32_t ci = cell_find(s, (int32_t)cx, (int32_t)cy);
+                if (ci != KR_HMAP_EMPTY) emit_cell(q, ci);
+            }
+        return q->n;
+    }
+    cell_hit_t small[64], *hits = small;
+    if (live > sizeof small / sizeof small[0]) {
+        hits = malloc((size_t)live * sizeof *hits);
+        if (!hits) {
+            kr__fail(KR_ERR_NOMEM, "%s: out of memory sorting %llu cells", fn, (unsigned long long)live);
+            return 0;
+        }
+    }
+    size_t k = 0;
+    for (uint32_t i = 0; i < s->cell_count; i++) {
+        const kr_spatial_cell_rec_t *c = &s->cells[i];
+        if (!c->count) continue;   /* on the free list */
+        if (c->cx < q->gx0 || c->cx > q->gx1 || c->cy < q->gy0 || c->cy > q->gy1) continue;
+        hits[k].order = ((uint64_t)((uint32_t)c->cy ^ 0x80000000u) << 32) | ((uint32_t)c->cx ^ 0x80000000u);
+        hits[k].cell = i;
+        k++;
+    }
+    qsort(hits, k, sizeof *hits, cmp_hit);
+    for (size_t i = 0; i < k; i++) emit_cell(q, hits[i].cell);
+    if (hits != small) free(hits);
+    return q->n;
+}
+
+size_t kr_spatial_query_box(const kr_world_t *w, double x0, double y0, double x1, double y1,
+                            kr_entity_t *out, size_t capacity)
+{
+    static const char fn[] = "kr_spatial_query_box";
+    if (!w) {
+        kr__fail(KR_ERR_INVALID_ARG, "%s: null world", fn);
+        return 0;
+    }
+    if (!out && capacity) {
+        kr__fail(KR_ERR_INVALID_ARG, "%s: null output with capacity %zu", fn, capacity);
+        return 0;
+    }
+    if (!isfinite(x0) || !isfinite(y0) || !isfinite(x1) || !isfinite(y1)) {
+        kr__fail(KR_ERR_INVALID_ARG, "%s: box (%g, %g)-(%g, %g) is not finite", fn, x0, y0, x1, y1);
+        return 0;
+    }
+    if (x0 > x1 || y0 > y1) return 0;
+    double size = w->spatial.cell_size;
+    query_t q = {
+        .s = &w->spatial, .x0 = x0, .y0 = y0, .x1 = x1, .y1 = y1,
+        .gx0 = cell_clamped(x0, size), .gy0 = cell_clamped(y0, size),
+        .gx1 = cell_clamped(x1, size), .gy1 = cell_clamped(y1, size),
+        .out = out, .capacity = capacity,
+    };
+    return run_query(&q, fn);
+}
+
+size_t kr_spatial_query_radius(const kr_world_t *w, double x, double y, double r,
+                               kr_entity_t *out, size_t capacity)
+{
+    static const char fn[] = "kr_spatial_query_radius";
+    if (!w) {
+        kr__fail(KR_ERR_INVALID_ARG, "%s: null world", fn);
+        return 0;
+    }
+    if (!out && capacity) {
+        kr__fail(KR_ERR_INVALID_ARG, "%s: null output with capacity %zu", fn, capacity);
+        return 0;
+    }
+    if (!isfinite(x) || !isfinite(y) || !isfinite(r)) {
+        kr__fail(KR_ERR_INVALID_ARG, "%s: centre (%g, %g) or radius %g is not finite", fn, x, y, r);
+        return 0;
+    }
+    if (r < 0) {
+        kr__fail(KR_ERR_INVALID_ARG, "%s: negative radius %g", fn, r);
+        return 0;
+    }
+    /* The bounding square, widened by one ulp per side so that rounding in
+     * x +- r never drops a cell holding a point of the disc. */
+    double size = w->spatial.cell_size;
+    query_t q = {
+        .s = &w->spatial, .px = x, .py = y, .r2 = r * r, .radius = true,
+        .gx0 = cell_clamped(nextafter(x - r, -INFINITY), size),
+        .gy0 = cell_clamped(nextafter(y - r, -INFINITY), size),
+        .gx1 = cell_clamped(nextafter(x + r, INFINITY), size),
+        .gy1 = cell_clamped(nextafter(y + r, INFINITY), size),
+        .out = out, .capacity = capacity,
+    };
+    return run_query(&q, fn);
+}

@@ -1,0 +1,299 @@
+/* Archetype tables: one per set of component types, each component a
+ * contiguous column. Entities move between tables as they gain and lose
+ * components; cached add/remove edges make a move one array lookup. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "memory_private.h"
+#include "world_private.h"
+
+
+static uint64_t types_hash(const kr_component_t *types, uint32_t n)
+{
+    return kr_hash_bytes(types, (size_t)n * sizeof *types, n);
+}
+
+static kr_status_t table_grow(kr_table_t *t, uint32_t need)
+{
+    if (need <= t->capacity) return KR_OK;
+    uint64_t cap = t->capacity ? t->capacity : 8;
+    while (cap < need) cap *= 2;
+    if (cap > UINT32_MAX - 1) return kr__fail(KR_ERR_NOMEM, "table: more than 2^32 rows");
+    kr_entity_t *ents = kr__array_grow(t->entities, (size_t)t->count * sizeof *ents, cap * sizeof *ents, 64);
+    if (!ents) return kr__fail(KR_ERR_NOMEM, "table: out of memory for %llu rows", (unsigned long long)cap);
+    t->entities = ents;
+    for (uint32_t i = 0; i < t->type_count; i++) {
+        kr_column_t *c = &t->columns[i];
+        if (!c->size) continue;
+        void *d = kr__array_grow(c->data, (size_t)t->count * c->size, cap * c->size, c->align);
+        if (!d) return kr__fail(KR_ERR_NOMEM, "table: out of memory for %llu rows", (unsigned long long)cap);
+        c->data = d;
+    }
+    t->capacity = (uint32_t)cap;
+    return KR_OK;
+}
+
+void kr__table_free(kr_table_t *t)
+{
+    if (!t) return;
+    for (uint32_t i = 0; i < t->type_count; i++) free(t->columns[i].data);
+    free(t->columns);
+    free(t->types);
+    free(t->entities);
+    free(t->holes);
+    free(t->column_of);
+    free(t->add_edge);
+    free(t->remove_edge);
+    free(t->behavior_columns);
+    free(t);
+}
+
+static kr_table_t *table_new(kr_world_t *w, const kr_component_t *types, uint32_t n)
+{
+    kr_table_t *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    t->type_count = n;
+    t->types = malloc((n ? n : 1) * sizeof *t->types);
+    t->columns = calloc(n ? n : 1, sizeof *t->columns);
+    t->behavior_columns = malloc((n ? n : 1) * sizeof *t->behavior_columns);
+    kr_component_t max_id = 0;
+    for (uint32_t i = 0; i < n; i++) max_id = types[i] > max_id ? types[i] : max_id;
+    t->column_of_size = max_id + 1;
+    t->column_of = malloc(t->column_of_size * sizeof *t->column_of);
+    if (!t->types || !t->columns || !t->behavior_columns || !t->column_of) {
+        kr__table_free(t);
+        return NULL;
+    }
+    memset(t->column_of, 0xff, t->column_of_size * sizeof *t->column_of);
+    for (uint32_t i = 0; i < n; i++) {
+        const kr_registry_entry_t *e = kr__registry_entry(w->registry, types[i]);
+        t->types[i] = types[i];
+        t->columns[i].size = (uint32_t)e->info.size;
+        t->columns[i].align = (uint32_t)e->info.align;
+        t->column_of[types[i]] = (int16_t)i;
+        if (e->info.vtbl) t->behavior_columns[t->behavior_count++] = i;
+    }
+    t->hash = types_hash(types, n);
+    return t;
+}
+
+uint32_t kr__table_find_or_create(kr_world_t *w, const kr_component_t *types, uint32_t n)
+{
+    uint64_t h = types_hash(types, n);
+    uint32_t cursor = 0, id;
+    while ((id = kr_hmap_next(&w->table_map, h, &cursor)) != KR_HMAP_EMPTY) {
+        kr_table_t *t = w->tables[id];
+        if (t->type_count == n && memcmp(t->types, types, n * sizeof *types) == 0) return id;
+    }
+    if (n > INT16_MAX) {
+        kr__fail(KR_ERR_INVALID_ARG, "an entity may hold at most %d components", INT16_MAX);
+        return KR_NONE;
+    }
+    if (w->table_count == w->table_capacity) {
+        uint32_t cap = w->table_capacity ? w->table_capacity * 2 : 16;
+        kr_table_t **ts = realloc(w->tables, cap * sizeof *ts);
+        if (!ts) {
+            kr__fail(KR_ERR_NOMEM, "out of memory for a new table");
+            return KR_NONE;
+        }
+        w->tables = ts;
+        w->table_capacity = cap;
+    }
+    kr_table_t *t = table_new(w, types, n);
+    if (!t || kr_hmap_insert(&w->table_map, h, w->table_count)) {
+        kr__table_free(t);
+        kr__fail(KR_ERR_NOMEM, "out of memory for a new table");
+        return KR_NONE;
+    }
+    w->tables[w->table_count] = t;
+    return w->table_count++;
+}
+
+static uint32_t *edge_slot(kr_world_t *w, kr_table_t *t, kr_component_t c, bool add)
+{
+    if (c >= t->edge_size) {
+        uint32_t size = kr_registry_count(w->registry) + 1;
+        if (size <= c) size = c + 1;
+        uint32_t *a = realloc(t->add_edge, size * sizeof *a);
+        if (a) t->add_edge = a;
+        uint32_t *r = realloc(t->remove_edge, size * sizeof *r);
+        if (r) t->remove_edge = r;
+        if (!a || !r) return NULL;
+        memset(a + t->edge_size, 0xff, (size - t->edge_size) * sizeof *a);
+        memset(r + t->edge_size, 0xff, (size - t->edge_size) * sizeof *r);
+        t->edge_size = size;
+    }
+    return add ? &t->add_edge[c] : &t->remove_edge[c];
+}
+
+uint32_t kr__table_with(kr_world_t *w, uint32_t from, kr_component_t c)
+{
+    kr_table_t *t = w->tables[from];
+    if (c < t->edge_size && t->add_edge[c] != KR_NONE) return t->add_edge[c];
+    kr_component_t *types = malloc((t->type_count + 1) * sizeof *types);
+    if (!types) {
+        kr__fail(KR_ERR_NOMEM, "out of memory");
+        return KR_NONE;
+    }
+    uint32_t n = 0, i = 0;
+    for (; i < t->type_count && t->types[i] < c; i++) types[n++] = t->types[i];
+    types[n++] = c;
+    for (; i < t->type_count; i++) types[n++] = t->types[i];
+    uint32_t to = kr__table_find_or_create(w, types, n);
+    free(types);
+    if (to == KR_NONE) return KR_NONE;
+    t = w->tables[from];
+    uint32_t *slot = edge_slot(w, t, c, true);
+    if (slot) *slot = to;
+    uint32_t *back = edge_slot(w, w->tables[to], c, false);
+    if (back) *back = from;
+    return to;
+}
+
+uint32_t kr__table_without(kr_world_t *w, uint32_t from, kr_component_t c)
+{
+    kr_table_t *t = w->tables[from];
+    if (c < t->edge_size && t->remove_edge[c] != KR_NONE) return t->remove_edge[c];
+    kr_component_t *types = malloc((t->type_count ? t->type_count : 1) * sizeof *types);
+    if (!types) {
+        kr__fail(KR_ERR_NOMEM, "out of memory");
+        return KR_NONE;
+    }
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < t->type_count; i++)
+        if (t->types[i] != c) types[n++] = t->types[i];
+    uint32_t to = kr__table_find_or_create(w, types, n);
+    free(types);
+    if (to == KR_NONE) return KR_NONE;
+    t = w->tables[from];
+    uint32_t *slot = edge_slot(w, t, c, false);
+    if (slot) *slot = to;
+    uint32_t *back = edge_slot(w, w->tables[to], c, true);
+    if (back) *back = from;
+    return to;
+}
+
+uint32_t kr__table_append(kr_world_t *w, kr_table_t *t, kr_entity_t e)
+{
+    (void)w;
+    if (t->count == t->capacity && table_grow(t, t->count + 1)) return KR_NONE;
+    uint32_t row = t->count++;
+    t->entities[row] = e;
+    for (uint32_t i = 0; i < t->type_count; i++) {
+        kr_column_t *c = &t->columns[i];
+        if (c->size) memset(c->data + (size_t)row * c->size, 0, c->size);
+    }
+    return row;
+}
+
+static void mark_dirty(kr_world_t *w, uint32_t table)
+{
+    kr_table_t *t = w->tables[table];
+    if (t->dirty) return;
+    if (w->dirty_count == w->dirty_capacity) {
+        uint32_t cap = w->dirty_capacity ? w->dirty_capacity * 2 : 16;
+        uint32_t *d = realloc(w->dirty_tables, cap * sizeof *d);
+        if (!d) return; /* holes stay until the table is dirtied again; still correct */
+        w->dirty_tables = d;
+        w->dirty_capacity = cap;
+    }
+    w->dirty_tables[w->dirty_count++] = table;
+    t->dirty = true;
+}
+
+static void swap_remove(kr_world_t *w, kr_table_t *t, uint32_t row)
+{
+    uint32_t last = --t->count;
+    if (row != last) {
+        kr_entity_t moved = t->entities[last];
+        t->entities[row] = moved;
+        for (uint32_t i = 0; i < t->type_count; i++) {
+            kr_column_t *c = &t->columns[i];
+            if (c->size)
+                memcpy(c->data + (size_t)row * c->size, c->data + (size_t)last * c->size, c->size);
+        }
+        w->records[kr_entity_index(moved)].row = row;
+    }
+}
+
+void kr__table_remove_row(kr_world_t *w, uint32_t table, uint32_t row)
+{
+    kr_table_t *t = w->tables[table];
+    if (w->entity_passes == 0) {
+        swap_remove(w, t, row);
+        return;
+    }
+    /* An entity pass is walking tables by row number: leave a hole so no row
+     * changes place until the pass ends (kairos/view.h). */
+    if (t->hole_count == t->hole_capacity) {
+        uint32_t cap = t->hole_capacity ? t->hole_capacity * 2 : 16;
+        uint32_t *h = realloc(t->holes, cap * sizeof *h);
+        if (!h) {
+            /* Cannot remember the hole: fall back to an immediate removal
+             * only if the row is the last one, which keeps every row in place. */
+            if (row == t->count - 1) t->count--;
+            else t->entities[row] = KR_ENTITY_INVALID;
+            return;
+        }
+        t->holes = h;
+        t->hole_capacity = cap;
+    }
+    t->entities[row] = KR_ENTITY_INVALID;
+    t->holes[t->hole_count++] = row;
+    mark_dirty(w, table);
+}
+
+kr_status_t kr__table_move(kr_world_t *w, kr_entity_t e, kr_record_t *rec, uint32_t to)
+{
+    kr_table_t *src = w->tables[rec->table];
+    kr_table_t *dst = w->tables[to];
+    if (dst->count == dst->capacity && table_grow(dst, dst->count + 1)) return kr_last_status();
+    uint32_t src_row = rec->row;
+    uint32_t dst_row = dst->count++;
+    dst->entities[dst_row] = e;
+    /* Walk both sorted type lists once: shared columns are copied, new ones zeroed. */
+    uint32_t i = 0, j = 0;
+    for (; j < dst->type_count; j++) {
+        kr_column_t *dc = &dst->columns[j];
+        while (i < src->type_count && src->types[i] < dst->types[j]) i++;
+        if (!dc->size) continue;
+        uint8_t *d = dc->data + (size_t)dst_row * dc->size;
+        if (i < src->type_count && src->types[i] == dst->types[j])
+            memcpy(d, src->columns[i].data + (size_t)src_row * dc->size, dc->size);
+        else
+            memset(d, 0, dc->size);
+    }
+    uint32_t from = rec->table;
+    rec->table = to;
+    rec->row = dst_row;
+    kr__table_remove_row(w, from, src_row);
+    return KR_OK;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Fills the holes of one table from its end: O(holes), not O(rows). */
+static void compact_table(kr_world_t *w, kr_table_t *t)
+{
+    qsort(t->holes, t->hole_count, sizeof *t->holes, cmp_u32);
+    for (uint32_t h = 0; h < t->hole_count; h++) {
+        while (t->count && t->entities[t->count - 1] == KR_ENTITY_INVALID) t->count--;
+        uint32_t row = t->holes[h];
+        if (row >= t->count) break;
+        swap_remove(w, t, row);
+    }
+    while (t->count && t->entities[t->count - 1] == KR_ENTITY_INVALID) t->count--;
+    t->hole_count = 0;
+    t->dirty = false;
+}
+
+void kr__world_compact(kr_world_t *w)
+{
+    if (w->entity_passes) return;
+    for (uint32_t i = 0; i < w->dirty_count; i++) compact_table(w, w->tables[w->dirty_tables[i]]);
+    w->dirty_count = 0;
+}

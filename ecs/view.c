@@ -1,0 +1,170 @@
+/* Views: a cached list of the tables that match include/exclude, refreshed
+ * incrementally as the world creates tables (tables are never deleted). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "world_private.h"
+
+static bool table_matches(const kr_view_t *v, const kr_table_t *t)
+{
+    for (uint32_t i = 0; i < v->include_count; i++)
+        if (kr__column_index(t, v->include[i]) < 0) return false;
+    for (uint32_t i = 0; i < v->exclude_count; i++)
+        if (kr__column_index(t, v->exclude[i]) >= 0) return false;
+    return true;
+}
+
+static kr_status_t refresh(kr_view_t *v)
+{
+    kr_world_t *w = v->world;
+    for (; v->tables_checked < w->table_count; v->tables_checked++) {
+        if (!table_matches(v, w->tables[v->tables_checked])) continue;
+        if (v->table_count == v->table_capacity) {
+            uint32_t cap = v->table_capacity ? v->table_capacity * 2 : 8;
+            uint32_t *t = realloc(v->tables, cap * sizeof *t);
+            if (!t) return kr__fail(KR_ERR_NOMEM, "view: out of memory");
+            v->tables = t;
+            uint32_t *l = realloc(v->limits, cap * sizeof *l);
+            if (!l) return kr__fail(KR_ERR_NOMEM, "view: out of memory");
+            v->limits = l;
+            v->table_capacity = cap;
+        }
+        v->tables[v->table_count++] = v->tables_checked;
+    }
+    return KR_OK;
+}
+
+static kr_status_t copy_terms(kr_component_t *dst, uint32_t *count, const kr_component_t *src,
+                              const kr_registry_t *reg, const char *list)
+{
+    *count = 0;
+    for (uint32_t i = 0; i < KR_VIEW_MAX_TERMS && src[i]; i++) {
+        if (!kr__registry_entry(reg, src[i]))
+            return kr__fail(KR_ERR_UNREGISTERED, "kr_view_init: %s component %u is not registered",
+                            list, src[i]);
+        dst[(*count)++] = src[i];
+    }
+    return KR_OK;
+}
+
+kr_status_t kr_view_init(kr_view_t *v, kr_world_t *w, const kr_view_desc_t *desc)
+{
+    if (!v) return kr__fail(KR_ERR_INVALID_ARG, "kr_view_init: null view");
+    memset(v, 0, sizeof *v);
+    if (!w || !desc) return kr__fail(KR_ERR_INVALID_ARG, "kr_view_init: null %s", w ? "desc" : "world");
+    v->world = w;
+    if (copy_terms(v->include, &v->include_count, desc->include, w->registry, "include") ||
+        copy_terms(v->exclude, &v->exclude_count, desc->exclude, w->registry, "exclude"))
+        return kr_last_status();
+    if (!v->include_count)
+        return kr__fail(KR_ERR_INVALID_ARG, "kr_view_init: include needs at least one component");
+    return KR_OK;
+}
+
+void kr_view_end(kr_view_t *v)
+{
+    if (!v || !v->world) return;
+    kr_world_t *w = v->world;
+    if (v->pass == 1) {
+        if (--w->entity_passes == 0) kr__world_compact(w);
+    } else if (v->pass == 2) {
+        w->chunk_passes--;
+    }
+    v->pass = 0;
+    v->current = KR_ENTITY_INVALID;
+}
+
+void kr_view_fini(kr_view_t *v)
+{
+    if (!v) return;
+    kr_view_end(v);
+    free(v->tables);
+    free(v->limits);
+    memset(v, 0, sizeof *v);
+}
+
+bool kr_view_next(kr_view_t *v)
+{
+    if (!v || !v->world) return false;
+    kr_world_t *w = v->world;
+    if (v->pass == 2) {
+        kr__fail(KR_ERR_STATE, "kr_view_next: a chunk pass of this view is active");
+        return false;
+    }
+    if (v->pass == 0) {
+        if (refresh(v)) return false;
+        /* Rows present now are the pass; rows appended later are not visited. */
+        for (uint32_t i = 0; i < v->table_count; i++) v->limits[i] = w->tables[v->tables[i]]->count;
+        v->pass = 1;
+        w->entity_passes++;
+        v->cursor_table = 0;
+        v->cursor_row = 0;
+    }
+    for (; v->cursor_table < v->table_count; v->cursor_table++, v->cursor_row = 0) {
+        const kr_table_t *t = w->tables[v->tables[v->cursor_table]];
+        uint32_t limit = v->limits[v->cursor_table];
+        if (limit > t->count) limit = t->count;
+        while (v->cursor_row < limit) {
+            kr_entity_t e = t->entities[v->cursor_row++];
+            if (e != KR_ENTITY_INVALID) {
+                v->current = e;
+                return true;
+            }
+        }
+    }
+    kr_view_end(v);
+    return false;
+}
+
+kr_entity_t kr_view_entity(const kr_view_t *v)
+{
+    return v ? v->current : KR_ENTITY_INVALID;
+}
+
+void *kr_view_get(const kr_view_t *v, size_t term)
+{
+    if (!v || term >= v->include_count) {
+        kr__fail(KR_ERR_INVALID_ARG, "kr_view_get: term %zu out of range", term);
+        return NULL;
+    }
+    return kr_component_get(v->world, v->current, v->include[term]);
+}
+
+bool kr_view_next_chunk(kr_view_t *v, kr_view_chunk_t *chunk)
+{
+    if (!v || !v->world || !chunk) return false;
+    kr_world_t *w = v->world;
+    if (v->pass == 1) {
+        kr__fail(KR_ERR_STATE, "kr_view_next_chunk: an entity pass of this view is active");
+        return false;
+    }
+    if (v->pass == 0) {
+        if (refresh(v)) return false;
+        v->pass = 2;
+        w->chunk_passes++;
+        v->cursor_table = 0;
+    }
+    while (v->cursor_table < v->table_count) {
+        kr_table_t *t = w->tables[v->tables[v->cursor_table++]];
+        if (!t->count) continue;
+        chunk->count = t->count;
+        chunk->entities = t->entities;
+        for (uint32_t i = 0; i < v->include_count; i++)
+            chunk->columns[i] = kr__column_ptr(t, (uint32_t)kr__column_index(t, v->include[i]), 0);
+        for (uint32_t i = v->include_count; i < KR_VIEW_MAX_TERMS; i++) chunk->columns[i] = NULL;
+        return true;
+    }
+    kr_view_end(v);
+    return false;
+}
+
+size_t kr_view_count(kr_view_t *v)
+{
+    if (!v || !v->world || refresh(v)) return 0;
+    size_t n = 0;
+    for (uint32_t i = 0; i < v->table_count; i++) {
+        const kr_table_t *t = v->world->tables[v->tables[i]];
+        n += t->count - t->hole_count;
+    }
+    return n;
+}

@@ -1,0 +1,313 @@
+/* The world and entity lifecycle: id slots with generations, a free list of
+ * recycled indices, creation into a table, destruction of whole subtrees. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "memory_private.h"
+#include "world_private.h"
+
+kr_record_t *kr__live(const kr_world_t *w, kr_entity_t e, const char *fn)
+{
+    if (!w) {
+        kr__fail(KR_ERR_INVALID_ARG, "%s: null world", fn);
+        return NULL;
+    }
+    uint32_t idx = kr_entity_index(e);
+    if (e == KR_ENTITY_INVALID || idx >= w->record_count) {
+        kr__fail(KR_ERR_STALE_ENTITY, "%s: entity %llu is not an entity of this world", fn,
+                 (unsigned long long)e);
+        return NULL;
+    }
+    kr_record_t *r = &w->records[idx];
+    if (!(r->flags & KR_REC_ALIVE) || r->generation != kr_entity_generation(e)) {
+        kr__fail(KR_ERR_STALE_ENTITY, "%s: entity %u:%u was destroyed", fn, idx,
+                 kr_entity_generation(e));
+        return NULL;
+    }
+    return r;
+}
+
+bool kr__structure_locked(const kr_world_t *w, const char *fn)
+{
+    if (!w->chunk_passes) return false;
+    kr__fail(KR_ERR_LOCKED, "%s: structural change during a chunk pass (see kairos/view.h)", fn);
+    return true;
+}
+
+kr_status_t kr__world_reserve_records(kr_world_t *w, uint32_t need)
+{
+    if (need <= w->record_capacity) return KR_OK;
+    uint64_t cap = w->record_capacity ? w->record_capacity : 1024;
+    while (cap < need) cap *= 2;
+    if (cap > UINT32_MAX - 1) cap = UINT32_MAX - 1;
+    if (cap < need) return kr__fail(KR_ERR_NOMEM, "world: more than 2^32-1 entity slots");
+    kr_record_t *r = kr__array_grow(w->records, (size_t)w->record_count * sizeof *r, cap * sizeof *r, 64);
+    if (!r) return kr__fail(KR_ERR_NOMEM, "world: out of memory for %llu entities", (unsigned long long)cap);
+    w->records = r;
+    w->record_capacity = (uint32_t)cap;
+    return KR_OK;
+}
+
+kr_world_t *kr_world_create(const kr_world_desc_t *desc)
+{
+    kr_world_desc_t d = desc ? *desc : (kr_world_desc_t){0};
+    kr_world_t *w = calloc(1, sizeof *w);
+    if (!w) {
+        kr__fail(KR_ERR_NOMEM, "kr_world_create: out of memory");
+        return NULL;
+    }
+    w->registry = d.registry;
+    if (!w->registry) {
+        w->registry = kr_registry_create();
+        w->owns_registry = true;
+        if (!w->registry) {
+            free(w);
+            return NULL;
+        }
+    }
+    w->owner = d.owner;
+    w->free_head = KR_NONE;
+    kr_hmap_init(&w->table_map);
+    kr_hmap_init(&w->name_map);
+    kr__spatial_init(&w->spatial, d.spatial_cell_size);
+    if (kr__world_reserve_records(w, d.initial_capacity ? d.initial_capacity : 1024) ||
+        kr__table_find_or_create(w, NULL, 0) != 0) {
+        kr_world_destroy(w);
+        return NULL;
+    }
+    return w;
+}
+
+void kr_world_destroy(kr_world_t *w)
+{
+    if (!w) return;
+    /* Destroy roots so that every behavior gets on_destroy exactly once. */
+    w->chunk_passes = 0;
+    for (uint32_t i = 0; i < w->record_count; i++) {
+        kr_record_t *r = &w->records[i];
+        if (!(r->flags & KR_REC_ALIVE)) continue;
+        if ((r->flags & KR_REC_TREE) && w->tree[i].parent != KR_NONE) continue;
+        kr_entity_destroy(w, kr_entity_make(i, r->generation));
+    }
+    for (uint32_t i = 0; i < w->table_count; i++) kr__table_free(w->tables[i]);
+    free(w->tables);
+    kr_hmap_fini(&w->table_map);
+    kr__names_fini(w);
+    kr__spatial_fini(&w->spatial);
+    free(w->records);
+    free(w->tree);
+    free(w->dirty_tables);
+    free(w->scratch);
+    if (w->owns_registry) kr_registry_destroy(w->registry);
+    free(w);
+}
+
+kr_registry_t *kr_world_registry(const kr_world_t *w) { return w ? w->registry : NULL; }
+void *kr_world_owner(const kr_world_t *w) { return w ? w->owner : NULL; }
+void kr_world_set_owner(kr_world_t *w, void *owner) { if (w) w->owner = owner; }
+size_t kr_world_entity_count(const kr_world_t *w) { return w ? w->live : 0; }
+
+bool kr_entity_alive(const kr_world_t *w, kr_entity_t e)
+{
+    if (!w || e == KR_ENTITY_INVALID) return false;
+    uint32_t idx = kr_entity_index(e);
+    if (idx >= w->record_count) return false;
+    const kr_record_t *r = &w->records[idx];
+    return (r->flags & KR_REC_ALIVE) && r->generation == kr_entity_generation(e);
+}
+
+/* Takes a slot from the free list or the end; the entity is not yet in a table. */
+static kr_entity_t alloc_slot(kr_world_t *w)
+{
+    uint32_t idx;
+    if (w->free_head != KR_NONE) {
+        idx = w->free_head;
+        w->free_head = w->records[idx].row;
+    } else {
+        if (w->record_count == UINT32_MAX - 1) {
+            kr__fail(KR_ERR_NOMEM, "world: all 2^32-1 entity slots are in use");
+            return KR_ENTITY_INVALID;
+        }
+        if (w->record_count == w->record_capacity && kr__world_reserve_records(w, w->record_count + 1))
+            return KR_ENTITY_INVALID;
+        idx = w->record_count++;
+        w->records[idx].generation = 1;
+    }
+    kr_record_t *r = &w->records[idx];
+    r->flags = KR_REC_ALIVE;
+    r->table = KR_NONE;
+    r->row = KR_NONE;
+    w->live++;
+    return kr_entity_make(idx, r->generation);
+}
+
+static void free_slot(kr_world_t *w, uint32_t idx)
+{
+    kr_record_t *r = &w->records[idx];
+    r->flags = 0;
+    r->table = KR_NONE;
+    /* Generation 0 never appears in a live id, so wrap past it. */
+    if (++r->generation == 0) r->generation = 1;
+    r->row = w->free_head;
+    w->free_head = idx;
+    w->live--;
+}
+
+kr_entity_t kr_entity_create(kr_world_t *w)
+{
+    return kr_entity_create_desc(w, NULL);
+}
+
+static int cmp_component(const void *a, const void *b)
+{
+    kr_component_t x = *(const kr_component_t *)a, y = *(const kr_component_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+kr_entity_t kr_entity_create_desc(kr_world_t *w, const kr_entity_desc_t *desc)
+{
+    if (!w) {
+        kr__fail(KR_ERR_INVALID_ARG, "kr_entity_create: null world");
+        return KR_ENTITY_INVALID;
+    }
+    if (kr__structure_locked(w, "kr_entity_create")) return KR_ENTITY_INVALID;
+    uint32_t table = 0;
+    if (desc && desc->parent && !kr__live(w, desc->parent, "kr_entity_create (parent)"))
+        return KR_ENTITY_INVALID;
+    if (desc && desc->component_count) {
+        size_t n = desc->component_count;
+        if (!desc->components || n > INT16_MAX) {
+            kr__fail(KR_ERR_INVALID_ARG, "kr_entity_create: bad component list");
+            return KR_ENTITY_INVALID;
+        }
+        kr_component_t small[32], *types = n <= 32 ? small : malloc(n * sizeof *types);
+        if (!types) {
+            kr__fail(KR_ERR_NOMEM, "kr_entity_create: out of memory");
+            return KR_ENTITY_INVALID;
+        }
+        memcpy(types, desc->components, n * sizeof *types);
+        qsort(types, n, sizeof *types, cmp_component);
+        const char *why = NULL;
+        for (size_t i = 0; i < n && !why; i++) {
+            if (!kr__registry_entry(w->registry, types[i])) why = "unregistered component";
+            else if (i && types[i] == types[i - 1]) why = "component listed twice";
+        }
+        if (why) {
+            kr__fail(why[0] == 'u' ? KR_ERR_UNREGISTERED : KR_ERR_EXISTS, "kr_entity_create: %s", why);
+            table = KR_NONE;
+        } else {
+            table = kr__table_find_or_create(w, types, (uint32_t)n);
+        }
+        if (types != small) free(types);
+        if (table == KR_NONE) return KR_ENTITY_INVALID;
+    }
+    kr_entity_t e = alloc_slot(w);
+    if (!e) return KR_ENTITY_INVALID;
+    kr_table_t *t = w->tables[table];
+    uint32_t row = kr__table_append(w, t, e);
+    if (row == KR_NONE) {
+        free_slot(w, kr_entity_index(e));
+        return KR_ENTITY_INVALID;
+    }
+    kr_record_t *r = &w->records[kr_entity_index(e)];
+    r->table = table;
+    r->row = row;
+    if (!desc) return e;
+    if (desc->name && *desc->name && kr_entity_set_name(w, e, desc->name)) {
+        kr_status_t st = kr_last_status();
+        kr_entity_destroy(w, e);
+        kr__fail(st, "kr_entity_create: could not set the name");
+        return KR_ENTITY_INVALID;
+    }
+    /* on_creation for each behavior, in component-id order. */
+    uint32_t nb = t->behavior_count;
+    for (uint32_t b = 0; b < nb; b++) {
+        kr_table_t *tt = w->tables[w->records[kr_entity_index(e)].table];
+        if (b >= tt->behavior_count) break;
+        kr__behavior_fire_one(w, e, tt->types[tt->behavior_columns[b]], KR_CB_CREATION, 0);
+        if (!kr_entity_alive(w, e)) return KR_ENTITY_INVALID;
+    }
+    if (desc->parent && kr_entity_set_parent(w, e, desc->parent)) {
+        kr_status_t st = kr_last_status();
+        kr_entity_destroy(w, e);
+        kr__fail(st, "kr_entity_create: could not attach to the parent");
+        return KR_ENTITY_INVALID;
+    }
+    return e;
+}
+
+/* Destroys one entity whose children are already gone. */
+static void destroy_one(kr_world_t *w, kr_entity_t e)
+{
+    uint32_t idx = kr_entity_index(e);
+    kr_record_t *r = &w->records[idx];
+    r->flags |= KR_REC_DYING;
+    kr__behaviors_fire(w, e, KR_CB_DESTROY, 0);
+    r = &w->records[idx];
+    if (r->flags & KR_REC_TREE) {
+        uint32_t parent = w->tree[idx].parent;
+        kr__tree_unlink(w, idx);
+        if (parent != KR_NONE && (w->records[parent].flags & KR_REC_ALIVE) &&
+            !(w->records[parent].flags & KR_REC_DYING))
+            kr__behaviors_fire(w, kr__id_of(w, parent), KR_CB_EXITED, e);
+        r = &w->records[idx];
+    }
+    if (r->flags & KR_REC_NAMED) kr__name_release(w, idx);
+    if (r->flags & KR_REC_SPATIAL) kr__spatial_forget(w, idx);
+    kr__table_remove_row(w, r->table, r->row);
+    free_slot(w, idx);
+}
+
+kr_status_t kr_entity_destroy(kr_world_t *w, kr_entity_t e)
+{
+    kr_record_t *r = kr__live(w, e, "kr_entity_destroy");
+    if (!r) return kr_last_status();
+    if (kr__structure_locked(w, "kr_entity_destroy")) return KR_ERR_LOCKED;
+    if (r->flags & KR_REC_DYING) return KR_OK; /* already on its way out */
+    if (!(r->flags & KR_REC_TREE) || w->tree[kr_entity_index(e)].first_child == KR_NONE) {
+        destroy_one(w, e);
+        return KR_OK;
+    }
+    /* Post-order walk without recursion: descend to the deepest last child,
+     * destroy it, repeat. Callbacks may change the tree, so every step
+     * re-reads it from the root of the walk. */
+    uint32_t root = kr_entity_index(e);
+    w->records[root].flags |= KR_REC_DYING;
+    for (;;) {
+        if (!kr_entity_alive(w, e)) return KR_OK;
+        uint32_t cur = root;
+        while ((w->records[cur].flags & KR_REC_TREE) && w->tree[cur].last_child != KR_NONE)
+            cur = w->tree[cur].last_child;
+        kr_entity_t victim = kr__id_of(w, cur);
+        destroy_one(w, victim);
+        if (cur == root) return KR_OK;
+    }
+}
+
+kr_status_t kr_world_start(kr_world_t *w)
+{
+    if (!w) return kr__fail(KR_ERR_INVALID_ARG, "kr_world_start: null world");
+    /* One snapshot of the entities not yet started serves both rounds, so
+     * every entity gets on_awake before on_start even if callbacks create
+     * or destroy entities (those created now wait for the next call). */
+    size_t n = 0;
+    kr_entity_t *ids = malloc((w->live ? w->live : 1) * sizeof *ids);
+    if (!ids) return kr__fail(KR_ERR_NOMEM, "kr_world_start: out of memory");
+    for (uint32_t t = 0; t < w->table_count; t++) {
+        kr_table_t *tab = w->tables[t];
+        if (!tab->behavior_count) continue;
+        for (uint32_t row = 0; row < tab->count; row++) {
+            kr_entity_t e = tab->entities[row];
+            if (e && !(w->records[kr_entity_index(e)].flags & KR_REC_STARTED)) ids[n++] = e;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        if (kr_entity_alive(w, ids[i])) kr__behaviors_fire(w, ids[i], KR_CB_AWAKE, 0);
+    for (size_t i = 0; i < n; i++) {
+        if (!kr_entity_alive(w, ids[i])) continue;
+        w->records[kr_entity_index(ids[i])].flags |= KR_REC_STARTED;
+        kr__behaviors_fire(w, ids[i], KR_CB_START, 0);
+    }
+    free(ids);
+    return KR_OK;
+}

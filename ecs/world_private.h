@@ -1,0 +1,196 @@
+/* Internal layout of a world, shared by the files of ecs/. Not public API. */
+#ifndef KAIROS_ECS_WORLD_PRIVATE_H
+#define KAIROS_ECS_WORLD_PRIVATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "kairos/kairos.h"
+#include "error_private.h"
+#include "hmap.h"
+
+#define KR_NONE UINT32_MAX   /* "no index" for tables, rows and tree links */
+
+/* Record flags: side structures are touched only when their flag is set, so
+ * the hot record stays 16 bytes. */
+enum {
+    KR_REC_ALIVE   = 1u << 0,
+    KR_REC_TREE    = 1u << 1,  /* has a parent or children */
+    KR_REC_NAMED   = 1u << 2,
+    KR_REC_SPATIAL = 1u << 3,
+    KR_REC_DYING   = 1u << 4,  /* destroy in progress (callbacks running) */
+    KR_REC_STARTED = 1u << 5   /* behaviors got awake/start */
+};
+
+typedef struct kr_record {
+    uint32_t generation;
+    uint32_t table;
+    uint32_t row;
+    uint32_t flags;
+} kr_record_t;
+
+/* Tree links by entity index (KR_NONE = none). */
+typedef struct kr_tree {
+    uint32_t parent, first_child, last_child, prev, next, child_count;
+} kr_tree_t;
+
+typedef struct kr_name_rec {
+    char *str;
+    uint64_t hash;
+    uint32_t prev, next;   /* other entities with the same name, oldest first */
+} kr_name_rec_t;
+
+typedef struct kr_column {
+    uint8_t *data;
+    uint32_t size;
+    uint32_t align;
+} kr_column_t;
+
+typedef struct kr_table {
+    kr_component_t *types;     /* sorted ascending */
+    kr_column_t *columns;      /* parallel to types */
+    uint32_t type_count;
+    uint32_t count, capacity;
+    kr_entity_t *entities;     /* KR_ENTITY_INVALID marks a hole (see view.h) */
+    uint32_t *holes;           /* rows left during a pass, compacted after */
+    uint32_t hole_count, hole_capacity;
+    int16_t *column_of;        /* component id -> column, -1 when absent */
+    uint32_t column_of_size;
+    uint32_t *add_edge;        /* component id -> table, KR_NONE unknown */
+    uint32_t *remove_edge;
+    uint32_t edge_size;
+    uint32_t *behavior_columns;/* columns holding behaviors */
+    uint32_t behavior_count;
+    uint64_t hash;
+    bool dirty;                /* on the world's dirty list */
+} kr_table_t;
+
+/* Spatial hash state; the reverse index is indexed by entity index. */
+typedef struct kr_spatial_entry {
+    double x, y;
+    uint32_t cell;   /* index into cells */
+    uint32_t slot;   /* position in the cell's member array */
+} kr_spatial_entry_t;
+
+typedef struct kr_spatial_cell_rec {
+    int32_t cx, cy;
+    kr_entity_t *members;
+    uint32_t count, capacity;
+    uint32_t next_free;
+} kr_spatial_cell_rec_t;
+
+typedef struct kr_spatial_state {
+    double cell_size, inv_cell_size;
+    kr_spatial_entry_t *entries;     /* by entity index */
+    uint32_t entry_capacity;
+    kr_spatial_cell_rec_t *cells;
+    uint32_t cell_count, cell_capacity, free_cell;
+    uint32_t live_cells;
+    size_t members;
+    kr_hmap_t cell_map;              /* packed (cx, cy) -> cell index */
+} kr_spatial_state_t;
+
+struct kr_world {
+    kr_registry_t *registry;
+    bool owns_registry;
+    void *owner;
+
+    kr_record_t *records;
+    uint32_t record_count, record_capacity;
+    uint32_t free_head;              /* free list through record.row */
+    size_t live;
+
+    kr_tree_t *tree;                 /* lazily sized to record_capacity */
+    uint32_t tree_capacity;
+
+    kr_name_rec_t *names;            /* lazily sized to record_capacity */
+    uint32_t names_capacity;
+    kr_hmap_t name_map;              /* name hash -> oldest entity index */
+
+    kr_table_t **tables;             /* tables[0] is the empty table */
+    uint32_t table_count, table_capacity;
+    kr_hmap_t table_map;             /* type-set hash -> table id */
+
+    uint32_t *dirty_tables;
+    uint32_t dirty_count, dirty_capacity;
+    uint32_t entity_passes;          /* active entity passes */
+    uint32_t chunk_passes;           /* active chunk passes: structure locked */
+
+    kr_spatial_state_t spatial;
+
+    uint64_t *scratch;               /* pack: entity index -> (epoch << 32) | local index */
+    uint32_t scratch_capacity;
+    uint32_t scratch_epoch;
+};
+
+/* Registry internals used by the world. */
+typedef struct kr_registry_entry {
+    kr_component_info_t info;
+    char *name;
+    kr_field_t *fields;
+} kr_registry_entry_t;
+
+const kr_registry_entry_t *kr__registry_entry(const kr_registry_t *reg, kr_component_t id);
+
+/* Returns the record of a live entity, or NULL with kr_last_error set. */
+kr_record_t *kr__live(const kr_world_t *w, kr_entity_t e, const char *fn);
+
+static inline kr_table_t *kr__table(const kr_world_t *w, uint32_t id) { return w->tables[id]; }
+
+static inline void *kr__column_ptr(const kr_table_t *t, uint32_t col, uint32_t row)
+{
+    const kr_column_t *c = &t->columns[col];
+    return c->data ? c->data + (size_t)row * c->size : (void *)t->entities;
+}
+
+static inline int kr__column_index(const kr_table_t *t, kr_component_t c)
+{
+    return c < t->column_of_size ? t->column_of[c] : -1;
+}
+
+/* Tables (table.c). */
+uint32_t kr__table_find_or_create(kr_world_t *w, const kr_component_t *types, uint32_t n);
+uint32_t kr__table_with(kr_world_t *w, uint32_t from, kr_component_t c);    /* add edge */
+uint32_t kr__table_without(kr_world_t *w, uint32_t from, kr_component_t c); /* remove edge */
+/* Appends a zeroed row for e; returns the row or KR_NONE on allocation failure. */
+uint32_t kr__table_append(kr_world_t *w, kr_table_t *t, kr_entity_t e);
+/* Removes row: swap-remove, or a hole while an entity pass is active. */
+void kr__table_remove_row(kr_world_t *w, uint32_t table, uint32_t row);
+/* Moves entity e (record rec) to table `to`, copying shared components. */
+kr_status_t kr__table_move(kr_world_t *w, kr_entity_t e, kr_record_t *rec, uint32_t to);
+void kr__table_free(kr_table_t *t);
+/* Fills holes once no entity pass is active. */
+void kr__world_compact(kr_world_t *w);
+kr_status_t kr__world_reserve_records(kr_world_t *w, uint32_t need);
+
+/* Structural changes are refused during a chunk pass. */
+bool kr__structure_locked(const kr_world_t *w, const char *fn);
+
+/* Behaviors (behavior.c). Call one callback slot on every behavior of e. */
+typedef enum kr_callback {
+    KR_CB_CREATION, KR_CB_DESTROY, KR_CB_AWAKE, KR_CB_START,
+    KR_CB_ENTERING, KR_CB_ENTERED, KR_CB_EXITING, KR_CB_EXITED,
+    KR_CB_SUBMODEL_MOVE
+} kr_callback_t;
+void kr__behaviors_fire(kr_world_t *w, kr_entity_t e, kr_callback_t cb, kr_entity_t arg);
+void kr__behavior_fire_one(kr_world_t *w, kr_entity_t e, kr_component_t c, kr_callback_t cb,
+                           kr_entity_t arg);
+
+/* Tree (hierarchy.c). */
+kr_status_t kr__tree_reserve(kr_world_t *w);
+void kr__tree_unlink(kr_world_t *w, uint32_t idx);
+kr_status_t kr__tree_link(kr_world_t *w, uint32_t child, uint32_t parent, uint32_t before);
+static inline kr_entity_t kr__id_of(const kr_world_t *w, uint32_t idx)
+{
+    return idx == KR_NONE ? KR_ENTITY_INVALID : kr_entity_make(idx, w->records[idx].generation);
+}
+
+/* Names (name.c). */
+void kr__name_release(kr_world_t *w, uint32_t idx);
+void kr__names_fini(kr_world_t *w);
+
+/* Spatial hash (spatial.c). */
+void kr__spatial_init(kr_spatial_state_t *s, double cell_size);
+void kr__spatial_fini(kr_spatial_state_t *s);
+void kr__spatial_forget(kr_world_t *w, uint32_t idx); /* on destroy */
+
+#endif

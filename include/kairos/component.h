@@ -1,0 +1,34 @@
+/* Adding, reading and removing components of an entity.
+ *
+ * Storage: entities with the same set of components share one table
+ * (archetype) in which every component type is one contiguous array, so a
+ * view hands out plain arrays. Adding or removing a component moves the
+ * entity's row to another table.
+ *
+ * Pointer validity: a component pointer stays valid until the next
+ * structural change of the same world (create with components, add,
+ * remove, destroy); the value survives, its address may not. Never store
+ * component pointers; store entity ids and look the component up again. */
+#ifndef KAIROS_COMPONENT_H
+#define KAIROS_COMPONENT_H
+
+#include <stdbool.h>
+#include "kairos/entity.h"
+#include "kairos/registry.h"
+
+/* Adds a zeroed component and returns it (behaviors: their state, after
+ * on_creation has run). Fails (NULL, kr_last_error) on a stale entity, an
+ * unregistered id, a component already present, or during a chunk pass.
+ * Tags (size 0) return a non-NULL pointer that must not be dereferenced. */
+void *kr_component_add(kr_world_t *world, kr_entity_t e, kr_component_t c);
+
+/* Returns the component, or NULL (and kr_last_error) if absent. */
+void *kr_component_get(kr_world_t *world, kr_entity_t e, kr_component_t c);
+
+/* True if the live entity has the component. */
+bool kr_component_has(const kr_world_t *world, kr_entity_t e, kr_component_t c);
+
+/* Removes the component (behaviors: on_destroy runs first). */
+kr_status_t kr_component_remove(kr_world_t *world, kr_entity_t e, kr_component_t c);
+
+#endif

@@ -1,0 +1,20 @@
+/* kairos: a parallel, distributed simulation runtime. Includes every public
+ * header. */
+#ifndef KAIROS_KAIROS_H
+#define KAIROS_KAIROS_H
+
+#include "kairos/status.h"
+#include "kairos/entity.h"
+#include "kairos/registry.h"
+#include "kairos/world.h"
+#include "kairos/component.h"
+#include "kairos/behavior.h"
+#include "kairos/hierarchy.h"
+#include "kairos/name.h"
+#include "kairos/view.h"
+#include "kairos/spatial.h"
+#include "kairos/buffer.h"
+#include "kairos/serializer.h"
+#include "kairos/pack.h"
+
+#endif

@@ -1,0 +1,32 @@
+/* Symmetric serialization for behavior state (the seed's Serialization
+ * callback): one function both saves and loads. While saving, each call
+ * writes *value; while loading, it reads into *value. Errors are sticky: after
+ * the first failure (a truncated buffer, say) every call returns it and
+ * reads zeros, so a callback may check only the status it returns. */
+#ifndef KAIROS_SERIALIZER_H
+#define KAIROS_SERIALIZER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "kairos/entity.h"
+#include "kairos/status.h"
+
+typedef struct kr_serializer kr_serializer_t;
+
+bool kr_serializer_loading(const kr_serializer_t *s);
+kr_status_t kr_serializer_status(const kr_serializer_t *s);
+
+kr_status_t kr_ser_bytes(kr_serializer_t *s, void *data, size_t n);
+kr_status_t kr_ser_u32(kr_serializer_t *s, uint32_t *v);
+kr_status_t kr_ser_u64(kr_serializer_t *s, uint64_t *v);
+kr_status_t kr_ser_i64(kr_serializer_t *s, int64_t *v);
+kr_status_t kr_ser_f64(kr_serializer_t *s, double *v);
+/* An entity reference: remapped like KR_FIELD_ENTITY fields (a reference
+ * outside the packed subtree loads as KR_ENTITY_INVALID). */
+kr_status_t kr_ser_entity(kr_serializer_t *s, kr_entity_t *v);
+/* A NUL-terminated string (NULL allowed). Loading allocates it with malloc;
+ * the behavior owns it. */
+kr_status_t kr_ser_string(kr_serializer_t *s, char **v);
+
+#endif

@@ -1,0 +1,50 @@
+/* The spatial hash of a world: a 2-D grid of square cells (edge
+ * kr_world_desc_t.spatial_cell_size) mapping cells to the entities in them.
+ *
+ * Several entities may share a cell. Insert, move and remove are O(1): each
+ * entity keeps its cell and its slot in that cell (a reverse index), so
+ * nothing scans the cells. Cells that become empty are released; memory
+ * follows the number of occupied cells, not the cells ever visited.
+ * Destroying an entity removes it from the hash. Positions are doubles; an
+ * entity at (x, y) lies in cell (floor(x / size), floor(y / size)).
+ *
+ * Query results are written to a caller buffer: the return value is the
+ * number of matches, which may exceed `capacity` (only the first `capacity`
+ * are written), so the caller can grow the buffer and ask again. Results are
+ * in a deterministic order: cells by (cy, cx), then slot order in a cell. */
+#ifndef KAIROS_SPATIAL_H
+#define KAIROS_SPATIAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "kairos/entity.h"
+
+typedef struct kr_cell { int32_t x, y; } kr_cell_t;
+
+/* Puts e at (x, y). Fails if e is stale or already in the hash, or x, y are
+ * not finite. */
+kr_status_t kr_spatial_insert(kr_world_t *world, kr_entity_t e, double x, double y);
+/* Moves e to (x, y); O(1), and free of cell work when the cell is unchanged. */
+kr_status_t kr_spatial_move(kr_world_t *world, kr_entity_t e, double x, double y);
+/* Takes e out of the hash. */
+kr_status_t kr_spatial_remove(kr_world_t *world, kr_entity_t e);
+/* True if e is in the hash; its position goes to *x, *y (either may be NULL). */
+bool kr_spatial_position(const kr_world_t *world, kr_entity_t e, double *x, double *y);
+
+/* The cell that holds point (x, y). */
+kr_cell_t kr_spatial_cell_of(const kr_world_t *world, double x, double y);
+/* The entities in one cell, in slot order; *count gets their number. The
+ * array is valid until the next change of the hash. NULL when empty. */
+const kr_entity_t *kr_spatial_cell_entities(const kr_world_t *world, kr_cell_t cell, size_t *count);
+/* Entities whose position lies in [x0, x1] x [y0, y1]. */
+size_t kr_spatial_query_box(const kr_world_t *world, double x0, double y0, double x1, double y1,
+                            kr_entity_t *out, size_t capacity);
+/* Entities within distance r of (x, y), boundary included. */
+size_t kr_spatial_query_radius(const kr_world_t *world, double x, double y, double r,
+                               kr_entity_t *out, size_t capacity);
+/* Entities in the hash, and cells occupied. */
+size_t kr_spatial_count(const kr_world_t *world);
+size_t kr_spatial_cell_count(const kr_world_t *world);
+
+#endif

@@ -1,0 +1,34 @@
+/* Status codes and the per-thread last error message.
+ *
+ * Functions that can fail return kr_status_t (KR_OK = 0) or a documented
+ * failure value (NULL, KR_ENTITY_INVALID, false); in every failure case the
+ * reason is kept, per thread like errno, for kr_last_error(). */
+#ifndef KAIROS_STATUS_H
+#define KAIROS_STATUS_H
+
+typedef enum kr_status {
+    KR_OK = 0,
+    KR_ERR_INVALID_ARG,   /* null world, bad size, malformed description */
+    KR_ERR_STALE_ENTITY,  /* invalid id, or an id whose entity was destroyed */
+    KR_ERR_UNREGISTERED,  /* component id not in the registry */
+    KR_ERR_NO_COMPONENT,  /* the entity does not have that component */
+    KR_ERR_EXISTS,        /* duplicate: component already on the entity, name taken */
+    KR_ERR_LOCKED,        /* structural change refused during a chunk pass */
+    KR_ERR_CYCLE,         /* reparent would make an entity its own ancestor */
+    KR_ERR_CORRUPT,       /* truncated or malformed buffer */
+    KR_ERR_MISMATCH,      /* registries or formats that do not agree */
+    KR_ERR_NOMEM,
+    KR_ERR_IO,
+    KR_ERR_STATE          /* call not valid in the object's current state */
+} kr_status_t;
+
+/* Message of the last failure on this thread ("" when none yet). */
+const char *kr_last_error(void);
+/* Status of the last failure on this thread (KR_OK when none yet). */
+kr_status_t kr_last_status(void);
+/* Short name of a status, e.g. "stale entity". */
+const char *kr_status_str(kr_status_t status);
+/* Clears the last error of this thread. */
+void kr_clear_error(void);
+
+#endif

@@ -1,0 +1,39 @@
+/* The world: one simulator's entities, component storage, names, hierarchy
+ * and spatial hash. A world is single-threaded; several worlds may share a
+ * registry. */
+#ifndef KAIROS_WORLD_H
+#define KAIROS_WORLD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "kairos/entity.h"
+#include "kairos/registry.h"
+#include "kairos/status.h"
+
+typedef struct kr_world_desc {
+    kr_registry_t *registry;  /* shared, not owned; NULL makes a private one */
+    double spatial_cell_size; /* edge of a spatial-hash cell; 0 means 1.0 */
+    void *owner;              /* opaque back pointer for the layer above */
+    uint32_t initial_capacity;/* entity slots to reserve; 0 for a default */
+} kr_world_desc_t;
+
+/* Creates an empty world; NULL desc takes every default. Returns NULL with
+ * kr_last_error() on failure. */
+kr_world_t *kr_world_create(const kr_world_desc_t *desc);
+/* Destroys every entity (firing on_destroy) and frees the world. */
+void kr_world_destroy(kr_world_t *world);
+
+kr_registry_t *kr_world_registry(const kr_world_t *world);
+void *kr_world_owner(const kr_world_t *world);
+void kr_world_set_owner(kr_world_t *world, void *owner);
+
+/* Number of live entities. */
+size_t kr_world_entity_count(const kr_world_t *world);
+
+/* The seed's model start: fires on_awake on every behavior of every entity
+ * not yet started, then on_start on each of them, in storage order. An
+ * entity is started once; entities created after (or during) a call get
+ * both callbacks at the next call. */
+kr_status_t kr_world_start(kr_world_t *world);
+
+#endif

@@ -1,0 +1,140 @@
+/* Data components: add/has/get/remove, storage moves, bad input. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "kairos/kairos.h"
+
+typedef struct { uint64_t current, maximum; } capacity_t;
+typedef struct { float x, y; } vec2_t;
+
+static kr_registry_t *reg;
+static kr_world_t *w;
+static kr_component_t cap, pos, vel;
+
+static void setup(void)
+{
+    reg = kr_registry_create();
+    cap = kr_component_register(reg, &(kr_component_desc_t){ .name = "Capacity", .size = sizeof(capacity_t) });
+    pos = kr_component_register(reg, &(kr_component_desc_t){ .name = "Position", .size = sizeof(vec2_t) });
+    vel = kr_component_register(reg, &(kr_component_desc_t){ .name = "Velocity", .size = sizeof(vec2_t) });
+    w = kr_world_create(&(kr_world_desc_t){ .registry = reg });
+}
+
+static void teardown(void)
+{
+    kr_world_destroy(w);
+    kr_registry_destroy(reg);
+}
+
+TestSuite(component, .init = setup, .fini = teardown);
+
+Test(component, seed_add_has_get_remove)
+{
+    kr_entity_t e = kr_entity_create_desc(w, &(kr_entity_desc_t){ .name = "SomeEntity" });
+    kr_transform_t *t = kr_component_add(w, e, KR_TRANSFORM);
+    cr_assert_not_null(t);
+    cr_assert(kr_component_has(w, e, KR_TRANSFORM));
+    cr_assert_eq(kr_component_get(w, e, KR_TRANSFORM), t);
+    cr_assert_eq(kr_component_remove(w, e, KR_TRANSFORM), KR_OK);
+    cr_assert_not(kr_component_has(w, e, KR_TRANSFORM));
+    cr_assert_null(kr_component_get(w, e, KR_TRANSFORM));
+    cr_assert_eq(kr_last_status(), KR_ERR_NO_COMPONENT);
+}
+
+Test(component, seed_capacity_check)
+{
+    kr_entity_t e = kr_entity_create_desc(w, &(kr_entity_desc_t){ .name = "SomeEntity" });
+    capacity_t *c = kr_component_add(w, e, cap);
+    c->maximum = 3;
+    kr_entity_t found = kr_entity_find(w, "SomeEntity");
+    cr_assert(kr_component_has(w, found, cap));
+    capacity_t *again = kr_component_get(w, found, cap);
+    cr_assert_eq(again->maximum, 3);
+    cr_assert_lt(again->current, again->maximum);
+}
+
+Test(component, one_of_each_type_per_entity)
+{
+    kr_entity_t e = kr_entity_create(w);
+    cr_assert_not_null(kr_component_add(w, e, pos));
+    cr_assert_null(kr_component_add(w, e, pos));
+    cr_assert_eq(kr_last_status(), KR_ERR_EXISTS);
+    cr_assert_eq(kr_component_remove(w, e, vel), KR_ERR_NO_COMPONENT);
+}
+
+Test(component, values_survive_moves_between_tables)
+{
+    enum { N = 1000 };
+    kr_entity_t ids[N];
+    for (int i = 0; i < N; i++) {
+        ids[i] = kr_entity_create(w);
+        vec2_t *p = kr_component_add(w, ids[i], pos);
+        *p = (vec2_t){ (float)i, (float)-i };
+    }
+    /* Shuffle entities through several tables. */
+    for (int i = 0; i < N; i += 3) ((vec2_t *)kr_component_add(w, ids[i], vel))->x = (float)(2 * i);
+    for (int i = 0; i < N; i += 5) ((capacity_t *)kr_component_add(w, ids[i], cap))->current = (uint64_t)i;
+    for (int i = 0; i < N; i += 6) kr_component_remove(w, ids[i], vel);
+    for (int i = 0; i < N; i++) {
+        vec2_t *p = kr_component_get(w, ids[i], pos);
+        cr_assert_eq(p->x, (float)i);
+        cr_assert_eq(p->y, (float)-i);
+        bool has_vel = i % 3 == 0 && i % 6 != 0;
+        cr_assert_eq(kr_component_has(w, ids[i], vel), has_vel);
+        if (has_vel) cr_assert_eq(((vec2_t *)kr_component_get(w, ids[i], vel))->x, (float)(2 * i));
+        if (i % 5 == 0) cr_assert_eq(((capacity_t *)kr_component_get(w, ids[i], cap))->current, (uint64_t)i);
+    }
+}
+
+Test(component, re_added_component_is_zeroed)
+{
+    kr_entity_t e = kr_entity_create(w);
+    ((vec2_t *)kr_component_add(w, e, pos))->x = 5;
+    kr_component_remove(w, e, pos);
+    vec2_t *p = kr_component_add(w, e, pos);
+    cr_assert_eq(p->x, 0);
+    cr_assert_eq(p->y, 0);
+}
+
+Test(component, destroy_keeps_other_entities_intact)
+{
+    enum { N = 500 };
+    kr_entity_t ids[N];
+    for (int i = 0; i < N; i++) {
+        ids[i] = kr_entity_create(w);
+        ((capacity_t *)kr_component_add(w, ids[i], cap))->current = (uint64_t)i;
+    }
+    for (int i = 0; i < N; i += 2) kr_entity_destroy(w, ids[i]);
+    for (int i = 1; i < N; i += 2)
+        cr_assert_eq(((capacity_t *)kr_component_get(w, ids[i], cap))->current, (uint64_t)i);
+    cr_assert_null(kr_component_get(w, ids[0], cap));
+    cr_assert_eq(kr_last_status(), KR_ERR_STALE_ENTITY);
+}
+
+Test(component, unregistered_and_stale_are_refused)
+{
+    kr_entity_t e = kr_entity_create(w);
+    cr_assert_null(kr_component_add(w, e, 4242));
+    cr_assert_eq(kr_last_status(), KR_ERR_UNREGISTERED);
+    cr_assert_null(kr_component_add(w, e, KR_COMPONENT_NONE));
+    cr_assert_null(kr_component_get(w, e, 4242));
+    cr_assert_eq(kr_last_status(), KR_ERR_UNREGISTERED);
+    cr_assert_not(kr_component_has(w, e, 4242));
+    cr_assert_eq(kr_component_remove(w, e, 4242), KR_ERR_UNREGISTERED);
+    kr_entity_destroy(w, e);
+    cr_assert_null(kr_component_add(w, e, pos));
+    cr_assert_eq(kr_last_status(), KR_ERR_STALE_ENTITY);
+    cr_assert_not(kr_component_has(w, e, pos));
+    cr_assert_eq(kr_component_remove(w, e, pos), KR_ERR_STALE_ENTITY);
+    cr_assert(strlen(kr_last_error()) > 0);
+}
+
+Test(component, entity_of_another_world_is_not_confused)
+{
+    kr_world_t *other = kr_world_create(&(kr_world_desc_t){ .registry = reg });
+    kr_entity_t e = kr_entity_create(other);
+    kr_component_add(other, e, pos);
+    /* Index 0 generation 1 exists in both worlds only if w has it too. */
+    cr_assert_not(kr_component_has(w, e, pos));
+    kr_world_destroy(other);
+}

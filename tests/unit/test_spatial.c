@@ -1,0 +1,832 @@
+/* The spatial hash: occupancy after insert, move, remove and destroy (the
+ * PHIDS cases, without its scan of every cell on destroy), queries and their
+ * order, argument checks, and random operations against a brute-force
+ * model that mirrors the documented slot order. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kairos/kairos.h"
+/* Only for the memory test: the number of cell records ever made. */
+#include "../../ecs/world_private.h"
+
+static kr_world_t *make_world(double cell_size)
+{
+    kr_world_t *w = kr_world_create(&(kr_world_desc_t){ .spatial_cell_size = cell_size });
+    cr_assert_not_null(w, "%s", kr_last_error());
+    return w;
+}
+
+static kr_entity_t make_entity(kr_world_t *w)
+{
+    kr_entity_t e = kr_entity_create(w);
+    cr_assert_neq(e, KR_ENTITY_INVALID, "%s", kr_last_error());
+    return e;
+}
+
+static void put(kr_world_t *w, kr_entity_t e, double x, double y)
+{
+    cr_assert_eq(kr_spatial_insert(w, e, x, y), KR_OK, "%s", kr_last_error());
+}
+
+static size_t cell_size_of(const kr_world_t *w, int32_t cx, int32_t cy)
+{
+    size_t n = 99;
+    const kr_entity_t *m = kr_spatial_cell_entities(w, (kr_cell_t){ cx, cy }, &n);
+    if (!n) cr_assert_null(m);
+    return n;
+}
+
+static void assert_cell(const kr_world_t *w, int32_t cx, int32_t cy, const kr_entity_t *want, size_t n)
+{
+    size_t got_n = 0;
+    const kr_entity_t *got = kr_spatial_cell_entities(w, (kr_cell_t){ cx, cy }, &got_n);
+    cr_assert_eq(got_n, n, "cell (%d, %d) holds %zu entities, want %zu", cx, cy, got_n, n);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(got[i], want[i], "cell (%d, %d) slot %zu: %llx want %llx", cx, cy, i, (unsigned long long)got[i], (unsigned long long)want[i]);
+}
+
+Test(spatial, insert_then_cell_query)
+{
+    kr_world_t *w = make_world(1.0);
+    kr_entity_t e = make_entity(w);
+    put(w, e, 2.5, 3.25);
+    kr_cell_t c = kr_spatial_cell_of(w, 2.5, 3.25);
+    cr_assert_eq(c.x, 2);
+    cr_assert_eq(c.y, 3);
+    assert_cell(w, 2, 3, &e, 1);
+    double x = 0, y = 0;
+    cr_assert(kr_spatial_position(w, e, &x, &y));
+    cr_assert_eq(x, 2.5);
+    cr_assert_eq(y, 3.25);
+    cr_assert(kr_spatial_position(w, e, NULL, NULL));
+    cr_assert_eq(kr_spatial_count(w), 1);
+    cr_assert_eq(kr_spatial_cell_count(w), 1);
+    cr_assert_eq(cell_size_of(w, 3, 2), 0);
+    /* Not in the hash: false, and no error. */
+    kr_entity_t other = make_entity(w);
+    kr_clear_error();
+    cr_assert_not(kr_spatial_position(w, other, &x, &y));
+    cr_assert_eq(kr_last_status(), KR_OK);
+    kr_world_destroy(w);
+}
+
+Test(spatial, move_updates_occupancy)
+{
+    kr_world_t *w = make_world(1.0);
+    kr_entity_t e = make_entity(w);
+    put(w, e, 0.5, 0.5);
+    cr_assert_eq(kr_spatial_move(w, e, 5.5, -2.5), KR_OK, "%s", kr_last_error());
+    cr_assert_eq(cell_size_of(w, 0, 0), 0, "old cell still holds the entity");
+    assert_cell(w, 5, -3, &e, 1);
+    cr_assert_eq(kr_spatial_cell_count(w), 1, "old cell not released");
+    cr_assert_eq(kr_spatial_count(w), 1);
+
+    /* A move within the cell changes the position only. */
+    size_t n;
+    const kr_entity_t *before = kr_spatial_cell_entities(w, (kr_cell_t){ 5, -3 }, &n);
+    cr_assert_eq(kr_spatial_move(w, e, 5.9, -2.01), KR_OK);
+    cr_assert_eq(kr_spatial_cell_entities(w, (kr_cell_t){ 5, -3 }, &n), before);
+    double x, y;
+    cr_assert(kr_spatial_position(w, e, &x, &y));
+    cr_assert_eq(x, 5.9);
+    cr_assert_eq(y, -2.01);
+    cr_assert_eq(kr_spatial_cell_count(w), 1);
+
+    /* Moving back re-creates the old cell. */
+    cr_assert_eq(kr_spatial_move(w, e, 0.0, 0.999), KR_OK);
+    assert_cell(w, 0, 0, &e, 1);
+    cr_assert_eq(cell_size_of(w, 5, -3), 0);
+    cr_assert_eq(kr_spatial_cell_count(w), 1);
+    kr_world_destroy(w);
+}
+
+Test(spatial, destroy_removes_from_hash)
+{
+    kr_world_t *w = make_world(1.0);
+    kr_entity_t a = make_entity(w), b = make_entity(w), c = make_entity(w), d = make_entity(w);
+    put(w, a, 1.5, 1.5);
+    put(w, b, 1.25, 1.75);
+    put(w, c, 1.75, 1.0);
+    put(w, d, -4.0, 7.0);
+    cr_assert_eq(kr_spatial_count(w), 4);
+    cr_assert_eq(kr_spatial_cell_count(w), 2);
+
+    /* Destroying the first member swap-removes it: the last takes its slot. */
+    cr_assert_eq(kr_entity_destroy(w, a), KR_OK);
+    cr_assert_eq(kr_spatial_count(w), 3);
+    assert_cell(w, 1, 1, (kr_entity_t[]){ c, b }, 2);
+    /* The moved member's slot was fixed: it can still move and leave. */
+    cr_assert_eq(kr_spatial_move(w, c, 9.5, 9.5), KR_OK);
+    assert_cell(w, 1, 1, &b, 1);
+    assert_cell(w, 9, 9, &c, 1);
+
+    cr_assert_eq(kr_entity_destroy(w, d), KR_OK);
+    cr_assert_eq(cell_size_of(w, -4, 7), 0);
+    cr_assert_eq(kr_spatial_count(w), 2);
+    cr_assert_eq(kr_spatial_cell_count(w), 2);
+
+    /* A new entity that reuses a destroyed index starts outside the hash. */
+    kr_entity_t e = make_entity(w);
+    cr_assert(kr_entity_index(e) == kr_entity_index(d) || kr_entity_index(e) == kr_entity_index(a));
+    cr_assert_not(kr_spatial_position(w, e, NULL, NULL));
+    put(w, e, -4.0, 7.0);
+    assert_cell(w, -4, 7, &e, 1);
+
+    cr_assert_eq(kr_entity_destroy(w, b), KR_OK);
+    cr_assert_eq(kr_entity_destroy(w, c), KR_OK);
+    cr_assert_eq(kr_entity_destroy(w, e), KR_OK);
+    cr_assert_eq(kr_spatial_count(w), 0);
+    cr_assert_eq(kr_spatial_cell_count(w), 0);
+    kr_world_destroy(w);
+}
+
+Test(spatial, multiple_occupancy_and_slot_order)
+{
+    kr_world_t *w = make_world(2.0);
+    kr_entity_t e[5];
+    for (int i = 0; i < 5; i++) {
+        e[i] = make_entity(w);
+        put(w, e[i], 0.25 * i, 1.0);   /* all in cell (0, 0) */
+    }
+    assert_cell(w, 0, 0, e, 5);
+    cr_assert_eq(kr_spatial_cell_count(w), 1);
+
+    cr_assert_eq(kr_spatial_remove(w, e[1]), KR_OK);
+    assert_cell(w, 0, 0, (kr_entity_t[]){ e[0], e[4], e[2], e[3] }, 4);
+    cr_assert_eq(kr_spatial_move(w, e[4], 3.0, 1.0), KR_OK);    /* to cell (1, 0) */
+    assert_cell(w, 0, 0, (kr_entity_t[]){ e[0], e[3], e[2] }, 3);
+    cr_assert_eq(kr_spatial_remove(w, e[3]), KR_OK);
+    assert_cell(w, 0, 0, (kr_entity_t[]){ e[0], e[2] }, 2);
+    cr_assert_eq(kr_spatial_remove(w, e[2]), KR_OK);            /* the last slot */
+    assert_cell(w, 0, 0, &e[0], 1);
+    cr_assert_eq(kr_spatial_count(w), 2);
+    cr_assert_eq(kr_spatial_cell_count(w), 2);
+    kr_world_destroy(w);
+}
+
+Test(spatial, cell_of_and_negative_coordinates)
+{
+    kr_world_t *w = make_world(1.0);
+    kr_cell_t c = kr_spatial_cell_of(w, -0.5, -0.0);
+    cr_assert_eq(c.x, -1);
+    cr_assert_eq(c.y, 0);
+    c = kr_spatial_cell_of(w, -1.0, -1.0000001);
+    cr_assert_eq(c.x, -1);
+    cr_assert_eq(c.y, -2);
+    c = kr_spatial_cell_of(w, 3.0, 2.9999999);
+    cr_assert_eq(c.x, 3);
+    cr_assert_eq(c.y, 2);
+    kr_world_destroy(w);
+
+    /* The cell is floor(x / size), division included. */
+    w = make_world(0.1);
+    c = kr_spatial_cell_of(w, 0.3, -0.3);
+    cr_assert_eq(c.x, (int32_t)floor(0.3 / 0.1));
+    cr_assert_eq(c.y, (int32_t)floor(-0.3 / 0.1));
+    uint64_t s = 7;
+    for (int i = 0; i < 1000; i++) {
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        double x = ((double)(s >> 11) / 9007199254740992.0 - 0.5) * 200.0;
+        c = kr_spatial_cell_of(w, x, -x);
+        cr_assert_eq(c.x, (int32_t)floor(x / 0.1));
+        cr_assert_eq(c.y, (int32_t)floor(-x / 0.1));
+    }
+    kr_world_destroy(w);
+
+    /* Non-positive or non-finite sizes fall back to 1.0. */
+    double bad[] = { 0.0, -3.0, NAN, INFINITY };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        w = make_world(bad[i]);
+        c = kr_spatial_cell_of(w, 1.5, -1.5);
+        cr_assert_eq(c.x, 1);
+        cr_assert_eq(c.y, -2);
+        kr_world_destroy(w);
+    }
+}
+
+/* A 7 x 7 lattice at half-integers in [-3, 3] plus points on cell edges. */
+Test(spatial, box_query_boundaries_and_order)
+{
+    kr_world_t *w = make_world(1.0);
+    kr_entity_t grid[7][7];
+    for (int j = 0; j < 7; j++)
+        for (int i = 0; i < 7; i++) {
+            grid[j][i] = make_entity(w);
+            put(w, grid[j][i], i - 3 + 0.5, j - 3 + 0.5);
+        }
+    kr_entity_t out[64];
+
+    /* Cells (-1..0, -1..0): four lattice points, in (cy, cx) order. */
+    size_t n = kr_spatial_query_box(w, -1.0, -1.0, 0.99, 0.99, out, 64);
+    cr_assert_eq(n, 4);
+    cr_assert_eq(out[0], grid[2][2]);
+    cr_assert_eq(out[1], grid[2][3]);
+    cr_assert_eq(out[2], grid[3][2]);
+    cr_assert_eq(out[3], grid[3][3]);
+
+    /* Box edges are inclusive. */
+    n = kr_spatial_query_box(w, -0.5, -0.5, 0.5, 0.5, out, 64);
+    cr_assert_eq(n, 4);
+    n = kr_spatial_query_box(w, 0.5, 0.5, 0.5, 0.5, out, 64);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(out[0], grid[3][3]);
+    n = kr_spatial_query_box(w, 0.50001, 0.5, 0.6, 0.6, out, 64);
+    cr_assert_eq(n, 0);
+
+    /* A point exactly on a cell edge. */
+    kr_entity_t edge = make_entity(w);
+    put(w, edge, 1.0, 1.0);
+    assert_cell(w, 1, 1, (kr_entity_t[]){ grid[4][4], edge }, 2);
+    n = kr_spatial_query_box(w, 0.0, 0.0, 1.0, 1.0, out, 64);
+    cr_assert_eq(n, 2);
+    cr_assert_eq(out[0], grid[3][3]);
+    cr_assert_eq(out[1], edge);
+    n = kr_spatial_query_box(w, 0.0, 0.0, 0.9999999, 0.9999999, out, 64);
+    cr_assert_eq(n, 1);
+    n = kr_spatial_query_box(w, 1.0, 1.0, 1.4, 1.4, out, 64);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(out[0], edge);
+
+    /* Everything: rows bottom up, then slot order. */
+    n = kr_spatial_query_box(w, -1000, -1000, 1000, 1000, out, 64);
+    cr_assert_eq(n, 50);
+    size_t k = 0;
+    for (int j = 0; j < 7; j++)
+        for (int i = 0; i < 7; i++) {
+            cr_assert_eq(out[k], grid[j][i], "result %zu", k);
+            k++;
+            if (j == 4 && i == 4) cr_assert_eq(out[k++], edge);
+        }
+
+    /* An empty or inverted box. */
+    cr_assert_eq(kr_spatial_query_box(w, 10, 10, 20, 20, out, 64), 0);
+    cr_assert_eq(kr_spatial_query_box(w, 1, 1, 0, 0, out, 64), 0);
+    kr_world_destroy(w);
+}
+
+Test(spatial, capacity_exceeded_returns_full_count)
+{
+    kr_world_t *w = make_world(1.0);
+    kr_entity_t e[6];
+    for (int i = 0; i < 6; i++) {
+        e[i] = make_entity(w);
+        put(w, e[i], 0.1 * i, 0.1 * i);
+    }
+    kr_entity_t all[8], out[8];
+    cr_assert_eq(kr_spatial_query_box(w, 0, 0, 1, 1, all, 8), 6);
+    for (int cap = 0; cap <= 6; cap++) {
+        for (int i = 0; i < 8; i++) out[i] = (kr_entity_t)0xdead;
+        cr_assert_eq(kr_spatial_query_box(w, 0, 0, 1, 1, out, (size_t)cap), 6);
+        for (int i = 0; i < cap; i++) cr_assert_eq(out[i], all[i]);
+        for (int i = cap; i < 8; i++) cr_assert_eq(out[i], (kr_entity_t)0xdead, "wrote past capacity");
+        for (int i = 0; i < 8; i++) out[i] = (kr_entity_t)0xdead;
+        cr_assert_eq(kr_spatial_query_radius(w, 0, 0, 1, out, (size_t)cap), 6);
+        for (int i = cap; i < 8; i++) cr_assert_eq(out[i], (kr_entity_t)0xdead, "wrote past capacity");
+    }
+    /* Counting only. */
+    cr_assert_eq(kr_spatial_query_box(w, 0, 0, 1, 1, NULL, 0), 6);
+    cr_assert_eq(kr_spatial_query_radius(w, 0, 0, 0.3, NULL, 0), 3);
+    /* The same counts when the box spans more cells than are occupied. */
+    cr_assert_eq(kr_spatial_query_box(w, -50, -50, 50, 50, out, 2), 6);
+    cr_assert_eq(out[0], all[0]);
+    cr_assert_eq(out[1], all[1]);
+    kr_world_destroy(w);
+}
+
+Test(spatial, radius_query)
+{
+    kr_world_t *w = make_world(1.0);
+    kr_entity_t on = make_entity(w), in = make_entity(w), out_ = make_entity(w), centre = make_entity(w);
+    put(w, on, 3.0, 4.0);      /* distance 5 */
+    put(w, in, -3.0, -3.0);    /* distance 4.24 */
+    put(w, out_, 5.0, 5.0);    /* distance 7.07 */
+    put(w, centre, 0.0, 0.0);
+    kr_entity_t out[8];
+    size_t n = kr_spatial_query_radius(w, 0, 0, 5.0, out, 8);
+    cr_assert_eq(n, 3);
+    /* (cy, cx) order: in (-3, -3), centre (0, 0), on (3, 4). */
+    cr_assert_eq(out[0], in);
+    cr_assert_eq(out[1], centre);
+    cr_assert_eq(out[2], on);
+    cr_assert_eq(kr_spatial_query_radius(w, 0, 0, 4.999, out, 8), 2);
+    cr_assert_eq(kr_spatial_query_radius(w, 0, 0, 0.0, out, 8), 1);
+    cr_assert_eq(out[0], centre);
+    cr_assert_eq(kr_spatial_query_radius(w, 3.0, 4.0, 0.0, out, 8), 1);
+    cr_assert_eq(out[0], on);
+    cr_assert_eq(kr_spatial_query_radius(w, 0.5, 0.5, 0.1, out, 8), 0);
+    /* The corner of the bounding square is not in the disc. */
+    cr_assert_eq(kr_spatial_query_radius(w, 4.0, 4.0, 1.0, out, 8), 1);
+    cr_assert_eq(out[0], on);
+    cr_assert_eq(kr_spatial_query_radius(w, 0, 0, 1e6, out, 8), 4);
+    kr_world_destroy(w);
+}
+
+/* The disc test is the double expression dx * dx + dy * dy <= r * r, the
+ * same as a brute-force scan: rounding in x - r must not drop a cell. Here
+ * x - r is exactly 0 (cell 0) while the point lies in cell -1, and
+ * (-1e-300 - 0.5) rounds to -0.5. */
+Test(spatial, radius_matches_distance_formula_at_cell_edges)
+{
+    kr_world_t *w = make_world(1.0);
+    kr_entity_t e = make_entity(w), f = make_entity(w);
+    put(w, e, -1e-300, 0.5);
+    put(w, f, 0.5, 1.0);
+    kr_entity_t out[4];
+    cr_assert_eq(kr_spatial_query_radius(w, 0.5, 0.5, 0.5, out, 4), 2);
+    cr_assert_eq(out[0], e);
+    cr_assert_eq(out[1], f);
+    kr_world_destroy(w);
+}
+
+Test(spatial, stale_entity_refused)
+{
+    kr_world_t *w = make_world(1.0);
+    kr_entity_t e = make_entity(w);
+    put(w, e, 1, 1);
+    cr_assert_eq(kr_entity_destroy(w, e), KR_OK);
+    cr_assert_eq(kr_spatial_insert(w, e, 2, 2), KR_ERR_STALE_ENTITY);
+    cr_assert_eq(kr_spatial_move(w, e, 2, 2), KR_ERR_STALE_ENTITY);
+    cr_assert_eq(kr_spatial_remove(w, e), KR_ERR_STALE_ENTITY);
+    kr_clear_error();
+    cr_assert_not(kr_spatial_position(w, e, NULL, NULL));
+    cr_assert_eq(kr_last_status(), KR_ERR_STALE_ENTITY);
+    /* Still refused once the index is reused. */
+    kr_entity_t f = make_entity(w);
+    cr_assert_eq(kr_entity_index(f), kr_entity_index(e));
+    put(w, f, 3, 3);
+    cr_assert_eq(kr_spatial_move(w, e, 2, 2), KR_ERR_STALE_ENTITY);
+    cr_assert_eq(kr_spatial_remove(w, e), KR_ERR_STALE_ENTITY);
+    cr_assert_not(kr_spatial_position(w, e, NULL, NULL));
+    cr_assert_eq(kr_spatial_count(w), 1);
+    assert_cell(w, 3, 3, &f, 1);
+    cr_assert_eq(kr_spatial_insert(w, KR_ENTITY_INVALID, 0, 0), KR_ERR_STALE_ENTITY);
+    cr_assert_eq(kr_spatial_insert(w, kr_entity_make(12345, 1), 0, 0), KR_ERR_STALE_ENTITY);
+    kr_world_destroy(w);
+}
+
+Test(spatial, null_world)
+{
+    kr_entity_t out[4];
+    size_t n = 7;
+    kr_clear_error();
+    cr_assert_eq(kr_spatial_insert(NULL, 1, 0, 0), KR_ERR_INVALID_ARG);
+    cr_assert_eq(kr_spatial_move(NULL, 1, 0, 0), KR_ERR_INVALID_ARG);
+    cr_assert_eq(kr_spatial_remove(NULL, 1), KR_ERR_INVALID_ARG);
+#define NULL_WORLD_CASE(expr)                                  \
+    do {                                                       \
+        kr_clear_error();                                      \
+        cr_assert(!(expr), #expr);                             \
+        cr_assert_eq(kr_last_status(), KR_ERR_INVALID_ARG, #expr); \
+    } while (0)
+    NULL_WORLD_CASE(kr_spatial_position(NULL, 1, NULL, NULL));
+    NULL_WORLD_CASE(kr_spatial_cell_entities(NULL, (kr_cell_t){ 0, 0 }, &n));
+    cr_assert_eq(n, 0);
+    NULL_WORLD_CASE(kr_spatial_query_box(NULL, 0, 0, 1, 1, out, 4));
+    NULL_WORLD_CASE(kr_spatial_query_radius(NULL, 0, 0, 1, out, 4));
+    NULL_WORLD_CASE(kr_spatial_count(NULL));
+    NULL_WORLD_CASE(kr_spatial_cell_count(NULL));
+    kr_clear_error();
+    kr_cell_t c = kr_spatial_cell_of(NULL, 5, 5);
+    cr_assert_eq(kr_last_status(), KR_ERR_INVALID_ARG);
+    cr_assert_eq(c.x, 0);
+    cr_assert_eq(c.y, 0);
+#undef NULL_WORLD_CASE
+}
+
+Test(spatial, non_finite_and_out_of_range_input)
+{
+    kr_world_t *w = make_world(1.0);
+    kr_entity_t e = make_entity(w);
+    double bad[] = { NAN, INFINITY, -INFINITY };
+    for (size_t i = 0; i < 3; i++) {
+        cr_assert_eq(kr_spatial_insert(w, e, bad[i], 0), KR_ERR_INVALID_ARG);
+        cr_assert_eq(kr_spatial_insert(w, e, 0, bad[i]), KR_ERR_INVALID_ARG);
+    }
+    cr_assert_eq(kr_spatial_count(w), 0);
+    cr_assert_eq(kr_spatial_cell_count(w), 0);
+    cr_assert_not(kr_spatial_position(w, e, NULL, NULL));
+
+    put(w, e, 1.5, 1.5);
+    for (size_t i = 0; i < 3; i++) {
+        cr_assert_eq(kr_spatial_move(w, e, bad[i], 0), KR_ERR_INVALID_ARG);
+        cr_assert_eq(kr_spatial_move(w, e, 0, bad[i]), KR_ERR_INVALID_ARG);
+    }
+    double x, y;
+    cr_assert(kr_spatial_position(w, e, &x, &y));
+    cr_assert_eq(x, 1.5);
+    cr_assert_eq(y, 1.5);
+    assert_cell(w, 1, 1, &e, 1);
+
+    /* Cell indices must fit in int32. */
+    cr_assert_eq(kr_spatial_move(w, e, 1e300, 0), KR_ERR_INVALID_ARG);
+    cr_assert_eq(kr_spatial_move(w, e, 2147483648.0, 0), KR_ERR_INVALID_ARG);
+    cr_assert_eq(kr_spatial_move(w, e, 0, -2147483649.0), KR_ERR_INVALID_ARG);
+    assert_cell(w, 1, 1, &e, 1);
+    kr_entity_t lo = make_entity(w), hi = make_entity(w);
+    put(w, hi, 2147483647.5, 2147483647.0);
+    put(w, lo, -2147483648.0, -2147483647.5);
+    assert_cell(w, INT32_MAX, INT32_MAX, &hi, 1);
+    assert_cell(w, INT32_MIN, INT32_MIN, &lo, 1);
+    kr_entity_t out[4];
+    cr_assert_eq(kr_spatial_query_box(w, -1e300, -1e300, 1e300, 1e300, out, 4), 3);
+    cr_assert_eq(out[0], lo);
+    cr_assert_eq(out[1], e);
+    cr_assert_eq(out[2], hi);
+    cr_assert_eq(kr_spatial_query_box(w, 2147483647.0, 2147483647.0, 1e300, 1e300, out, 4), 1);
+    cr_assert_eq(out[0], hi);
+    cr_assert_eq(kr_spatial_query_radius(w, -2147483648.0, -2147483648.0, 1.0, out, 4), 1);
+    cr_assert_eq(out[0], lo);
+    cr_assert_eq(kr_spatial_query_radius(w, 0, 0, 1e300, out, 4), 3);
+    kr_clear_error();
+    kr_cell_t c = kr_spatial_cell_of(w, 1e300, -1e300);
+    cr_assert_eq(kr_last_status(), KR_ERR_INVALID_ARG);
+    cr_assert_eq(c.x, INT32_MAX);
+    cr_assert_eq(c.y, INT32_MIN);
+    kr_clear_error();
+    kr_spatial_cell_of(w, NAN, 0);
+    cr_assert_eq(kr_last_status(), KR_ERR_INVALID_ARG);
+
+    /* Queries with non-finite input, a negative radius, or no buffer. */
+    for (size_t i = 0; i < 3; i++) {
+        kr_clear_error();
+        cr_assert_eq(kr_spatial_query_box(w, bad[i], 0, 1, 1, out, 4), 0);
+        cr_assert_eq(kr_last_status(), KR_ERR_INVALID_ARG);
+        kr_clear_error();
+        cr_assert_eq(kr_spatial_query_box(w, 0, 0, 1, bad[i], out, 4), 0);
+        cr_assert_eq(kr_last_status(), KR_ERR_INVALID_ARG);
+        kr_clear_error();
+        cr_assert_eq(kr_spatial_query_radius(w, 1.5, bad[i], 1, out, 4), 0);
+        cr_assert_eq(kr_last_status(), KR_ERR_INVALID_ARG);
+        kr_clear_error();
+        cr_assert_eq(kr_spatial_query_radius(w, 1.5, 1.5, bad[i], out, 4), 0);
+        cr_assert_eq(kr_last_status(), KR_ERR_INVALID_ARG);
+    }
+    kr_clear_error();
+    cr_assert_eq(kr_spatial_query_radius(w, 1.5, 1.5, -1.0, out, 4), 0);
+    cr_assert_eq(kr_last_status(), KR_ERR_INVALID_ARG);
+    kr_clear_error();
+    cr_assert_eq(kr_spatial_query_box(w, 0, 0, 2, 2, NULL, 4), 0);
+    cr_assert_eq(kr_last_status(), KR_ERR_INVALID_ARG);
+    kr_world_destroy(w);
+}
+
+Test(spatial, remove_then_reinsert)
+{
+    kr_world_t *w = make_world(1.0);
+    kr_entity_t e = make_entity(w);
+    put(w, e, 4.5, 4.5);
+    cr_assert_eq(kr_spatial_insert(w, e, 0, 0), KR_ERR_EXISTS);
+    assert_cell(w, 4, 4, &e, 1);
+    cr_assert_eq(kr_spatial_remove(w, e), KR_OK);
+    cr_assert_not(kr_spatial_position(w, e, NULL, NULL));
+    cr_assert_eq(kr_spatial_count(w), 0);
+    cr_assert_eq(kr_spatial_cell_count(w), 0);
+    cr_assert_eq(cell_size_of(w, 4, 4), 0);
+    cr_assert_eq(kr_spatial_remove(w, e), KR_ERR_STATE);
+    cr_assert_eq(kr_spatial_move(w, e, 1, 1), KR_ERR_STATE);
+    cr_assert_eq(kr_spatial_count(w), 0);
+
+    put(w, e, -7.25, 2.0);
+    assert_cell(w, -8, 2, &e, 1);
+    cr_assert_eq(kr_spatial_count(w), 1);
+    cr_assert_eq(kr_spatial_cell_count(w), 1);
+    double x, y;
+    cr_assert(kr_spatial_position(w, e, &x, &y));
+    cr_assert_eq(x, -7.25);
+    cr_assert_eq(y, 2.0);
+    /* And destroy after the round trip. */
+    cr_assert_eq(kr_entity_destroy(w, e), KR_OK);
+    cr_assert_eq(kr_spatial_count(w), 0);
+    cr_assert_eq(kr_spatial_cell_count(w), 0);
+    kr_world_destroy(w);
+}
+
+Test(spatial, cells_released)
+{
+    kr_world_t *w = make_world(1.0);
+    enum { N = 1000 };
+    kr_entity_t e[N];
+    for (int i = 0; i < N; i++) {
+        e[i] = make_entity(w);
+        put(w, e[i], i % 37 + 0.5, i / 37 - 10.5);
+    }
+    cr_assert_eq(kr_spatial_cell_count(w), N);
+    for (int i = 0; i < N; i++) cr_assert_eq(kr_spatial_remove(w, e[i]), KR_OK);
+    cr_assert_eq(kr_spatial_cell_count(w), 0);
+    cr_assert_eq(kr_spatial_count(w), 0);
+    cr_assert_eq(kr_spatial_query_box(w, -1e9, -1e9, 1e9, 1e9, NULL, 0), 0);
+    for (int i = 0; i < N; i++) put(w, e[i], 0.5, 0.5);
+    cr_assert_eq(kr_spatial_cell_count(w), 1);
+    cr_assert_eq(cell_size_of(w, 0, 0), N);
+    for (int i = 0; i < N; i += 2) cr_assert_eq(kr_entity_destroy(w, e[i]), KR_OK);
+    cr_assert_eq(cell_size_of(w, 0, 0), N / 2);
+    for (int i = 1; i < N; i += 2) cr_assert_eq(kr_spatial_move(w, e[i], 100.5, 0.5), KR_OK);
+    cr_assert_eq(kr_spatial_cell_count(w), 1);
+    cr_assert_eq(cell_size_of(w, 100, 0), N / 2);
+    cr_assert_eq(cell_size_of(w, 0, 0), 0);
+    kr_world_destroy(w);   /* spatial entities still in: freed with the world */
+}
+
+/* Memory follows occupied cells: an entity walking through many cells
+ * keeps reusing one cell record. */
+Test(spatial, walk_reuses_cell_records)
+{
+    kr_world_t *w = make_world(1.0);
+    kr_entity_t a = make_entity(w), b = make_entity(w);
+    put(w, a, 0.5, 0.5);
+    put(w, b, -0.5, 0.5);
+    for (int i = 1; i < 100000; i++) {
+        cr_assert_eq(kr_spatial_move(w, a, i + 0.5, (i * 7) % 1000 + 0.5), KR_OK);
+        cr_assert_eq(kr_spatial_move(w, b, -i - 0.5, 0.5), KR_OK);
+    }
+    cr_assert_eq(kr_spatial_cell_count(w), 2);
+    cr_assert_leq(w->spatial.cell_count, 3, "cell records grew to %u", w->spatial.cell_count);
+    cr_assert_eq(w->spatial.cell_map.count, 2);
+    kr_world_destroy(w);
+}
+
+Test(spatial, entries_grow_to_high_indices)
+{
+    kr_world_t *w = make_world(1.0);
+    kr_entity_t last = 0;
+    for (int i = 0; i < 5000; i++) last = make_entity(w);
+    put(w, last, 1, 1);
+    kr_entity_t first = kr_entity_make(0, 1);
+    put(w, first, 1, 1);
+    assert_cell(w, 1, 1, (kr_entity_t[]){ last, first }, 2);
+    kr_world_destroy(w);
+}
+
+/* ---- random operations against a brute-force model ---------------------- */
+
+#define RN 3000          /* entities */
+#define RCELLS 4096      /* model cells: enough for RN distinct ones */
+
+typedef struct model_cell {
+    int32_t cx, cy;
+    kr_entity_t *members;
+    uint32_t count, capacity;
+} model_cell_t;
+
+typedef struct model {
+    kr_entity_t ids[RN];
+    bool in[RN];
+    double x[RN], y[RN];
+    model_cell_t *cells;   /* RCELLS */
+    uint32_t cell_count;   /* slots used, empty ones included */
+    int slot_of[4 * RN];   /* entity index -> i */
+    double size;
+    uint64_t rng;
+} model_t;
+
+static uint64_t next_u64(model_t *m)
+{
+    uint64_t z = (m->rng += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static double uniform(model_t *m) { return (double)(next_u64(m) >> 11) / 9007199254740992.0; }
+
+/* Half the coordinates on a quarter lattice (exact cell edges and exact
+ * distances), half arbitrary doubles; all in [-60, 60). */
+static double coord(model_t *m)
+{
+    if (next_u64(m) & 1) return (double)((int64_t)(next_u64(m) % 480) - 240) * 0.25;
+    return uniform(m) * 120.0 - 60.0;
+}
+
+static model_cell_t *model_cell(model_t *m, int32_t cx, int32_t cy, bool create)
+{
+    model_cell_t *empty = NULL;
+    for (uint32_t i = 0; i < m->cell_count; i++) {
+        model_cell_t *c = &m->cells[i];
+        if (c->count && c->cx == cx && c->cy == cy) return c;
+        if (!c->count && !empty) empty = c;
+    }
+    if (!create) return NULL;
+    if (!empty) {
+        cr_assert_lt(m->cell_count, RCELLS);
+        empty = &m->cells[m->cell_count++];
+    }
+    empty->cx = cx;
+    empty->cy = cy;
+    empty->count = 0;
+    return empty;
+}
+
+static int32_t mfloor(const model_t *m, double v) { return (int32_t)floor(v / m->size); }
+
+static void model_unlink(model_t *m, int i)
+{
+    model_cell_t *c = model_cell(m, mfloor(m, m->x[i]), mfloor(m, m->y[i]), false);
+    cr_assert_not_null(c);
+    for (uint32_t k = 0; k < c->count; k++)
+        if (c->members[k] == m->ids[i]) {
+            c->members[k] = c->members[--c->count];
+            m->in[i] = false;
+            return;
+        }
+    cr_assert_fail("model: entity not in its cell");
+}
+
+static void model_link(model_t *m, int i, double x, double y)
+{
+    model_cell_t *c = model_cell(m, mfloor(m, x), mfloor(m, y), true);
+    if (c->count == c->capacity) {
+        c->capacity = c->capacity ? c->capacity * 2 : 8;
+        c->members = realloc(c->members, c->capacity * sizeof *c->members);
+        cr_assert_not_null(c->members);
+    }
+    c->members[c->count++] = m->ids[i];
+    m->x[i] = x;
+    m->y[i] = y;
+    m->in[i] = true;
+}
+
+/* A move keeps the slot when the cell is unchanged. */
+static void model_move(model_t *m, int i, double x, double y)
+{
+    if (mfloor(m, x) == mfloor(m, m->x[i]) && mfloor(m, y) == mfloor(m, m->y[i])) {
+        m->x[i] = x;
+        m->y[i] = y;
+        return;
+    }
+    model_unlink(m, i);
+    model_link(m, i, x, y);
+}
+
+static int cmp_cell_ptr(const void *a, const void *b)
+{
+    const model_cell_t *x = *(model_cell_t *const *)a, *y = *(model_cell_t *const *)b;
+    if (x->cy != y->cy) return x->cy < y->cy ? -1 : 1;
+    if (x->cx != y->cx) return x->cx < y->cx ? -1 : 1;
+    return 0;
+}
+
+static double mpos(const model_t *m, kr_entity_t e, int axis)
+{
+    int i = m->slot_of[kr_entity_index(e)];
+    cr_assert_eq(m->ids[i], e, "model: unknown entity");
+    return axis ? m->y[i] : m->x[i];
+}
+
+static kr_entity_t model_new(kr_world_t *w, model_t *m, int i)
+{
+    kr_entity_t e = make_entity(w);
+    cr_assert_lt(kr_entity_index(e), 4 * RN);
+    m->ids[i] = e;
+    m->slot_of[kr_entity_index(e)] = i;
+    return e;
+}
+
+/* Brute force: every occupied cell in (cy, cx) order, members in slot order,
+ * each tested against the box (radius < 0) or the disc. */
+static size_t model_query(const model_t *m, double x0, double y0, double x1, double y1, double px,
+                          double py, double r, kr_entity_t *out)
+{
+    static model_cell_t *order[RCELLS];
+    size_t nc = 0, n = 0;
+    for (uint32_t i = 0; i < m->cell_count; i++)
+        if (m->cells[i].count) order[nc++] = &m->cells[i];
+    qsort(order, nc, sizeof *order, cmp_cell_ptr);
+    for (size_t i = 0; i < nc; i++)
+        for (uint32_t k = 0; k < order[i]->count; k++) {
+            kr_entity_t e = order[i]->members[k];
+            double x = mpos(m, e, 0), y = mpos(m, e, 1);
+            bool hit;
+            if (r < 0) {
+                hit = x >= x0 && x <= x1 && y >= y0 && y <= y1;
+            } else {
+                double dx = x - px, dy = y - py;
+                hit = dx * dx + dy * dy <= r * r;
+            }
+            if (hit) out[n++] = e;
+        }
+    return n;
+}
+
+static void check_against_model(kr_world_t *w, model_t *m)
+{
+    size_t in = 0, cells = 0;
+    for (int i = 0; i < RN; i++) {
+        double x, y;
+        bool has = kr_spatial_position(w, m->ids[i], &x, &y);
+        cr_assert_eq(has, m->in[i], "entity %d membership", i);
+        if (!has) continue;
+        in++;
+        cr_assert_eq(x, m->x[i]);
+        cr_assert_eq(y, m->y[i]);
+    }
+    for (uint32_t c = 0; c < m->cell_count; c++) {
+        const model_cell_t *mc = &m->cells[c];
+        if (!mc->count) continue;
+        cells++;
+        assert_cell(w, mc->cx, mc->cy, mc->members, mc->count);
+    }
+    cr_assert_eq(kr_spatial_count(w), in);
+    cr_assert_eq(kr_spatial_cell_count(w), cells);
+}
+
+static void check_queries(kr_world_t *w, model_t *m, int rounds)
+{
+    static kr_entity_t want[RN], got[RN];
+    for (int q = 0; q < rounds; q++) {
+        size_t nw, ng;
+        double x0 = coord(m), y0 = coord(m);
+        /* Mostly small boxes (cell lookups), sometimes huge ones (scan). */
+        double span = (q % 4 == 0) ? 200.0 * uniform(m) : 12.0 * uniform(m);
+        if (q % 3 == 0) span = floor(span * 4) / 4;
+        double x1 = x0 + span, y1 = y0 + span * uniform(m);
+        nw = model_query(m, x0, y0, x1, y1, 0, 0, -1, want);
+        ng = kr_spatial_query_box(w, x0, y0, x1, y1, got, RN);
+        cr_assert_eq(ng, nw, "box (%g, %g)-(%g, %g): %zu results, want %zu", x0, y0, x1, y1, ng, nw);
+        cr_assert_arr_eq(got, want, nw * sizeof *want, "box (%g, %g)-(%g, %g) order", x0, y0, x1, y1);
+
+        double r = (q % 4 == 0) ? 100.0 * uniform(m) : 8.0 * uniform(m);
+        if (q % 2 == 0) r = floor(r * 4) / 4;
+        nw = model_query(m, 0, 0, 0, 0, x0, y0, r, want);
+        ng = kr_spatial_query_radius(w, x0, y0, r, got, RN);
+        cr_assert_eq(ng, nw, "radius (%g, %g) r %g: %zu results, want %zu", x0, y0, r, ng, nw);
+        cr_assert_arr_eq(got, want, nw * sizeof *want, "radius (%g, %g) r %g order", x0, y0, r);
+    }
+}
+
+static void random_run(double size, uint64_t seed)
+{
+    model_t *m = calloc(1, sizeof *m);
+    cr_assert_not_null(m);
+    m->cells = calloc(RCELLS, sizeof *m->cells);
+    cr_assert_not_null(m->cells);
+    m->size = size;
+    m->rng = seed;
+    kr_world_t *w = make_world(size);
+    for (int i = 0; i < RN; i++) {
+        model_new(w, m, i);
+        if (i % 4 == 0) continue;
+        double x = coord(m), y = coord(m);
+        put(w, m->ids[i], x, y);
+        model_link(m, i, x, y);
+    }
+    check_against_model(w, m);
+    check_queries(w, m, 50);
+
+    for (int round = 0; round < 20; round++) {
+        for (int op = 0; op < 2000; op++) {
+            int i = (int)(next_u64(m) % RN);
+            unsigned kind = (unsigned)(next_u64(m) % 100);
+            if (!m->in[i]) {
+                if (kind < 10) {   /* destroy and replace */
+                    cr_assert_eq(kr_entity_destroy(w, m->ids[i]), KR_OK);
+                    model_new(w, m, i);
+                } else if (kind < 80) {
+                    double x = coord(m), y = coord(m);
+                    put(w, m->ids[i], x, y);
+                    model_link(m, i, x, y);
+                } else {
+                    cr_assert_eq(kr_spatial_move(w, m->ids[i], 0, 0), KR_ERR_STATE);
+                }
+            } else if (kind < 60) {   /* a short step: often the same cell */
+                double x = m->x[i] + (uniform(m) - 0.5) * size, y = m->y[i] + (uniform(m) - 0.5) * size;
+                cr_assert_eq(kr_spatial_move(w, m->ids[i], x, y), KR_OK);
+                model_move(m, i, x, y);
+            } else if (kind < 80) {   /* a jump */
+                double x = coord(m), y = coord(m);
+                cr_assert_eq(kr_spatial_move(w, m->ids[i], x, y), KR_OK);
+                model_move(m, i, x, y);
+            } else if (kind < 90) {
+                cr_assert_eq(kr_spatial_remove(w, m->ids[i]), KR_OK);
+                model_unlink(m, i);
+            } else {   /* destroy in the hash, replace */
+                kr_entity_t old = m->ids[i];
+                cr_assert_eq(kr_entity_destroy(w, old), KR_OK);
+                model_unlink(m, i);
+                model_new(w, m, i);
+                cr_assert_eq(kr_spatial_move(w, old, 0, 0), KR_ERR_STALE_ENTITY);
+            }
+        }
+        check_against_model(w, m);
+        check_queries(w, m, 30);
+    }
+
+    /* Empty it: every cell record goes. */
+    for (int i = 0; i < RN; i++)
+        if (m->in[i]) {
+            cr_assert_eq(kr_spatial_remove(w, m->ids[i]), KR_OK);
+            model_unlink(m, i);
+        }
+    check_against_model(w, m);
+    cr_assert_eq(kr_spatial_cell_count(w), 0);
+    cr_assert_eq(kr_spatial_count(w), 0);
+    kr_world_destroy(w);
+    for (uint32_t c = 0; c < m->cell_count; c++) free(m->cells[c].members);
+    free(m->cells);
+    free(m);
+}
+
+Test(spatial, random_moves_match_brute_force_unit_cells, .timeout = 60) { random_run(1.0, 1); }
+Test(spatial, random_moves_match_brute_force_wide_cells, .timeout = 60) { random_run(2.5, 2); }
+Test(spatial, random_moves_match_brute_force_odd_cells, .timeout = 60) { random_run(0.3, 3); }
