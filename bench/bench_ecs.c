@@ -44,6 +44,19 @@ static uint64_t rng_next(void)
 }
 static double rng_unit(void) { return (double)(rng_next() >> 11) * 0x1.0p-53; }
 
+/* k distinct entries of ids[0..n) in random order (a partial Fisher-Yates
+ * shuffle of ids itself, which is only a list of live entities). */
+static void pick_distinct(kr_entity_t *out, kr_entity_t *ids, int n, int k)
+{
+    for (int i = 0; i < k; i++) {
+        int j = i + (int)(rng_next() % (uint64_t)(n - i));
+        kr_entity_t t = ids[i];
+        ids[i] = ids[j];
+        ids[j] = t;
+        out[i] = ids[i];
+    }
+}
+
 static void emit(const char *name, double value, const char *unit, int n, int reps)
 {
     printf("{\"bench\": \"ecs\", \"case\": \"%s\", \"value\": %.4g, \"unit\": \"%s\", \"n\": %d, \"reps\": %d}\n",
@@ -249,21 +262,22 @@ int main(int argc, char **argv)
         }
         plain[r] = median(tp, passes);
 
-        /* add then remove a third component on random entities. */
-        for (int i = 0; i < churn; i++) pick[i] = ids[rng_next() % (uint64_t)n];
+        /* add then remove a third component on distinct random entities. */
+        pick_distinct(pick, ids, n, churn);
         t0 = now_ns();
         int ops = 0;
         for (int i = 0; i < churn; i++) ops += kr_component_add(w, pick[i], ty.extra) != NULL;
         for (int i = 0; i < churn; i++) ops += kr_component_remove(w, pick[i], ty.extra) == KR_OK;
         addrem[r] = (now_ns() - t0) / (2.0 * churn);
-        if (ops < churn) { /* duplicates in pick fail the second add; count only real ops */
+        if (ops != 2 * churn) {
             fprintf(stderr, "bench_ecs: only %d of %d add/remove operations succeeded\n", ops, 2 * churn);
+            return 1;
         }
         churned[r] = time_view_pass(&vw, passes, n);
 
-        /* destroy random entities: rows, records and ids (not in the spatial hash). */
+        /* destroy distinct random entities: rows, records and ids (not in the spatial hash). */
         int destroyed = 0;
-        for (int i = 0; i < churn; i++) pick[i] = ids[rng_next() % (uint64_t)n];
+        pick_distinct(pick, ids, n, churn);
         t0 = now_ns();
         for (int i = 0; i < churn; i++) destroyed += kr_entity_destroy(w, pick[i]) == KR_OK;
         destroy[r] = (now_ns() - t0) / destroyed;
@@ -309,7 +323,7 @@ int main(int argc, char **argv)
 
         /* destroy random entities that are also in the spatial hash. */
         destroyed = 0;
-        for (int i = 0; i < churn; i++) pick[i] = ids[rng_next() % (uint64_t)live];
+        pick_distinct(pick, ids, live, churn);
         t0 = now_ns();
         for (int i = 0; i < churn; i++) destroyed += kr_entity_destroy(w, pick[i]) == KR_OK;
         destroy_sp[r] = (now_ns() - t0) / destroyed;

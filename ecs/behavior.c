@@ -43,6 +43,11 @@ void kr__behaviors_fire(kr_world_t *w, kr_entity_t e, kr_callback_t cb, kr_entit
         if (!types) return;
     }
     for (uint32_t i = 0; i < n; i++) types[i] = t->types[t->behavior_columns[i]];
-    for (uint32_t i = 0; i < n; i++) kr__behavior_fire_one(w, e, types[i], cb, arg);
+    for (uint32_t i = 0; i < n; i++) {
+        if (cb == KR_CB_DESTROY && e == w->removing_e && types[i] == w->removing_c) continue;
+        /* A behavior whose on_creation never ran gets no on_destroy. */
+        if (cb == KR_CB_DESTROY && e == w->creating && i >= w->created_behaviors) continue;
+        kr__behavior_fire_one(w, e, types[i], cb, arg);
+    }
     if (types != small) free(types);
 }

@@ -68,7 +68,13 @@ kr_status_t kr_component_remove(kr_world_t *w, kr_entity_t e, kr_component_t c)
         return kr__fail(KR_ERR_NO_COMPONENT, "kr_component_remove: entity %u has no '%s'",
                         kr_entity_index(e), entry->info.name);
     if (entry->info.vtbl && entry->info.vtbl->on_destroy) {
+        kr_entity_t se = w->removing_e;
+        kr_component_t sc = w->removing_c;
+        w->removing_e = e;
+        w->removing_c = c;
         kr__behavior_fire_one(w, e, c, KR_CB_DESTROY, 0);
+        w->removing_e = se;
+        w->removing_c = sc;
         r = kr__live(w, e, "kr_component_remove");
         if (!r) return kr_last_status();
         if (kr__column_index(w->tables[r->table], c) < 0) return KR_OK; /* callback removed it */

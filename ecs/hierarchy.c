@@ -64,6 +64,16 @@ static uint32_t parent_index(const kr_world_t *w, uint32_t idx)
     return (w->records[idx].flags & KR_REC_TREE) ? w->tree[idx].parent : KR_NONE;
 }
 
+static bool would_cycle(const kr_world_t *w, uint32_t ci, uint32_t pi)
+{
+    if (pi == ci) return true;
+    /* A leaf is nobody's ancestor: creating under a parent needs no walk. */
+    if (!(w->records[ci].flags & KR_REC_TREE) || w->tree[ci].first_child == KR_NONE) return false;
+    for (uint32_t a = pi; a != KR_NONE; a = parent_index(w, a))
+        if (a == ci) return true;
+    return false;
+}
+
 static kr_status_t reparent(kr_world_t *w, kr_entity_t child, kr_entity_t parent, kr_entity_t sibling,
                             const char *fn)
 {
@@ -81,9 +91,10 @@ static kr_status_t reparent(kr_world_t *w, kr_entity_t child, kr_entity_t parent
     }
     if (pi != KR_NONE && (w->records[pi].flags & KR_REC_DYING))
         return kr__fail(KR_ERR_STALE_ENTITY, "%s: parent %u is being destroyed", fn, pi);
-    for (uint32_t a = pi; a != KR_NONE; a = parent_index(w, a))
-        if (a == ci)
-            return kr__fail(KR_ERR_CYCLE, "%s: entity %u cannot become a descendant of itself", fn, ci);
+    if (w->records[ci].flags & KR_REC_DYING)
+        return kr__fail(KR_ERR_STALE_ENTITY, "%s: entity %u is being destroyed", fn, ci);
+    if (would_cycle(w, ci, pi))
+        return kr__fail(KR_ERR_CYCLE, "%s: entity %u cannot become a descendant of itself", fn, ci);
     uint32_t old = parent_index(w, ci);
     if (kr__tree_reserve(w)) return kr_last_status();
     if (old == KR_NONE && pi == KR_NONE) return KR_OK;
@@ -100,6 +111,9 @@ static kr_status_t reparent(kr_world_t *w, kr_entity_t child, kr_entity_t parent
     if (!kr_entity_alive(w, child) || (parent && !kr_entity_alive(w, parent)) ||
         (sibling && !kr_entity_alive(w, sibling)))
         return kr__fail(KR_ERR_STALE_ENTITY, "%s: an entity was destroyed by a callback", fn);
+    if (parent_index(w, ci) != old || (pi != KR_NONE && (w->records[pi].flags & KR_REC_DYING)) ||
+        (si != KR_NONE && parent_index(w, si) != pi) || would_cycle(w, ci, pi))
+        return kr__fail(KR_ERR_STATE, "%s: a callback changed the tree; nothing was moved", fn);
     kr__tree_unlink(w, ci);
     if (pi != KR_NONE && kr__tree_link(w, ci, pi, si)) return kr_last_status();
     if (old != KR_NONE && kr_entity_alive(w, old_parent))

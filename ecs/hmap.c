@@ -43,6 +43,7 @@ static kr_status_t grow(kr_hmap_t *m)
 
 kr_status_t kr_hmap_insert(kr_hmap_t *m, uint64_t key, uint32_t value)
 {
+    if (value == KR_HMAP_EMPTY) return kr__fail(KR_ERR_INVALID_ARG, "hash map: value %u is reserved", value);
     if ((uint64_t)(m->count + 1) * 10 > (uint64_t)m->capacity * 7) {
         kr_status_t st = grow(m);
         if (st) return st;
@@ -87,6 +88,7 @@ bool kr_hmap_remove(kr_hmap_t *m, uint64_t key, uint32_t value)
 
 bool kr_hmap_replace(kr_hmap_t *m, uint64_t key, uint32_t old_value, uint32_t new_value)
 {
+    if (new_value == KR_HMAP_EMPTY) return false;
     uint32_t s = find_slot(m, key, old_value);
     if (s == KR_HMAP_EMPTY) return false;
     m->values[s] = new_value;

@@ -21,7 +21,7 @@ void *kr__array_grow(void *old, size_t old_bytes, size_t new_bytes, size_t align
     size_t rounded = (new_bytes + align - 1) / align * align;
     void *p = NULL;
     if (posix_memalign(&p, align, rounded ? rounded : align)) return NULL;
-    if (huge) madvise(p, rounded, MADV_HUGEPAGE);
+    if (huge && !getenv("KR_NO_THP")) madvise(p, rounded, MADV_HUGEPAGE);
     if (old) {
         memcpy(p, old, old_bytes < new_bytes ? old_bytes : new_bytes);
         free(old);

@@ -57,6 +57,7 @@ kr_status_t kr_entity_set_name(kr_world_t *w, kr_entity_t e, const char *name)
     kr_record_t *r = kr__live(w, e, "kr_entity_set_name");
     if (!r) return kr_last_status();
     uint32_t idx = kr_entity_index(e);
+    if (name && *name && (r->flags & KR_REC_NAMED) && strcmp(w->names[idx].str, name) == 0) return KR_OK;
     char *copy = NULL;
     if (name && *name) {
         if (names_reserve(w)) return kr_last_status();

@@ -147,6 +147,10 @@ static kr_status_t write_entity(kr_world_t *w, uint32_t idx, kr_buf_t *out, uint
     st = st ? st : kr_buf_put_u8(out, flags);
     if (!st && (flags & PACK_NAMED)) {
         size_t len = strlen(w->names[idx].str);
+        /* kr_unpack refuses longer names: never write a pack nobody can read. */
+        if (len > PACK_MAX_NAME)
+            return kr__fail(KR_ERR_INVALID_ARG, "kr_pack: entity %u has a name of %zu bytes (at most %u)", idx,
+                            len, PACK_MAX_NAME);
         st = kr_buf_put_u32(out, (uint32_t)len);
         st = st ? st : kr_buf_append(out, w->names[idx].str, len);
     }
@@ -353,9 +357,13 @@ kr_status_t kr_unpack(kr_world_t *w, const void *data, size_t len, const kr_unpa
         }
         ids[k] = kr_entity_create_desc(w, &(kr_entity_desc_t){ .components = types,
                                                                 .component_count = p->component_count });
-        if (!ids[k]) st = kr_last_status();
+        if (!ids[k]) st = kr_last_status() ? kr_last_status() : KR_ERR_STATE;
     }
     free(types);
+    /* A later on_creation may have destroyed an earlier entity of the pack. */
+    for (uint32_t k = 0; k < n && !st; k++)
+        if (!kr_entity_alive(w, ids[k]))
+            st = kr__fail(KR_ERR_STATE, "kr_unpack: a callback destroyed entity %u of the pack", k);
 
     /* Pass 2b: links, names, positions, then component contents. */
     load_ctx_t lctx = { ids, n };

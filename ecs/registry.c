@@ -7,11 +7,6 @@
 #include "hmap.h"
 #include "world_private.h"
 
-struct kr_registry {
-    kr_registry_entry_t *entries;   /* entries[0] unused: id 0 is invalid */
-    uint32_t count, capacity;
-    kr_hmap_t by_name;              /* name hash -> id */
-};
 
 static uint64_t name_hash(const char *name) { return kr_hash_bytes(name, strlen(name), 0); }
 
@@ -150,11 +145,9 @@ kr_registry_t *kr_registry_create(void)
         kr__fail(KR_ERR_NOMEM, "kr_registry_create: out of memory");
         return NULL;
     }
-    reg->count = 1; /* id 0 is the invalid component */
-    reg->capacity = 0;
-    reg->entries = NULL;
+    /* Ids index entries directly; entries[0] stands for the invalid id. */
+    reg->count = 1;
     kr_hmap_init(&reg->by_name);
-    /* entries[0] must exist so that ids index entries directly. */
     reg->entries = calloc(16, sizeof *reg->entries);
     if (!reg->entries) {
         free(reg);
@@ -193,11 +186,6 @@ void kr_registry_destroy(kr_registry_t *reg)
 
 uint32_t kr_registry_count(const kr_registry_t *reg) { return reg ? reg->count - 1 : 0; }
 
-const kr_registry_entry_t *kr__registry_entry(const kr_registry_t *reg, kr_component_t id)
-{
-    return reg && id > 0 && id < reg->count ? &reg->entries[id] : NULL;
-}
-
 const kr_component_info_t *kr_component_info(const kr_registry_t *reg, kr_component_t id)
 {
     const kr_registry_entry_t *e = kr__registry_entry(reg, id);
@@ -215,7 +203,9 @@ uint64_t kr_registry_hash(const kr_registry_t *reg)
     for (uint32_t i = 1; i < reg->count; i++) {
         const kr_component_info_t *in = &reg->entries[i].info;
         h = kr_hash_bytes(in->name, strlen(in->name), h);
-        uint64_t shape[4] = { in->size, in->align, in->vtbl != NULL, in->field_count };
+        /* Whether a behavior serializes decides its pack format, so it counts. */
+        uint64_t kind = in->vtbl ? (in->vtbl->serialize ? 2 : 1) : 0;
+        uint64_t shape[4] = { in->size, in->align, kind, in->field_count };
         h = kr_hash_bytes(shape, sizeof shape, h);
         for (size_t f = 0; f < in->field_count; f++) {
             const kr_field_t *fd = &in->fields[f];

@@ -181,7 +181,7 @@ uint32_t kr__table_append(kr_world_t *w, kr_table_t *t, kr_entity_t e)
     t->entities[row] = e;
     for (uint32_t i = 0; i < t->type_count; i++) {
         kr_column_t *c = &t->columns[i];
-        if (c->size) memset(c->data + (size_t)row * c->size, 0, c->size);
+        if (c->size) kr__zero_value(c->data + (size_t)row * c->size, c->size);
     }
     return row;
 }
@@ -209,8 +209,8 @@ static void swap_remove(kr_world_t *w, kr_table_t *t, uint32_t row)
         t->entities[row] = moved;
         for (uint32_t i = 0; i < t->type_count; i++) {
             kr_column_t *c = &t->columns[i];
-            if (c->size)
-                memcpy(c->data + (size_t)row * c->size, c->data + (size_t)last * c->size, c->size);
+                if (c->size)
+                kr__copy_value(c->data + (size_t)row * c->size, c->data + (size_t)last * c->size, c->size);
         }
         w->records[kr_entity_index(moved)].row = row;
     }
@@ -251,17 +251,16 @@ kr_status_t kr__table_move(kr_world_t *w, kr_entity_t e, kr_record_t *rec, uint3
     uint32_t src_row = rec->row;
     uint32_t dst_row = dst->count++;
     dst->entities[dst_row] = e;
-    /* Walk both sorted type lists once: shared columns are copied, new ones zeroed. */
-    uint32_t i = 0, j = 0;
-    for (; j < dst->type_count; j++) {
-        kr_column_t *dc = &dst->columns[j];
-        while (i < src->type_count && src->types[i] < dst->types[j]) i++;
+    /* Shared components are copied, new ones zeroed. */
+    for (uint32_t j = 0; j < dst->type_count; j++) {
+        const kr_column_t *dc = &dst->columns[j];
         if (!dc->size) continue;
         uint8_t *d = dc->data + (size_t)dst_row * dc->size;
-        if (i < src->type_count && src->types[i] == dst->types[j])
-            memcpy(d, src->columns[i].data + (size_t)src_row * dc->size, dc->size);
+        int i = kr__column_index(src, dst->types[j]);
+        if (i >= 0)
+            kr__copy_value(d, src->columns[i].data + (size_t)src_row * dc->size, dc->size);
         else
-            memset(d, 0, dc->size);
+            kr__zero_value(d, dc->size);
     }
     uint32_t from = rec->table;
     rec->table = to;

@@ -6,7 +6,7 @@
 #include "memory_private.h"
 #include "world_private.h"
 
-kr_record_t *kr__live(const kr_world_t *w, kr_entity_t e, const char *fn)
+kr_record_t *kr__stale(const kr_world_t *w, kr_entity_t e, const char *fn)
 {
     if (!w) {
         kr__fail(KR_ERR_INVALID_ARG, "%s: null world", fn);
@@ -27,9 +27,8 @@ kr_record_t *kr__live(const kr_world_t *w, kr_entity_t e, const char *fn)
     return r;
 }
 
-bool kr__structure_locked(const kr_world_t *w, const char *fn)
+bool kr__locked_error(const char *fn)
 {
-    if (!w->chunk_passes) return false;
     kr__fail(KR_ERR_LOCKED, "%s: structural change during a chunk pass (see kairos/view.h)", fn);
     return true;
 }
@@ -158,12 +157,6 @@ kr_entity_t kr_entity_create(kr_world_t *w)
     return kr_entity_create_desc(w, NULL);
 }
 
-static int cmp_component(const void *a, const void *b)
-{
-    kr_component_t x = *(const kr_component_t *)a, y = *(const kr_component_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 kr_entity_t kr_entity_create_desc(kr_world_t *w, const kr_entity_desc_t *desc)
 {
     if (!w) {
@@ -175,31 +168,26 @@ kr_entity_t kr_entity_create_desc(kr_world_t *w, const kr_entity_desc_t *desc)
     if (desc && desc->parent && !kr__live(w, desc->parent, "kr_entity_create (parent)"))
         return KR_ENTITY_INVALID;
     if (desc && desc->component_count) {
-        size_t n = desc->component_count;
-        if (!desc->components || n > INT16_MAX) {
-            kr__fail(KR_ERR_INVALID_ARG, "kr_entity_create: bad component list");
+        if (!desc->components) {
+            kr__fail(KR_ERR_INVALID_ARG, "kr_entity_create: component_count without components");
             return KR_ENTITY_INVALID;
         }
-        kr_component_t small[32], *types = n <= 32 ? small : malloc(n * sizeof *types);
-        if (!types) {
-            kr__fail(KR_ERR_NOMEM, "kr_entity_create: out of memory");
-            return KR_ENTITY_INVALID;
+        /* Walk the cached add edges from the empty table: the set, not the
+         * order of the list, decides the table, and no sorting or hashing
+         * happens once the edges exist. */
+        for (size_t i = 0; i < desc->component_count; i++) {
+            kr_component_t c = desc->components[i];
+            if (!kr__registry_entry(w->registry, c)) {
+                kr__fail(KR_ERR_UNREGISTERED, "kr_entity_create: component %u is not registered", c);
+                return KR_ENTITY_INVALID;
+            }
+            if (kr__column_index(w->tables[table], c) >= 0) {
+                kr__fail(KR_ERR_EXISTS, "kr_entity_create: component %u listed twice", c);
+                return KR_ENTITY_INVALID;
+            }
+            table = kr__table_with(w, table, c);
+            if (table == KR_NONE) return KR_ENTITY_INVALID;
         }
-        memcpy(types, desc->components, n * sizeof *types);
-        qsort(types, n, sizeof *types, cmp_component);
-        const char *why = NULL;
-        for (size_t i = 0; i < n && !why; i++) {
-            if (!kr__registry_entry(w->registry, types[i])) why = "unregistered component";
-            else if (i && types[i] == types[i - 1]) why = "component listed twice";
-        }
-        if (why) {
-            kr__fail(why[0] == 'u' ? KR_ERR_UNREGISTERED : KR_ERR_EXISTS, "kr_entity_create: %s", why);
-            table = KR_NONE;
-        } else {
-            table = kr__table_find_or_create(w, types, (uint32_t)n);
-        }
-        if (types != small) free(types);
-        if (table == KR_NONE) return KR_ENTITY_INVALID;
     }
     kr_entity_t e = alloc_slot(w);
     if (!e) return KR_ENTITY_INVALID;
@@ -221,11 +209,20 @@ kr_entity_t kr_entity_create_desc(kr_world_t *w, const kr_entity_desc_t *desc)
     }
     /* on_creation for each behavior, in component-id order. */
     uint32_t nb = t->behavior_count;
+    kr_entity_t outer_creating = w->creating;
+    uint32_t outer_created = w->created_behaviors;
     for (uint32_t b = 0; b < nb; b++) {
         kr_table_t *tt = w->tables[w->records[kr_entity_index(e)].table];
         if (b >= tt->behavior_count) break;
+        w->creating = e;
+        w->created_behaviors = b + 1;
         kr__behavior_fire_one(w, e, tt->types[tt->behavior_columns[b]], KR_CB_CREATION, 0);
-        if (!kr_entity_alive(w, e)) return KR_ENTITY_INVALID;
+        w->creating = outer_creating;
+        w->created_behaviors = outer_created;
+        if (!kr_entity_alive(w, e)) {
+            kr__fail(KR_ERR_STATE, "kr_entity_create: an on_creation callback destroyed the new entity");
+            return KR_ENTITY_INVALID;
+        }
     }
     if (desc->parent && kr_entity_set_parent(w, e, desc->parent)) {
         kr_status_t st = kr_last_status();
@@ -273,14 +270,24 @@ kr_status_t kr_entity_destroy(kr_world_t *w, kr_entity_t e)
      * re-reads it from the root of the walk. */
     uint32_t root = kr_entity_index(e);
     w->records[root].flags |= KR_REC_DYING;
+    uint32_t cur = root;
     for (;;) {
         if (!kr_entity_alive(w, e)) return KR_OK;
-        uint32_t cur = root;
-        while ((w->records[cur].flags & KR_REC_TREE) && w->tree[cur].last_child != KR_NONE)
-            cur = w->tree[cur].last_child;
-        kr_entity_t victim = kr__id_of(w, cur);
-        destroy_one(w, victim);
+        if (!(w->records[cur].flags & KR_REC_ALIVE)) cur = root;
+        while ((w->records[cur].flags & KR_REC_TREE) && w->tree[cur].last_child != KR_NONE) {
+            uint32_t next = w->tree[cur].last_child;
+            if (w->records[next].flags & KR_REC_DYING) {
+                /* Another destroy up the stack owns it: cut it loose, it finishes there. */
+                kr__tree_unlink(w, next);
+                continue;
+            }
+            w->records[next].flags |= KR_REC_DYING;
+            cur = next;
+        }
+        uint32_t up = cur == root ? KR_NONE : w->tree[cur].parent;
+        destroy_one(w, kr__id_of(w, cur));
         if (cur == root) return KR_OK;
+        cur = up;
     }
 }
 

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include "kairos/kairos.h"
 #include "error_private.h"
 #include "hmap.h"
@@ -120,6 +121,10 @@ struct kr_world {
     uint64_t *scratch;               /* pack: entity index -> (epoch << 32) | local index */
     uint32_t scratch_capacity;
     uint32_t scratch_epoch;
+    kr_entity_t removing_e;          /* kr_component_remove: on_destroy already ran */
+    kr_component_t removing_c;
+    kr_entity_t creating;            /* kr_entity_create_desc: on_creation under way */
+    uint32_t created_behaviors;      /* behaviors of `creating` whose on_creation ran */
 };
 
 /* Registry internals used by the world. */
@@ -129,10 +134,28 @@ typedef struct kr_registry_entry {
     kr_field_t *fields;
 } kr_registry_entry_t;
 
-const kr_registry_entry_t *kr__registry_entry(const kr_registry_t *reg, kr_component_t id);
+struct kr_registry {
+    kr_registry_entry_t *entries;   /* entries[0] unused: id 0 is invalid */
+    uint32_t count, capacity;
+    kr_hmap_t by_name;              /* name hash -> id */
+};
+
+static inline const kr_registry_entry_t *kr__registry_entry(const kr_registry_t *reg, kr_component_t id)
+{
+    return reg && id > 0 && id < reg->count ? &reg->entries[id] : NULL;
+}
 
 /* Returns the record of a live entity, or NULL with kr_last_error set. */
-kr_record_t *kr__live(const kr_world_t *w, kr_entity_t e, const char *fn);
+kr_record_t *kr__stale(const kr_world_t *w, kr_entity_t e, const char *fn);
+static inline kr_record_t *kr__live(const kr_world_t *w, kr_entity_t e, const char *fn)
+{
+    uint32_t idx = kr_entity_index(e);
+    if (w && idx < w->record_count) {
+        kr_record_t *r = &w->records[idx];
+        if ((r->flags & KR_REC_ALIVE) && r->generation == kr_entity_generation(e) && e) return r;
+    }
+    return kr__stale(w, e, fn);
+}
 
 static inline kr_table_t *kr__table(const kr_world_t *w, uint32_t id) { return w->tables[id]; }
 
@@ -140,6 +163,27 @@ static inline void *kr__column_ptr(const kr_table_t *t, uint32_t col, uint32_t r
 {
     const kr_column_t *c = &t->columns[col];
     return c->data ? c->data + (size_t)row * c->size : (void *)t->entities;
+}
+
+/* Copies one component value; small fixed sizes avoid a libc call. */
+static inline void kr__copy_value(void *restrict dst, const void *restrict src, uint32_t size)
+{
+    switch (size) {
+    case 4: memcpy(dst, src, 4); break;
+    case 8: memcpy(dst, src, 8); break;
+    case 16: memcpy(dst, src, 16); break;
+    default: memcpy(dst, src, size); break;
+    }
+}
+
+static inline void kr__zero_value(void *dst, uint32_t size)
+{
+    switch (size) {
+    case 4: memset(dst, 0, 4); break;
+    case 8: memset(dst, 0, 8); break;
+    case 16: memset(dst, 0, 16); break;
+    default: memset(dst, 0, size); break;
+    }
 }
 
 static inline int kr__column_index(const kr_table_t *t, kr_component_t c)
@@ -163,7 +207,11 @@ void kr__world_compact(kr_world_t *w);
 kr_status_t kr__world_reserve_records(kr_world_t *w, uint32_t need);
 
 /* Structural changes are refused during a chunk pass. */
-bool kr__structure_locked(const kr_world_t *w, const char *fn);
+bool kr__locked_error(const char *fn);
+static inline bool kr__structure_locked(const kr_world_t *w, const char *fn)
+{
+    return w->chunk_passes && kr__locked_error(fn);
+}
 
 /* Behaviors (behavior.c). Call one callback slot on every behavior of e. */
 typedef enum kr_callback {

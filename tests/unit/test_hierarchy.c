@@ -11,12 +11,56 @@
 
 /* ---- helpers ----------------------------------------------------------- */
 
+/* Worlds and registries made by a test are freed by the suite's fini, so a
+ * failed assertion does not leak them (keeps sanitizer output to the point). */
+static kr_world_t *worlds[4];
+static kr_registry_t *registries[4];
+
 static kr_world_t *make_world(kr_registry_t *reg)
 {
     kr_world_t *w = kr_world_create(&(kr_world_desc_t){ .registry = reg });
     cr_assert_not_null(w, "%s", kr_last_error());
+    for (int i = 0; i < 4; i++)
+        if (!worlds[i]) { worlds[i] = w; break; }
     return w;
 }
+
+static void drop_world(kr_world_t *w)
+{
+    for (int i = 0; i < 4; i++)
+        if (worlds[i] == w) worlds[i] = NULL;
+    kr_world_destroy(w);
+}
+
+static kr_registry_t *make_registry(void)
+{
+    kr_registry_t *reg = kr_registry_create();
+    cr_assert_not_null(reg);
+    for (int i = 0; i < 4; i++)
+        if (!registries[i]) { registries[i] = reg; break; }
+    return reg;
+}
+
+static void drop_registry(kr_registry_t *reg)
+{
+    for (int i = 0; i < 4; i++)
+        if (registries[i] == reg) registries[i] = NULL;
+    kr_registry_destroy(reg);
+}
+
+static void cleanup(void)
+{
+    for (int i = 0; i < 4; i++) {
+        if (worlds[i]) kr_world_destroy(worlds[i]);
+        worlds[i] = NULL;
+    }
+    for (int i = 0; i < 4; i++) {
+        if (registries[i]) kr_registry_destroy(registries[i]);
+        registries[i] = NULL;
+    }
+}
+
+TestSuite(hierarchy, .fini = cleanup);
 
 static kr_entity_t make(kr_world_t *w, kr_entity_t parent)
 {
@@ -110,7 +154,7 @@ Test(hierarchy, new_entity_is_a_root_without_links)
     kr_world_t *w = make_world(NULL);
     kr_entity_t e = make(w, 0);
     assert_root_leaf(w, e);
-    kr_world_destroy(w);
+    drop_world(w);
 }
 
 Test(hierarchy, children_are_ordered_with_sibling_links)
@@ -133,7 +177,7 @@ Test(hierarchy, children_are_ordered_with_sibling_links)
     assert_children(w, p, (kr_entity_t[]){ a, b, c }, 3);
     assert_children(w, b, &g, 1);
     cr_assert_eq(kr_entity_parent(w, g), b);
-    kr_world_destroy(w);
+    drop_world(w);
 }
 
 Test(hierarchy, create_with_parent_appends_as_last_child)
@@ -145,7 +189,7 @@ Test(hierarchy, create_with_parent_appends_as_last_child)
         k[i] = make(w, p);
         assert_children(w, p, k, (size_t)i + 1);
     }
-    kr_world_destroy(w);
+    drop_world(w);
 }
 
 Test(hierarchy, create_with_stale_parent_fails_and_creates_nothing)
@@ -159,7 +203,7 @@ Test(hierarchy, create_with_stale_parent_fails_and_creates_nothing)
     cr_assert_eq(e, KR_ENTITY_INVALID);
     cr_assert_eq(kr_last_status(), KR_ERR_STALE_ENTITY);
     cr_assert_eq(kr_world_entity_count(w), before);
-    kr_world_destroy(w);
+    drop_world(w);
 }
 
 /* ---- insert_before ----------------------------------------------------- */
@@ -176,7 +220,7 @@ Test(hierarchy, insert_before_places_child_before_sibling)
     assert_children(w, p, (kr_entity_t[]){ x, a, y, b }, 4);
     cr_assert_eq(kr_entity_insert_before(w, z, p, y), KR_OK, "%s", kr_last_error());
     assert_children(w, p, (kr_entity_t[]){ x, a, z, y, b }, 5);
-    kr_world_destroy(w);
+    drop_world(w);
 }
 
 Test(hierarchy, insert_before_moves_from_another_parent)
@@ -188,7 +232,7 @@ Test(hierarchy, insert_before_moves_from_another_parent)
     cr_assert_eq(kr_entity_insert_before(w, b, q, t), KR_OK, "%s", kr_last_error());
     assert_children(w, p, (kr_entity_t[]){ a, c }, 2);
     assert_children(w, q, (kr_entity_t[]){ s, b, t }, 3);
-    kr_world_destroy(w);
+    drop_world(w);
 }
 
 Test(hierarchy, insert_before_rejects_bad_siblings)
@@ -210,7 +254,7 @@ Test(hierarchy, insert_before_rejects_bad_siblings)
     assert_root_leaf(w, x);
     assert_children(w, p, &a, 1);
     assert_children(w, q, &other, 1);
-    kr_world_destroy(w);
+    drop_world(w);
 }
 
 /* ---- reparent, detach, reorder ---------------------------------------- */
@@ -233,7 +277,7 @@ Test(hierarchy, reparent_between_parents)
     cr_assert_eq(kr_entity_first_child(w, p), KR_ENTITY_INVALID);
     cr_assert_eq(kr_entity_last_child(w, p), KR_ENTITY_INVALID);
     assert_children(w, q, (kr_entity_t[]){ d, b, a, c }, 4);
-    kr_world_destroy(w);
+    drop_world(w);
 }
 
 Test(hierarchy, detach_with_invalid_parent)
@@ -251,12 +295,12 @@ Test(hierarchy, detach_with_invalid_parent)
     set_parent(w, c, 0);
     assert_children(w, p, NULL, 0);
     assert_root_leaf(w, p);
-    kr_world_destroy(w);
+    drop_world(w);
 }
 
 Test(hierarchy, reorder_within_parent_fires_no_callbacks)
 {
-    kr_registry_t *reg = kr_registry_create();
+    kr_registry_t *reg = make_registry();
     kr_component_t lb = register_logger(reg);
     kr_world_t *w = make_world(reg);
     kr_entity_t p = make_logged(w, lb, 0);
@@ -273,21 +317,23 @@ Test(hierarchy, reorder_within_parent_fires_no_callbacks)
     cr_assert_eq(kr_entity_insert_before(w, c, p, c), KR_OK); /* before itself */
     assert_children(w, p, (kr_entity_t[]){ a, c, b }, 3);
     cr_assert_eq(evn, 0, "reordering fired %zu callbacks (first: cb %d)", evn, evn ? evlog[0].cb : 0);
-    kr_world_destroy(w);
-    kr_registry_destroy(reg);
+    drop_world(w);
+    drop_registry(reg);
 }
 
 /* ---- cycles ------------------------------------------------------------- */
 
 Test(hierarchy, cycles_are_refused)
 {
-    kr_registry_t *reg = kr_registry_create();
+    kr_registry_t *reg = make_registry();
     kr_component_t lb = register_logger(reg);
     kr_world_t *w = make_world(reg);
     kr_entity_t r = make_logged(w, lb, 0);
     kr_entity_t a = make_logged(w, lb, r);
     kr_entity_t b = make_logged(w, lb, a);
     kr_entity_t c = make_logged(w, lb, b);
+    kr_entity_t c2 = make(w, c);
+    kr_entity_t lone = kr_entity_create(w);
     evn = 0;
 
     kr_clear_error();
@@ -297,10 +343,8 @@ Test(hierarchy, cycles_are_refused)
     cr_assert_eq(kr_entity_set_parent(w, a, b), KR_ERR_CYCLE);          /* under its child */
     cr_assert_eq(kr_entity_set_parent(w, a, a), KR_ERR_CYCLE);          /* self */
     cr_assert_eq(kr_entity_set_parent(w, r, r), KR_ERR_CYCLE);
-    kr_entity_t lone = kr_entity_create(w);
     cr_assert_eq(kr_entity_set_parent(w, lone, lone), KR_ERR_CYCLE);
     /* insert_before must check too: a is an ancestor of c. */
-    kr_entity_t c2 = make(w, c);
     cr_assert_eq(kr_entity_insert_before(w, a, c, c2), KR_ERR_CYCLE);
     cr_assert_eq(evn, 0, "a refused reparent fired callbacks");
 
@@ -315,8 +359,8 @@ Test(hierarchy, cycles_are_refused)
     kr_entity_t side = make(w, r);
     set_parent(w, side, c);
     assert_children(w, c, (kr_entity_t[]){ c2, side }, 2);
-    kr_world_destroy(w);
-    kr_registry_destroy(reg);
+    drop_world(w);
+    drop_registry(reg);
 }
 
 /* ---- destroy ---------------------------------------------------------- */
@@ -337,7 +381,7 @@ static size_t destroy_count(kr_entity_t e)
 
 Test(hierarchy, destroy_takes_the_subtree_children_first)
 {
-    kr_registry_t *reg = kr_registry_create();
+    kr_registry_t *reg = make_registry();
     kr_component_t lb = register_logger(reg);
     kr_world_t *w = make_world(reg);
     /*        top
@@ -384,8 +428,8 @@ Test(hierarchy, destroy_takes_the_subtree_children_first)
     cr_assert_eq(destroy_count(top), 0);
     cr_assert_eq(destroy_count(keep), 0);
     assert_children(w, top, &keep, 1);
-    kr_world_destroy(w);
-    kr_registry_destroy(reg);
+    drop_world(w);
+    drop_registry(reg);
 }
 
 /* Destroying r's subtree: r itself gets no on_exited for its children (it is
@@ -393,7 +437,7 @@ Test(hierarchy, destroy_takes_the_subtree_children_first)
  * parent outside the subtree hears about it. */
 Test(hierarchy, destroy_subtree_members_get_no_on_exited)
 {
-    kr_registry_t *reg = kr_registry_create();
+    kr_registry_t *reg = make_registry();
     kr_component_t lb = register_logger(reg);
     kr_world_t *w = make_world(reg);
     kr_entity_t top = make_logged(w, lb, 0);
@@ -410,8 +454,8 @@ Test(hierarchy, destroy_subtree_members_get_no_on_exited)
                      "r got none for its own children",
                      (unsigned long long)evlog[i].self, (unsigned long long)evlog[i].arg, i);
     }
-    kr_world_destroy(w);
-    kr_registry_destroy(reg);
+    drop_world(w);
+    drop_registry(reg);
 }
 
 Test(hierarchy, destroy_leaf_updates_siblings)
@@ -427,7 +471,7 @@ Test(hierarchy, destroy_leaf_updates_siblings)
     assert_children(w, p, &c, 1);
     cr_assert_eq(kr_entity_destroy(w, c), KR_OK);
     assert_root_leaf(w, p);
-    kr_world_destroy(w);
+    drop_world(w);
 }
 
 /* A recycled index must start as a fresh root with no stale links. */
@@ -445,7 +489,7 @@ Test(hierarchy, recycled_slot_has_no_links)
         n[i] = kr_entity_create(w);
         assert_root_leaf(w, n[i]);
     }
-    kr_world_destroy(w);
+    drop_world(w);
 }
 
 /* ---- child_count and stale ids ---------------------------------------- */
@@ -471,7 +515,7 @@ Test(hierarchy, child_count_tracks_changes)
     cr_assert_eq(kr_entity_child_count(w, p), 7);
     set_parent(w, k[5], p); /* reorder keeps the count */
     cr_assert_eq(kr_entity_child_count(w, p), 7);
-    kr_world_destroy(w);
+    drop_world(w);
 }
 
 Test(hierarchy, stale_ids_return_invalid_and_set_last_error)
@@ -519,7 +563,7 @@ Test(hierarchy, stale_ids_return_invalid_and_set_last_error)
     /* Failures did not disturb the live tree. */
     assert_children(w, p, NULL, 0);
     assert_root_leaf(w, live);
-    kr_world_destroy(w);
+    drop_world(w);
 }
 
 /* ---- deep chain --------------------------------------------------------- */
@@ -533,20 +577,29 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* Built bottom-up (each attach makes a fresh root the parent of a deep
- * chain, so any ancestor walk is one step), then destroyed from the top:
- * a recursive destroy would overflow the stack long before 100,000 levels.
- * The walk must also be linear: 5 s is generous for 100,000 entities. */
-Test(hierarchy, deep_chain_destroys_without_stack_overflow, .timeout = 100)
+/* A chain e[0] <- e[1] <- ... built bottom-up: each attach makes a fresh
+ * root the parent of a deep chain, so the cycle check walks one ancestor. */
+static kr_entity_t chain[DEEP];
+
+static kr_entity_t *bottom_up_chain(kr_world_t *w)
 {
-    kr_world_t *w = make_world(NULL);
-    kr_entity_t *e = malloc(DEEP * sizeof *e);
-    cr_assert_not_null(e);
+    kr_entity_t *e = chain;
     for (size_t i = 0; i < DEEP; i++) e[i] = kr_entity_create(w);
     for (size_t i = DEEP - 1; i > 0; i--) set_parent(w, e[i], e[i - 1]);
     cr_assert_eq(kr_entity_parent(w, e[DEEP - 1]), e[DEEP - 2]);
     cr_assert_eq(kr_entity_child_count(w, e[0]), 1);
     cr_assert_eq(kr_world_entity_count(w), DEEP);
+    return e;
+}
+
+/* A recursive destroy would overflow the stack long before 100,000 levels;
+ * the walk must also be linear: a linear walk needs milliseconds here, so
+ * 5 s (and the 20 s test timeout, for sanitizer builds) only catch a walk
+ * that restarts from the root for every victim. */
+Test(hierarchy, deep_chain_destroys_without_stack_overflow, .timeout = 20)
+{
+    kr_world_t *w = make_world(NULL);
+    kr_entity_t *e = bottom_up_chain(w);
     double t0 = now_s();
     cr_assert_eq(kr_entity_destroy(w, e[0]), KR_OK, "%s", kr_last_error());
     double dt = now_s() - t0;
@@ -554,23 +607,44 @@ Test(hierarchy, deep_chain_destroys_without_stack_overflow, .timeout = 100)
     cr_assert_not(kr_entity_alive(w, e[DEEP / 2]));
     cr_assert_not(kr_entity_alive(w, e[DEEP - 1]));
     cr_assert_lt(dt, 5.0, "destroying a %d-deep chain took %.1f s (quadratic walk?)", DEEP, dt);
-    free(e);
-    kr_world_destroy(w);
+    drop_world(w);
 }
 
-/* Same chain left for kr_world_destroy, and grown top-down with
- * desc.parent the way a user would build it. */
-Test(hierarchy, deep_chain_built_top_down_and_freed_by_world_destroy, .timeout = 100)
+/* The same chain left to kr_world_destroy. */
+Test(hierarchy, deep_chain_freed_by_world_destroy, .timeout = 20)
 {
     kr_world_t *w = make_world(NULL);
-    kr_entity_t prev = KR_ENTITY_INVALID;
+    bottom_up_chain(w);
     double t0 = now_s();
-    for (size_t i = 0; i < DEEP; i++) prev = make(w, prev);
+    drop_world(w);
+    double dt = now_s() - t0;
+    cr_assert_lt(dt, 5.0, "kr_world_destroy of a %d-deep chain took %.1f s", DEEP, dt);
+}
+
+/* Grown top-down with desc.parent, the way a user would build it: the new
+ * entity is a leaf, so it cannot be an ancestor of the parent and no walk
+ * up the chain is needed. */
+Test(hierarchy, deep_chain_built_top_down_with_desc_parent, .timeout = 20)
+{
+    kr_world_t *w = make_world(NULL);
+    kr_entity_t first = make(w, 0), prev = first;
+    double t0 = now_s();
+    for (size_t i = 1; i < DEEP; i++) prev = make(w, prev);
     double dt = now_s() - t0;
     cr_assert_eq(kr_world_entity_count(w), DEEP);
+    cr_assert_neq(kr_entity_parent(w, prev), KR_ENTITY_INVALID);
+    /* Destroy from the bottom, one leaf at a time: linear whatever the
+     * destroy walk is (so this test only measures creation). */
+    while (prev != first) {
+        kr_entity_t up = kr_entity_parent(w, prev);
+        cr_assert_eq(kr_entity_destroy(w, prev), KR_OK);
+        prev = up;
+    }
+    cr_assert_eq(kr_entity_child_count(w, first), 0);
+    cr_assert_eq(kr_world_entity_count(w), 1);
+    drop_world(w);
     cr_assert_lt(dt, 5.0, "creating a %d-deep chain with desc.parent took %.1f s "
                  "(cycle check walks every ancestor of the parent?)", DEEP, dt);
-    kr_world_destroy(w);
 }
 
 /* ---- random operations against a model --------------------------------- */
@@ -737,5 +811,5 @@ Test(hierarchy, random_operations_match_a_model, .timeout = 100)
         }
         if (step % 50 == 0 || step == steps - 1) check_against_model(w, step);
     }
-    kr_world_destroy(w);
+    drop_world(w);
 }
