@@ -117,6 +117,73 @@ static double time_view_pass(kr_view_t *view, int passes, int n)
     return median(t, passes);
 }
 
+typedef struct {
+    double insert[64], move[64], query[64], radius[64], destroy[64];
+} spatial_times_t;
+
+/* n entities on a 1000 x 1000 area with cells of 1: insert, move each by a
+ * step in [-0.5, 0.5)^2 (about 44% change cell), cell and radius queries,
+ * then destroy `churn` of them. With `grid` the world declares its bounds,
+ * so cells live in a dense grid instead of the hash map. */
+static void spatial_bench(const types_t *ty, int n, int churn, bool grid, spatial_times_t *out, int r)
+{
+    const double side = 1000.0;
+    kr_world_desc_t desc = { .registry = ty->reg, .spatial_cell_size = 1.0 };
+    if (grid) {
+        desc.spatial_bounds[2] = side;
+        desc.spatial_bounds[3] = side;
+    }
+    kr_world_t *w = kr_world_create(&desc);
+    kr_component_t both[2] = { ty->pos, ty->vel };
+    kr_entity_t *ids = malloc((size_t)n * sizeof *ids), *pick = malloc((size_t)churn * sizeof *pick);
+    double *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y);
+    static kr_entity_t qbuf[4096];
+    for (int i = 0; i < n; i++) {
+        ids[i] = kr_entity_create_desc(w, &(kr_entity_desc_t){ .components = both, .component_count = 2 });
+        x[i] = rng_unit() * side;
+        y[i] = rng_unit() * side;
+    }
+    double t0 = now_ns();
+    for (int i = 0; i < n; i++) kr_spatial_insert(w, ids[i], x[i], y[i]);
+    out->insert[r] = (now_ns() - t0) / n;
+    for (int i = 0; i < n; i++) {
+        double nx = x[i] + (rng_unit() - 0.5), ny = y[i] + (rng_unit() - 0.5);
+        x[i] = nx < 0 ? nx + side : nx >= side ? nx - side : nx;
+        y[i] = ny < 0 ? ny + side : ny >= side ? ny - side : ny;
+    }
+    int failed = 0;
+    t0 = now_ns();
+    for (int i = 0; i < n; i++) failed += kr_spatial_move(w, ids[i], x[i], y[i]) != KR_OK;
+    out->move[r] = (now_ns() - t0) / n;
+    const int queries = 100000;
+    size_t found = 0;
+    t0 = now_ns();
+    for (int q = 0; q < queries; q++) {
+        size_t cnt;
+        kr_cell_t c = { (int32_t)(rng_next() % 1000), (int32_t)(rng_next() % 1000) };
+        const kr_entity_t *in = kr_spatial_cell_entities(w, c, &cnt);
+        found += in ? cnt : 0;
+    }
+    out->query[r] = (now_ns() - t0) / queries;
+    t0 = now_ns();
+    for (int q = 0; q < queries; q++)
+        found += kr_spatial_query_radius(w, rng_unit() * side, rng_unit() * side, 2.0, qbuf, 4096);
+    out->radius[r] = (now_ns() - t0) / queries;
+    pick_distinct(pick, ids, n, churn);
+    t0 = now_ns();
+    for (int i = 0; i < churn; i++) failed += kr_entity_destroy(w, pick[i]) != KR_OK;
+    out->destroy[r] = (now_ns() - t0) / churn;
+    if (failed || !found || kr_spatial_count(w) != (size_t)(n - churn)) {
+        fprintf(stderr, "bench_ecs: spatial case went wrong (%d failures)\n", failed);
+        exit(1);
+    }
+    kr_world_destroy(w);
+    free(ids);
+    free(pick);
+    free(x);
+    free(y);
+}
+
 /* A minimal sparse-set store (one pool per component: sparse index -> dense
  * slot), the other classic ECS layout. It exists only so that the benchmark
  * can weigh the two layouts on the same machine in the same run (docs/ecs.md,
@@ -217,11 +284,11 @@ int main(int argc, char **argv)
     if (churn > n / 2) churn = n / 2;
     const int passes = 11;
     double create[64], create_add[64], view[64], plain[64], addrem[64], churned[64], destroy[64];
-    double alt_view[64], alt_addrem[64], destroy_sp[64], sp_insert[64], sp_move[64], sp_query[64], sp_radius[64];
+    double alt_view[64], alt_addrem[64];
+    spatial_times_t sp[2];
     kr_entity_t *ids = malloc((size_t)n * sizeof *ids);
     kr_entity_t *pick = malloc((size_t)churn * sizeof *pick);
     vec2_t *pa = aligned_alloc(64, (size_t)n * sizeof *pa), *va = aligned_alloc(64, (size_t)n * sizeof *va);
-    kr_entity_t qbuf[4096];
 
     for (int r = 0; r < reps; r++) {
         types_t ty = make_types();
@@ -281,52 +348,13 @@ int main(int argc, char **argv)
         t0 = now_ns();
         for (int i = 0; i < churn; i++) destroyed += kr_entity_destroy(w, pick[i]) == KR_OK;
         destroy[r] = (now_ns() - t0) / destroyed;
-        int live = 0;
-        for (int i = 0; i < n; i++)
-            if (kr_entity_alive(w, ids[i])) ids[live++] = ids[i];
-        /* Refill to n (reusing the freed slots) so the spatial cases see n entities. */
-        while (live < n)
-            ids[live++] = kr_entity_create_desc(w, &(kr_entity_desc_t){ .components = both, .component_count = 2 });
+        if (destroyed != churn) {
+            fprintf(stderr, "bench_ecs: only %d of %d destroys succeeded\n", destroyed, churn);
+            return 1;
+        }
 
-        /* spatial hash: insert everything on a 1000 x 1000 grid, move by a small step. */
-        double side = 1000.0;
-        for (int i = 0; i < live; i++) {
-            pa[i].x = (float)(rng_unit() * side);
-            pa[i].y = (float)(rng_unit() * side);
-        }
-        t0 = now_ns();
-        for (int i = 0; i < live; i++) kr_spatial_insert(w, ids[i], pa[i].x, pa[i].y);
-        sp_insert[r] = (now_ns() - t0) / live;
-        for (int i = 0; i < live; i++) {
-            double x = pa[i].x + (rng_unit() - 0.5), y = pa[i].y + (rng_unit() - 0.5);
-            pa[i].x = (float)(x < 0 ? x + side : x >= side ? x - side : x);
-            pa[i].y = (float)(y < 0 ? y + side : y >= side ? y - side : y);
-        }
-        t0 = now_ns();
-        for (int i = 0; i < live; i++) kr_spatial_move(w, ids[i], pa[i].x, pa[i].y);
-        sp_move[r] = (now_ns() - t0) / live;
-        int queries = 100000;
-        size_t found = 0;
-        t0 = now_ns();
-        for (int q = 0; q < queries; q++) {
-            size_t cnt;
-            kr_cell_t c = { (int32_t)(rng_next() % 1000), (int32_t)(rng_next() % 1000) };
-            const kr_entity_t *in = kr_spatial_cell_entities(w, c, &cnt);
-            found += in ? cnt : 0;
-        }
-        sp_query[r] = (now_ns() - t0) / queries;
-        t0 = now_ns();
-        for (int q = 0; q < queries; q++)
-            found += kr_spatial_query_radius(w, rng_unit() * side, rng_unit() * side, 2.0, qbuf, 4096);
-        sp_radius[r] = (now_ns() - t0) / queries;
-        if (!found) fprintf(stderr, "bench_ecs: spatial queries found nothing\n");
-
-        /* destroy random entities that are also in the spatial hash. */
-        destroyed = 0;
-        pick_distinct(pick, ids, live, churn);
-        t0 = now_ns();
-        for (int i = 0; i < churn; i++) destroyed += kr_entity_destroy(w, pick[i]) == KR_OK;
-        destroy_sp[r] = (now_ns() - t0) / destroyed;
+        spatial_bench(&ty, n, churn, false, &sp[0], r);
+        spatial_bench(&ty, n, churn, true, &sp[1], r);
 
         sparse_model(n, churn, passes, &alt_view[r], &alt_addrem[r]);
 
@@ -344,11 +372,20 @@ int main(int argc, char **argv)
     emit("view_pass_churned", c, "ns/entity", n, reps);
     emit("view_pass_churned_ratio", c / p, "x plain_loop", n, reps);
     emit("destroy", median(destroy, reps), "ns/op", churn, reps);
-    emit("destroy_in_spatial", median(destroy_sp, reps), "ns/op", churn, reps);
-    emit("spatial_insert", median(sp_insert, reps), "ns/op", n, reps);
-    emit("spatial_move", median(sp_move, reps), "ns/op", n, reps);
-    emit("spatial_query", median(sp_query, reps), "ns/query", 100000, reps);
-    emit("spatial_query_radius", median(sp_radius, reps), "ns/query", 100000, reps);
+    const char *mode[2] = { "", "_grid" };
+    for (int g = 0; g < 2; g++) {
+        char name[64];
+        snprintf(name, sizeof name, "spatial_insert%s", mode[g]);
+        emit(name, median(sp[g].insert, reps), "ns/op", n, reps);
+        snprintf(name, sizeof name, "spatial_move%s", mode[g]);
+        emit(name, median(sp[g].move, reps), "ns/op", n, reps);
+        snprintf(name, sizeof name, "spatial_query%s", mode[g]);
+        emit(name, median(sp[g].query, reps), "ns/query", 100000, reps);
+        snprintf(name, sizeof name, "spatial_query_radius%s", mode[g]);
+        emit(name, median(sp[g].radius, reps), "ns/query", 100000, reps);
+        snprintf(name, sizeof name, "destroy_in_spatial%s", mode[g]);
+        emit(name, median(sp[g].destroy, reps), "ns/op", churn, reps);
+    }
     emit("alt_sparse_set_view_pass", median(alt_view, reps), "ns/entity", n, reps);
     emit("alt_sparse_set_add_remove", median(alt_addrem, reps), "ns/op", churn, reps);
     free(ids);

@@ -9,34 +9,25 @@ void kr_hmap_init(kr_hmap_t *m) { memset(m, 0, sizeof *m); }
 
 void kr_hmap_fini(kr_hmap_t *m)
 {
-    free(m->keys);
-    free(m->values);
+    free(m->slots);
     memset(m, 0, sizeof *m);
 }
 
 static kr_status_t grow(kr_hmap_t *m)
 {
     uint32_t cap = m->capacity ? m->capacity * 2 : 16;
-    uint64_t *keys = malloc((size_t)cap * sizeof *keys);
-    uint32_t *values = malloc((size_t)cap * sizeof *values);
-    if (!keys || !values || cap < m->capacity) {
-        free(keys);
-        free(values);
-        return kr__fail(KR_ERR_NOMEM, "hash map: out of memory growing to %u slots", cap);
-    }
-    memset(values, 0xff, (size_t)cap * sizeof *values);
+    kr_hmap_slot_t *slots = cap > m->capacity ? malloc((size_t)cap * sizeof *slots) : NULL;
+    if (!slots) return kr__fail(KR_ERR_NOMEM, "hash map: out of memory growing to %u slots", cap);
+    for (uint32_t i = 0; i < cap; i++) slots[i].value = KR_HMAP_EMPTY;
     uint32_t mask = cap - 1;
     for (uint32_t i = 0; i < m->capacity; i++) {
-        if (m->values[i] == KR_HMAP_EMPTY) continue;
-        uint32_t s = (uint32_t)kr_mix64(m->keys[i]) & mask;
-        while (values[s] != KR_HMAP_EMPTY) s = (s + 1) & mask;
-        keys[s] = m->keys[i];
-        values[s] = m->values[i];
+        if (m->slots[i].value == KR_HMAP_EMPTY) continue;
+        uint32_t s = (uint32_t)kr_mix64(m->slots[i].key) & mask;
+        while (slots[s].value != KR_HMAP_EMPTY) s = (s + 1) & mask;
+        slots[s] = m->slots[i];
     }
-    free(m->keys);
-    free(m->values);
-    m->keys = keys;
-    m->values = values;
+    free(m->slots);
+    m->slots = slots;
     m->capacity = cap;
     return KR_OK;
 }
@@ -50,9 +41,8 @@ kr_status_t kr_hmap_insert(kr_hmap_t *m, uint64_t key, uint32_t value)
     }
     uint32_t mask = m->capacity - 1;
     uint32_t s = (uint32_t)kr_mix64(key) & mask;
-    while (m->values[s] != KR_HMAP_EMPTY) s = (s + 1) & mask;
-    m->keys[s] = key;
-    m->values[s] = value;
+    while (m->slots[s].value != KR_HMAP_EMPTY) s = (s + 1) & mask;
+    m->slots[s] = (kr_hmap_slot_t){ key, value, 0 };
     m->count++;
     return KR_OK;
 }
@@ -61,8 +51,8 @@ static uint32_t find_slot(const kr_hmap_t *m, uint64_t key, uint32_t value)
 {
     if (!m->capacity) return KR_HMAP_EMPTY;
     uint32_t mask = m->capacity - 1;
-    for (uint32_t s = (uint32_t)kr_mix64(key) & mask; m->values[s] != KR_HMAP_EMPTY; s = (s + 1) & mask)
-        if (m->keys[s] == key && m->values[s] == value) return s;
+    for (uint32_t s = (uint32_t)kr_mix64(key) & mask; m->slots[s].value != KR_HMAP_EMPTY; s = (s + 1) & mask)
+        if (m->slots[s].key == key && m->slots[s].value == value) return s;
     return KR_HMAP_EMPTY;
 }
 
@@ -73,15 +63,14 @@ bool kr_hmap_remove(kr_hmap_t *m, uint64_t key, uint32_t value)
     uint32_t mask = m->capacity - 1;
     /* Backward shift: pull later entries of the probe run into the hole when
      * their home slot does not lie cyclically in (hole, s]. */
-    for (uint32_t s = (hole + 1) & mask; m->values[s] != KR_HMAP_EMPTY; s = (s + 1) & mask) {
-        uint32_t home = (uint32_t)kr_mix64(m->keys[s]) & mask;
+    for (uint32_t s = (hole + 1) & mask; m->slots[s].value != KR_HMAP_EMPTY; s = (s + 1) & mask) {
+        uint32_t home = (uint32_t)kr_mix64(m->slots[s].key) & mask;
         bool stays = hole <= s ? (hole < home && home <= s) : (hole < home || home <= s);
         if (stays) continue;
-        m->keys[hole] = m->keys[s];
-        m->values[hole] = m->values[s];
+        m->slots[hole] = m->slots[s];
         hole = s;
     }
-    m->values[hole] = KR_HMAP_EMPTY;
+    m->slots[hole].value = KR_HMAP_EMPTY;
     m->count--;
     return true;
 }
@@ -91,7 +80,7 @@ bool kr_hmap_replace(kr_hmap_t *m, uint64_t key, uint32_t old_value, uint32_t ne
     if (new_value == KR_HMAP_EMPTY) return false;
     uint32_t s = find_slot(m, key, old_value);
     if (s == KR_HMAP_EMPTY) return false;
-    m->values[s] = new_value;
+    m->slots[s].value = new_value;
     return true;
 }
 
@@ -102,10 +91,10 @@ uint32_t kr_hmap_next(const kr_hmap_t *m, uint64_t key, uint32_t *cursor)
     /* The cursor counts probe steps from the home slot. */
     for (uint32_t step = *cursor; step < m->capacity; step++) {
         uint32_t s = ((uint32_t)kr_mix64(key) + step) & mask;
-        if (m->values[s] == KR_HMAP_EMPTY) break;
-        if (m->keys[s] == key) {
+        if (m->slots[s].value == KR_HMAP_EMPTY) break;
+        if (m->slots[s].key == key) {
             *cursor = step + 1;
-            return m->values[s];
+            return m->slots[s].value;
         }
     }
     *cursor = m->capacity;

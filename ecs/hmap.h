@@ -12,9 +12,15 @@
 
 #define KR_HMAP_EMPTY UINT32_MAX
 
+/* Key and value share a slot, so a probe touches one cache line. */
+typedef struct kr_hmap_slot {
+    uint64_t key;
+    uint32_t value;       /* KR_HMAP_EMPTY marks a free slot */
+    uint32_t unused;
+} kr_hmap_slot_t;
+
 typedef struct kr_hmap {
-    uint64_t *keys;
-    uint32_t *values;     /* KR_HMAP_EMPTY marks a free slot */
+    kr_hmap_slot_t *slots;
     uint32_t capacity;    /* power of two, or 0 */
     uint32_t count;
 } kr_hmap_t;

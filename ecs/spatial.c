@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memory_private.h"
 #include "world_private.h"
 
 /* Cell indices are int32: a quotient x / size must lie in [CELL_LO, CELL_HI)
@@ -14,9 +15,6 @@
 #define CELL_LO (-2147483648.0)
 #define CELL_HI 2147483648.0
 
-/* Emptied cells keep a members buffer up to this capacity for reuse; larger
- * ones are freed, so free records cost little. */
-#define KEEP_MEMBERS 8
 
 static inline uint64_t cell_key(int32_t cx, int32_t cy)
 {
@@ -43,8 +41,17 @@ static int32_t cell_clamped(double v, double size)
     return floor_i32(q);
 }
 
+/* The grid record of cell (cx, cy), or KR_NONE outside the grid. */
+static inline uint32_t grid_index(const kr_spatial_state_t *s, int32_t cx, int32_t cy)
+{
+    uint32_t dx = (uint32_t)cx - (uint32_t)s->gx0, dy = (uint32_t)cy - (uint32_t)s->gy0;
+    return dx < s->gw && dy < s->gh ? dy * s->gw + dx : KR_NONE;
+}
+
 static uint32_t cell_find(const kr_spatial_state_t *s, int32_t cx, int32_t cy)
 {
+    uint32_t gi = grid_index(s, cx, cy);
+    if (gi != KR_NONE) return s->cells[gi].count ? gi : KR_HMAP_EMPTY;
     uint32_t cursor = 0;
     return kr_hmap_next(&s->cell_map, cell_key(cx, cy), &cursor);
 }
@@ -63,7 +70,9 @@ static kr_status_t not_in_hash(const char *fn, kr_entity_t e)
                     kr_entity_index(e), kr_entity_generation(e));
 }
 
-void kr__spatial_init(kr_spatial_state_t *s, double cell_size)
+#define GRID_MAX_CELLS (1u << 25)
+
+kr_status_t kr__spatial_init(kr_spatial_state_t *s, double cell_size, const double bounds[4])
 {
     memset(s, 0, sizeof *s);
     if (!(cell_size > 0) || !isfinite(cell_size)) cell_size = 1.0;
@@ -71,16 +80,45 @@ void kr__spatial_init(kr_spatial_state_t *s, double cell_size)
     s->inv_cell_size = 1.0 / cell_size;
     s->free_cell = KR_NONE;
     kr_hmap_init(&s->cell_map);
+    if (!bounds || (bounds[0] == 0 && bounds[1] == 0 && bounds[2] == 0 && bounds[3] == 0)) return KR_OK;
+    for (int i = 0; i < 4; i++)
+        if (!isfinite(bounds[i]) || !in_cell_range(bounds[i] / cell_size))
+            return kr__fail(KR_ERR_INVALID_ARG, "spatial_bounds[%d] = %g is not a usable coordinate", i, bounds[i]);
+    if (!(bounds[2] > bounds[0] && bounds[3] > bounds[1]))
+        return kr__fail(KR_ERR_INVALID_ARG, "spatial_bounds (%g, %g)-(%g, %g): expected x0 < x1 and y0 < y1",
+                        bounds[0], bounds[1], bounds[2], bounds[3]);
+    int32_t gx0 = floor_i32(bounds[0] / cell_size), gy0 = floor_i32(bounds[1] / cell_size);
+    int32_t gx1 = floor_i32(bounds[2] / cell_size), gy1 = floor_i32(bounds[3] / cell_size);
+    uint64_t gw = (uint64_t)((int64_t)gx1 - gx0) + 1, gh = (uint64_t)((int64_t)gy1 - gy0) + 1;
+    if (gw * gh > GRID_MAX_CELLS)
+        return kr__fail(KR_ERR_INVALID_ARG, "spatial_bounds cover %llu x %llu cells; the grid holds at most %u",
+                        (unsigned long long)gw, (unsigned long long)gh, GRID_MAX_CELLS);
+    uint32_t n = (uint32_t)(gw * gh);
+    s->cells = kr__array_grow(NULL, 0, (size_t)n * sizeof *s->cells, 64);
+    if (!s->cells) return kr__fail(KR_ERR_NOMEM, "spatial grid: out of memory for %u cells", n);
+    for (uint32_t i = 0; i < n; i++)
+        s->cells[i] = (kr_spatial_cell_rec_t){ .cx = gx0 + (int32_t)(i % gw), .cy = gy0 + (int32_t)(i / gw),
+                                               .capacity = KR_CELL_INLINE, .next_free = KR_NONE };
+    s->gx0 = gx0;
+    s->gy0 = gy0;
+    s->gw = (uint32_t)gw;
+    s->gh = (uint32_t)gh;
+    s->grid_cells = s->cell_count = s->cell_capacity = n;
+    return KR_OK;
 }
 
 void kr__spatial_fini(kr_spatial_state_t *s)
 {
-    for (uint32_t i = 0; i < s->cell_count; i++) free(s->cells[i].members);
+    for (uint32_t i = 0; i < s->cell_count; i++) free(s->cells[i].heap);
     free(s->cells);
     free(s->entries);
     kr_hmap_fini(&s->cell_map);
-    /* Leave an empty, usable hash behind. */
-    kr__spatial_init(s, s->cell_size);
+    /* An empty hash: kr__spatial_forget is a no-op from now on. */
+    double size = s->cell_size;
+    memset(s, 0, sizeof *s);
+    s->cell_size = size;
+    s->inv_cell_size = 1.0 / size;
+    s->free_cell = KR_NONE;
 }
 
 /* ---- cells ------------------------------------------------------------ */
@@ -88,27 +126,28 @@ void kr__spatial_fini(kr_spatial_state_t *s)
 static kr_status_t reserve_members(kr_spatial_cell_rec_t *c, const char *fn)
 {
     if (c->count < c->capacity) return KR_OK;
-    uint64_t cap = c->capacity ? (uint64_t)c->capacity * 2 : 4;
+    uint64_t cap = (uint64_t)c->capacity * 2;
     if (cap > UINT32_MAX) cap = UINT32_MAX;
     if (cap <= c->count)
         return kr__fail(KR_ERR_NOMEM, "%s: too many entities in one cell", fn);
-    kr_entity_t *m = realloc(c->members, (size_t)cap * sizeof *m);
+    kr_entity_t *m = realloc(c->heap, (size_t)cap * sizeof *m);
     if (!m) return kr__fail(KR_ERR_NOMEM, "%s: out of memory for a cell of %llu entities", fn,
                             (unsigned long long)cap);
-    c->members = m;
+    if (!c->heap) memcpy(m, c->inline_members, sizeof c->inline_members);
+    c->heap = m;
     c->capacity = (uint32_t)cap;
     return KR_OK;
 }
 
+/* An emptied cell gives back any heap buffer, so free records cost one
+ * cache line each. */
 static void push_free(kr_spatial_state_t *s, uint32_t ci)
 {
     kr_spatial_cell_rec_t *c = &s->cells[ci];
     c->count = 0;
-    if (c->capacity > KEEP_MEMBERS) {
-        free(c->members);
-        c->members = NULL;
-        c->capacity = 0;
-    }
+    free(c->heap);
+    c->heap = NULL;
+    c->capacity = KR_CELL_INLINE;
     c->next_free = s->free_cell;
     s->free_cell = ci;
 }
@@ -130,7 +169,8 @@ static uint32_t cell_create(kr_spatial_state_t *s, int32_t cx, int32_t cy, uint6
                 kr__fail(KR_ERR_NOMEM, "%s: too many occupied cells", fn);
                 return KR_NONE;
             }
-            kr_spatial_cell_rec_t *cells = realloc(s->cells, (size_t)cap * sizeof *cells);
+            kr_spatial_cell_rec_t *cells = kr__array_grow(s->cells, (size_t)s->cell_count * sizeof *cells,
+                                                          (size_t)cap * sizeof *cells, 64);
             if (!cells) {
                 kr__fail(KR_ERR_NOMEM, "%s: out of memory for %llu cells", fn, (unsigned long long)cap);
                 return KR_NONE;
@@ -139,7 +179,7 @@ static uint32_t cell_create(kr_spatial_state_t *s, int32_t cx, int32_t cy, uint6
             s->cell_capacity = (uint32_t)cap;
         }
         ci = s->cell_count++;
-        s->cells[ci] = (kr_spatial_cell_rec_t){ .next_free = KR_NONE };
+        s->cells[ci] = (kr_spatial_cell_rec_t){ .capacity = KR_CELL_INLINE, .next_free = KR_NONE };
     }
     kr_spatial_cell_rec_t *c = &s->cells[ci];
     c->cx = cx;
@@ -158,6 +198,12 @@ static uint32_t cell_create(kr_spatial_state_t *s, int32_t cx, int32_t cy, uint6
  * index, or KR_NONE with the error set (nothing changed then). */
 static uint32_t cell_acquire(kr_spatial_state_t *s, int32_t cx, int32_t cy, const char *fn)
 {
+    uint32_t gi = grid_index(s, cx, cy);
+    if (gi != KR_NONE) {
+        if (reserve_members(&s->cells[gi], fn)) return KR_NONE;
+        if (!s->cells[gi].count) s->live_cells++;
+        return gi;
+    }
     uint64_t key = cell_key(cx, cy);
     uint32_t cursor = 0;
     uint32_t ci = kr_hmap_next(&s->cell_map, key, &cursor);
@@ -170,8 +216,10 @@ static inline void cell_push(kr_spatial_state_t *s, uint32_t ci, kr_entity_t e, 
 {
     kr_spatial_cell_rec_t *c = &s->cells[ci];
     en->cell = ci;
+    en->cx = c->cx;
+    en->cy = c->cy;
     en->slot = c->count;
-    c->members[c->count++] = e;
+    kr__cell_members(c)[c->count++] = e;
 }
 
 /* Takes entity idx out of its cell: swap-remove, fixing the slot of the
@@ -183,13 +231,21 @@ static void cell_unlink(kr_spatial_state_t *s, uint32_t idx)
     kr_spatial_cell_rec_t *c = &s->cells[ci];
     uint32_t last = --c->count;
     if (slot != last) {
-        kr_entity_t moved = c->members[last];
-        c->members[slot] = moved;
+        kr_entity_t *members = kr__cell_members(c);
+        kr_entity_t moved = members[last];
+        members[slot] = moved;
         s->entries[kr_entity_index(moved)].slot = slot;
     }
     if (last) return;
-    kr_hmap_remove(&s->cell_map, cell_key(c->cx, c->cy), ci);
     s->live_cells--;
+    if (ci < s->grid_cells) {
+        /* Grid cells stay in place; only a heap buffer is given back. */
+        free(c->heap);
+        c->heap = NULL;
+        c->capacity = KR_CELL_INLINE;
+        return;
+    }
+    kr_hmap_remove(&s->cell_map, cell_key(c->cx, c->cy), ci);
     push_free(s, ci);
 }
 
@@ -201,7 +257,8 @@ static kr_status_t reserve_entries(kr_world_t *w, uint32_t idx, const char *fn)
     uint64_t cap = s->entry_capacity ? (uint64_t)s->entry_capacity * 2 : 64;
     if (cap > w->record_capacity) cap = w->record_capacity;
     if (cap < need) cap = need;
-    kr_spatial_entry_t *en = realloc(s->entries, (size_t)cap * sizeof *en);
+    kr_spatial_entry_t *en = kr__array_grow(s->entries, (size_t)s->entry_capacity * sizeof *en,
+                                            (size_t)cap * sizeof *en, 64);
     if (!en) return kr__fail(KR_ERR_NOMEM, "%s: out of memory for %llu spatial entries", fn,
                              (unsigned long long)cap);
     s->entries = en;
@@ -248,15 +305,27 @@ static kr_status_t relocate(kr_spatial_state_t *s, kr_entity_t e, double x, doub
     /* Read the old record before the map lookup so both misses overlap. */
     uint32_t old_count = old->count;
     int32_t ox = old->cx, oy = old->cy;
+    uint32_t ci = grid_index(s, cx, cy);
+    if (ci != KR_NONE) {
+        if (reserve_members(&s->cells[ci], "kr_spatial_move")) return kr_last_status();
+        if (!s->cells[ci].count) s->live_cells++;
+        cell_unlink(s, idx);
+        en->x = x;
+        en->y = y;
+        cell_push(s, ci, e, en);
+        return KR_OK;
+    }
     uint64_t key = cell_key(cx, cy);
     uint32_t cursor = 0;
-    uint32_t ci = kr_hmap_next(&s->cell_map, key, &cursor);
-    if (ci == KR_HMAP_EMPTY && old_count == 1) {
+    ci = kr_hmap_next(&s->cell_map, key, &cursor);
+    if (ci == KR_HMAP_EMPTY && old_count == 1 && oi >= s->grid_cells) {
         /* Insert before remove: a failed insert changes nothing. */
         if (kr_hmap_insert(&s->cell_map, key, oi)) return kr_last_status();
         kr_hmap_remove(&s->cell_map, cell_key(ox, oy), oi);
         old->cx = cx;
         old->cy = cy;
+        en->cx = cx;
+        en->cy = cy;
         en->x = x;
         en->y = y;
         return KR_OK;
@@ -283,10 +352,38 @@ kr_status_t kr_spatial_move(kr_world_t *w, kr_entity_t e, double x, double y)
     if (!(in_cell_range(qx) && in_cell_range(qy))) return bad_position(fn, x, y);
     kr_spatial_entry_t *en = &s->entries[kr_entity_index(e)];
     int32_t cx = floor_i32(qx), cy = floor_i32(qy);
-    /* The old cell comes from the old position (same arithmetic, so exact):
-     * no load of the cell record, no hashing on the common path. */
-    int32_t ox = floor_i32(en->x / size), oy = floor_i32(en->y / size);
-    if (((cx ^ ox) | (cy ^ oy)) == 0) {
+    if (((cx ^ en->cx) | (cy ^ en->cy)) == 0) {
+        /* Same cell: no cell record is touched. */
+        en->x = x;
+        en->y = y;
+        return KR_OK;
+    }
+    /* Grid to grid with room inline: the common move of a bounded world,
+     * done here without calls so that consecutive moves overlap in the CPU. */
+    uint32_t gi = grid_index(s, cx, cy);
+    if (gi != KR_NONE && en->cell < s->grid_cells && s->cells[gi].count < s->cells[gi].capacity) {
+        kr_spatial_cell_rec_t *old = &s->cells[en->cell], *dst = &s->cells[gi];
+        uint32_t last = --old->count;
+        kr_entity_t *om = kr__cell_members(old);
+        if (en->slot != last) {
+            kr_entity_t moved = om[last];
+            om[en->slot] = moved;
+            s->entries[kr_entity_index(moved)].slot = en->slot;
+        }
+        if (!last) {
+            s->live_cells--;
+            if (old->heap) {
+                free(old->heap);
+                old->heap = NULL;
+                old->capacity = KR_CELL_INLINE;
+            }
+        }
+        if (!dst->count) s->live_cells++;
+        kr__cell_members(dst)[dst->count] = e;
+        en->slot = dst->count++;
+        en->cell = gi;
+        en->cx = cx;
+        en->cy = cy;
         en->x = x;
         en->y = y;
         return KR_OK;
@@ -354,7 +451,7 @@ const kr_entity_t *kr_spatial_cell_entities(const kr_world_t *w, kr_cell_t cell,
     if (ci == KR_HMAP_EMPTY) return NULL;
     const kr_spatial_cell_rec_t *c = &w->spatial.cells[ci];
     if (count) *count = c->count;
-    return c->members;
+    return kr__cell_members(c);
 }
 
 size_t kr_spatial_count(const kr_world_t *w)
@@ -391,7 +488,7 @@ static void emit_cell(query_t *q, uint32_t ci)
 {
     const kr_spatial_state_t *s = q->s;
     const kr_spatial_cell_rec_t *c = &s->cells[ci];
-    const kr_entity_t *m = c->members;
+    const kr_entity_t *m = kr__cell_members(c);
     uint32_t count = c->count;
     /* Monotone rounding of x / size puts every point of a cell strictly
      * inside the range interior inside the box: no filtering there. */

@@ -68,8 +68,8 @@ kr_world_t *kr_world_create(const kr_world_desc_t *desc)
     w->free_head = KR_NONE;
     kr_hmap_init(&w->table_map);
     kr_hmap_init(&w->name_map);
-    kr__spatial_init(&w->spatial, d.spatial_cell_size);
-    if (kr__world_reserve_records(w, d.initial_capacity ? d.initial_capacity : 1024) ||
+    if (kr__spatial_init(&w->spatial, d.spatial_cell_size, d.spatial_bounds) ||
+        kr__world_reserve_records(w, d.initial_capacity ? d.initial_capacity : 1024) ||
         kr__table_find_or_create(w, NULL, 0) != 0) {
         kr_world_destroy(w);
         return NULL;

@@ -68,19 +68,33 @@ typedef struct kr_table {
 /* Spatial hash state; the reverse index is indexed by entity index. */
 typedef struct kr_spatial_entry {
     double x, y;
+    int32_t cx, cy;  /* the cell's coordinates, so a move compares integers */
     uint32_t cell;   /* index into cells */
     uint32_t slot;   /* position in the cell's member array */
 } kr_spatial_entry_t;
 
+/* One cache line: most cells hold a few entities, which then live inline,
+ * so finding a cell and its members is one memory access. */
+#define KR_CELL_INLINE 4
 typedef struct kr_spatial_cell_rec {
     int32_t cx, cy;
-    kr_entity_t *members;
-    uint32_t count, capacity;
+    uint32_t count, capacity;      /* capacity KR_CELL_INLINE: members inline */
     uint32_t next_free;
+    kr_entity_t *heap;             /* members when more than KR_CELL_INLINE */
+    kr_entity_t inline_members[KR_CELL_INLINE];
 } kr_spatial_cell_rec_t;
+
+static inline kr_entity_t *kr__cell_members(const kr_spatial_cell_rec_t *c)
+{
+    return c->heap ? c->heap : (kr_entity_t *)c->inline_members;
+}
 
 typedef struct kr_spatial_state {
     double cell_size, inv_cell_size;
+    /* Optional dense grid: cells [gx0, gx0 + gw) x [gy0, gy0 + gh) are the
+     * first grid_cells records, found by arithmetic instead of the map. */
+    int32_t gx0, gy0;
+    uint32_t gw, gh, grid_cells;
     kr_spatial_entry_t *entries;     /* by entity index */
     uint32_t entry_capacity;
     kr_spatial_cell_rec_t *cells;
@@ -237,7 +251,7 @@ void kr__name_release(kr_world_t *w, uint32_t idx);
 void kr__names_fini(kr_world_t *w);
 
 /* Spatial hash (spatial.c). */
-void kr__spatial_init(kr_spatial_state_t *s, double cell_size);
+kr_status_t kr__spatial_init(kr_spatial_state_t *s, double cell_size, const double bounds[4]);
 void kr__spatial_fini(kr_spatial_state_t *s);
 void kr__spatial_forget(kr_world_t *w, uint32_t idx); /* on destroy */
 

@@ -13,6 +13,12 @@
 typedef struct kr_world_desc {
     kr_registry_t *registry;  /* shared, not owned; NULL makes a private one */
     double spatial_cell_size; /* edge of a spatial-hash cell; 0 means 1.0 */
+    /* Optional x0, y0, x1, y1: cells covering this rectangle are kept in a
+     * dense grid found by arithmetic (no hashing), the fast choice for a
+     * bounded world; positions outside it still work, through the hash.
+     * All zero: no grid. The grid costs 64 bytes per cell up front and
+     * may hold at most 2^25 cells. */
+    double spatial_bounds[4];
     void *owner;              /* opaque back pointer for the layer above */
     uint32_t initial_capacity;/* entity slots to reserve; 0 for a default */
 } kr_world_desc_t;

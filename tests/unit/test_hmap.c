@@ -53,12 +53,12 @@ static void check_invariants(const kr_hmap_t *m)
                   m->count, m->capacity);
     uint32_t used = 0, mask = m->capacity - 1;
     for (uint32_t s = 0; s < m->capacity; s++) {
-        if (m->values[s] == KR_HMAP_EMPTY) continue;
+        if (m->slots[s].value == KR_HMAP_EMPTY) continue;
         used++;
-        for (uint32_t p = home_of(m, m->keys[s]); p != s; p = (p + 1) & mask)
-            cr_assert_neq(m->values[p], KR_HMAP_EMPTY,
+        for (uint32_t p = home_of(m, m->slots[s].key); p != s; p = (p + 1) & mask)
+            cr_assert_neq(m->slots[p].value, KR_HMAP_EMPTY,
                           "slot %u (key %llu) unreachable: free slot %u lies between it and its home",
-                          s, (unsigned long long)m->keys[s], p);
+                          s, (unsigned long long)m->slots[s].key, p);
     }
     cr_assert_eq(used, m->count, "count %u but %u slots in use", m->count, used);
 }
@@ -374,7 +374,7 @@ static void churn(uint64_t seed, uint64_t key_space, uint32_t steps, uint32_t ta
     }
     cr_assert_eq(m.count, 0);
     check_invariants(&m);
-    for (uint32_t i = 0; i < m.capacity; i++) cr_assert_eq(m.values[i], KR_HMAP_EMPTY);
+    for (uint32_t i = 0; i < m.capacity; i++) cr_assert_eq(m.slots[i].value, KR_HMAP_EMPTY);
     compare_with_model(&m, &md, 0, key_space - 1);
     free(md.p);
     kr_hmap_fini(&m);

@@ -830,3 +830,102 @@ static void random_run(double size, uint64_t seed)
 Test(spatial, random_moves_match_brute_force_unit_cells, .timeout = 60) { random_run(1.0, 1); }
 Test(spatial, random_moves_match_brute_force_wide_cells, .timeout = 60) { random_run(2.5, 2); }
 Test(spatial, random_moves_match_brute_force_odd_cells, .timeout = 60) { random_run(0.3, 3); }
+
+/* ---- the dense grid of a bounded world ----------------------------------- */
+
+Test(spatial_grid, grid_and_hash_agree_with_brute_force)
+{
+    /* Two worlds, one with bounds covering part of the area: every
+     * operation must give identical answers; positions outside the bounds
+     * go through the hash map of the grid world. */
+    kr_world_t *plain = kr_world_create(&(kr_world_desc_t){ .spatial_cell_size = 2.0 });
+    kr_world_t *grid = kr_world_create(&(kr_world_desc_t){ .spatial_cell_size = 2.0,
+                                                           .spatial_bounds = { -10, -10, 30, 20 } });
+    cr_assert_not_null(grid, "%s", kr_last_error());
+    enum { N = 800 };
+    kr_entity_t a[N], b[N];
+    uint64_t s = 99;
+    for (int i = 0; i < N; i++) {
+        a[i] = kr_entity_create(plain);
+        b[i] = kr_entity_create(grid);
+    }
+    for (int step = 0; step < 40; step++) {
+        for (int i = 0; i < N; i++) {
+            s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+            double x = (double)(s >> 40) / (double)(1 << 24) * 60 - 20;
+            s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+            double y = (double)(s >> 40) / (double)(1 << 24) * 50 - 20;
+            if (step == 0) {
+                cr_assert_eq(kr_spatial_insert(plain, a[i], x, y), KR_OK);
+                cr_assert_eq(kr_spatial_insert(grid, b[i], x, y), KR_OK);
+            } else if ((s >> 7) % 13 == 0) {
+                cr_assert_eq(kr_spatial_remove(plain, a[i]), KR_OK);
+                cr_assert_eq(kr_spatial_remove(grid, b[i]), KR_OK);
+                cr_assert_eq(kr_spatial_insert(plain, a[i], x, y), KR_OK);
+                cr_assert_eq(kr_spatial_insert(grid, b[i], x, y), KR_OK);
+            } else {
+                cr_assert_eq(kr_spatial_move(plain, a[i], x, y), KR_OK);
+                cr_assert_eq(kr_spatial_move(grid, b[i], x, y), KR_OK);
+            }
+        }
+        cr_assert_eq(kr_spatial_cell_count(plain), kr_spatial_cell_count(grid));
+        /* Same index in both worlds, so results compare by index. */
+        kr_entity_t ra[N], rb[N];
+        size_t na = kr_spatial_query_box(plain, -25, -25, 45, 35, ra, N);
+        size_t nb = kr_spatial_query_box(grid, -25, -25, 45, 35, rb, N);
+        cr_assert_eq(na, N);
+        cr_assert_eq(na, nb);
+        for (size_t i = 0; i < na; i++) cr_assert_eq(kr_entity_index(ra[i]), kr_entity_index(rb[i]));
+        na = kr_spatial_query_radius(plain, 5, 5, 9, ra, N);
+        nb = kr_spatial_query_radius(grid, 5, 5, 9, rb, N);
+        cr_assert_eq(na, nb);
+        for (size_t i = 0; i < na; i++) cr_assert_eq(kr_entity_index(ra[i]), kr_entity_index(rb[i]));
+        for (int cy = -12; cy < 16; cy += 3)
+            for (int cx = -12; cx < 20; cx += 3) {
+                size_t ca, cb;
+                const kr_entity_t *ea = kr_spatial_cell_entities(plain, (kr_cell_t){ cx, cy }, &ca);
+                const kr_entity_t *eb = kr_spatial_cell_entities(grid, (kr_cell_t){ cx, cy }, &cb);
+                cr_assert_eq(ca, cb);
+                for (size_t i = 0; i < ca; i++) cr_assert_eq(kr_entity_index(ea[i]), kr_entity_index(eb[i]));
+            }
+    }
+    for (int i = 0; i < N; i += 2) {
+        kr_entity_destroy(plain, a[i]);
+        kr_entity_destroy(grid, b[i]);
+    }
+    cr_assert_eq(kr_spatial_count(grid), N / 2);
+    cr_assert_eq(kr_spatial_cell_count(plain), kr_spatial_cell_count(grid));
+    for (int i = 1; i < N; i += 2) kr_spatial_remove(grid, b[i]);
+    cr_assert_eq(kr_spatial_cell_count(grid), 0, "emptied grid cells count as released");
+    kr_world_destroy(plain);
+    kr_world_destroy(grid);
+}
+
+Test(spatial_grid, crowded_grid_cells_spill_to_the_heap_and_back)
+{
+    kr_world_t *w = kr_world_create(&(kr_world_desc_t){ .spatial_bounds = { 0, 0, 4, 4 } });
+    kr_entity_t e[50];
+    for (int i = 0; i < 50; i++) {
+        e[i] = kr_entity_create(w);
+        cr_assert_eq(kr_spatial_insert(w, e[i], 1.5, 1.5), KR_OK);
+    }
+    size_t n;
+    const kr_entity_t *in = kr_spatial_cell_entities(w, (kr_cell_t){ 1, 1 }, &n);
+    cr_assert_eq(n, 50);
+    for (int i = 0; i < 50; i++) cr_assert_eq(in[i], e[i]);
+    for (int i = 0; i < 50; i++) cr_assert_eq(kr_spatial_move(w, e[i], 2.5, 1.5), KR_OK);
+    cr_assert_null(kr_spatial_cell_entities(w, (kr_cell_t){ 1, 1 }, &n));
+    in = kr_spatial_cell_entities(w, (kr_cell_t){ 2, 1 }, &n);
+    cr_assert_eq(n, 50);
+    cr_assert_eq(kr_spatial_cell_count(w), 1);
+    kr_world_destroy(w);
+}
+
+Test(spatial_grid, bad_bounds_are_refused)
+{
+    cr_assert_null(kr_world_create(&(kr_world_desc_t){ .spatial_bounds = { 5, 0, 1, 4 } }));
+    cr_assert_eq(kr_last_status(), KR_ERR_INVALID_ARG);
+    cr_assert_null(kr_world_create(&(kr_world_desc_t){ .spatial_bounds = { 0, 0, 1e9, 1e9 } }));
+    cr_assert(strstr(kr_last_error(), "cells") != NULL, "%s", kr_last_error());
+    cr_assert_null(kr_world_create(&(kr_world_desc_t){ .spatial_bounds = { 0, 0, INFINITY, 3 } }));
+}
