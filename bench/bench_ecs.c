@@ -66,7 +66,7 @@ static void emit(const char *name, double value, const char *unit, int n, int re
 
 typedef struct {
     kr_registry_t *reg;
-    kr_component_t pos, vel, extra;
+    kr_component_t pos, vel, extra, extra_sparse;
 } types_t;
 
 static types_t make_types(void)
@@ -76,7 +76,9 @@ static types_t make_types(void)
     t.pos = kr_component_register(t.reg, &(kr_component_desc_t){ .name = "Position", .size = sizeof(vec2_t) });
     t.vel = kr_component_register(t.reg, &(kr_component_desc_t){ .name = "Velocity", .size = sizeof(vec2_t) });
     t.extra = kr_component_register(t.reg, &(kr_component_desc_t){ .name = "Health", .size = sizeof(float) });
-    if (!t.pos || !t.vel || !t.extra) {
+    t.extra_sparse = kr_component_register(t.reg, &(kr_component_desc_t){
+        .name = "HealthSparse", .size = sizeof(float), .storage = KR_STORAGE_SPARSE });
+    if (!t.pos || !t.vel || !t.extra || !t.extra_sparse) {
         fprintf(stderr, "bench_ecs: registration failed: %s\n", kr_last_error());
         exit(1);
     }
@@ -283,7 +285,7 @@ int main(int argc, char **argv)
     }
     if (churn > n / 2) churn = n / 2;
     const int passes = 11;
-    double create[64], create_add[64], view[64], plain[64], addrem[64], churned[64], destroy[64];
+    double addrem_sparse[64], create[64], create_add[64], view[64], plain[64], addrem[64], churned[64], destroy[64];
     double alt_view[64], alt_addrem[64];
     spatial_times_t sp[2];
     kr_entity_t *ids = malloc((size_t)n * sizeof *ids);
@@ -342,6 +344,17 @@ int main(int argc, char **argv)
         }
         churned[r] = time_view_pass(&vw, passes, n);
 
+        /* The same churn with the third component in sparse storage. */
+        t0 = now_ns();
+        ops = 0;
+        for (int i = 0; i < churn; i++) ops += kr_component_add(w, pick[i], ty.extra_sparse) != NULL;
+        for (int i = 0; i < churn; i++) ops += kr_component_remove(w, pick[i], ty.extra_sparse) == KR_OK;
+        addrem_sparse[r] = (now_ns() - t0) / (2.0 * churn);
+        if (ops != 2 * churn) {
+            fprintf(stderr, "bench_ecs: only %d of %d sparse add/remove operations succeeded\n", ops, 2 * churn);
+            return 1;
+        }
+
         /* destroy distinct random entities: rows, records and ids (not in the spatial hash). */
         int destroyed = 0;
         pick_distinct(pick, ids, n, churn);
@@ -369,6 +382,7 @@ int main(int argc, char **argv)
     emit("plain_loop", p, "ns/entity", n, reps);
     emit("view_pass_ratio", v / p, "x plain_loop", n, reps);
     emit("add_remove", median(addrem, reps), "ns/op", churn, reps);
+    emit("add_remove_sparse", median(addrem_sparse, reps), "ns/op", churn, reps);
     emit("view_pass_churned", c, "ns/entity", n, reps);
     emit("view_pass_churned_ratio", c / p, "x plain_loop", n, reps);
     emit("destroy", median(destroy, reps), "ns/op", churn, reps);

@@ -1,5 +1,6 @@
-/* Adding, getting and removing components: each add or remove moves the
- * entity's row along a cached table edge. */
+/* Adding, getting and removing components. Table components move the
+ * entity's row along a cached table edge; sparse components live in their
+ * own pool (sparse.c). */
 #include "world_private.h"
 
 static const kr_registry_entry_t *registered(const kr_world_t *w, kr_component_t c, const char *fn)
@@ -9,18 +10,37 @@ static const kr_registry_entry_t *registered(const kr_world_t *w, kr_component_t
     return e;
 }
 
+static void *already(kr_entity_t e, const kr_registry_entry_t *entry)
+{
+    kr__fail(KR_ERR_EXISTS, "kr_component_add: entity %u already has '%s'", kr_entity_index(e), entry->info.name);
+    return NULL;
+}
+
+/* The value of sparse component c of entity idx, or NULL. */
+static void *sparse_get(const kr_world_t *w, uint32_t idx, kr_component_t c)
+{
+    const kr_sparse_pool_t *p = c < w->pool_slots ? w->pools[c] : NULL;
+    if (!p) return NULL;
+    uint32_t slot = kr__sparse_slot(p, idx);
+    return slot == KR_NONE ? NULL : kr__sparse_value(p, slot);
+}
+
 void *kr_component_add(kr_world_t *w, kr_entity_t e, kr_component_t c)
 {
     kr_record_t *r = kr__live(w, e, "kr_component_add");
     if (!r) return NULL;
     const kr_registry_entry_t *entry = registered(w, c, "kr_component_add");
     if (!entry || kr__structure_locked(w, "kr_component_add")) return NULL;
-    kr_table_t *t = w->tables[r->table];
-    if (kr__column_index(t, c) >= 0) {
-        kr__fail(KR_ERR_EXISTS, "kr_component_add: entity %u already has '%s'", kr_entity_index(e),
-                 entry->info.name);
-        return NULL;
+    if (entry->info.storage == KR_STORAGE_SPARSE) {
+        kr_sparse_pool_t *p = kr__pool(w, c, true);
+        if (!p) return NULL;
+        if (kr__sparse_slot(p, kr_entity_index(e)) != KR_NONE) return already(e, entry);
+        void *v = kr__sparse_add(w, p, e);
+        if (v) r->flags |= KR_REC_SPARSE;
+        return v;
     }
+    kr_table_t *t = w->tables[r->table];
+    if (kr__column_index(t, c) >= 0) return already(e, entry);
     uint32_t to = kr__table_with(w, r->table, c);
     if (to == KR_NONE || kr__table_move(w, e, r, to)) return NULL;
     if (entry->info.vtbl && entry->info.vtbl->on_creation) {
@@ -42,19 +62,22 @@ void *kr_component_get(kr_world_t *w, kr_entity_t e, kr_component_t c)
     if (!r) return NULL;
     kr_table_t *t = w->tables[r->table];
     int col = kr__column_index(t, c);
-    if (col < 0) {
-        if (registered(w, c, "kr_component_get"))
-            kr__fail(KR_ERR_NO_COMPONENT, "kr_component_get: entity %u has no '%s'", kr_entity_index(e),
-                     kr__registry_entry(w->registry, c)->info.name);
-        return NULL;
-    }
-    return kr__column_ptr(t, (uint32_t)col, r->row);
+    if (col >= 0) return kr__column_ptr(t, (uint32_t)col, r->row);
+    const kr_registry_entry_t *entry = registered(w, c, "kr_component_get");
+    if (!entry) return NULL;
+    void *v = (r->flags & KR_REC_SPARSE) ? sparse_get(w, kr_entity_index(e), c) : NULL;
+    if (!v)
+        kr__fail(KR_ERR_NO_COMPONENT, "kr_component_get: entity %u has no '%s'", kr_entity_index(e),
+                 entry->info.name);
+    return v;
 }
 
 bool kr_component_has(const kr_world_t *w, kr_entity_t e, kr_component_t c)
 {
     kr_record_t *r = kr__live(w, e, "kr_component_has");
-    return r && kr__column_index(w->tables[r->table], c) >= 0;
+    if (!r) return false;
+    if (kr__column_index(w->tables[r->table], c) >= 0) return true;
+    return (r->flags & KR_REC_SPARSE) && sparse_get(w, kr_entity_index(e), c);
 }
 
 kr_status_t kr_component_remove(kr_world_t *w, kr_entity_t e, kr_component_t c)
@@ -64,6 +87,15 @@ kr_status_t kr_component_remove(kr_world_t *w, kr_entity_t e, kr_component_t c)
     const kr_registry_entry_t *entry = registered(w, c, "kr_component_remove");
     if (!entry) return KR_ERR_UNREGISTERED;
     if (kr__structure_locked(w, "kr_component_remove")) return KR_ERR_LOCKED;
+    if (entry->info.storage == KR_STORAGE_SPARSE) {
+        kr_sparse_pool_t *p = kr__pool(w, c, false);
+        uint32_t idx = kr_entity_index(e);
+        if (!p || kr__sparse_slot(p, idx) == KR_NONE)
+            return kr__fail(KR_ERR_NO_COMPONENT, "kr_component_remove: entity %u has no '%s'", idx,
+                            entry->info.name);
+        kr__sparse_remove(p, idx);
+        return KR_OK;
+    }
     if (kr__column_index(w->tables[r->table], c) < 0)
         return kr__fail(KR_ERR_NO_COMPONENT, "kr_component_remove: entity %u has no '%s'",
                         kr_entity_index(e), entry->info.name);

@@ -74,6 +74,12 @@ static kr_entity_t ref_load(void *ctx, uint64_t ref, bool *ok)
     return ref ? l->ids[ref - 1] : KR_ENTITY_INVALID;
 }
 
+static int cmp_component(const void *a, const void *b)
+{
+    kr_component_t x = *(const kr_component_t *)a, y = *(const kr_component_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 /* Rewrites every entity field of a data component in place, in either direction. */
 static bool remap_fields(const kr_component_info_t *info, uint8_t *bytes,
                          uint64_t (*save)(void *, kr_entity_t), kr_ref_load_fn load, void *ctx)
@@ -158,19 +164,31 @@ static kr_status_t write_entity(kr_world_t *w, uint32_t idx, kr_buf_t *out, uint
         st = kr_buf_put_f64(out, w->spatial.entries[idx].x);
         st = st ? st : kr_buf_put_f64(out, w->spatial.entries[idx].y);
     }
+    /* Every component in ascending id order: the table's (sorted) merged
+     * with the sparse ones the entity holds. */
     kr_table_t *t = w->tables[r->table];
-    st = st ? st : kr_buf_put_u32(out, t->type_count);
-    for (uint32_t i = 0; i < t->type_count && !st; i++) {
-        const kr_component_info_t *info = &kr__registry_entry(w->registry, t->types[i])->info;
-        st = kr_buf_put_u32(out, t->types[i]);
+    uint32_t n = t->type_count, ns = 0;
+    kr_component_t small[32], *ids = small;
+    uint32_t room = n + ((r->flags & KR_REC_SPARSE) ? w->pool_count : 0);
+    if (room > 32 && !(ids = malloc(room * sizeof *ids))) return kr__fail(KR_ERR_NOMEM, "kr_pack: out of memory");
+    if (r->flags & KR_REC_SPARSE) {
+        for (uint32_t i = 0; i < w->pool_count; i++)
+            if (kr__sparse_slot(w->pools[w->pool_ids[i]], idx) != KR_NONE) ids[n + ns++] = w->pool_ids[i];
+    }
+    memcpy(ids, t->types, n * sizeof *ids);
+    n += ns;
+    if (ns) qsort(ids, n, sizeof *ids, cmp_component);
+    st = st ? st : kr_buf_put_u32(out, n);
+    for (uint32_t i = 0; i < n && !st; i++) {
+        const kr_component_info_t *info = &kr__registry_entry(w->registry, ids[i])->info;
+        st = kr_buf_put_u32(out, ids[i]);
         size_t len_at = out->len;
         st = st ? st : kr_buf_put_u32(out, 0);
         if (st) break;
         size_t start = out->len;
-        /* Re-read the row each time: serialize callbacks may not change the
-         * world, but the table pointer must not outlive a reallocation. */
-        t = w->tables[r->table];
-        void *data = kr__column_ptr(t, i, r->row);
+        /* Looked up each time: the value must not be read through a pointer
+         * that outlived a reallocation. */
+        void *data = kr_component_get(w, e, ids[i]);
         if (info->vtbl && info->vtbl->serialize) {
             kr_serializer_t s;
             kr__serializer_saver(&s, out, ref_save, w);
@@ -184,10 +202,13 @@ static kr_status_t write_entity(kr_world_t *w, uint32_t idx, kr_buf_t *out, uint
         }
         if (st) break;
         size_t len = out->len - start;
-        if (len > UINT32_MAX) return kr__fail(KR_ERR_INVALID_ARG, "kr_pack: component state over 4 GiB");
+        if (len > UINT32_MAX) {
+            st = kr__fail(KR_ERR_INVALID_ARG, "kr_pack: component state over 4 GiB");
+            break;
+        }
         for (int b = 0; b < 4; b++) out->data[len_at + b] = (uint8_t)(len >> (8 * b));
-        t = w->tables[r->table];
     }
+    if (ids != small) free(ids);
     return st;
 }
 

@@ -44,7 +44,7 @@ static const char *field_type_ok(kr_field_type_t t, size_t *size)
 
 static kr_component_t add_entry(kr_registry_t *reg, const char *kind, const char *name, size_t size,
                                 size_t align, const kr_field_t *fields, size_t field_count,
-                                const kr_behavior_vtbl_t *vtbl)
+                                const kr_behavior_vtbl_t *vtbl, kr_storage_t storage)
 {
     if (!reg) {
         kr__fail(KR_ERR_INVALID_ARG, "kr_%s_register: null registry", kind);
@@ -56,6 +56,10 @@ static kr_component_t add_entry(kr_registry_t *reg, const char *kind, const char
     }
     if (kr_component_lookup(reg, name)) {
         kr__fail(KR_ERR_EXISTS, "kr_%s_register: '%s' is already registered", kind, name);
+        return KR_COMPONENT_NONE;
+    }
+    if (storage != KR_STORAGE_TABLE && storage != KR_STORAGE_SPARSE) {
+        kr__fail(KR_ERR_INVALID_ARG, "kr_%s_register: '%s' has unknown storage %d", kind, name, (int)storage);
         return KR_COMPONENT_NONE;
     }
     if (size > UINT32_MAX / 2) {
@@ -111,7 +115,7 @@ static kr_component_t add_entry(kr_registry_t *reg, const char *kind, const char
         e->fields[i].name = strdup(fields[i].name);
         if (!e->fields[i].count) e->fields[i].count = 1;
     }
-    e->info = (kr_component_info_t){ e->name, size, align, e->fields, field_count, vtbl };
+    e->info = (kr_component_info_t){ e->name, size, align, e->fields, field_count, vtbl, storage };
     kr_component_t id = reg->count;
     if (kr_hmap_insert(&reg->by_name, name_hash(name), id)) return KR_COMPONENT_NONE;
     reg->count++;
@@ -125,7 +129,7 @@ kr_component_t kr_component_register(kr_registry_t *reg, const kr_component_desc
         return KR_COMPONENT_NONE;
     }
     return add_entry(reg, "component", desc->name, desc->size, desc->align, desc->fields,
-                     desc->field_count, NULL);
+                     desc->field_count, NULL, desc->storage);
 }
 
 kr_component_t kr_behavior_register(kr_registry_t *reg, const kr_behavior_desc_t *desc)
@@ -135,7 +139,7 @@ kr_component_t kr_behavior_register(kr_registry_t *reg, const kr_behavior_desc_t
         return KR_COMPONENT_NONE;
     }
     return add_entry(reg, "behavior", desc->name, desc->state_size, desc->state_align, NULL, 0,
-                     desc->vtbl);
+                     desc->vtbl, KR_STORAGE_TABLE);
 }
 
 kr_registry_t *kr_registry_create(void)
@@ -204,7 +208,7 @@ uint64_t kr_registry_hash(const kr_registry_t *reg)
         const kr_component_info_t *in = &reg->entries[i].info;
         h = kr_hash_bytes(in->name, strlen(in->name), h);
         /* Whether a behavior serializes decides its pack format, so it counts. */
-        uint64_t kind = in->vtbl ? (in->vtbl->serialize ? 2 : 1) : 0;
+        uint64_t kind = in->vtbl ? (in->vtbl->serialize ? 2 : 1) : 3 + (uint64_t)in->storage;
         uint64_t shape[4] = { in->size, in->align, kind, in->field_count };
         h = kr_hash_bytes(shape, sizeof shape, h);
         for (size_t f = 0; f < in->field_count; f++) {

@@ -5,12 +5,29 @@
 
 #include "world_private.h"
 
+/* Tables are matched on table components only; sparse terms are tested per
+ * entity (entity_matches). */
 static bool table_matches(const kr_view_t *v, const kr_table_t *t)
 {
     for (uint32_t i = 0; i < v->include_count; i++)
-        if (kr__column_index(t, v->include[i]) < 0) return false;
+        if (!(v->sparse_include >> i & 1) && kr__column_index(t, v->include[i]) < 0) return false;
     for (uint32_t i = 0; i < v->exclude_count; i++)
-        if (kr__column_index(t, v->exclude[i]) >= 0) return false;
+        if (!(v->sparse_exclude >> i & 1) && kr__column_index(t, v->exclude[i]) >= 0) return false;
+    return true;
+}
+
+static bool in_pool(const kr_world_t *w, kr_component_t c, kr_entity_t e)
+{
+    const kr_sparse_pool_t *p = c < w->pool_slots ? w->pools[c] : NULL;
+    return p && kr__sparse_slot(p, kr_entity_index(e)) != KR_NONE;
+}
+
+static bool entity_matches(const kr_view_t *v, kr_entity_t e)
+{
+    for (uint32_t i = 0; i < v->include_count; i++)
+        if ((v->sparse_include >> i & 1) && !in_pool(v->world, v->include[i], e)) return false;
+    for (uint32_t i = 0; i < v->exclude_count; i++)
+        if ((v->sparse_exclude >> i & 1) && in_pool(v->world, v->exclude[i], e)) return false;
     return true;
 }
 
@@ -34,14 +51,17 @@ static kr_status_t refresh(kr_view_t *v)
     return KR_OK;
 }
 
-static kr_status_t copy_terms(kr_component_t *dst, uint32_t *count, const kr_component_t *src,
-                              const kr_registry_t *reg, const char *list)
+static kr_status_t copy_terms(kr_component_t *dst, uint32_t *count, uint32_t *sparse,
+                              const kr_component_t *src, const kr_registry_t *reg, const char *list)
 {
     *count = 0;
+    *sparse = 0;
     for (uint32_t i = 0; i < KR_VIEW_MAX_TERMS && src[i]; i++) {
-        if (!kr__registry_entry(reg, src[i]))
+        const kr_registry_entry_t *e = kr__registry_entry(reg, src[i]);
+        if (!e)
             return kr__fail(KR_ERR_UNREGISTERED, "kr_view_init: %s component %u is not registered",
                             list, src[i]);
+        if (e->info.storage == KR_STORAGE_SPARSE) *sparse |= 1u << i;
         dst[(*count)++] = src[i];
     }
     return KR_OK;
@@ -53,8 +73,8 @@ kr_status_t kr_view_init(kr_view_t *v, kr_world_t *w, const kr_view_desc_t *desc
     memset(v, 0, sizeof *v);
     if (!w || !desc) return kr__fail(KR_ERR_INVALID_ARG, "kr_view_init: null %s", w ? "desc" : "world");
     v->world = w;
-    if (copy_terms(v->include, &v->include_count, desc->include, w->registry, "include") ||
-        copy_terms(v->exclude, &v->exclude_count, desc->exclude, w->registry, "exclude"))
+    if (copy_terms(v->include, &v->include_count, &v->sparse_include, desc->include, w->registry, "include") ||
+        copy_terms(v->exclude, &v->exclude_count, &v->sparse_exclude, desc->exclude, w->registry, "exclude"))
         return kr_last_status();
     if (!v->include_count)
         return kr__fail(KR_ERR_INVALID_ARG, "kr_view_init: include needs at least one component");
@@ -106,7 +126,7 @@ bool kr_view_next(kr_view_t *v)
         if (limit > t->count) limit = t->count;
         while (v->cursor_row < limit) {
             kr_entity_t e = t->entities[v->cursor_row++];
-            if (e != KR_ENTITY_INVALID) {
+            if (e != KR_ENTITY_INVALID && ((v->sparse_include | v->sparse_exclude) == 0 || entity_matches(v, e))) {
                 v->current = e;
                 return true;
             }
@@ -138,6 +158,10 @@ bool kr_view_next_chunk(kr_view_t *v, kr_view_chunk_t *chunk)
         kr__fail(KR_ERR_STATE, "kr_view_next_chunk: an entity pass of this view is active");
         return false;
     }
+    if (v->sparse_include | v->sparse_exclude) {
+        kr__fail(KR_ERR_STATE, "kr_view_next_chunk: a view naming sparse components iterates by entity");
+        return false;
+    }
     if (v->pass == 0) {
         if (refresh(v)) return false;
         v->pass = 2;
@@ -162,9 +186,15 @@ size_t kr_view_count(kr_view_t *v)
 {
     if (!v || !v->world || refresh(v)) return 0;
     size_t n = 0;
+    bool per_entity = (v->sparse_include | v->sparse_exclude) != 0;
     for (uint32_t i = 0; i < v->table_count; i++) {
         const kr_table_t *t = v->world->tables[v->tables[i]];
-        n += t->count - t->hole_count;
+        if (!per_entity) {
+            n += t->count - t->hole_count;
+            continue;
+        }
+        for (uint32_t row = 0; row < t->count; row++)
+            n += t->entities[row] != KR_ENTITY_INVALID && entity_matches(v, t->entities[row]);
     }
     return n;
 }

@@ -93,6 +93,7 @@ void kr_world_destroy(kr_world_t *w)
     kr_hmap_fini(&w->table_map);
     kr__names_fini(w);
     kr__spatial_fini(&w->spatial);
+    kr__sparse_fini(w);
     free(w->records);
     free(w->tree);
     free(w->dirty_tables);
@@ -181,6 +182,15 @@ kr_entity_t kr_entity_create_desc(kr_world_t *w, const kr_entity_desc_t *desc)
                 kr__fail(KR_ERR_UNREGISTERED, "kr_entity_create: component %u is not registered", c);
                 return KR_ENTITY_INVALID;
             }
+            if (kr__is_sparse(w, c)) {
+                /* Sparse components are added once the entity exists. */
+                for (size_t j = 0; j < i; j++)
+                    if (desc->components[j] == c) {
+                        kr__fail(KR_ERR_EXISTS, "kr_entity_create: component %u listed twice", c);
+                        return KR_ENTITY_INVALID;
+                    }
+                continue;
+            }
             if (kr__column_index(w->tables[table], c) >= 0) {
                 kr__fail(KR_ERR_EXISTS, "kr_entity_create: component %u listed twice", c);
                 return KR_ENTITY_INVALID;
@@ -201,6 +211,18 @@ kr_entity_t kr_entity_create_desc(kr_world_t *w, const kr_entity_desc_t *desc)
     r->table = table;
     r->row = row;
     if (!desc) return e;
+    for (size_t i = 0; i < desc->component_count; i++) {
+        kr_component_t c = desc->components[i];
+        if (!kr__is_sparse(w, c)) continue;
+        kr_sparse_pool_t *p = kr__pool(w, c, true);
+        if (!p || !kr__sparse_add(w, p, e)) {
+            kr_status_t st = kr_last_status();
+            kr_entity_destroy(w, e);
+            kr__fail(st, "kr_entity_create: out of memory for sparse component %u", c);
+            return KR_ENTITY_INVALID;
+        }
+        w->records[kr_entity_index(e)].flags |= KR_REC_SPARSE;
+    }
     if (desc->name && *desc->name && kr_entity_set_name(w, e, desc->name)) {
         kr_status_t st = kr_last_status();
         kr_entity_destroy(w, e);
@@ -251,6 +273,7 @@ static void destroy_one(kr_world_t *w, kr_entity_t e)
     }
     if (r->flags & KR_REC_NAMED) kr__name_release(w, idx);
     if (r->flags & KR_REC_SPATIAL) kr__spatial_forget(w, idx);
+    if (r->flags & KR_REC_SPARSE) kr__sparse_forget(w, idx);
     kr__table_remove_row(w, r->table, r->row);
     free_slot(w, idx);
 }

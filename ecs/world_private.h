@@ -19,7 +19,8 @@ enum {
     KR_REC_NAMED   = 1u << 2,
     KR_REC_SPATIAL = 1u << 3,
     KR_REC_DYING   = 1u << 4,  /* destroy in progress (callbacks running) */
-    KR_REC_STARTED = 1u << 5   /* behaviors got awake/start */
+    KR_REC_STARTED = 1u << 5,  /* behaviors got awake/start */
+    KR_REC_SPARSE  = 1u << 6   /* may hold sparse components */
 };
 
 typedef struct kr_record {
@@ -64,6 +65,25 @@ typedef struct kr_table {
     uint64_t hash;
     bool dirty;                /* on the world's dirty list */
 } kr_table_t;
+
+/* A pool of one sparse component (sparse.c). */
+typedef struct kr_sparse_pool {
+    uint32_t *slot_of;           /* entity index -> dense slot, KR_NONE if absent */
+    uint32_t slot_capacity;
+    kr_entity_t *entities;       /* dense: owner of each slot */
+    uint8_t *data;               /* dense: values */
+    uint32_t count, capacity, size, align;
+} kr_sparse_pool_t;
+
+static inline uint32_t kr__sparse_slot(const kr_sparse_pool_t *p, uint32_t idx)
+{
+    return idx < p->slot_capacity ? p->slot_of[idx] : KR_NONE;
+}
+
+static inline void *kr__sparse_value(const kr_sparse_pool_t *p, uint32_t slot)
+{
+    return p->size ? (void *)(p->data + (size_t)slot * p->size) : (void *)(p->entities + slot);
+}
 
 /* Spatial hash state; the reverse index is indexed by entity index. */
 typedef struct kr_spatial_entry {
@@ -131,6 +151,11 @@ struct kr_world {
     uint32_t chunk_passes;           /* active chunk passes: structure locked */
 
     kr_spatial_state_t spatial;
+
+    kr_sparse_pool_t **pools;        /* by component id; NULL until first use */
+    uint32_t pool_slots;
+    kr_component_t *pool_ids;        /* components that have a pool */
+    uint32_t pool_count;
 
     uint64_t *scratch;               /* pack: entity index -> (epoch << 32) | local index */
     uint32_t scratch_capacity;
@@ -249,6 +274,53 @@ static inline kr_entity_t kr__id_of(const kr_world_t *w, uint32_t idx)
 /* Names (name.c). */
 void kr__name_release(kr_world_t *w, uint32_t idx);
 void kr__names_fini(kr_world_t *w);
+
+/* Sparse storage (sparse.c). */
+kr_sparse_pool_t *kr__pool_create(kr_world_t *w, kr_component_t c);
+void *kr__sparse_add_slow(kr_world_t *w, kr_sparse_pool_t *p, kr_entity_t e); /* grows, then adds */
+
+/* The pool of component c, made on first use when `create`. */
+static inline kr_sparse_pool_t *kr__pool(kr_world_t *w, kr_component_t c, bool create)
+{
+    if (c < w->pool_slots && w->pools[c]) return w->pools[c];
+    return create ? kr__pool_create(w, c) : NULL;
+}
+
+/* Adds a zeroed value for e (absent from the pool); NULL on failure. The
+ * common case, with room in both arrays, is inline. */
+static inline void *kr__sparse_add(kr_world_t *w, kr_sparse_pool_t *p, kr_entity_t e)
+{
+    uint32_t idx = kr_entity_index(e);
+    if (idx >= p->slot_capacity || p->count == p->capacity) return kr__sparse_add_slow(w, p, e);
+    uint32_t slot = p->count++;
+    p->slot_of[idx] = slot;
+    p->entities[slot] = e;
+    void *v = kr__sparse_value(p, slot);
+    if (p->size) kr__zero_value(v, p->size);
+    return v;
+}
+
+/* Removes entity idx's value (present): the last value fills its slot. */
+static inline void kr__sparse_remove(kr_sparse_pool_t *p, uint32_t idx)
+{
+    uint32_t slot = p->slot_of[idx], last = --p->count;
+    if (slot != last) {
+        kr_entity_t moved = p->entities[last];
+        p->entities[slot] = moved;
+        if (p->size)
+            kr__copy_value(p->data + (size_t)slot * p->size, p->data + (size_t)last * p->size, p->size);
+        p->slot_of[kr_entity_index(moved)] = slot;
+    }
+    p->slot_of[idx] = KR_NONE;
+}
+void kr__sparse_forget(kr_world_t *w, uint32_t idx); /* on destroy */
+void kr__sparse_fini(kr_world_t *w);
+
+static inline bool kr__is_sparse(const kr_world_t *w, kr_component_t c)
+{
+    const kr_registry_entry_t *e = kr__registry_entry(w->registry, c);
+    return e && e->info.storage == KR_STORAGE_SPARSE;
+}
 
 /* Spatial hash (spatial.c). */
 kr_status_t kr__spatial_init(kr_spatial_state_t *s, double cell_size, const double bounds[4]);

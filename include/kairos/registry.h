@@ -39,12 +39,26 @@ typedef struct kr_field {
 #define KR_FIELD_ARRAY(Struct, member, ftype, n) \
     { #member, (ftype), offsetof(Struct, member), (n) }
 
+/* Where a data component's values live (docs/ecs.md, "Storage").
+ *  - KR_STORAGE_TABLE (default): in the entity's table, one contiguous array
+ *    per component; views hand them out as plain arrays. Adding or removing
+ *    moves the entity's row to another table.
+ *  - KR_STORAGE_SPARSE: in a pool of its own (a sparse set); adding and
+ *    removing touch only that pool, several times faster, but views that
+ *    name the component iterate by entity, not by chunk. For markers and
+ *    data that come and go often. */
+typedef enum kr_storage {
+    KR_STORAGE_TABLE = 0,
+    KR_STORAGE_SPARSE = 1
+} kr_storage_t;
+
 typedef struct kr_component_desc {
     const char *name;         /* unique in the registry; required */
     size_t size;              /* 0 makes a tag: no storage */
     size_t align;             /* 0: the largest power of two dividing size, up to 16 */
     const kr_field_t *fields; /* optional; needed for entity-id remapping */
     size_t field_count;
+    kr_storage_t storage;     /* KR_STORAGE_TABLE unless set */
 } kr_component_desc_t;
 
 typedef struct kr_behavior_desc {
@@ -59,7 +73,8 @@ kr_registry_t *kr_registry_create(void);
 void kr_registry_destroy(kr_registry_t *reg);
 
 /* Registers a data component. Returns its id, or KR_COMPONENT_NONE with
- * kr_last_error() set (missing name, duplicate name, fields outside size). */
+ * kr_last_error() set (missing name, duplicate name, fields outside size,
+ * unknown storage). */
 kr_component_t kr_component_register(kr_registry_t *reg, const kr_component_desc_t *desc);
 /* Registers a behavior component. Same failure rules. */
 kr_component_t kr_behavior_register(kr_registry_t *reg, const kr_behavior_desc_t *desc);
@@ -75,6 +90,7 @@ typedef struct kr_component_info {
     const kr_field_t *fields;
     size_t field_count;
     const kr_behavior_vtbl_t *vtbl; /* non-NULL for behavior components */
+    kr_storage_t storage;           /* behaviors always use tables */
 } kr_component_info_t;
 
 /* Metadata of a component; NULL (and kr_last_error) if unregistered. */

@@ -20,6 +20,12 @@
  *    active entity pass of the world ends (a chunk pass started inside an
  *    entity pass may show such rows, with entity KR_ENTITY_INVALID).
  *
+ * Sparse components (KR_STORAGE_SPARSE) may appear in either list; they are
+ * tested entity by entity when the pass reaches the entity, so such a view
+ * iterates by entity only (kr_view_next_chunk fails with KR_ERR_STATE). A
+ * view whose include list holds only sparse components looks at every
+ * entity of the world.
+ *
  * A pass ends when next / next_chunk returns false, or when kr_view_end is
  * called (needed when breaking out of a loop early; kr_view_fini also ends
  * it). The next call after the end starts a new pass. Entities are visited
@@ -54,6 +60,7 @@ typedef struct kr_view {
     kr_component_t include[KR_VIEW_MAX_TERMS];
     kr_component_t exclude[KR_VIEW_MAX_TERMS];
     uint32_t include_count, exclude_count;
+    uint32_t sparse_include, sparse_exclude; /* bit i: term i is a sparse component */
     uint32_t *tables;        /* matched table ids, in creation order */
     uint32_t *limits;        /* per matched table: rows present at pass start */
     uint32_t table_count, table_capacity;
