@@ -186,6 +186,59 @@ static void spatial_bench(const types_t *ty, int n, int churn, bool grid, spatia
     free(y);
 }
 
+/* The floor under spatial_move_grid: the same moves (same positions, same
+ * 1000 x 1000 grid of 64-byte cells holding up to six members inline) done
+ * on plain arrays by a loop with nothing else to do. Both are dominated by
+ * the random access to the old and the new cell; the ratio shows what the
+ * API costs on top. */
+typedef struct { uint32_t count, unused; uint64_t members[7]; } floor_cell_t;
+typedef struct { double x, y; uint32_t cell, slot; } floor_entry_t;
+
+static double spatial_move_floor(int n)
+{
+    const int side = 1000;
+    floor_cell_t *cells = aligned_alloc(64, (size_t)side * side * sizeof *cells);
+    floor_entry_t *en = malloc((size_t)n * sizeof *en);
+    double *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y);
+    memset(cells, 0, (size_t)side * side * sizeof *cells);
+    for (int i = 0; i < n; i++) {
+        double px = rng_unit() * side, py = rng_unit() * side;
+        uint32_t c = (uint32_t)py * (uint32_t)side + (uint32_t)px;
+        floor_cell_t *cc = &cells[c];
+        if (cc->count < 7) cc->members[cc->count] = (uint64_t)i;
+        en[i] = (floor_entry_t){ px, py, c, cc->count++ };
+        double nx = px + (rng_unit() - 0.5), ny = py + (rng_unit() - 0.5);
+        x[i] = nx < 0 ? nx + side : nx >= side ? nx - side : nx;
+        y[i] = ny < 0 ? ny + side : ny >= side ? ny - side : ny;
+    }
+    double t0 = now_ns();
+    for (int i = 0; i < n; i++) {
+        floor_entry_t *e = &en[i];
+        uint32_t c = (uint32_t)y[i] * (uint32_t)side + (uint32_t)x[i];
+        if (c != e->cell) {
+            floor_cell_t *o = &cells[e->cell];
+            uint32_t last = --o->count;
+            if (e->slot != last && last < 7) {
+                uint64_t m = o->members[last];
+                o->members[e->slot] = m;
+                en[m].slot = e->slot;
+            }
+            floor_cell_t *d = &cells[c];
+            if (d->count < 7) d->members[d->count] = (uint64_t)i;
+            e->slot = d->count++;
+            e->cell = c;
+        }
+        e->x = x[i];
+        e->y = y[i];
+    }
+    double t = (now_ns() - t0) / n;
+    free(cells);
+    free(en);
+    free(x);
+    free(y);
+    return t;
+}
+
 /* A minimal sparse-set store (one pool per component: sparse index -> dense
  * slot), the other classic ECS layout. It exists only so that the benchmark
  * can weigh the two layouts on the same machine in the same run (docs/ecs.md,
@@ -285,7 +338,7 @@ int main(int argc, char **argv)
     }
     if (churn > n / 2) churn = n / 2;
     const int passes = 11;
-    double addrem_sparse[64], create[64], create_add[64], view[64], plain[64], addrem[64], churned[64], destroy[64];
+    double sp_floor[64], addrem_sparse[64], create[64], create_add[64], view[64], plain[64], addrem[64], churned[64], destroy[64];
     double alt_view[64], alt_addrem[64];
     spatial_times_t sp[2];
     kr_entity_t *ids = malloc((size_t)n * sizeof *ids);
@@ -368,6 +421,7 @@ int main(int argc, char **argv)
 
         spatial_bench(&ty, n, churn, false, &sp[0], r);
         spatial_bench(&ty, n, churn, true, &sp[1], r);
+        sp_floor[r] = spatial_move_floor(n);
 
         sparse_model(n, churn, passes, &alt_view[r], &alt_addrem[r]);
 
@@ -400,6 +454,7 @@ int main(int argc, char **argv)
         snprintf(name, sizeof name, "destroy_in_spatial%s", mode[g]);
         emit(name, median(sp[g].destroy, reps), "ns/op", churn, reps);
     }
+    emit("spatial_move_plain_arrays", median(sp_floor, reps), "ns/op", n, reps);
     emit("alt_sparse_set_view_pass", median(alt_view, reps), "ns/entity", n, reps);
     emit("alt_sparse_set_add_remove", median(alt_addrem, reps), "ns/op", churn, reps);
     free(ids);

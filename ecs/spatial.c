@@ -56,7 +56,7 @@ static uint32_t cell_find(const kr_spatial_state_t *s, int32_t cx, int32_t cy)
     return kr_hmap_next(&s->cell_map, cell_key(cx, cy), &cursor);
 }
 
-static kr_status_t bad_position(const char *fn, double x, double y)
+__attribute__((cold, noinline)) static kr_status_t bad_position(const char *fn, double x, double y)
 {
     if (!isfinite(x) || !isfinite(y))
         return kr__fail(KR_ERR_INVALID_ARG, "%s: position (%g, %g) is not finite", fn, x, y);
@@ -64,7 +64,7 @@ static kr_status_t bad_position(const char *fn, double x, double y)
                     "%s: position (%g, %g) lies in a cell whose index does not fit in int32", fn, x, y);
 }
 
-static kr_status_t not_in_hash(const char *fn, kr_entity_t e)
+__attribute__((cold, noinline)) static kr_status_t not_in_hash(const char *fn, kr_entity_t e)
 {
     return kr__fail(KR_ERR_STATE, "%s: entity %u:%u is not in the spatial hash", fn,
                     kr_entity_index(e), kr_entity_generation(e));
@@ -78,6 +78,8 @@ kr_status_t kr__spatial_init(kr_spatial_state_t *s, double cell_size, const doub
     if (!(cell_size > 0) || !isfinite(cell_size)) cell_size = 1.0;
     s->cell_size = cell_size;
     s->inv_cell_size = 1.0 / cell_size;
+    int exponent;
+    s->pow2_size = frexp(cell_size, &exponent) == 0.5 && isfinite(s->inv_cell_size) && s->inv_cell_size > 0;
     s->free_cell = KR_NONE;
     kr_hmap_init(&s->cell_map);
     if (!bounds || (bounds[0] == 0 && bounds[1] == 0 && bounds[2] == 0 && bounds[3] == 0)) return KR_OK;
@@ -295,7 +297,7 @@ kr_status_t kr_spatial_insert(kr_world_t *w, kr_entity_t e, double x, double y)
 /* The cell changed. A lone entity moving to an unoccupied cell takes its
  * cell record along (only the map key changes); otherwise it joins the new
  * cell first, so a failure leaves it where it was, then leaves the old one. */
-static kr_status_t relocate(kr_spatial_state_t *s, kr_entity_t e, double x, double y, int32_t cx,
+__attribute__((noinline)) static kr_status_t relocate(kr_spatial_state_t *s, kr_entity_t e, double x, double y, int32_t cx,
                             int32_t cy)
 {
     uint32_t idx = kr_entity_index(e);
@@ -347,8 +349,14 @@ kr_status_t kr_spatial_move(kr_world_t *w, kr_entity_t e, double x, double y)
     if (!r) return kr_last_status();
     if (!(r->flags & KR_REC_SPATIAL)) return not_in_hash(fn, e);
     kr_spatial_state_t *s = &w->spatial;
-    double size = s->cell_size;
-    double qx = x / size, qy = y / size;
+    double qx, qy;
+    if (s->pow2_size) {
+        qx = x * s->inv_cell_size; /* exact: the same as x / cell_size */
+        qy = y * s->inv_cell_size;
+    } else {
+        qx = x / s->cell_size;
+        qy = y / s->cell_size;
+    }
     if (!(in_cell_range(qx) && in_cell_range(qy))) return bad_position(fn, x, y);
     kr_spatial_entry_t *en = &s->entries[kr_entity_index(e)];
     int32_t cx = floor_i32(qx), cy = floor_i32(qy);

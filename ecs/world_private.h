@@ -111,6 +111,7 @@ static inline kr_entity_t *kr__cell_members(const kr_spatial_cell_rec_t *c)
 
 typedef struct kr_spatial_state {
     double cell_size, inv_cell_size;
+    bool pow2_size;                  /* x * inv_cell_size == x / cell_size exactly */
     /* Optional dense grid: cells [gx0, gx0 + gw) x [gy0, gy0 + gh) are the
      * first grid_cells records, found by arithmetic instead of the map. */
     int32_t gx0, gy0;
@@ -185,7 +186,7 @@ static inline const kr_registry_entry_t *kr__registry_entry(const kr_registry_t 
 }
 
 /* Returns the record of a live entity, or NULL with kr_last_error set. */
-kr_record_t *kr__stale(const kr_world_t *w, kr_entity_t e, const char *fn);
+__attribute__((cold)) kr_record_t *kr__stale(const kr_world_t *w, kr_entity_t e, const char *fn);
 static inline kr_record_t *kr__live(const kr_world_t *w, kr_entity_t e, const char *fn)
 {
     uint32_t idx = kr_entity_index(e);
