@@ -241,6 +241,56 @@ static double spatial_move_floor(int n)
     return t;
 }
 
+/* The floor under add_remove: the memory traffic of moving random rows
+ * between two tables (read the record, copy the row out, fill the gap with
+ * the last row, fix the moved entity's record) on plain arrays, with no API
+ * and no checks. Per row moved. */
+static double add_remove_floor(int n, int churn)
+{
+    typedef struct { uint32_t generation, table, row, flags; } rec_t;
+    rec_t *rec = malloc((size_t)n * sizeof *rec);
+    uint64_t *ea = malloc((size_t)n * sizeof *ea), *eb = malloc((size_t)n * sizeof *eb);
+    vec2_t *pa = malloc((size_t)n * sizeof *pa), *va = malloc((size_t)n * sizeof *va);
+    vec2_t *pb = malloc((size_t)n * sizeof *pb), *vb = malloc((size_t)n * sizeof *vb);
+    float *hb = malloc((size_t)n * sizeof *hb);
+    uint32_t *perm = malloc((size_t)n * sizeof *perm);
+    for (int i = 0; i < n; i++) {
+        rec[i] = (rec_t){ 1, 0, (uint32_t)i, 1 };
+        ea[i] = (uint64_t)i;
+        pa[i] = (vec2_t){ (float)i, 1 };
+        va[i] = (vec2_t){ 1, 1 };
+        perm[i] = (uint32_t)i;
+    }
+    for (int i = 0; i < churn; i++) {
+        int j = i + (int)(rng_next() % (uint64_t)(n - i));
+        uint32_t t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    uint32_t na = (uint32_t)n, nb = 0;
+    double t0 = now_ns();
+    for (int i = 0; i < churn; i++) {
+        uint32_t e = perm[i], row = rec[e].row, d = nb++;
+        eb[d] = e;
+        pb[d] = pa[row];
+        vb[d] = va[row];
+        hb[d] = 0;
+        rec[e].table = 1;
+        rec[e].row = d;
+        uint32_t last = --na;
+        if (row != last) {
+            uint64_t m = ea[last];
+            ea[row] = m;
+            pa[row] = pa[last];
+            va[row] = va[last];
+            rec[m].row = row;
+        }
+    }
+    double t = (now_ns() - t0) / churn;
+    free(rec); free(ea); free(eb); free(pa); free(va); free(pb); free(vb); free(hb); free(perm);
+    return t;
+}
+
 /* A minimal sparse-set store (one pool per component: sparse index -> dense
  * slot), the other classic ECS layout. It exists only so that the benchmark
  * can weigh the two layouts on the same machine in the same run (docs/ecs.md,
@@ -340,7 +390,7 @@ int main(int argc, char **argv)
     }
     if (churn > n / 2) churn = n / 2;
     const int passes = 11;
-    double sp_floor[64], addrem_sparse[64], create[64], create_add[64], view[64], plain[64], addrem[64], churned[64], destroy[64];
+    double sp_floor[64], addrem_floor[64], addrem_sparse[64], create[64], create_add[64], view[64], plain[64], addrem[64], churned[64], destroy[64];
     double alt_view[64], alt_addrem[64];
     spatial_times_t sp[2];
     kr_entity_t *ids = malloc((size_t)n * sizeof *ids);
@@ -430,6 +480,7 @@ int main(int argc, char **argv)
         spatial_bench(&ty, n, churn, false, &sp[0], r);
         spatial_bench(&ty, n, churn, true, &sp[1], r);
         sp_floor[r] = spatial_move_floor(n);
+        addrem_floor[r] = add_remove_floor(n, churn);
 
         sparse_model(n, churn, passes, &alt_view[r], &alt_addrem[r]);
 
@@ -444,6 +495,7 @@ int main(int argc, char **argv)
     emit("plain_loop", p, "ns/entity", n, reps);
     emit("view_pass_ratio", v / p, "x plain_loop", n, reps);
     emit("add_remove", median(addrem, reps), "ns/op", churn, reps);
+    emit("add_remove_plain_arrays", median(addrem_floor, reps), "ns/op", churn, reps);
     emit("add_remove_sparse", median(addrem_sparse, reps), "ns/op", churn, reps);
     emit("view_pass_churned", c, "ns/entity", n, reps);
     emit("view_pass_churned_ratio", c / p, "x plain_loop", n, reps);
