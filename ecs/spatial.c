@@ -575,18 +575,19 @@ static size_t run_query(query_t *q, const char *fn)
     return q->n;
 }
 
+static bool query_args_ok(const kr_world_t *w, const kr_entity_t *out, size_t capacity, const char *fn)
+{
+    if (!w) kr__fail(KR_ERR_INVALID_ARG, "%s: null world", fn);
+    else if (!out && capacity) kr__fail(KR_ERR_INVALID_ARG, "%s: null output with capacity %zu", fn, capacity);
+    else return true;
+    return false;
+}
+
 size_t kr_spatial_query_box(const kr_world_t *w, double x0, double y0, double x1, double y1,
                             kr_entity_t *out, size_t capacity)
 {
     static const char fn[] = "kr_spatial_query_box";
-    if (!w) {
-        kr__fail(KR_ERR_INVALID_ARG, "%s: null world", fn);
-        return 0;
-    }
-    if (!out && capacity) {
-        kr__fail(KR_ERR_INVALID_ARG, "%s: null output with capacity %zu", fn, capacity);
-        return 0;
-    }
+    if (!query_args_ok(w, out, capacity, fn)) return 0;
     if (!isfinite(x0) || !isfinite(y0) || !isfinite(x1) || !isfinite(y1)) {
         kr__fail(KR_ERR_INVALID_ARG, "%s: box (%g, %g)-(%g, %g) is not finite", fn, x0, y0, x1, y1);
         return 0;
@@ -606,14 +607,7 @@ size_t kr_spatial_query_radius(const kr_world_t *w, double x, double y, double r
                                kr_entity_t *out, size_t capacity)
 {
     static const char fn[] = "kr_spatial_query_radius";
-    if (!w) {
-        kr__fail(KR_ERR_INVALID_ARG, "%s: null world", fn);
-        return 0;
-    }
-    if (!out && capacity) {
-        kr__fail(KR_ERR_INVALID_ARG, "%s: null output with capacity %zu", fn, capacity);
-        return 0;
-    }
+    if (!query_args_ok(w, out, capacity, fn)) return 0;
     if (!isfinite(x) || !isfinite(y) || !isfinite(r)) {
         kr__fail(KR_ERR_INVALID_ARG, "%s: centre (%g, %g) or radius %g is not finite", fn, x, y, r);
         return 0;

@@ -126,51 +126,42 @@ static uint32_t *edge_slot(kr_world_t *w, kr_table_t *t, kr_component_t c, bool 
     return add ? &t->add_edge[c] : &t->remove_edge[c];
 }
 
-uint32_t kr__table_with(kr_world_t *w, uint32_t from, kr_component_t c)
+/* The table with (add) or without (!add) component c beside `from`'s set,
+ * found once by type set and then remembered as an edge both ways. */
+static uint32_t table_neighbour(kr_world_t *w, uint32_t from, kr_component_t c, bool add)
 {
     kr_table_t *t = w->tables[from];
-    if (c < t->edge_size && t->add_edge[c] != KR_NONE) return t->add_edge[c];
+    uint32_t *edges = add ? t->add_edge : t->remove_edge;
+    if (c < t->edge_size && edges[c] != KR_NONE) return edges[c];
     kr_component_t *types = malloc((t->type_count + 1) * sizeof *types);
     if (!types) {
         kr__fail(KR_ERR_NOMEM, "out of memory");
         return KR_NONE;
     }
-    uint32_t n = 0, i = 0;
-    for (; i < t->type_count && t->types[i] < c; i++) types[n++] = t->types[i];
-    types[n++] = c;
-    for (; i < t->type_count; i++) types[n++] = t->types[i];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < t->type_count; i++) {
+        if (add && t->types[i] > c && (n == 0 || types[n - 1] < c)) types[n++] = c;
+        if (t->types[i] != c) types[n++] = t->types[i];
+    }
+    if (add && (n == 0 || types[n - 1] < c)) types[n++] = c;
     uint32_t to = kr__table_find_or_create(w, types, n);
     free(types);
     if (to == KR_NONE) return KR_NONE;
-    t = w->tables[from];
-    uint32_t *slot = edge_slot(w, t, c, true);
+    uint32_t *slot = edge_slot(w, w->tables[from], c, add);
     if (slot) *slot = to;
-    uint32_t *back = edge_slot(w, w->tables[to], c, false);
+    uint32_t *back = edge_slot(w, w->tables[to], c, !add);
     if (back) *back = from;
     return to;
 }
 
+uint32_t kr__table_with(kr_world_t *w, uint32_t from, kr_component_t c)
+{
+    return table_neighbour(w, from, c, true);
+}
+
 uint32_t kr__table_without(kr_world_t *w, uint32_t from, kr_component_t c)
 {
-    kr_table_t *t = w->tables[from];
-    if (c < t->edge_size && t->remove_edge[c] != KR_NONE) return t->remove_edge[c];
-    kr_component_t *types = malloc((t->type_count ? t->type_count : 1) * sizeof *types);
-    if (!types) {
-        kr__fail(KR_ERR_NOMEM, "out of memory");
-        return KR_NONE;
-    }
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < t->type_count; i++)
-        if (t->types[i] != c) types[n++] = t->types[i];
-    uint32_t to = kr__table_find_or_create(w, types, n);
-    free(types);
-    if (to == KR_NONE) return KR_NONE;
-    t = w->tables[from];
-    uint32_t *slot = edge_slot(w, t, c, false);
-    if (slot) *slot = to;
-    uint32_t *back = edge_slot(w, w->tables[to], c, true);
-    if (back) *back = from;
-    return to;
+    return table_neighbour(w, from, c, false);
 }
 
 uint32_t kr__table_append(kr_world_t *w, kr_table_t *t, kr_entity_t e)
