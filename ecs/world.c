@@ -1,5 +1,6 @@
 /* The world and entity lifecycle: id slots with generations, a free list of
  * recycled indices, creation into a table, destruction of whole subtrees. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -158,6 +159,24 @@ kr_entity_t kr_entity_create(kr_world_t *w)
     return kr_entity_create_desc(w, NULL);
 }
 
+/* Undoes a creation that failed before on_creation ran: its behaviors get no
+ * on_destroy either. Keeps the failure's status. */
+static kr_entity_t abandon(kr_world_t *w, kr_entity_t e, const char *what)
+{
+    kr_status_t st = kr_last_status();
+    char msg[256];
+    snprintf(msg, sizeof msg, "kr_entity_create: could not set %s: %s", what, kr_last_error());
+    kr_entity_t outer_creating = w->creating;
+    uint32_t outer_created = w->created_behaviors;
+    w->creating = e;
+    w->created_behaviors = 0;
+    kr_entity_destroy(w, e);
+    w->creating = outer_creating;
+    w->created_behaviors = outer_created;
+    kr__fail(st, "%s", msg);
+    return KR_ENTITY_INVALID;
+}
+
 kr_entity_t kr_entity_create_desc(kr_world_t *w, const kr_entity_desc_t *desc)
 {
     if (!w) {
@@ -215,20 +234,10 @@ kr_entity_t kr_entity_create_desc(kr_world_t *w, const kr_entity_desc_t *desc)
         kr_component_t c = desc->components[i];
         if (!kr__is_sparse(w, c)) continue;
         kr_sparse_pool_t *p = kr__pool(w, c, true);
-        if (!p || !kr__sparse_add(w, p, e)) {
-            kr_status_t st = kr_last_status();
-            kr_entity_destroy(w, e);
-            kr__fail(st, "kr_entity_create: out of memory for sparse component %u", c);
-            return KR_ENTITY_INVALID;
-        }
+        if (!p || !kr__sparse_add(w, p, e)) return abandon(w, e, "a sparse component");
         w->records[kr_entity_index(e)].flags |= KR_REC_SPARSE;
     }
-    if (desc->name && *desc->name && kr_entity_set_name(w, e, desc->name)) {
-        kr_status_t st = kr_last_status();
-        kr_entity_destroy(w, e);
-        kr__fail(st, "kr_entity_create: could not set the name");
-        return KR_ENTITY_INVALID;
-    }
+    if (desc->name && *desc->name && kr_entity_set_name(w, e, desc->name)) return abandon(w, e, "the name");
     /* on_creation for each behavior, in component-id order. */
     uint32_t nb = t->behavior_count;
     kr_entity_t outer_creating = w->creating;
