@@ -28,6 +28,13 @@ void kr__behavior_fire_one(kr_world_t *w, kr_entity_t e, kr_component_t c, kr_ca
     }
 }
 
+static bool pending_creation(const kr_world_t *w, kr_component_t c)
+{
+    for (uint32_t i = 0; i < w->creating_pending_count; i++)
+        if (w->creating_pending[i] == c) return true;
+    return false;
+}
+
 void kr__behaviors_fire(kr_world_t *w, kr_entity_t e, kr_callback_t cb, kr_entity_t arg)
 {
     if (!kr_entity_alive(w, e)) return;
@@ -46,7 +53,7 @@ void kr__behaviors_fire(kr_world_t *w, kr_entity_t e, kr_callback_t cb, kr_entit
     for (uint32_t i = 0; i < n; i++) {
         if (cb == KR_CB_DESTROY && e == w->removing_e && types[i] == w->removing_c) continue;
         /* A behavior whose on_creation never ran gets no on_destroy. */
-        if (cb == KR_CB_DESTROY && e == w->creating && i >= w->created_behaviors) continue;
+        if (cb == KR_CB_DESTROY && e == w->creating && pending_creation(w, types[i])) continue;
         kr__behavior_fire_one(w, e, types[i], cb, arg);
     }
     if (types != small) free(types);

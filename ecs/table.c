@@ -99,6 +99,15 @@ uint32_t kr__table_find_or_create(kr_world_t *w, const kr_component_t *types, ui
         w->tables = ts;
         w->table_capacity = cap;
     }
+    if (w->dirty_capacity < w->table_capacity) {
+        uint32_t *d = realloc(w->dirty_tables, w->table_capacity * sizeof *d);
+        if (!d) {
+            kr__fail(KR_ERR_NOMEM, "out of memory for a new table");
+            return KR_NONE;
+        }
+        w->dirty_tables = d;
+        w->dirty_capacity = w->table_capacity;
+    }
     kr_table_t *t = table_new(w, types, n);
     if (!t || kr_hmap_insert(&w->table_map, h, w->table_count)) {
         kr__table_free(t);
@@ -177,17 +186,12 @@ uint32_t kr__table_append(kr_world_t *w, kr_table_t *t, kr_entity_t e)
     return row;
 }
 
+/* The dirty list has room for every table (reserved as tables are made),
+ * so marking cannot fail. */
 static void mark_dirty(kr_world_t *w, uint32_t table)
 {
     kr_table_t *t = w->tables[table];
     if (t->dirty) return;
-    if (w->dirty_count == w->dirty_capacity) {
-        uint32_t cap = w->dirty_capacity ? w->dirty_capacity * 2 : 16;
-        uint32_t *d = realloc(w->dirty_tables, cap * sizeof *d);
-        if (!d) return; /* holes stay until the table is dirtied again; still correct */
-        w->dirty_tables = d;
-        w->dirty_capacity = cap;
-    }
     w->dirty_tables[w->dirty_count++] = table;
     t->dirty = true;
 }
@@ -216,22 +220,21 @@ void kr__table_remove_row(kr_world_t *w, uint32_t table, uint32_t row)
     }
     /* An entity pass is walking tables by row number: leave a hole so no row
      * changes place until the pass ends (kairos/view.h). */
-    if (t->hole_count == t->hole_capacity) {
-        uint32_t cap = t->hole_capacity ? t->hole_capacity * 2 : 16;
-        uint32_t *h = realloc(t->holes, cap * sizeof *h);
-        if (!h) {
-            /* Cannot remember the hole: fall back to an immediate removal
-             * only if the row is the last one, which keeps every row in place. */
-            if (row == t->count - 1) t->count--;
-            else t->entities[row] = KR_ENTITY_INVALID;
-            return;
-        }
-        t->holes = h;
-        t->hole_capacity = cap;
-    }
     t->entities[row] = KR_ENTITY_INVALID;
-    t->holes[t->hole_count++] = row;
     mark_dirty(w, table);
+    if (!t->sweep) {
+        if (t->hole_count == t->hole_capacity) {
+            uint32_t cap = t->hole_capacity ? t->hole_capacity * 2 : 16;
+            uint32_t *h = realloc(t->holes, cap * sizeof *h);
+            if (!h) {
+                t->sweep = true; /* no list: compaction scans the whole table */
+                return;
+            }
+            t->holes = h;
+            t->hole_capacity = cap;
+        }
+        t->holes[t->hole_count++] = row;
+    }
 }
 
 kr_status_t kr__table_move(kr_world_t *w, kr_entity_t e, kr_record_t *rec, uint32_t to)
@@ -266,24 +269,35 @@ static int cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Fills the holes of one table from its end: O(holes), not O(rows). */
+/* Fills the holes of one table from its end: O(holes) with the hole list,
+ * O(rows) when it could not be kept (t->sweep). */
 static void compact_table(kr_world_t *w, kr_table_t *t)
 {
-    qsort(t->holes, t->hole_count, sizeof *t->holes, cmp_u32);
-    for (uint32_t h = 0; h < t->hole_count; h++) {
-        while (t->count && t->entities[t->count - 1] == KR_ENTITY_INVALID) t->count--;
-        uint32_t row = t->holes[h];
-        if (row >= t->count) break;
-        swap_remove(w, t, row);
+    if (t->sweep) {
+        for (uint32_t row = 0; row < t->count; row++) {
+            while (t->count && t->entities[t->count - 1] == KR_ENTITY_INVALID) t->count--;
+            if (row < t->count && t->entities[row] == KR_ENTITY_INVALID) swap_remove(w, t, row);
+        }
+    } else {
+        qsort(t->holes, t->hole_count, sizeof *t->holes, cmp_u32);
+        for (uint32_t h = 0; h < t->hole_count; h++) {
+            while (t->count && t->entities[t->count - 1] == KR_ENTITY_INVALID) t->count--;
+            uint32_t row = t->holes[h];
+            if (row >= t->count) break;
+            swap_remove(w, t, row);
+        }
     }
     while (t->count && t->entities[t->count - 1] == KR_ENTITY_INVALID) t->count--;
     t->hole_count = 0;
+    t->sweep = false;
     t->dirty = false;
 }
 
 void kr__world_compact(kr_world_t *w)
 {
-    if (w->entity_passes) return;
+    /* Rows move only when no pass can see them: entity passes walk rows by
+     * number, chunk passes hold the arrays. */
+    if (w->entity_passes || w->chunk_passes) return;
     for (uint32_t i = 0; i < w->dirty_count; i++) compact_table(w, w->tables[w->dirty_tables[i]]);
     w->dirty_count = 0;
 }

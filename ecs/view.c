@@ -46,6 +46,9 @@ static kr_status_t refresh(kr_view_t *v)
             v->limits = l;
             v->table_capacity = cap;
         }
+        /* A table found during a pass (kr_view_count refreshes too) holds no
+         * row of that pass; at the next pass start every limit is reset. */
+        v->limits[v->table_count] = 0;
         v->tables[v->table_count++] = v->tables_checked;
     }
     return KR_OK;
@@ -88,7 +91,7 @@ void kr_view_end(kr_view_t *v)
     if (v->pass == 1) {
         if (--w->entity_passes == 0) kr__world_compact(w);
     } else if (v->pass == 2) {
-        w->chunk_passes--;
+        if (--w->chunk_passes == 0) kr__world_compact(w);
     }
     v->pass = 0;
     v->current = KR_ENTITY_INVALID;
@@ -189,12 +192,12 @@ size_t kr_view_count(kr_view_t *v)
     bool per_entity = (v->sparse_include | v->sparse_exclude) != 0;
     for (uint32_t i = 0; i < v->table_count; i++) {
         const kr_table_t *t = v->world->tables[v->tables[i]];
-        if (!per_entity) {
+        if (!per_entity && !t->sweep) {
             n += t->count - t->hole_count;
             continue;
         }
         for (uint32_t row = 0; row < t->count; row++)
-            n += t->entities[row] != KR_ENTITY_INVALID && entity_matches(v, t->entities[row]);
+            n += t->entities[row] != KR_ENTITY_INVALID && (!per_entity || entity_matches(v, t->entities[row]));
     }
     return n;
 }

@@ -166,13 +166,22 @@ static kr_entity_t abandon(kr_world_t *w, kr_entity_t e, const char *what)
     kr_status_t st = kr_last_status();
     char msg[256];
     snprintf(msg, sizeof msg, "kr_entity_create: could not set %s: %s", what, kr_last_error());
+    /* No on_creation ran: every behavior is pending. */
+    kr_table_t *t = w->tables[w->records[kr_entity_index(e)].table];
+    kr_component_t small[16], *pending = t->behavior_count > 16 ? malloc(t->behavior_count * sizeof *pending) : small;
+    uint32_t n = pending ? t->behavior_count : 0;
+    for (uint32_t b = 0; b < n; b++) pending[b] = t->types[t->behavior_columns[b]];
     kr_entity_t outer_creating = w->creating;
-    uint32_t outer_created = w->created_behaviors;
+    const kr_component_t *outer_pending = w->creating_pending;
+    uint32_t outer_pending_count = w->creating_pending_count;
     w->creating = e;
-    w->created_behaviors = 0;
+    w->creating_pending = pending;
+    w->creating_pending_count = n;
     kr_entity_destroy(w, e);
     w->creating = outer_creating;
-    w->created_behaviors = outer_created;
+    w->creating_pending = outer_pending;
+    w->creating_pending_count = outer_pending_count;
+    if (pending != small) free(pending);
     kr__fail(st, "%s", msg);
     return KR_ENTITY_INVALID;
 }
@@ -238,22 +247,31 @@ kr_entity_t kr_entity_create_desc(kr_world_t *w, const kr_entity_desc_t *desc)
         w->records[kr_entity_index(e)].flags |= KR_REC_SPARSE;
     }
     if (desc->name && *desc->name && kr_entity_set_name(w, e, desc->name)) return abandon(w, e, "the name");
-    /* on_creation for each behavior, in component-id order. */
+    /* on_creation for each behavior of the new entity, in component-id
+     * order. The list is taken first: a callback may add or remove
+     * behaviors, and those that are gone by their turn are skipped. */
     uint32_t nb = t->behavior_count;
+    kr_component_t small[16], *behaviors = nb > 16 ? malloc(nb * sizeof *behaviors) : small;
+    if (!behaviors) return abandon(w, e, "its behaviors (out of memory)");
+    for (uint32_t b = 0; b < nb; b++) behaviors[b] = t->types[t->behavior_columns[b]];
     kr_entity_t outer_creating = w->creating;
-    uint32_t outer_created = w->created_behaviors;
-    for (uint32_t b = 0; b < nb; b++) {
-        kr_table_t *tt = w->tables[w->records[kr_entity_index(e)].table];
-        if (b >= tt->behavior_count) break;
+    const kr_component_t *outer_pending = w->creating_pending;
+    uint32_t outer_pending_count = w->creating_pending_count;
+    for (uint32_t b = 0; b < nb && kr_entity_alive(w, e); b++) {
+        /* Behaviors later in the list have not had on_creation yet: should
+         * this callback destroy the entity, they get no on_destroy. */
         w->creating = e;
-        w->created_behaviors = b + 1;
-        kr__behavior_fire_one(w, e, tt->types[tt->behavior_columns[b]], KR_CB_CREATION, 0);
-        w->creating = outer_creating;
-        w->created_behaviors = outer_created;
-        if (!kr_entity_alive(w, e)) {
-            kr__fail(KR_ERR_STATE, "kr_entity_create: an on_creation callback destroyed the new entity");
-            return KR_ENTITY_INVALID;
-        }
+        w->creating_pending = behaviors + b + 1;
+        w->creating_pending_count = nb - b - 1;
+        kr__behavior_fire_one(w, e, behaviors[b], KR_CB_CREATION, 0);
+    }
+    w->creating = outer_creating;
+    w->creating_pending = outer_pending;
+    w->creating_pending_count = outer_pending_count;
+    if (behaviors != small) free(behaviors);
+    if (!kr_entity_alive(w, e)) {
+        kr__fail(KR_ERR_STATE, "kr_entity_create: an on_creation callback destroyed the new entity");
+        return KR_ENTITY_INVALID;
     }
     if (desc->parent && kr_entity_set_parent(w, e, desc->parent)) {
         kr_status_t st = kr_last_status();

@@ -64,6 +64,7 @@ typedef struct kr_table {
     uint32_t behavior_count;
     uint64_t hash;
     bool dirty;                /* on the world's dirty list */
+    bool sweep;                /* holes not all listed: compaction scans every row */
 } kr_table_t;
 
 /* A pool of one sparse component (sparse.c). */
@@ -164,7 +165,8 @@ struct kr_world {
     kr_entity_t removing_e;          /* kr_component_remove: on_destroy already ran */
     kr_component_t removing_c;
     kr_entity_t creating;            /* kr_entity_create_desc: on_creation under way */
-    uint32_t created_behaviors;      /* behaviors of `creating` whose on_creation ran */
+    const kr_component_t *creating_pending; /* its behaviors still awaiting on_creation */
+    uint32_t creating_pending_count;
 };
 
 /* Registry internals used by the world. */

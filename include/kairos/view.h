@@ -29,7 +29,8 @@
  * A pass ends when next / next_chunk returns false, or when kr_view_end is
  * called (needed when breaking out of a loop early; kr_view_fini also ends
  * it). The next call after the end starts a new pass. Entities are visited
- * in table order, and within a table in the order they entered it. */
+ * table by table, in row order; removals fill a row from the table's end,
+ * so the order within a table is not the order of creation. */
 #ifndef KAIROS_VIEW_H
 #define KAIROS_VIEW_H
 

@@ -1195,3 +1195,37 @@ Test(behavior, callback_moves_the_insert_before_sibling, .timeout = 10)
     assert_tree_consistent((kr_entity_t[]){ q, r, s1, s, r1, c }, 6);
     cr_assert_eq(kr_entity_parent(W, s), r);
 }
+
+/* on_creation of a created entity's behaviors goes by behavior, not by
+ * position: a callback that adds a behavior in between must not shift who
+ * gets the call. */
+static kr_component_t shift_a, shift_b, shift_c;
+static int shift_created[3];
+static void shift_a_creation(kr_world_t *w, kr_entity_t self, void *s)
+{
+    (void)s;
+    shift_created[0]++;
+    kr_component_add(w, self, shift_b);
+}
+static void shift_b_creation(kr_world_t *w, kr_entity_t self, void *s) { (void)w; (void)self; (void)s; shift_created[1]++; }
+static void shift_c_creation(kr_world_t *w, kr_entity_t self, void *s) { (void)w; (void)self; (void)s; shift_created[2]++; }
+static const kr_behavior_vtbl_t shift_va = { .on_creation = shift_a_creation };
+static const kr_behavior_vtbl_t shift_vb = { .on_creation = shift_b_creation };
+static const kr_behavior_vtbl_t shift_vc = { .on_creation = shift_c_creation };
+
+Test(behavior_creation, a_behavior_added_by_on_creation_does_not_shift_the_others)
+{
+    kr_registry_t *r = kr_registry_create();
+    shift_a = kr_behavior_register(r, &(kr_behavior_desc_t){ .name = "A", .state_size = 4, .vtbl = &shift_va });
+    shift_b = kr_behavior_register(r, &(kr_behavior_desc_t){ .name = "B", .state_size = 4, .vtbl = &shift_vb });
+    shift_c = kr_behavior_register(r, &(kr_behavior_desc_t){ .name = "C", .state_size = 4, .vtbl = &shift_vc });
+    kr_world_t *wd = kr_world_create(&(kr_world_desc_t){ .registry = r });
+    kr_component_t list[2] = { shift_a, shift_c };
+    kr_entity_t e = kr_entity_create_desc(wd, &(kr_entity_desc_t){ .components = list, .component_count = 2 });
+    cr_assert_neq(e, KR_ENTITY_INVALID);
+    cr_assert_eq(shift_created[0], 1);
+    cr_assert_eq(shift_created[1], 1, "B: %d on_creation calls", shift_created[1]);
+    cr_assert_eq(shift_created[2], 1, "C: %d on_creation calls", shift_created[2]);
+    kr_world_destroy(wd);
+    kr_registry_destroy(r);
+}

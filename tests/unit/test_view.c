@@ -269,3 +269,56 @@ Test(view, bad_descriptions_are_refused)
     cr_assert_null(kr_view_get(&v, 5));
     kr_view_fini(&v);
 }
+
+Test(view, count_during_a_pass_does_not_disturb_it)
+{
+    kr_entity_t a = kr_entity_create(w);
+    kr_component_add(w, a, pos);
+    kr_view_t v;
+    kr_view_init(&v, w, &(kr_view_desc_t){ .include = { pos } });
+    int visits_a = 0, visits = 0, created_visited = 0;
+    kr_entity_t created = KR_ENTITY_INVALID;
+    while (kr_view_next(&v) && visits < 10) {
+        kr_entity_t e = kr_view_entity(&v);
+        visits++;
+        visits_a += e == a;
+        created_visited += e == created;
+        if (visits == 1) {
+            kr_component_add(w, a, vel); /* a moves to a table the view has not seen yet */
+            kr_component_t both[2] = { pos, vel };
+            created = kr_entity_create_desc(w, &(kr_entity_desc_t){ .components = both, .component_count = 2 });
+            cr_assert_eq(kr_view_count(&v), 2); /* finds the new table mid-pass */
+        }
+    }
+    kr_view_end(&v);
+    cr_assert_eq(visits_a, 1);
+    cr_assert_eq(created_visited, 0);
+    kr_view_fini(&v);
+}
+
+Test(view, rows_stay_put_under_a_chunk_pass_when_an_entity_pass_ends)
+{
+    kr_entity_t e[4];
+    for (int i = 0; i < 4; i++) e[i] = kr_entity_create_desc(w, &(kr_entity_desc_t){ .components = &pos,
+                                                                                       .component_count = 1 });
+    kr_view_t a, b;
+    kr_view_init(&a, w, &(kr_view_desc_t){ .include = { pos } });
+    kr_view_init(&b, w, &(kr_view_desc_t){ .include = { pos } });
+    cr_assert(kr_view_next(&a));
+    kr_entity_destroy(w, e[1]); /* a hole at row 1 */
+    kr_view_chunk_t ch;
+    cr_assert(kr_view_next_chunk(&b, &ch));
+    kr_entity_t before = ch.entities[1];
+    kr_view_end(&a); /* the last entity pass ends while the chunk is in hand */
+    cr_assert_eq(ch.entities[1], before, "rows moved under a chunk pass");
+    kr_view_end(&b); /* now the hole is compacted */
+    cr_assert_eq(kr_view_count(&b), 3);
+    size_t rows = 0;
+    while (kr_view_next_chunk(&b, &ch)) {
+        for (size_t i = 0; i < ch.count; i++) cr_assert_neq(ch.entities[i], KR_ENTITY_INVALID);
+        rows += ch.count;
+    }
+    cr_assert_eq(rows, 3);
+    kr_view_fini(&a);
+    kr_view_fini(&b);
+}
