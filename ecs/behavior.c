@@ -28,32 +28,34 @@ void kr__behavior_fire_one(kr_world_t *w, kr_entity_t e, kr_component_t c, kr_ca
     }
 }
 
-static bool pending_creation(const kr_world_t *w, kr_component_t c)
+static bool pending_creation(const kr_world_t *w, kr_entity_t e, kr_component_t c)
 {
-    for (uint32_t i = 0; i < w->creating_pending_count; i++)
-        if (w->creating_pending[i] == c) return true;
+    if (e != w->creating.entity) return false;
+    for (uint32_t i = 0; i < w->creating.pending_count; i++)
+        if (w->creating.pending[i] == c) return true;
     return false;
+}
+
+kr_component_t *kr__behavior_list(const kr_table_t *t, kr_component_t small[16], uint32_t *n)
+{
+    kr_component_t *types = t->behavior_count > 16 ? malloc(t->behavior_count * sizeof *types) : small;
+    *n = types ? t->behavior_count : 0;
+    for (uint32_t i = 0; i < *n; i++) types[i] = t->types[t->behavior_columns[i]];
+    return types;
 }
 
 void kr__behaviors_fire(kr_world_t *w, kr_entity_t e, kr_callback_t cb, kr_entity_t arg)
 {
     if (!kr_entity_alive(w, e)) return;
-    kr_table_t *t = w->tables[w->records[kr_entity_index(e)].table];
-    uint32_t n = t->behavior_count;
-    if (!n) return;
     /* Snapshot the behavior types first: a callback may add or remove
      * behaviors, and each listed one still present gets exactly one call. */
     kr_component_t small[16];
-    kr_component_t *types = small;
-    if (n > 16) {
-        types = malloc(n * sizeof *types);
-        if (!types) return;
-    }
-    for (uint32_t i = 0; i < n; i++) types[i] = t->types[t->behavior_columns[i]];
+    uint32_t n;
+    kr_component_t *types = kr__behavior_list(w->tables[w->records[kr_entity_index(e)].table], small, &n);
     for (uint32_t i = 0; i < n; i++) {
         if (cb == KR_CB_DESTROY && e == w->removing_e && types[i] == w->removing_c) continue;
         /* A behavior whose on_creation never ran gets no on_destroy. */
-        if (cb == KR_CB_DESTROY && e == w->creating && pending_creation(w, types[i])) continue;
+        if (cb == KR_CB_DESTROY && pending_creation(w, e, types[i])) continue;
         kr__behavior_fire_one(w, e, types[i], cb, arg);
     }
     if (types != small) free(types);

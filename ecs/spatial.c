@@ -226,7 +226,7 @@ static inline void cell_push(kr_spatial_state_t *s, uint32_t ci, kr_entity_t e, 
 
 /* Takes entity idx out of its cell: swap-remove, fixing the slot of the
  * member moved into the hole; an emptied cell is released. */
-static void cell_unlink(kr_spatial_state_t *s, uint32_t idx)
+static inline void cell_unlink(kr_spatial_state_t *s, uint32_t idx)
 {
     const kr_spatial_entry_t *en = &s->entries[idx];
     uint32_t ci = en->cell, slot = en->slot;
@@ -366,34 +366,15 @@ kr_status_t kr_spatial_move(kr_world_t *w, kr_entity_t e, double x, double y)
         en->y = y;
         return KR_OK;
     }
-    /* Grid to grid with room inline: the common move of a bounded world,
-     * done here without calls so that consecutive moves overlap in the CPU. */
+    /* Grid to grid with room in the new cell: the common move of a bounded
+     * world, with no hashing and no allocation. */
     uint32_t gi = grid_index(s, cx, cy);
     if (gi != KR_NONE && en->cell < s->grid_cells && s->cells[gi].count < s->cells[gi].capacity) {
-        kr_spatial_cell_rec_t *old = &s->cells[en->cell], *dst = &s->cells[gi];
-        uint32_t last = --old->count;
-        kr_entity_t *om = kr__cell_members(old);
-        if (en->slot != last) {
-            kr_entity_t moved = om[last];
-            om[en->slot] = moved;
-            s->entries[kr_entity_index(moved)].slot = en->slot;
-        }
-        if (!last) {
-            s->live_cells--;
-            if (old->heap) {
-                free(old->heap);
-                old->heap = NULL;
-                old->capacity = KR_CELL_INLINE;
-            }
-        }
-        if (!dst->count) s->live_cells++;
-        kr__cell_members(dst)[dst->count] = e;
-        en->slot = dst->count++;
-        en->cell = gi;
-        en->cx = cx;
-        en->cy = cy;
+        if (!s->cells[gi].count) s->live_cells++;
+        cell_unlink(s, kr_entity_index(e));
         en->x = x;
         en->y = y;
+        cell_push(s, gi, e, en);
         return KR_OK;
     }
     return relocate(s, e, x, y, cx, cy);

@@ -167,21 +167,14 @@ static kr_entity_t abandon(kr_world_t *w, kr_entity_t e, const char *what)
     char msg[256];
     snprintf(msg, sizeof msg, "kr_entity_create: could not set %s: %s", what, kr_last_error());
     /* No on_creation ran: every behavior is pending. */
-    kr_table_t *t = w->tables[w->records[kr_entity_index(e)].table];
-    kr_component_t small[16], *pending = t->behavior_count > 16 ? malloc(t->behavior_count * sizeof *pending) : small;
-    uint32_t n = pending ? t->behavior_count : 0;
-    for (uint32_t b = 0; b < n; b++) pending[b] = t->types[t->behavior_columns[b]];
-    kr_entity_t outer_creating = w->creating;
-    const kr_component_t *outer_pending = w->creating_pending;
-    uint32_t outer_pending_count = w->creating_pending_count;
-    w->creating = e;
-    w->creating_pending = pending;
-    w->creating_pending_count = n;
+    kr_component_t small[16];
+    kr_creating_t outer = w->creating;
+    w->creating.entity = e;
+    w->creating.pending = kr__behavior_list(w->tables[w->records[kr_entity_index(e)].table], small,
+                                            &w->creating.pending_count);
     kr_entity_destroy(w, e);
-    w->creating = outer_creating;
-    w->creating_pending = outer_pending;
-    w->creating_pending_count = outer_pending_count;
-    if (pending != small) free(pending);
+    if (w->creating.pending != small) free((void *)w->creating.pending);
+    w->creating = outer;
     kr__fail(st, "%s", msg);
     return KR_ENTITY_INVALID;
 }
@@ -250,24 +243,18 @@ kr_entity_t kr_entity_create_desc(kr_world_t *w, const kr_entity_desc_t *desc)
     /* on_creation for each behavior of the new entity, in component-id
      * order. The list is taken first: a callback may add or remove
      * behaviors, and those that are gone by their turn are skipped. */
-    uint32_t nb = t->behavior_count;
-    kr_component_t small[16], *behaviors = nb > 16 ? malloc(nb * sizeof *behaviors) : small;
+    kr_component_t small[16];
+    uint32_t nb;
+    kr_component_t *behaviors = kr__behavior_list(t, small, &nb);
     if (!behaviors) return abandon(w, e, "its behaviors (out of memory)");
-    for (uint32_t b = 0; b < nb; b++) behaviors[b] = t->types[t->behavior_columns[b]];
-    kr_entity_t outer_creating = w->creating;
-    const kr_component_t *outer_pending = w->creating_pending;
-    uint32_t outer_pending_count = w->creating_pending_count;
+    kr_creating_t outer = w->creating;
     for (uint32_t b = 0; b < nb && kr_entity_alive(w, e); b++) {
         /* Behaviors later in the list have not had on_creation yet: should
          * this callback destroy the entity, they get no on_destroy. */
-        w->creating = e;
-        w->creating_pending = behaviors + b + 1;
-        w->creating_pending_count = nb - b - 1;
+        w->creating = (kr_creating_t){ e, behaviors + b + 1, nb - b - 1 };
         kr__behavior_fire_one(w, e, behaviors[b], KR_CB_CREATION, 0);
     }
-    w->creating = outer_creating;
-    w->creating_pending = outer_pending;
-    w->creating_pending_count = outer_pending_count;
+    w->creating = outer;
     if (behaviors != small) free(behaviors);
     if (!kr_entity_alive(w, e)) {
         kr__fail(KR_ERR_STATE, "kr_entity_create: an on_creation callback destroyed the new entity");

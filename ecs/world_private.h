@@ -126,6 +126,15 @@ typedef struct kr_spatial_state {
     kr_hmap_t cell_map;              /* packed (cx, cy) -> cell index */
 } kr_spatial_state_t;
 
+/* An entity whose behaviors are getting on_creation, and those still
+ * waiting: if a callback destroys the entity, the waiting ones get no
+ * on_destroy. Saved and restored around nested creations. */
+typedef struct kr_creating {
+    kr_entity_t entity;
+    const kr_component_t *pending;
+    uint32_t pending_count;
+} kr_creating_t;
+
 struct kr_world {
     kr_registry_t *registry;
     bool owns_registry;
@@ -164,9 +173,7 @@ struct kr_world {
     uint32_t scratch_epoch;
     kr_entity_t removing_e;          /* kr_component_remove: on_destroy already ran */
     kr_component_t removing_c;
-    kr_entity_t creating;            /* kr_entity_create_desc: on_creation under way */
-    const kr_component_t *creating_pending; /* its behaviors still awaiting on_creation */
-    uint32_t creating_pending_count;
+    kr_creating_t creating;          /* kr_entity_create_desc: on_creation under way */
 };
 
 /* Registry internals used by the world. */
@@ -262,6 +269,10 @@ typedef enum kr_callback {
     KR_CB_SUBMODEL_MOVE
 } kr_callback_t;
 void kr__behaviors_fire(kr_world_t *w, kr_entity_t e, kr_callback_t cb, kr_entity_t arg);
+/* The behavior components of table t, in column order: a snapshot that
+ * stays right while callbacks change the entity. Uses `small` when n <= 16,
+ * else malloc (free it when it is not `small`); NULL, n = 0 if that fails. */
+kr_component_t *kr__behavior_list(const kr_table_t *t, kr_component_t small[16], uint32_t *n);
 void kr__behavior_fire_one(kr_world_t *w, kr_entity_t e, kr_component_t c, kr_callback_t cb,
                            kr_entity_t arg);
 
