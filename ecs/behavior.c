@@ -25,6 +25,8 @@ void kr__behavior_fire_one(kr_world_t *w, kr_entity_t e, kr_component_t c, kr_ca
     case KR_CB_EXITING: if (v->on_exiting) v->on_exiting(w, e, state, arg); break;
     case KR_CB_EXITED: if (v->on_exited) v->on_exited(w, e, state, arg); break;
     case KR_CB_SUBMODEL_MOVE: if (v->on_submodel_move) v->on_submodel_move(w, e, state, arg); break;
+    case KR_CB_UPDATE: if (v->on_update) v->on_update(w, e, state); break;
+    case KR_CB_LATE_UPDATE: if (v->on_late_update) v->on_late_update(w, e, state); break;
     }
 }
 

@@ -328,6 +328,29 @@ kr_status_t kr_entity_destroy(kr_world_t *w, kr_entity_t e)
     }
 }
 
+/* Live entities that have at least one behavior, in storage order; when
+ * only_unstarted, those not yet started. The caller frees *out. */
+static kr_status_t behavior_snapshot(kr_world_t *w, bool only_unstarted, kr_entity_t **out, size_t *count,
+                                     const char *fn)
+{
+    size_t n = 0;
+    kr_entity_t *ids = malloc((w->live ? w->live : 1) * sizeof *ids);
+    if (!ids) return kr__fail(KR_ERR_NOMEM, "%s: out of memory", fn);
+    for (uint32_t t = 0; t < w->table_count; t++) {
+        kr_table_t *tab = w->tables[t];
+        if (!tab->behavior_count) continue;
+        for (uint32_t row = 0; row < tab->count; row++) {
+            kr_entity_t e = tab->entities[row];
+            if (!e) continue;
+            if (only_unstarted && (w->records[kr_entity_index(e)].flags & KR_REC_STARTED)) continue;
+            ids[n++] = e;
+        }
+    }
+    *out = ids;
+    *count = n;
+    return KR_OK;
+}
+
 kr_status_t kr_world_start(kr_world_t *w)
 {
     if (!w) return kr__fail(KR_ERR_INVALID_ARG, "kr_world_start: null world");
@@ -335,16 +358,9 @@ kr_status_t kr_world_start(kr_world_t *w)
      * every entity gets on_awake before on_start even if callbacks create
      * or destroy entities (those created now wait for the next call). */
     size_t n = 0;
-    kr_entity_t *ids = malloc((w->live ? w->live : 1) * sizeof *ids);
-    if (!ids) return kr__fail(KR_ERR_NOMEM, "kr_world_start: out of memory");
-    for (uint32_t t = 0; t < w->table_count; t++) {
-        kr_table_t *tab = w->tables[t];
-        if (!tab->behavior_count) continue;
-        for (uint32_t row = 0; row < tab->count; row++) {
-            kr_entity_t e = tab->entities[row];
-            if (e && !(w->records[kr_entity_index(e)].flags & KR_REC_STARTED)) ids[n++] = e;
-        }
-    }
+    kr_entity_t *ids;
+    kr_status_t st = behavior_snapshot(w, true, &ids, &n, "kr_world_start");
+    if (st) return st;
     for (size_t i = 0; i < n; i++)
         if (kr_entity_alive(w, ids[i])) kr__behaviors_fire(w, ids[i], KR_CB_AWAKE, 0);
     for (size_t i = 0; i < n; i++) {
@@ -352,6 +368,23 @@ kr_status_t kr_world_start(kr_world_t *w)
         w->records[kr_entity_index(ids[i])].flags |= KR_REC_STARTED;
         kr__behaviors_fire(w, ids[i], KR_CB_START, 0);
     }
+    free(ids);
+    return KR_OK;
+}
+
+kr_status_t kr_world_update(kr_world_t *w)
+{
+    if (!w) return kr__fail(KR_ERR_INVALID_ARG, "kr_world_update: null world");
+    /* Both rounds walk one snapshot: entities created during the step join
+     * at the next step, entities destroyed during it are skipped. */
+    size_t n = 0;
+    kr_entity_t *ids;
+    kr_status_t st = behavior_snapshot(w, false, &ids, &n, "kr_world_update");
+    if (st) return st;
+    for (size_t i = 0; i < n; i++)
+        if (kr_entity_alive(w, ids[i])) kr__behaviors_fire(w, ids[i], KR_CB_UPDATE, 0);
+    for (size_t i = 0; i < n; i++)
+        if (kr_entity_alive(w, ids[i])) kr__behaviors_fire(w, ids[i], KR_CB_LATE_UPDATE, 0);
     free(ids);
     return KR_OK;
 }

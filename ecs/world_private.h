@@ -266,7 +266,7 @@ static inline bool kr__structure_locked(const kr_world_t *w, const char *fn)
 typedef enum kr_callback {
     KR_CB_CREATION, KR_CB_DESTROY, KR_CB_AWAKE, KR_CB_START,
     KR_CB_ENTERING, KR_CB_ENTERED, KR_CB_EXITING, KR_CB_EXITED,
-    KR_CB_SUBMODEL_MOVE
+    KR_CB_SUBMODEL_MOVE, KR_CB_UPDATE, KR_CB_LATE_UPDATE
 } kr_callback_t;
 void kr__behaviors_fire(kr_world_t *w, kr_entity_t e, kr_callback_t cb, kr_entity_t arg);
 /* The behavior components of table t, in column order: a snapshot that

@@ -16,5 +16,16 @@
 #include "kairos/buffer.h"
 #include "kairos/serializer.h"
 #include "kairos/pack.h"
+#include "kairos/time.h"
+#include "kairos/rng.h"
+#include "kairos/dist.h"
+#include "kairos/log.h"
+#include "kairos/event.h"
+#include "kairos/sim.h"
+#include "kairos/model.h"
+#include "kairos/sync.h"
+#include "kairos/ode.h"
+#include "kairos/continuous.h"
+#include "kairos/emulation.h"
 
 #endif

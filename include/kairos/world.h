@@ -42,4 +42,11 @@ size_t kr_world_entity_count(const kr_world_t *world);
  * both callbacks at the next call. */
 kr_status_t kr_world_start(kr_world_t *world);
 
+/* One step of the seed's update loop: on_update on every behavior of every
+ * entity, then on_late_update on every behavior, both in storage order over
+ * one snapshot taken at the call (entities created during the step join at
+ * the next one; entities destroyed during it are skipped). The agent-based
+ * and continuous simulators call it; models rarely need to. */
+kr_status_t kr_world_update(kr_world_t *world);
+
 #endif

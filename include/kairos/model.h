@@ -1,0 +1,101 @@
+/* The model: precision, seed, end time, simulators, dependencies with
+ * promises, and the run (the seed's ModelContainer and ModelManager).
+ *
+ * Build a model, add simulators and dependencies, register event and
+ * context types, then kr_model_start (on_awake/on_start on every behavior)
+ * and kr_model_run (to the end time). Structure is fixed once the model has
+ * started: adding simulators, dependencies or changing promises then fails
+ * with KR_ERR_STATE. */
+#ifndef KAIROS_MODEL_H
+#define KAIROS_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "kairos/event.h"
+#include "kairos/log.h"
+#include "kairos/sim.h"
+#include "kairos/time.h"
+
+typedef struct kr_emulation_desc kr_emulation_desc_t; /* kairos/emulation.h */
+
+/* Called after every executed event, for event logs and tests. */
+typedef void (*kr_event_trace_fn)(void *arg, kr_sim_t *sim, const kr_event_key_t *key, kr_event_type_t type);
+
+typedef struct kr_model_desc {
+    uint64_t precision;        /* ticks per model unit; 0 = KR_PRECISION_DEFAULT */
+    uint64_t seed;             /* keys every random stream */
+    kr_time_t end_time;        /* the run covers [0, end_time] */
+    kr_registry_t *registry;   /* shared by every simulator's world; NULL makes one */
+    kr_log_level_t log_level;  /* 0 = trace; set KR_LOG_WARN for quiet runs */
+    kr_log_fn log_fn;          /* NULL: stderr */
+    void *log_arg;
+    kr_event_trace_fn trace_fn;/* optional */
+    void *trace_arg;
+} kr_model_desc_t;
+
+kr_model_t *kr_model_create(const kr_model_desc_t *desc);
+/* Destroys every simulator (their worlds fire on_destroy) and the model. */
+void kr_model_destroy(kr_model_t *model);
+
+uint64_t kr_model_precision(const kr_model_t *model);
+uint64_t kr_model_seed(const kr_model_t *model);
+kr_time_t kr_model_end_time(const kr_model_t *model);
+kr_registry_t *kr_model_registry(kr_model_t *model);
+
+/* Registers an event type (kairos/event.h); returns its id, 0 on failure
+ * (duplicate name, missing handler, after start). */
+kr_event_type_t kr_model_event_type(kr_model_t *model, const kr_event_type_desc_t *desc);
+kr_event_type_t kr_model_find_event_type(const kr_model_t *model, const char *name);
+
+typedef struct kr_context_desc {
+    const char *name;
+    size_t size;
+    void (*fini)(kr_sim_t *sim, void *context); /* optional, before the block is freed */
+} kr_context_desc_t;
+/* Registers a per-simulator context type (kr_sim_context); 0 on failure. */
+kr_context_type_t kr_model_context_type(kr_model_t *model, const kr_context_desc_t *desc);
+
+typedef struct kr_sim_desc {
+    const char *name;              /* unique in the model; copied */
+    kr_formalism_t formalism;
+    kr_time_t time_step;           /* ticks, >= 1; agent-based and continuous only */
+    double spatial_cell_size;      /* of the world's spatial hash; 0 = 1.0 */
+    double spatial_bounds[4];      /* optional dense grid, see kr_world_desc_t */
+    const kr_emulation_desc_t *emulation; /* emulation only; NULL = real clock, speed 1 */
+} kr_sim_desc_t;
+
+/* Adds a simulator; NULL with kr_last_error for a duplicate or empty name,
+ * a missing time step where the formalism needs one, or after start. */
+kr_sim_t *kr_model_add_sim(kr_model_t *model, const kr_sim_desc_t *desc);
+size_t kr_model_sim_count(const kr_model_t *model);
+kr_sim_t *kr_model_sim(kr_model_t *model, uint32_t id);           /* NULL if out of range */
+kr_sim_t *kr_model_find_sim(kr_model_t *model, const char *name);  /* NULL if none */
+
+/* A dependency from -> to lets `from` schedule sync-events on `to`, each at
+ * least `promise` ticks after from's current time. Refused for a self edge,
+ * an unknown id, a duplicate edge, or after start. */
+kr_status_t kr_model_add_dependency(kr_model_t *model, uint32_t from, uint32_t to, kr_time_t promise);
+/* Changes the promise of one edge, or of every outgoing edge of `from`. */
+kr_status_t kr_model_set_promise(kr_model_t *model, uint32_t from, uint32_t to, kr_time_t promise);
+kr_status_t kr_model_set_promises(kr_model_t *model, uint32_t from, kr_time_t promise);
+/* The promise of an edge, or KR_TIME_NEVER when there is no such edge. */
+kr_time_t kr_model_promise(const kr_model_t *model, uint32_t from, uint32_t to);
+
+/* Fixes the structure, finds the zero-promise groups, fires on_awake then
+ * on_start on every behavior of every simulator (in id order), and places
+ * the first steps and observation points. */
+kr_status_t kr_model_start(kr_model_t *model);
+/* Runs to the end time (starting first if needed). Fails, naming simulators
+ * and times, on a deadlock or an error in a simulator. */
+kr_status_t kr_model_run(kr_model_t *model);
+
+/* After a run: a digest over every simulator's event sequence, in id order. */
+uint64_t kr_model_checksum(const kr_model_t *model);
+
+/* The zero-promise group (strongly connected component of the zero-promise
+ * graph) of a simulator, numbered by its lowest member; valid after start.
+ * Members of one group run as one event loop on one rank. */
+uint32_t kr_model_group_of(const kr_model_t *model, uint32_t sim);
+
+#endif

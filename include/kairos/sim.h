@@ -1,0 +1,55 @@
+/* Simulators: one ECS world, one event queue, one clock, one formalism.
+ *
+ * A simulator is created by kr_model_add_sim and lives as long as the model.
+ * Callbacks (events, behaviors) receive the simulator or its world;
+ * kr_sim_of_world finds one from the other. */
+#ifndef KAIROS_SIM_H
+#define KAIROS_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "kairos/event.h"
+#include "kairos/time.h"
+#include "kairos/world.h"
+
+typedef struct kr_rng kr_rng_t; /* kairos/rng.h */
+
+typedef struct kr_model kr_model_t;
+
+typedef enum kr_formalism {
+    KR_DISCRETE_EVENT, /* events only */
+    KR_AGENT_BASED,    /* on_update then on_late_update every time_step */
+    KR_CONTINUOUS,     /* an ODE state, brought up to date only where needed */
+    KR_EMULATION       /* paced by a wall clock, accepts injected events */
+} kr_formalism_t;
+
+/* "discrete-event", "agent-based", "continuous", "emulation". */
+const char *kr_formalism_name(kr_formalism_t f);
+kr_status_t kr_formalism_from_name(const char *name, kr_formalism_t *out);
+
+uint32_t kr_sim_id(const kr_sim_t *sim);              /* 0 .. count-1, in add order */
+const char *kr_sim_name(const kr_sim_t *sim);
+kr_formalism_t kr_sim_formalism(const kr_sim_t *sim);
+kr_time_t kr_sim_now(const kr_sim_t *sim);            /* time of the current or last event */
+kr_time_t kr_sim_time_step(const kr_sim_t *sim);
+kr_world_t *kr_sim_world(kr_sim_t *sim);
+kr_model_t *kr_sim_model(kr_sim_t *sim);
+/* The simulator owning a world (NULL for a world made outside a model). */
+kr_sim_t *kr_sim_of_world(kr_world_t *world);
+
+/* The simulator's random stream, keyed by (model seed, simulator id): the
+ * same numbers whichever rank runs it. */
+kr_rng_t *kr_sim_rng(kr_sim_t *sim);
+
+/* Events executed so far, and a digest of their keys and types in order:
+ * two runs that executed the same event sequence have equal digests. */
+uint64_t kr_sim_event_count(const kr_sim_t *sim);
+uint64_t kr_sim_event_digest(const kr_sim_t *sim);
+
+/* Per-simulator user data (the seed's SubModelContext): one block of the
+ * context type's size per simulator, zeroed, created on first use, freed
+ * (after the type's fini) with the model. NULL on allocation failure. */
+typedef uint32_t kr_context_type_t;
+void *kr_sim_context(kr_sim_t *sim, kr_context_type_t type);
+
+#endif

@@ -1,0 +1,42 @@
+/* Sync-events: the only way simulators talk, along declared dependencies.
+ *
+ * A sync-event from A to B runs the type's on_sender_side in A (optional)
+ * and then on_target_side in B, at the same model time. It needs a
+ * dependency A -> B, and its delay must be at least the edge's promise;
+ * otherwise it is refused with a message naming both simulators and both
+ * times. Without a sender side the payload travels when the event is
+ * scheduled; with one, B learns of the event at once and waits for the
+ * payload at that time.
+ *
+ * A sync-event may carry entities (each with its whole subtree): they leave
+ * A's world (packed, then destroyed there, so on_destroy fires in A) and are
+ * recreated in B with new ids just before on_target_side runs, entity
+ * references inside the moved subtrees remapped, references outside them
+ * set to KR_ENTITY_INVALID, and on_submodel_move fired on their behaviors.
+ * With a sender side, the entities leave A after it ran. */
+#ifndef KAIROS_SYNC_H
+#define KAIROS_SYNC_H
+
+#include <stddef.h>
+#include "kairos/entity.h"
+#include "kairos/event.h"
+
+typedef struct kr_sync_desc {
+    uint32_t target;            /* simulator id */
+    kr_priority_t priority;     /* default 0; the step priority is reserved */
+    kr_time_t delay;            /* >= the promise of the edge */
+    kr_event_type_t type;       /* needs on_target_side */
+    const void *data;           /* type size bytes, copied; NULL = zeros */
+    const kr_entity_t *entities;/* optional roots to move to the target */
+    size_t entity_count;
+} kr_sync_desc_t;
+
+/* Schedules a sync-event; writes its key (target = the target simulator) to
+ * *key when non-NULL. Cancel and delay it with kr_cancel / kr_delay. */
+kr_status_t kr_schedule_sync(kr_sim_t *sim, const kr_sync_desc_t *desc, kr_event_key_t *key);
+
+/* During on_target_side: the ids, in this world, of the entities the event
+ * carried (in the order they were given), and their number. */
+const kr_entity_t *kr_event_entities(const kr_sim_t *sim, size_t *count);
+
+#endif

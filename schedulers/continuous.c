@@ -1,0 +1,149 @@
+/* The continuous formalism: integrating the ODE up to each event, state
+ * events, observation points and the end. */
+#include <stdlib.h>
+#include <string.h>
+#include "kairos/continuous.h"
+#include "../ecs/error_private.h"
+#include "model_private.h"
+#include "ode_engine.h"
+
+typedef struct state_event {
+    kr_ode_threshold_t threshold;
+    kr_event_type_t type;
+    void *data;
+} state_event_t;
+
+struct kr_continuous {
+    kr_ode_engine_t *engine;
+    kr_ode_threshold_t *thresholds;  /* mirrors events[i].threshold, as the engine wants them */
+    state_event_t *events;
+    size_t event_count;
+};
+
+static kr_continuous_t *cont_of(kr_sim_t *s, const char *fn)
+{
+    if (!s) { kr__fail(KR_ERR_INVALID_ARG, "%s: null simulator", fn); return NULL; }
+    if (s->formalism != KR_CONTINUOUS) {
+        kr__fail(KR_ERR_STATE, "%s: '%s' is %s, not continuous", fn, s->name, kr_formalism_name(s->formalism));
+        return NULL;
+    }
+    if (!s->cont && !(s->cont = calloc(1, sizeof *s->cont))) kr__fail(KR_ERR_NOMEM, "%s: out of memory", fn);
+    return s->cont;
+}
+
+kr_status_t kr_continuous_set_ode(kr_sim_t *s, const kr_ode_desc_t *desc)
+{
+    kr_continuous_t *c = cont_of(s, "kr_continuous_set_ode");
+    if (!c) return kr_last_status();
+    if (s->model->started) return kr__fail(KR_ERR_STATE, "kr_continuous_set_ode: '%s': the model has started", s->name);
+    kr_ode_engine_t *e = kr__ode_engine_create(desc, s->model->precision, 0);
+    if (!e) return kr__fail(kr_last_status(), "simulator '%s': %s", s->name, kr_last_error());
+    if (c->engine) kr__ode_engine_destroy(c->engine);
+    c->engine = e;
+    return KR_OK;
+}
+
+double *kr_continuous_state(kr_sim_t *s, size_t *dim)
+{
+    if (dim) *dim = 0;
+    if (!s || !s->cont || !s->cont->engine) return NULL;
+    if (dim) *dim = kr__ode_engine_dim(s->cont->engine);
+    return kr__ode_engine_state(s->cont->engine);
+}
+
+kr_status_t kr_continuous_add_state_event(kr_sim_t *s, const kr_ode_threshold_t *th, kr_event_type_t type,
+                                          const void *data)
+{
+    kr_continuous_t *c = cont_of(s, "kr_continuous_add_state_event");
+    if (!c) return kr_last_status();
+    if (s->model->started)
+        return kr__fail(KR_ERR_STATE, "kr_continuous_add_state_event: '%s': the model has started", s->name);
+    if (!th || !th->g) return kr__fail(KR_ERR_INVALID_ARG, "kr_continuous_add_state_event: a threshold function is needed");
+    const kr_event_type_rec_t *t = kr__event_type(s->model, type);
+    if (!t || !t->desc.on_event)
+        return kr__fail(KR_ERR_INVALID_ARG, "kr_continuous_add_state_event: '%s': event type %u is not a local event type",
+                        s->name, type);
+    state_event_t *ev = realloc(c->events, (c->event_count + 1) * sizeof *ev);
+    if (!ev) return kr__fail(KR_ERR_NOMEM, "kr_continuous_add_state_event: out of memory");
+    c->events = ev;
+    kr_ode_threshold_t *ths = realloc(c->thresholds, (c->event_count + 1) * sizeof *ths);
+    if (!ths) return kr__fail(KR_ERR_NOMEM, "kr_continuous_add_state_event: out of memory");
+    c->thresholds = ths;
+    void *copy = NULL;
+    if (t->desc.size) {
+        if (!(copy = calloc(1, t->desc.size))) return kr__fail(KR_ERR_NOMEM, "kr_continuous_add_state_event: out of memory");
+        if (data) memcpy(copy, data, t->desc.size);
+    }
+    ev[c->event_count] = (state_event_t){ *th, type, copy };
+    ths[c->event_count] = *th;
+    c->event_count++;
+    return KR_OK;
+}
+
+void kr__continuous_fini(kr_sim_t *s)
+{
+    kr_continuous_t *c = s->cont;
+    if (!c) return;
+    if (c->engine) kr__ode_engine_destroy(c->engine);
+    for (size_t i = 0; i < c->event_count; i++) free(c->events[i].data);
+    free(c->events);
+    free(c->thresholds);
+    free(c);
+    s->cont = NULL;
+}
+
+kr_status_t kr__continuous_start(kr_sim_t *s)
+{
+    if (!cont_of(s, "kr_model_start")) return kr_last_status();
+    kr_model_t *m = s->model;
+    /* The end is always an update point; observation points only matter
+     * when someone downstream can be told about the state. */
+    kr_status_t st = kr__sim_schedule_kind(s, KR_EV_OBSERVE, KR_PRIORITY_STEP, m->end_time, 0, NULL, 0, NULL);
+    if (!st && s->out_count && s->time_step < m->end_time)
+        st = kr__sim_schedule_kind(s, KR_EV_OBSERVE, KR_PRIORITY_STEP, s->time_step, 0, NULL, 0, NULL);
+    return st;
+}
+
+bool kr__continuous_advance(kr_sim_t *s, kr_time_t t)
+{
+    kr_continuous_t *c = s->cont;
+    if (!c->engine || t <= kr__ode_engine_time(c->engine)) return true;
+    int hit = -1;
+    kr_status_t st = kr__ode_engine_advance(c->engine, t, c->thresholds, c->event_count, &hit);
+    if (st) {
+        kr__model_fail(s->model, st, "continuous simulator '%s' integrating to %g: %s", s->name,
+                       kr_time_to_units(t, s->model->precision), kr_last_error());
+        return false;
+    }
+    if (hit < 0) return true;
+    const state_event_t *ev = &c->events[hit];
+    const kr_event_type_rec_t *type = kr__event_type(s->model, ev->type);
+    st = kr__sim_schedule_kind(s, KR_EV_STATE, KR_PRIORITY_DEFAULT, kr__ode_engine_time(c->engine), ev->type,
+                               ev->data, type->desc.size, NULL);
+    if (st) kr__model_fail(s->model, st, "continuous simulator '%s': %s", s->name, kr_last_error());
+    return false;
+}
+
+void kr__continuous_observe(kr_sim_t *s, bool observation_point)
+{
+    kr_model_t *m = s->model;
+    kr_status_t st = kr_world_update(s->world);
+    /* The next observation point follows this one, never the end itself. */
+    if (!st && observation_point && s->out_count && s->now < m->end_time) {
+        kr_time_t next = kr__time_add(s->now, s->time_step);
+        if (next < m->end_time)
+            st = kr__sim_schedule_kind(s, KR_EV_OBSERVE, KR_PRIORITY_STEP, next, 0, NULL, 0, NULL);
+    }
+    if (st) kr__model_fail(m, st, "continuous simulator '%s': %s", s->name, kr_last_error());
+}
+
+kr_time_t kr__continuous_next(kr_sim_t *s, kr_time_t head)
+{
+    kr_continuous_t *c = s->cont;
+    /* A crossing may come at any tick after the state's time. */
+    if (c->engine && c->event_count) {
+        kr_time_t t = kr__time_add(kr__ode_engine_time(c->engine), 1);
+        if (t < head) return t;
+    }
+    return head;
+}

@@ -1,0 +1,229 @@
+/* The conservative coordinator of one process.
+ *
+ * Each zero-promise group (usually one simulator) runs its events in key
+ * order, but only those below its bound: the minimum of the guarantees on
+ * the edges into the group. After running, a group recomputes what it
+ * guarantees downstream, min(next, bound) + promise per outgoing edge, and
+ * sends it when it grew. Everything between groups travels through the
+ * transport, so the same loop runs over MPI later; nothing here reads a
+ * global event list or the wall clock (emulation aside).
+ *
+ * The loop always runs the group with the lowest runnable key, which keeps
+ * placeholders (sync-events waiting for their sender side) from blocking
+ * the sender. A deadlock is defined, not timed: nothing runnable, nothing
+ * in flight, and some simulator not finished. */
+#include <stdlib.h>
+#include <string.h>
+#include "../ecs/error_private.h"
+#include "model_private.h"
+
+/* The group's lowest pending record and the simulator that holds it. */
+static kr_event_rec_t *group_head(kr_model_t *m, kr_group_t *g, kr_sim_t **who)
+{
+    kr_event_rec_t *best = NULL;
+    *who = NULL;
+    for (uint32_t i = 0; i < g->count; i++) {
+        kr_sim_t *s = m->sims[g->members[i]];
+        kr_event_rec_t *h = kr__sim_head(s);
+        if (h && (!best || kr_event_key_compare(&h->key, &best->key) < 0)) {
+            best = h;
+            *who = s;
+        }
+    }
+    return best;
+}
+
+static kr_time_t clamp_end(const kr_model_t *m, kr_time_t t)
+{
+    return t > m->end_time ? KR_TIME_NEVER : t;
+}
+
+static kr_time_t group_next(kr_model_t *m, kr_group_t *g)
+{
+    kr_time_t next = KR_TIME_NEVER;
+    for (uint32_t i = 0; i < g->count; i++) {
+        kr_time_t t = clamp_end(m, kr__sim_next_time(m->sims[g->members[i]]));
+        if (t < next) next = t;
+    }
+    return next;
+}
+
+static void update_bound(kr_model_t *m, kr_group_t *g)
+{
+    kr_time_t b = KR_TIME_NEVER;
+    for (uint32_t i = 0; i < g->in_count; i++) {
+        kr_time_t t = m->edges[g->in_edges[i]].guarantee;
+        if (t < b) b = t;
+    }
+    g->bound = clamp_end(m, b);
+}
+
+/* Sends every outgoing guarantee of the group that grew. */
+static kr_status_t send_guarantees(kr_model_t *m, kr_group_t *g)
+{
+    kr_time_t next = group_next(m, g);
+    kr_time_t base = next < g->bound ? next : g->bound;
+    for (uint32_t i = 0; i < g->count; i++) {
+        kr_sim_t *s = m->sims[g->members[i]];
+        for (uint32_t k = 0; k < s->out_count; k++) {
+            kr_edge_t *e = &m->edges[s->out_edges[k]];
+            if (e->internal) continue;
+            kr_time_t gt = clamp_end(m, kr__time_add(base, e->promise));
+            if (gt > e->guarantee_sent) {
+                kr_status_t st = kr__sync_send_guarantee(m, e, gt);
+                if (st) return st;
+            }
+        }
+    }
+    return KR_OK;
+}
+
+static bool runnable(kr_model_t *m, kr_group_t *g, kr_sim_t *s, const kr_event_rec_t *h)
+{
+    if (!h || h->awaiting_payload) return false;
+    kr_time_t t = h->key.time;
+    if (t > m->end_time || t >= g->bound) return false;
+    return !s->emu || kr__emulation_ready(s, t);
+}
+
+kr_status_t kr__coord_prepare(kr_model_t *m)
+{
+    if (!m->transport) {
+        m->transport = kr_transport_local_create();
+        if (!m->transport) return kr_last_status();
+        m->owns_transport = true;
+    }
+    m->running = true;
+    for (uint32_t i = 0; i < m->sim_count; i++)
+        if (m->sims[i]->emu) {
+            kr_status_t st = kr__emulation_begin(m->sims[i]);
+            if (st) return st;
+        }
+    for (uint32_t i = 0; i < m->group_count; i++) update_bound(m, &m->groups[i]);
+    for (uint32_t i = 0; i < m->group_count; i++) {
+        kr_status_t st = send_guarantees(m, &m->groups[i]);
+        if (st) return st;
+    }
+    return KR_OK;
+}
+
+static kr_status_t deliver(void *arg, const void *bytes, size_t len)
+{
+    return kr__sync_deliver(arg, bytes, len);
+}
+
+static kr_status_t report_deadlock(kr_model_t *m)
+{
+    char msg[1024];
+    size_t n = 0;
+    n += (size_t)snprintf(msg + n, sizeof msg - n, "deadlock: no simulator can advance and no message is in flight;");
+    for (uint32_t gi = 0; gi < m->group_count && n < sizeof msg - 1; gi++) {
+        kr_group_t *g = &m->groups[gi];
+        if (g->done) continue;
+        kr_sim_t *s;
+        kr_event_rec_t *h = group_head(m, g, &s);
+        if (!h) continue;
+        const char *holder = "?";
+        kr_time_t held = g->bound;
+        for (uint32_t i = 0; i < g->in_count; i++)
+            if (m->edges[g->in_edges[i]].guarantee == g->bound) holder = m->sims[m->edges[g->in_edges[i]].from]->name;
+        if (h->awaiting_payload)
+            n += (size_t)snprintf(msg + n, sizeof msg - n, " '%s' (now %g) waits for the payload of a sync-event at %g "
+                                  "from '%s';", s->name, kr_time_to_units(s->now, m->precision),
+                                  kr_time_to_units(h->key.time, m->precision), m->sims[h->key.source]->name);
+        else
+            n += (size_t)snprintf(msg + n, sizeof msg - n, " '%s' (now %g) has an event at %g held by guarantee %g "
+                                  "from '%s';", s->name, kr_time_to_units(s->now, m->precision),
+                                  kr_time_to_units(h->key.time, m->precision), kr_time_to_units(held, m->precision),
+                                  holder);
+    }
+    if (n >= sizeof msg) n = sizeof msg - 1;
+    if (n && msg[n - 1] == ';') msg[n - 1] = '\0';
+    kr__model_fail(m, KR_ERR_STATE, "%s", msg);
+    return kr__fail(KR_ERR_STATE, "%s", msg);
+}
+
+/* Runs at most `budget` events of group g while it stays runnable. */
+static uint32_t run_group(kr_model_t *m, kr_group_t *g, uint32_t budget)
+{
+    uint32_t ran = 0;
+    while (ran < budget && !m->failure) {
+        kr_sim_t *s;
+        kr_event_rec_t *h = group_head(m, g, &s);
+        if (!runnable(m, g, s, h)) break;
+        if (kr__sim_run_head(s)) ran++;
+        else if (m->failure) break;
+        else continue; /* a state event came first; pick again */
+    }
+    return ran;
+}
+
+bool kr__coord_step(kr_model_t *m, kr_status_t *status)
+{
+    *status = KR_OK;
+    if (m->failure) { *status = kr__fail(m->failure, "%s", m->failure_msg); return false; }
+    size_t delivered = 0;
+    kr_status_t st = m->transport->vtbl->poll(m->transport, deliver, m, &delivered);
+    if (st) { *status = kr__fail(m->failure ? m->failure : st, "%s", m->failure ? m->failure_msg : kr_last_error()); return false; }
+    if (delivered) {
+        for (uint32_t i = 0; i < m->group_count; i++) update_bound(m, &m->groups[i]);
+        for (uint32_t i = 0; i < m->group_count && !st; i++) st = send_guarantees(m, &m->groups[i]);
+        if (st) { *status = st; return false; }
+    }
+    for (uint32_t i = 0; i < m->sim_count; i++)
+        if (m->sims[i]->emu) kr__emulation_poll(m->sims[i]);
+
+    /* The group with the lowest runnable key goes next. */
+    kr_group_t *best = NULL;
+    kr_event_rec_t *best_head = NULL;
+    bool waiting = false;
+    for (uint32_t i = 0; i < m->group_count; i++) {
+        kr_group_t *g = &m->groups[i];
+        kr_sim_t *s;
+        kr_event_rec_t *h = group_head(m, g, &s);
+        if (runnable(m, g, s, h)) {
+            if (!best || kr_event_key_compare(&h->key, &best_head->key) < 0) {
+                best = g;
+                best_head = h;
+            }
+            continue;
+        }
+        bool emu_waiting = false;
+        for (uint32_t k = 0; k < g->count; k++)
+            if (m->sims[g->members[k]]->emu && kr__emulation_waiting(m->sims[g->members[k]])) emu_waiting = true;
+        g->done = (!h || h->key.time > m->end_time) && g->bound > m->end_time && !emu_waiting;
+        if (emu_waiting) waiting = true;
+    }
+    if (best) {
+        run_group(m, best, 256);
+        if (m->failure) { *status = kr__fail(m->failure, "%s", m->failure_msg); return false; }
+        if ((st = send_guarantees(m, best))) { *status = st; return false; }
+        return true;
+    }
+    bool all_done = true;
+    for (uint32_t i = 0; i < m->group_count; i++) all_done &= m->groups[i].done;
+    if (all_done && m->transport->vtbl->in_flight(m->transport) == 0) {
+        m->running = false;
+        m->finished = true;
+        return false;
+    }
+    if (m->transport->vtbl->in_flight(m->transport)) return true;
+    if (waiting) {
+        kr__emulation_wait(m);
+        for (uint32_t i = 0; i < m->group_count && !st; i++) st = send_guarantees(m, &m->groups[i]);
+        if (st) { *status = st; return false; }
+        return true;
+    }
+    *status = report_deadlock(m);
+    return false;
+}
+
+kr_status_t kr__coord_run(kr_model_t *m)
+{
+    kr_status_t st = kr__coord_prepare(m);
+    if (st) return st;
+    while (kr__coord_step(m, &st)) {}
+    m->running = false;
+    m->finished = true;
+    return st;
+}

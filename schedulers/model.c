@@ -1,0 +1,509 @@
+/* The model container: simulators, dependencies and promises, event and
+ * context types, zero-promise groups, and the start of a run. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kairos/rng.h"
+#include "../ecs/error_private.h"
+#include "model_private.h"
+
+kr_time_t kr__time_add(kr_time_t a, kr_time_t b)
+{
+    return a > KR_TIME_NEVER - b ? KR_TIME_NEVER : a + b;
+}
+
+static char *dup_str(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+static uint64_t name_hash(const char *name)
+{
+    return kr_hash_bytes(name, strlen(name), 0x6b616972);
+}
+
+void kr__model_fail(kr_model_t *m, kr_status_t status, const char *fmt, ...)
+{
+    if (m->failure) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m->failure_msg, sizeof m->failure_msg, fmt, ap);
+    va_end(ap);
+    m->failure = status ? status : KR_ERR_STATE;
+}
+
+kr_model_t *kr_model_create(const kr_model_desc_t *desc)
+{
+    kr_model_desc_t d = desc ? *desc : (kr_model_desc_t){ 0 };
+    kr_model_t *m = calloc(1, sizeof *m);
+    if (!m) { kr__fail(KR_ERR_NOMEM, "kr_model_create: out of memory"); return NULL; }
+    m->precision = d.precision ? d.precision : KR_PRECISION_DEFAULT;
+    m->seed = d.seed;
+    m->end_time = d.end_time;
+    m->log_level = d.log_level;
+    m->log_fn = d.log_fn;
+    m->log_arg = d.log_arg;
+    m->trace_fn = d.trace_fn;
+    m->trace_arg = d.trace_arg;
+    if (d.registry) {
+        m->registry = d.registry;
+    } else {
+        m->registry = kr_registry_create();
+        if (!m->registry) { free(m); return NULL; }
+        m->owns_registry = true;
+    }
+    kr_hmap_init(&m->sim_names);
+    kr_buf_init(&m->msg);
+    return m;
+}
+
+static void edge_fini(kr_edge_t *e)
+{
+    free(e->pending);
+    for (size_t i = 0; i < e->early_count; i++) kr_buf_fini(&e->early[i]);
+    free(e->early);
+    free(e->early_seq);
+}
+
+void kr_model_destroy(kr_model_t *m)
+{
+    if (!m) return;
+    for (uint32_t i = 0; i < m->sim_count; i++) {
+        kr_sim_t *s = m->sims[i];
+        for (uint32_t c = 0; c < m->context_count; c++) {
+            if (s->contexts && s->contexts[c]) {
+                if (m->contexts[c].desc.fini) m->contexts[c].desc.fini(s, s->contexts[c]);
+                free(s->contexts[c]);
+            }
+        }
+        kr__sim_fini(s);
+        free(s);
+    }
+    free(m->sims);
+    for (uint32_t i = 0; i < m->edge_count; i++) edge_fini(&m->edges[i]);
+    free(m->edges);
+    for (uint32_t i = 0; i < m->type_count; i++) free(m->types[i].name);
+    free(m->types);
+    for (uint32_t i = 0; i < m->context_count; i++) free(m->contexts[i].name);
+    free(m->contexts);
+    for (uint32_t i = 0; i < m->group_count; i++) {
+        free(m->groups[i].members);
+        free(m->groups[i].in_edges);
+    }
+    free(m->groups);
+    if (m->transport && m->owns_transport) m->transport->vtbl->destroy(m->transport);
+    kr_hmap_fini(&m->sim_names);
+    kr_buf_fini(&m->msg);
+    if (m->owns_registry) kr_registry_destroy(m->registry);
+    free(m);
+}
+
+uint64_t kr_model_precision(const kr_model_t *m) { return m->precision; }
+uint64_t kr_model_seed(const kr_model_t *m) { return m->seed; }
+kr_time_t kr_model_end_time(const kr_model_t *m) { return m->end_time; }
+kr_registry_t *kr_model_registry(kr_model_t *m) { return m->registry; }
+
+static kr_status_t refuse_after_start(const kr_model_t *m, const char *fn)
+{
+    if (!m) return kr__fail(KR_ERR_INVALID_ARG, "%s: null model", fn);
+    if (m->started) return kr__fail(KR_ERR_STATE, "%s: the model has started; its structure is fixed", fn);
+    return KR_OK;
+}
+
+/* ---- event and context types ---- */
+
+kr_event_type_rec_t *kr__event_type(const kr_model_t *m, kr_event_type_t t)
+{
+    return t >= 1 && t <= m->type_count ? &m->types[t - 1] : NULL;
+}
+
+kr_event_type_t kr_model_find_event_type(const kr_model_t *m, const char *name)
+{
+    if (!m || !name) return 0;
+    for (uint32_t i = 0; i < m->type_count; i++)
+        if (!strcmp(m->types[i].name, name)) return i + 1;
+    return 0;
+}
+
+kr_event_type_t kr_model_event_type(kr_model_t *m, const kr_event_type_desc_t *d)
+{
+    if (refuse_after_start(m, "kr_model_event_type")) return 0;
+    if (!d || !d->name || !d->name[0]) {
+        kr__fail(KR_ERR_INVALID_ARG, "kr_model_event_type: an event type needs a name");
+        return 0;
+    }
+    if (!d->on_event && !d->on_target_side) {
+        kr__fail(KR_ERR_INVALID_ARG, "kr_model_event_type: event type '%s' has neither on_event nor on_target_side",
+                 d->name);
+        return 0;
+    }
+    if (d->size > UINT32_MAX) {
+        kr__fail(KR_ERR_INVALID_ARG, "kr_model_event_type: event type '%s' payload too large", d->name);
+        return 0;
+    }
+    if (kr_model_find_event_type(m, d->name)) {
+        kr__fail(KR_ERR_EXISTS, "kr_model_event_type: event type '%s' is already registered", d->name);
+        return 0;
+    }
+    kr_event_type_rec_t *types = realloc(m->types, (m->type_count + 1) * sizeof *types);
+    if (!types) { kr__fail(KR_ERR_NOMEM, "kr_model_event_type: out of memory"); return 0; }
+    m->types = types;
+    char *name = dup_str(d->name);
+    if (!name) { kr__fail(KR_ERR_NOMEM, "kr_model_event_type: out of memory"); return 0; }
+    types[m->type_count].name = name;
+    types[m->type_count].desc = *d;
+    types[m->type_count].desc.name = name;
+    return ++m->type_count;
+}
+
+kr_context_type_t kr_model_context_type(kr_model_t *m, const kr_context_desc_t *d)
+{
+    if (refuse_after_start(m, "kr_model_context_type")) return 0;
+    if (!d || !d->name || !d->name[0] || !d->size) {
+        kr__fail(KR_ERR_INVALID_ARG, "kr_model_context_type: a context type needs a name and a size");
+        return 0;
+    }
+    for (uint32_t i = 0; i < m->context_count; i++)
+        if (!strcmp(m->contexts[i].name, d->name)) {
+            kr__fail(KR_ERR_EXISTS, "kr_model_context_type: context type '%s' is already registered", d->name);
+            return 0;
+        }
+    kr_context_rec_t *cs = realloc(m->contexts, (m->context_count + 1) * sizeof *cs);
+    if (!cs) { kr__fail(KR_ERR_NOMEM, "kr_model_context_type: out of memory"); return 0; }
+    m->contexts = cs;
+    char *name = dup_str(d->name);
+    if (!name) { kr__fail(KR_ERR_NOMEM, "kr_model_context_type: out of memory"); return 0; }
+    cs[m->context_count].name = name;
+    cs[m->context_count].desc = *d;
+    cs[m->context_count].desc.name = name;
+    /* Every simulator's table of context pointers grows with the types. */
+    for (uint32_t i = 0; i < m->sim_count; i++) {
+        void **p = realloc(m->sims[i]->contexts, (m->context_count + 1) * sizeof *p);
+        if (!p) { kr__fail(KR_ERR_NOMEM, "kr_model_context_type: out of memory"); return 0; }
+        p[m->context_count] = NULL;
+        m->sims[i]->contexts = p;
+    }
+    return ++m->context_count;
+}
+
+void *kr_sim_context(kr_sim_t *s, kr_context_type_t type)
+{
+    kr_model_t *m = s->model;
+    if (type < 1 || type > m->context_count) {
+        kr__fail(KR_ERR_INVALID_ARG, "kr_sim_context: unknown context type %u", type);
+        return NULL;
+    }
+    if (!s->contexts[type - 1]) {
+        s->contexts[type - 1] = calloc(1, m->contexts[type - 1].desc.size);
+        if (!s->contexts[type - 1]) kr__fail(KR_ERR_NOMEM, "kr_sim_context: out of memory");
+    }
+    return s->contexts[type - 1];
+}
+
+/* ---- simulators ---- */
+
+kr_sim_t *kr_model_add_sim(kr_model_t *m, const kr_sim_desc_t *d)
+{
+    if (refuse_after_start(m, "kr_model_add_sim")) return NULL;
+    if (!d || !d->name || !d->name[0]) {
+        kr__fail(KR_ERR_INVALID_ARG, "kr_model_add_sim: a simulator needs a name");
+        return NULL;
+    }
+    if (kr_model_find_sim(m, d->name)) {
+        kr__fail(KR_ERR_EXISTS, "kr_model_add_sim: a simulator named '%s' already exists", d->name);
+        return NULL;
+    }
+    if (d->formalism > KR_EMULATION) {
+        kr__fail(KR_ERR_INVALID_ARG, "kr_model_add_sim: simulator '%s': unknown formalism %d", d->name,
+                 (int)d->formalism);
+        return NULL;
+    }
+    bool stepped = d->formalism == KR_AGENT_BASED || d->formalism == KR_CONTINUOUS;
+    if (stepped && d->time_step < 1) {
+        kr__fail(KR_ERR_INVALID_ARG, "kr_model_add_sim: simulator '%s' (%s) needs a time step of at least one tick",
+                 d->name, kr_formalism_name(d->formalism));
+        return NULL;
+    }
+    if (m->sim_count == m->sim_cap) {
+        uint32_t cap = m->sim_cap ? m->sim_cap * 2 : 8;
+        kr_sim_t **sims = realloc(m->sims, cap * sizeof *sims);
+        if (!sims) { kr__fail(KR_ERR_NOMEM, "kr_model_add_sim: out of memory"); return NULL; }
+        m->sims = sims;
+        m->sim_cap = cap;
+    }
+    kr_sim_t *s = calloc(1, sizeof *s);
+    if (!s) { kr__fail(KR_ERR_NOMEM, "kr_model_add_sim: out of memory"); return NULL; }
+    s->model = m;
+    s->id = m->sim_count;
+    s->formalism = d->formalism;
+    s->time_step = d->time_step;
+    s->name = dup_str(d->name);
+    s->contexts = calloc(m->context_count + 1, sizeof *s->contexts);
+    kr_world_desc_t wd = { .registry = m->registry, .spatial_cell_size = d->spatial_cell_size, .owner = s };
+    memcpy(wd.spatial_bounds, d->spatial_bounds, sizeof wd.spatial_bounds);
+    if (!s->name || !s->contexts || kr__sim_init(s)) goto fail;
+    s->world = kr_world_create(&wd);
+    if (!s->world) goto fail;
+    s->rng = kr_rng_create(m->seed, KR_RNG_SIMULATOR, s->id, 0);
+    if (!s->rng) goto fail;
+    if (d->formalism == KR_EMULATION && kr__emulation_create(s, d->emulation)) goto fail;
+    if (kr_hmap_insert(&m->sim_names, name_hash(s->name), s->id)) goto fail;
+    m->sims[m->sim_count++] = s;
+    return s;
+fail:
+    if (!kr_last_status()) kr__fail(KR_ERR_NOMEM, "kr_model_add_sim: out of memory");
+    kr__sim_fini(s);
+    free(s);
+    return NULL;
+}
+
+size_t kr_model_sim_count(const kr_model_t *m) { return m ? m->sim_count : 0; }
+
+kr_sim_t *kr_model_sim(kr_model_t *m, uint32_t id)
+{
+    return m && id < m->sim_count ? m->sims[id] : NULL;
+}
+
+kr_sim_t *kr_model_find_sim(kr_model_t *m, const char *name)
+{
+    if (!m || !name) return NULL;
+    uint32_t cursor = 0, id;
+    while ((id = kr_hmap_next(&m->sim_names, name_hash(name), &cursor)) != KR_HMAP_EMPTY)
+        if (!strcmp(m->sims[id]->name, name)) return m->sims[id];
+    return NULL;
+}
+
+/* ---- dependencies ---- */
+
+kr_edge_t *kr__edge(kr_model_t *m, uint32_t from, uint32_t to)
+{
+    if (from >= m->sim_count) return NULL;
+    kr_sim_t *s = m->sims[from];
+    for (uint32_t i = 0; i < s->out_count; i++)
+        if (m->edges[s->out_edges[i]].to == to) return &m->edges[s->out_edges[i]];
+    return NULL;
+}
+
+static kr_status_t append_u32(uint32_t **arr, uint32_t *count, uint32_t v)
+{
+    uint32_t *a = realloc(*arr, (*count + 1) * sizeof *a);
+    if (!a) return kr__fail(KR_ERR_NOMEM, "out of memory");
+    a[(*count)++] = v;
+    *arr = a;
+    return KR_OK;
+}
+
+kr_status_t kr_model_add_dependency(kr_model_t *m, uint32_t from, uint32_t to, kr_time_t promise)
+{
+    kr_status_t st = refuse_after_start(m, "kr_model_add_dependency");
+    if (st) return st;
+    if (from >= m->sim_count || to >= m->sim_count)
+        return kr__fail(KR_ERR_INVALID_ARG, "kr_model_add_dependency: no simulator with id %u",
+                        from >= m->sim_count ? from : to);
+    if (from == to)
+        return kr__fail(KR_ERR_INVALID_ARG, "kr_model_add_dependency: '%s' cannot depend on itself",
+                        m->sims[from]->name);
+    if (promise == KR_TIME_NEVER)
+        return kr__fail(KR_ERR_INVALID_ARG, "kr_model_add_dependency: promise of '%s' -> '%s' is not finite",
+                        m->sims[from]->name, m->sims[to]->name);
+    if (kr__edge(m, from, to))
+        return kr__fail(KR_ERR_EXISTS, "kr_model_add_dependency: '%s' -> '%s' already exists",
+                        m->sims[from]->name, m->sims[to]->name);
+    if (m->edge_count == m->edge_cap) {
+        uint32_t cap = m->edge_cap ? m->edge_cap * 2 : 8;
+        kr_edge_t *edges = realloc(m->edges, cap * sizeof *edges);
+        if (!edges) return kr__fail(KR_ERR_NOMEM, "kr_model_add_dependency: out of memory");
+        m->edges = edges;
+        m->edge_cap = cap;
+    }
+    uint32_t idx = m->edge_count;
+    if ((st = append_u32(&m->sims[from]->out_edges, &m->sims[from]->out_count, idx))) return st;
+    if ((st = append_u32(&m->sims[to]->in_edges, &m->sims[to]->in_count, idx))) {
+        m->sims[from]->out_count--;
+        return st;
+    }
+    m->edges[idx] = (kr_edge_t){ .from = from, .to = to, .promise = promise };
+    m->edge_count++;
+    return KR_OK;
+}
+
+kr_status_t kr_model_set_promise(kr_model_t *m, uint32_t from, uint32_t to, kr_time_t promise)
+{
+    kr_status_t st = refuse_after_start(m, "kr_model_set_promise");
+    if (st) return st;
+    kr_edge_t *e = kr__edge(m, from, to);
+    if (!e) return kr__fail(KR_ERR_INVALID_ARG, "kr_model_set_promise: no dependency %u -> %u", from, to);
+    if (promise == KR_TIME_NEVER) return kr__fail(KR_ERR_INVALID_ARG, "kr_model_set_promise: promise is not finite");
+    e->promise = promise;
+    return KR_OK;
+}
+
+kr_status_t kr_model_set_promises(kr_model_t *m, uint32_t from, kr_time_t promise)
+{
+    kr_status_t st = refuse_after_start(m, "kr_model_set_promises");
+    if (st) return st;
+    if (from >= m->sim_count) return kr__fail(KR_ERR_INVALID_ARG, "kr_model_set_promises: no simulator with id %u", from);
+    if (promise == KR_TIME_NEVER) return kr__fail(KR_ERR_INVALID_ARG, "kr_model_set_promises: promise is not finite");
+    kr_sim_t *s = m->sims[from];
+    for (uint32_t i = 0; i < s->out_count; i++) m->edges[s->out_edges[i]].promise = promise;
+    return KR_OK;
+}
+
+kr_time_t kr_model_promise(const kr_model_t *m, uint32_t from, uint32_t to)
+{
+    const kr_edge_t *e = kr__edge((kr_model_t *)m, from, to);
+    return e ? e->promise : KR_TIME_NEVER;
+}
+
+/* ---- zero-promise groups: strongly connected components (Tarjan,
+ * iterative) of the graph of zero-promise edges ---- */
+
+typedef struct scc_state {
+    kr_model_t *m;
+    uint32_t *index, *low, *stack, *comp, *call, *edge_pos;
+    bool *on_stack;
+    uint32_t next_index, sp, comp_count;
+} scc_state_t;
+
+static void scc_visit(scc_state_t *st, uint32_t root)
+{
+    kr_model_t *m = st->m;
+    uint32_t depth = 0;
+    st->call[depth++] = root;
+    st->index[root] = st->low[root] = st->next_index++;
+    st->stack[st->sp++] = root;
+    st->on_stack[root] = true;
+    st->edge_pos[root] = 0;
+    while (depth) {
+        uint32_t v = st->call[depth - 1];
+        kr_sim_t *s = m->sims[v];
+        if (st->edge_pos[v] < s->out_count) {
+            kr_edge_t *e = &m->edges[s->out_edges[st->edge_pos[v]++]];
+            if (e->promise != 0) continue;
+            uint32_t w = e->to;
+            if (st->index[w] == UINT32_MAX) {
+                st->index[w] = st->low[w] = st->next_index++;
+                st->stack[st->sp++] = w;
+                st->on_stack[w] = true;
+                st->edge_pos[w] = 0;
+                st->call[depth++] = w;
+            } else if (st->on_stack[w] && st->index[w] < st->low[v]) {
+                st->low[v] = st->index[w];
+            }
+            continue;
+        }
+        depth--;
+        if (depth && st->low[v] < st->low[st->call[depth - 1]]) st->low[st->call[depth - 1]] = st->low[v];
+        if (st->low[v] == st->index[v]) {
+            uint32_t w;
+            do {
+                w = st->stack[--st->sp];
+                st->on_stack[w] = false;
+                st->comp[w] = st->comp_count;
+            } while (w != v);
+            st->comp_count++;
+        }
+    }
+}
+
+static kr_status_t build_groups(kr_model_t *m)
+{
+    uint32_t n = m->sim_count;
+    scc_state_t st = { .m = m };
+    st.index = malloc(n * sizeof *st.index);
+    st.low = malloc(n * sizeof *st.low);
+    st.stack = malloc(n * sizeof *st.stack);
+    st.comp = malloc(n * sizeof *st.comp);
+    st.call = malloc(n * sizeof *st.call);
+    st.edge_pos = malloc(n * sizeof *st.edge_pos);
+    st.on_stack = calloc(n, sizeof *st.on_stack);
+    kr_status_t status = KR_OK;
+    if (!st.index || !st.low || !st.stack || !st.comp || !st.call || !st.edge_pos || !st.on_stack) {
+        status = kr__fail(KR_ERR_NOMEM, "kr_model_start: out of memory");
+        goto done;
+    }
+    for (uint32_t i = 0; i < n; i++) st.index[i] = UINT32_MAX;
+    for (uint32_t i = 0; i < n; i++)
+        if (st.index[i] == UINT32_MAX) scc_visit(&st, i);
+    /* Number groups by their lowest member, so numbering is independent of
+     * the traversal: group g's id is the position of its first member. */
+    uint32_t *group_of_comp = malloc(st.comp_count * sizeof *group_of_comp);
+    m->groups = calloc(st.comp_count, sizeof *m->groups);
+    if (!group_of_comp || !m->groups) {
+        free(group_of_comp);
+        status = kr__fail(KR_ERR_NOMEM, "kr_model_start: out of memory");
+        goto done;
+    }
+    for (uint32_t c = 0; c < st.comp_count; c++) group_of_comp[c] = UINT32_MAX;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t c = st.comp[i];
+        if (group_of_comp[c] == UINT32_MAX) group_of_comp[c] = m->group_count++;
+        kr_group_t *g = &m->groups[group_of_comp[c]];
+        m->sims[i]->group = group_of_comp[c];
+        if ((status = append_u32(&g->members, &g->count, i))) break;
+    }
+    free(group_of_comp);
+    for (uint32_t i = 0; !status && i < m->edge_count; i++) {
+        kr_edge_t *e = &m->edges[i];
+        e->internal = m->sims[e->from]->group == m->sims[e->to]->group;
+        if (!e->internal) status = append_u32(&m->groups[m->sims[e->to]->group].in_edges,
+                                              &m->groups[m->sims[e->to]->group].in_count, i);
+    }
+done:
+    free(st.index); free(st.low); free(st.stack); free(st.comp);
+    free(st.call); free(st.edge_pos); free(st.on_stack);
+    return status;
+}
+
+uint32_t kr_model_group_of(const kr_model_t *m, uint32_t sim)
+{
+    if (!m || !m->started || sim >= m->sim_count) return UINT32_MAX;
+    return m->groups[m->sims[sim]->group].members[0];
+}
+
+kr_status_t kr_model_start(kr_model_t *m)
+{
+    kr_status_t st = refuse_after_start(m, "kr_model_start");
+    if (st) return st;
+    if ((st = build_groups(m))) return st;
+    m->started = true;
+    for (uint32_t i = 0; i < m->edge_count; i++) {
+        kr_edge_t *e = &m->edges[i];
+        /* Every sender's time is at least 0, so before any message the
+         * receiver may assume the promise itself. */
+        e->guarantee = e->promise;
+        e->guarantee_sent = e->promise;
+    }
+    for (uint32_t i = 0; i < m->sim_count; i++) {
+        kr_sim_t *s = m->sims[i];
+        if ((st = kr_world_start(s->world))) return st;
+        if (s->formalism == KR_AGENT_BASED) {
+            st = kr__sim_schedule_kind(s, KR_EV_STEP, KR_PRIORITY_STEP, s->time_step, 0, NULL, 0, NULL);
+        } else if (s->formalism == KR_CONTINUOUS) {
+            st = kr__continuous_start(s);
+        }
+        if (st) return st;
+        if (m->failure) return kr__fail(m->failure, "%s", m->failure_msg);
+    }
+    return KR_OK;
+}
+
+kr_status_t kr_model_run(kr_model_t *m)
+{
+    if (!m) return kr__fail(KR_ERR_INVALID_ARG, "kr_model_run: null model");
+    if (m->finished || m->running) return kr__fail(KR_ERR_STATE, "kr_model_run: the model has already run");
+    kr_status_t st;
+    if (!m->started && (st = kr_model_start(m))) return st;
+    return kr__coord_run(m);
+}
+
+uint64_t kr_model_checksum(const kr_model_t *m)
+{
+    uint64_t h = 0x6b6169726f73ULL;
+    for (uint32_t i = 0; m && i < m->sim_count; i++)
+        h = kr_mix64(h ^ kr_mix64(m->sims[i]->digest + i));
+    return h;
+}

@@ -1,0 +1,489 @@
+/* Sync-events between simulators: scheduling with the dependency and
+ * promise checks, moving entities, the messages that carry them (and
+ * guarantees) over the transport, and applying those messages in each
+ * edge's order whatever order the transport delivers them in.
+ *
+ * Wire format, little-endian, every message:
+ *   u8 kind, u32 from, u32 to, u64 edge_seq, u64 time, then by kind:
+ *   SYNC      i32 priority, u64 sequence, u32 type, u8 placeholder,
+ *             u32 data_len, data, u32 root_count, u32 pack_len, pack
+ *   PAYLOAD   u64 sequence, u32 data_len, data, u32 root_count, u32 pack_len, pack
+ *   CANCEL    u64 sequence
+ *   DELAY     u64 sequence                      (time = the new time)
+ *   GUARANTEE (edge_seq = data messages sent on the edge before it)
+ * Data messages (all but GUARANTEE) are numbered per edge from 0. */
+#include <stdlib.h>
+#include <string.h>
+#include "kairos/pack.h"
+#include "../ecs/error_private.h"
+#include "model_private.h"
+
+enum { MSG_SYNC = 1, MSG_PAYLOAD, MSG_CANCEL, MSG_DELAY, MSG_GUARANTEE };
+
+static double units(const kr_model_t *m, kr_time_t t) { return kr_time_to_units(t, m->precision); }
+
+/* ---- entities ---- */
+
+/* Packs the live roots into `out` (u32 count, u32 length, bytes) and
+ * destroys them in s's world. */
+static kr_status_t pack_roots(kr_sim_t *s, const kr_entity_t *roots, size_t n, kr_buf_t *pack, uint32_t *count)
+{
+    *count = 0;
+    if (!n) return KR_OK;
+    kr_entity_t *live = malloc(n * sizeof *live);
+    if (!live) return kr__fail(KR_ERR_NOMEM, "'%s': out of memory packing entities", s->name);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (kr_entity_alive(s->world, roots[i])) live[k++] = roots[i];
+        else kr_log(s, KR_LOG_WARN, "entity %llu sent with a sync-event no longer exists; not sent",
+                    (unsigned long long)roots[i]);
+    }
+    kr_status_t st = k ? kr_pack(s->world, live, k, pack) : KR_OK;
+    for (size_t i = 0; !st && i < k; i++) st = kr_entity_destroy(s->world, live[i]);
+    free(live);
+    if (!st) *count = (uint32_t)k;
+    return st;
+}
+
+kr_status_t kr__sync_unpack(kr_sim_t *s, kr_event_rec_t *r)
+{
+    s->moved_count = 0;
+    if (!r->root_count) return KR_OK;
+    if (r->root_count > s->moved_cap) {
+        kr_entity_t *moved = realloc(s->moved, r->root_count * sizeof *moved);
+        if (!moved) {
+            kr__model_fail(s->model, KR_ERR_NOMEM, "'%s': out of memory receiving entities", s->name);
+            return KR_ERR_NOMEM;
+        }
+        s->moved = moved;
+        s->moved_cap = r->root_count;
+    }
+    kr_unpack_desc_t d = { .roots = s->moved, .roots_capacity = s->moved_cap, .notify_move = true };
+    size_t count = 0;
+    kr_status_t st = kr_unpack(s->world, r->pack.data, r->pack.len, &d, &count, NULL);
+    if (st) {
+        kr__model_fail(s->model, st, "'%s': entities of a sync-event from simulator %u could not be unpacked: %s",
+                       s->name, r->key.source, kr_last_error());
+        return st;
+    }
+    s->moved_count = count;
+    return KR_OK;
+}
+
+const kr_entity_t *kr_event_entities(const kr_sim_t *s, size_t *count)
+{
+    if (count) *count = s ? s->moved_count : 0;
+    return s ? s->moved : NULL;
+}
+
+/* ---- encoding and sending ---- */
+
+static void put_header(kr_buf_t *b, uint8_t kind, const kr_edge_t *e, uint64_t edge_seq, kr_time_t time)
+{
+    kr_buf_clear(b);
+    kr_buf_put_u8(b, kind);
+    kr_buf_put_u32(b, e->from);
+    kr_buf_put_u32(b, e->to);
+    kr_buf_put_u64(b, edge_seq);
+    kr_buf_put_u64(b, time);
+}
+
+static void put_payload(kr_buf_t *b, const void *data, uint32_t size, uint32_t roots, const kr_buf_t *pack)
+{
+    kr_buf_put_u32(b, size);
+    kr_buf_append(b, data, size);
+    kr_buf_put_u32(b, roots);
+    kr_buf_put_u32(b, (uint32_t)pack->len);
+    kr_buf_append(b, pack->data, pack->len);
+}
+
+static kr_status_t transmit(kr_model_t *m, const kr_edge_t *e)
+{
+    kr_status_t st = m->transport->vtbl->send(m->transport, e->from, e->to, m->msg.data, m->msg.len);
+    if (st) kr__model_fail(m, st, "sending from '%s' to '%s': %s", m->sims[e->from]->name, m->sims[e->to]->name,
+                           kr_last_error());
+    return st;
+}
+
+kr_status_t kr__sync_send_guarantee(kr_model_t *m, kr_edge_t *e, kr_time_t g)
+{
+    put_header(&m->msg, MSG_GUARANTEE, e, e->sent, g);
+    e->guarantee_sent = g;
+    return transmit(m, e);
+}
+
+/* ---- the target half: records for arriving sync-events ---- */
+
+static kr_status_t add_target(kr_sim_t *t, const kr_event_key_t *key, kr_event_type_t type, bool placeholder,
+                              const void *data, uint32_t size, uint32_t roots, const void *pack, size_t pack_len)
+{
+    uint32_t slot = kr__rec_alloc(t);
+    if (slot == UINT32_MAX) return kr_last_status();
+    kr_event_rec_t *r = &t->recs[slot];
+    r->key = *key;
+    r->key.phase = 1;
+    r->key.target = t->id;
+    r->kind = KR_EV_TARGET;
+    r->type = type;
+    r->awaiting_payload = placeholder;
+    r->root_count = roots;
+    kr_status_t st = kr__rec_set_data(r, data, size);
+    if (!st && pack_len) st = kr_buf_append(&r->pack, pack, pack_len);
+    if (!st) st = kr__rec_enqueue(t, slot);
+    if (st) kr__rec_free(t, slot);
+    return st;
+}
+
+static kr_status_t fill_target(kr_sim_t *t, uint32_t source, uint64_t seq, const void *data, uint32_t size,
+                               uint32_t roots, const void *pack, size_t pack_len)
+{
+    uint32_t slot = kr__rec_find(t, source, seq);
+    if (slot == UINT32_MAX || !t->recs[slot].awaiting_payload)
+        return kr__fail(KR_ERR_CORRUPT, "payload for an unknown sync-event (sequence %llu)", (unsigned long long)seq);
+    kr_event_rec_t *r = &t->recs[slot];
+    if (size != r->data_size)
+        return kr__fail(KR_ERR_CORRUPT, "payload of %u bytes for an event type of %u", size, r->data_size);
+    if (size) memcpy(kr__rec_data(r), data, size);
+    kr_buf_clear(&r->pack);
+    if (pack_len && kr_buf_append(&r->pack, pack, pack_len)) return kr_last_status();
+    r->root_count = roots;
+    r->awaiting_payload = false;
+    return KR_OK;
+}
+
+/* ---- scheduling ---- */
+
+static kr_status_t refuse(kr_sim_t *s, const kr_sync_desc_t *d, kr_time_t t, const char *why)
+{
+    kr_model_t *m = s->model;
+    return kr__fail(KR_ERR_INVALID_ARG, "sync-event from '%s' at %g to '%s' at %g refused: %s", s->name,
+                    units(m, s->now), m->sims[d->target]->name, units(m, t), why);
+}
+
+kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_t *key)
+{
+    if (!s || !d) return kr__fail(KR_ERR_INVALID_ARG, "kr_schedule_sync: null argument");
+    kr_model_t *m = s->model;
+    if (!m->started) return kr__fail(KR_ERR_STATE, "kr_schedule_sync: '%s': the model has not started", s->name);
+    if (d->target >= m->sim_count)
+        return kr__fail(KR_ERR_INVALID_ARG, "kr_schedule_sync: '%s': no simulator with id %u", s->name, d->target);
+    const kr_event_type_rec_t *type = kr__event_type(m, d->type);
+    if (!type || !type->desc.on_target_side)
+        return kr__fail(KR_ERR_INVALID_ARG, "kr_schedule_sync: '%s': event type %u is not a sync-event type", s->name,
+                        d->type);
+    if (d->priority == KR_PRIORITY_STEP)
+        return kr__fail(KR_ERR_INVALID_ARG, "kr_schedule_sync: '%s': priority %d is reserved for steps", s->name,
+                        d->priority);
+    kr_time_t t = kr__time_add(s->now, d->delay);
+    kr_edge_t *e = kr__edge(m, s->id, d->target);
+    char why[160];
+    if (!e) {
+        snprintf(why, sizeof why, "no dependency '%s' -> '%s'", s->name, m->sims[d->target]->name);
+        return refuse(s, d, t, why);
+    }
+    if (d->delay < e->promise) {
+        snprintf(why, sizeof why, "delay %g is below the promise %g of '%s' -> '%s'", units(m, d->delay),
+                 units(m, e->promise), s->name, m->sims[d->target]->name);
+        return refuse(s, d, t, why);
+    }
+    for (size_t i = 0; i < d->entity_count; i++)
+        if (!kr_entity_alive(s->world, d->entities[i]))
+            return kr__fail(KR_ERR_STALE_ENTITY, "kr_schedule_sync: '%s': entity %llu to send does not exist",
+                            s->name, (unsigned long long)d->entities[i]);
+
+    kr_event_key_t k = { .time = t, .priority = d->priority, .source = s->id, .sequence = s->sequence++,
+                         .phase = 1, .target = d->target };
+    kr_sim_t *target = m->sims[d->target];
+    uint32_t size = (uint32_t)type->desc.size;
+    kr_status_t st = KR_OK;
+    if (type->desc.on_sender_side) {
+        /* The sender side waits in s's queue with the data and the roots;
+         * the target learns of the event now and waits for its payload. */
+        uint32_t slot = kr__rec_alloc(s);
+        if (slot == UINT32_MAX) return kr_last_status();
+        kr_event_rec_t *r = &s->recs[slot];
+        r->key = k;
+        r->key.phase = 0;
+        r->kind = KR_EV_SENDER;
+        r->type = d->type;
+        if (d->entity_count) {
+            r->roots = malloc(d->entity_count * sizeof *r->roots);
+            if (!r->roots) st = kr__fail(KR_ERR_NOMEM, "kr_schedule_sync: out of memory");
+            else memcpy(r->roots, d->entities, d->entity_count * sizeof *r->roots);
+            r->root_count = d->entity_count;
+        }
+        if (!st) st = kr__rec_set_data(r, d->data, size);
+        if (!st) st = kr__rec_enqueue(s, slot);
+        if (st) { kr__rec_free(s, slot); return st; }
+        if (e->internal) {
+            st = add_target(target, &k, d->type, true, NULL, size, 0, NULL, 0);
+        } else {
+            put_header(&m->msg, MSG_SYNC, e, e->sent++, t);
+            kr_buf_put_u32(&m->msg, (uint32_t)k.priority);
+            kr_buf_put_u64(&m->msg, k.sequence);
+            kr_buf_put_u32(&m->msg, d->type);
+            kr_buf_put_u8(&m->msg, 1);
+            kr_buf_t none = { 0 };
+            put_payload(&m->msg, NULL, 0, 0, &none);
+            st = transmit(m, e);
+        }
+    } else {
+        kr_buf_t pack;
+        kr_buf_init(&pack);
+        uint32_t roots = 0;
+        st = pack_roots(s, d->entities, d->entity_count, &pack, &roots);
+        if (!st && e->internal) {
+            st = add_target(target, &k, d->type, false, d->data, size, roots, pack.data, pack.len);
+        } else if (!st) {
+            static const uint8_t zeros[64];
+            uint8_t *tmp = NULL;
+            const void *data = d->data;
+            if (!data && size) {
+                if (size <= sizeof zeros) data = zeros;
+                else if (!(data = tmp = calloc(1, size))) st = kr__fail(KR_ERR_NOMEM, "kr_schedule_sync: out of memory");
+            }
+            if (!st) {
+                put_header(&m->msg, MSG_SYNC, e, e->sent++, t);
+                kr_buf_put_u32(&m->msg, (uint32_t)k.priority);
+                kr_buf_put_u64(&m->msg, k.sequence);
+                kr_buf_put_u32(&m->msg, d->type);
+                kr_buf_put_u8(&m->msg, 0);
+                put_payload(&m->msg, data, size, roots, &pack);
+                st = transmit(m, e);
+            }
+            free(tmp);
+        }
+        kr_buf_fini(&pack);
+    }
+    if (!st && key) *key = k;
+    return st;
+}
+
+void kr__sync_send_payload(kr_sim_t *s, kr_event_rec_t *r)
+{
+    kr_model_t *m = s->model;
+    kr_edge_t *e = kr__edge(m, s->id, r->key.target);
+    kr_buf_t pack;
+    kr_buf_init(&pack);
+    uint32_t roots = 0;
+    kr_status_t st = pack_roots(s, r->roots, r->root_count, &pack, &roots);
+    if (!st && e->internal) {
+        st = fill_target(m->sims[e->to], s->id, r->key.sequence, kr__rec_data(r), r->data_size, roots, pack.data,
+                         pack.len);
+    } else if (!st) {
+        put_header(&m->msg, MSG_PAYLOAD, e, e->sent++, r->key.time);
+        kr_buf_put_u64(&m->msg, r->key.sequence);
+        put_payload(&m->msg, kr__rec_data(r), r->data_size, roots, &pack);
+        st = transmit(m, e);
+    }
+    kr_buf_fini(&pack);
+    if (st) kr__model_fail(m, st, "'%s': sending the payload of a sync-event: %s", s->name, kr_last_error());
+}
+
+kr_status_t kr__sim_change(kr_sim_t *s, const kr_event_key_t *key, bool delay, kr_time_t extra,
+                           kr_event_key_t *new_key, const char *fn);
+
+kr_status_t kr__sync_cancel(kr_sim_t *s, const kr_event_key_t *key, bool delay, kr_time_t extra,
+                            kr_event_key_t *new_key)
+{
+    kr_model_t *m = s->model;
+    const char *fn = delay ? "kr_delay" : "kr_cancel";
+    if (key->source != s->id)
+        return kr__fail(KR_ERR_STATE, "%s: '%s': a sync-event can be changed only by its sender", fn, s->name);
+    kr_edge_t *e = key->target < m->sim_count ? kr__edge(m, s->id, key->target) : NULL;
+    if (!e) return kr__fail(KR_ERR_INVALID_ARG, "%s: '%s': no dependency to simulator %u", fn, s->name, key->target);
+    kr_time_t limit = kr__time_add(s->now, e->promise);
+    kr_time_t new_time = kr__time_add(key->time, delay ? extra : 0);
+    if (key->time < limit)
+        return kr__fail(KR_ERR_STATE, "%s: sync-event from '%s' (now %g) to '%s' at %g: too late, the limit is "
+                        "now + promise = %g", fn, s->name, units(m, s->now), m->sims[key->target]->name,
+                        units(m, key->time), units(m, limit));
+    /* A sender side still waiting here moves or goes with the event. */
+    kr_event_key_t sender_key = *key;
+    sender_key.phase = 0;
+    sender_key.target = s->id;
+    uint32_t slot = kr__rec_find(s, s->id, key->sequence);
+    if (slot != UINT32_MAX) {
+        kr_status_t st = kr__sim_change(s, &sender_key, delay, extra, NULL, fn);
+        if (st) return st;
+    }
+    kr_status_t st;
+    if (e->internal) {
+        kr_event_key_t target_key = *key;
+        target_key.phase = 1;
+        st = kr__sim_change(m->sims[key->target], &target_key, delay, extra, NULL, fn);
+    } else {
+        put_header(&m->msg, delay ? MSG_DELAY : MSG_CANCEL, e, e->sent++, new_time);
+        kr_buf_put_u64(&m->msg, key->sequence);
+        st = transmit(m, e);
+    }
+    if (!st && new_key) {
+        *new_key = *key;
+        new_key->time = new_time;
+    }
+    return st;
+}
+
+/* ---- delivery ---- */
+
+static kr_status_t bad(kr_model_t *m, uint32_t from, const char *what)
+{
+    const char *name = from < m->sim_count ? m->sims[from]->name : "?";
+    return kr__fail(KR_ERR_CORRUPT, "bad message from simulator '%s' (id %u): %s", name, from, what);
+}
+
+static kr_status_t read_payload(kr_reader_t *r, const void **data, uint32_t *size, uint32_t *roots,
+                                const void **pack, uint32_t *pack_len)
+{
+    *size = kr_reader_u32(r);
+    *data = kr_reader_view(r, *size);
+    *roots = kr_reader_u32(r);
+    *pack_len = kr_reader_u32(r);
+    *pack = kr_reader_view(r, *pack_len);
+    return r->failed || (*size && !*data) || (*pack_len && !*pack) ? KR_ERR_CORRUPT : KR_OK;
+}
+
+/* Applies one data message that is next in its edge's order. */
+static kr_status_t apply_data(kr_model_t *m, kr_edge_t *e, uint8_t kind, kr_time_t time, kr_reader_t *r)
+{
+    kr_sim_t *t = m->sims[e->to];
+    if (time < t->now && kind != MSG_CANCEL) return bad(m, e->from, "event time before the target's current time");
+    switch (kind) {
+    case MSG_SYNC: {
+        kr_event_key_t k = { .time = time, .source = e->from, .phase = 1, .target = e->to };
+        k.priority = (kr_priority_t)kr_reader_u32(r);
+        k.sequence = kr_reader_u64(r);
+        kr_event_type_t type = kr_reader_u32(r);
+        uint8_t placeholder = kr_reader_u8(r);
+        const void *data, *pack;
+        uint32_t size, roots, pack_len;
+        if (read_payload(r, &data, &size, &roots, &pack, &pack_len) || kr_reader_left(r))
+            return bad(m, e->from, "truncated or overlong sync-event");
+        const kr_event_type_rec_t *tr = kr__event_type(m, type);
+        if (!tr || !tr->desc.on_target_side) return bad(m, e->from, "unknown sync-event type");
+        if (placeholder > 1 || k.priority == KR_PRIORITY_STEP) return bad(m, e->from, "bad sync-event flags");
+        if (placeholder ? size != 0 || pack_len || roots : size != tr->desc.size)
+            return bad(m, e->from, "sync-event payload size does not match its type");
+        if ((roots == 0) != (pack_len == 0)) return bad(m, e->from, "entity count does not match the pack");
+        if (kr__rec_find(t, e->from, k.sequence) != UINT32_MAX) return bad(m, e->from, "sync-event sequence reused");
+        return add_target(t, &k, type, placeholder, placeholder ? NULL : data, (uint32_t)tr->desc.size, roots, pack,
+                          pack_len);
+    }
+    case MSG_PAYLOAD: {
+        uint64_t seq = kr_reader_u64(r);
+        const void *data, *pack;
+        uint32_t size, roots, pack_len;
+        if (read_payload(r, &data, &size, &roots, &pack, &pack_len) || kr_reader_left(r))
+            return bad(m, e->from, "truncated or overlong payload");
+        if ((roots == 0) != (pack_len == 0)) return bad(m, e->from, "entity count does not match the pack");
+        if (fill_target(t, e->from, seq, data, size, roots, pack, pack_len)) return bad(m, e->from, kr_last_error());
+        return KR_OK;
+    }
+    case MSG_CANCEL:
+    case MSG_DELAY: {
+        uint64_t seq = kr_reader_u64(r);
+        if (r->failed || kr_reader_left(r)) return bad(m, e->from, "truncated or overlong cancel/delay");
+        uint32_t slot = kr__rec_find(t, e->from, seq);
+        if (slot == UINT32_MAX) return bad(m, e->from, "cancel or delay of an unknown sync-event");
+        kr_event_key_t k = t->recs[slot].key;
+        if (kind == MSG_DELAY && time < k.time) return bad(m, e->from, "delay to an earlier time");
+        return kr__sim_change(t, &k, kind == MSG_DELAY, kind == MSG_DELAY ? time - k.time : 0, NULL, "delivery");
+    }
+    }
+    return bad(m, e->from, "unknown message kind");
+}
+
+static kr_status_t keep_early(kr_edge_t *e, uint64_t seq, const void *bytes, size_t len)
+{
+    for (size_t i = 0; i < e->early_count; i++)
+        if (e->early_seq[i] == seq) return KR_OK; /* a duplicate */
+    if (e->early_count == e->early_cap) {
+        size_t cap = e->early_cap ? e->early_cap * 2 : 8;
+        kr_buf_t *early = realloc(e->early, cap * sizeof *early);
+        if (!early) return kr__fail(KR_ERR_NOMEM, "out of memory holding early messages");
+        e->early = early;
+        uint64_t *seqs = realloc(e->early_seq, cap * sizeof *seqs);
+        if (!seqs) return kr__fail(KR_ERR_NOMEM, "out of memory holding early messages");
+        e->early_seq = seqs;
+        e->early_cap = cap;
+    }
+    kr_buf_init(&e->early[e->early_count]);
+    kr_status_t st = kr_buf_append(&e->early[e->early_count], bytes, len);
+    if (st) return st;
+    e->early_seq[e->early_count++] = seq;
+    return KR_OK;
+}
+
+static kr_status_t deliver_one(kr_model_t *m, const void *bytes, size_t len, bool from_early);
+
+/* Guarantees and early messages waiting for the edge's count to catch up. */
+static kr_status_t catch_up(kr_model_t *m, kr_edge_t *e)
+{
+    for (;;) {
+        size_t i = 0;
+        while (i < e->early_count && e->early_seq[i] != e->received) i++;
+        if (i == e->early_count) break;
+        kr_buf_t msg = e->early[i];
+        e->early[i] = e->early[e->early_count - 1];
+        e->early_seq[i] = e->early_seq[e->early_count - 1];
+        e->early_count--;
+        kr_status_t st = deliver_one(m, msg.data, msg.len, true);
+        kr_buf_fini(&msg);
+        if (st) return st;
+    }
+    size_t keep = 0;
+    for (size_t i = 0; i < e->pending_count; i++) {
+        kr_pending_guarantee_t p = e->pending[i];
+        if (p.count <= e->received) {
+            if (p.time > e->guarantee) e->guarantee = p.time;
+        } else {
+            e->pending[keep++] = p;
+        }
+    }
+    e->pending_count = keep;
+    return KR_OK;
+}
+
+static kr_status_t deliver_one(kr_model_t *m, const void *bytes, size_t len, bool from_early)
+{
+    kr_reader_t r;
+    kr_reader_init(&r, bytes, len);
+    uint8_t kind = kr_reader_u8(&r);
+    uint32_t from = kr_reader_u32(&r), to = kr_reader_u32(&r);
+    uint64_t edge_seq = kr_reader_u64(&r);
+    kr_time_t time = kr_reader_u64(&r);
+    if (r.failed) return bad(m, UINT32_MAX, "truncated header");
+    if (from >= m->sim_count || to >= m->sim_count) return bad(m, from, "unknown simulator id");
+    kr_edge_t *e = kr__edge(m, from, to);
+    if (!e || e->internal) return bad(m, from, "no such dependency");
+    if (kind == MSG_GUARANTEE) {
+        if (kr_reader_left(&r)) return bad(m, from, "overlong guarantee");
+        if (edge_seq <= e->received) {
+            if (time > e->guarantee) e->guarantee = time;
+            return KR_OK;
+        }
+        if (e->pending_count == e->pending_cap) {
+            size_t cap = e->pending_cap ? e->pending_cap * 2 : 4;
+            kr_pending_guarantee_t *p = realloc(e->pending, cap * sizeof *p);
+            if (!p) return kr__fail(KR_ERR_NOMEM, "out of memory holding guarantees");
+            e->pending = p;
+            e->pending_cap = cap;
+        }
+        e->pending[e->pending_count++] = (kr_pending_guarantee_t){ edge_seq, time };
+        return KR_OK;
+    }
+    if (kind < MSG_SYNC || kind > MSG_DELAY) return bad(m, from, "unknown message kind");
+    if (edge_seq < e->received) return KR_OK;                     /* a duplicate */
+    if (edge_seq > e->received) return keep_early(e, edge_seq, bytes, len);
+    kr_status_t st = apply_data(m, e, kind, time, &r);
+    if (st) return st;
+    e->received++;
+    return from_early ? KR_OK : catch_up(m, e);
+}
+
+kr_status_t kr__sync_deliver(kr_model_t *m, const void *bytes, size_t len)
+{
+    kr_status_t st = deliver_one(m, bytes, len, false);
+    if (st) kr__model_fail(m, st, "%s", kr_last_error());
+    return st;
+}

@@ -1,0 +1,50 @@
+/* The coordinator's transport: how messages between simulators travel.
+ * Not public API; net/ implements it over MPI.
+ *
+ * The coordinator hands a transport encoded messages addressed to a
+ * simulator and asks it to deliver what has arrived. A transport may delay
+ * and reorder messages and may deliver one twice: the coordinator restores
+ * each edge's order with per-edge message counts and drops duplicates. It
+ * must not lose or corrupt them. */
+#ifndef KAIROS_SCHEDULERS_TRANSPORT_H
+#define KAIROS_SCHEDULERS_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "kairos/status.h"
+
+typedef kr_status_t (*kr_deliver_fn)(void *arg, const void *bytes, size_t len);
+
+typedef struct kr_transport kr_transport_t;
+typedef struct kr_transport_vtbl {
+    /* Copies the message; the caller's buffer may be reused at once. */
+    kr_status_t (*send)(kr_transport_t *t, uint32_t from_sim, uint32_t to_sim, const void *bytes, size_t len);
+    /* Delivers arrived messages; stops at the first failing delivery. *count
+     * receives the number delivered. */
+    kr_status_t (*poll)(kr_transport_t *t, kr_deliver_fn deliver, void *arg, size_t *count);
+    /* Messages sent and not yet delivered (0 means nothing in flight). */
+    size_t (*in_flight)(const kr_transport_t *t);
+    void (*destroy)(kr_transport_t *t);
+} kr_transport_vtbl_t;
+
+struct kr_transport {
+    const kr_transport_vtbl_t *vtbl;
+};
+
+/* In order, at once: the transport of a single process. */
+kr_transport_t *kr_transport_local_create(void);
+
+/* For tests: holds each message back for a random number of polls, delivers
+ * what is due in random order, and delivers a fraction twice; all drawn
+ * from `seed`. */
+typedef struct kr_test_transport_desc {
+    uint64_t seed;
+    double hold_probability;      /* chance a message waits another poll */
+    double duplicate_probability; /* chance a message is delivered twice */
+} kr_test_transport_desc_t;
+kr_transport_t *kr_transport_test_create(const kr_test_transport_desc_t *desc);
+/* Test hook: while frozen, messages from `from_sim` are held (0 = none). */
+void kr_transport_test_freeze(kr_transport_t *t, uint32_t from_sim, bool frozen);
+
+#endif

@@ -1,0 +1,211 @@
+/* Transports inside one process: the plain in-order one, and the test one
+ * that delays, reorders and duplicates. */
+#include <stdlib.h>
+#include <string.h>
+#include "../ecs/error_private.h"
+#include "../ecs/hmap.h"
+#include "transport.h"
+
+typedef struct local_msg {
+    uint32_t from, to;
+    uint32_t len;
+    uint32_t holds;      /* test transport: polls left before it is due */
+    uint8_t *bytes;
+} local_msg_t;
+
+/* A growable array of messages, shared by both transports. */
+typedef struct msg_list {
+    local_msg_t *items;
+    size_t count, cap;
+} msg_list_t;
+
+static kr_status_t list_push(msg_list_t *l, uint32_t from, uint32_t to, const void *bytes, size_t len)
+{
+    if (len > UINT32_MAX) return kr__fail(KR_ERR_INVALID_ARG, "transport: message of %zu bytes", len);
+    if (l->count == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 64;
+        local_msg_t *items = realloc(l->items, cap * sizeof *items);
+        if (!items) return kr__fail(KR_ERR_NOMEM, "transport: out of memory");
+        l->items = items;
+        l->cap = cap;
+    }
+    uint8_t *copy = malloc(len ? len : 1);
+    if (!copy) return kr__fail(KR_ERR_NOMEM, "transport: out of memory");
+    memcpy(copy, bytes, len);
+    l->items[l->count++] = (local_msg_t){ from, to, (uint32_t)len, 0, copy };
+    return KR_OK;
+}
+
+static void list_free(msg_list_t *l)
+{
+    for (size_t i = 0; i < l->count; i++) free(l->items[i].bytes);
+    free(l->items);
+}
+
+/* ---- in order, at once ---- */
+
+typedef struct local_transport {
+    kr_transport_t base;
+    msg_list_t queue;
+    size_t head;          /* first undelivered message */
+} local_transport_t;
+
+static kr_status_t local_send(kr_transport_t *t, uint32_t from, uint32_t to, const void *bytes, size_t len)
+{
+    local_transport_t *lt = (local_transport_t *)t;
+    /* Reclaim the delivered prefix before the array grows. */
+    if (lt->head && lt->queue.count == lt->queue.cap) {
+        memmove(lt->queue.items, lt->queue.items + lt->head, (lt->queue.count - lt->head) * sizeof *lt->queue.items);
+        lt->queue.count -= lt->head;
+        lt->head = 0;
+    }
+    return list_push(&lt->queue, from, to, bytes, len);
+}
+
+static kr_status_t local_poll(kr_transport_t *t, kr_deliver_fn deliver, void *arg, size_t *count)
+{
+    local_transport_t *lt = (local_transport_t *)t;
+    size_t n = 0;
+    kr_status_t st = KR_OK;
+    /* Deliveries may send more messages; those wait for the next poll. */
+    size_t end = lt->queue.count;
+    while (lt->head < end) {
+        local_msg_t msg = lt->queue.items[lt->head++];
+        st = deliver(arg, msg.bytes, msg.len);
+        free(msg.bytes);
+        n++;
+        if (st) break;
+    }
+    if (lt->head == lt->queue.count) lt->queue.count = lt->head = 0;
+    if (count) *count = n;
+    return st;
+}
+
+static size_t local_in_flight(const kr_transport_t *t)
+{
+    const local_transport_t *lt = (const local_transport_t *)t;
+    return lt->queue.count - lt->head;
+}
+
+static void local_destroy(kr_transport_t *t)
+{
+    local_transport_t *lt = (local_transport_t *)t;
+    for (size_t i = lt->head; i < lt->queue.count; i++) free(lt->queue.items[i].bytes);
+    free(lt->queue.items);
+    free(lt);
+}
+
+static const kr_transport_vtbl_t local_vtbl = { local_send, local_poll, local_in_flight, local_destroy };
+
+kr_transport_t *kr_transport_local_create(void)
+{
+    local_transport_t *lt = calloc(1, sizeof *lt);
+    if (!lt) { kr__fail(KR_ERR_NOMEM, "transport: out of memory"); return NULL; }
+    lt->base.vtbl = &local_vtbl;
+    return &lt->base;
+}
+
+/* ---- test: delay, reorder, duplicate ---- */
+
+typedef struct test_transport {
+    kr_transport_t base;
+    msg_list_t held;
+    uint64_t state;
+    kr_test_transport_desc_t desc;
+    uint32_t frozen;     /* sim id + 1, 0 = none */
+} test_transport_t;
+
+static double draw(test_transport_t *tt)
+{
+    tt->state += 0x9e3779b97f4a7c15ULL;
+    return (double)(kr_mix64(tt->state) >> 11) * 0x1.0p-53;
+}
+
+static kr_status_t test_send(kr_transport_t *t, uint32_t from, uint32_t to, const void *bytes, size_t len)
+{
+    test_transport_t *tt = (test_transport_t *)t;
+    kr_status_t st = list_push(&tt->held, from, to, bytes, len);
+    if (st) return st;
+    local_msg_t *m = &tt->held.items[tt->held.count - 1];
+    while (m->holds < 8 && draw(tt) < tt->desc.hold_probability) m->holds++;
+    if (draw(tt) < tt->desc.duplicate_probability) {
+        st = list_push(&tt->held, from, to, bytes, len);
+        if (st) return st;
+        tt->held.items[tt->held.count - 1].holds = (uint32_t)(draw(tt) * 4);
+    }
+    return KR_OK;
+}
+
+static kr_status_t test_poll(kr_transport_t *t, kr_deliver_fn deliver, void *arg, size_t *count)
+{
+    test_transport_t *tt = (test_transport_t *)t;
+    /* Take out what is due, shuffle it, deliver it; the rest ages one poll. */
+    msg_list_t due = { 0 };
+    size_t keep = 0;
+    for (size_t i = 0; i < tt->held.count; i++) {
+        local_msg_t m = tt->held.items[i];
+        bool frozen = tt->frozen && m.from + 1 == tt->frozen;
+        if (m.holds == 0 && !frozen) {
+            if (due.count == due.cap) {
+                size_t cap = due.cap ? due.cap * 2 : 16;
+                local_msg_t *items = realloc(due.items, cap * sizeof *items);
+                if (!items) { list_free(&due); return kr__fail(KR_ERR_NOMEM, "transport: out of memory"); }
+                due.items = items;
+                due.cap = cap;
+            }
+            due.items[due.count++] = m;
+        } else {
+            if (m.holds) m.holds--;
+            tt->held.items[keep++] = m;
+        }
+    }
+    tt->held.count = keep;
+    for (size_t i = due.count; i > 1; i--) {
+        size_t j = (size_t)(draw(tt) * (double)i);
+        local_msg_t tmp = due.items[i - 1];
+        due.items[i - 1] = due.items[j];
+        due.items[j] = tmp;
+    }
+    kr_status_t st = KR_OK;
+    size_t n = 0;
+    for (size_t i = 0; i < due.count; i++) {
+        if (!st) {
+            st = deliver(arg, due.items[i].bytes, due.items[i].len);
+            n++;
+        }
+        free(due.items[i].bytes);
+    }
+    free(due.items);
+    if (count) *count = n;
+    return st;
+}
+
+static size_t test_in_flight(const kr_transport_t *t)
+{
+    return ((const test_transport_t *)t)->held.count;
+}
+
+static void test_destroy(kr_transport_t *t)
+{
+    test_transport_t *tt = (test_transport_t *)t;
+    list_free(&tt->held);
+    free(tt);
+}
+
+static const kr_transport_vtbl_t test_vtbl = { test_send, test_poll, test_in_flight, test_destroy };
+
+kr_transport_t *kr_transport_test_create(const kr_test_transport_desc_t *desc)
+{
+    test_transport_t *tt = calloc(1, sizeof *tt);
+    if (!tt) { kr__fail(KR_ERR_NOMEM, "transport: out of memory"); return NULL; }
+    tt->base.vtbl = &test_vtbl;
+    if (desc) tt->desc = *desc;
+    tt->state = tt->desc.seed;
+    return &tt->base;
+}
+
+void kr_transport_test_freeze(kr_transport_t *t, uint32_t from_sim, bool frozen)
+{
+    test_transport_t *tt = (test_transport_t *)t;
+    tt->frozen = frozen ? from_sim + 1 : 0;
+}

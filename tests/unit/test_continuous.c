@@ -1,0 +1,281 @@
+/* The continuous formalism inside a model: the state brought up to date at
+ * exactly the documented points (incoming sync-event times, observation
+ * points only with outgoing dependencies, the end) and nowhere else; an ODE
+ * against its closed form; a state event located within one tick and run
+ * at the crossing; and the seed's factory chain (discrete-event ->
+ * agent-based -> continuous, promises 0 and 2) repeating its event
+ * sequences, also under a reordering transport. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "kairos/kairos.h"
+#include "../../schedulers/model_private.h"
+
+#define S (KR_PRECISION_DEFAULT)
+
+static int decay(double t, const double y[], double dydt[], void *params)
+{
+    (void)t;
+    dydt[0] = -*(double *)params * y[0];
+    return 0;
+}
+
+static double rate = 0.1;
+static kr_time_t updates[64];
+static double values[64];
+static int update_count;
+
+static void on_update(kr_world_t *w, kr_entity_t self, void *state)
+{
+    (void)self;
+    (void)state;
+    kr_sim_t *s = kr_sim_of_world(w);
+    size_t dim;
+    double *y = kr_continuous_state(s, &dim);
+    cr_assert_eq(dim, 1);
+    updates[update_count] = kr_sim_now(s);
+    values[update_count++] = y[0];
+}
+
+static void poke(kr_sim_t *sim, void *data)
+{
+    (void)sim;
+    (void)data;
+}
+
+/* a (discrete-event) sends sync-events to c at 3.5 and 7.25; c may have an
+ * outgoing dependency to d. */
+static kr_model_t *update_model(bool outgoing)
+{
+    kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = 10 * S, .log_level = KR_LOG_OFF });
+    kr_behavior_vtbl_t vt = { .on_update = on_update };
+    kr_component_t beh = kr_behavior_register(kr_model_registry(m), &(kr_behavior_desc_t){ .name = "watch",
+                                                                                             .vtbl = &vt });
+    kr_event_type_t ev = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "poke", .on_target_side = poke });
+    kr_sim_t *a = kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "a" });
+    kr_sim_t *c = kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "c", .formalism = KR_CONTINUOUS, .time_step = 2 * S });
+    kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "d" });
+    double init = 1.0;
+    cr_assert_eq(kr_continuous_set_ode(c, &(kr_ode_desc_t){ .dim = 1, .rhs = decay, .params = &rate,
+                                                            .initial = &init }), KR_OK, "%s", kr_last_error());
+    kr_entity_t e = kr_entity_create(kr_sim_world(c));
+    kr_component_add(kr_sim_world(c), e, beh);
+    cr_assert_eq(kr_model_add_dependency(m, 0, 1, S), KR_OK);
+    if (outgoing) cr_assert_eq(kr_model_add_dependency(m, 1, 2, S), KR_OK);
+    cr_assert_eq(kr_model_start(m), KR_OK);
+    cr_assert_eq(kr_schedule_sync(a, &(kr_sync_desc_t){ .target = 1, .delay = 3 * S + S / 2, .type = ev }, NULL), KR_OK);
+    cr_assert_eq(kr_schedule_sync(a, &(kr_sync_desc_t){ .target = 1, .delay = 7 * S + S / 4, .type = ev }, NULL), KR_OK);
+    update_count = 0;
+    return m;
+}
+
+static void check_updates(const kr_time_t *want, int n)
+{
+    cr_assert_eq(update_count, n, "%d updates", update_count);
+    for (int i = 0; i < n; i++) {
+        cr_assert_eq(updates[i], want[i], "update %d at %llu", i, (unsigned long long)updates[i]);
+        double exact = exp(-rate * (double)want[i] / S);
+        cr_assert(fabs(values[i] - exact) <= 1e-6 * exact, "y(%g) = %.12g, want %.12g", (double)want[i] / S,
+                  values[i], exact);
+    }
+}
+
+Test(continuous, updates_at_sync_events_and_the_end_only)
+{
+    kr_model_t *m = update_model(false);
+    cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
+    kr_time_t want[] = { 3 * S + S / 2, 7 * S + S / 4, 10 * S };
+    check_updates(want, 3);
+    kr_model_destroy(m);
+}
+
+Test(continuous, observation_points_with_outgoing_dependencies)
+{
+    kr_model_t *m = update_model(true);
+    cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
+    kr_time_t want[] = { 2 * S, 3 * S + S / 2, 4 * S, 6 * S, 7 * S + S / 4, 8 * S, 10 * S };
+    check_updates(want, 7);
+    kr_model_destroy(m);
+}
+
+Test(continuous, idle_without_inputs_or_outputs_until_the_end)
+{
+    kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = 10 * S, .log_level = KR_LOG_OFF });
+    kr_behavior_vtbl_t vt = { .on_update = on_update };
+    kr_component_t beh = kr_behavior_register(kr_model_registry(m), &(kr_behavior_desc_t){ .name = "watch",
+                                                                                             .vtbl = &vt });
+    kr_sim_t *c = kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "c", .formalism = KR_CONTINUOUS, .time_step = S });
+    double init = 1.0;
+    cr_assert_eq(kr_continuous_set_ode(c, &(kr_ode_desc_t){ .dim = 1, .rhs = decay, .params = &rate,
+                                                            .initial = &init }), KR_OK);
+    kr_component_add(kr_sim_world(c), kr_entity_create(kr_sim_world(c)), beh);
+    update_count = 0;
+    cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
+    kr_time_t want[] = { 10 * S };
+    check_updates(want, 1);
+    kr_model_destroy(m);
+}
+
+/* ---- a state event ---- */
+
+static double falling_half(double t, const double y[], void *params)
+{
+    (void)t;
+    (void)params;
+    return y[0] - 0.5;
+}
+
+static kr_time_t crossing_at;
+static double crossing_y;
+static int crossings;
+static void crossed(kr_sim_t *sim, void *data)
+{
+    (void)data;
+    crossings++;
+    crossing_at = kr_sim_now(sim);
+    crossing_y = kr_continuous_state(sim, NULL)[0];
+    /* the handler may change the state: restart from 1 */
+    kr_continuous_state(sim, NULL)[0] = 1.0;
+}
+
+Test(continuous, state_event_within_one_tick)
+{
+    static double one = 1.0;
+    kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = 2 * S, .log_level = KR_LOG_OFF });
+    kr_event_type_t ev = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "half", .on_event = crossed });
+    kr_sim_t *c = kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "c", .formalism = KR_CONTINUOUS, .time_step = S });
+    cr_assert_eq(kr_continuous_set_ode(c, &(kr_ode_desc_t){ .dim = 1, .rhs = decay, .params = &one,
+                                                            .initial = &one }), KR_OK);
+    cr_assert_eq(kr_continuous_add_state_event(c, &(kr_ode_threshold_t){ .g = falling_half, .direction = -1 }, ev,
+                                               NULL), KR_OK, "%s", kr_last_error());
+    crossings = 0;
+    cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
+    /* y = exp(-t) crosses 0.5 at ln 2; after the reset at ln 2 it crosses again at 2 ln 2 > 2 = end */
+    cr_assert_eq(crossings, 1);
+    double exact = log(2.0) * S;
+    cr_assert((double)crossing_at >= exact && (double)crossing_at < exact + 1.0, "crossing at tick %llu, exact %.3f",
+              (unsigned long long)crossing_at, exact);
+    cr_assert(crossing_y < 0.5 && crossing_y > 0.5 - 1e-5, "y = %.9f", crossing_y);
+    kr_model_destroy(m);
+}
+
+/* ---- the seed's factory chain ---- */
+
+typedef struct part { int32_t serial; int32_t steps; } part_t;
+typedef struct chain_ctx {
+    kr_component_t part_c, carried;
+    kr_event_type_t make, to_robots, to_bath;
+    int received_in_bath;
+} chain_ctx_t;
+static chain_ctx_t cx;
+
+static void make_part(kr_sim_t *sim, void *data)
+{
+    int32_t serial = *(int32_t *)data;
+    kr_world_t *w = kr_sim_world(sim);
+    kr_entity_t p = kr_entity_create(w);
+    ((part_t *)kr_component_add(w, p, cx.part_c))->serial = serial;
+    /* assembly -> robots with promise 0 */
+    cr_assert_eq(kr_schedule_sync(sim, &(kr_sync_desc_t){ .target = 1, .delay = 0, .type = cx.to_robots,
+                                                          .entities = &p, .entity_count = 1 }, NULL), KR_OK,
+                 "%s", kr_last_error());
+    int32_t next = serial + 1;
+    kr_time_t gap = S / 2 + (kr_time_t)(kr_rng_uniform(kr_sim_rng(sim)) * 2 * S);
+    cr_assert_eq(kr_schedule(sim, 0, gap, cx.make, &next, NULL), KR_OK);
+}
+
+/* Parts arriving at the robots get the carried behavior. */
+static void robots_receive(kr_sim_t *sim, void *data)
+{
+    (void)data;
+    size_t n;
+    const kr_entity_t *e = kr_event_entities(sim, &n);
+    cr_assert_eq(n, 1);
+    cr_assert_not_null(kr_component_add(kr_sim_world(sim), e[0], cx.carried));
+}
+
+/* Robots carry each part for three steps, then hand it to the bath. */
+static void robot_update(kr_world_t *w, kr_entity_t self, void *state)
+{
+    (void)state;
+    kr_sim_t *sim = kr_sim_of_world(w);
+    part_t *p = kr_component_get(w, self, cx.part_c);
+    if (++p->steps == 3)
+        cr_assert_eq(kr_schedule_sync(sim, &(kr_sync_desc_t){ .target = 2, .delay = 2 * S, .type = cx.to_bath,
+                                                              .entities = &self, .entity_count = 1 }, NULL), KR_OK,
+                     "%s", kr_last_error());
+}
+
+static void bath_receive(kr_sim_t *sim, void *data)
+{
+    (void)data;
+    cx.received_in_bath++;
+    kr_continuous_state(sim, NULL)[0] += 1.0; /* each part adds heat */
+}
+
+static int heat(double t, const double y[], double dydt[], void *params)
+{
+    (void)t;
+    (void)params;
+    dydt[0] = -0.05 * y[0];
+    return 0;
+}
+
+static void run_factory(kr_transport_t *tr, uint64_t digests[3], int *received, double *final_heat)
+{
+    memset(&cx, 0, sizeof cx);
+    kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = 60 * S, .seed = 2024, .log_level = KR_LOG_OFF });
+    kr_registry_t *reg = kr_model_registry(m);
+    cx.part_c = kr_component_register(reg, &(kr_component_desc_t){ .name = "part", .size = sizeof(part_t),
+                                                                    .align = _Alignof(part_t) });
+    kr_behavior_vtbl_t vt = { .on_update = robot_update };
+    cx.carried = kr_behavior_register(reg, &(kr_behavior_desc_t){ .name = "carried", .vtbl = &vt });
+    cx.make = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "make", .size = 4, .on_event = make_part });
+    cx.to_robots = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "to_robots", .on_target_side = robots_receive });
+    cx.to_bath = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "to_bath", .on_target_side = bath_receive });
+    kr_sim_t *assembly = kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "AssemblyLine", .formalism = KR_DISCRETE_EVENT });
+    kr_sim_t *robots = kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "TransportRobots", .formalism = KR_AGENT_BASED,
+                                                             .time_step = S });
+    kr_sim_t *bath = kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "ChemicalBath", .formalism = KR_CONTINUOUS,
+                                                           .time_step = 2 * S });
+    cr_assert(assembly && robots && bath);
+    double zero = 0;
+    cr_assert_eq(kr_continuous_set_ode(bath, &(kr_ode_desc_t){ .dim = 1, .rhs = heat, .initial = &zero }), KR_OK);
+    cr_assert_eq(kr_model_add_dependency(m, 0, 1, 0), KR_OK);
+    cr_assert_eq(kr_model_add_dependency(m, 1, 2, 0), KR_OK);
+    /* the seed sets promises from inside each simulator; here per edge and per simulator */
+    cr_assert_eq(kr_model_set_promise(m, 0, 1, 0), KR_OK);
+    cr_assert_eq(kr_model_set_promises(m, 1, 2 * S), KR_OK);
+    if (tr) {
+        m->transport = tr;
+        m->owns_transport = true;
+    }
+    int32_t first = 0;
+    cr_assert_eq(kr_schedule(assembly, 0, S, cx.make, &first, NULL), KR_OK);
+    cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
+    for (int i = 0; i < 3; i++) digests[i] = kr_sim_event_digest(kr_model_sim(m, (uint32_t)i));
+    *received = cx.received_in_bath;
+    *final_heat = kr_continuous_state(bath, NULL)[0];
+    kr_model_destroy(m);
+}
+
+Test(continuous, seed_factory_chain_repeats_its_event_sequences)
+{
+    uint64_t d1[3], d2[3], d3[3];
+    int r1, r2, r3;
+    double h1, h2, h3;
+    run_factory(NULL, d1, &r1, &h1);
+    run_factory(NULL, d2, &r2, &h2);
+    run_factory(kr_transport_test_create(&(kr_test_transport_desc_t){ .seed = 3, .hold_probability = 0.5,
+                                                                      .duplicate_probability = 0.2 }), d3, &r3, &h3);
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(d1[i], d2[i], "simulator %d", i);
+        cr_assert_eq(d1[i], d3[i], "simulator %d under reordering", i);
+    }
+    cr_assert_gt(r1, 10, "%d parts reached the bath", r1);
+    cr_assert_eq(r1, r2);
+    cr_assert_eq(r1, r3);
+    cr_assert(h1 > 0);
+    cr_assert(h1 == h2 && h1 == h3, "bit-identical final state");
+}

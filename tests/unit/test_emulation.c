@@ -1,0 +1,207 @@
+/* The emulation formalism with an injected clock (no real waiting): model
+ * time never ahead of clock x speed and behind it by at most a few clock
+ * reads, at speed 1 and 10; input lines injected as events, stamped with
+ * the clock and logged; a replay of the log reproducing the run's checksum;
+ * malformed lines skipped. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kairos/kairos.h"
+
+#define S (KR_PRECISION_DEFAULT)
+
+typedef struct fake_clock {
+    uint64_t now;        /* ns */
+    uint64_t per_read;   /* ns the clock moves on every read: the cost of work */
+    int pipe_w;          /* input written at given clock times, then closed */
+    const uint64_t *line_at;
+    const char *const *lines;
+    int line_count, next_line;
+} fake_clock_t;
+
+static void feed(fake_clock_t *f)
+{
+    while (f->next_line < f->line_count && f->now >= f->line_at[f->next_line]) {
+        const char *l = f->lines[f->next_line++];
+        cr_assert_eq(write(f->pipe_w, l, strlen(l)), (ssize_t)strlen(l));
+    }
+    if (f->pipe_w >= 0 && f->next_line == f->line_count) {
+        close(f->pipe_w);
+        f->pipe_w = -1;
+    }
+}
+
+static uint64_t fake_now(void *arg)
+{
+    fake_clock_t *f = arg;
+    f->now += f->per_read;
+    if (f->lines) feed(f);
+    return f->now;
+}
+
+static void fake_wait(void *arg, uint64_t deadline, int fd)
+{
+    (void)fd;
+    fake_clock_t *f = arg;
+    /* input due before the deadline wakes the wait early */
+    if (f->lines && f->next_line < f->line_count && f->line_at[f->next_line] < deadline)
+        deadline = f->line_at[f->next_line];
+    if (deadline > f->now) f->now = deadline;
+    if (f->lines) feed(f);
+}
+
+/* ---- pacing ---- */
+
+static kr_event_type_t tick_type;
+static kr_time_t max_lag;
+static int ticks;
+static void tick(kr_sim_t *sim, void *data)
+{
+    (void)data;
+    uint64_t clock = kr_emulation_clock(sim);
+    cr_assert_geq(clock, kr_sim_now(sim), "ahead of the clock: now %llu, clock %llu",
+                  (unsigned long long)kr_sim_now(sim), (unsigned long long)clock);
+    if (clock - kr_sim_now(sim) > max_lag) max_lag = clock - kr_sim_now(sim);
+    ticks++;
+    cr_assert_eq(kr_schedule(sim, 0, S / 10, tick_type, NULL, NULL), KR_OK);
+}
+
+static void pacing(double speed)
+{
+    fake_clock_t f = { .now = 1000000000, .per_read = 20000, .pipe_w = -1 };
+    kr_clock_t clock = { fake_now, fake_wait, &f };
+    kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = 3 * S, .log_level = KR_LOG_OFF });
+    tick_type = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "tick", .on_event = tick });
+    kr_emulation_desc_t ed = { .speed = speed, .clock = &clock, .input_fd = -1 };
+    kr_sim_t *s = kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "ctl", .formalism = KR_EMULATION, .emulation = &ed });
+    cr_assert_not_null(s, "%s", kr_last_error());
+    cr_assert_eq(kr_schedule(s, 0, S / 10, tick_type, NULL, NULL), KR_OK);
+    max_lag = 0;
+    ticks = 0;
+    uint64_t wall0 = f.now;
+    cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
+    cr_assert_eq(ticks, 30);
+    /* The documented bound: a few clock reads of work per event. */
+    kr_time_t bound = (kr_time_t)(16 * f.per_read * 1e-9 * speed * S);
+    cr_assert_leq(max_lag, bound, "lag %llu ticks > bound %llu", (unsigned long long)max_lag,
+                  (unsigned long long)bound);
+    /* and the run took (model time / speed) of clock time */
+    double wall = (double)(f.now - wall0) * 1e-9;
+    cr_assert(wall >= 3.0 / speed && wall < 3.0 / speed + 0.1, "wall %g s", wall);
+    kr_model_destroy(m);
+}
+
+Test(emulation, paced_at_speed_1) { pacing(1.0); }
+Test(emulation, paced_at_speed_10) { pacing(10.0); }
+
+/* ---- input, log and replay ---- */
+
+typedef struct order { int32_t qty; } order_t;
+static kr_event_type_t order_type, work_type;
+static int inputs_seen, bad_inputs;
+static kr_time_t input_times[16];
+static int64_t delivered;
+
+static void on_input(kr_sim_t *sim, const char *event, const char *data)
+{
+    if (strcmp(event, "order")) { bad_inputs++; return; }
+    input_times[inputs_seen++] = kr_sim_now(sim);
+    order_t o = { .qty = atoi(data) };
+    cr_assert_eq(kr_schedule_sync(sim, &(kr_sync_desc_t){ .target = 1, .delay = S / 2, .type = order_type, .data = &o },
+                                  NULL), KR_OK, "%s", kr_last_error());
+}
+
+static void plant_order(kr_sim_t *sim, void *data)
+{
+    order_t *o = data;
+    delivered += o->qty;
+    for (int i = 0; i < o->qty; i++) kr_schedule(sim, 0, (kr_time_t)(i + 1) * S / 7, work_type, NULL, NULL);
+}
+
+static void work(kr_sim_t *sim, void *data)
+{
+    (void)sim;
+    (void)data;
+}
+
+static uint64_t emulate(const char *log_path, const char *replay_path, int *inputs)
+{
+    static const uint64_t at[] = { 1300000000ull, 1300000000ull, 2100000000ull, 3700000000ull, 4000000000ull };
+    static const char *const lines[] = { "{\"event\": \"order\", \"data\": 3}\n", "not json\n",
+                                         "{\"event\": \"order\", \"data\": 5}\n{\"event\": \"order\", ",
+                                         "\"data\": 2}\n", "{\"event\": \"other\", \"data\": {\"x\": [1, 2.5]}}\n" };
+    int fds[2] = { -1, -1 };
+    if (!replay_path) cr_assert_eq(pipe(fds), 0);
+    fake_clock_t f = { .now = 1000000000, .per_read = 1000, .pipe_w = fds[1],
+                       .line_at = replay_path ? NULL : at, .lines = replay_path ? NULL : lines, .line_count = 5 };
+    kr_clock_t clock = { fake_now, fake_wait, &f };
+    kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = 5 * S, .seed = 9, .log_level = KR_LOG_OFF });
+    order_type = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "order", .size = sizeof(order_t),
+                                                                  .on_target_side = plant_order });
+    work_type = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "work", .on_event = work });
+    kr_emulation_desc_t ed = { .speed = 1, .clock = &clock, .input_fd = fds[0], .on_input = on_input,
+                               .log_path = log_path, .replay_path = replay_path };
+    kr_sim_t *ctl = kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "ctl", .formalism = KR_EMULATION, .emulation = &ed });
+    cr_assert_not_null(ctl, "%s", kr_last_error());
+    cr_assert_not_null(kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "plant" }));
+    cr_assert_eq(kr_model_add_dependency(m, 0, 1, S / 2), KR_OK);
+    inputs_seen = bad_inputs = 0;
+    delivered = 0;
+    cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
+    uint64_t sum = kr_model_checksum(m);
+    *inputs = inputs_seen;
+    kr_model_destroy(m);
+    if (fds[0] >= 0) close(fds[0]);
+    return sum;
+}
+
+Test(emulation, replay_of_the_log_gives_the_same_checksum)
+{
+    char path[] = "/tmp/kairos-emu-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    int live_inputs, replay_inputs;
+    uint64_t live = emulate(path, NULL, &live_inputs);
+    cr_assert_eq(live_inputs, 3);
+    cr_assert_eq(bad_inputs, 1);          /* "other" reached on_input; "not json" was skipped */
+    cr_assert_eq(delivered, 10);
+    /* stamped with the clock: 0.3 s, 1.1 s, 1.1 s after the start */
+    cr_assert(input_times[0] >= 300000 && input_times[0] < 310000, "%llu", (unsigned long long)input_times[0]);
+    cr_assert(input_times[1] >= 1100000 && input_times[1] < 1110000, "%llu", (unsigned long long)input_times[1]);
+    kr_time_t live_times[3];
+    memcpy(live_times, input_times, sizeof live_times);
+    FILE *log = fopen(path, "r");
+    char line[256];
+    int lines = 0;
+    while (fgets(line, sizeof line, log)) {
+        cr_assert(strstr(line, "\"time\"") && strstr(line, "\"after\"") && strstr(line, "\"event\""), "%s", line);
+        lines++;
+    }
+    fclose(log);
+    cr_assert_eq(lines, 4);
+    uint64_t replay = emulate(NULL, path, &replay_inputs);
+    cr_assert_eq(replay_inputs, 3);
+    cr_assert_eq(delivered, 10);
+    cr_assert_eq(memcmp(live_times, input_times, sizeof live_times), 0);
+    cr_assert_eq(replay, live, "replay checksum differs");
+    unlink(path);
+}
+
+Test(emulation, corrupt_replay_log_is_refused)
+{
+    char path[] = "/tmp/kairos-emu-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_gt(write(fd, "{\"time\": 5}\n", 12), 0);
+    close(fd);
+    kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = 5 * S, .log_level = KR_LOG_OFF });
+    kr_emulation_desc_t ed = { .replay_path = path, .input_fd = -1 };
+    cr_assert_null(kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "ctl", .formalism = KR_EMULATION, .emulation = &ed }));
+    cr_assert(strstr(kr_last_error(), path) && strstr(kr_last_error(), ":1:"), "%s", kr_last_error());
+    kr_model_destroy(m);
+    unlink(path);
+}
