@@ -17,5 +17,6 @@
 #include "kairos/serializer.h"
 #include "kairos/pack.h"
 #include "kairos/time.h"
+#include "kairos/rng.h"
 
 #endif
