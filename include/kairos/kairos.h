@@ -18,5 +18,6 @@
 #include "kairos/pack.h"
 #include "kairos/time.h"
 #include "kairos/rng.h"
+#include "kairos/dist.h"
 
 #endif
