@@ -25,11 +25,20 @@ kr_status_t kr_time_from_units(double units, uint64_t precision, kr_time_t *out)
 
 /* Converts a delay in model units to ticks, rounded up, so that a delay
  * drawn at or above a promise never falls below it once in ticks. Negative
- * values and NaN give 0; values past the representable range saturate at
- * KR_TIME_NEVER - 1. */
+ * values, zero, NaN and a zero precision give 0; values past the
+ * representable range (and +infinity) saturate at KR_TIME_NEVER - 1.
+ *
+ * Rounding up has a tolerance for floating-point error: with x = units *
+ * precision, if x lies within min(1e-12 * x, 1e-3) of a whole number n the
+ * result is n, otherwise ceil(x). So 0.1 + 0.2 s at microseconds (x =
+ * 300000.00000000006) gives 300000, not 300001, while a real sub-tick
+ * excess (0.3000001 s -> 300000.1) still rounds up. The result is never
+ * below the nearest tick, so a delay at or above a promise converted by
+ * kr_time_from_units stays at or above it. */
 kr_time_t kr_time_delay_ticks(double units, uint64_t precision);
 
-/* Converts ticks to model units (KR_TIME_NEVER gives +infinity). */
+/* Converts ticks to model units (KR_TIME_NEVER gives +infinity, a zero
+ * precision NaN). */
 double kr_time_to_units(kr_time_t ticks, uint64_t precision);
 
 #endif
