@@ -88,11 +88,6 @@ static bool runnable(kr_model_t *m, kr_group_t *g, kr_sim_t *s, const kr_event_r
 
 kr_status_t kr__coord_prepare(kr_model_t *m)
 {
-    if (!m->transport) {
-        m->transport = kr_transport_local_create();
-        if (!m->transport) return kr_last_status();
-        m->owns_transport = true;
-    }
     m->running = true;
     for (uint32_t i = 0; i < m->sim_count; i++)
         if (m->sims[i]->emu) {

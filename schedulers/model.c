@@ -469,6 +469,13 @@ kr_status_t kr_model_start(kr_model_t *m)
     kr_status_t st = refuse_after_start(m, "kr_model_start");
     if (st) return st;
     if ((st = build_groups(m))) return st;
+    /* Sync-events may be scheduled from on_start on, so the transport
+     * exists before any behavior runs. */
+    if (!m->transport) {
+        m->transport = kr_transport_local_create();
+        if (!m->transport) return kr_last_status();
+        m->owns_transport = true;
+    }
     m->started = true;
     for (uint32_t i = 0; i < m->edge_count; i++) {
         kr_edge_t *e = &m->edges[i];
