@@ -16,5 +16,6 @@
 #include "kairos/buffer.h"
 #include "kairos/serializer.h"
 #include "kairos/pack.h"
+#include "kairos/ode.h"
 
 #endif
