@@ -42,6 +42,7 @@ const char *kr_status_str(kr_status_t status)
     case KR_ERR_NOMEM: return "out of memory";
     case KR_ERR_IO: return "i/o error";
     case KR_ERR_STATE: return "invalid state";
+    case KR_ERR_NUMERIC: return "numerical failure";
     }
     return "unknown status";
 }

@@ -19,7 +19,8 @@ typedef enum kr_status {
     KR_ERR_MISMATCH,      /* registries or formats that do not agree */
     KR_ERR_NOMEM,
     KR_ERR_IO,
-    KR_ERR_STATE          /* call not valid in the object's current state */
+    KR_ERR_STATE,         /* call not valid in the object's current state */
+    KR_ERR_NUMERIC        /* a numerical method failed: ODE step, callback error, NaN */
 } kr_status_t;
 
 /* Message of the last failure on this thread ("" when none yet). */
