@@ -1,4 +1,22 @@
-/* The per-simulator event queue (temporary binary heap; replaced by the measured choice). */
+/* The per-simulator pending-event queue. Not public API.
+ *
+ * A radix heap keyed on time (DESIGN.md §3: a simulator never schedules
+ * before the time it last ran), with radix-16 digits, plus a small binary
+ * heap on the full key (time, hi, lo) for the entries at or below the
+ * queue's reference time `last`. Entries above `last` sit in the bucket of
+ * the highest hex digit where their time differs from `last` and of their
+ * digit there; every entry of a lower bucket is earlier than every entry of
+ * a higher one, so a pop only looks at the lowest non-empty bucket. When the
+ * small heap runs dry, that bucket is split: `last` becomes its earliest
+ * time and its entries drop to lower buckets (or, at `last` itself, into the
+ * heap). An entry is moved at most once per hex digit of its distance from
+ * `last`, so push and pop cost O(1) amortized for a bounded time horizon,
+ * and the moves are sequential appends, which is what makes the structure
+ * fast once the queue outgrows the caches (bench/README.md, "Event queue").
+ *
+ * Entries pushed at or below `last` (ties at the current time, or after a
+ * peek raised `last`) go to the small heap, which orders them by the full
+ * key, so the order is exact whatever the times. */
 #ifndef KAIROS_SCHEDULERS_EVENT_QUEUE_H
 #define KAIROS_SCHEDULERS_EVENT_QUEUE_H
 
@@ -7,13 +25,64 @@
 #include <stdint.h>
 #include "kairos/status.h"
 
-typedef struct kr_qentry { uint64_t time; uint64_t hi; uint64_t lo; uint32_t slot; uint32_t aux; } kr_qentry_t;
-typedef struct kr_equeue { kr_qentry_t *a; size_t n, cap; } kr_equeue_t;
+/* One queued event: the key is (time, hi, lo) compared lexicographically as
+ * unsigned 64-bit words; slot is an opaque payload index carried along. */
+typedef struct kr_qentry {
+    uint64_t time;
+    uint64_t hi;
+    uint64_t lo;
+    uint32_t slot;
+    uint32_t aux;
+} kr_qentry_t;
+
+/* 4-bit digits: 1, 2, 3, 5 and 6 bits measured no faster (bench/README.md). */
+#define KR_EQUEUE_DIGIT_BITS 4
+#define KR_EQUEUE_DIGITS (1u << KR_EQUEUE_DIGIT_BITS)
+#define KR_EQUEUE_LEVELS ((64 + KR_EQUEUE_DIGIT_BITS - 1) / KR_EQUEUE_DIGIT_BITS)
+#define KR_EQUEUE_BUCKETS (KR_EQUEUE_LEVELS * KR_EQUEUE_DIGITS)
+
+typedef struct kr_equeue_bucket {
+    kr_qentry_t *items;
+    uint32_t count;
+    uint32_t cap;
+    uint64_t min_time;      /* earliest time in the bucket, when count > 0 */
+} kr_equeue_bucket_t;
+
+typedef struct kr_equeue {
+    uint64_t last;          /* heap entries have time <= last, bucket entries > last */
+    size_t size;            /* all entries */
+    kr_qentry_t *heap;      /* binary min-heap on the full key */
+    size_t heap_count;
+    size_t heap_cap;
+    uint64_t nonempty[(KR_EQUEUE_BUCKETS + 63) / 64];   /* bit b: bucket b has entries */
+    int alloc_fail_after;   /* testing only: < 0 never; else allocations left before one fails */
+    kr_equeue_bucket_t buckets[KR_EQUEUE_BUCKETS];
+} kr_equeue_t;
+
+/* An empty queue; allocates nothing. Always KR_OK. */
 kr_status_t kr_equeue_init(kr_equeue_t *q);
+/* Frees the queue's arrays; the queue may be initialized again. */
 void kr_equeue_fini(kr_equeue_t *q);
+/* Adds a copy of *e. KR_ERR_NOMEM on allocation failure, queue unchanged. */
 kr_status_t kr_equeue_push(kr_equeue_t *q, const kr_qentry_t *e);
+/* Removes the minimum into *out; false when empty. Never allocates in a way
+ * that can fail the pop: if a bucket cannot be split for want of memory,
+ * it becomes the small heap as a whole. */
 bool kr_equeue_pop(kr_equeue_t *q, kr_qentry_t *out);
+/* The minimum, NULL when empty; valid until the next push/pop/filter. */
 const kr_qentry_t *kr_equeue_peek(kr_equeue_t *q);
 size_t kr_equeue_size(const kr_equeue_t *q);
+/* Keeps only the entries for which keep(arg, entry) is true (used to purge
+ * cancelled events), calling keep once per entry; the rest stay a valid
+ * queue. KR_ERR_INVALID_ARG if keep is NULL. */
 kr_status_t kr_equeue_filter(kr_equeue_t *q, bool (*keep)(void *arg, const kr_qentry_t *e), void *arg);
+
+/* Full key order. */
+static inline bool kr_qentry_less(const kr_qentry_t *a, const kr_qentry_t *b)
+{
+    if (a->time != b->time) return a->time < b->time;
+    if (a->hi != b->hi) return a->hi < b->hi;
+    return a->lo < b->lo;
+}
+
 #endif
