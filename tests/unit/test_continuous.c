@@ -49,7 +49,7 @@ static void poke(kr_sim_t *sim, void *data)
 static kr_model_t *update_model(bool outgoing)
 {
     kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = 10 * S, .log_level = KR_LOG_OFF });
-    kr_behavior_vtbl_t vt = { .on_update = on_update };
+    static const kr_behavior_vtbl_t vt = { .on_update = on_update };
     kr_component_t beh = kr_behavior_register(kr_model_registry(m), &(kr_behavior_desc_t){ .name = "watch",
                                                                                              .vtbl = &vt });
     kr_event_type_t ev = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "poke", .on_target_side = poke });
@@ -102,7 +102,7 @@ Test(continuous, observation_points_with_outgoing_dependencies)
 Test(continuous, idle_without_inputs_or_outputs_until_the_end)
 {
     kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = 10 * S, .log_level = KR_LOG_OFF });
-    kr_behavior_vtbl_t vt = { .on_update = on_update };
+    static const kr_behavior_vtbl_t vt = { .on_update = on_update };
     kr_component_t beh = kr_behavior_register(kr_model_registry(m), &(kr_behavior_desc_t){ .name = "watch",
                                                                                              .vtbl = &vt });
     kr_sim_t *c = kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "c", .formalism = KR_CONTINUOUS, .time_step = S });
@@ -129,12 +129,15 @@ static double falling_half(double t, const double y[], void *params)
 static kr_time_t crossing_at;
 static double crossing_y;
 static int crossings;
+static kr_time_t second_at;
 static void crossed(kr_sim_t *sim, void *data)
 {
     (void)data;
-    crossings++;
-    crossing_at = kr_sim_now(sim);
-    crossing_y = kr_continuous_state(sim, NULL)[0];
+    if (crossings++ == 0) {
+        crossing_at = kr_sim_now(sim);
+        crossing_y = kr_continuous_state(sim, NULL)[0];
+    }
+    second_at = kr_sim_now(sim);
     /* the handler may change the state: restart from 1 */
     kr_continuous_state(sim, NULL)[0] = 1.0;
 }
@@ -151,12 +154,15 @@ Test(continuous, state_event_within_one_tick)
                                                NULL), KR_OK, "%s", kr_last_error());
     crossings = 0;
     cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
-    /* y = exp(-t) crosses 0.5 at ln 2; after the reset at ln 2 it crosses again at 2 ln 2 > 2 = end */
-    cr_assert_eq(crossings, 1);
+    /* y = exp(-t) crosses 0.5 at ln 2; reset to 1 there, it crosses again
+     * ln 2 later (1.386 < end = 2), and never a third time */
+    cr_assert_eq(crossings, 2);
     double exact = log(2.0) * S;
     cr_assert((double)crossing_at >= exact && (double)crossing_at < exact + 1.0, "crossing at tick %llu, exact %.3f",
               (unsigned long long)crossing_at, exact);
     cr_assert(crossing_y < 0.5 && crossing_y > 0.5 - 1e-5, "y = %.9f", crossing_y);
+    cr_assert((double)second_at >= (double)crossing_at + exact && (double)second_at < (double)crossing_at + exact + 1.0,
+              "second crossing at tick %llu", (unsigned long long)second_at);
     kr_model_destroy(m);
 }
 
