@@ -27,5 +27,6 @@
 #include "kairos/ode.h"
 #include "kairos/continuous.h"
 #include "kairos/emulation.h"
+#include "kairos/kind.h"
 
 #endif

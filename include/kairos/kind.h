@@ -1,0 +1,86 @@
+/* Model kinds: what a simulator entry of a model file builds.
+ *
+ * A model file names a kind for every simulator ("kind": "sqss"); the kind
+ * reads the entry's "params", builds the simulator's entities, behaviors
+ * and first events, and at the end reports its own figures for the stats
+ * file and a digest of its final state for the run's checksum.
+ *
+ * Built-in kinds are compiled into kairos (models/); user kinds live in
+ * shared objects named in the model file's "plugins". A plugin exports
+ *
+ *     kr_status_t kairos_plugin_init(kr_kinds_t *kinds);
+ *
+ * which registers its kinds with kr_kind_register. Kinds must register the
+ * same event and component types in the same order on every rank, which
+ * they do when registration depends only on the model file. */
+#ifndef KAIROS_KIND_H
+#define KAIROS_KIND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "kairos/dist.h"
+#include "kairos/model.h"
+#include "kairos/sim.h"
+#include "kairos/status.h"
+#include "kairos/time.h"
+
+typedef struct kr_kinds kr_kinds_t;
+typedef struct kr_params kr_params_t;
+typedef struct kr_report kr_report_t;
+
+typedef struct kr_kind_desc {
+    const char *name;               /* as written in model files */
+    const char *summary;            /* one line for `kairos validate` and docs */
+    kr_formalism_t formalism;       /* used when the entry names none */
+    /* Once per model, before any simulator of this kind is set up: register
+     * event types, components and behaviors (kr_model_event_type,
+     * kr_component_register on kr_model_registry). Optional. */
+    kr_status_t (*register_types)(kr_model_t *model);
+    /* Builds one simulator from its params. Read every parameter through
+     * kr_params_*; a key the kind never reads is reported as unknown. */
+    kr_status_t (*setup)(kr_sim_t *sim, const kr_params_t *params);
+    /* After the run: the kind's own figures (kr_report_*). Optional. */
+    void (*report)(kr_sim_t *sim, kr_report_t *report);
+    /* After the run: a digest of the final state, part of the checksum.
+     * Optional (0). Must not depend on entity ids' memory addresses. */
+    uint64_t (*digest)(kr_sim_t *sim);
+} kr_kind_desc_t;
+
+/* Registers a kind; refuses a duplicate or empty name and a missing setup. */
+kr_status_t kr_kind_register(kr_kinds_t *kinds, const kr_kind_desc_t *desc);
+
+/* The signature of a plugin's entry point, "kairos_plugin_init". */
+typedef kr_status_t (*kr_plugin_init_fn)(kr_kinds_t *kinds);
+#define KR_PLUGIN_ENTRY "kairos_plugin_init"
+
+/* ---- reading params ----
+ * Each getter leaves *out at `def` when the key is absent and fails with a
+ * message naming the file and the JSON path (e.g. "model.json:
+ * simulators[2].params.capacity: expected a whole number >= 1, found 2.5")
+ * when the value has the wrong type or range. */
+kr_status_t kr_params_number(const kr_params_t *p, const char *key, double def, double *out);
+/* A whole number within [min, max]. */
+kr_status_t kr_params_int(const kr_params_t *p, const char *key, int64_t def, int64_t min, int64_t max,
+                          int64_t *out);
+kr_status_t kr_params_bool(const kr_params_t *p, const char *key, bool def, bool *out);
+/* The string stays valid as long as the model. */
+kr_status_t kr_params_string(const kr_params_t *p, const char *key, const char *def, const char **out);
+/* A duration in model units converted to ticks (rounded up, see time.h);
+ * negative values are refused. */
+kr_status_t kr_params_duration(const kr_params_t *p, const char *key, kr_time_t def, kr_time_t *out);
+/* A distribution in the form of docs/model-file.md ({"dist": ...}); `def`
+ * (may be NULL: the key is then required) when absent. The caller owns
+ * *out (kr_dist_fini). */
+kr_status_t kr_params_dist(const kr_params_t *p, const char *key, const kr_dist_desc_t *def, kr_dist_t *out);
+bool kr_params_has(const kr_params_t *p, const char *key);
+/* Reports an error about one parameter in the standard form. */
+kr_status_t kr_params_error(const kr_params_t *p, const char *key, const char *expected, const char *found);
+
+/* ---- reporting ----
+ * Figures appear under the simulator's "stats" in the stats file, in the
+ * order given. */
+void kr_report_number(kr_report_t *r, const char *name, double value);
+void kr_report_int(kr_report_t *r, const char *name, int64_t value);
+void kr_report_string(kr_report_t *r, const char *name, const char *value);
+
+#endif
