@@ -14,8 +14,32 @@
  * in flight, and some simulator not finished. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "../ecs/error_private.h"
 #include "model_private.h"
+
+/* Wall time, for stats and traces only: it never decides what runs. */
+static uint64_t wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Opens or closes the blocked spans of a group's members. */
+static void note_blocked(kr_model_t *m, kr_group_t *g, bool blocked, uint64_t now)
+{
+    for (uint32_t i = 0; i < g->count; i++) {
+        kr_sim_t *s = m->sims[g->members[i]];
+        if (blocked && !s->blocked_since) {
+            s->blocked_since = now;
+        } else if (!blocked && s->blocked_since) {
+            s->blocked_ns += now - s->blocked_since;
+            if (m->observer.on_blocked) m->observer.on_blocked(m->observer.arg, s, s->blocked_since, now);
+            s->blocked_since = 0;
+        }
+    }
+}
 
 /* The group's lowest pending record and the simulator that holds it. */
 static kr_event_rec_t *group_head(kr_model_t *m, kr_group_t *g, kr_sim_t **who)
@@ -138,18 +162,36 @@ static kr_status_t report_deadlock(kr_model_t *m)
     return kr__fail(KR_ERR_STATE, "%s", msg);
 }
 
-/* Runs at most `budget` events of group g while it stays runnable. */
+/* Runs at most `budget` events of group g while it stays runnable. With an
+ * on_busy hook, each stretch of one simulator's events is reported. */
 static uint32_t run_group(kr_model_t *m, kr_group_t *g, uint32_t budget)
 {
     uint32_t ran = 0;
+    kr_sim_t *span_sim = NULL;
+    uint64_t span_begin = 0, span_events = 0;
+    bool spans = m->observer.on_busy != NULL;
     while (ran < budget && !m->failure) {
         kr_sim_t *s;
         kr_event_rec_t *h = group_head(m, g, &s);
         if (!runnable(m, g, s, h)) break;
-        if (kr__sim_run_head(s)) ran++;
-        else if (m->failure) break;
-        else continue; /* a state event came first; pick again */
+        if (spans && s != span_sim) {
+            uint64_t now = wall_ns();
+            if (span_sim) m->observer.on_busy(m->observer.arg, span_sim, span_begin, now, span_events);
+            span_sim = s;
+            span_begin = now;
+            span_events = 0;
+        }
+        if (kr__sim_run_head(s)) {
+            ran++;
+            span_events++;
+            /* input is read between every two events of an emulation
+             * simulator: a replay injects at exact event counts */
+            if (s->emu) kr__emulation_poll(s);
+        } else if (m->failure) {
+            break;
+        }
     }
+    if (span_sim) m->observer.on_busy(m->observer.arg, span_sim, span_begin, wall_ns(), span_events);
     return ran;
 }
 
@@ -172,17 +214,20 @@ bool kr__coord_step(kr_model_t *m, kr_status_t *status)
     kr_group_t *best = NULL;
     kr_event_rec_t *best_head = NULL;
     bool waiting = false;
+    uint64_t now = wall_ns();
     for (uint32_t i = 0; i < m->group_count; i++) {
         kr_group_t *g = &m->groups[i];
         kr_sim_t *s;
         kr_event_rec_t *h = group_head(m, g, &s);
         if (runnable(m, g, s, h)) {
+            note_blocked(m, g, false, now);
             if (!best || kr_event_key_compare(&h->key, &best_head->key) < 0) {
                 best = g;
                 best_head = h;
             }
             continue;
         }
+        note_blocked(m, g, h && h->key.time <= m->end_time, now);
         bool emu_waiting = false;
         for (uint32_t k = 0; k < g->count; k++)
             if (m->sims[g->members[k]]->emu && kr__emulation_waiting(m->sims[g->members[k]])) emu_waiting = true;
@@ -198,6 +243,7 @@ bool kr__coord_step(kr_model_t *m, kr_status_t *status)
     bool all_done = true;
     for (uint32_t i = 0; i < m->group_count; i++) all_done &= m->groups[i].done;
     if (all_done && m->transport->vtbl->in_flight(m->transport) == 0) {
+        for (uint32_t i = 0; i < m->group_count; i++) note_blocked(m, &m->groups[i], false, now);
         m->running = false;
         m->finished = true;
         return false;

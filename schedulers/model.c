@@ -46,8 +46,10 @@ kr_model_t *kr_model_create(const kr_model_desc_t *desc)
     m->log_level = d.log_level;
     m->log_fn = d.log_fn;
     m->log_arg = d.log_arg;
-    m->trace_fn = d.trace_fn;
-    m->trace_arg = d.trace_arg;
+    if (d.observer) {
+        m->observer = *d.observer;
+        m->observed = true;
+    }
     if (d.registry) {
         m->registry = d.registry;
     } else {

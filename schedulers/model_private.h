@@ -78,6 +78,8 @@ struct kr_sim {
     kr_time_t now;
     uint64_t executed;
     uint64_t digest;
+    uint64_t sync_sent, sync_received, null_sent;
+    uint64_t blocked_ns, blocked_since;  /* blocked_since 0: not blocked */
     bool executing;
     kr_event_key_t current;
     uint32_t current_slot;
@@ -136,8 +138,8 @@ struct kr_model {
     kr_log_level_t log_level;
     kr_log_fn log_fn;
     void *log_arg;
-    kr_event_trace_fn trace_fn;
-    void *trace_arg;
+    kr_observer_t observer;
+    bool observed;              /* any hook set */
 
     kr_sim_t **sims;
     uint32_t sim_count, sim_cap;

@@ -350,7 +350,8 @@ bool kr__sim_run_head(kr_sim_t *s)
     s->executing = false;
     s->executed++;
     s->digest = kr_mix64(s->digest ^ key_digest(&cur.key, cur.type));
-    if (m->trace_fn) m->trace_fn(m->trace_arg, s, &cur.key, cur.type);
+    if (cur.kind == KR_EV_TARGET) s->sync_received++;
+    if (m->observer.on_event) m->observer.on_event(m->observer.arg, s, &cur.key, cur.type);
     rec_release(&cur);
     return true;
 }
@@ -367,6 +368,10 @@ kr_model_t *kr_sim_model(kr_sim_t *s) { return s->model; }
 kr_rng_t *kr_sim_rng(kr_sim_t *s) { return s->rng; }
 uint64_t kr_sim_event_count(const kr_sim_t *s) { return s->executed; }
 uint64_t kr_sim_event_digest(const kr_sim_t *s) { return s->digest; }
+uint64_t kr_sim_sync_sent(const kr_sim_t *s) { return s->sync_sent; }
+uint64_t kr_sim_sync_received(const kr_sim_t *s) { return s->sync_received; }
+uint64_t kr_sim_null_messages(const kr_sim_t *s) { return s->null_sent; }
+double kr_sim_blocked_seconds(const kr_sim_t *s) { return (double)s->blocked_ns * 1e-9; }
 
 kr_sim_t *kr_sim_of_world(kr_world_t *w)
 {

@@ -109,6 +109,7 @@ kr_status_t kr__sync_send_guarantee(kr_model_t *m, kr_edge_t *e, kr_time_t g)
 {
     put_header(&m->msg, MSG_GUARANTEE, e, e->sent, g);
     e->guarantee_sent = g;
+    m->sims[e->from]->null_sent++;
     return transmit(m, e);
 }
 
@@ -255,7 +256,11 @@ kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_
         }
         kr_buf_fini(&pack);
     }
-    if (!st && key) *key = k;
+    if (!st) {
+        s->sync_sent++;
+        if (m->observer.on_sync) m->observer.on_sync(m->observer.arg, s, &k);
+        if (key) *key = k;
+    }
     return st;
 }
 

@@ -19,8 +19,21 @@
 
 typedef struct kr_emulation_desc kr_emulation_desc_t; /* kairos/emulation.h */
 
-/* Called after every executed event, for event logs and tests. */
-typedef void (*kr_event_trace_fn)(void *arg, kr_sim_t *sim, const kr_event_key_t *key, kr_event_type_t type);
+/* Hooks for outputs (event logs, traces, progress) and tests. Every hook is
+ * optional; wall-clock times are nanoseconds of CLOCK_MONOTONIC. Observing
+ * never changes what a run computes. */
+typedef struct kr_observer {
+    void *arg;
+    /* After every executed event. */
+    void (*on_event)(void *arg, kr_sim_t *sim, const kr_event_key_t *key, kr_event_type_t type);
+    /* A stretch of consecutive events of one simulator, in wall time. */
+    void (*on_busy)(void *arg, kr_sim_t *sim, uint64_t begin_ns, uint64_t end_ns, uint64_t events);
+    /* A stretch during which the simulator had work it could not run yet
+     * (held by an incoming guarantee or waiting for a payload). */
+    void (*on_blocked)(void *arg, kr_sim_t *sim, uint64_t begin_ns, uint64_t end_ns);
+    /* A sync-event was scheduled (key.target is the receiver). */
+    void (*on_sync)(void *arg, kr_sim_t *sim, const kr_event_key_t *key);
+} kr_observer_t;
 
 typedef struct kr_model_desc {
     uint64_t precision;        /* ticks per model unit; 0 = KR_PRECISION_DEFAULT */
@@ -30,8 +43,7 @@ typedef struct kr_model_desc {
     kr_log_level_t log_level;  /* 0 = trace; set KR_LOG_WARN for quiet runs */
     kr_log_fn log_fn;          /* NULL: stderr */
     void *log_arg;
-    kr_event_trace_fn trace_fn;/* optional */
-    void *trace_arg;
+    const kr_observer_t *observer; /* optional; copied */
 } kr_model_desc_t;
 
 kr_model_t *kr_model_create(const kr_model_desc_t *desc);

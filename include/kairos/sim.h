@@ -46,6 +46,14 @@ kr_rng_t *kr_sim_rng(kr_sim_t *sim);
 uint64_t kr_sim_event_count(const kr_sim_t *sim);
 uint64_t kr_sim_event_digest(const kr_sim_t *sim);
 
+/* Traffic and waiting, for stats: sync-events scheduled by this simulator
+ * and executed in it, guarantees (null messages) it sent, and the wall
+ * time it spent blocked with work it could not run yet. */
+uint64_t kr_sim_sync_sent(const kr_sim_t *sim);
+uint64_t kr_sim_sync_received(const kr_sim_t *sim);
+uint64_t kr_sim_null_messages(const kr_sim_t *sim);
+double kr_sim_blocked_seconds(const kr_sim_t *sim);
+
 /* Per-simulator user data (the seed's SubModelContext): one block of the
  * context type's size per simulator, zeroed, created on first use, freed
  * (after the type's fini) with the model. NULL on allocation failure. */
