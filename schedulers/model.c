@@ -70,6 +70,8 @@ static void edge_fini(kr_edge_t *e)
     free(e->early_seq);
 }
 
+static void free_groups(kr_model_t *m);
+
 void kr_model_destroy(kr_model_t *m)
 {
     if (!m) return;
@@ -91,11 +93,7 @@ void kr_model_destroy(kr_model_t *m)
     free(m->types);
     for (uint32_t i = 0; i < m->context_count; i++) free(m->contexts[i].name);
     free(m->contexts);
-    for (uint32_t i = 0; i < m->group_count; i++) {
-        free(m->groups[i].members);
-        free(m->groups[i].in_edges);
-    }
-    free(m->groups);
+    free_groups(m);
     if (m->transport && m->owns_transport) m->transport->vtbl->destroy(m->transport);
     kr_hmap_fini(&m->sim_names);
     kr_buf_fini(&m->msg);
@@ -108,10 +106,14 @@ uint64_t kr_model_seed(const kr_model_t *m) { return m->seed; }
 kr_time_t kr_model_end_time(const kr_model_t *m) { return m->end_time; }
 kr_registry_t *kr_model_registry(kr_model_t *m) { return m->registry; }
 
-static kr_status_t refuse_after_start(const kr_model_t *m, const char *fn)
+/* Every structural change goes through here: refused after start, and it
+ * drops groups computed on demand before start. */
+static kr_status_t refuse_after_start(const kr_model_t *cm, const char *fn)
 {
+    kr_model_t *m = (kr_model_t *)cm;
     if (!m) return kr__fail(KR_ERR_INVALID_ARG, "%s: null model", fn);
     if (m->started) return kr__fail(KR_ERR_STATE, "%s: the model has started; its structure is fixed", fn);
+    if (m->groups) free_groups(m);
     return KR_OK;
 }
 
@@ -128,6 +130,12 @@ kr_event_type_t kr_model_find_event_type(const kr_model_t *m, const char *name)
     for (uint32_t i = 0; i < m->type_count; i++)
         if (!strcmp(m->types[i].name, name)) return i + 1;
     return 0;
+}
+
+const char *kr_model_event_type_name(const kr_model_t *m, kr_event_type_t t)
+{
+    const kr_event_type_rec_t *r = m ? kr__event_type(m, t) : NULL;
+    return r ? r->name : "kairos";
 }
 
 kr_event_type_t kr_model_event_type(kr_model_t *m, const kr_event_type_desc_t *d)
@@ -460,9 +468,27 @@ done:
     return status;
 }
 
-uint32_t kr_model_group_of(const kr_model_t *m, uint32_t sim)
+static void free_groups(kr_model_t *m)
 {
-    if (!m || !m->started || sim >= m->sim_count) return UINT32_MAX;
+    for (uint32_t i = 0; i < m->group_count; i++) {
+        free(m->groups[i].members);
+        free(m->groups[i].in_edges);
+    }
+    free(m->groups);
+    m->groups = NULL;
+    m->group_count = 0;
+}
+
+uint32_t kr_model_group_of(const kr_model_t *cm, uint32_t sim)
+{
+    kr_model_t *m = (kr_model_t *)cm;
+    if (!m || sim >= m->sim_count) return UINT32_MAX;
+    /* Before start the groups are computed on demand (and dropped again
+     * whenever the structure changes). */
+    if (!m->groups && build_groups(m)) {
+        free_groups(m);
+        return UINT32_MAX;
+    }
     return m->groups[m->sims[sim]->group].members[0];
 }
 
@@ -470,7 +496,10 @@ kr_status_t kr_model_start(kr_model_t *m)
 {
     kr_status_t st = refuse_after_start(m, "kr_model_start");
     if (st) return st;
-    if ((st = build_groups(m))) return st;
+    if ((st = build_groups(m))) {
+        free_groups(m);
+        return st;
+    }
     /* Sync-events may be scheduled from on_start on, so the transport
      * exists before any behavior runs. */
     if (!m->transport) {

@@ -59,6 +59,9 @@ kr_registry_t *kr_model_registry(kr_model_t *model);
  * (duplicate name, missing handler, after start). */
 kr_event_type_t kr_model_event_type(kr_model_t *model, const kr_event_type_desc_t *desc);
 kr_event_type_t kr_model_find_event_type(const kr_model_t *model, const char *name);
+/* The name of an event type; "kairos" for the runtime's own events (steps,
+ * observation points, input lines), which have type 0. */
+const char *kr_model_event_type_name(const kr_model_t *model, kr_event_type_t type);
 
 typedef struct kr_context_desc {
     const char *name;

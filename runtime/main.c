@@ -1,0 +1,400 @@
+/* The kairos command: run, validate and info.
+ *
+ * Exit status: 0 success; 2 bad input (command line, model file, params),
+ * with one line on stderr naming the file, the JSON path, what was
+ * expected and what was found; 1 a run that failed (deadlock, a model
+ * error). Every rank checks the input the same way, so every rank agrees on
+ * the outcome; only rank 0 prints. */
+#include <hwloc.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "../ecs/error_private.h"
+#include "../models/builtin.h"
+#include "run.h"
+
+static const char *const main_help =
+    "usage: kairos <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  run MODEL.json       run a model and report what it did\n"
+    "  validate MODEL.json  check a model file and print its plan\n"
+    "  info                 version, MPI library and the topology of this node\n"
+    "\n"
+    "kairos <command> --help shows the options of a command.\n"
+    "Exit status: 0 done, 1 the run failed, 2 bad input.\n";
+
+static const char *const run_help =
+    "usage: kairos run MODEL.json [options]\n"
+    "\n"
+    "Runs the model under mpirun (or alone) and prints a summary.\n"
+    "\n"
+    "options:\n"
+    "  -o, --stats FILE      write the stats JSON (docs/stats.md) to FILE\n"
+    "  --set KEY=VALUE       override a field of the model file before it is checked;\n"
+    "                        KEY is a dotted path, simulators addressed by name:\n"
+    "                        --set end_time=3600 --set simulators.queue.params.capacity=10\n"
+    "                        VALUE is JSON (10, \"text\", [1,2], {...}) or else a string\n"
+    "  --sync ALGORITHM      null-message or window (same results, other costs)\n"
+    "  --end T               end time in model units (same as --set end_time=T)\n"
+    "  --seed N              model seed (same as --set seed=N)\n"
+    "  --trace FILE          write a Chrome trace (Perfetto, chrome://tracing)\n"
+    "  --event-log DIR       write every executed event, one JSON-lines file per simulator\n"
+    "  --quiet               no summary and no progress line\n"
+    "  -h, --help            this help\n";
+
+static const char *const validate_help =
+    "usage: kairos validate MODEL.json [--ranks N] [--set KEY=VALUE]...\n"
+    "\n"
+    "Checks the model file (and every kind's params) without running it, and\n"
+    "prints the plan: simulators, formalisms, dependencies and promises,\n"
+    "zero-promise groups, and which rank runs what for N ranks (default 1).\n";
+
+static const char *const info_help =
+    "usage: kairos info\n"
+    "\n"
+    "Prints the kairos version, the MPI library, and for every rank its node,\n"
+    "the cores it may run on, and the hwloc topology of the node.\n";
+
+typedef struct cli {
+    int rank, ranks;
+} cli_t;
+
+static int input_error(const cli_t *c, const char *fmt, const char *arg)
+{
+    if (c->rank == 0) {
+        fprintf(stderr, "kairos: ");
+        fprintf(stderr, fmt, arg);
+        fputc('\n', stderr);
+    }
+    return 2;
+}
+
+/* 2 for bad input, 1 for a failed run. */
+static int status_exit(kr_status_t st)
+{
+    switch (st) {
+    case KR_OK: return 0;
+    case KR_ERR_INVALID_ARG:
+    case KR_ERR_IO:
+    case KR_ERR_CORRUPT:
+    case KR_ERR_EXISTS:
+    case KR_ERR_MISMATCH: return 2;
+    default: return 1;
+    }
+}
+
+/* Options shared by run and validate. */
+typedef struct options {
+    const char *model;
+    const char **sets;
+    size_t set_count;
+    char **owned;           /* sets made from --sync/--end/--seed */
+    size_t owned_count;
+    const char *stats, *trace, *event_log;
+    bool quiet;
+    int ranks;
+} options_t;
+
+static void options_free(options_t *o)
+{
+    for (size_t i = 0; i < o->owned_count; i++) free(o->owned[i]);
+    free(o->owned);
+    free(o->sets);
+}
+
+static bool add_set(options_t *o, const char *set, bool owned)
+{
+    const char **sets = realloc(o->sets, (o->set_count + 1) * sizeof *sets);
+    if (!sets) return false;
+    o->sets = sets;
+    sets[o->set_count++] = set;
+    if (owned) {
+        char **own = realloc(o->owned, (o->owned_count + 1) * sizeof *own);
+        if (!own) return false;
+        o->owned = own;
+        own[o->owned_count++] = (char *)set;
+    }
+    return true;
+}
+
+static bool sugar(options_t *o, const char *key, const char *value, bool quote)
+{
+    size_t n = strlen(key) + strlen(value) + 4;
+    char *s = malloc(n);
+    if (!s) return false;
+    snprintf(s, n, quote ? "%s=\"%s\"" : "%s=%s", key, value);
+    return add_set(o, s, true);
+}
+
+/* Parses argv[first..]; returns 0, or the exit status to stop with (-1:
+ * help was printed). */
+static int parse(const cli_t *c, int argc, char **argv, int first, bool is_run, options_t *o)
+{
+    const char *help = is_run ? run_help : validate_help;
+    for (int i = first; i < argc; i++) {
+        const char *a = argv[i];
+        bool has_value = i + 1 < argc;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            if (c->rank == 0) fputs(help, stdout);
+            return -1;
+        } else if (!strcmp(a, "--set")) {
+            if (!has_value) return input_error(c, "--set needs KEY=VALUE", "");
+            if (!strchr(argv[i + 1], '=')) return input_error(c, "--set %s: expected KEY=VALUE", argv[i + 1]);
+            if (!add_set(o, argv[++i], false)) return 1;
+        } else if (is_run && (!strcmp(a, "-o") || !strcmp(a, "--stats"))) {
+            if (!has_value) return input_error(c, "%s needs a file name", a);
+            o->stats = argv[++i];
+        } else if (is_run && !strcmp(a, "--trace")) {
+            if (!has_value) return input_error(c, "%s needs a file name", a);
+            o->trace = argv[++i];
+        } else if (is_run && !strcmp(a, "--event-log")) {
+            if (!has_value) return input_error(c, "%s needs a folder name", a);
+            o->event_log = argv[++i];
+        } else if (is_run && !strcmp(a, "--sync")) {
+            if (!has_value) return input_error(c, "%s needs null-message or window", a);
+            const char *v = argv[++i];
+            if (strcmp(v, "null-message") && strcmp(v, "window"))
+                return input_error(c, "--sync: expected null-message or window, found \"%s\"", v);
+            if (!sugar(o, "sync", v, true)) return 1;
+        } else if (is_run && !strcmp(a, "--end")) {
+            if (!has_value) return input_error(c, "%s needs a time", a);
+            char *end;
+            strtod(argv[i + 1], &end);
+            if (!argv[i + 1][0] || *end) return input_error(c, "--end: expected a time in model units, found \"%s\"", argv[i + 1]);
+            if (!sugar(o, "end_time", argv[++i], false)) return 1;
+        } else if (is_run && !strcmp(a, "--seed")) {
+            if (!has_value) return input_error(c, "%s needs a number", a);
+            const char *v = argv[++i];
+            if (!v[0] || strspn(v, "0123456789") != strlen(v) || strlen(v) > 18)
+                return input_error(c, "--seed: expected a whole number >= 0, found \"%s\"", v);
+            if (!sugar(o, "seed", v, false)) return 1;
+        } else if (is_run && !strcmp(a, "--quiet")) {
+            o->quiet = true;
+        } else if (!is_run && !strcmp(a, "--ranks")) {
+            if (!has_value) return input_error(c, "%s needs a number", a);
+            const char *v = argv[++i];
+            char *end;
+            long r = strtol(v, &end, 10);
+            if (!v[0] || *end || r < 1 || r > 1 << 20) return input_error(c, "--ranks: expected a whole number >= 1, found \"%s\"", v);
+            o->ranks = (int)r;
+        } else if (a[0] == '-' && a[1]) {
+            input_error(c, "unknown option %s", a);
+            if (c->rank == 0) fputs(help, stderr);
+            return 2;
+        } else if (!o->model) {
+            o->model = a;
+        } else {
+            return input_error(c, "one model file only (found another: %s)", a);
+        }
+    }
+    if (!o->model) {
+        input_error(c, "a model file is needed", "");
+        if (c->rank == 0) fputs(help, stderr);
+        return 2;
+    }
+    return 0;
+}
+
+static kr_model_file_t *load(const cli_t *c, const options_t *o)
+{
+    kr_model_file_t *f = kr_model_file_load(&(kr_model_file_desc_t){
+        .path = o->model, .sets = o->sets, .set_count = o->set_count, .register_builtin = kr_models_register_builtin });
+    if (!f && c->rank == 0) fprintf(stderr, "kairos: %s\n", kr_last_error());
+    return f;
+}
+
+/* Ranks other than 0 wait for rank 0 without spinning on the CPU. */
+static void wait_quietly(void)
+{
+    MPI_Request req;
+    MPI_Ibarrier(MPI_COMM_WORLD, &req);
+    int done = 0;
+    while (!done) {
+        MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        if (!done) nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
+    }
+}
+
+static int cmd_run(const cli_t *c, int argc, char **argv)
+{
+    options_t o = { .ranks = 1 };
+    int rc = parse(c, argc, argv, 2, true, &o);
+    if (rc) {
+        options_free(&o);
+        return rc < 0 ? 0 : rc;
+    }
+    kr_model_file_t *f = load(c, &o);
+    if (!f) {
+        options_free(&o);
+        return status_exit(kr_last_status());
+    }
+    kr_status_t st = KR_OK;
+    if (c->rank == 0) {
+        if (c->ranks > 1)
+            fprintf(stderr, "kairos: warning: simulators are not yet distributed over ranks; rank 0 runs all %zu of "
+                    "them and ranks 1-%d idle\n", f->sim_count, c->ranks - 1);
+        kr_run_options_t ro = { .stats_path = o.stats, .event_log_dir = o.event_log, .trace_path = o.trace,
+                                .quiet = o.quiet, .progress = !o.quiet && isatty(2), .ranks = c->ranks,
+                                .rank = c->rank, .summary = stdout };
+        st = kr_run_file(f, &ro);
+        if (st) fprintf(stderr, "kairos: %s\n", kr_last_error());
+        fflush(stdout);
+    }
+    /* Every rank leaves with rank 0's status. */
+    int code = status_exit(st);
+    if (c->ranks > 1) {
+        if (c->rank != 0) wait_quietly();
+        else {
+            MPI_Request req;
+            MPI_Ibarrier(MPI_COMM_WORLD, &req);
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+        }
+        MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    }
+    kr_model_file_free(f);
+    options_free(&o);
+    return code;
+}
+
+static int cmd_validate(const cli_t *c, int argc, char **argv)
+{
+    options_t o = { .ranks = 1 };
+    int rc = parse(c, argc, argv, 2, false, &o);
+    if (rc) {
+        options_free(&o);
+        return rc < 0 ? 0 : rc;
+    }
+    kr_model_file_t *f = load(c, &o);
+    kr_model_t *m = f ? kr_model_file_build(f, NULL) : NULL;
+    int *rank_of = m ? calloc(f->sim_count, sizeof *rank_of) : NULL;
+    kr_status_t st = !f || !m ? kr_last_status() : !rank_of ? KR_ERR_NOMEM : kr_model_file_map(f, m, o.ranks, rank_of);
+    if (st && f && c->rank == 0) fprintf(stderr, "kairos: %s\n", kr_last_error());
+    if (!st && c->rank == 0) {
+        double p = (double)f->precision;
+        printf("%s: valid\n", f->path);
+        printf("  precision %llu ticks per unit, seed %llu, end time %g, sync %s, mapping %s\n",
+               (unsigned long long)f->precision, (unsigned long long)f->seed, (double)f->end_time / p,
+               f->sync == KR_SYNC_WINDOW ? "window" : "null-message",
+               f->mapping == KR_MAP_BLOCK ? "block" : "round-robin");
+        printf("simulators (%zu):\n", f->sim_count);
+        for (size_t i = 0; i < f->sim_count; i++) {
+            const kr_sim_entry_t *e = &f->sims[i];
+            printf("  %-4zu %-24s kind %-12s %-15s", i, e->name, e->kind, kr_formalism_name(e->formalism));
+            if (e->time_step) printf(" time_step %g", (double)e->time_step / p);
+            if (e->rank >= 0) printf(" pinned to rank %d", e->rank);
+            putchar('\n');
+        }
+        printf("dependencies (%zu):\n", f->dep_count);
+        for (size_t i = 0; i < f->dep_count; i++)
+            printf("  %s -> %s  promise %g\n", f->sims[f->deps[i].from].name, f->sims[f->deps[i].to].name,
+                   (double)f->deps[i].promise / p);
+        printf("zero-promise groups (run as one event loop on one rank):");
+        size_t groups = 0;
+        for (size_t i = 0; i < f->sim_count; i++) {
+            if (kr_model_group_of(m, (uint32_t)i) != i) continue;
+            size_t members = 0;
+            for (size_t j = i; j < f->sim_count; j++) members += kr_model_group_of(m, (uint32_t)j) == i;
+            if (members < 2) continue;
+            printf("\n  {");
+            for (size_t j = i, k = 0; j < f->sim_count; j++)
+                if (kr_model_group_of(m, (uint32_t)j) == i) printf("%s%s", k++ ? ", " : "", f->sims[j].name);
+            printf("}");
+            groups++;
+        }
+        printf(groups ? "\n" : " none\n");
+        printf("ranks (%d):\n", o.ranks);
+        for (int r = 0; r < o.ranks; r++) {
+            printf("  rank %d:", r);
+            size_t n = 0;
+            for (size_t i = 0; i < f->sim_count; i++)
+                if (rank_of[i] == r) printf("%s %s", n++ ? "," : "", f->sims[i].name);
+            printf(n ? "\n" : " (idle)\n");
+        }
+    }
+    free(rank_of);
+    kr_model_destroy(m);
+    kr_model_file_free(f);
+    options_free(&o);
+    return status_exit(st);
+}
+
+static int cmd_info(const cli_t *c, int argc, char **argv)
+{
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            if (c->rank == 0) fputs(info_help, stdout);
+            return 0;
+        }
+        return input_error(c, "info takes no arguments (found %s)", argv[i]);
+    }
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(lib, &len);
+    char *nl = strchr(lib, '\n');
+    if (nl) *nl = '\0';
+    char node[MPI_MAX_PROCESSOR_NAME];
+    MPI_Get_processor_name(node, &len);
+    hwloc_topology_t topo;
+    char where[256] = "?", cpus[256] = "?";
+    int cores = 0, pus = 0, packages = 0, numa = 0;
+    if (hwloc_topology_init(&topo) == 0 && hwloc_topology_load(topo) == 0) {
+        cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+        pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+        packages = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
+        numa = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+        hwloc_bitmap_t set = hwloc_bitmap_alloc();
+        if (set && hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0)
+            hwloc_bitmap_list_snprintf(cpus, sizeof cpus, set);
+        if (set && hwloc_get_last_cpu_location(topo, set, HWLOC_CPUBIND_PROCESS) == 0)
+            hwloc_bitmap_list_snprintf(where, sizeof where, set);
+        hwloc_bitmap_free(set);
+        hwloc_topology_destroy(topo);
+    }
+    /* Ranks report in order. */
+    for (int r = 0; r < c->ranks; r++) {
+        if (r == c->rank) {
+            if (r == 0) {
+                printf("kairos %s\n", KAIROS_VERSION_STRING);
+                printf("MPI: %s (%d rank%s)\n", lib, c->ranks, c->ranks == 1 ? "" : "s");
+                printf("hwloc: %s\n", HWLOC_VERSION);
+            }
+            printf("rank %d: node %s, %d package%s, %d NUMA node%s, %d cores, %d hardware threads; may run on PUs %s, "
+                   "last ran on PU %s\n", r, node, packages, packages == 1 ? "" : "s", numa, numa == 1 ? "" : "s",
+                   cores, pus, cpus, where);
+            fflush(stdout);
+        }
+        if (c->ranks > 1) MPI_Barrier(MPI_COMM_WORLD);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *cmd = argc > 1 ? argv[1] : NULL;
+    if (!cmd || !strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+        fputs(main_help, cmd ? stdout : stderr);
+        return cmd ? 0 : 2;
+    }
+    if (!strcmp(cmd, "--version")) {
+        printf("kairos %s\n", KAIROS_VERSION_STRING);
+        return 0;
+    }
+    int (*fn)(const cli_t *, int, char **) = !strcmp(cmd, "run") ? cmd_run
+                                            : !strcmp(cmd, "validate") ? cmd_validate
+                                            : !strcmp(cmd, "info") ? cmd_info : NULL;
+    if (!fn) {
+        fprintf(stderr, "kairos: unknown command '%s'\n\n%s", cmd, main_help);
+        return 2;
+    }
+    cli_t c = { 0, 1 };
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &c.ranks);
+    int code = fn(&c, argc, argv);
+    MPI_Finalize();
+    return code;
+}

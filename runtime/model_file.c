@@ -1,0 +1,572 @@
+/* Model files: JSON in, a checked plan and a built kr_model_t out.
+ *
+ * The order is fixed so that errors are found where a user expects them:
+ * parse, apply --set overrides to the tree, check the top level, load the
+ * plugins (they add kinds), expand simulators (count -> name[i]), resolve
+ * dependencies (wildcards), then build, where each kind checks its params. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../ecs/error_private.h"
+#include "model_file.h"
+
+#define FAIL_IF(cond, where, expected, found) \
+    do { if (cond) return kr__input_error(f->path, (where), (expected), (found)); } while (0)
+
+static const char *const top_keys[] = { "precision", "seed", "end_time", "sync", "mapping", "log_level",
+                                        "simulators", "dependencies", "outputs", "plugins", "description", NULL };
+static const char *const sim_keys[] = { "name", "kind", "formalism", "time_step", "params", "rank", "count",
+                                        "description", NULL };
+static const char *const dep_keys[] = { "from", "to", "promise", NULL };
+static const char *const out_keys[] = { "stats", "event_log", "trace", NULL };
+
+static kr_status_t check_keys(const kr_model_file_t *f, json_t *obj, const char *const *allowed, const char *where)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach(obj, key, v) {
+        bool ok = false;
+        for (int i = 0; allowed[i] && !ok; i++) ok = !strcmp(allowed[i], key);
+        if (ok) continue;
+        char expected[256];
+        size_t n = (size_t)snprintf(expected, sizeof expected, "one of the keys ");
+        for (int i = 0; allowed[i] && n < sizeof expected; i++)
+            n += (size_t)snprintf(expected + n, sizeof expected - n, "%s%s", i ? ", " : "", allowed[i]);
+        char path[512];
+        snprintf(path, sizeof path, "%s%s%s", where, where[0] ? "." : "", key);
+        return kr__fail(KR_ERR_INVALID_ARG, "%s: %s: expected %s, found the unknown key \"%s\"", f->path, path,
+                        expected, key);
+    }
+    return KR_OK;
+}
+
+/* ---- --set ---- */
+
+/* The child of `node` named by one path segment: a key of an object, an
+ * index of an array, or, under "simulators", a simulator entry's name. */
+static json_t *child(json_t *node, const char *seg, bool in_simulators)
+{
+    if (json_is_object(node)) return json_object_get(node, seg);
+    if (!json_is_array(node)) return NULL;
+    if (in_simulators) {
+        size_t i;
+        json_t *e;
+        json_array_foreach(node, i, e) {
+            json_t *name = json_object_get(e, "name");
+            if (json_is_string(name) && !strcmp(json_string_value(name), seg)) return e;
+        }
+    }
+    char *end;
+    errno = 0;
+    unsigned long idx = strtoul(seg, &end, 10);
+    if (!seg[0] || *end || errno) return NULL;
+    return json_array_get(node, idx);
+}
+
+static kr_status_t apply_set(kr_model_file_t *f, const char *set)
+{
+    const char *eq = strchr(set, '=');
+    if (!eq || eq == set) return kr__fail(KR_ERR_INVALID_ARG, "--set %s: expected KEY=VALUE", set);
+    char *key = strndup(set, (size_t)(eq - set));
+    if (!key) return kr__fail(KR_ERR_NOMEM, "out of memory");
+    const char *text = eq + 1;
+    json_error_t err;
+    json_t *value = json_loads(text, JSON_DECODE_ANY, &err);
+    if (!value) value = json_string(text); /* a bare word is a string */
+    kr_status_t st = KR_OK;
+    json_t *node = f->root;
+    char path[512] = "";
+    char *save = NULL;
+    bool in_simulators = false;
+    char *seg = strtok_r(key, ".", &save);
+    while (seg && !st) {
+        char *next = strtok_r(NULL, ".", &save);
+        size_t n = strlen(path);
+        snprintf(path + n, sizeof path - n, "%s%s", n ? "." : "", seg);
+        if (!next) {
+            /* The leaf: replace, or add a key to an existing object. */
+            if (json_is_object(node)) {
+                if (json_object_set(node, seg, value)) st = kr__fail(KR_ERR_NOMEM, "out of memory");
+            } else if (json_is_array(node) && child(node, seg, in_simulators)) {
+                char *end;
+                unsigned long idx = strtoul(seg, &end, 10);
+                if (*end) st = kr__fail(KR_ERR_INVALID_ARG, "%s: --set %s: expected an index, found \"%s\"",
+                                        f->path, key, seg);
+                else json_array_set(node, idx, value);
+            } else {
+                st = kr__fail(KR_ERR_INVALID_ARG, "%s: %s: expected a path that exists (--set %s), found nothing",
+                              f->path, path, set);
+            }
+            break;
+        }
+        json_t *c = child(node, seg, in_simulators);
+        if (!c) {
+            st = kr__fail(KR_ERR_INVALID_ARG, "%s: %s: expected %s (--set %s), found nothing", f->path, path,
+                          in_simulators ? "the name of a simulator" : "a path that exists", set);
+            break;
+        }
+        in_simulators = node == f->root && !strcmp(seg, "simulators");
+        node = c;
+        seg = next;
+    }
+    json_decref(value);
+    free(key);
+    return st;
+}
+
+/* ---- top level ---- */
+
+static kr_status_t read_time(kr_model_file_t *f, json_t *v, const char *path, bool is_duration, kr_time_t *out)
+{
+    double d = json_is_number(v) ? json_number_value(v) : NAN;
+    FAIL_IF(!(d >= 0) || !isfinite(d), path, "a time >= 0 in model units", v);
+    if (is_duration) {
+        *out = kr_time_delay_ticks(d, f->precision);
+        return KR_OK;
+    }
+    if (kr_time_from_units(d, f->precision, out)) return kr__input_error(f->path, path, "a representable time", v);
+    return KR_OK;
+}
+
+static kr_status_t check_top(kr_model_file_t *f)
+{
+    json_t *r = f->root;
+    FAIL_IF(!json_is_object(r), "(top)", "an object", r);
+    kr_status_t st = check_keys(f, r, top_keys, "");
+    if (st) return st;
+    json_t *v;
+    f->precision = KR_PRECISION_DEFAULT;
+    if ((v = json_object_get(r, "precision"))) {
+        FAIL_IF(!json_is_integer(v) || json_integer_value(v) < 1, "precision",
+                "a whole number of ticks per model unit >= 1", v);
+        f->precision = (uint64_t)json_integer_value(v);
+    }
+    if ((v = json_object_get(r, "seed"))) {
+        FAIL_IF(!json_is_integer(v) || json_integer_value(v) < 0, "seed", "a whole number >= 0", v);
+        f->seed = (uint64_t)json_integer_value(v);
+    }
+    v = json_object_get(r, "end_time");
+    if ((st = read_time(f, v, "end_time", false, &f->end_time))) return st;
+    f->sync = KR_SYNC_NULL_MESSAGE;
+    if ((v = json_object_get(r, "sync"))) {
+        const char *s = json_string_value(v);
+        FAIL_IF(!s || (strcmp(s, "null-message") && strcmp(s, "window")), "sync", "\"null-message\" or \"window\"", v);
+        f->sync = strcmp(s, "window") ? KR_SYNC_NULL_MESSAGE : KR_SYNC_WINDOW;
+    }
+    f->mapping = KR_MAP_ROUND_ROBIN;
+    if ((v = json_object_get(r, "mapping"))) {
+        const char *s = json_string_value(v);
+        FAIL_IF(!s || (strcmp(s, "round-robin") && strcmp(s, "block")), "mapping", "\"round-robin\" or \"block\"", v);
+        f->mapping = strcmp(s, "block") ? KR_MAP_ROUND_ROBIN : KR_MAP_BLOCK;
+    }
+    f->log_level = KR_LOG_WARN;
+    if ((v = json_object_get(r, "log_level"))) {
+        FAIL_IF(!json_is_string(v) || kr_log_level_from_name(json_string_value(v), &f->log_level), "log_level",
+                "one of trace, debug, info, warn, error, critical, off", v);
+    }
+    if ((v = json_object_get(r, "description"))) FAIL_IF(!json_is_string(v), "description", "a string", v);
+    if ((v = json_object_get(r, "outputs"))) {
+        FAIL_IF(!json_is_object(v), "outputs", "an object", v);
+        if ((st = check_keys(f, v, out_keys, "outputs"))) return st;
+        const char **slots[] = { &f->out_stats, &f->out_event_log, &f->out_trace };
+        for (int i = 0; out_keys[i]; i++) {
+            json_t *o = json_object_get(v, out_keys[i]);
+            if (!o) continue;
+            char path[64];
+            snprintf(path, sizeof path, "outputs.%s", out_keys[i]);
+            FAIL_IF(!json_is_string(o) || !json_string_value(o)[0], path, "a file or folder name", o);
+            *slots[i] = json_string_value(o);
+        }
+    }
+    return KR_OK;
+}
+
+/* ---- plugins ---- */
+
+static kr_status_t load_plugins(kr_model_file_t *f)
+{
+    json_t *list = json_object_get(f->root, "plugins");
+    if (!list) return KR_OK;
+    FAIL_IF(!json_is_array(list), "plugins", "an array of shared-object paths", list);
+    size_t n = json_array_size(list);
+    f->plugins = calloc(n ? n : 1, sizeof *f->plugins);
+    if (!f->plugins) return kr__fail(KR_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        json_t *v = json_array_get(list, i);
+        char path[64];
+        snprintf(path, sizeof path, "plugins[%zu]", i);
+        FAIL_IF(!json_is_string(v) || !json_string_value(v)[0], path, "a shared-object path", v);
+        const char *name = json_string_value(v);
+        char full[4096];
+        if (name[0] == '/') snprintf(full, sizeof full, "%s", name);
+        else snprintf(full, sizeof full, "%s/%s", f->dir, name);
+        void *h = dlopen(full, RTLD_NOW | RTLD_LOCAL);
+        if (!h) {
+            char expected[4200];
+            snprintf(expected, sizeof expected, "a loadable shared object (%s)", dlerror());
+            return kr__input_error(f->path, path, expected, v);
+        }
+        f->plugins[f->plugin_count++] = h;
+        kr_plugin_init_fn init;
+        *(void **)&init = dlsym(h, KR_PLUGIN_ENTRY);
+        if (!init) return kr__input_error(f->path, path, "a plugin exporting " KR_PLUGIN_ENTRY, v);
+        kr_status_t st = init(f->kinds);
+        if (st) return kr__fail(KR_ERR_INVALID_ARG, "%s: %s: expected a plugin whose " KR_PLUGIN_ENTRY " succeeds, "
+                                "found: %s", f->path, path, kr_last_error());
+    }
+    return KR_OK;
+}
+
+/* ---- simulators ---- */
+
+static kr_status_t add_entry(kr_model_file_t *f, const kr_sim_entry_t *e)
+{
+    for (size_t i = 0; i < f->sim_count; i++)
+        if (!strcmp(f->sims[i].name, e->name)) {
+            char path[64], expected[300];
+            snprintf(path, sizeof path, "simulators[%zu].name", e->index);
+            snprintf(expected, sizeof expected, "a name not used before (simulators[%zu] is \"%s\")", f->sims[i].index,
+                     f->sims[i].name);
+            json_t *v = json_string(e->name);
+            kr_status_t st = kr__input_error(f->path, path, expected, v);
+            json_decref(v);
+            free(e->name);
+            return st;
+        }
+    kr_sim_entry_t *sims = realloc(f->sims, (f->sim_count + 1) * sizeof *sims);
+    if (!sims) {
+        free(e->name);
+        return kr__fail(KR_ERR_NOMEM, "out of memory");
+    }
+    f->sims = sims;
+    sims[f->sim_count++] = *e;
+    return KR_OK;
+}
+
+static kr_status_t check_simulators(kr_model_file_t *f)
+{
+    json_t *list = json_object_get(f->root, "simulators");
+    FAIL_IF(!json_is_array(list) || json_array_size(list) == 0, "simulators", "a non-empty array of simulators", list);
+    size_t i;
+    json_t *s;
+    json_array_foreach(list, i, s) {
+        char at[64], path[128];
+        snprintf(at, sizeof at, "simulators[%zu]", i);
+        FAIL_IF(!json_is_object(s), at, "a simulator object", s);
+        kr_status_t st = check_keys(f, s, sim_keys, at);
+        if (st) return st;
+        json_t *name = json_object_get(s, "name"), *kind = json_object_get(s, "kind");
+        snprintf(path, sizeof path, "%s.name", at);
+        const char *nm = json_string_value(name);
+        FAIL_IF(!nm || !nm[0] || strpbrk(nm, "[]*."), path, "a non-empty name without '[', ']', '*' or '.'", name);
+        snprintf(path, sizeof path, "%s.kind", at);
+        const kr_kind_desc_t *k = json_is_string(kind) ? kr_kinds_find(f->kinds, json_string_value(kind)) : NULL;
+        if (!k) {
+            char expected[1024];
+            size_t n = (size_t)snprintf(expected, sizeof expected, "a known kind (");
+            for (size_t j = 0; j < kr_kinds_count(f->kinds) && n < sizeof expected; j++)
+                n += (size_t)snprintf(expected + n, sizeof expected - n, "%s%s", j ? ", " : "",
+                                      kr_kinds_at(f->kinds, j)->name);
+            if (n < sizeof expected) snprintf(expected + n, sizeof expected - n, ")");
+            return kr__input_error(f->path, path, expected, kind);
+        }
+        kr_sim_entry_t e = { .kind = k->name, .formalism = k->formalism, .rank = -1, .index = i };
+        json_t *v;
+        if ((v = json_object_get(s, "formalism"))) {
+            snprintf(path, sizeof path, "%s.formalism", at);
+            FAIL_IF(!json_is_string(v) || kr_formalism_from_name(json_string_value(v), &e.formalism), path,
+                    "discrete-event, agent-based, continuous or emulation", v);
+        }
+        bool stepped = e.formalism == KR_AGENT_BASED || e.formalism == KR_CONTINUOUS;
+        v = json_object_get(s, "time_step");
+        snprintf(path, sizeof path, "%s.time_step", at);
+        if (v || stepped) {
+            double d = json_is_number(v) ? json_number_value(v) : NAN;
+            double ticks = d * (double)f->precision;
+            /* a whole number of ticks, allowing for the binary rounding of
+             * decimal steps such as 0.1 */
+            bool whole = isfinite(ticks) && ticks >= 0.5 && ticks < 1.8e19 &&
+                         fabs(ticks - nearbyint(ticks)) <= 1e-6 * fmax(1.0, ticks);
+            char expected[160];
+            snprintf(expected, sizeof expected, "a time step that is a whole positive number of ticks (1 tick = %g "
+                     "model units)", 1.0 / (double)f->precision);
+            FAIL_IF(!whole, path, expected, v);
+            e.time_step = (kr_time_t)nearbyint(ticks);
+        }
+        if ((v = json_object_get(s, "params"))) {
+            snprintf(path, sizeof path, "%s.params", at);
+            FAIL_IF(!json_is_object(v), path, "an object", v);
+            e.params = v;
+        } else {
+            e.params = json_object();
+            json_object_set_new(s, "params", e.params); /* owned by the tree from now on */
+        }
+        if ((v = json_object_get(s, "rank"))) {
+            snprintf(path, sizeof path, "%s.rank", at);
+            FAIL_IF(!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 1 << 24, path,
+                    "a rank >= 0", v);
+            e.rank = (int)json_integer_value(v);
+        }
+        if ((v = json_object_get(s, "description"))) {
+            snprintf(path, sizeof path, "%s.description", at);
+            FAIL_IF(!json_is_string(v), path, "a string", v);
+        }
+        json_int_t count = 0;
+        if ((v = json_object_get(s, "count"))) {
+            snprintf(path, sizeof path, "%s.count", at);
+            FAIL_IF(!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 1000000, path,
+                    "a whole number from 1 to 1000000", v);
+            count = json_integer_value(v);
+        }
+        if (!count) {
+            e.name = strdup(nm);
+            if (!e.name) return kr__fail(KR_ERR_NOMEM, "out of memory");
+            if ((st = add_entry(f, &e))) return st;
+            continue;
+        }
+        for (json_int_t r = 0; r < count; r++) {
+            char buf[300];
+            snprintf(buf, sizeof buf, "%s[%lld]", nm, (long long)r);
+            e.name = strdup(buf);
+            if (!e.name) return kr__fail(KR_ERR_NOMEM, "out of memory");
+            if ((st = add_entry(f, &e))) return st;
+        }
+    }
+    return KR_OK;
+}
+
+/* ---- dependencies ---- */
+
+/* The simulators a dependency end names: an exact name, or "base[*]" for
+ * every replica of an entry with a count. */
+static size_t match(const kr_model_file_t *f, const char *pattern, uint32_t *out)
+{
+    size_t n = 0, len = strlen(pattern);
+    bool wild = len > 3 && !strcmp(pattern + len - 3, "[*]");
+    size_t base = wild ? len - 2 : len; /* "line[" */
+    for (size_t i = 0; i < f->sim_count; i++) {
+        const char *name = f->sims[i].name;
+        if (!wild) {
+            if (!strcmp(name, pattern)) out[n++] = (uint32_t)i;
+            continue;
+        }
+        size_t nl = strlen(name);
+        if (nl > base + 1 && !strncmp(name, pattern, base) && name[nl - 1] == ']' &&
+            strspn(name + base, "0123456789") == nl - base - 1)
+            out[n++] = (uint32_t)i;
+    }
+    return n;
+}
+
+static kr_status_t check_dependencies(kr_model_file_t *f)
+{
+    json_t *list = json_object_get(f->root, "dependencies");
+    if (!list) return KR_OK;
+    FAIL_IF(!json_is_array(list), "dependencies", "an array of dependencies", list);
+    uint32_t *from = malloc((f->sim_count + 1) * sizeof *from), *to = malloc((f->sim_count + 1) * sizeof *to);
+    kr_status_t st = from && to ? KR_OK : kr__fail(KR_ERR_NOMEM, "out of memory");
+    size_t i;
+    json_t *d;
+    json_array_foreach(list, i, d) {
+        if (st) break;
+        char at[64], path[128];
+        snprintf(at, sizeof at, "dependencies[%zu]", i);
+        if (!json_is_object(d)) { st = kr__input_error(f->path, at, "a dependency object", d); break; }
+        if ((st = check_keys(f, d, dep_keys, at))) break;
+        json_t *vf = json_object_get(d, "from"), *vt = json_object_get(d, "to"), *vp = json_object_get(d, "promise");
+        snprintf(path, sizeof path, "%s.from", at);
+        size_t nf = json_is_string(vf) ? match(f, json_string_value(vf), from) : 0;
+        if (!nf) { st = kr__input_error(f->path, path, "the name of a simulator (or \"name[*]\")", vf); break; }
+        snprintf(path, sizeof path, "%s.to", at);
+        size_t nt = json_is_string(vt) ? match(f, json_string_value(vt), to) : 0;
+        if (!nt) { st = kr__input_error(f->path, path, "the name of a simulator (or \"name[*]\")", vt); break; }
+        snprintf(path, sizeof path, "%s.promise", at);
+        kr_time_t promise;
+        double pd = json_is_number(vp) ? json_number_value(vp) : NAN;
+        if (!(pd >= 0) || !isfinite(pd)) { st = kr__input_error(f->path, path, "a promise >= 0 in model units", vp); break; }
+        if (kr_time_from_units(pd, f->precision, &promise)) { st = kr__input_error(f->path, path, "a representable promise", vp); break; }
+        bool any = false;
+        for (size_t a = 0; a < nf && !st; a++)
+            for (size_t b = 0; b < nt && !st; b++) {
+                if (from[a] == to[b]) continue; /* wildcards never make a self edge */
+                any = true;
+                for (size_t k = 0; k < f->dep_count; k++)
+                    if (f->deps[k].from == from[a] && f->deps[k].to == to[b]) {
+                        char expected[300];
+                        snprintf(expected, sizeof expected, "one dependency %s -> %s (already declared)",
+                                 f->sims[from[a]].name, f->sims[to[b]].name);
+                        st = kr__input_error(f->path, at, expected, d);
+                    }
+                if (st) break;
+                kr_dep_entry_t *deps = realloc(f->deps, (f->dep_count + 1) * sizeof *deps);
+                if (!deps) { st = kr__fail(KR_ERR_NOMEM, "out of memory"); break; }
+                f->deps = deps;
+                deps[f->dep_count++] = (kr_dep_entry_t){ from[a], to[b], promise };
+            }
+        if (!st && !any) st = kr__input_error(f->path, at, "a dependency between two different simulators", d);
+    }
+    free(from);
+    free(to);
+    return st;
+}
+
+/* ---- load ---- */
+
+kr_model_file_t *kr_model_file_load(const kr_model_file_desc_t *desc)
+{
+    kr_model_file_t *f = calloc(1, sizeof *f);
+    if (!f) { kr__fail(KR_ERR_NOMEM, "out of memory"); return NULL; }
+    f->path = strdup(desc->path ? desc->path : "");
+    const char *slash = desc->path ? strrchr(desc->path, '/') : NULL;
+    f->dir = slash ? strndup(desc->path, (size_t)(slash - desc->path)) : strdup(".");
+    f->kinds = kr_kinds_create();
+    if (!f->path || !f->dir || !f->kinds) {
+        kr__fail(KR_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    FILE *in = fopen(f->path, "rb");
+    if (!in) {
+        kr__fail(KR_ERR_IO, "%s: (file): expected a readable model file, found %s", f->path, strerror(errno));
+        goto fail;
+    }
+    json_error_t err;
+    f->root = json_loadf(in, JSON_REJECT_DUPLICATES, &err);
+    fclose(in);
+    if (!f->root) {
+        kr__fail(KR_ERR_INVALID_ARG, "%s: line %d column %d: expected valid JSON, found %s", f->path, err.line,
+                 err.column, err.text);
+        goto fail;
+    }
+    for (size_t i = 0; i < desc->set_count; i++)
+        if (apply_set(f, desc->sets[i])) goto fail;
+    if (desc->register_builtin && desc->register_builtin(f->kinds)) goto fail;
+    if (check_top(f) || load_plugins(f) || check_simulators(f) || check_dependencies(f)) goto fail;
+    return f;
+fail:
+    kr_model_file_free(f);
+    return NULL;
+}
+
+void kr_model_file_free(kr_model_file_t *f)
+{
+    if (!f) return;
+    for (size_t i = 0; i < f->sim_count; i++) free(f->sims[i].name);
+    free(f->sims);
+    free(f->deps);
+    json_decref(f->root);
+    kr_kinds_destroy(f->kinds);
+    /* Plugins stay loaded: models built from them may still be alive and
+     * their code must outlive them; the process exit unloads them. */
+    free(f->plugins);
+    free(f->path);
+    free(f->dir);
+    free(f);
+}
+
+const kr_kind_desc_t *kr_model_file_kind(const kr_model_file_t *f, size_t i)
+{
+    return i < f->sim_count ? kr_kinds_find(f->kinds, f->sims[i].kind) : NULL;
+}
+
+/* ---- build ---- */
+
+kr_model_t *kr_model_file_build(kr_model_file_t *f, const kr_observer_t *observer)
+{
+    kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .precision = f->precision, .seed = f->seed,
+                                                         .end_time = f->end_time, .log_level = f->log_level,
+                                                         .observer = observer });
+    if (!m) return NULL;
+    char path[128];
+    /* Types first, once per kind, in the order kinds first appear. */
+    for (size_t i = 0; i < f->sim_count; i++) {
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++) seen = !strcmp(f->sims[j].kind, f->sims[i].kind);
+        const kr_kind_desc_t *k = kr_model_file_kind(f, i);
+        if (seen || !k->register_types) continue;
+        if (k->register_types(m)) {
+            kr__fail(kr_last_status(), "%s: kind '%s': %s", f->path, k->name, kr_last_error());
+            goto fail;
+        }
+    }
+    for (size_t i = 0; i < f->sim_count; i++) {
+        kr_sim_entry_t *e = &f->sims[i];
+        if (!kr_model_add_sim(m, &(kr_sim_desc_t){ .name = e->name, .formalism = e->formalism,
+                                                    .time_step = e->time_step })) {
+            snprintf(path, sizeof path, "simulators[%zu]", e->index);
+            kr__fail(KR_ERR_INVALID_ARG, "%s: %s: %s", f->path, path, kr_last_error());
+            goto fail;
+        }
+    }
+    for (size_t i = 0; i < f->dep_count; i++)
+        if (kr_model_add_dependency(m, f->deps[i].from, f->deps[i].to, f->deps[i].promise)) {
+            kr__fail(KR_ERR_INVALID_ARG, "%s: dependencies: %s", f->path, kr_last_error());
+            goto fail;
+        }
+    for (size_t i = 0; i < f->sim_count; i++) {
+        kr_sim_entry_t *e = &f->sims[i];
+        const kr_kind_desc_t *k = kr_model_file_kind(f, i);
+        snprintf(path, sizeof path, "simulators[%zu].params", e->index);
+        kr_params_t *p = kr_params_open(f->path, path, e->params, f->precision);
+        if (!p) goto fail;
+        kr_status_t st = k->setup(kr_model_sim(m, (uint32_t)i), p);
+        if (!st) st = kr_params_check_unread(p, k->name);
+        kr_params_close(p);
+        if (st) {
+            /* Kinds report params errors in the standard form already. */
+            if (!strncmp(kr_last_error(), f->path, strlen(f->path))) kr__fail(KR_ERR_INVALID_ARG, "%s", kr_last_error());
+            else kr__fail(st == KR_ERR_INVALID_ARG ? st : kr_last_status(), "%s: simulators[%zu] (%s, kind %s): %s",
+                          f->path, e->index, e->name, k->name, kr_last_error());
+            goto fail;
+        }
+    }
+    return m;
+fail:
+    {
+        char msg[1024];
+        kr_status_t st = kr_last_status();
+        snprintf(msg, sizeof msg, "%s", kr_last_error());
+        kr_model_destroy(m);
+        kr__fail(st, "%s", msg);
+    }
+    return NULL;
+}
+
+/* ---- mapping ---- */
+
+kr_status_t kr_model_file_map(const kr_model_file_t *f, const kr_model_t *m, int ranks, int *rank_of)
+{
+    if (ranks < 1) return kr__fail(KR_ERR_INVALID_ARG, "ranks must be at least 1");
+    size_t n = f->sim_count;
+    for (size_t i = 0; i < n; i++)
+        rank_of[i] = f->mapping == KR_MAP_BLOCK ? (int)((uint64_t)i * (uint64_t)ranks / n) : (int)(i % (size_t)ranks);
+    for (size_t i = 0; i < n; i++)
+        if (f->sims[i].rank >= 0) {
+            if (f->sims[i].rank >= ranks)
+                return kr__fail(KR_ERR_INVALID_ARG, "%s: simulators[%zu].rank: expected a rank below %d, found %d",
+                                f->path, f->sims[i].index, ranks, f->sims[i].rank);
+            rank_of[i] = f->sims[i].rank;
+        }
+    /* A zero-promise group runs on one rank: a pinned member decides, else
+     * its lowest member; two different pins in one group cannot run. */
+    for (size_t i = 0; i < n; i++) {
+        uint32_t g = kr_model_group_of(m, (uint32_t)i);
+        if (g == i) continue;
+        if (f->sims[i].rank >= 0 && f->sims[g].rank >= 0 && f->sims[i].rank != f->sims[g].rank)
+            return kr__fail(KR_ERR_INVALID_ARG, "%s: simulators[%zu].rank: expected rank %d, where '%s' is pinned (a "
+                            "cycle of zero promises joins them and runs as one loop on one rank), found %d", f->path,
+                            f->sims[i].index, f->sims[g].rank, f->sims[g].name, f->sims[i].rank);
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint32_t g = kr_model_group_of(m, (uint32_t)i);
+        if (g != i) continue;
+        int r = rank_of[i];
+        for (size_t j = i; j < n; j++)
+            if (kr_model_group_of(m, (uint32_t)j) == g && f->sims[j].rank >= 0) r = f->sims[j].rank;
+        for (size_t j = i; j < n; j++)
+            if (kr_model_group_of(m, (uint32_t)j) == g) rank_of[j] = r;
+    }
+    return KR_OK;
+}

@@ -1,0 +1,34 @@
+/* Running a model file and writing what a run produces: the summary, the
+ * stats JSON, per-simulator event logs, the Chrome trace and the progress
+ * line. Not public API. */
+#ifndef KAIROS_RUNTIME_RUN_H
+#define KAIROS_RUNTIME_RUN_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "model_file.h"
+
+#define KAIROS_VERSION_STRING "0.1.0"
+
+typedef struct kr_run_options {
+    const char *stats_path;      /* NULL: the file's outputs.stats, else none */
+    const char *event_log_dir;   /* NULL: the file's outputs.event_log, else none */
+    const char *trace_path;      /* NULL: the file's outputs.trace, else none */
+    bool quiet;                  /* no summary, no progress */
+    bool progress;               /* a progress line on stderr */
+    int ranks;                   /* MPI ranks of the run (for the stats) */
+    int rank;                    /* this rank */
+    FILE *summary;               /* where the human summary goes (stdout) */
+} kr_run_options_t;
+
+/* Builds, runs and reports. Output files are written under temporary names
+ * and renamed only when the run succeeded, so a failed run never leaves a
+ * file that looks finished. Returns the run's status (input errors
+ * KR_ERR_INVALID_ARG/KR_ERR_IO, run errors otherwise). */
+kr_status_t kr_run_file(kr_model_file_t *f, const kr_run_options_t *opt);
+
+/* The run's checksum: every simulator's event digest and its kind's digest
+ * of its final state, combined in simulator-id order. */
+uint64_t kr_run_checksum(const kr_model_file_t *f, kr_model_t *m);
+
+#endif
