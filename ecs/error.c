@@ -1,18 +1,22 @@
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "error_private.h"
 
 /* Per-thread, like errno: the only mutable state outside a world. */
-static _Thread_local char last_message[512];
+static _Thread_local char last_message[1024];
 static _Thread_local kr_status_t last_status;
 
 kr_status_t kr__fail(kr_status_t status, const char *fmt, ...)
 {
+    /* Format aside first: callers often wrap kr_last_error() itself. */
+    char message[sizeof last_message];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_message, sizeof last_message, fmt, ap);
+    vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
+    memcpy(last_message, message, sizeof last_message);
     last_status = status;
     return status;
 }

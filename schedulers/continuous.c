@@ -18,6 +18,7 @@ struct kr_continuous {
     kr_ode_threshold_t *thresholds;  /* mirrors events[i].threshold, as the engine wants them */
     state_event_t *events;
     size_t event_count;
+    kr_time_t checkpoint;            /* spacing of integration checkpoints */
 };
 
 static kr_continuous_t *cont_of(kr_sim_t *s, const char *fn)
@@ -96,6 +97,18 @@ kr_status_t kr__continuous_start(kr_sim_t *s)
 {
     if (!cont_of(s, "kr_model_start")) return kr_last_status();
     kr_model_t *m = s->model;
+    /* Checkpoints every time_step, or closer when a cycle of dependencies
+     * through this simulator has less lookahead than that: a cycle's
+     * guarantees always reach past the next checkpoint, so waiting for
+     * inputs never stalls it (the spacing comes from the model's structure,
+     * never from timing, so trajectories repeat bit for bit). */
+    kr_time_t in_min = KR_TIME_NEVER, out_min = KR_TIME_NEVER;
+    for (uint32_t i = 0; i < s->in_count; i++)
+        if (m->edges[s->in_edges[i]].promise < in_min) in_min = m->edges[s->in_edges[i]].promise;
+    for (uint32_t i = 0; i < s->out_count; i++)
+        if (m->edges[s->out_edges[i]].promise < out_min) out_min = m->edges[s->out_edges[i]].promise;
+    kr_time_t cycle = kr__time_add(in_min, out_min);
+    s->cont->checkpoint = cycle > 0 && cycle < s->time_step ? cycle : s->time_step;
     /* The end is always an update point; observation points only matter
      * when someone downstream can be told about the state. */
     kr_status_t st = kr__sim_schedule_kind(s, KR_EV_OBSERVE, KR_PRIORITY_STEP, m->end_time, 0, NULL, 0, NULL);
@@ -104,24 +117,59 @@ kr_status_t kr__continuous_start(kr_sim_t *s)
     return st;
 }
 
+/* With state events the integration always stops at every checkpoint
+ * k x checkpoint on its way (see kr__continuous_start): the coordinator may then integrate ahead to a
+ * checkpoint while the simulator waits for its inputs, and the trajectory
+ * is the same whether it did or not. */
+static kr_time_t next_checkpoint(const kr_sim_t *s, kr_time_t from)
+{
+    kr_time_t h = s->cont->checkpoint;
+    kr_time_t k = from / h + 1;
+    return k > (KR_TIME_NEVER - 1) / h ? KR_TIME_NEVER : k * h;
+}
+
 bool kr__continuous_advance(kr_sim_t *s, kr_time_t t)
 {
     kr_continuous_t *c = s->cont;
-    if (!c->engine || t <= kr__ode_engine_time(c->engine)) return true;
-    int hit = -1;
-    kr_status_t st = kr__ode_engine_advance(c->engine, t, c->thresholds, c->event_count, &hit);
-    if (st) {
-        kr__model_fail(s->model, st, "continuous simulator '%s' integrating to %g: %s", s->name,
-                       kr_time_to_units(t, s->model->precision), kr_last_error());
+    while (c->engine && kr__ode_engine_time(c->engine) < t) {
+        kr_time_t to = t;
+        if (c->event_count) {
+            kr_time_t cp = next_checkpoint(s, kr__ode_engine_time(c->engine));
+            if (cp < to) to = cp;
+        }
+        int hit = -1;
+        kr_status_t st = kr__ode_engine_advance(c->engine, to, c->thresholds, c->event_count, &hit);
+        if (st) {
+            kr__model_fail(s->model, st, "continuous simulator '%s' integrating to %g: %s", s->name,
+                           kr_time_to_units(to, s->model->precision), kr_last_error());
+            return false;
+        }
+        if (hit < 0) continue;
+        const state_event_t *ev = &c->events[hit];
+        const kr_event_type_rec_t *type = kr__event_type(s->model, ev->type);
+        st = kr__sim_schedule_kind(s, KR_EV_STATE, KR_PRIORITY_DEFAULT, kr__ode_engine_time(c->engine), ev->type,
+                                   ev->data, type->desc.size, NULL);
+        if (st) kr__model_fail(s->model, st, "continuous simulator '%s': %s", s->name, kr_last_error());
         return false;
     }
-    if (hit < 0) return true;
-    const state_event_t *ev = &c->events[hit];
-    const kr_event_type_rec_t *type = kr__event_type(s->model, ev->type);
-    st = kr__sim_schedule_kind(s, KR_EV_STATE, KR_PRIORITY_DEFAULT, kr__ode_engine_time(c->engine), ev->type,
-                               ev->data, type->desc.size, NULL);
-    if (st) kr__model_fail(s->model, st, "continuous simulator '%s': %s", s->name, kr_last_error());
-    return false;
+    return true;
+}
+
+bool kr__continuous_lookahead(kr_sim_t *s, kr_time_t bound)
+{
+    kr_continuous_t *c = s->cont;
+    if (!c || !c->engine || !c->event_count) return false;
+    kr_time_t from = kr__ode_engine_time(c->engine);
+    kr_time_t cp = next_checkpoint(s, from);
+    if (cp >= bound) return false;
+    /* the last checkpoint below the bound, not past the next event */
+    kr_time_t last = ((bound - 1) / c->checkpoint) * c->checkpoint;
+    kr_event_rec_t *h = kr__sim_head(s);
+    if (h && h->key.time < last) last = h->key.time;
+    if (last > s->model->end_time) last = s->model->end_time; /* nothing runs past the end */
+    if (last <= from) return false;
+    kr__continuous_advance(s, last);
+    return true;
 }
 
 void kr__continuous_observe(kr_sim_t *s, bool observation_point)

@@ -174,6 +174,16 @@ static uint32_t run_group(kr_model_t *m, kr_group_t *g, uint32_t budget)
         kr_sim_t *s;
         kr_event_rec_t *h = group_head(m, g, &s);
         if (!runnable(m, g, s, h)) break;
+        /* A continuous member could cross a threshold before this event:
+         * bring it to the event's time first (its state event, if any, is
+         * then the group's head). */
+        bool moved = false;
+        for (uint32_t i = 0; i < g->count && !moved; i++) {
+            kr_sim_t *o = m->sims[g->members[i]];
+            if (o != s && o->cont && !kr__continuous_advance(o, h->key.time)) moved = true;
+        }
+        if (m->failure) break;
+        if (moved) continue;
         if (spans && s != span_sim) {
             uint64_t now = wall_ns();
             if (span_sim) m->observer.on_busy(m->observer.arg, span_sim, span_begin, now, span_events);
@@ -213,7 +223,7 @@ bool kr__coord_step(kr_model_t *m, kr_status_t *status)
     /* The group with the lowest runnable key goes next. */
     kr_group_t *best = NULL;
     kr_event_rec_t *best_head = NULL;
-    bool waiting = false;
+    bool waiting = false, progressed = false;
     uint64_t now = wall_ns();
     for (uint32_t i = 0; i < m->group_count; i++) {
         kr_group_t *g = &m->groups[i];
@@ -228,6 +238,12 @@ bool kr__coord_step(kr_model_t *m, kr_status_t *status)
             continue;
         }
         note_blocked(m, g, h && h->key.time <= m->end_time, now);
+        /* Continuous members with state events integrate ahead while they
+         * wait, so a cycle of dependencies cannot stall on them. */
+        for (uint32_t k = 0; k < g->count; k++) {
+            kr_sim_t *cs = m->sims[g->members[k]];
+            if (cs->cont && kr__continuous_lookahead(cs, g->bound)) progressed = true;
+        }
         bool emu_waiting = false;
         for (uint32_t k = 0; k < g->count; k++)
             if (m->sims[g->members[k]]->emu && kr__emulation_waiting(m->sims[g->members[k]])) emu_waiting = true;
@@ -240,9 +256,26 @@ bool kr__coord_step(kr_model_t *m, kr_status_t *status)
         if ((st = send_guarantees(m, best))) { *status = st; return false; }
         return true;
     }
+    if (m->failure) { *status = kr__fail(m->failure, "%s", m->failure_msg); return false; }
+    if (progressed) {
+        for (uint32_t i = 0; i < m->group_count && !st; i++) st = send_guarantees(m, &m->groups[i]);
+        if (st) { *status = st; return false; }
+        return true;
+    }
     bool all_done = true;
     for (uint32_t i = 0; i < m->group_count; i++) all_done &= m->groups[i].done;
     if (all_done && m->transport->vtbl->in_flight(m->transport) == 0) {
+        for (uint32_t i = 0; i < m->sim_count; i++) {
+            size_t left = m->sims[i]->emu ? kr__emulation_leftover(m->sims[i]) : 0;
+            if (left) {
+                *status = kr__fail(KR_ERR_CORRUPT, "emulation '%s': the replay log has %zu line%s the run never "
+                                   "reached (a log from another model or seed?)", m->sims[i]->name, left,
+                                   left == 1 ? "" : "s");
+                m->running = false;
+                m->finished = true;
+                return false;
+            }
+        }
         for (uint32_t i = 0; i < m->group_count; i++) note_blocked(m, &m->groups[i], false, now);
         m->running = false;
         m->finished = true;

@@ -288,6 +288,11 @@ void kr__emulation_poll(kr_sim_t *s)
     }
 }
 
+size_t kr__emulation_leftover(const kr_sim_t *s)
+{
+    return s->emu->replaying ? s->emu->replay_count - s->emu->replay_next : 0;
+}
+
 bool kr__emulation_ready(kr_sim_t *s, kr_time_t t)
 {
     return s->emu->replaying || clock_ticks(s) >= t;
@@ -342,7 +347,12 @@ void kr__emulation_wait(kr_model_t *m)
             deadline = d;
         }
     }
-    if (first) first->emu->clock.wait_ns(first->emu->clock.arg, deadline, first->emu->fd);
+    if (!first) return;
+    /* Held by its inputs rather than its clock: the deadline has passed, so
+     * wait a millisecond for the clock (and the guarantees it moves). */
+    uint64_t now = first->emu->clock.now_ns(first->emu->clock.arg);
+    if (deadline <= now) deadline = now + 1000000;
+    first->emu->clock.wait_ns(first->emu->clock.arg, deadline, first->emu->fd);
 }
 
 void kr__emulation_run_input(kr_sim_t *s, kr_event_rec_t *r)

@@ -500,6 +500,21 @@ kr_status_t kr_model_start(kr_model_t *m)
         free_groups(m);
         return st;
     }
+    /* An emulation simulator accepts input at its clock's time; simulators
+     * sharing its loop through zero promises could not run ahead of it
+     * safely, so such a cycle needs a positive promise somewhere. */
+    for (uint32_t gi = 0; gi < m->group_count; gi++) {
+        kr_group_t *g = &m->groups[gi];
+        for (uint32_t k = 0; g->count > 1 && k < g->count; k++)
+            if (m->sims[g->members[k]]->formalism == KR_EMULATION) {
+                uint32_t other = g->members[k == 0 ? 1 : 0];
+                st = kr__fail(KR_ERR_INVALID_ARG, "kr_model_start: emulation simulator '%s' is in a cycle of zero "
+                              "promises with '%s'; give an edge of the cycle a positive promise",
+                              m->sims[g->members[k]]->name, m->sims[other]->name);
+                free_groups(m);
+                return st;
+            }
+    }
     /* Sync-events may be scheduled from on_start on, so the transport
      * exists before any behavior runs. */
     if (!m->transport) {
@@ -517,13 +532,19 @@ kr_status_t kr_model_start(kr_model_t *m)
     }
     for (uint32_t i = 0; i < m->sim_count; i++) {
         kr_sim_t *s = m->sims[i];
-        if ((st = kr_world_start(s->world))) return st;
+        if ((st = kr_world_start(s->world))) {
+            kr__model_fail(m, st, "starting '%s': %s", s->name, kr_last_error());
+            return st;
+        }
         if (s->formalism == KR_AGENT_BASED) {
             st = kr__sim_schedule_kind(s, KR_EV_STEP, KR_PRIORITY_STEP, s->time_step, 0, NULL, 0, NULL);
         } else if (s->formalism == KR_CONTINUOUS) {
             st = kr__continuous_start(s);
         }
-        if (st) return st;
+        if (st) {
+            kr__model_fail(m, st, "starting '%s': %s", s->name, kr_last_error());
+            return st;
+        }
         if (m->failure) return kr__fail(m->failure, "%s", m->failure_msg);
     }
     return KR_OK;
@@ -533,6 +554,7 @@ kr_status_t kr_model_run(kr_model_t *m)
 {
     if (!m) return kr__fail(KR_ERR_INVALID_ARG, "kr_model_run: null model");
     if (m->finished || m->running) return kr__fail(KR_ERR_STATE, "kr_model_run: the model has already run");
+    if (m->failure) return kr__fail(m->failure, "kr_model_run: %s", m->failure_msg);
     kr_status_t st;
     if (!m->started && (st = kr_model_start(m))) return st;
     return kr__coord_run(m);

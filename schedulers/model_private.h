@@ -55,6 +55,17 @@ typedef struct kr_event_rec {
     char *text;                 /* input: "event\0data" */
 } kr_event_rec_t;
 
+/* A sync-event this simulator sent that it may still cancel or delay: the
+ * sender's own record of it, whatever edge or transport carried it. */
+typedef struct kr_outgoing {
+    uint64_t sequence;
+    kr_time_t time;             /* current time, after delays */
+    kr_time_t promise;          /* of its edge */
+    uint32_t target;
+    bool live;
+    bool carries_entities;
+} kr_outgoing_t;
+
 typedef struct kr_continuous kr_continuous_t; /* continuous.c */
 typedef struct kr_emulation kr_emulation_t;   /* emulation.c */
 
@@ -86,6 +97,10 @@ struct kr_sim {
 
     uint32_t *out_edges, out_count;  /* indices into model->edges */
     uint32_t *in_edges, in_count;
+
+    kr_outgoing_t *outgoing;    /* sync-events sent, for cancel and delay */
+    uint32_t outgoing_count, outgoing_cap, outgoing_live;
+    kr_hmap_t outgoing_index;   /* sequence -> index */
 
     kr_entity_t *moved;         /* entities of the executing target side */
     size_t moved_count, moved_cap;
@@ -217,6 +232,9 @@ void kr__continuous_fini(kr_sim_t *s);
 bool kr__continuous_advance(kr_sim_t *s, kr_time_t t);
 void kr__continuous_observe(kr_sim_t *s, bool observation_point);
 kr_time_t kr__continuous_next(kr_sim_t *s, kr_time_t head);
+/* While waiting for its inputs, integrates ahead to the last checkpoint
+ * below `bound`, finding state events there; true if it moved. */
+bool kr__continuous_lookahead(kr_sim_t *s, kr_time_t bound);
 kr_status_t kr__continuous_start(kr_sim_t *s);
 
 /* emulation.c */
@@ -228,6 +246,8 @@ void kr__emulation_poll(kr_sim_t *s);
 /* True if an event at t may run now by the clock. */
 bool kr__emulation_ready(kr_sim_t *s, kr_time_t t);
 kr_time_t kr__emulation_next(kr_sim_t *s, kr_time_t head);
+/* Replay lines the run never reached (0 when not replaying). */
+size_t kr__emulation_leftover(const kr_sim_t *s);
 /* True if the simulator still waits on its clock or input before the end. */
 bool kr__emulation_waiting(kr_sim_t *s);
 /* Blocks until the earliest of the emulation simulators can move. */

@@ -46,6 +46,13 @@ struct kr_ode_engine {
     signed char *sign;       /* per threshold: last nonzero sign (0: none yet), then
                               * the signs at the end of the current step */
     size_t sign_cap;         /* thresholds sign has room for */
+    /* Where the last advance ended without a hit, and its signs, so that a
+     * threshold exactly zero at a segment boundary keeps the sign it had
+     * before it (else a crossing landing on the boundary would be lost). */
+    double *y_last;
+    kr_time_t time_last;
+    size_t nth_last;
+    bool have_last;
 };
 
 static const struct {
@@ -151,6 +158,7 @@ void kr__ode_engine_destroy(kr_ode_engine_t *e)
     free(e->y_step);
     free(e->y_probe);
     free(e->y_hit);
+    free(e->y_last);
     free(e->sign);
     free(e);
 }
@@ -239,9 +247,10 @@ kr_ode_engine_t *kr__ode_engine_create(const kr_ode_desc_t *desc, uint64_t preci
     e->y_step = malloc(bytes);
     e->y_probe = malloc(bytes);
     e->y_hit = malloc(bytes);
+    e->y_last = malloc(bytes);
     double abs_tol = desc->abs_tol > 0.0 ? desc->abs_tol : KR_ODE_DEFAULT_TOL;
     double rel_tol = desc->rel_tol > 0.0 ? desc->rel_tol : KR_ODE_DEFAULT_TOL;
-    if (e->y && e->y_call && e->y_step && e->y_probe && e->y_hit)
+    if (e->y && e->y_call && e->y_step && e->y_probe && e->y_hit && e->y_last)
         e->drv = gsl_odeiv2_driver_alloc_y_new(&e->sys, step_type(desc->method),
                                                e->initial_step, abs_tol, rel_tol);
     if (!e->drv) {
@@ -410,11 +419,16 @@ static kr_status_t run(kr_ode_engine_t *e, kr_time_t to, const kr_ode_threshold_
     size_t bytes = e->dim * sizeof(double);
     double t = units(e, e->time), t1 = units(e, to);
     kr_status_t st;
+    /* Continuing exactly where the last advance stopped (same time, same
+     * state, same thresholds): a zero keeps the sign from before. */
+    bool carry = e->have_last && e->nth_last == nth && e->time_last == e->time &&
+                 memcmp(e->y_last, e->y, bytes) == 0;
+    e->have_last = false;
     for (size_t i = 0; i < nth; i++) {
         int s = 0;
         if ((st = eval(e, th, i, t, e->y, &s)) != KR_OK)
             return st;
-        e->sign[i] = (signed char)s;
+        if (s != 0 || !carry) e->sign[i] = (signed char)s;
     }
     if ((st = restart(e)) != KR_OK)
         return st;
@@ -452,6 +466,10 @@ static kr_status_t run(kr_ode_engine_t *e, kr_time_t to, const kr_ode_threshold_
                 e->sign[i] = now[i];
     }
     e->time = to;
+    memcpy(e->y_last, e->y, bytes);
+    e->time_last = to;
+    e->nth_last = nth;
+    e->have_last = true;
     return KR_OK;
 }
 

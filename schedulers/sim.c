@@ -38,6 +38,7 @@ kr_status_t kr__sim_init(kr_sim_t *s)
 {
     s->free_head = UINT32_MAX;
     kr_hmap_init(&s->by_source);
+    kr_hmap_init(&s->outgoing_index);
     return kr_equeue_init(&s->queue);
 }
 
@@ -62,6 +63,8 @@ void kr__sim_fini(kr_sim_t *s)
     free(s->recs);
     kr_equeue_fini(&s->queue);
     kr_hmap_fini(&s->by_source);
+    kr_hmap_fini(&s->outgoing_index);
+    free(s->outgoing);
     kr__continuous_fini(s);
     kr__emulation_fini(s);
     free(s->out_edges);

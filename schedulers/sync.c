@@ -61,6 +61,8 @@ kr_status_t kr__sync_unpack(kr_sim_t *s, kr_event_rec_t *r)
     kr_unpack_desc_t d = { .roots = s->moved, .roots_capacity = s->moved_cap, .notify_move = true };
     size_t count = 0;
     kr_status_t st = kr_unpack(s->world, r->pack.data, r->pack.len, &d, &count, NULL);
+    if (!st && count != r->root_count)
+        st = kr__fail(KR_ERR_CORRUPT, "the pack holds %zu entities, the message said %zu", count, r->root_count);
     if (st) {
         kr__model_fail(s->model, st, "'%s': entities of a sync-event from simulator %u could not be unpacked: %s",
                        s->name, r->key.source, kr_last_error());
@@ -149,6 +151,61 @@ static kr_status_t fill_target(kr_sim_t *t, uint32_t source, uint64_t seq, const
     if (pack_len && kr_buf_append(&r->pack, pack, pack_len)) return kr_last_status();
     r->root_count = roots;
     r->awaiting_payload = false;
+    return KR_OK;
+}
+
+/* ---- the sender's table of sync-events it may still change ---- */
+
+static uint32_t outgoing_find(const kr_sim_t *s, uint64_t seq)
+{
+    uint32_t cursor = 0, i;
+    while ((i = kr_hmap_next(&s->outgoing_index, kr_mix64(seq), &cursor)) != KR_HMAP_EMPTY)
+        if (s->outgoing[i].live && s->outgoing[i].sequence == seq) return i;
+    return UINT32_MAX;
+}
+
+static void outgoing_drop(kr_sim_t *s, uint32_t i)
+{
+    kr_hmap_remove(&s->outgoing_index, kr_mix64(s->outgoing[i].sequence), i);
+    s->outgoing[i].live = false;
+    s->outgoing_live--;
+}
+
+/* Forgets entries that can no longer change (cancelled, or closer than
+ * their promise). Runs only when the table is full, before it would grow,
+ * so its cost is amortized O(1) per sync-event. */
+static void outgoing_prune(kr_sim_t *s)
+{
+    uint32_t keep = 0;
+    kr_hmap_fini(&s->outgoing_index);
+    kr_hmap_init(&s->outgoing_index);
+    for (uint32_t i = 0; i < s->outgoing_count; i++) {
+        kr_outgoing_t o = s->outgoing[i];
+        if (!o.live || o.time < kr__time_add(s->now, o.promise)) continue;
+        s->outgoing[keep] = o;
+        kr_hmap_insert(&s->outgoing_index, kr_mix64(o.sequence), keep);
+        keep++;
+    }
+    s->outgoing_count = s->outgoing_live = keep;
+}
+
+static kr_status_t outgoing_add(kr_sim_t *s, const kr_event_key_t *k, kr_time_t promise, bool entities)
+{
+    if (s->outgoing_count == s->outgoing_cap) outgoing_prune(s);
+    /* Grow when pruning freed less than half. */
+    if (s->outgoing_cap == 0 || s->outgoing_count * 2 > s->outgoing_cap) {
+        uint32_t cap = s->outgoing_cap ? s->outgoing_cap * 2 : 64;
+        kr_outgoing_t *o = realloc(s->outgoing, cap * sizeof *o);
+        if (!o) return kr__fail(KR_ERR_NOMEM, "'%s': out of memory", s->name);
+        s->outgoing = o;
+        s->outgoing_cap = cap;
+    }
+    uint32_t i = s->outgoing_count;
+    kr_status_t st = kr_hmap_insert(&s->outgoing_index, kr_mix64(k->sequence), i);
+    if (st) return st;
+    s->outgoing[i] = (kr_outgoing_t){ k->sequence, k->time, promise, k->target, true, entities };
+    s->outgoing_count++;
+    s->outgoing_live++;
     return KR_OK;
 }
 
@@ -256,6 +313,7 @@ kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_
         }
         kr_buf_fini(&pack);
     }
+    if (!st) st = outgoing_add(s, &k, e->promise, d->entity_count > 0);
     if (!st) {
         s->sync_sent++;
         if (m->observer.on_sync) m->observer.on_sync(m->observer.arg, s, &k);
@@ -295,38 +353,54 @@ kr_status_t kr__sync_cancel(kr_sim_t *s, const kr_event_key_t *key, bool delay, 
     const char *fn = delay ? "kr_delay" : "kr_cancel";
     if (key->source != s->id)
         return kr__fail(KR_ERR_STATE, "%s: '%s': a sync-event can be changed only by its sender", fn, s->name);
-    kr_edge_t *e = key->target < m->sim_count ? kr__edge(m, s->id, key->target) : NULL;
-    if (!e) return kr__fail(KR_ERR_INVALID_ARG, "%s: '%s': no dependency to simulator %u", fn, s->name, key->target);
+    if (s->executing && s->current.source == s->id && s->current.sequence == key->sequence)
+        return kr__fail(KR_ERR_STATE, "%s: '%s': the sync-event's sender side is executing", fn, s->name);
+    /* The sender's own record decides, never the caller's copy of the key:
+     * it holds the event's real time after earlier delays. */
+    uint32_t oi = outgoing_find(s, key->sequence);
+    if (oi == UINT32_MAX || s->outgoing[oi].target != key->target)
+        return kr__fail(KR_ERR_STATE, "%s: '%s': no sync-event with sequence %llu it may still change (already run, "
+                        "cancelled, or past now + promise)", fn, s->name, (unsigned long long)key->sequence);
+    kr_outgoing_t o = s->outgoing[oi];
+    kr_edge_t *e = kr__edge(m, s->id, o.target);
     kr_time_t limit = kr__time_add(s->now, e->promise);
-    kr_time_t new_time = kr__time_add(key->time, delay ? extra : 0);
-    if (key->time < limit)
+    kr_time_t new_time = kr__time_add(o.time, delay ? extra : 0);
+    if (o.time < limit)
         return kr__fail(KR_ERR_STATE, "%s: sync-event from '%s' (now %g) to '%s' at %g: too late, the limit is "
-                        "now + promise = %g", fn, s->name, units(m, s->now), m->sims[key->target]->name,
-                        units(m, key->time), units(m, limit));
-    /* A sender side still waiting here moves or goes with the event. */
-    kr_event_key_t sender_key = *key;
-    sender_key.phase = 0;
-    sender_key.target = s->id;
+                        "now + promise = %g", fn, s->name, units(m, s->now), m->sims[o.target]->name,
+                        units(m, o.time), units(m, limit));
+    if (!delay && o.carries_entities)
+        return kr__fail(KR_ERR_STATE, "kr_cancel: sync-event from '%s' to '%s' at %g carries entities; cancelling "
+                        "would lose them (delay it instead)", s->name, m->sims[o.target]->name, units(m, o.time));
+    /* A sender side still waiting here moves or goes with the event; one
+     * that already ran has sent the payload on its way. */
     uint32_t slot = kr__rec_find(s, s->id, key->sequence);
     if (slot != UINT32_MAX) {
+        kr_event_key_t sender_key = s->recs[slot].key;
         kr_status_t st = kr__sim_change(s, &sender_key, delay, extra, NULL, fn);
         if (st) return st;
     }
     kr_status_t st;
     if (e->internal) {
-        kr_event_key_t target_key = *key;
-        target_key.phase = 1;
-        st = kr__sim_change(m->sims[key->target], &target_key, delay, extra, NULL, fn);
+        kr_sim_t *t = m->sims[o.target];
+        uint32_t ts = kr__rec_find(t, s->id, key->sequence);
+        if (ts == UINT32_MAX)
+            return kr__fail(KR_ERR_STATE, "%s: '%s': the sync-event to '%s' has already run", fn, s->name, t->name);
+        kr_event_key_t target_key = t->recs[ts].key;
+        st = kr__sim_change(t, &target_key, delay, extra, NULL, fn);
     } else {
         put_header(&m->msg, delay ? MSG_DELAY : MSG_CANCEL, e, e->sent++, new_time);
         kr_buf_put_u64(&m->msg, key->sequence);
         st = transmit(m, e);
     }
-    if (!st && new_key) {
+    if (st) return st;
+    if (delay) s->outgoing[oi].time = new_time;
+    else outgoing_drop(s, oi);
+    if (new_key) {
         *new_key = *key;
         new_key->time = new_time;
     }
-    return st;
+    return KR_OK;
 }
 
 /* ---- delivery ---- */
@@ -369,7 +443,10 @@ static kr_status_t apply_data(kr_model_t *m, kr_edge_t *e, uint8_t kind, kr_time
         if (placeholder > 1 || k.priority == KR_PRIORITY_STEP) return bad(m, e->from, "bad sync-event flags");
         if (placeholder ? size != 0 || pack_len || roots : size != tr->desc.size)
             return bad(m, e->from, "sync-event payload size does not match its type");
-        if ((roots == 0) != (pack_len == 0)) return bad(m, e->from, "entity count does not match the pack");
+        if ((roots == 0) != (pack_len == 0) || roots > pack_len) return bad(m, e->from, "entity count does not match the pack");
+        /* (past the end, guarantees read "never": such events never run) */
+        if (time < e->guarantee && time <= m->end_time)
+            return bad(m, e->from, "sync-event below a guarantee already given");
         if (kr__rec_find(t, e->from, k.sequence) != UINT32_MAX) return bad(m, e->from, "sync-event sequence reused");
         return add_target(t, &k, type, placeholder, placeholder ? NULL : data, (uint32_t)tr->desc.size, roots, pack,
                           pack_len);
@@ -380,7 +457,7 @@ static kr_status_t apply_data(kr_model_t *m, kr_edge_t *e, uint8_t kind, kr_time
         uint32_t size, roots, pack_len;
         if (read_payload(r, &data, &size, &roots, &pack, &pack_len) || kr_reader_left(r))
             return bad(m, e->from, "truncated or overlong payload");
-        if ((roots == 0) != (pack_len == 0)) return bad(m, e->from, "entity count does not match the pack");
+        if ((roots == 0) != (pack_len == 0) || roots > pack_len) return bad(m, e->from, "entity count does not match the pack");
         if (fill_target(t, e->from, seq, data, size, roots, pack, pack_len)) return bad(m, e->from, kr_last_error());
         return KR_OK;
     }

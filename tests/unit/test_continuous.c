@@ -285,3 +285,94 @@ Test(continuous, seed_factory_chain_repeats_its_event_sequences)
     cr_assert(h1 > 0);
     cr_assert(h1 == h2 && h1 == h3, "bit-identical final state");
 }
+
+/* ---- regressions from review ---- */
+
+static int ramp(double t, const double y[], double dydt[], void *params)
+{
+    (void)t;
+    (void)y;
+    (void)params;
+    dydt[0] = 1;
+    return 0;
+}
+
+static double rising_half(double t, const double y[], void *params)
+{
+    (void)t;
+    (void)params;
+    return y[0] - 0.5;
+}
+
+static kr_time_t hit_at;
+static int hit_count;
+static kr_event_type_t arrive_type;
+static bool hit_sends;
+static void on_hit(kr_sim_t *sim, void *data)
+{
+    (void)data;
+    hit_count++;
+    hit_at = kr_sim_now(sim);
+    if (hit_sends)
+        cr_assert_eq(kr_schedule_sync(sim, &(kr_sync_desc_t){ .target = 1, .delay = 0, .type = arrive_type }, NULL),
+                     KR_OK, "%s", kr_last_error());
+}
+
+static kr_time_t d_times[8];
+static int d_count;
+static void d_event(kr_sim_t *sim, void *data)
+{
+    (void)data;
+    d_times[d_count++] = kr_sim_now(sim);
+}
+
+/* C (time step 1) in a cycle with B whose promises are 1 ms each: waiting
+ * for B must not stall C's state event (it integrates ahead in checkpoints
+ * of the cycle's lookahead), and the crossing at 0.5 is found. */
+Test(continuous, state_event_inside_a_cycle_with_small_promises)
+{
+    kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = 3 * S, .log_level = KR_LOG_OFF });
+    kr_event_type_t ht = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "hit", .on_event = on_hit });
+    kr_sim_t *c = kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "C", .formalism = KR_CONTINUOUS, .time_step = S });
+    kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "B" });
+    double y0 = 0;
+    cr_assert_eq(kr_continuous_set_ode(c, &(kr_ode_desc_t){ .dim = 1, .rhs = ramp, .initial = &y0 }), KR_OK);
+    cr_assert_eq(kr_continuous_add_state_event(c, &(kr_ode_threshold_t){ .g = rising_half, .direction = 1 }, ht, NULL),
+                 KR_OK);
+    cr_assert_eq(kr_model_add_dependency(m, 0, 1, 1000), KR_OK);
+    cr_assert_eq(kr_model_add_dependency(m, 1, 0, 1000), KR_OK);
+    hit_count = 0;
+    hit_sends = false;
+    cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
+    cr_assert_eq(hit_count, 1);
+    cr_assert_eq(hit_at, S / 2 + 1);
+    kr_model_destroy(m);
+}
+
+/* C and D share a zero-promise loop: C's crossing at 0.5 sends D an event
+ * at 0.5, which must run before D's own event at 0.9. */
+Test(continuous, state_event_inside_a_zero_promise_group_keeps_time_order)
+{
+    kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = 3 * S, .log_level = KR_LOG_OFF });
+    kr_event_type_t ht = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "hit", .on_event = on_hit });
+    arrive_type = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "arr", .on_target_side = d_event });
+    kr_event_type_t lt = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "loc", .on_event = d_event });
+    kr_sim_t *c = kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "C", .formalism = KR_CONTINUOUS, .time_step = S });
+    kr_sim_t *d = kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "D" });
+    double y0 = 0;
+    cr_assert_eq(kr_continuous_set_ode(c, &(kr_ode_desc_t){ .dim = 1, .rhs = ramp, .initial = &y0 }), KR_OK);
+    cr_assert_eq(kr_continuous_add_state_event(c, &(kr_ode_threshold_t){ .g = rising_half, .direction = 1 }, ht, NULL),
+                 KR_OK);
+    cr_assert_eq(kr_model_add_dependency(m, 0, 1, 0), KR_OK);
+    cr_assert_eq(kr_model_add_dependency(m, 1, 0, 0), KR_OK);
+    cr_assert_eq(kr_model_start(m), KR_OK);
+    cr_assert_eq(kr_schedule(d, 0, 9 * S / 10, lt, NULL, NULL), KR_OK);
+    hit_count = d_count = 0;
+    hit_sends = true;
+    cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
+    cr_assert_eq(hit_count, 1);
+    cr_assert_eq(d_count, 2);
+    cr_assert_eq(d_times[0], S / 2 + 1);
+    cr_assert_eq(d_times[1], 9 * S / 10);
+    kr_model_destroy(m);
+}

@@ -205,3 +205,69 @@ Test(emulation, corrupt_replay_log_is_refused)
     kr_model_destroy(m);
     unlink(path);
 }
+
+/* ---- regressions from review ---- */
+
+static int replayed;
+static void count_input(kr_sim_t *sim, const char *event, const char *data)
+{
+    (void)sim;
+    (void)event;
+    (void)data;
+    replayed++;
+}
+
+static void nothing(kr_sim_t *sim, void *data)
+{
+    (void)sim;
+    (void)data;
+}
+
+static kr_status_t replay_with(const char *line, int *inputs)
+{
+    char path[] = "/tmp/kairos-emu-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, line, strlen(line)), (ssize_t)strlen(line));
+    close(fd);
+    kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = S, .log_level = KR_LOG_OFF });
+    kr_event_type_t tt = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "tick", .on_event = nothing });
+    kr_emulation_desc_t ed = { .input_fd = -1, .on_input = count_input, .replay_path = path };
+    kr_sim_t *s = kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "emu", .formalism = KR_EMULATION, .emulation = &ed });
+    cr_assert_not_null(s, "%s", kr_last_error());
+    for (int i = 0; i < 10; i++) cr_assert_eq(kr_schedule(s, 0, (kr_time_t)i * 1000, tt, NULL, NULL), KR_OK);
+    replayed = 0;
+    kr_status_t st = kr_model_run(m);
+    *inputs = replayed;
+    kr_model_destroy(m);
+    unlink(path);
+    return st;
+}
+
+Test(emulation, replay_injects_between_events_of_one_batch)
+{
+    int inputs;
+    cr_assert_eq(replay_with("{\"time\": 5000, \"after\": 3, \"event\": \"x\", \"data\": 1}\n", &inputs), KR_OK,
+                 "%s", kr_last_error());
+    cr_assert_eq(inputs, 1);
+}
+
+Test(emulation, replay_lines_never_reached_fail_the_run)
+{
+    int inputs;
+    cr_assert_neq(replay_with("{\"time\": 5000, \"after\": 99, \"event\": \"x\", \"data\": 1}\n", &inputs), KR_OK);
+    cr_assert(strstr(kr_last_error(), "never"), "%s", kr_last_error());
+}
+
+Test(emulation, zero_promise_cycle_with_an_emulation_is_refused)
+{
+    kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = S, .log_level = KR_LOG_OFF });
+    kr_emulation_desc_t ed = { .input_fd = -1 };
+    cr_assert_not_null(kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "E", .formalism = KR_EMULATION, .emulation = &ed }));
+    cr_assert_not_null(kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "M" }));
+    cr_assert_eq(kr_model_add_dependency(m, 0, 1, 0), KR_OK);
+    cr_assert_eq(kr_model_add_dependency(m, 1, 0, 0), KR_OK);
+    cr_assert_eq(kr_model_run(m), KR_ERR_INVALID_ARG);
+    cr_assert(strstr(kr_last_error(), "'E'") && strstr(kr_last_error(), "positive promise"), "%s", kr_last_error());
+    kr_model_destroy(m);
+}

@@ -415,3 +415,148 @@ Test(sync, deadlock_is_reported_not_hung)
     cr_assert(strstr(e, "deadlock") && strstr(e, "'beta'") && strstr(e, "'alpha'") && strstr(e, "at 2"), "%s", e);
     kr_model_destroy(m);
 }
+
+/* ---- regressions from review ---- */
+
+static kr_time_t sender_at, target_at;
+static void mark_sender(kr_sim_t *sim, void *data) { (void)data; sender_at = kr_sim_now(sim); }
+static void mark_target(kr_sim_t *sim, void *data) { (void)data; target_at = kr_sim_now(sim); }
+
+static kr_model_t *pair(kr_time_t promise, bool group, kr_event_type_t *t, bool sender_side)
+{
+    kr_model_t *m = new_model(20 * S);
+    add(m, "A", KR_DISCRETE_EVENT, 0);
+    add(m, "B", KR_DISCRETE_EVENT, 0);
+    *t = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "t", .on_target_side = mark_target,
+                                                         .on_sender_side = sender_side ? mark_sender : NULL });
+    cr_assert_eq(kr_model_add_dependency(m, 0, 1, promise), KR_OK);
+    if (group) cr_assert_eq(kr_model_add_dependency(m, 1, 0, 0), KR_OK);
+    cr_assert_eq(kr_model_start(m), KR_OK);
+    return m;
+}
+
+Test(sync, second_cancel_is_refused_on_every_path)
+{
+    for (int group = 0; group < 2; group++) {
+        kr_event_type_t t;
+        kr_model_t *m = pair(group ? 0 : S, group, &t, false);
+        kr_event_key_t k;
+        cr_assert_eq(kr_schedule_sync(kr_model_sim(m, 0), &(kr_sync_desc_t){ .target = 1, .delay = 5 * S, .type = t },
+                                      &k), KR_OK);
+        cr_assert_eq(kr_cancel(kr_model_sim(m, 0), &k), KR_OK);
+        cr_assert_eq(kr_cancel(kr_model_sim(m, 0), &k), KR_ERR_STATE, "group %d", group);
+        cr_assert_eq(kr_delay(kr_model_sim(m, 0), &k, S, NULL), KR_ERR_STATE);
+        target_at = 0;
+        cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
+        cr_assert_eq(target_at, 0);
+        kr_model_destroy(m);
+    }
+}
+
+Test(sync, delay_with_a_stale_key_uses_the_real_time)
+{
+    kr_event_type_t t;
+    kr_model_t *m = pair(S, false, &t, true);
+    kr_event_key_t k, k2;
+    cr_assert_eq(kr_schedule_sync(kr_model_sim(m, 0), &(kr_sync_desc_t){ .target = 1, .delay = 5 * S, .type = t }, &k),
+                 KR_OK);
+    cr_assert_eq(kr_delay(kr_model_sim(m, 0), &k, 2 * S, NULL), KR_OK);
+    cr_assert_eq(kr_delay(kr_model_sim(m, 0), &k, S, &k2), KR_OK); /* k is stale: the event is at 7, not 5 */
+    cr_assert_eq(k2.time, 8 * S);
+    cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
+    cr_assert_eq(sender_at, 8 * S);
+    cr_assert_eq(target_at, 8 * S);
+    kr_model_destroy(m);
+}
+
+static kr_status_t self_cancel_status;
+static kr_event_key_t self_key;
+static void cancel_myself(kr_sim_t *sim, void *data)
+{
+    (void)data;
+    self_cancel_status = kr_cancel(sim, &self_key);
+}
+
+Test(sync, cancelling_a_running_sender_side_is_refused)
+{
+    kr_model_t *m = new_model(10 * S);
+    add(m, "A", KR_DISCRETE_EVENT, 0);
+    add(m, "B", KR_DISCRETE_EVENT, 0);
+    kr_event_type_t t = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "t", .on_sender_side = cancel_myself,
+                                                                        .on_target_side = mark_target });
+    cr_assert_eq(kr_model_add_dependency(m, 0, 1, 0), KR_OK);
+    cr_assert_eq(kr_model_add_dependency(m, 1, 0, 0), KR_OK);
+    cr_assert_eq(kr_model_start(m), KR_OK);
+    cr_assert_eq(kr_schedule_sync(kr_model_sim(m, 0), &(kr_sync_desc_t){ .target = 1, .delay = S, .type = t },
+                                  &self_key), KR_OK);
+    target_at = 0;
+    cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
+    cr_assert_eq(self_cancel_status, KR_ERR_STATE);
+    cr_assert_eq(target_at, S);
+    kr_model_destroy(m);
+}
+
+Test(sync, cancelling_a_sync_event_that_carries_entities_is_refused)
+{
+    kr_event_type_t t;
+    kr_model_t *m = pair(S, false, &t, false);
+    kr_sim_t *a = kr_model_sim(m, 0);
+    kr_entity_t e = kr_entity_create(kr_sim_world(a));
+    kr_event_key_t k;
+    cr_assert_eq(kr_schedule_sync(a, &(kr_sync_desc_t){ .target = 1, .delay = 5 * S, .type = t, .entities = &e,
+                                                        .entity_count = 1 }, &k), KR_OK);
+    cr_assert_eq(kr_cancel(a, &k), KR_ERR_STATE);
+    cr_assert(strstr(kr_last_error(), "entities"), "%s", kr_last_error());
+    cr_assert_eq(kr_delay(a, &k, S, NULL), KR_OK);
+    cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
+    cr_assert_eq(kr_world_entity_count(kr_sim_world(kr_model_sim(m, 1))), 1);
+    kr_model_destroy(m);
+}
+
+/* Messages from the wire are checked: a pack whose entity count disagrees
+ * with the header, a truncated message, an unknown edge, a sync-event
+ * below the guarantee: each fails the run with a message, never a crash. */
+static void send_raw(kr_model_t *m, const kr_buf_t *b)
+{
+    cr_assert_eq(m->transport->vtbl->send(m->transport, 0, 1, b->data, b->len), KR_OK);
+}
+
+static void header(kr_buf_t *b, uint8_t kind, uint32_t from, uint32_t to, uint64_t seq, kr_time_t time)
+{
+    kr_buf_clear(b);
+    kr_buf_put_u8(b, kind);
+    kr_buf_put_u32(b, from);
+    kr_buf_put_u32(b, to);
+    kr_buf_put_u64(b, seq);
+    kr_buf_put_u64(b, time);
+}
+
+Test(sync, bad_wire_messages_fail_the_run_cleanly)
+{
+    for (int variant = 0; variant < 5; variant++) {
+        kr_event_type_t t;
+        kr_model_t *m = pair(S, false, &t, false);
+        kr_sim_t *a = kr_model_sim(m, 0);
+        kr_buf_t b, pack;
+        kr_buf_init(&b);
+        kr_buf_init(&pack);
+        kr_entity_t ents[2] = { kr_entity_create(kr_sim_world(a)), kr_entity_create(kr_sim_world(a)) };
+        cr_assert_eq(kr_pack(kr_sim_world(a), ents, 2, &pack), KR_OK);
+        header(&b, 1, 0, variant == 2 ? 0 : 1, 0, variant == 3 ? S / 2 : 5 * S);
+        kr_buf_put_u32(&b, 0);
+        kr_buf_put_u64(&b, 999);
+        kr_buf_put_u32(&b, t);
+        kr_buf_put_u8(&b, 0);
+        kr_buf_put_u32(&b, 0);
+        kr_buf_put_u32(&b, variant == 4 ? 0xffffffffu : 1);   /* the pack holds 2 */
+        kr_buf_put_u32(&b, (uint32_t)pack.len);
+        kr_buf_append(&b, pack.data, pack.len);
+        if (variant == 1) b.len -= 3;                         /* truncated */
+        send_raw(m, &b);
+        cr_assert_neq(kr_model_run(m), KR_OK, "variant %d ran", variant);
+        cr_assert(strlen(kr_last_error()) > 10, "variant %d: %s", variant, kr_last_error());
+        kr_buf_fini(&b);
+        kr_buf_fini(&pack);
+        kr_model_destroy(m);
+    }
+}
