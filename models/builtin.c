@@ -1,3 +1,21 @@
-/* TEMPORARY until the kinds branch lands. */
+/* The list of built-in model kinds. Add a kind: declare its descriptor in
+ * its folder's header and append it here. */
+#include <stddef.h>
+
 #include "builtin.h"
-kr_status_t kr_models_register_builtin(kr_kinds_t *kinds) { (void)kinds; return KR_OK; }
+#include "factory/factory.h"
+
+static const kr_kind_desc_t *const builtin_kinds[] = {
+    &kr_factory_assembly_kind,
+    &kr_factory_robots_kind,
+    &kr_factory_bath_kind,
+};
+
+kr_status_t kr_models_register_builtin(kr_kinds_t *kinds)
+{
+    for (size_t i = 0; i < sizeof builtin_kinds / sizeof builtin_kinds[0]; i++) {
+        kr_status_t st = kr_kind_register(kinds, builtin_kinds[i]);
+        if (st != KR_OK) return st;
+    }
+    return KR_OK;
+}
