@@ -234,7 +234,10 @@ static int cmd_run(const cli_t *c, int argc, char **argv)
     }
     kr_status_t st = KR_OK;
     if (c->rank == 0) {
-        if (c->ranks > 1)
+        if (c->ranks == 2)
+            fprintf(stderr, "kairos: warning: simulators are not yet distributed over ranks; rank 0 runs all %zu of "
+                    "them and rank 1 idles\n", f->sim_count);
+        else if (c->ranks > 2)
             fprintf(stderr, "kairos: warning: simulators are not yet distributed over ranks; rank 0 runs all %zu of "
                     "them and ranks 1-%d idle\n", f->sim_count, c->ranks - 1);
         kr_run_options_t ro = { .stats_path = o.stats, .event_log_dir = o.event_log, .trace_path = o.trace,
