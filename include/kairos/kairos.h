@@ -28,5 +28,6 @@
 #include "kairos/continuous.h"
 #include "kairos/emulation.h"
 #include "kairos/kind.h"
+#include "kairos/statistics.h"
 
 #endif

@@ -1,0 +1,106 @@
+/* Statistics for model kinds: tallies, time-weighted averages, batch-means
+ * confidence intervals and histograms, and writing them into a kind's
+ * report (kairos/kind.h) so the stats file carries them.
+ *
+ * All of them are plain structs updated in O(1) per observation with no
+ * allocation after init (the histogram allocates its bins once); they keep
+ * no pointers into the model and can live in behavior or context state. */
+#ifndef KAIROS_STATISTICS_H
+#define KAIROS_STATISTICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "kairos/status.h"
+#include "kairos/time.h"
+
+typedef struct kr_report kr_report_t; /* kairos/kind.h */
+
+/* ---- tally: count, mean, variance, min, max (Welford's update, so the
+ * variance stays accurate for large means) ---- */
+typedef struct kr_tally {
+    uint64_t count;
+    double mean, m2, min, max;
+} kr_tally_t;
+
+void kr_tally_init(kr_tally_t *t);
+void kr_tally_add(kr_tally_t *t, double x);
+/* Sample variance (n - 1 in the denominator); NaN below two observations. */
+double kr_tally_variance(const kr_tally_t *t);
+double kr_tally_sd(const kr_tally_t *t);
+/* Mean, min and max are NaN for an empty tally. */
+double kr_tally_mean(const kr_tally_t *t);
+double kr_tally_min(const kr_tally_t *t);
+double kr_tally_max(const kr_tally_t *t);
+
+/* ---- time-weighted average of a piecewise-constant value (a queue
+ * length, a number of busy servers) ---- */
+typedef struct kr_timeavg {
+    kr_time_t start, last;
+    double value;        /* current value */
+    double area;         /* integral of value over [start, last], in value x ticks */
+    double min, max;
+} kr_timeavg_t;
+
+/* Starts observing at `start` with `value`. */
+void kr_timeavg_init(kr_timeavg_t *a, kr_time_t start, double value);
+/* The value changes to `value` at time t (t >= the last change; an earlier
+ * t is treated as the last change's time). */
+void kr_timeavg_set(kr_timeavg_t *a, kr_time_t t, double value);
+/* Restarts the average at t keeping the current value (end of a warm-up). */
+void kr_timeavg_reset(kr_timeavg_t *a, kr_time_t t);
+/* The average over [start, t]; the current value when no time has passed. */
+double kr_timeavg_mean(const kr_timeavg_t *a, kr_time_t t);
+
+/* ---- batch means: a 95% confidence interval for the mean of a correlated
+ * series (waiting times in a queue), streaming in O(1) memory.
+ *
+ * Observations are grouped in batches; whenever KR_BATCH_SLOTS batches are
+ * full, neighbouring pairs merge and the batch size doubles, so at the end
+ * between KR_BATCH_SLOTS/2 and KR_BATCH_SLOTS equal batches remain. The
+ * interval is mean +- t(0.975, b-1) x sd(batch means) / sqrt(b) over the b
+ * full batches (a partial last batch is left out of the interval but not of
+ * the mean). ---- */
+#define KR_BATCH_SLOTS 64
+typedef struct kr_batchmeans {
+    double sums[KR_BATCH_SLOTS];
+    uint64_t batch_size;   /* observations per full batch */
+    uint32_t full;         /* full batches */
+    uint64_t in_current;   /* observations in the batch being filled */
+    double current;        /* their sum */
+    kr_tally_t all;        /* every observation */
+} kr_batchmeans_t;
+
+void kr_batchmeans_init(kr_batchmeans_t *b);
+void kr_batchmeans_add(kr_batchmeans_t *b, double x);
+double kr_batchmeans_mean(const kr_batchmeans_t *b);
+/* Half-width of the 95% interval; NaN with fewer than 2 full batches. */
+double kr_batchmeans_halfwidth(const kr_batchmeans_t *b);
+uint32_t kr_batchmeans_batches(const kr_batchmeans_t *b);
+
+/* ---- histogram: `bins` equal bins over [lo, hi), plus counts below and
+ * at or above ---- */
+typedef struct kr_histogram {
+    double lo, hi;
+    size_t bins;
+    uint64_t *counts;
+    uint64_t under, over, total;
+} kr_histogram_t;
+
+/* Fails (KR_ERR_INVALID_ARG) unless lo < hi, both finite, and bins >= 1. */
+kr_status_t kr_histogram_init(kr_histogram_t *h, double lo, double hi, size_t bins);
+void kr_histogram_fini(kr_histogram_t *h);
+void kr_histogram_add(kr_histogram_t *h, double x);
+/* The value below which a fraction q of the binned observations lies,
+ * interpolated within its bin; NaN when empty. */
+double kr_histogram_quantile(const kr_histogram_t *h, double q);
+
+/* ---- into a kind's report ----
+ * kr_report_tally writes NAME_count, NAME_mean, NAME_sd, NAME_min, NAME_max;
+ * kr_report_histogram writes NAME as {"lo", "hi", "counts", "under", "over"};
+ * kr_report_series writes NAME as {"time": [...], "value": [...]} (times in
+ * model units). */
+void kr_report_tally(kr_report_t *r, const char *name, const kr_tally_t *t);
+void kr_report_histogram(kr_report_t *r, const char *name, const kr_histogram_t *h);
+void kr_report_series(kr_report_t *r, const char *name, const double *time, const double *value, size_t n);
+
+#endif
