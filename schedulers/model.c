@@ -199,6 +199,13 @@ kr_context_type_t kr_model_context_type(kr_model_t *m, const kr_context_desc_t *
     return ++m->context_count;
 }
 
+kr_context_type_t kr_model_find_context_type(const kr_model_t *m, const char *name)
+{
+    for (uint32_t i = 0; m && name && i < m->context_count; i++)
+        if (!strcmp(m->contexts[i].name, name)) return i + 1;
+    return 0;
+}
+
 void *kr_sim_context(kr_sim_t *s, kr_context_type_t type)
 {
     kr_model_t *m = s->model;

@@ -70,6 +70,8 @@ typedef struct kr_context_desc {
 } kr_context_desc_t;
 /* Registers a per-simulator context type (kr_sim_context); 0 on failure. */
 kr_context_type_t kr_model_context_type(kr_model_t *model, const kr_context_desc_t *desc);
+/* A context type by name; 0 if none. */
+kr_context_type_t kr_model_find_context_type(const kr_model_t *model, const char *name);
 
 typedef struct kr_sim_desc {
     const char *name;              /* unique in the model; copied */
