@@ -550,21 +550,22 @@ kr_status_t kr_model_file_map(const kr_model_file_t *f, const kr_model_t *m, int
             rank_of[i] = f->sims[i].rank;
         }
     /* A zero-promise group runs on one rank: a pinned member decides, else
-     * its lowest member; two different pins in one group cannot run. */
-    for (size_t i = 0; i < n; i++) {
-        uint32_t g = kr_model_group_of(m, (uint32_t)i);
-        if (g == i) continue;
-        if (f->sims[i].rank >= 0 && f->sims[g].rank >= 0 && f->sims[i].rank != f->sims[g].rank)
-            return kr__fail(KR_ERR_INVALID_ARG, "%s: simulators[%zu].rank: expected rank %d, where '%s' is pinned (a "
-                            "cycle of zero promises joins them and runs as one loop on one rank), found %d", f->path,
-                            f->sims[i].index, f->sims[g].rank, f->sims[g].name, f->sims[i].rank);
-    }
+     * its lowest member; two different pins in one group cannot run. Every
+     * pin is compared with the group's first pinned member (not only with
+     * its lowest member, which may be free). */
     for (size_t i = 0; i < n; i++) {
         uint32_t g = kr_model_group_of(m, (uint32_t)i);
         if (g != i) continue;
-        int r = rank_of[i];
-        for (size_t j = i; j < n; j++)
-            if (kr_model_group_of(m, (uint32_t)j) == g && f->sims[j].rank >= 0) r = f->sims[j].rank;
+        size_t pin = n;
+        for (size_t j = i; j < n; j++) {
+            if (kr_model_group_of(m, (uint32_t)j) != g || f->sims[j].rank < 0) continue;
+            if (pin == n) pin = j;
+            else if (f->sims[j].rank != f->sims[pin].rank)
+                return kr__fail(KR_ERR_INVALID_ARG, "%s: simulators[%zu].rank: expected rank %d, where '%s' is pinned "
+                                "(a cycle of zero promises joins them and runs as one loop on one rank), found %d",
+                                f->path, f->sims[j].index, f->sims[pin].rank, f->sims[pin].name, f->sims[j].rank);
+        }
+        int r = pin < n ? f->sims[pin].rank : rank_of[i];
         for (size_t j = i; j < n; j++)
             if (kr_model_group_of(m, (uint32_t)j) == g) rank_of[j] = r;
     }
