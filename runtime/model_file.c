@@ -69,7 +69,12 @@ static json_t *child(json_t *node, const char *seg, bool in_simulators)
 static kr_status_t apply_set(kr_model_file_t *f, const char *set)
 {
     const char *eq = strchr(set, '=');
-    if (!eq || eq == set) return kr__fail(KR_ERR_INVALID_ARG, "--set %s: expected KEY=VALUE", set);
+    if (!eq || eq == set) {
+        json_t *found = json_string(set);
+        kr_status_t st = kr__input_error(f->path, "(--set)", "KEY=VALUE with a dotted KEY", found);
+        json_decref(found);
+        return st;
+    }
     char *key = strndup(set, (size_t)(eq - set));
     if (!key) return kr__fail(KR_ERR_NOMEM, "out of memory");
     const char *text = eq + 1;
