@@ -510,6 +510,28 @@ kr_model_t *kr_model_file_build(kr_model_file_t *f, const kr_observer_t *observe
             kr__fail(KR_ERR_INVALID_ARG, "%s: dependencies: %s", f->path, kr_last_error());
             goto fail;
         }
+    /* A promise set that cannot run: an emulation simulator paces itself
+     * by the wall clock and cannot run as one loop with others (the core
+     * refuses it at start; say so here, in the standard form, so that
+     * `kairos validate` refuses it too). */
+    for (size_t i = 0; i < f->sim_count; i++) {
+        kr_sim_entry_t *e = &f->sims[i];
+        if (e->formalism != KR_EMULATION) continue;
+        uint32_t g = kr_model_group_of(m, (uint32_t)i);
+        for (size_t j = 0; j < f->sim_count; j++) {
+            if (j == i || kr_model_group_of(m, (uint32_t)j) != g) continue;
+            json_t *entry = json_array_get(json_object_get(f->root, "simulators"), e->index);
+            bool named = json_object_get(entry, "formalism") != NULL;
+            char expected[600];
+            snprintf(path, sizeof path, "simulators[%zu].%s", e->index, named ? "formalism" : "kind");
+            snprintf(expected, sizeof expected, "no emulation simulator in a cycle of zero promises (%s is in one "
+                     "with %s; give an edge of the cycle a positive promise)", e->name, f->sims[j].name);
+            json_t *found = json_string(named ? "emulation" : e->kind);
+            kr__input_error(f->path, path, expected, found);
+            json_decref(found);
+            goto fail;
+        }
+    }
     for (size_t i = 0; i < f->sim_count; i++) {
         kr_sim_entry_t *e = &f->sims[i];
         const kr_kind_desc_t *k = kr_model_file_kind(f, i);

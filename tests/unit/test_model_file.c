@@ -738,3 +738,26 @@ Test(model_file, bad_description_type)
     expect_load_error(mt_load(FACTORY, "simulators.Line.description=[]", NULL), "simulators[0].description",
                       "a string", "[]");
 }
+
+/* A promise set that cannot run: an emulation simulator (paced by the wall
+ * clock) in a cycle of zero promises. Refused at build, so validate says so. */
+Test(model_file, bad_emulation_in_zero_promise_cycle)
+{
+    expect_build_error(mt_load("{'end_time': 2, 'simulators': [{'name': 'A', 'kind': 'assembly', 'formalism':"
+                               " 'emulation', 'params': {'to': 'B'}}, {'name': 'B', 'kind': 'bath', 'time_step': 1}],"
+                               " 'dependencies': [{'from': 'A', 'to': 'B', 'promise': 0},"
+                               " {'from': 'B', 'to': 'A', 'promise': 0}]}", NULL),
+                       "simulators[0].formalism",
+                       "no emulation simulator in a cycle of zero promises (A is in one with B; give an edge of the "
+                       "cycle a positive promise)", "\"emulation\"");
+    /* a positive promise on the way back lets it run */
+    kr_model_file_t *f = mt_load("{'end_time': 0.01, 'simulators': [{'name': 'A', 'kind': 'assembly', 'formalism':"
+                                 " 'emulation', 'params': {'to': 'B'}}, {'name': 'B', 'kind': 'bath', 'time_step': 1}],"
+                                 " 'dependencies': [{'from': 'A', 'to': 'B', 'promise': 0},"
+                                 " {'from': 'B', 'to': 'A', 'promise': 1}]}", NULL);
+    cr_assert(f, "%s", kr_last_error());
+    kr_model_t *m = kr_model_file_build(f, NULL);
+    cr_assert(m, "%s", kr_last_error());
+    kr_model_destroy(m);
+    kr_model_file_free(f);
+}
