@@ -69,7 +69,12 @@ static json_t *child(json_t *node, const char *seg, bool in_simulators)
 static kr_status_t apply_set(kr_model_file_t *f, const char *set)
 {
     const char *eq = strchr(set, '=');
-    if (!eq || eq == set) return kr__fail(KR_ERR_INVALID_ARG, "--set %s: expected KEY=VALUE", set);
+    if (!eq || eq == set) {
+        json_t *found = json_string(set);
+        kr_status_t st = kr__input_error(f->path, "(--set)", "KEY=VALUE with a dotted KEY", found);
+        json_decref(found);
+        return st;
+    }
     char *key = strndup(set, (size_t)(eq - set));
     if (!key) return kr__fail(KR_ERR_NOMEM, "out of memory");
     const char *text = eq + 1;
@@ -505,6 +510,28 @@ kr_model_t *kr_model_file_build(kr_model_file_t *f, const kr_observer_t *observe
             kr__fail(KR_ERR_INVALID_ARG, "%s: dependencies: %s", f->path, kr_last_error());
             goto fail;
         }
+    /* A promise set that cannot run: an emulation simulator paces itself
+     * by the wall clock and cannot run as one loop with others (the core
+     * refuses it at start; say so here, in the standard form, so that
+     * `kairos validate` refuses it too). */
+    for (size_t i = 0; i < f->sim_count; i++) {
+        kr_sim_entry_t *e = &f->sims[i];
+        if (e->formalism != KR_EMULATION) continue;
+        uint32_t g = kr_model_group_of(m, (uint32_t)i);
+        for (size_t j = 0; j < f->sim_count; j++) {
+            if (j == i || kr_model_group_of(m, (uint32_t)j) != g) continue;
+            json_t *entry = json_array_get(json_object_get(f->root, "simulators"), e->index);
+            bool named = json_object_get(entry, "formalism") != NULL;
+            char expected[600];
+            snprintf(path, sizeof path, "simulators[%zu].%s", e->index, named ? "formalism" : "kind");
+            snprintf(expected, sizeof expected, "no emulation simulator in a cycle of zero promises (%s is in one "
+                     "with %s; give an edge of the cycle a positive promise)", e->name, f->sims[j].name);
+            json_t *found = json_string(named ? "emulation" : e->kind);
+            kr__input_error(f->path, path, expected, found);
+            json_decref(found);
+            goto fail;
+        }
+    }
     for (size_t i = 0; i < f->sim_count; i++) {
         kr_sim_entry_t *e = &f->sims[i];
         const kr_kind_desc_t *k = kr_model_file_kind(f, i);
@@ -550,21 +577,22 @@ kr_status_t kr_model_file_map(const kr_model_file_t *f, const kr_model_t *m, int
             rank_of[i] = f->sims[i].rank;
         }
     /* A zero-promise group runs on one rank: a pinned member decides, else
-     * its lowest member; two different pins in one group cannot run. */
-    for (size_t i = 0; i < n; i++) {
-        uint32_t g = kr_model_group_of(m, (uint32_t)i);
-        if (g == i) continue;
-        if (f->sims[i].rank >= 0 && f->sims[g].rank >= 0 && f->sims[i].rank != f->sims[g].rank)
-            return kr__fail(KR_ERR_INVALID_ARG, "%s: simulators[%zu].rank: expected rank %d, where '%s' is pinned (a "
-                            "cycle of zero promises joins them and runs as one loop on one rank), found %d", f->path,
-                            f->sims[i].index, f->sims[g].rank, f->sims[g].name, f->sims[i].rank);
-    }
+     * its lowest member; two different pins in one group cannot run. Every
+     * pin is compared with the group's first pinned member (not only with
+     * its lowest member, which may be free). */
     for (size_t i = 0; i < n; i++) {
         uint32_t g = kr_model_group_of(m, (uint32_t)i);
         if (g != i) continue;
-        int r = rank_of[i];
-        for (size_t j = i; j < n; j++)
-            if (kr_model_group_of(m, (uint32_t)j) == g && f->sims[j].rank >= 0) r = f->sims[j].rank;
+        size_t pin = n;
+        for (size_t j = i; j < n; j++) {
+            if (kr_model_group_of(m, (uint32_t)j) != g || f->sims[j].rank < 0) continue;
+            if (pin == n) pin = j;
+            else if (f->sims[j].rank != f->sims[pin].rank)
+                return kr__fail(KR_ERR_INVALID_ARG, "%s: simulators[%zu].rank: expected rank %d, where '%s' is pinned "
+                                "(a cycle of zero promises joins them and runs as one loop on one rank), found %d",
+                                f->path, f->sims[j].index, f->sims[pin].rank, f->sims[pin].name, f->sims[j].rank);
+        }
+        int r = pin < n ? f->sims[pin].rank : rank_of[i];
         for (size_t j = i; j < n; j++)
             if (kr_model_group_of(m, (uint32_t)j) == g) rank_of[j] = r;
     }

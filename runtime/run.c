@@ -290,6 +290,17 @@ kr_status_t kr_run_file(kr_model_file_t *f, const kr_run_options_t *opt)
                           .on_sync = on_sync };
     c.model = kr_model_file_build(f, &obs);
     if (!c.model) return kr_last_status();
+    /* The same checks of the rank mapping as `kairos validate --ranks N`:
+     * a pin beyond the ranks of the run, or pins that split a zero-promise
+     * group, are bad input here too. */
+    int *rank_of = calloc(f->sim_count ? f->sim_count : 1, sizeof *rank_of);
+    kr_status_t mapped = rank_of ? kr_model_file_map(f, c.model, opt->ranks > 0 ? opt->ranks : 1, rank_of)
+                                 : kr__fail(KR_ERR_NOMEM, "out of memory");
+    free(rank_of);
+    if (mapped) {
+        kr_model_destroy(c.model);
+        return mapped;
+    }
     const char *stats_path = opt->stats_path ? opt->stats_path : f->out_stats;
     const char *log_dir = opt->event_log_dir ? opt->event_log_dir : f->out_event_log;
     const char *trace_path = opt->trace_path ? opt->trace_path : f->out_trace;

@@ -1,57 +1,76 @@
 /* The plugin recipe end to end: examples/plugin/counter.c built as a
- * module that links nothing (kr_* left unresolved), dlopened by a host
- * that carries libkairos whole and exports its symbols (export_dynamic),
- * as the kairos executable will. The kinds runtime is the test double
- * (kinds_stub.c). The module's path comes from KAIROS_TEST_PLUGIN. */
-#include <criterion/criterion.h>
-#include <dlfcn.h>
-#include <stdlib.h>
-#include <string.h>
+ * module that links nothing (kr_* left unresolved), listed under "plugins"
+ * of a model file and loaded by the real runtime (runtime/model_file.c)
+ * into a host that, like the kairos executable, carries libkairos whole
+ * and exports its symbols (export_dynamic). The module's path comes from
+ * KAIROS_TEST_PLUGIN. */
+#include "model_text.h"
 
-#include "kairos/kairos.h"
-#include "kinds_stub.h"
+static char text[8192];
 
-#define S (KR_PRECISION_DEFAULT)
+TestSuite(plugin_load, .fini = mt_cleanup);
 
-Test(plugin_load, counter_ticks)
+static const char *counter_model(const char *period)
 {
     const char *path = getenv("KAIROS_TEST_PLUGIN");
     cr_assert(path, "KAIROS_TEST_PLUGIN is not set");
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    cr_assert(h, "dlopen: %s", dlerror());
-    kr_plugin_init_fn init;
-    *(void **)&init = dlsym(h, KR_PLUGIN_ENTRY);
-    cr_assert(init, "no %s: %s", KR_PLUGIN_ENTRY, dlerror());
+    cr_assert_eq(path[0], '/', "an absolute path: %s", path);
+    snprintf(text, sizeof text, "{'seed': 1, 'end_time': 10, 'plugins': ['%s'],"
+             " 'simulators': [{'name': 'Clock', 'kind': 'counter', 'params': {'period': %s}}]}", path, period);
+    return text;
+}
 
-    kr_kinds_t kinds = { 0 };
-    cr_assert_eq(init(&kinds), KR_OK, "%s", kr_last_error());
-    const kr_kind_desc_t *k = stub_kinds_find(&kinds, "counter");
-    cr_assert(k);
+Test(plugin_load, counter_ticks)
+{
+    kr_model_file_t *f = mt_load(counter_model("0.5"), NULL);
+    cr_assert(f, "%s", kr_last_error());
+    cr_assert_eq(f->plugin_count, 1);
+    const kr_kind_desc_t *k = kr_kinds_find(f->kinds, "counter");
+    cr_assert(k, "the plugin registered its kind");
+    cr_assert(kr_kinds_find(f->kinds, "bath"), "next to the built-in kinds");
     cr_assert_eq(k->formalism, KR_DISCRETE_EVENT);
+    cr_assert_eq(f->sims[0].formalism, KR_DISCRETE_EVENT);
 
-    kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .seed = 1, .end_time = 10 * S, .log_level = KR_LOG_WARN });
-    kr_sim_t *clock = kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "Clock", .formalism = k->formalism });
-    cr_assert(clock);
-    cr_assert_eq(k->register_types(m), KR_OK, "%s", kr_last_error());
-    kr_params_t p;
-    stub_params_init(&p, "simulators[0].params", S);
-    stub_params_number(&p, "period", 0.5);
-    cr_assert_eq(k->setup(clock, &p), KR_OK, "%s", kr_last_error());
+    kr_model_t *m = kr_model_file_build(f, NULL);
+    cr_assert(m, "%s", kr_last_error());
+    cr_assert_eq(kr_model_file_kind(f, 0), k);
     cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
-    kr_report_t r = { 0 };
-    k->report(clock, &r);
-    cr_assert_eq(stub_report_get(&r, "ticks")->integer, 20, "ticks at 0.5, 1, ..., 10");
+    kr_sim_t *clock = kr_model_sim(m, 0);
+    kr_report_t *r = kr_report_open();
+    k->report(clock, r);
+    cr_assert_eq(json_integer_value(json_object_get(kr_report_json(r), "ticks")), 20, "ticks at 0.5, 1, ..., 10");
+    kr_report_close(r);
     cr_assert_neq(k->digest(clock), 0);
     kr_model_destroy(m);
+    kr_model_file_free(f);
+}
 
-    /* A zero period is refused with the parameter named. */
-    m = kr_model_create(&(kr_model_desc_t){ .seed = 1, .end_time = 10 * S, .log_level = KR_LOG_OFF });
-    clock = kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "Clock", .formalism = k->formalism });
-    cr_assert_eq(k->register_types(m), KR_OK);
-    stub_params_init(&p, "simulators[0].params", S);
-    stub_params_number(&p, "period", 0);
-    cr_assert_neq(k->setup(clock, &p), KR_OK);
-    cr_assert(strstr(kr_last_error(), "simulators[0].params.period"), "%s", kr_last_error());
-    kr_model_destroy(m);
-    dlclose(h);
+/* A zero period is refused with the file and the parameter's path named. */
+Test(plugin_load, zero_period_refused)
+{
+    kr_model_file_t *f = mt_load(counter_model("0"), NULL);
+    cr_assert(f, "%s", kr_last_error());
+    cr_assert_null(kr_model_file_build(f, NULL));
+    mt_expect(KR_ERR_INVALID_ARG, "simulators[0].params.period", "a duration of at least one tick", "0");
+    kr_model_file_free(f);
+
+    f = mt_load(counter_model("\"fast\""), NULL);
+    cr_assert(f, "%s", kr_last_error());
+    cr_assert_null(kr_model_file_build(f, NULL));
+    mt_expect(KR_ERR_INVALID_ARG, "simulators[0].params.period", "a duration >= 0 in model units", "\"fast\"");
+    kr_model_file_free(f);
+}
+
+/* Loading the plugin twice registers its kind twice: refused, named. */
+Test(plugin_load, twice_refused)
+{
+    const char *path = getenv("KAIROS_TEST_PLUGIN");
+    cr_assert(path);
+    snprintf(text, sizeof text, "{'end_time': 1, 'plugins': ['%s', '%s'], 'simulators': [{'name': 'C', 'kind': "
+             "'counter'}]}", path, path);
+    cr_assert_null(mt_load(text, NULL));
+    char found[600];
+    snprintf(found, sizeof found, ": plugins[1]: expected a plugin whose kairos_plugin_init succeeds, found: "
+             "kr_kind_register: kind 'counter' is already registered");
+    cr_assert(strstr(kr_last_error(), found), "%s", kr_last_error());
 }

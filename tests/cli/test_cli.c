@@ -1,0 +1,534 @@
+/* The kairos command, run as a child process (KAIROS_BIN): exit statuses,
+ * one-line complaints about bad input, no output files after a failed run,
+ * the stats file (docs/stats.md), checksums, event logs, the Chrome trace,
+ * validate's plan, info, every --help, and the plugin example. */
+#include "spawn.h"
+
+TestSuite(cli, .fini = cli_cleanup);
+
+static const char *source(const char *rel)
+{
+    static char buf[4][1024];
+    static int at;
+    const char *root = getenv("KAIROS_SOURCE_ROOT");
+    cr_assert(root, "KAIROS_SOURCE_ROOT is not set");
+    char *p = buf[at++ % 4];
+    snprintf(p, sizeof buf[0], "%s/%s", root, rel);
+    return p;
+}
+
+#define FACTORY_SHORT                                                                                  \
+    "{'end_time': 50, 'seed': 4, 'simulators': ["                                                      \
+    "  {'name': 'Line', 'kind': 'assembly', 'params': {'to': 'Robots'}},"                              \
+    "  {'name': 'Robots', 'kind': 'robots', 'time_step': 1, 'params': {'to': 'Bath'}},"                \
+    "  {'name': 'Bath', 'kind': 'bath', 'time_step': 2}],"                                             \
+    " 'dependencies': [{'from': 'Line', 'to': 'Robots', 'promise': 0},"                                \
+    "                  {'from': 'Robots', 'to': 'Bath', 'promise': 2}]}"
+
+static const char *model(const char *text)
+{
+    const char *p = cli_path("model.json");
+    cli_write(p, text);
+    return p;
+}
+
+/* Exit status 2, nothing on stdout, exactly one line on stderr: "kairos: "
+ * then `want` (a prefix of the rest when `prefix_only`). */
+static void expect_bad(cli_result_t r, const char *want)
+{
+    cr_assert_eq(r.status, 2, "status %d, stderr: %s", r.status, r.err);
+    cr_assert_str_empty(r.out, "nothing on stdout: %s", r.out);
+    cr_assert_eq(cli_lines(r.err), 1, "one line: %s", r.err);
+    char line[4096];
+    snprintf(line, sizeof line, "kairos: %s\n", want);
+    cr_assert_str_eq(r.err, line);
+    cli_free(&r);
+}
+
+/* ---- help and info ---- */
+
+Test(cli, help_everywhere)
+{
+    static const char *const cmds[][3] = {
+        { "--help", NULL }, { "-h", NULL }, { "help", NULL },
+        { "run", "--help" }, { "run", "-h" }, { "validate", "--help" }, { "validate", "-h" },
+        { "info", "--help" }, { "info", "-h" },
+    };
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        cli_result_t r = kairos(cmds[i][0], cmds[i][1], NULL);
+        cr_assert_eq(r.status, 0, "%s %s: %d", cmds[i][0], cmds[i][1] ? cmds[i][1] : "", r.status);
+        cr_assert(!strncmp(r.out, "usage: kairos", 13), "%s", r.out);
+        cr_assert_str_empty(r.err);
+        cli_free(&r);
+    }
+    cli_result_t r = kairos("run", "--help", NULL);
+    for (const char *opt = "-o\0--stats\0--set\0--sync\0--end\0--seed\0--trace\0--event-log\0--quiet\0"; *opt;
+         opt += strlen(opt) + 1)
+        cr_assert(strstr(r.out, opt), "run --help lists %s", opt);
+    cli_free(&r);
+    r = kairos("validate", "--help", NULL);
+    cr_assert(strstr(r.out, "--ranks N"));
+    cli_free(&r);
+}
+
+Test(cli, no_command_or_unknown)
+{
+    cli_result_t r = kairos(NULL);
+    cr_assert_eq(r.status, 2);
+    cr_assert(strstr(r.err, "usage: kairos"));
+    cli_free(&r);
+    r = kairos("frobnicate", NULL);
+    cr_assert_eq(r.status, 2);
+    cr_assert(strstr(r.err, "kairos: unknown command 'frobnicate'"));
+    cli_free(&r);
+    r = kairos("--version", NULL);
+    cr_assert_eq(r.status, 0);
+    cr_assert_str_eq(r.out, "kairos 0.1.0\n");
+    cli_free(&r);
+}
+
+Test(cli, info)
+{
+    cli_result_t r = kairos("info", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(!strncmp(r.out, "kairos 0.1.0\nMPI: ", 18), "%s", r.out);
+    cr_assert(strstr(r.out, "(1 rank)\nhwloc: "), "%s", r.out);
+    cr_assert(strstr(r.out, "\nrank 0: node "), "%s", r.out);
+    cli_free(&r);
+    expect_bad(kairos("info", "extra", NULL), "info takes no arguments (found extra)");
+}
+
+/* ---- bad input ---- */
+
+Test(cli, bad_unreadable_file)
+{
+    const char *missing = cli_path("missing.json");
+    char want[700];
+    snprintf(want, sizeof want, "%s: (file): expected a readable model file, found No such file or directory", missing);
+    expect_bad(kairos("run", missing, NULL), want);
+    expect_bad(kairos("validate", missing, NULL), want);
+}
+
+Test(cli, bad_truncated_file)
+{
+    const char *m = model("{'end_time': 50, 'simulators': [{'name': 'Line', 'kind'");
+    cli_result_t r = kairos("run", m, NULL);
+    cr_assert_eq(r.status, 2);
+    cr_assert_str_empty(r.out);
+    cr_assert_eq(cli_lines(r.err), 1, "%s", r.err);
+    char prefix[700];
+    snprintf(prefix, sizeof prefix, "kairos: %s: line 1 column ", m);
+    cr_assert(!strncmp(r.err, prefix, strlen(prefix)), "%s", r.err);
+    cr_assert(strstr(r.err, ": expected valid JSON, found "), "%s", r.err);
+    cli_free(&r);
+}
+
+Test(cli, bad_set_on_missing_path)
+{
+    const char *m = model(FACTORY_SHORT);
+    char want[700];
+    snprintf(want, sizeof want, "%s: simulators.Oven: expected the name of a simulator (--set "
+             "simulators.Oven.params.k=1), found nothing", m);
+    expect_bad(kairos("run", m, "--set", "simulators.Oven.params.k=1", NULL), want);
+    snprintf(want, sizeof want, "%s: outputs: expected a path that exists (--set outputs.stats=s.json), found nothing",
+             m);
+    expect_bad(kairos("validate", m, "--set", "outputs.stats=s.json", NULL), want);
+}
+
+Test(cli, bad_model_fields)
+{
+    const char *m = model(FACTORY_SHORT);
+    char want[700];
+    snprintf(want, sizeof want, "%s: simulators[2].kind: expected a known kind (assembly, robots, bath), found \"tub\"",
+             m);
+    expect_bad(kairos("run", m, "--set", "simulators.Bath.kind=tub", NULL), want);
+    snprintf(want, sizeof want, "%s: dependencies[1].to: expected the name of a simulator (or \"name[*]\"), found "
+             "\"Oven\"", m);
+    expect_bad(kairos("run", m, "--set", "dependencies.1.to=Oven", NULL), want);
+    snprintf(want, sizeof want, "%s: simulators[1].name: expected a name not used before (simulators[0] is \"Line\"), "
+             "found \"Line\"", m);
+    expect_bad(kairos("run", m, "--set", "simulators.Robots.name=Line", NULL), want);
+    snprintf(want, sizeof want, "%s: simulators[2].time_step: expected a time step that is a whole positive number of "
+             "ticks (1 tick = 1e-06 model units), found 1.5e-6", m);
+    expect_bad(kairos("run", m, "--set", "simulators.Bath.time_step=0.0000015", NULL), want);
+    snprintf(want, sizeof want, "%s: speed: expected one of the keys precision, seed, end_time, sync, mapping, "
+             "log_level, simulators, dependencies, outputs, plugins, description, found the unknown key \"speed\"", m);
+    expect_bad(kairos("run", m, "--set", "speed=2", NULL), want);
+    snprintf(want, sizeof want, "%s: dependencies[0].promise: expected a promise >= 0 in model units, found -1", m);
+    expect_bad(kairos("run", m, "--set", "dependencies.0.promise=-1", NULL), want);
+    snprintf(want, sizeof want, "%s: end_time: expected a time >= 0 in model units, found \"soon\"", m);
+    expect_bad(kairos("run", m, "--set", "end_time=soon", NULL), want);
+    snprintf(want, sizeof want, "%s: end_time: expected a time >= 0 in model units, found -5", m);
+    expect_bad(kairos("run", m, "--end", "-5", NULL), want);
+}
+
+Test(cli, bad_kind_params)
+{
+    const char *m = model(FACTORY_SHORT);
+    char want[700];
+    snprintf(want, sizeof want, "%s: simulators[2].params.k: expected a number >= 0, found -1", m);
+    expect_bad(kairos("run", m, "--set", "simulators.Bath.params={\"k\": -1}", NULL), want);
+    expect_bad(kairos("validate", m, "--set", "simulators.Bath.params={\"k\": -1}", NULL), want);
+    snprintf(want, sizeof want, "%s: simulators[1].params.speed: expected a parameter of kind 'robots' (to, "
+             "carry_steps, delay), found the unknown key \"speed\"", m);
+    expect_bad(kairos("run", m, "--set", "simulators.Robots.params.speed=3", NULL), want);
+}
+
+Test(cli, bad_promise_sets)
+{
+    /* an emulation simulator in a zero-promise cycle */
+    const char *m = model("{'end_time': 2, 'simulators': [{'name': 'A', 'kind': 'assembly', 'formalism': 'emulation',"
+                          " 'params': {'to': 'B'}}, {'name': 'B', 'kind': 'bath', 'time_step': 1}],"
+                          " 'dependencies': [{'from': 'A', 'to': 'B', 'promise': 0}, {'from': 'B', 'to': 'A',"
+                          " 'promise': 0}]}");
+    char want[900];
+    snprintf(want, sizeof want, "%s: simulators[0].formalism: expected no emulation simulator in a cycle of zero "
+             "promises (A is in one with B; give an edge of the cycle a positive promise), found \"emulation\"", m);
+    expect_bad(kairos("run", m, NULL), want);
+    expect_bad(kairos("validate", m, NULL), want);
+    /* pins that split a zero-promise group */
+    m = model("{'end_time': 2, 'simulators': [{'name': 'p', 'kind': 'bath', 'time_step': 1, 'rank': 0},"
+              " {'name': 'q', 'kind': 'bath', 'time_step': 1, 'rank': 1}],"
+              " 'dependencies': [{'from': 'p', 'to': 'q', 'promise': 0}, {'from': 'q', 'to': 'p', 'promise': 0}]}");
+    snprintf(want, sizeof want, "%s: simulators[1].rank: expected rank 0, where 'p' is pinned (a cycle of zero "
+             "promises joins them and runs as one loop on one rank), found 1", m);
+    expect_bad(kairos("validate", m, "--ranks", "2", NULL), want);
+    /* a pin beyond the ranks of the run */
+    snprintf(want, sizeof want, "%s: simulators[1].rank: expected a rank below 1, found 1", m);
+    expect_bad(kairos("run", m, NULL), want);
+}
+
+Test(cli, bad_option_values)
+{
+    const char *m = model(FACTORY_SHORT);
+    expect_bad(kairos("run", m, "--sync", "optimistic", NULL),
+               "--sync: expected null-message or window, found \"optimistic\"");
+    expect_bad(kairos("run", m, "--seed", "-1", NULL), "--seed: expected a whole number >= 0, found \"-1\"");
+    expect_bad(kairos("run", m, "--end", "later", NULL), "--end: expected a time in model units, found \"later\"");
+    expect_bad(kairos("run", m, "--set", "seed", NULL), "--set seed: expected KEY=VALUE");
+    expect_bad(kairos("run", m, "-o", NULL), "-o needs a file name");
+    expect_bad(kairos("validate", m, "--ranks", "0", NULL), "--ranks: expected a whole number >= 1, found \"0\"");
+    char want[700];
+    snprintf(want, sizeof want, "one model file only (found another: %s)", m);
+    expect_bad(kairos("run", m, m, NULL), want);
+}
+
+/* ---- failed runs leave no output files ---- */
+
+static void expect_no_outputs(const char *stats, const char *trace, const char *logs)
+{
+    char partial[700];
+    cr_assert(!cli_exists(stats), "%s left behind", stats);
+    snprintf(partial, sizeof partial, "%s.partial", stats);
+    cr_assert(!cli_exists(partial), "%s left behind", partial);
+    cr_assert(!cli_exists(trace), "%s left behind", trace);
+    snprintf(partial, sizeof partial, "%s.partial", trace);
+    cr_assert(!cli_exists(partial), "%s left behind", partial);
+    static const char *const sims[] = { "Line", "Robots", "Bath" };
+    for (size_t i = 0; i < 3; i++) {
+        char p[700];
+        snprintf(p, sizeof p, "%s/%s.jsonl", logs, sims[i]);
+        cr_assert(!cli_exists(p), "%s left behind", p);
+        snprintf(p, sizeof p, "%s/%s.jsonl.partial", logs, sims[i]);
+        cr_assert(!cli_exists(p), "%s left behind", p);
+    }
+}
+
+Test(cli, failed_setup_writes_nothing)
+{
+    const char *m = model(FACTORY_SHORT);
+    const char *stats = cli_path("s.json"), *trace = cli_path("t.json"), *logs = cli_path("logs");
+    cli_result_t r = kairos("run", m, "-o", stats, "--trace", trace, "--event-log", logs, "--set",
+                            "simulators.Robots.params.delay=1", NULL);
+    cr_assert_eq(r.status, 2, "%s", r.err);
+    cr_assert_eq(cli_lines(r.err), 1, "%s", r.err);
+    cr_assert(strstr(r.err, ": simulators[1].params.delay: expected "), "%s", r.err);
+    cr_assert_str_empty(r.out);
+    cli_free(&r);
+    expect_no_outputs(stats, trace, logs);
+    /* the same with the outputs named in the model file */
+    char set[900];
+    snprintf(set, sizeof set, "outputs={\"stats\": \"%s\", \"trace\": \"%s\", \"event_log\": \"%s\"}", stats, trace,
+             logs);
+    r = kairos("run", m, "--set", set, "--set", "simulators.Bath.params.k=-1", NULL);
+    cr_assert_eq(r.status, 2, "%s", r.err);
+    cli_free(&r);
+    expect_no_outputs(stats, trace, logs);
+}
+
+/* The trace and the event logs are open when the stats file cannot be
+ * made: everything written so far is removed again. */
+Test(cli, failed_output_removes_the_others)
+{
+    const char *m = model(FACTORY_SHORT);
+    const char *stats = cli_path("no-such-folder/s.json"), *trace = cli_path("t.json"), *logs = cli_path("logs");
+    cli_result_t r = kairos("run", m, "-o", stats, "--trace", trace, "--event-log", logs, NULL);
+    cr_assert_eq(r.status, 2, "%s", r.err);
+    cr_assert_eq(cli_lines(r.err), 1, "%s", r.err);
+    cr_assert(strstr(r.err, "no-such-folder/s.json.partial: cannot write: No such file or directory"), "%s", r.err);
+    cr_assert_str_empty(r.out);
+    cli_free(&r);
+    expect_no_outputs(stats, trace, logs);
+}
+
+/* ---- successful runs ---- */
+
+static json_t *run_stats(const char *model_path, const char *stats, const char *extra1, const char *extra2,
+                         const char *extra3, const char *extra4)
+{
+    cli_result_t r = kairos("run", model_path, "-o", stats, "--quiet", extra1, extra2, extra3, extra4, NULL);
+    cr_assert_eq(r.status, 0, "status %d: %s", r.status, r.err);
+    cr_assert_str_empty(r.out, "--quiet: %s", r.out);
+    cli_free(&r);
+    json_error_t e;
+    json_t *s = json_load_file(stats, 0, &e);
+    cr_assert(s, "%s: %s", stats, e.text);
+    char partial[700];
+    snprintf(partial, sizeof partial, "%s.partial", stats);
+    cr_assert(!cli_exists(partial));
+    return s;
+}
+
+Test(cli, stats_has_every_field)
+{
+    const char *stats = cli_path("s.json");
+    json_t *s = run_stats(source("examples/factory.json"), stats, NULL, NULL, NULL, NULL);
+    cr_assert_str_eq(json_string_value(json_object_get(s, "version")), "0.1.0");
+    cr_assert_eq(json_integer_value(json_object_get(s, "ranks")), 1);
+    cr_assert_str_eq(json_string_value(json_object_get(s, "sync")), "null-message");
+    cr_assert_float_eq(json_number_value(json_object_get(s, "end_time")), 3600.0, 0);
+    cr_assert(json_is_number(json_object_get(s, "wall_seconds")));
+    cr_assert(json_number_value(json_object_get(s, "wall_seconds")) > 0);
+    cr_assert(json_is_number(json_object_get(s, "events_per_second")));
+    cr_assert(json_is_integer(json_object_get(s, "events")));
+    const char *sum = json_string_value(json_object_get(s, "checksum"));
+    cr_assert(sum && strlen(sum) == 16 && strspn(sum, "0123456789abcdef") == 16, "checksum %s", sum);
+    json_t *sims = json_object_get(s, "simulators");
+    cr_assert(json_is_array(sims) && json_array_size(sims) == 3);
+    static const char *const names[] = { "AssemblyLine", "TransportRobots", "ChemicalBath" };
+    static const char *const kinds[] = { "assembly", "robots", "bath" };
+    static const char *const forms[] = { "discrete-event", "agent-based", "continuous" };
+    json_int_t events = 0;
+    for (size_t i = 0; i < 3; i++) {
+        json_t *x = json_array_get(sims, i);
+        cr_assert_str_eq(json_string_value(json_object_get(x, "name")), names[i]);
+        cr_assert_eq(json_integer_value(json_object_get(x, "rank")), 0);
+        cr_assert_str_eq(json_string_value(json_object_get(x, "kind")), kinds[i]);
+        cr_assert_str_eq(json_string_value(json_object_get(x, "formalism")), forms[i]);
+        cr_assert(json_is_number(json_object_get(x, "final_time")));
+        cr_assert(json_number_value(json_object_get(x, "final_time")) <= 3600.0);
+        for (const char *k = "events\0sync_sent\0sync_received\0null_messages\0entities\0"; *k; k += strlen(k) + 1)
+            cr_assert(json_is_integer(json_object_get(x, k)), "simulators[%zu].%s", i, k);
+        cr_assert(json_is_number(json_object_get(x, "blocked_seconds")));
+        cr_assert(json_is_object(json_object_get(x, "stats")));
+        events += json_integer_value(json_object_get(x, "events"));
+    }
+    cr_assert_eq(events, json_integer_value(json_object_get(s, "events")));
+    /* the kinds' own figures: nothing lost between them */
+    json_t *a = json_object_get(json_array_get(sims, 0), "stats"), *b = json_object_get(json_array_get(sims, 1), "stats");
+    cr_assert_eq(json_integer_value(json_object_get(a, "made")), json_integer_value(json_object_get(b, "received")));
+    json_decref(s);
+}
+
+Test(cli, checksums_repeat_across_runs_and_sync)
+{
+    const char *f = source("examples/factory.json");
+    json_decref(run_stats(f, cli_path("a.json"), NULL, NULL, NULL, NULL));
+    json_decref(run_stats(f, cli_path("b.json"), NULL, NULL, NULL, NULL));
+    json_t *w = run_stats(f, cli_path("w.json"), "--sync", "window", NULL, NULL);
+    cr_assert_str_eq(json_string_value(json_object_get(w, "sync")), "window");
+    json_decref(w);
+    json_decref(run_stats(f, cli_path("s2.json"), "--seed", "2", NULL, NULL));
+    char *a = cli_checksum(cli_path("a.json")), *b = cli_checksum(cli_path("b.json"));
+    char *wc = cli_checksum(cli_path("w.json")), *s2 = cli_checksum(cli_path("s2.json"));
+    cr_assert_str_eq(a, b, "two runs");
+    cr_assert_str_eq(a, wc, "null-message and window");
+    cr_assert_str_neq(a, s2, "another seed");
+    free(a), free(b), free(wc), free(s2);
+}
+
+Test(cli, summary_on_stdout)
+{
+    const char *stats = cli_path("s.json");
+    cli_result_t r = kairos("run", source("examples/factory.json"), "-o", stats, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char *sum = cli_checksum(stats);
+    char line[64];
+    snprintf(line, sizeof line, "  checksum %s\n", sum);
+    cr_assert(strstr(r.out, line), "%s", r.out);
+    cr_assert(strstr(r.out, "3 simulators on 1 rank, sync null-message"), "%s", r.out);
+    cr_assert_str_empty(r.err, "no progress line when stderr is not a terminal: %s", r.err);
+    free(sum);
+    cli_free(&r);
+}
+
+Test(cli, event_logs)
+{
+    const char *stats = cli_path("s.json"), *logs = cli_path("logs");
+    json_t *s = run_stats(model(FACTORY_SHORT), stats, "--event-log", logs, NULL, NULL);
+    json_t *sims = json_object_get(s, "simulators");
+    for (size_t i = 0; i < json_array_size(sims); i++) {
+        json_t *x = json_array_get(sims, i);
+        char path[700];
+        snprintf(path, sizeof path, "%s/%s.jsonl", logs, json_string_value(json_object_get(x, "name")));
+        char *text = cli_slurp(path);
+        cr_assert(text, "%s missing", path);
+        json_int_t lines = 0;
+        for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+            json_error_t e;
+            json_t *ev = json_loads(line, 0, &e);
+            cr_assert(ev, "%s line %lld: %s", path, (long long)lines + 1, e.text);
+            for (const char *k = "time\0priority\0source\0sequence\0phase\0"; *k; k += strlen(k) + 1)
+                cr_assert(json_is_integer(json_object_get(ev, k)), "%s: %s", path, k);
+            cr_assert(json_is_string(json_object_get(ev, "type")));
+            json_decref(ev);
+            lines++;
+        }
+        cr_assert_eq(lines, json_integer_value(json_object_get(x, "events")), "%s: one line per event", path);
+        free(text);
+    }
+    json_decref(s);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct span { double ts, end; } span_t;
+
+static int cmp_span(const void *a, const void *b)
+{
+    const span_t *x = a, *y = b;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    return x->end > y->end ? -1 : x->end < y->end; /* the outer span first */
+}
+
+Test(cli, trace_parses_nests_and_pairs_flows)
+{
+    const char *stats = cli_path("s.json"), *trace = cli_path("t.json");
+    json_t *s = run_stats(source("examples/factory.json"), stats, "--trace", trace, NULL, NULL);
+    json_error_t e;
+    json_t *t = json_load_file(trace, 0, &e);
+    cr_assert(t, "trace: %s line %d", e.text, e.line);
+    json_t *evs = json_object_get(t, "traceEvents");
+    cr_assert(json_is_array(evs) && json_array_size(evs) > 0);
+    size_t n = json_array_size(evs), nx = 0, ns = 0, nf = 0, threads = 0;
+    span_t *spans = calloc(n, sizeof *spans);
+    uint64_t *sid = calloc(n, sizeof *sid), *fid = calloc(n, sizeof *fid);
+    cr_assert(spans && sid && fid);
+    /* spans per (pid, tid): one rank, so pid 0 and tid = simulator id */
+    size_t sims = json_array_size(json_object_get(s, "simulators"));
+    for (size_t tid = 0; tid < sims; tid++) {
+        nx = 0;
+        for (size_t i = 0; i < n; i++) {
+            json_t *ev = json_array_get(evs, i);
+            const char *ph = json_string_value(json_object_get(ev, "ph"));
+            cr_assert(ph, "event %zu has a phase", i);
+            cr_assert_eq(json_integer_value(json_object_get(ev, "pid")), 0);
+            if (strcmp(ph, "X") || (size_t)json_integer_value(json_object_get(ev, "tid")) != tid) continue;
+            double ts = json_number_value(json_object_get(ev, "ts")), dur = json_number_value(json_object_get(ev, "dur"));
+            cr_assert(dur >= 0);
+            spans[nx++] = (span_t){ ts, ts + dur };
+        }
+        cr_assert_gt(nx, 0, "simulator %zu has spans", tid);
+        qsort(spans, nx, sizeof *spans, cmp_span);
+        /* a stack of open spans: each new one ends inside the innermost open one */
+        double stack[256];
+        size_t depth = 0;
+        for (size_t i = 0; i < nx; i++) {
+            while (depth && stack[depth - 1] <= spans[i].ts + 0.0005) depth--;
+            if (depth)
+                cr_assert(spans[i].end <= stack[depth - 1] + 0.0015, "tid %zu: span [%.3f, %.3f] overlaps one ending "
+                          "at %.3f", tid, spans[i].ts, spans[i].end, stack[depth - 1]);
+            cr_assert_lt(depth, 256);
+            stack[depth++] = spans[i].end;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_t *ev = json_array_get(evs, i);
+        const char *ph = json_string_value(json_object_get(ev, "ph"));
+        if (!strcmp(ph, "s")) sid[ns++] = (uint64_t)json_integer_value(json_object_get(ev, "id"));
+        else if (!strcmp(ph, "f")) fid[nf++] = (uint64_t)json_integer_value(json_object_get(ev, "id"));
+        else if (!strcmp(ph, "M") && !strcmp(json_string_value(json_object_get(ev, "name")), "thread_name")) threads++;
+    }
+    cr_assert_eq(threads, sims, "a thread name per simulator");
+    qsort(sid, ns, sizeof *sid, cmp_u64);
+    qsort(fid, nf, sizeof *fid, cmp_u64);
+    for (size_t i = 1; i < ns; i++) cr_assert_neq(sid[i], sid[i - 1], "flow ids are unique");
+    for (size_t i = 1; i < nf; i++) cr_assert_neq(fid[i], fid[i - 1], "each flow ends once");
+    size_t j = 0;
+    for (size_t i = 0; i < nf; i++) {
+        while (j < ns && sid[j] < fid[i]) j++;
+        cr_assert(j < ns && sid[j] == fid[i], "flow end %llu has a start", (unsigned long long)fid[i]);
+    }
+    /* starts without an end: exactly the sync-events still in flight at the end */
+    json_int_t sent = 0, received = 0;
+    for (size_t i = 0; i < sims; i++) {
+        json_t *x = json_array_get(json_object_get(s, "simulators"), i);
+        sent += json_integer_value(json_object_get(x, "sync_sent"));
+        received += json_integer_value(json_object_get(x, "sync_received"));
+    }
+    cr_assert_gt(nf, 0);
+    cr_assert_eq((json_int_t)ns, sent);
+    cr_assert_eq((json_int_t)nf, received);
+    free(spans), free(sid), free(fid);
+    json_decref(t);
+    json_decref(s);
+}
+
+/* ---- validate ---- */
+
+Test(cli, validate_prints_the_plan)
+{
+    cli_result_t r = kairos("validate", source("examples/factory.json"), "--ranks", "2", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_str_empty(r.err);
+    for (const char *want = "factory.json: valid\n\0simulators (3):\n\0AssemblyLine\0TransportRobots\0"
+                            "agent-based     time_step 1\n\0continuous      time_step 2\n\0dependencies (2):\n\0"
+                            "  AssemblyLine -> TransportRobots  promise 0\n\0"
+                            "  TransportRobots -> ChemicalBath  promise 2\n\0"
+                            "zero-promise groups (run as one event loop on one rank): none\n\0ranks (2):\n\0"
+                            "  rank 0: AssemblyLine, ChemicalBath\n\0  rank 1: TransportRobots\n\0";
+         *want; want += strlen(want) + 1)
+        cr_assert(strstr(r.out, want), "'%s' missing from:\n%s", want, r.out);
+    cli_free(&r);
+
+    const char *m = model("{'end_time': 5, 'simulators': [{'name': 'b', 'kind': 'bath', 'time_step': 1, 'count': 4}],"
+                          " 'dependencies': [{'from': 'b[0]', 'to': 'b[1]', 'promise': 0},"
+                          " {'from': 'b[1]', 'to': 'b[0]', 'promise': 0}, {'from': 'b[*]', 'to': 'b[3]',"
+                          " 'promise': 1}]}");
+    r = kairos("validate", m, "--ranks", "2", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    for (const char *want = "simulators (4):\n\0dependencies (5):\n\0  b[2] -> b[3]  promise 1\n\0"
+                            "zero-promise groups (run as one event loop on one rank):\n  {b[0], b[1]}\n\0"
+                            "  rank 0: b[0], b[1], b[2]\n  rank 1: b[3]\n\0";
+         *want; want += strlen(want) + 1)
+        cr_assert(strstr(r.out, want), "'%s' missing from:\n%s", want, r.out);
+    cli_free(&r);
+}
+
+/* ---- the plugin example ---- */
+
+Test(cli, plugin_example_runs)
+{
+    const char *plugin = getenv("KAIROS_TEST_PLUGIN");
+    cr_assert(plugin && plugin[0] == '/', "KAIROS_TEST_PLUGIN");
+    json_error_t e;
+    json_t *m = json_load_file(source("examples/plugin/counter.json"), 0, &e);
+    cr_assert(m, "%s", e.text);
+    json_object_set_new(m, "plugins", json_pack("[s]", plugin));
+    const char *path = cli_path("counter.json"), *stats = cli_path("s.json");
+    cr_assert_eq(json_dump_file(m, path, 0), 0);
+    json_decref(m);
+    json_t *s = run_stats(path, stats, NULL, NULL, NULL, NULL);
+    json_t *clock = json_array_get(json_object_get(s, "simulators"), 0);
+    cr_assert_str_eq(json_string_value(json_object_get(clock, "kind")), "counter");
+    cr_assert_eq(json_integer_value(json_object_get(json_object_get(clock, "stats"), "ticks")), 20);
+    json_decref(s);
+    cli_result_t r = kairos("validate", path, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "Clock"), "%s", r.out);
+    cli_free(&r);
+}
