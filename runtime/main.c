@@ -339,8 +339,10 @@ static int cmd_info(const cli_t *c, int argc, char **argv)
     MPI_Get_library_version(lib, &len);
     char *nl = strchr(lib, '\n');
     if (nl) *nl = '\0';
-    char node[MPI_MAX_PROCESSOR_NAME];
-    MPI_Get_processor_name(node, &len);
+    /* (MPI_Get_library_version may run before MPI_Init; the node name comes
+     * from the system, since MPI is up only under a launcher) */
+    char node[256] = "?";
+    gethostname(node, sizeof node - 1);
     hwloc_topology_t topo;
     char where[256] = "?", cpus[256] = "?";
     int cores = 0, pus = 0, packages = 0, numa = 0;
@@ -393,11 +395,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "kairos: unknown command '%s'\n\n%s", cmd, main_help);
         return 2;
     }
+    /* MPI starts only under a launcher (mpirun, srun): a lone process is
+     * one rank, and `validate` never needs MPI. This keeps a plain
+     * `kairos run` from spawning Open MPI's singleton daemon. */
     cli_t c = { 0, 1 };
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &c.ranks);
+    bool launched = getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK") ||
+                    getenv("PMI_SIZE");
+    bool mpi = launched && fn != cmd_validate;
+    if (mpi) {
+        MPI_Init(&argc, &argv);
+        MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &c.ranks);
+    }
     int code = fn(&c, argc, argv);
-    MPI_Finalize();
+    if (mpi) MPI_Finalize();
     return code;
 }
