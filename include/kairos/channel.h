@@ -3,14 +3,16 @@
  * A *resource* is an entity with the built-in KR_RESOURCE tag. A *channel*
  * is an entity with the built-in KR_CHANNEL component, an input or an
  * output, added to a resource with kr_channel_add: the channel becomes the
- * resource's last child and stays its child. A resource's channels are the
- * channel children added to it, in child order (kr_resource_inputs,
- * kr_resource_outputs).
+ * resource's last child. A resource's channels are the channel children
+ * added to it, in child order (kr_resource_inputs, kr_resource_outputs); a
+ * channel moved away from its resource, or whose resource lost the
+ * KR_RESOURCE tag, has no resource until that is undone.
  *
  * One output connects to one input (kr_channel_connect). Channels start
  * closed. A connected pair whose two ends are open, and whose two resources
  * are alive resources still holding them as children, is *ready*; only a
- * ready pair carries a send.
+ * ready pair carries a send. Destroying a channel disconnects its peer;
+ * destroying a resource destroys its channels (they are its children).
  *
  * Callbacks (kairos/behavior.h), on the behaviors of the resources:
  *  - when a pair becomes ready (kr_channel_open of its second end, or
@@ -32,7 +34,11 @@
  * after the current callback has returned: a resource that sends from
  * on_output_channel_ready until it is empty runs as a loop, not a recursion,
  * however much it sends. on_receive is part of the send and always runs
- * inside kr_channel_send.
+ * inside kr_channel_send (so forwarding from on_receive nests, one level per
+ * hop). Only kr_channel_open, kr_channel_connect and kr_channel_send fire
+ * ready callbacks: a pair that becomes ready otherwise (a channel moved back
+ * under its resource, a tag re-added, an unpack) fires nothing. A channel or
+ * resource being destroyed is never ready.
  *
  * Packs (kairos/pack.h) carry channels and resources: the peer and resource
  * of a channel are remapped; a peer outside the packed subtrees becomes
