@@ -245,7 +245,10 @@ kr_status_t kr_channel_add(kr_world_t *w, kr_entity_t ch, kr_channel_kind_t kind
                             fn, ci, ri);
     kr_channel_t *c = kr_component_add(w, ch, KR_CHANNEL);
     if (!c) return kr_last_status();
-    *c = (kr_channel_t){ .peer = KR_ENTITY_INVALID, .resource = resource, .kind = (uint32_t)kind, .open = false };
+    /* Zeroed by the add, padding included (packs copy the raw bytes): set
+     * fields one by one rather than assigning a struct. */
+    c->resource = resource;
+    c->kind = (uint32_t)kind;
     kr_status_t st = kr_entity_set_parent(w, ch, resource);
     if (st) {
         /* Hierarchy callbacks got in the way: take the component back. */
