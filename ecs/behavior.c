@@ -4,8 +4,8 @@
 
 #include "world_private.h"
 
-void kr__behavior_fire_one(kr_world_t *w, kr_entity_t e, kr_component_t c, kr_callback_t cb,
-                           kr_entity_t arg)
+static void fire_one(kr_world_t *w, kr_entity_t e, kr_component_t c, kr_callback_t cb, kr_entity_t arg,
+                     kr_entity_t arg2)
 {
     if (!kr_entity_alive(w, e)) return;
     kr_record_t *r = &w->records[kr_entity_index(e)];
@@ -27,7 +27,20 @@ void kr__behavior_fire_one(kr_world_t *w, kr_entity_t e, kr_component_t c, kr_ca
     case KR_CB_SUBMODEL_MOVE: if (v->on_submodel_move) v->on_submodel_move(w, e, state, arg); break;
     case KR_CB_UPDATE: if (v->on_update) v->on_update(w, e, state); break;
     case KR_CB_LATE_UPDATE: if (v->on_late_update) v->on_late_update(w, e, state); break;
+    case KR_CB_INPUT_READY:
+        if (v->on_input_channel_ready) v->on_input_channel_ready(w, e, state, arg);
+        break;
+    case KR_CB_OUTPUT_READY:
+        if (v->on_output_channel_ready) v->on_output_channel_ready(w, e, state, arg);
+        break;
+    case KR_CB_RECEIVE: if (v->on_receive) v->on_receive(w, e, state, arg, arg2); break;
     }
+}
+
+void kr__behavior_fire_one(kr_world_t *w, kr_entity_t e, kr_component_t c, kr_callback_t cb,
+                           kr_entity_t arg)
+{
+    fire_one(w, e, c, cb, arg, KR_ENTITY_INVALID);
 }
 
 static bool pending_creation(const kr_world_t *w, kr_entity_t e, kr_component_t c)
@@ -48,6 +61,12 @@ kr_component_t *kr__behavior_list(const kr_table_t *t, kr_component_t small[16],
 
 void kr__behaviors_fire(kr_world_t *w, kr_entity_t e, kr_callback_t cb, kr_entity_t arg)
 {
+    kr__behaviors_fire2(w, e, cb, arg, KR_ENTITY_INVALID);
+}
+
+void kr__behaviors_fire2(kr_world_t *w, kr_entity_t e, kr_callback_t cb, kr_entity_t arg,
+                         kr_entity_t arg2)
+{
     if (!kr_entity_alive(w, e)) return;
     /* Snapshot the behavior types first: a callback may add or remove
      * behaviors, and each listed one still present gets exactly one call. */
@@ -58,7 +77,7 @@ void kr__behaviors_fire(kr_world_t *w, kr_entity_t e, kr_callback_t cb, kr_entit
         if (cb == KR_CB_DESTROY && e == w->removing_e && types[i] == w->removing_c) continue;
         /* A behavior whose on_creation never ran gets no on_destroy. */
         if (cb == KR_CB_DESTROY && pending_creation(w, e, types[i])) continue;
-        kr__behavior_fire_one(w, e, types[i], cb, arg);
+        fire_one(w, e, types[i], cb, arg, arg2);
     }
     if (types != small) free(types);
 }

@@ -167,7 +167,19 @@ kr_registry_t *kr_registry_create(void)
     kr_component_t t = kr_component_register(reg, &(kr_component_desc_t){
         .name = "kr_transform", .size = sizeof(kr_transform_t), .align = alignof(kr_transform_t),
         .fields = transform_fields, .field_count = 3 });
-    if (t != KR_TRANSFORM) {
+    /* Channels and resources (kairos/channel.h). A resource is a tag: its
+     * channel list is its channel children, so it stores nothing. */
+    static const kr_field_t channel_fields[] = {
+        KR_FIELD(kr_channel_t, peer, KR_FIELD_ENTITY),
+        KR_FIELD(kr_channel_t, resource, KR_FIELD_ENTITY),
+        KR_FIELD(kr_channel_t, kind, KR_FIELD_U32),
+        KR_FIELD(kr_channel_t, open, KR_FIELD_BOOL),
+    };
+    kr_component_t r = kr_component_register(reg, &(kr_component_desc_t){ .name = "kr_resource" });
+    kr_component_t c = kr_component_register(reg, &(kr_component_desc_t){
+        .name = "kr_channel", .size = sizeof(kr_channel_t), .align = alignof(kr_channel_t),
+        .fields = channel_fields, .field_count = 4 });
+    if (t != KR_TRANSFORM || r != KR_RESOURCE || c != KR_CHANNEL || reg->count != KR_BUILTIN_COUNT + 1) {
         kr_registry_destroy(reg);
         return NULL;
     }

@@ -99,6 +99,7 @@ void kr_world_destroy(kr_world_t *w)
     free(w->tree);
     free(w->dirty_tables);
     free(w->scratch);
+    free(w->channel_notes);
     if (w->owns_registry) kr_registry_destroy(w->registry);
     free(w);
 }
@@ -276,6 +277,7 @@ static void destroy_one(kr_world_t *w, kr_entity_t e)
     kr_record_t *r = &w->records[idx];
     r->flags |= KR_REC_DYING;
     kr__behaviors_fire(w, e, KR_CB_DESTROY, 0);
+    kr__channel_forget(w, idx);
     r = &w->records[idx];
     if (r->flags & KR_REC_TREE) {
         uint32_t parent = w->tree[idx].parent;

@@ -174,6 +174,12 @@ struct kr_world {
     kr_entity_t removing_e;          /* kr_component_remove: on_destroy already ran */
     kr_component_t removing_c;
     kr_creating_t creating;          /* kr_entity_create_desc: on_creation under way */
+
+    /* Channels (channel.c): ready notifications waiting to fire, as
+     * channel ids, fired in order when the outermost channel call ends. */
+    kr_entity_t *channel_notes;
+    uint32_t note_head, note_count, note_capacity;
+    uint32_t channel_depth;          /* channel calls under way */
 };
 
 /* Registry internals used by the world. */
@@ -266,9 +272,13 @@ static inline bool kr__structure_locked(const kr_world_t *w, const char *fn)
 typedef enum kr_callback {
     KR_CB_CREATION, KR_CB_DESTROY, KR_CB_AWAKE, KR_CB_START,
     KR_CB_ENTERING, KR_CB_ENTERED, KR_CB_EXITING, KR_CB_EXITED,
-    KR_CB_SUBMODEL_MOVE, KR_CB_UPDATE, KR_CB_LATE_UPDATE
+    KR_CB_SUBMODEL_MOVE, KR_CB_UPDATE, KR_CB_LATE_UPDATE,
+    KR_CB_INPUT_READY, KR_CB_OUTPUT_READY, KR_CB_RECEIVE
 } kr_callback_t;
 void kr__behaviors_fire(kr_world_t *w, kr_entity_t e, kr_callback_t cb, kr_entity_t arg);
+/* As kr__behaviors_fire, for on_receive: two entity arguments. */
+void kr__behaviors_fire2(kr_world_t *w, kr_entity_t e, kr_callback_t cb, kr_entity_t arg,
+                         kr_entity_t arg2);
 /* The behavior components of table t, in column order: a snapshot that
  * stays right while callbacks change the entity. Uses `small` when n <= 16,
  * else malloc (free it when it is not `small`); NULL, n = 0 if that fails. */
@@ -284,6 +294,10 @@ static inline kr_entity_t kr__id_of(const kr_world_t *w, uint32_t idx)
 {
     return idx == KR_NONE ? KR_ENTITY_INVALID : kr_entity_make(idx, w->records[idx].generation);
 }
+
+/* Channels (channel.c). Called by destroy on an entity that is going away:
+ * if it is a channel, its peer forgets it. */
+void kr__channel_forget(kr_world_t *w, uint32_t idx);
 
 /* Names (name.c). */
 void kr__name_release(kr_world_t *w, uint32_t idx);

@@ -10,6 +10,7 @@
 #include "kairos/component.h"
 #include "kairos/behavior.h"
 #include "kairos/hierarchy.h"
+#include "kairos/channel.h"
 #include "kairos/name.h"
 #include "kairos/view.h"
 #include "kairos/spatial.h"

@@ -68,7 +68,8 @@ typedef struct kr_behavior_desc {
     const kr_behavior_vtbl_t *vtbl;  /* required; unused callbacks are NULL */
 } kr_behavior_desc_t;
 
-/* Creates a registry holding the built-in components (kr_transform). */
+/* Creates a registry holding the built-in components: kr_transform,
+ * kr_resource and kr_channel (ids KR_TRANSFORM, KR_RESOURCE, KR_CHANNEL). */
 kr_registry_t *kr_registry_create(void);
 void kr_registry_destroy(kr_registry_t *reg);
 
@@ -109,5 +110,12 @@ typedef struct kr_transform {
 
 /* Id of kr_transform_t in every registry. */
 #define KR_TRANSFORM ((kr_component_t)1)
+/* Id of the resource tag (kairos/channel.h) in every registry. */
+#define KR_RESOURCE ((kr_component_t)2)
+/* Id of kr_channel_t (kairos/channel.h) in every registry. */
+#define KR_CHANNEL ((kr_component_t)3)
+/* Number of built-in components; user components get ids from
+ * KR_BUILTIN_COUNT + 1 on. */
+#define KR_BUILTIN_COUNT 3u
 
 #endif

@@ -259,7 +259,7 @@ Test(behavior, register_requires_vtbl_and_unique_name)
 
     /* The failures registered nothing; the good ones are as described. */
     uint32_t count = kr_registry_count(reg);
-    cr_assert_eq(count, 5, "transform + A + B + D + E, got %u", count); /* built-in + 4 */
+    cr_assert_eq(count, 7, "transform, resource, channel + A + B + D + E, got %u", count); /* 3 built-ins + 4 */
     const kr_component_info_t *ia = kr_component_info(reg, A);
     cr_assert_not_null(ia);
     cr_assert_eq(ia->vtbl, &BA_vtbl);

@@ -33,7 +33,27 @@ Test(registry, builtins_are_registered)
     const kr_component_info_t *info = kr_component_info(r, KR_TRANSFORM);
     cr_assert_eq(info->size, sizeof(kr_transform_t));
     cr_assert_eq(info->field_count, 3);
-    cr_assert_eq(kr_registry_count(r), 1);
+    /* Channels and resources (kairos/channel.h). */
+    cr_assert_eq(kr_component_lookup(r, "kr_resource"), KR_RESOURCE);
+    info = kr_component_info(r, KR_RESOURCE);
+    cr_assert_eq(info->size, 0, "a resource is a tag");
+    cr_assert_null(info->vtbl);
+    cr_assert_eq(kr_component_lookup(r, "kr_channel"), KR_CHANNEL);
+    info = kr_component_info(r, KR_CHANNEL);
+    cr_assert_eq(info->size, sizeof(kr_channel_t));
+    cr_assert_eq(info->field_count, 4);
+    cr_assert_str_eq(info->fields[0].name, "peer");
+    cr_assert_eq(info->fields[0].type, KR_FIELD_ENTITY, "packs remap the peer");
+    cr_assert_eq(info->fields[0].offset, offsetof(kr_channel_t, peer));
+    cr_assert_str_eq(info->fields[1].name, "resource");
+    cr_assert_eq(info->fields[1].type, KR_FIELD_ENTITY, "packs remap the resource");
+    cr_assert_eq(info->fields[1].offset, offsetof(kr_channel_t, resource));
+    cr_assert_eq(info->fields[2].type, KR_FIELD_U32);
+    cr_assert_eq(info->fields[3].type, KR_FIELD_BOOL);
+    cr_assert_eq(kr_registry_count(r), 3);
+    cr_assert_eq(kr_registry_count(r), KR_BUILTIN_COUNT);
+    /* The first user component comes after the built-ins. */
+    cr_assert_eq(reg_capacity(r), KR_BUILTIN_COUNT + 1);
     kr_registry_destroy(r);
 }
 
@@ -80,7 +100,7 @@ Test(registry, bad_registrations_fail_with_a_message)
                                                                    .field_count = 1 }), KR_COMPONENT_NONE);
     cr_assert_eq(kr_component_register(r, &(kr_component_desc_t){ .name = "al", .size = 8, .align = 3 }),
                  KR_COMPONENT_NONE);
-    cr_assert_eq(kr_registry_count(r), 2, "failed registrations leave nothing behind");
+    cr_assert_eq(kr_registry_count(r), KR_BUILTIN_COUNT + 1, "failed registrations leave nothing behind");
     cr_assert_null(kr_component_info(r, 77));
     cr_assert_eq(kr_last_status(), KR_ERR_UNREGISTERED);
     kr_registry_destroy(r);
