@@ -4,11 +4,13 @@
 
 #include "builtin.h"
 #include "factory/factory.h"
+#include "sqss/sqss.h"
 
 static const kr_kind_desc_t *const builtin_kinds[] = {
     &kr_factory_assembly_kind,
     &kr_factory_robots_kind,
     &kr_factory_bath_kind,
+    &kr_sqss_kind,
 };
 
 kr_status_t kr_models_register_builtin(kr_kinds_t *kinds)
