@@ -1,8 +1,9 @@
 /* "assembly": the factory's assembly line (discrete-event by default).
  *
- * Makes a part (an entity with a factory.part component) at `first`, then
- * at intervals drawn from `interval`, up to `limit` parts, and sends each
- * one at once (delay = the edge's promise) to the simulator `to`. */
+ * Makes a part (an entity with a factory.part component and a
+ * factory.tracker behavior) at `first`, then at intervals drawn from
+ * `interval`, up to `limit` parts, and sends each one at once (delay = the
+ * edge's promise) to the simulator `to`. */
 #include <stdio.h>
 
 #include "factory.h"
@@ -10,47 +11,33 @@
 #define FACTORY_MAKE "factory.make"
 
 typedef struct assembly {
-    kr_dist_t interval;       /* owns memory: freed in on_destroy */
+    kr_dist_t interval;       /* owns memory: freed by the context's fini */
     uint32_t target;
     kr_time_t promise;        /* of the edge to the target: the shipping delay */
     int64_t limit;            /* 0 = unlimited */
     uint64_t made;
-    kr_component_t part;
     kr_event_type_t make;
 } assembly_t;
 
-static void assembly_destroy(kr_world_t *w, kr_entity_t self, void *state)
+static void assembly_fini(kr_sim_t *sim, void *context)
 {
-    (void)w, (void)self;
-    kr_dist_fini(&((assembly_t *)state)->interval);
+    (void)sim;
+    kr_dist_fini(&((assembly_t *)context)->interval);
 }
-
-static const kr_behavior_vtbl_t assembly_vtbl = { .on_destroy = assembly_destroy };
 
 static void make_part(kr_sim_t *sim, void *data)
 {
     (void)data;
-    assembly_t *a = factory_station(sim, FACTORY_ASSEMBLY);
+    assembly_t *a = factory_context(sim, FACTORY_ASSEMBLY);
     if (!a) return;
-    kr_world_t *w = kr_sim_world(sim);
-    kr_component_t part_c = a->part;
-    uint64_t serial = a->made;
-    kr_entity_t part = kr_entity_create_desc(w, &(kr_entity_desc_t){ .components = &part_c,
-        .component_count = 1 });
+    kr_entity_t part = factory_part_create(sim, a->made, kr_sim_now(sim));
     if (part == KR_ENTITY_INVALID) {
-        kr_log(sim, KR_LOG_ERROR, "making part %llu: %s", (unsigned long long)serial, kr_last_error());
+        kr_log(sim, KR_LOG_ERROR, "making part %llu: %s", (unsigned long long)a->made, kr_last_error());
         return;
     }
-    *(factory_part_t *)kr_component_get(w, part, part_c) =
-        (factory_part_t){ .serial = serial, .created = kr_sim_now(sim) };
-    a = factory_station(sim, FACTORY_ASSEMBLY);   /* the world changed */
     a->made++;
-    uint32_t target = a->target;
-    kr_time_t promise = a->promise;
-    bool more = a->limit == 0 || a->made < (uint64_t)a->limit;
-    factory_ship(sim, target, promise, &part, 1);
-    if (more) {
-        a = factory_station(sim, FACTORY_ASSEMBLY);   /* the part left the world */
+    factory_ship(sim, a->target, a->promise, &part, 1);
+    if (a->limit == 0 || a->made < (uint64_t)a->limit) {
         kr_time_t gap = kr_dist_sample_ticks(&a->interval, kr_sim_rng(sim),
                                              kr_model_precision(kr_sim_model(sim)));
         if (kr_schedule(sim, KR_PRIORITY_DEFAULT, gap, a->make, NULL, NULL) != KR_OK)
@@ -61,7 +48,7 @@ static void make_part(kr_sim_t *sim, void *data)
 static kr_status_t assembly_register(kr_model_t *model)
 {
     kr_status_t st = factory_register_common(model);
-    if (st == KR_OK) st = factory_register_behavior(model, FACTORY_ASSEMBLY, sizeof(assembly_t), &assembly_vtbl);
+    if (st == KR_OK) st = factory_register_context(model, FACTORY_ASSEMBLY, sizeof(assembly_t), assembly_fini);
     if (st == KR_OK && !kr_model_find_event_type(model, FACTORY_MAKE) &&
         !kr_model_event_type(model, &(kr_event_type_desc_t){ .name = FACTORY_MAKE, .on_event = make_part }))
         st = kr_last_status();
@@ -86,34 +73,29 @@ static kr_status_t assembly_setup(kr_sim_t *sim, const kr_params_t *params)
         snprintf(found, sizeof found, "a distribution with mean %g and no limit", kr_dist_mean(&interval));
         st = kr_params_error(params, "interval", "a distribution with a positive mean (or a \"limit\")", found);
     }
+    assembly_t *a = st == KR_OK ? factory_context(sim, FACTORY_ASSEMBLY) : NULL;
+    if (st == KR_OK && !a) st = kr_last_status();
     if (st != KR_OK) {
         kr_dist_fini(&interval);
         return st;
     }
     if (first == KR_TIME_NEVER)
         first = kr_dist_sample_ticks(&interval, kr_sim_rng(sim), kr_model_precision(model));
-
-    assembly_t *a = factory_station_create(sim, FACTORY_ASSEMBLY);
-    if (!a) {
-        kr_dist_fini(&interval);
-        return kr_last_status();
-    }
-    /* From here on the station owns the distribution (freed by on_destroy). */
+    /* From here on the context owns the distribution (freed by its fini). */
     *a = (assembly_t){ .interval = interval, .target = target, .promise = promise, .limit = limit,
-                       .part = kr_component_lookup(kr_model_registry(model), FACTORY_PART),
                        .make = kr_model_find_event_type(model, FACTORY_MAKE) };
     return kr_schedule(sim, KR_PRIORITY_DEFAULT, first, a->make, NULL, NULL);
 }
 
 static void assembly_report(kr_sim_t *sim, kr_report_t *r)
 {
-    const assembly_t *a = factory_station(sim, FACTORY_ASSEMBLY);
+    const assembly_t *a = factory_context(sim, FACTORY_ASSEMBLY);
     kr_report_int(r, "made", a ? (int64_t)a->made : 0);
 }
 
 static uint64_t assembly_digest(kr_sim_t *sim)
 {
-    const assembly_t *a = factory_station(sim, FACTORY_ASSEMBLY);
+    const assembly_t *a = factory_context(sim, FACTORY_ASSEMBLY);
     return a ? factory_mix(UINT64_C(0xa55e3b1e), a->made) : 0;
 }
 

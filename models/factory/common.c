@@ -1,6 +1,8 @@
-/* What the factory kinds share: the part component, the ship sync-event and
- * its dispatch to the receiving kind, stations, the "to" parameter. */
+/* What the factory kinds share: the part (component and tracker behavior),
+ * the ship sync-event and its dispatch to the receiving kind, contexts,
+ * the "to" parameter, a FIFO of entities. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "factory.h"
@@ -10,26 +12,23 @@ static const kr_field_t part_fields[] = {
     KR_FIELD(factory_part_t, created, KR_FIELD_U64),
 };
 
-/* A static table, not mutable state: which station takes the parts. */
-static const struct {
-    const char *station;
-    void (*receive)(kr_sim_t *sim, const kr_entity_t *parts, size_t count);
-} receivers[] = {
-    { FACTORY_ROBOTS, factory_robots_receive },
-    { FACTORY_BATH, factory_bath_receive },
-};
+static void tracker_moved(kr_world_t *w, kr_entity_t self, void *state, kr_entity_t old_self)
+{
+    (void)w, (void)self, (void)old_self;
+    ((factory_tracker_t *)state)->moves++;
+}
+
+static const kr_behavior_vtbl_t tracker_vtbl = { .on_submodel_move = tracker_moved };
 
 static void ship_arrive(kr_sim_t *sim, void *data)
 {
     (void)data;
     size_t count = 0;
     const kr_entity_t *parts = kr_event_entities(sim, &count);
-    kr_world_t *w = kr_sim_world(sim);
-    for (size_t i = 0; i < sizeof receivers / sizeof receivers[0]; i++) {
-        if (kr_entity_find(w, receivers[i].station) != KR_ENTITY_INVALID) {
-            receivers[i].receive(sim, parts, count);
-            return;
-        }
+    const factory_station_t *st = factory_context(sim, FACTORY_STATION);
+    if (st && st->receive) {
+        st->receive(sim, parts, count);
+        return;
     }
     kr_log(sim, KR_LOG_WARN, "%zu part(s) arrived at a simulator that is neither factory robots nor a bath; "
            "they stay in its world untouched", count);
@@ -53,11 +52,13 @@ kr_status_t factory_register_common(kr_model_t *model)
                 return kr_last_status();
         }
     }
+    kr_status_t st = factory_register_behavior(model, FACTORY_TRACKER, sizeof(factory_tracker_t), &tracker_vtbl);
+    if (st != KR_OK) return st;
     if (!kr_model_find_event_type(model, FACTORY_SHIP) &&
         !kr_model_event_type(model, &(kr_event_type_desc_t){ .name = FACTORY_SHIP,
             .on_target_side = ship_arrive }))
         return kr_last_status();
-    return KR_OK;
+    return factory_register_context(model, FACTORY_STATION, sizeof(factory_station_t), NULL);
 }
 
 kr_status_t factory_register_behavior(kr_model_t *model, const char *name, size_t state_size,
@@ -71,24 +72,48 @@ kr_status_t factory_register_behavior(kr_model_t *model, const char *name, size_
     return KR_OK;
 }
 
-void *factory_station_create(kr_sim_t *sim, const char *name)
+kr_status_t factory_register_context(kr_model_t *model, const char *name, size_t size,
+                                    void (*fini)(kr_sim_t *sim, void *context))
 {
-    kr_world_t *w = kr_sim_world(sim);
-    kr_component_t c = kr_component_lookup(kr_model_registry(kr_sim_model(sim)), name);
-    /* Unregistered (register_types did not run): create_desc fails and says so. */
-    kr_entity_t e = kr_entity_create_desc(w, &(kr_entity_desc_t){ .name = name, .components = &c,
-        .component_count = 1 });
-    if (e == KR_ENTITY_INVALID) return NULL;
-    return kr_component_get(w, e, c);
+    if (kr_model_find_context_type(model, name)) return KR_OK;
+    if (!kr_model_context_type(model, &(kr_context_desc_t){ .name = name, .size = size, .fini = fini }))
+        return kr_last_status();
+    return KR_OK;
 }
 
-void *factory_station(kr_sim_t *sim, const char *name)
+void *factory_context(kr_sim_t *sim, const char *name)
+{
+    kr_context_type_t t = kr_model_find_context_type(kr_sim_model(sim), name);
+    return t ? kr_sim_context(sim, t) : NULL;
+}
+
+kr_entity_t factory_part_create(kr_sim_t *sim, uint64_t serial, kr_time_t created)
 {
     kr_world_t *w = kr_sim_world(sim);
-    kr_entity_t e = kr_entity_find(w, name);
-    if (e == KR_ENTITY_INVALID) return NULL;
-    kr_component_t c = kr_component_lookup(kr_model_registry(kr_sim_model(sim)), name);
-    return c == KR_COMPONENT_NONE ? NULL : kr_component_get(w, e, c);
+    kr_registry_t *reg = kr_model_registry(kr_sim_model(sim));
+    kr_component_t cs[2] = { kr_component_lookup(reg, FACTORY_PART), kr_component_lookup(reg, FACTORY_TRACKER) };
+    kr_entity_t e = kr_entity_create_desc(w, &(kr_entity_desc_t){ .components = cs, .component_count = 2 });
+    if (e == KR_ENTITY_INVALID) return e;
+    *(factory_part_t *)kr_component_get(w, e, cs[0]) = (factory_part_t){ .serial = serial, .created = created };
+    return e;
+}
+
+factory_part_t *factory_part_get(kr_sim_t *sim, kr_entity_t part)
+{
+    kr_component_t c = kr_component_lookup(kr_model_registry(kr_sim_model(sim)), FACTORY_PART);
+    return c == KR_COMPONENT_NONE ? NULL : kr_component_get(kr_sim_world(sim), part, c);
+}
+
+int64_t factory_part_count(kr_sim_t *sim)
+{
+    kr_component_t c = kr_component_lookup(kr_model_registry(kr_sim_model(sim)), FACTORY_PART);
+    kr_view_t v;
+    if (c == KR_COMPONENT_NONE ||
+        kr_view_init(&v, kr_sim_world(sim), &(kr_view_desc_t){ .include = { c } }) != KR_OK)
+        return -1;
+    int64_t n = (int64_t)kr_view_count(&v);
+    kr_view_fini(&v);
+    return n;
 }
 
 kr_status_t factory_param_target(kr_sim_t *sim, const kr_params_t *params, uint32_t *target,
@@ -116,6 +141,16 @@ kr_status_t factory_param_target(kr_sim_t *sim, const kr_params_t *params, uint3
     return KR_OK;
 }
 
+kr_status_t factory_param_positive(const kr_params_t *params, const char *key, double def, bool allow_zero,
+                                   double *out)
+{
+    kr_status_t st = kr_params_number(params, key, def, out);
+    if (st != KR_OK || *out > 0 || (allow_zero && *out == 0)) return st;
+    char found[64];
+    snprintf(found, sizeof found, "%g", *out);
+    return kr_params_error(params, key, allow_zero ? "a number >= 0" : "a number > 0", found);
+}
+
 kr_status_t factory_ship(kr_sim_t *sim, uint32_t target, kr_time_t delay, const kr_entity_t *parts,
                          size_t count)
 {
@@ -124,6 +159,38 @@ kr_status_t factory_ship(kr_sim_t *sim, uint32_t target, kr_time_t delay, const 
         .type = ship, .entities = parts, .entity_count = count }, NULL);
     if (st != KR_OK) kr_log(sim, KR_LOG_ERROR, "shipping parts: %s", kr_last_error());
     return st;
+}
+
+kr_status_t factory_queue_push(factory_queue_t *q, kr_entity_t e)
+{
+    if (q->len == q->cap) {
+        size_t cap = q->cap ? 2 * q->cap : 16;
+        kr_entity_t *items = malloc(cap * sizeof *items);
+        if (!items) return KR_ERR_NOMEM;   /* the caller logs */
+        for (size_t i = 0; i < q->len; i++) items[i] = q->items[(q->head + i) % q->cap];
+        free(q->items);
+        q->items = items;
+        q->head = 0;
+        q->cap = cap;
+    }
+    q->items[(q->head + q->len) % q->cap] = e;
+    q->len++;
+    return KR_OK;
+}
+
+kr_entity_t factory_queue_pop(factory_queue_t *q)
+{
+    if (q->len == 0) return KR_ENTITY_INVALID;
+    kr_entity_t e = q->items[q->head];
+    q->head = (q->head + 1) % q->cap;
+    q->len--;
+    return e;
+}
+
+void factory_queue_fini(factory_queue_t *q)
+{
+    free(q->items);
+    *q = (factory_queue_t){ 0 };
 }
 
 uint64_t factory_double_bits(double x)

@@ -166,12 +166,12 @@ Test(cli, bad_kind_params)
 {
     const char *m = model(FACTORY_SHORT);
     char want[700];
-    snprintf(want, sizeof want, "%s: simulators[2].params.k: expected a number >= 0, found -1", m);
-    expect_bad(kairos("run", m, "--set", "simulators.Bath.params={\"k\": -1}", NULL), want);
-    expect_bad(kairos("validate", m, "--set", "simulators.Bath.params={\"k\": -1}", NULL), want);
-    snprintf(want, sizeof want, "%s: simulators[1].params.speed: expected a parameter of kind 'robots' (to, "
-             "carry_steps, delay), found the unknown key \"speed\"", m);
-    expect_bad(kairos("run", m, "--set", "simulators.Robots.params.speed=3", NULL), want);
+    snprintf(want, sizeof want, "%s: simulators[2].params.loss: expected a number >= 0, found -1", m);
+    expect_bad(kairos("run", m, "--set", "simulators.Bath.params={\"loss\": -1}", NULL), want);
+    expect_bad(kairos("validate", m, "--set", "simulators.Bath.params={\"loss\": -1}", NULL), want);
+    snprintf(want, sizeof want, "%s: simulators[1].params.carry_steps: expected a parameter of kind 'robots' (to, "
+             "robots, path_length, speed, delay), found the unknown key \"carry_steps\"", m);
+    expect_bad(kairos("run", m, "--set", "simulators.Robots.params.carry_steps=3", NULL), want);
 }
 
 Test(cli, bad_promise_sets)
@@ -250,7 +250,7 @@ Test(cli, failed_setup_writes_nothing)
     char set[900];
     snprintf(set, sizeof set, "outputs={\"stats\": \"%s\", \"trace\": \"%s\", \"event_log\": \"%s\"}", stats, trace,
              logs);
-    r = kairos("run", m, "--set", set, "--set", "simulators.Bath.params.k=-1", NULL);
+    r = kairos("run", m, "--set", set, "--set", "simulators.Bath.params.loss=-1", NULL);
     cr_assert_eq(r.status, 2, "%s", r.err);
     cli_free(&r);
     expect_no_outputs(stats, trace, logs);

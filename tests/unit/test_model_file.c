@@ -92,7 +92,7 @@ Test(model_file, valid_every_top_level_field)
                                  " 'outputs': {'stats': 's.json', 'event_log': 'ev', 'trace': 't.json'},"
                                  " 'plugins': [],"
                                  " 'simulators': [{'name': 'B', 'kind': 'bath', 'formalism': 'continuous',"
-                                 "   'time_step': 0.001, 'params': {'k': 0.2}, 'rank': 0, 'description': 'x'}],"
+                                 "   'time_step': 0.001, 'params': {'loss': 0.2}, 'rank': 0, 'description': 'x'}],"
                                  " 'dependencies': []}", NULL);
     cr_assert(f, "%s", kr_last_error());
     cr_assert_eq(f->precision, 1000);
@@ -649,21 +649,22 @@ Test(model_file, bad_plugin_not_a_shared_object)
 Test(model_file, bad_unknown_param_of_kind)
 {
     expect_build_error(mt_load(FACTORY, "simulators.Bath.params={\"heat\": 3}", NULL), "simulators[2].params.heat",
-                       "a parameter of kind 'bath' (ambient, k, heater, initial, part_cooling, alarm)",
+                       "a parameter of kind 'bath' (ambient, initial, heater, loss, exchange, heat_ratio, capacity, "
+                       "part_temperature, target, profile_points)",
                        "the unknown key \"heat\"");
 }
 
 Test(model_file, bad_param_wrong_type)
 {
-    expect_build_error(mt_load(FACTORY, "simulators.Robots.params.carry_steps=three", NULL),
-                       "simulators[1].params.carry_steps", "a whole number >= 1", "\"three\"");
-    expect_build_error(mt_load(FACTORY, "simulators.Robots.params.carry_steps=2.5", NULL),
-                       "simulators[1].params.carry_steps", "a whole number >= 1", "2.5");
+    expect_build_error(mt_load(FACTORY, "simulators.Robots.params.robots=three", NULL),
+                       "simulators[1].params.robots", "a whole number from 1 to 1000000", "\"three\"");
+    expect_build_error(mt_load(FACTORY, "simulators.Robots.params.robots=2.5", NULL),
+                       "simulators[1].params.robots", "a whole number from 1 to 1000000", "2.5");
 }
 
 Test(model_file, bad_param_out_of_range)
 {
-    expect_build_error(mt_load(FACTORY, "simulators.Bath.params={\"k\": -1}", NULL), "simulators[2].params.k",
+    expect_build_error(mt_load(FACTORY, "simulators.Bath.params={\"loss\": -1}", NULL), "simulators[2].params.loss",
                        "a number >= 0", "-1");
 }
 
