@@ -29,6 +29,7 @@ static uint64_t wall_ns(void)
 /* Opens or closes the blocked spans of a group's members. */
 static void note_blocked(kr_model_t *m, kr_group_t *g, bool blocked, uint64_t now)
 {
+    if (!g->local) return;
     for (uint32_t i = 0; i < g->count; i++) {
         kr_sim_t *s = m->sims[g->members[i]];
         if (blocked && !s->blocked_since) {
@@ -74,6 +75,7 @@ static kr_time_t group_next(kr_model_t *m, kr_group_t *g)
 
 static void update_bound(kr_model_t *m, kr_group_t *g)
 {
+    if (!g->local) return;
     kr_time_t b = KR_TIME_NEVER;
     for (uint32_t i = 0; i < g->in_count; i++) {
         kr_time_t t = m->edges[g->in_edges[i]].guarantee;
@@ -85,6 +87,7 @@ static void update_bound(kr_model_t *m, kr_group_t *g)
 /* Sends every outgoing guarantee of the group that grew. */
 static kr_status_t send_guarantees(kr_model_t *m, kr_group_t *g)
 {
+    if (!g->local) return KR_OK;
     kr_time_t next = group_next(m, g);
     kr_time_t base = next < g->bound ? next : g->bound;
     for (uint32_t i = 0; i < g->count; i++) {
@@ -138,7 +141,7 @@ static kr_status_t report_deadlock(kr_model_t *m)
     n += (size_t)snprintf(msg + n, sizeof msg - n, "deadlock: no simulator can advance and no message is in flight;");
     for (uint32_t gi = 0; gi < m->group_count && n < sizeof msg - 1; gi++) {
         kr_group_t *g = &m->groups[gi];
-        if (g->done) continue;
+        if (g->done || !g->local) continue;
         kr_sim_t *s;
         kr_event_rec_t *h = group_head(m, g, &s);
         if (!h) continue;
@@ -227,6 +230,7 @@ bool kr__coord_step(kr_model_t *m, kr_status_t *status)
     uint64_t now = wall_ns();
     for (uint32_t i = 0; i < m->group_count; i++) {
         kr_group_t *g = &m->groups[i];
+        if (!g->local) continue;
         kr_sim_t *s;
         kr_event_rec_t *h = group_head(m, g, &s);
         if (runnable(m, g, s, h)) {
@@ -262,20 +266,29 @@ bool kr__coord_step(kr_model_t *m, kr_status_t *status)
         if (st) { *status = st; return false; }
         return true;
     }
-    bool all_done = true;
-    for (uint32_t i = 0; i < m->group_count; i++) all_done &= m->groups[i].done;
-    if (all_done && m->transport->vtbl->in_flight(m->transport) == 0) {
+    bool local_done = true;
+    for (uint32_t i = 0; i < m->group_count; i++) local_done &= !m->groups[i].local || m->groups[i].done;
+    local_done = local_done && m->transport->vtbl->in_flight(m->transport) == 0;
+    if (local_done) {
         for (uint32_t i = 0; i < m->sim_count; i++) {
             size_t left = m->sims[i]->emu ? kr__emulation_leftover(m->sims[i]) : 0;
             if (left) {
                 *status = kr__fail(KR_ERR_CORRUPT, "emulation '%s': the replay log has %zu line%s the run never "
                                    "reached (a log from another model or seed?)", m->sims[i]->name, left,
                                    left == 1 ? "" : "s");
-                m->running = false;
-                m->finished = true;
+                kr__model_fail(m, *status, "%s", kr_last_error());
                 return false;
             }
         }
+    }
+    /* Over ranks, the run ends when every rank is done; one process is
+     * done when it is. */
+    bool all_done = local_done;
+    if (m->transport->vtbl->settle) {
+        st = m->transport->vtbl->settle(m->transport, local_done, &all_done);
+        if (st) { *status = kr__fail(st, "%s", kr_last_error()); return false; }
+    }
+    if (all_done) {
         for (uint32_t i = 0; i < m->group_count; i++) note_blocked(m, &m->groups[i], false, now);
         m->running = false;
         m->finished = true;
@@ -288,6 +301,13 @@ bool kr__coord_step(kr_model_t *m, kr_status_t *status)
         if (st) { *status = st; return false; }
         return true;
     }
+    /* Other ranks may still send (or still run): wait for them, without
+     * spinning. */
+    if (m->transport->vtbl->wait) {
+        m->transport->vtbl->wait(m->transport);
+        return true;
+    }
+    if (local_done) return true;
     *status = report_deadlock(m);
     return false;
 }
@@ -295,9 +315,12 @@ bool kr__coord_step(kr_model_t *m, kr_status_t *status)
 kr_status_t kr__coord_run(kr_model_t *m)
 {
     kr_status_t st = kr__coord_prepare(m);
-    if (st) return st;
-    while (kr__coord_step(m, &st)) {}
+    if (!st)
+        while (kr__coord_step(m, &st)) {}
     m->running = false;
     m->finished = true;
+    /* Every other rank must hear of a failure here (a peer's failure it
+     * already knows: abort is then a no-op). */
+    if (st && m->transport && m->transport->vtbl->abort) m->transport->vtbl->abort(m->transport, st, kr_last_error());
     return st;
 }

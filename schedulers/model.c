@@ -40,6 +40,7 @@ kr_model_t *kr_model_create(const kr_model_desc_t *desc)
     kr_model_desc_t d = desc ? *desc : (kr_model_desc_t){ 0 };
     kr_model_t *m = calloc(1, sizeof *m);
     if (!m) { kr__fail(KR_ERR_NOMEM, "kr_model_create: out of memory"); return NULL; }
+    m->rank = d.rank;
     m->precision = d.precision ? d.precision : KR_PRECISION_DEFAULT;
     m->seed = d.seed;
     m->end_time = d.end_time;
@@ -255,6 +256,8 @@ kr_sim_t *kr_model_add_sim(kr_model_t *m, const kr_sim_desc_t *d)
     if (!s) { kr__fail(KR_ERR_NOMEM, "kr_model_add_sim: out of memory"); return NULL; }
     s->model = m;
     s->id = m->sim_count;
+    s->rank = d->rank;
+    s->local = d->rank == m->rank;
     s->formalism = d->formalism;
     s->time_step = d->time_step;
     s->name = dup_str(d->name);
@@ -262,11 +265,14 @@ kr_sim_t *kr_model_add_sim(kr_model_t *m, const kr_sim_desc_t *d)
     kr_world_desc_t wd = { .registry = m->registry, .spatial_cell_size = d->spatial_cell_size, .owner = s };
     memcpy(wd.spatial_bounds, d->spatial_bounds, sizeof wd.spatial_bounds);
     if (!s->name || !s->contexts || kr__sim_init(s)) goto fail;
-    s->world = kr_world_create(&wd);
-    if (!s->world) goto fail;
-    s->rng = kr_rng_create(m->seed, KR_RNG_SIMULATOR, s->id, 0);
-    if (!s->rng) goto fail;
-    if (d->formalism == KR_EMULATION && kr__emulation_create(s, d->emulation)) goto fail;
+    /* A simulator another rank runs is only a name, an id and its edges. */
+    if (s->local) {
+        s->world = kr_world_create(&wd);
+        if (!s->world) goto fail;
+        s->rng = kr_rng_create(m->seed, KR_RNG_SIMULATOR, s->id, 0);
+        if (!s->rng) goto fail;
+        if (d->formalism == KR_EMULATION && kr__emulation_create(s, d->emulation)) goto fail;
+    }
     if (kr_hmap_insert(&m->sim_names, name_hash(s->name), s->id)) goto fail;
     m->sims[m->sim_count++] = s;
     return s;
@@ -278,6 +284,9 @@ fail:
 }
 
 size_t kr_model_sim_count(const kr_model_t *m) { return m ? m->sim_count : 0; }
+bool kr_sim_is_local(const kr_sim_t *s) { return s && s->local; }
+int kr_model_rank(const kr_model_t *m) { return m ? m->rank : 0; }
+int kr_sim_rank(const kr_sim_t *s) { return s ? s->rank : 0; }
 
 kr_sim_t *kr_model_sim(kr_model_t *m, uint32_t id)
 {
@@ -463,6 +472,16 @@ static kr_status_t build_groups(kr_model_t *m)
         if ((status = append_u32(&g->members, &g->count, i))) break;
     }
     free(group_of_comp);
+    for (uint32_t g = 0; !status && g < m->group_count; g++) {
+        kr_group_t *gr = &m->groups[g];
+        gr->local = m->sims[gr->members[0]]->local;
+        for (uint32_t k = 1; k < gr->count; k++)
+            if (m->sims[gr->members[k]]->rank != m->sims[gr->members[0]]->rank)
+                status = kr__fail(KR_ERR_INVALID_ARG, "'%s' (rank %d) and '%s' (rank %d) are joined by a cycle of "
+                                  "zero promises and must run on one rank", m->sims[gr->members[0]]->name,
+                                  m->sims[gr->members[0]]->rank, m->sims[gr->members[k]]->name,
+                                  m->sims[gr->members[k]]->rank);
+    }
     for (uint32_t i = 0; !status && i < m->edge_count; i++) {
         kr_edge_t *e = &m->edges[i];
         e->internal = m->sims[e->from]->group == m->sims[e->to]->group;
@@ -484,6 +503,17 @@ static void free_groups(kr_model_t *m)
     free(m->groups);
     m->groups = NULL;
     m->group_count = 0;
+}
+
+kr_status_t kr_model_use_transport(kr_model_t *m, kr_transport_t *t)
+{
+    kr_status_t st = refuse_after_start(m, "kr_model_use_transport");
+    if (st) return st;
+    if (!t) return kr__fail(KR_ERR_INVALID_ARG, "kr_model_use_transport: null transport");
+    if (m->transport && m->owns_transport) m->transport->vtbl->destroy(m->transport);
+    m->transport = t;
+    m->owns_transport = true;
+    return KR_OK;
 }
 
 uint32_t kr_model_group_of(const kr_model_t *cm, uint32_t sim)
@@ -539,6 +569,7 @@ kr_status_t kr_model_start(kr_model_t *m)
     }
     for (uint32_t i = 0; i < m->sim_count; i++) {
         kr_sim_t *s = m->sims[i];
+        if (!s->local) continue;
         if ((st = kr_world_start(s->world))) {
             kr__model_fail(m, st, "starting '%s': %s", s->name, kr_last_error());
             return st;

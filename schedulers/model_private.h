@@ -73,6 +73,8 @@ struct kr_sim {
     kr_model_t *model;
     uint32_t id;
     uint32_t group;
+    int rank;                   /* where it runs */
+    bool local;                 /* rank == the model's rank: world, queue and all */
     char *name;
     kr_formalism_t formalism;
     kr_time_t time_step;
@@ -133,6 +135,7 @@ typedef struct kr_group {
     uint32_t *in_edges, in_count; /* edges from outside into the group */
     kr_time_t bound;            /* min guarantee over in_edges */
     bool done;
+    bool local;                 /* its members run in this process */
 } kr_group_t;
 
 typedef struct kr_event_type_rec {
@@ -146,6 +149,7 @@ typedef struct kr_context_rec {
 } kr_context_rec_t;
 
 struct kr_model {
+    int rank;                   /* this process's rank */
     uint64_t precision, seed;
     kr_time_t end_time;
     kr_registry_t *registry;

@@ -23,14 +23,28 @@ typedef struct kr_transport_vtbl {
     /* Delivers arrived messages; stops at the first failing delivery. *count
      * receives the number delivered. */
     kr_status_t (*poll)(kr_transport_t *t, kr_deliver_fn deliver, void *arg, size_t *count);
-    /* Messages sent and not yet delivered (0 means nothing in flight). */
+    /* Messages sent and not yet delivered here or handed to the network. */
     size_t (*in_flight)(const kr_transport_t *t);
     void (*destroy)(kr_transport_t *t);
+    /* Distributed transports only (NULL otherwise): */
+    /* Called when this process has nothing to run; *all_done tells whether
+     * every process is done (`locally_done` is this one's part). Must not
+     * block. */
+    kr_status_t (*settle)(kr_transport_t *t, bool locally_done, bool *all_done);
+    /* Blocks until a message may have arrived (without spinning). */
+    void (*wait)(kr_transport_t *t);
+    /* Tells every other process that the run failed with `message`. */
+    void (*abort)(kr_transport_t *t, kr_status_t status, const char *message);
 } kr_transport_vtbl_t;
 
 struct kr_transport {
     const kr_transport_vtbl_t *vtbl;
 };
+
+/* Makes a model use `t` (owned by the model from then on) instead of the
+ * in-process transport; before kr_model_start. */
+typedef struct kr_model kr_model_t;
+kr_status_t kr_model_use_transport(kr_model_t *model, kr_transport_t *t);
 
 /* In order, at once: the transport of a single process. */
 kr_transport_t *kr_transport_local_create(void);

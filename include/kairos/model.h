@@ -44,6 +44,10 @@ typedef struct kr_model_desc {
     kr_log_fn log_fn;          /* NULL: stderr */
     void *log_arg;
     const kr_observer_t *observer; /* optional; copied */
+    /* Distributed runs: this process's rank. Simulators whose desc names
+     * another rank are known by id, name and edges only: no world, no
+     * queue, no kind setup (they run elsewhere). 0 for a lone process. */
+    int rank;
 } kr_model_desc_t;
 
 kr_model_t *kr_model_create(const kr_model_desc_t *desc);
@@ -80,12 +84,18 @@ typedef struct kr_sim_desc {
     double spatial_cell_size;      /* of the world's spatial hash; 0 = 1.0 */
     double spatial_bounds[4];      /* optional dense grid, see kr_world_desc_t */
     const kr_emulation_desc_t *emulation; /* emulation only; NULL = real clock, speed 1 */
+    int rank;                      /* the rank that runs it (see kr_model_desc_t.rank) */
 } kr_sim_desc_t;
 
 /* Adds a simulator; NULL with kr_last_error for a duplicate or empty name,
  * a missing time step where the formalism needs one, or after start. */
 kr_sim_t *kr_model_add_sim(kr_model_t *model, const kr_sim_desc_t *desc);
 size_t kr_model_sim_count(const kr_model_t *model);
+/* True if this process runs the simulator (always, without distribution). */
+bool kr_sim_is_local(const kr_sim_t *sim);
+/* The rank of this process, and the rank that runs a simulator. */
+int kr_model_rank(const kr_model_t *model);
+int kr_sim_rank(const kr_sim_t *sim);
 kr_sim_t *kr_model_sim(kr_model_t *model, uint32_t id);           /* NULL if out of range */
 kr_sim_t *kr_model_find_sim(kr_model_t *model, const char *name);  /* NULL if none */
 

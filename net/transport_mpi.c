@@ -1,0 +1,478 @@
+/* The MPI transport: batched, non-blocking, bounded. See transport_mpi.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "../ecs/error_private.h"
+#include "kairos/buffer.h"
+#include "transport_mpi.h"
+
+enum { TAG_DATA = 7101, TAG_ABORT = 7102, TAG_DRAIN = 7103 };
+#define MAX_IN_FLIGHT 8          /* batches per peer not yet completed */
+#define MAX_MESSAGE ((size_t)1 << 30)
+
+typedef struct pending_send {
+    MPI_Request req;
+    kr_buf_t buf;
+} pending_send_t;
+
+typedef struct peer {
+    kr_buf_t out;                /* the batch being filled */
+    pending_send_t sends[MAX_IN_FLIGHT];
+    int sends_used;
+    uint64_t batches_sent, batches_received;
+} peer_t;
+
+typedef struct inbox_item {
+    int source;
+    kr_buf_t buf;
+} inbox_item_t;
+
+typedef struct mpi_transport {
+    kr_transport_t base;
+    MPI_Comm comm;
+    int rank, size;
+    int *rank_of;
+    uint32_t sim_count;
+    size_t flush_bytes;
+    peer_t *peers;
+    /* messages to this rank's own simulators, in order */
+    kr_buf_t loop;
+    size_t loop_read, loop_count;
+    /* batches received but not yet delivered */
+    inbox_item_t *inbox;
+    size_t inbox_count, inbox_cap;
+    /* termination */
+    bool barrier_entered, finished;
+    MPI_Request barrier;
+    /* failure */
+    bool aborted;
+    char abort_msg[1024];
+    kr_mpi_transport_stats_t stats;
+} mpi_transport_t;
+
+static kr_status_t mpi_fail(int err, const char *what)
+{
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(err, text, &len);
+    return kr__fail(KR_ERR_IO, "MPI %s: %s", what, text);
+}
+
+/* Completed sends free their slot, oldest first. */
+static kr_status_t reap_sends(peer_t *p)
+{
+    int k = 0;
+    for (int i = 0; i < p->sends_used; i++) {
+        int done = 0;
+        int err = MPI_Test(&p->sends[i].req, &done, MPI_STATUS_IGNORE);
+        if (err != MPI_SUCCESS) return mpi_fail(err, "send");
+        if (done) {
+            kr_buf_fini(&p->sends[i].buf);
+            continue;
+        }
+        p->sends[k++] = p->sends[i];
+    }
+    p->sends_used = k;
+    return KR_OK;
+}
+
+/* Takes every batch that has arrived into the inbox (and notes an abort). */
+static kr_status_t receive_all(mpi_transport_t *t)
+{
+    for (;;) {
+        int flag = 0;
+        MPI_Status status;
+        int err = MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, t->comm, &flag, &status);
+        if (err != MPI_SUCCESS) return mpi_fail(err, "probe");
+        if (!flag) return KR_OK;
+        int count = 0;
+        MPI_Get_count(&status, MPI_BYTE, &count);
+        if (status.MPI_TAG == TAG_ABORT) {
+            char msg[1024];
+            int n = count < (int)sizeof msg - 1 ? count : (int)sizeof msg - 1;
+            char *tmp = malloc(count > 0 ? (size_t)count : 1);
+            MPI_Recv(tmp, count, MPI_BYTE, status.MPI_SOURCE, TAG_ABORT, t->comm, MPI_STATUS_IGNORE);
+            if (tmp) memcpy(msg, tmp, (size_t)n);
+            msg[tmp ? n : 0] = '\0';
+            free(tmp);
+            if (!t->aborted) {
+                t->aborted = true;
+                snprintf(t->abort_msg, sizeof t->abort_msg, "%s", msg);
+            }
+            continue;
+        }
+        if (status.MPI_TAG != TAG_DATA) {
+            /* nothing else is ever sent outside a collective: drop it */
+            char sink;
+            MPI_Recv(&sink, 0, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, t->comm, MPI_STATUS_IGNORE);
+            continue;
+        }
+        if (t->inbox_count == t->inbox_cap) {
+            size_t cap = t->inbox_cap ? t->inbox_cap * 2 : 16;
+            inbox_item_t *in = realloc(t->inbox, cap * sizeof *in);
+            if (!in) return kr__fail(KR_ERR_NOMEM, "MPI transport: out of memory");
+            t->inbox = in;
+            t->inbox_cap = cap;
+        }
+        inbox_item_t *it = &t->inbox[t->inbox_count];
+        kr_buf_init(&it->buf);
+        if (kr_buf_reserve(&it->buf, count > 0 ? (size_t)count : 1)) return kr_last_status();
+        err = MPI_Recv(it->buf.data, count, MPI_BYTE, status.MPI_SOURCE, TAG_DATA, t->comm, MPI_STATUS_IGNORE);
+        if (err != MPI_SUCCESS) {
+            kr_buf_fini(&it->buf);
+            return mpi_fail(err, "receive");
+        }
+        it->buf.len = (size_t)count;
+        it->source = status.MPI_SOURCE;
+        t->inbox_count++;
+        t->peers[status.MPI_SOURCE].batches_received++;
+        t->stats.batches_received++;
+    }
+}
+
+/* Sends the batch for peer r (if any), waiting for a free slot first while
+ * receiving, so that two ranks sending to each other always progress. */
+static kr_status_t flush_peer(mpi_transport_t *t, int r)
+{
+    peer_t *p = &t->peers[r];
+    if (!p->out.len) return KR_OK;
+    kr_status_t st = reap_sends(p);
+    while (!st && p->sends_used == MAX_IN_FLIGHT) {
+        st = receive_all(t);
+        if (!st) st = reap_sends(p);
+    }
+    if (st) return st;
+    pending_send_t *s = &p->sends[p->sends_used];
+    s->buf = p->out;
+    kr_buf_init(&p->out);
+    if (s->buf.len > (size_t)INT32_MAX) return kr__fail(KR_ERR_INVALID_ARG, "MPI transport: batch too large");
+    int err = MPI_Isend(s->buf.data, (int)s->buf.len, MPI_BYTE, r, TAG_DATA, t->comm, &s->req);
+    if (err != MPI_SUCCESS) {
+        kr_buf_fini(&s->buf);
+        return mpi_fail(err, "send");
+    }
+    p->sends_used++;
+    p->batches_sent++;
+    t->stats.batches_sent++;
+    t->stats.bytes_sent += s->buf.len;
+    return KR_OK;
+}
+
+static kr_status_t flush_all(mpi_transport_t *t)
+{
+    for (int r = 0; r < t->size; r++) {
+        kr_status_t st = flush_peer(t, r);
+        if (st) return st;
+    }
+    return KR_OK;
+}
+
+static kr_status_t mpi_send(kr_transport_t *base, uint32_t from, uint32_t to, const void *bytes, size_t len)
+{
+    (void)from;
+    mpi_transport_t *t = (mpi_transport_t *)base;
+    if (to >= t->sim_count) return kr__fail(KR_ERR_INVALID_ARG, "MPI transport: no simulator %u", to);
+    if (len > MAX_MESSAGE) return kr__fail(KR_ERR_INVALID_ARG, "MPI transport: message of %zu bytes", len);
+    int r = t->rank_of[to];
+    kr_buf_t *b = r == t->rank ? &t->loop : &t->peers[r].out;
+    kr_status_t st = kr_buf_put_u32(b, (uint32_t)len);
+    if (!st) st = kr_buf_append(b, bytes, len);
+    if (st) return st;
+    if (r == t->rank) {
+        t->loop_count++;
+        return KR_OK;
+    }
+    return b->len >= t->flush_bytes ? flush_peer(t, r) : KR_OK;
+}
+
+/* Delivers the records of one batch: u32 length, then that many bytes. */
+static kr_status_t deliver_batch(const kr_buf_t *b, size_t from, int source, kr_deliver_fn deliver, void *arg,
+                                 size_t *count)
+{
+    kr_reader_t r;
+    kr_reader_init(&r, b->data + from, b->len - from);
+    while (kr_reader_left(&r)) {
+        uint32_t len = kr_reader_u32(&r);
+        const void *msg = kr_reader_view(&r, len);
+        if (r.failed || (len && !msg))
+            return kr__fail(KR_ERR_CORRUPT, "a truncated batch from rank %d (a record of %u bytes, %zu left)", source,
+                            len, kr_reader_left(&r));
+        kr_status_t st = deliver(arg, msg, len);
+        (*count)++;
+        if (st) {
+            if (source >= 0) {
+                char text[900];
+                snprintf(text, sizeof text, "%s", kr_last_error());
+                return kr__fail(st, "from rank %d: %s", source, text);
+            }
+            return st;
+        }
+    }
+    return KR_OK;
+}
+
+static kr_status_t mpi_poll(kr_transport_t *base, kr_deliver_fn deliver, void *arg, size_t *count)
+{
+    mpi_transport_t *t = (mpi_transport_t *)base;
+    size_t n = 0;
+    kr_status_t st = flush_all(t);
+    if (!st) st = receive_all(t);
+    if (!st && t->aborted) st = kr__fail(KR_ERR_STATE, "%s", t->abort_msg);
+    /* This rank's own messages first (they were sent earlier than anything
+     * a peer can answer), then the batches in arrival order. Deliveries
+     * may send: loop-back messages added now wait for the next poll. */
+    if (!st && t->loop_count) {
+        kr_buf_t loop = t->loop;
+        kr_buf_init(&t->loop);
+        t->loop_count = 0;
+        st = deliver_batch(&loop, 0, -1, deliver, arg, &n);
+        kr_buf_fini(&loop);
+    }
+    size_t done = 0;
+    for (; !st && done < t->inbox_count; done++) st = deliver_batch(&t->inbox[done].buf, 0, t->inbox[done].source,
+                                                                    deliver, arg, &n);
+    for (size_t i = 0; i < done; i++) kr_buf_fini(&t->inbox[i].buf);
+    memmove(t->inbox, t->inbox + done, (t->inbox_count - done) * sizeof *t->inbox);
+    t->inbox_count -= done;
+    if (count) *count = n;
+    return st;
+}
+
+static size_t mpi_in_flight(const kr_transport_t *base)
+{
+    const mpi_transport_t *t = (const mpi_transport_t *)base;
+    size_t n = t->loop_count + t->inbox_count;
+    for (int r = 0; r < t->size; r++) n += t->peers[r].out.len ? 1 : 0;
+    return n;
+}
+
+/* Every batch a peer sent is received before anyone leaves: each rank
+ * learns how many batches each peer sent it, and waits for them. */
+static kr_status_t drain(mpi_transport_t *t)
+{
+    uint64_t *sent = calloc((size_t)t->size, sizeof *sent), *expected = calloc((size_t)t->size, sizeof *expected);
+    if (!sent || !expected) {
+        free(sent);
+        free(expected);
+        return kr__fail(KR_ERR_NOMEM, "MPI transport: out of memory");
+    }
+    for (int r = 0; r < t->size; r++) sent[r] = t->peers[r].batches_sent;
+    int err = MPI_Alltoall(sent, 1, MPI_UINT64_T, expected, 1, MPI_UINT64_T, t->comm);
+    kr_status_t st = err == MPI_SUCCESS ? KR_OK : mpi_fail(err, "all-to-all");
+    for (int r = 0; !st && r < t->size; r++) {
+        while (!st && t->peers[r].batches_received < expected[r]) {
+            st = receive_all(t);
+            if (!st && t->peers[r].batches_received < expected[r]) nanosleep(&(struct timespec){ 0, 50000 }, NULL);
+        }
+    }
+    for (int r = 0; !st && r < t->size; r++)
+        while (!st && t->peers[r].sends_used) {
+            st = reap_sends(&t->peers[r]);
+            if (!st && t->peers[r].sends_used) nanosleep(&(struct timespec){ 0, 50000 }, NULL);
+        }
+    free(sent);
+    free(expected);
+    return st;
+}
+
+static kr_status_t mpi_settle(kr_transport_t *base, bool locally_done, bool *all_done)
+{
+    mpi_transport_t *t = (mpi_transport_t *)base;
+    *all_done = false;
+    if (t->finished) {
+        *all_done = true;
+        return KR_OK;
+    }
+    if (!locally_done) return KR_OK;
+    kr_status_t st = flush_all(t);
+    if (st) return st;
+    if (!t->barrier_entered) {
+        int err = MPI_Ibarrier(t->comm, &t->barrier);
+        if (err != MPI_SUCCESS) return mpi_fail(err, "barrier");
+        t->barrier_entered = true;
+    }
+    int done = 0;
+    int err = MPI_Test(&t->barrier, &done, MPI_STATUS_IGNORE);
+    if (err != MPI_SUCCESS) return mpi_fail(err, "barrier");
+    if (!done) return KR_OK;
+    if ((st = drain(t))) return st;
+    t->finished = true;
+    *all_done = true;
+    return KR_OK;
+}
+
+static void mpi_wait(kr_transport_t *base)
+{
+    mpi_transport_t *t = (mpi_transport_t *)base;
+    /* Sleep-poll for up to about a millisecond: a blocked rank sharing a
+     * core with a busy one must leave it the core. */
+    for (int i = 0; i < 10; i++) {
+        int flag = 0;
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, t->comm, &flag, MPI_STATUS_IGNORE);
+        if (flag) return;
+        if (t->barrier_entered) {
+            int done = 0;
+            MPI_Test(&t->barrier, &done, MPI_STATUS_IGNORE);
+            if (done) {
+                /* MPI_Test completed it: remember, settle must not test again */
+                t->barrier = MPI_REQUEST_NULL;
+                return;
+            }
+        }
+        nanosleep(&(struct timespec){ 0, 100000 }, NULL);
+    }
+}
+
+static void mpi_abort(kr_transport_t *base, kr_status_t status, const char *message)
+{
+    (void)status;
+    mpi_transport_t *t = (mpi_transport_t *)base;
+    if (t->aborted) return; /* a peer's failure: it told everyone */
+    t->aborted = true;
+    snprintf(t->abort_msg, sizeof t->abort_msg, "rank %d: %s", t->rank, message);
+    int len = (int)strlen(t->abort_msg) + 1;
+    for (int r = 0; r < t->size; r++) {
+        if (r == t->rank) continue;
+        MPI_Request req;
+        if (MPI_Isend(t->abort_msg, len, MPI_BYTE, r, TAG_ABORT, t->comm, &req) == MPI_SUCCESS)
+            MPI_Request_free(&req);
+    }
+}
+
+static void mpi_destroy(kr_transport_t *base)
+{
+    mpi_transport_t *t = (mpi_transport_t *)base;
+    for (int r = 0; r < t->size; r++) {
+        peer_t *p = &t->peers[r];
+        for (int i = 0; i < p->sends_used; i++) {
+            MPI_Cancel(&p->sends[i].req);
+            MPI_Request_free(&p->sends[i].req);
+            kr_buf_fini(&p->sends[i].buf);
+        }
+        kr_buf_fini(&p->out);
+    }
+    for (size_t i = 0; i < t->inbox_count; i++) kr_buf_fini(&t->inbox[i].buf);
+    if (t->barrier_entered && t->barrier != MPI_REQUEST_NULL && !t->finished) {
+        MPI_Request_free(&t->barrier);
+    }
+    free(t->inbox);
+    free(t->peers);
+    free(t->rank_of);
+    kr_buf_fini(&t->loop);
+    free(t);
+}
+
+static const kr_transport_vtbl_t mpi_vtbl = { mpi_send, mpi_poll, mpi_in_flight, mpi_destroy,
+                                              mpi_settle, mpi_wait, mpi_abort };
+
+kr_transport_t *kr_transport_mpi_create(const kr_mpi_transport_desc_t *d)
+{
+    mpi_transport_t *t = calloc(1, sizeof *t);
+    if (!t) { kr__fail(KR_ERR_NOMEM, "MPI transport: out of memory"); return NULL; }
+    t->base.vtbl = &mpi_vtbl;
+    t->comm = d->comm;
+    MPI_Comm_rank(d->comm, &t->rank);
+    MPI_Comm_size(d->comm, &t->size);
+    t->sim_count = d->sim_count;
+    t->flush_bytes = d->flush_bytes ? d->flush_bytes : 64 * 1024;
+    t->rank_of = malloc((d->sim_count ? d->sim_count : 1) * sizeof *t->rank_of);
+    t->peers = calloc((size_t)t->size, sizeof *t->peers);
+    t->barrier = MPI_REQUEST_NULL;
+    if (!t->rank_of || !t->peers) {
+        free(t->rank_of);
+        free(t->peers);
+        free(t);
+        kr__fail(KR_ERR_NOMEM, "MPI transport: out of memory");
+        return NULL;
+    }
+    for (uint32_t i = 0; i < d->sim_count; i++) {
+        if (d->rank_of_sim[i] < 0 || d->rank_of_sim[i] >= t->size) {
+            kr__fail(KR_ERR_INVALID_ARG, "MPI transport: simulator %u on rank %d of %d", i, d->rank_of_sim[i], t->size);
+            free(t->rank_of);
+            free(t->peers);
+            free(t);
+            return NULL;
+        }
+        t->rank_of[i] = d->rank_of_sim[i];
+    }
+    kr_buf_init(&t->loop);
+    return &t->base;
+}
+
+void kr_transport_mpi_stats(const kr_transport_t *base, kr_mpi_transport_stats_t *out)
+{
+    *out = ((const mpi_transport_t *)base)->stats;
+}
+
+/* ---- collectives ---- */
+
+kr_status_t kr_net_gather_strings(MPI_Comm comm, const char *mine, char ***all)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int len = (int)strlen(mine) + 1;
+    int *lens = rank == 0 ? calloc((size_t)size, sizeof *lens) : NULL;
+    int *displs = rank == 0 ? calloc((size_t)size, sizeof *displs) : NULL;
+    if (rank == 0 && (!lens || !displs)) {
+        free(lens);
+        free(displs);
+        lens = displs = NULL;
+    }
+    MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, comm);
+    char *buf = NULL;
+    if (rank == 0 && lens) {
+        long total = 0;
+        for (int r = 0; r < size; r++) {
+            displs[r] = (int)total;
+            total += lens[r];
+        }
+        buf = malloc((size_t)total);
+    }
+    MPI_Gatherv(mine, len, MPI_CHAR, buf, lens, displs, MPI_CHAR, 0, comm);
+    kr_status_t st = KR_OK;
+    *all = NULL;
+    if (rank == 0) {
+        char **out = buf ? calloc((size_t)size, sizeof *out) : NULL;
+        for (int r = 0; out && r < size; r++) out[r] = strdup(buf + displs[r]);
+        if (!out) st = kr__fail(KR_ERR_NOMEM, "gathering results: out of memory");
+        *all = out;
+    }
+    free(buf);
+    free(lens);
+    free(displs);
+    return st;
+}
+
+kr_status_t kr_net_check_same(MPI_Comm comm, const char *what, const uint64_t *digests, uint32_t count,
+                              const char *(*name_of)(void *arg, uint32_t index), void *arg)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    /* Rank 0's list goes to everyone; each rank finds its first difference
+     * and the earliest one is reported, by every rank alike. */
+    uint32_t n0 = count;
+    MPI_Bcast(&n0, 1, MPI_UINT32_T, 0, comm);
+    uint64_t *ref = malloc((n0 ? n0 : 1) * sizeof *ref);
+    if (!ref) return kr__fail(KR_ERR_NOMEM, "out of memory");
+    if (rank == 0) memcpy(ref, digests, n0 * sizeof *ref);
+    MPI_Bcast(ref, (int)n0, MPI_UINT64_T, 0, comm);
+    uint32_t first = UINT32_MAX;
+    uint32_t common = count < n0 ? count : n0;
+    for (uint32_t i = 0; i < common && first == UINT32_MAX; i++)
+        if (digests[i] != ref[i]) first = i;
+    if (first == UINT32_MAX && count != n0) first = common;
+    free(ref);
+    /* (first, rank) pairs: the lowest index wins, then the lowest rank */
+    struct { int index; int rank; } mine = { first == UINT32_MAX ? INT32_MAX : (int)first, rank }, worst;
+    MPI_Allreduce(&mine, &worst, 1, MPI_2INT, MPI_MINLOC, comm);
+    if (worst.index == INT32_MAX) return KR_OK;
+    const char *name = rank == 0 && name_of ? name_of(arg, (uint32_t)worst.index) : NULL;
+    char text[256] = "";
+    if (rank == 0) snprintf(text, sizeof text, "%s", name ? name : "(past rank 0's last entry)");
+    MPI_Bcast(text, sizeof text, MPI_CHAR, 0, comm);
+    return kr__fail(KR_ERR_MISMATCH, "the %s differ between ranks: entry %d (%s on rank 0) is not the same on rank %d; "
+                    "every rank must run the same kairos and plugins", what, worst.index, text, worst.rank);
+}

@@ -1,0 +1,47 @@
+/* The coordinator's transport over MPI, and the few collectives a
+ * distributed run needs around it. Not public API: public headers never
+ * include mpi.h.
+ *
+ * Messages to simulators of this rank loop back in order; messages to
+ * another rank are appended to that rank's outgoing batch, which leaves as
+ * one MPI message (non-blocking) when it grows past a threshold or when the
+ * coordinator polls. At most a fixed number of batches per peer are in
+ * flight: a sender that would exceed it receives (into its inbox) while it
+ * waits, so two ranks sending to each other never deadlock. The run ends
+ * when every rank is done: a non-blocking barrier, then an exchange of
+ * batch counts so that every batch sent is received before anyone leaves.
+ * A rank that fails tells every other one, which stop at their next poll. */
+#ifndef KAIROS_NET_TRANSPORT_MPI_H
+#define KAIROS_NET_TRANSPORT_MPI_H
+
+#include <mpi.h>
+#include <stdint.h>
+#include "../schedulers/transport.h"
+
+typedef struct kr_mpi_transport_desc {
+    MPI_Comm comm;
+    const int *rank_of_sim;   /* copied; rank of every simulator */
+    uint32_t sim_count;
+    size_t flush_bytes;       /* 0 = 64 KiB */
+} kr_mpi_transport_desc_t;
+
+kr_transport_t *kr_transport_mpi_create(const kr_mpi_transport_desc_t *desc);
+
+/* Statistics of the transport, for the stats file. */
+typedef struct kr_mpi_transport_stats {
+    uint64_t batches_sent, batches_received, bytes_sent;
+} kr_mpi_transport_stats_t;
+void kr_transport_mpi_stats(const kr_transport_t *t, kr_mpi_transport_stats_t *out);
+
+/* Every rank's string, gathered on rank 0 in rank order (*all and each
+ * entry malloc'ed, NULL elsewhere). */
+kr_status_t kr_net_gather_strings(MPI_Comm comm, const char *mine, char ***all);
+
+/* Checks that every rank has the same list of 64-bit entry digests (a
+ * registry's components or a model's event types); on a mismatch, fails on
+ * every rank naming the first differing entry with name_of(index) as rank
+ * 0 knows it. */
+kr_status_t kr_net_check_same(MPI_Comm comm, const char *what, const uint64_t *digests, uint32_t count,
+                              const char *(*name_of)(void *arg, uint32_t index), void *arg);
+
+#endif
