@@ -207,18 +207,6 @@ static kr_model_file_t *load(const cli_t *c, const options_t *o)
     return f;
 }
 
-/* Ranks other than 0 wait for rank 0 without spinning on the CPU. */
-static void wait_quietly(void)
-{
-    MPI_Request req;
-    MPI_Ibarrier(MPI_COMM_WORLD, &req);
-    int done = 0;
-    while (!done) {
-        MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-        if (!done) nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
-    }
-}
-
 static int cmd_run(const cli_t *c, int argc, char **argv)
 {
     options_t o = { .ranks = 1 };
@@ -232,32 +220,15 @@ static int cmd_run(const cli_t *c, int argc, char **argv)
         options_free(&o);
         return status_exit(kr_last_status());
     }
-    kr_status_t st = KR_OK;
-    if (c->rank == 0) {
-        if (c->ranks == 2)
-            fprintf(stderr, "kairos: warning: simulators are not yet distributed over ranks; rank 0 runs all %zu of "
-                    "them and rank 1 idles\n", f->sim_count);
-        else if (c->ranks > 2)
-            fprintf(stderr, "kairos: warning: simulators are not yet distributed over ranks; rank 0 runs all %zu of "
-                    "them and ranks 1-%d idle\n", f->sim_count, c->ranks - 1);
-        kr_run_options_t ro = { .stats_path = o.stats, .event_log_dir = o.event_log, .trace_path = o.trace,
-                                .quiet = o.quiet, .progress = !o.quiet && isatty(2), .ranks = c->ranks,
-                                .rank = c->rank, .summary = stdout };
-        st = kr_run_file(f, &ro);
-        if (st) fprintf(stderr, "kairos: %s\n", kr_last_error());
-        fflush(stdout);
-    }
-    /* Every rank leaves with rank 0's status. */
+    /* Every rank runs its simulators; kr_run_file agrees on the outcome
+     * across ranks, and only rank 0 prints. */
+    kr_run_options_t ro = { .stats_path = o.stats, .event_log_dir = o.event_log, .trace_path = o.trace,
+                            .quiet = o.quiet, .progress = c->rank == 0 && !o.quiet && isatty(2), .ranks = c->ranks,
+                            .rank = c->rank, .comm = MPI_COMM_WORLD, .summary = c->rank == 0 ? stdout : NULL };
+    kr_status_t st = kr_run_file(f, &ro);
+    if (st && c->rank == 0) fprintf(stderr, "kairos: %s\n", kr_last_error());
+    fflush(stdout);
     int code = status_exit(st);
-    if (c->ranks > 1) {
-        if (c->rank != 0) wait_quietly();
-        else {
-            MPI_Request req;
-            MPI_Ibarrier(MPI_COMM_WORLD, &req);
-            MPI_Wait(&req, MPI_STATUS_IGNORE);
-        }
-        MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    }
     kr_model_file_free(f);
     options_free(&o);
     return code;

@@ -480,9 +480,14 @@ const kr_kind_desc_t *kr_model_file_kind(const kr_model_file_t *f, size_t i)
 
 kr_model_t *kr_model_file_build(kr_model_file_t *f, const kr_observer_t *observer)
 {
+    return kr_model_file_build_on(f, observer, 0, NULL);
+}
+
+kr_model_t *kr_model_file_build_on(kr_model_file_t *f, const kr_observer_t *observer, int rank, const int *rank_of)
+{
     kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .precision = f->precision, .seed = f->seed,
                                                          .end_time = f->end_time, .log_level = f->log_level,
-                                                         .observer = observer });
+                                                         .observer = observer, .rank = rank });
     if (!m) return NULL;
     char path[128];
     /* Types first, once per kind, in the order kinds first appear. */
@@ -499,7 +504,7 @@ kr_model_t *kr_model_file_build(kr_model_file_t *f, const kr_observer_t *observe
     for (size_t i = 0; i < f->sim_count; i++) {
         kr_sim_entry_t *e = &f->sims[i];
         if (!kr_model_add_sim(m, &(kr_sim_desc_t){ .name = e->name, .formalism = e->formalism,
-                                                    .time_step = e->time_step })) {
+                                                    .time_step = e->time_step, .rank = rank_of ? rank_of[i] : 0 })) {
             snprintf(path, sizeof path, "simulators[%zu]", e->index);
             kr__fail(KR_ERR_INVALID_ARG, "%s: %s: %s", f->path, path, kr_last_error());
             goto fail;
@@ -535,6 +540,8 @@ kr_model_t *kr_model_file_build(kr_model_file_t *f, const kr_observer_t *observe
     for (size_t i = 0; i < f->sim_count; i++) {
         kr_sim_entry_t *e = &f->sims[i];
         const kr_kind_desc_t *k = kr_model_file_kind(f, i);
+        /* A rank builds only the simulators it runs. */
+        if (!kr_sim_is_local(kr_model_sim(m, (uint32_t)i))) continue;
         snprintf(path, sizeof path, "simulators[%zu].params", e->index);
         kr_params_t *p = kr_params_open(f->path, path, e->params, f->precision);
         if (!p) goto fail;
@@ -562,6 +569,25 @@ fail:
 }
 
 /* ---- mapping ---- */
+
+kr_status_t kr_model_file_plan(kr_model_file_t *f, int ranks, int *rank_of)
+{
+    /* The structure alone (every simulator elsewhere: no worlds, no kind
+     * setups) is enough to find the zero-promise groups. */
+    kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .precision = f->precision, .end_time = f->end_time,
+                                                         .log_level = KR_LOG_OFF, .rank = -1 });
+    if (!m) return kr_last_status();
+    kr_status_t st = KR_OK;
+    for (size_t i = 0; !st && i < f->sim_count; i++)
+        if (!kr_model_add_sim(m, &(kr_sim_desc_t){ .name = f->sims[i].name, .formalism = f->sims[i].formalism,
+                                                    .time_step = f->sims[i].time_step }))
+            st = kr_last_status();
+    for (size_t i = 0; !st && i < f->dep_count; i++)
+        st = kr_model_add_dependency(m, f->deps[i].from, f->deps[i].to, f->deps[i].promise);
+    if (!st) st = kr_model_file_map(f, m, ranks, rank_of);
+    kr_model_destroy(m);
+    return st;
+}
 
 kr_status_t kr_model_file_map(const kr_model_file_t *f, const kr_model_t *m, int ranks, int *rank_of)
 {

@@ -66,6 +66,12 @@ void kr_model_file_free(kr_model_file_t *f);
 /* Builds the model: simulators, dependencies, then every kind's setup from
  * its params (unknown params are refused). `observer` may be NULL. */
 kr_model_t *kr_model_file_build(kr_model_file_t *f, const kr_observer_t *observer);
+/* The same for one rank of a distributed run: simulator i runs on
+ * rank_of[i]; only this rank's simulators get worlds and kind setups. */
+kr_model_t *kr_model_file_build_on(kr_model_file_t *f, const kr_observer_t *observer, int rank, const int *rank_of);
+/* The rank of every simulator for `ranks` ranks, from the file alone
+ * (kr_model_file_map on the model's structure). */
+kr_status_t kr_model_file_plan(kr_model_file_t *f, int ranks, int *rank_of);
 
 /* The kind of simulator i, after build. */
 const kr_kind_desc_t *kr_model_file_kind(const kr_model_file_t *f, size_t i);

@@ -8,6 +8,7 @@
 #include "../ecs/error_private.h"
 #include "../ecs/hmap.h"
 #include "run.h"
+#include "../net/transport_mpi.h"
 
 static uint64_t now_ns(void)
 {
@@ -92,9 +93,11 @@ static void show_progress(run_ctx_t *c, bool final)
     kr_model_t *m = c->model;
     kr_time_t frontier = KR_TIME_NEVER;
     for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
+        if (!kr_sim_is_local(kr_model_sim(m, i))) continue;
         kr_time_t t = kr_sim_now(kr_model_sim(m, i));
         if (t < frontier) frontier = t;
     }
+    if (frontier == KR_TIME_NEVER) frontier = 0;
     double end = kr_time_to_units(kr_model_end_time(m), kr_model_precision(m));
     double at = kr_time_to_units(frontier, kr_model_precision(m));
     double wall = (double)(now - c->t0) * 1e-9;
@@ -154,42 +157,45 @@ static void on_sync(void *arg, kr_sim_t *s, const kr_event_key_t *k)
 
 /* ---- checksum and stats ---- */
 
+static uint64_t combine(uint64_t h, uint32_t id, uint64_t events, uint64_t state)
+{
+    h = kr_mix64(h ^ kr_mix64(events + id));
+    return kr_mix64(h ^ state);
+}
+
 uint64_t kr_run_checksum(const kr_model_file_t *f, kr_model_t *m)
 {
     uint64_t h = 0x6b6169726f73ULL;
     for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
         kr_sim_t *s = kr_model_sim(m, i);
         const kr_kind_desc_t *k = kr_model_file_kind(f, i);
-        uint64_t state = k && k->digest ? k->digest(s) : 0;
-        h = kr_mix64(h ^ kr_mix64(kr_sim_event_digest(s) + i));
-        h = kr_mix64(h ^ state);
+        h = combine(h, i, kr_sim_event_digest(s), k && k->digest ? k->digest(s) : 0);
     }
     return h;
 }
 
-static json_t *stats_json(run_ctx_t *c, double wall, uint64_t checksum)
+/* This rank's part of the stats: its simulators, each with its id and
+ * digests (for the checksum, combined on rank 0), and its wall time. */
+static json_t *local_stats(run_ctx_t *c, double wall)
 {
     kr_model_t *m = c->model;
     kr_model_file_t *f = c->file;
-    uint64_t events = 0;
-    for (uint32_t i = 0; i < kr_model_sim_count(m); i++) events += kr_sim_event_count(kr_model_sim(m, i));
-    char sum[17];
-    snprintf(sum, sizeof sum, "%016llx", (unsigned long long)checksum);
     json_t *sims = json_array();
-    json_t *root = json_pack("{s:s, s:i, s:s, s:f, s:f, s:I, s:f, s:s, s:o}", "version", KAIROS_VERSION_STRING,
-                             "ranks", c->opt->ranks, "sync", f->sync == KR_SYNC_WINDOW ? "window" : "null-message",
-                             "end_time", kr_time_to_units(f->end_time, f->precision), "wall_seconds", wall,
-                             "events", (json_int_t)events, "events_per_second", wall > 0 ? (double)events / wall : 0.0,
-                             "checksum", sum, "simulators", sims);
     for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
         kr_sim_t *s = kr_model_sim(m, i);
+        if (!kr_sim_is_local(s)) continue;
         const kr_kind_desc_t *k = kr_model_file_kind(f, i);
         kr_report_t *r = kr_report_open();
         if (r && k->report) k->report(s, r);
         json_t *own = r ? json_deep_copy(kr_report_json(r)) : json_object();
         kr_report_close(r);
-        json_array_append_new(sims, json_pack("{s:s, s:i, s:s, s:s, s:f, s:I, s:I, s:I, s:I, s:f, s:I, s:o}",
-            "name", kr_sim_name(s), "rank", c->opt->rank, "kind", k->name,
+        char ev[17], st[17];
+        snprintf(ev, sizeof ev, "%016llx", (unsigned long long)kr_sim_event_digest(s));
+        snprintf(st, sizeof st, "%016llx", (unsigned long long)(k->digest ? k->digest(s) : 0));
+        json_array_append_new(sims, json_pack("{s:I, s:s, s:s, s:s, s:i, s:s, s:s, s:f, s:I, s:I, s:I, s:I, s:f, "
+                                              "s:I, s:o}",
+            "_id", (json_int_t)i, "_events_digest", ev, "_state_digest", st,
+            "name", kr_sim_name(s), "rank", kr_sim_rank(s), "kind", k->name,
             "formalism", kr_formalism_name(kr_sim_formalism(s)),
             "final_time", kr_time_to_units(kr_sim_now(s), f->precision),
             "events", (json_int_t)kr_sim_event_count(s), "sync_sent", (json_int_t)kr_sim_sync_sent(s),
@@ -197,7 +203,64 @@ static json_t *stats_json(run_ctx_t *c, double wall, uint64_t checksum)
             "blocked_seconds", kr_sim_blocked_seconds(s), "entities", (json_int_t)kr_world_entity_count(kr_sim_world(s)),
             "stats", own ? own : json_object()));
     }
-    return root;
+    char node[256] = "?";
+    gethostname(node, sizeof node - 1);
+    return json_pack("{s:i, s:s, s:f, s:o}", "rank", c->opt->rank, "node", node, "wall_seconds", wall, "simulators",
+                     sims);
+}
+
+static uint64_t hex64(const char *s)
+{
+    return s ? strtoull(s, NULL, 16) : 0;
+}
+
+/* Rank 0: every rank's part into the stats object, simulators in id order,
+ * the checksum combined in that order. */
+static json_t *merge_stats(run_ctx_t *c, json_t **parts, int nparts)
+{
+    kr_model_file_t *f = c->file;
+    size_t n = f->sim_count;
+    json_t **by_id = calloc(n ? n : 1, sizeof *by_id);
+    json_t *ranks = json_array();
+    double wall = 0;
+    if (!by_id) return NULL;
+    for (int r = 0; r < nparts; r++) {
+        json_t *p = parts[r];
+        double w = json_number_value(json_object_get(p, "wall_seconds"));
+        if (w > wall) wall = w;
+        json_array_append_new(ranks, json_pack("{s:O, s:O, s:O}", "rank", json_object_get(p, "rank"), "node",
+                                               json_object_get(p, "node"), "wall_seconds",
+                                               json_object_get(p, "wall_seconds")));
+        size_t i;
+        json_t *sim;
+        json_array_foreach(json_object_get(p, "simulators"), i, sim) {
+            json_int_t id = json_integer_value(json_object_get(sim, "_id"));
+            if (id >= 0 && (size_t)id < n && !by_id[id]) by_id[id] = sim;
+        }
+    }
+    uint64_t h = 0x6b6169726f73ULL, events = 0;
+    json_t *sims = json_array();
+    for (size_t i = 0; i < n; i++) {
+        json_t *sim = by_id[i];
+        if (!sim) continue; /* cannot happen: every simulator runs on one rank */
+        h = combine(h, (uint32_t)i, hex64(json_string_value(json_object_get(sim, "_events_digest"))),
+                    hex64(json_string_value(json_object_get(sim, "_state_digest"))));
+        events += (uint64_t)json_integer_value(json_object_get(sim, "events"));
+        json_t *copy = json_deep_copy(sim);
+        json_object_del(copy, "_id");
+        json_object_del(copy, "_events_digest");
+        json_object_del(copy, "_state_digest");
+        json_array_append_new(sims, copy);
+    }
+    free(by_id);
+    char sum[17];
+    snprintf(sum, sizeof sum, "%016llx", (unsigned long long)h);
+    return json_pack("{s:s, s:i, s:s, s:f, s:f, s:I, s:f, s:s, s:o, s:o}", "version", KAIROS_VERSION_STRING,
+                     "ranks", c->opt->ranks > 0 ? c->opt->ranks : 1,
+                     "sync", f->sync == KR_SYNC_WINDOW ? "window" : "null-message",
+                     "end_time", kr_time_to_units(f->end_time, f->precision), "wall_seconds", wall,
+                     "events", (json_int_t)events, "events_per_second", wall > 0 ? (double)events / wall : 0.0,
+                     "checksum", sum, "simulators", sims, "rank_info", ranks);
 }
 
 static void print_summary(run_ctx_t *c, json_t *stats)
@@ -215,9 +278,10 @@ static void print_summary(run_ctx_t *c, json_t *stats)
     size_t i;
     json_t *s;
     json_array_foreach(sims, i, s) {
-        fprintf(o, "  %-20s %-14s %-15s events %-10lld", json_string_value(json_object_get(s, "name")),
-                json_string_value(json_object_get(s, "kind")), json_string_value(json_object_get(s, "formalism")),
-                (long long)json_integer_value(json_object_get(s, "events")));
+        fprintf(o, "  %-20s %-10s %-15s", json_string_value(json_object_get(s, "name")),
+                json_string_value(json_object_get(s, "kind")), json_string_value(json_object_get(s, "formalism")));
+        if (c->opt->ranks > 1) fprintf(o, " rank %-3lld", (long long)json_integer_value(json_object_get(s, "rank")));
+        fprintf(o, " events %-10lld", (long long)json_integer_value(json_object_get(s, "events")));
         const char *key;
         json_t *v;
         json_object_foreach(json_object_get(s, "stats"), key, v) {
@@ -231,6 +295,16 @@ static void print_summary(run_ctx_t *c, json_t *stats)
 
 /* ---- the run ---- */
 
+static bool distributed(const run_ctx_t *c) { return c->opt->ranks > 1; }
+
+/* The trace of rank k: the whole file on one rank; a fragment FILE.rankK
+ * (events only) that rank 0 joins afterwards on several. */
+static void trace_fragment_path(const run_ctx_t *c, const char *path, int rank, char *out, size_t cap)
+{
+    (void)c;
+    snprintf(out, cap, "%s.rank%d", path, rank);
+}
+
 static kr_status_t open_outputs(run_ctx_t *c, const char *log_dir, const char *trace_path)
 {
     kr_model_t *m = c->model;
@@ -240,6 +314,7 @@ static kr_status_t open_outputs(run_ctx_t *c, const char *log_dir, const char *t
         c->logs = calloc(kr_model_sim_count(m), sizeof *c->logs);
         if (!c->logs) return kr__fail(KR_ERR_NOMEM, "out of memory");
         for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
+            if (!kr_sim_is_local(kr_model_sim(m, i))) continue;
             char path[4096];
             snprintf(path, sizeof path, "%s/%s.jsonl", log_dir, kr_sim_name(kr_model_sim(m, i)));
             kr_status_t st = out_open(&c->logs[i], path);
@@ -247,14 +322,17 @@ static kr_status_t open_outputs(run_ctx_t *c, const char *log_dir, const char *t
         }
     }
     if (trace_path) {
-        kr_status_t st = out_open(&c->trace, trace_path);
+        char frag[4200];
+        trace_fragment_path(c, trace_path, c->opt->rank, frag, sizeof frag);
+        kr_status_t st = out_open(&c->trace, distributed(c) ? frag : trace_path);
         if (st) return st;
         c->tracing = true;
         c->first_trace_event = true;
-        fputs("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n", c->trace.fp);
+        if (!distributed(c)) fputs("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n", c->trace.fp);
         trace_event(c, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"args\": {\"name\": \"rank %d\"}}",
                     c->opt->rank, c->opt->rank);
         for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
+            if (!kr_sim_is_local(kr_model_sim(m, i))) continue;
             json_t *name = json_string(kr_sim_name(kr_model_sim(m, i)));
             char *quoted = json_dumps(name, JSON_ENCODE_ANY);
             trace_event(c, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": %u, \"args\": "
@@ -276,55 +354,207 @@ static kr_status_t close_outputs(run_ctx_t *c, bool ok)
         c->logs = NULL;
     }
     if (c->tracing) {
-        fputs("\n]}\n", c->trace.fp);
+        fputs(distributed(c) ? "\n" : "\n]}\n", c->trace.fp);
         if ((s2 = out_close(&c->trace, ok)) && !st) st = s2;
         c->tracing = false;
     }
     return st;
 }
 
+/* Rank 0 joins the ranks' trace fragments into one file (and removes them;
+ * on failure, only removes them). */
+static kr_status_t join_trace(run_ctx_t *c, const char *path, bool ok)
+{
+    out_file_t out = { 0 };
+    kr_status_t st = ok ? out_open(&out, path) : KR_OK;
+    if (!st && ok) fputs("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n", out.fp);
+    bool first = true;
+    for (int r = 0; r < c->opt->ranks; r++) {
+        char frag[4200];
+        trace_fragment_path(c, path, r, frag, sizeof frag);
+        FILE *in = fopen(frag, "r");
+        if (!in) {
+            if (ok && !st) st = kr__fail(KR_ERR_IO, "%s: the trace of rank %d is missing: %s", frag, r, strerror(errno));
+            continue;
+        }
+        if (ok && !st) {
+            if (!first) fputs(",\n", out.fp);
+            first = false;
+            char buf[65536];
+            size_t n;
+            long body = 0;
+            while ((n = fread(buf, 1, sizeof buf, in)) > 0) {
+                /* drop the fragment's trailing newline so the commas line up */
+                if (feof(in) && n && buf[n - 1] == '\n') n--;
+                fwrite(buf, 1, n, out.fp);
+                body += (long)n;
+            }
+            (void)body;
+        }
+        fclose(in);
+        remove(frag);
+    }
+    if (!st && ok) fputs("\n]}\n", out.fp);
+    kr_status_t closed = ok ? out_close(&out, !st) : KR_OK;
+    return st ? st : closed;
+}
+
+/* Every rank learns whether any failed; rank 0 gets the first failing
+ * rank's message. Returns the agreed status (this rank's own when it
+ * failed). */
+static kr_status_t agree(run_ctx_t *c, kr_status_t st)
+{
+    if (!distributed(c)) return st;
+    int mine = st, worst = 0;
+    MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, c->opt->comm);
+    if (!worst) return KR_OK;
+    char **all = NULL;
+    kr_net_gather_strings(c->opt->comm, st ? kr_last_error() : "", &all);
+    if (c->opt->rank == 0 && all) {
+        int first = -1;
+        for (int r = 0; r < c->opt->ranks && first < 0; r++)
+            if (all[r] && all[r][0]) first = r;
+        /* rank 0's own message wins when it failed too: it may carry a
+         * peer's, relayed by the abort */
+        char msg[1024];
+        if (st) snprintf(msg, sizeof msg, "%s", kr_last_error());
+        else snprintf(msg, sizeof msg, "%s", first >= 0 ? all[first] : "a rank failed");
+        for (int r = 0; r < c->opt->ranks; r++) free(all[r]);
+        free(all);
+        return kr__fail(st ? st : (kr_status_t)worst, "%s", msg);
+    }
+    if (all) free(all);
+    return st ? st : kr__fail((kr_status_t)worst, "another rank failed");
+}
+
+/* Every rank must agree on what the component registry and the event
+ * types are, or entities and events would be read as something else. */
+static const char *component_name(void *arg, uint32_t i)
+{
+    const kr_component_info_t *info = kr_component_info(arg, i + 1);
+    return info ? info->name : "?";
+}
+
+static const char *event_type_name(void *arg, uint32_t i)
+{
+    return kr_model_event_type_name(arg, i + 1);
+}
+
+static kr_status_t check_registries(run_ctx_t *c)
+{
+    kr_registry_t *reg = kr_model_registry(c->model);
+    uint32_t n = kr_registry_count(reg);
+    uint32_t t = kr_model_event_type_count(c->model);
+    uint64_t *d = malloc(((n > t ? n : t) + 1) * sizeof *d);
+    if (!d) return kr__fail(KR_ERR_NOMEM, "out of memory");
+    for (uint32_t i = 0; i < n; i++) {
+        const kr_component_info_t *info = kr_component_info(reg, i + 1);
+        uint64_t h = info ? kr_hash_bytes(info->name, strlen(info->name), info->size * 31 + info->align) : 0;
+        d[i] = info ? kr_mix64(h ^ (info->vtbl ? 1u : 0u) ^ ((uint64_t)info->field_count << 8)) : 0;
+    }
+    kr_status_t st = kr_net_check_same(c->opt->comm, "component registries", d, n, component_name, reg);
+    for (uint32_t i = 0; !st && i < t; i++) {
+        const char *name = kr_model_event_type_name(c->model, i + 1);
+        d[i] = kr_hash_bytes(name, strlen(name), kr_model_event_type_size(c->model, i + 1));
+    }
+    if (!st) st = kr_net_check_same(c->opt->comm, "event types", d, t, event_type_name, c->model);
+    free(d);
+    return st;
+}
+
 kr_status_t kr_run_file(kr_model_file_t *f, const kr_run_options_t *opt)
 {
     run_ctx_t c = { .file = f, .opt = opt };
+    int ranks = opt->ranks > 0 ? opt->ranks : 1;
+    /* The same checks of the rank mapping as `kairos validate --ranks N`
+     * (every rank computes the same plan from the same file). */
+    int *rank_of = calloc(f->sim_count ? f->sim_count : 1, sizeof *rank_of);
+    kr_status_t st = rank_of ? kr_model_file_plan(f, ranks, rank_of) : kr__fail(KR_ERR_NOMEM, "out of memory");
+    if (st) {
+        free(rank_of);
+        return st;
+    }
+    if (opt->rank == 0 && ranks > 1 && (size_t)ranks > f->sim_count) {
+        if ((size_t)ranks == f->sim_count + 1)
+            fprintf(stderr, "kairos: warning: %d ranks for %zu simulator%s: rank %d idles\n", ranks, f->sim_count,
+                    f->sim_count == 1 ? "" : "s", ranks - 1);
+        else
+            fprintf(stderr, "kairos: warning: %d ranks for %zu simulator%s: ranks %zu-%d idle\n", ranks, f->sim_count,
+                    f->sim_count == 1 ? "" : "s", f->sim_count, ranks - 1);
+    }
     kr_observer_t obs = { .arg = &c, .on_event = on_event, .on_busy = on_busy, .on_blocked = on_blocked,
                           .on_sync = on_sync };
-    c.model = kr_model_file_build(f, &obs);
-    if (!c.model) return kr_last_status();
-    /* The same checks of the rank mapping as `kairos validate --ranks N`:
-     * a pin beyond the ranks of the run, or pins that split a zero-promise
-     * group, are bad input here too. */
-    int *rank_of = calloc(f->sim_count ? f->sim_count : 1, sizeof *rank_of);
-    kr_status_t mapped = rank_of ? kr_model_file_map(f, c.model, opt->ranks > 0 ? opt->ranks : 1, rank_of)
-                                 : kr__fail(KR_ERR_NOMEM, "out of memory");
+    c.model = kr_model_file_build_on(f, &obs, opt->rank, ranks > 1 ? rank_of : NULL);
+    st = c.model ? KR_OK : kr_last_status();
+    /* A kind's params are checked only where the simulator is built. */
+    st = agree(&c, st);
+    if (!st && ranks > 1) {
+        kr_transport_t *t = kr_transport_mpi_create(&(kr_mpi_transport_desc_t){ .comm = opt->comm,
+            .rank_of_sim = rank_of, .sim_count = (uint32_t)f->sim_count });
+        st = t ? kr_model_use_transport(c.model, t) : kr_last_status();
+        st = agree(&c, st);
+        if (!st) st = check_registries(&c);
+    }
     free(rank_of);
-    if (mapped) {
+    if (st) {
         kr_model_destroy(c.model);
-        return mapped;
+        return st;
     }
     const char *stats_path = opt->stats_path ? opt->stats_path : f->out_stats;
     const char *log_dir = opt->event_log_dir ? opt->event_log_dir : f->out_event_log;
     const char *trace_path = opt->trace_path ? opt->trace_path : f->out_trace;
     out_file_t stats_out = { 0 };
-    kr_status_t st = open_outputs(&c, log_dir, trace_path);
-    if (!st && stats_path) st = out_open(&stats_out, stats_path);
+    st = open_outputs(&c, log_dir, trace_path);
+    if (!st && stats_path && opt->rank == 0) st = out_open(&stats_out, stats_path);
+    st = agree(&c, st);
+    /* One start for every rank, so the ranks' traces share a time base. */
+    if (distributed(&c)) MPI_Barrier(opt->comm);
     c.t0 = c.last_progress = now_ns();
     if (!st) st = kr_model_run(c.model);
     double wall = (double)(now_ns() - c.t0) * 1e-9;
+    if (c.progress_shown) show_progress(&c, true);
+    st = agree(&c, st);
     char failure[1024] = "";
     if (st) snprintf(failure, sizeof failure, "%s", kr_last_error());
-    if (c.progress_shown) show_progress(&c, true);
+    kr_status_t closed = close_outputs(&c, !st);
+    if (!st) st = closed;
+    st = agree(&c, st);
+    /* Results: every rank's part, merged on rank 0. */
     json_t *stats = NULL;
     if (!st) {
-        stats = stats_json(&c, wall, kr_run_checksum(f, c.model));
-        if (!stats) st = kr__fail(KR_ERR_NOMEM, "out of memory building the stats");
+        json_t *part = local_stats(&c, wall);
+        if (distributed(&c)) {
+            char *text = json_dumps(part, JSON_COMPACT);
+            char **all = NULL;
+            st = kr_net_gather_strings(opt->comm, text ? text : "{}", &all);
+            free(text);
+            if (!st && opt->rank == 0) {
+                json_t **parts = calloc((size_t)ranks, sizeof *parts);
+                for (int r = 0; parts && r < ranks; r++) parts[r] = json_loads(all[r], 0, NULL);
+                stats = parts ? merge_stats(&c, parts, ranks) : NULL;
+                for (int r = 0; parts && r < ranks; r++) json_decref(parts[r]);
+                free(parts);
+            }
+            for (int r = 0; all && r < ranks; r++) free(all[r]);
+            free(all);
+        } else {
+            stats = merge_stats(&c, &part, 1);
+        }
+        json_decref(part);
+        if (!st && opt->rank == 0 && !stats) st = kr__fail(KR_ERR_NOMEM, "out of memory building the stats");
     }
-    if (!st && stats_out.fp && json_dumpf(stats, stats_out.fp, JSON_INDENT(2) | JSON_REAL_PRECISION(17)))
-        st = kr__fail(KR_ERR_IO, "%s: write failed", stats_out.partial);
-    if (stats_out.fp) fputc('\n', stats_out.fp);
-    kr_status_t closed = close_outputs(&c, !st);
-    kr_status_t closed_stats = out_close(&stats_out, !st);
-    if (!st) st = closed ? closed : closed_stats;
-    if (!st && !opt->quiet && opt->summary) print_summary(&c, stats);
+    if (opt->rank == 0) {
+        if (trace_path && distributed(&c)) {
+            kr_status_t joined = join_trace(&c, trace_path, !st);
+            if (!st) st = joined;
+        }
+        if (!st && stats_out.fp && json_dumpf(stats, stats_out.fp, JSON_INDENT(2) | JSON_REAL_PRECISION(17)))
+            st = kr__fail(KR_ERR_IO, "%s: write failed", stats_out.partial);
+        if (stats_out.fp) fputc('\n', stats_out.fp);
+        kr_status_t closed_stats = out_close(&stats_out, !st);
+        if (!st) st = closed_stats;
+        if (!st && !opt->quiet && opt->summary) print_summary(&c, stats);
+    }
     json_decref(stats);
     kr_model_destroy(c.model);
     if (failure[0]) kr__fail(st, "%s", failure);

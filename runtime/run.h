@@ -4,6 +4,7 @@
 #ifndef KAIROS_RUNTIME_RUN_H
 #define KAIROS_RUNTIME_RUN_H
 
+#include <mpi.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include "model_file.h"
@@ -16,8 +17,9 @@ typedef struct kr_run_options {
     const char *trace_path;      /* NULL: the file's outputs.trace, else none */
     bool quiet;                  /* no summary, no progress */
     bool progress;               /* a progress line on stderr */
-    int ranks;                   /* MPI ranks of the run (for the stats) */
+    int ranks;                   /* MPI ranks of the run: above 1, simulators are distributed */
     int rank;                    /* this rank */
+    MPI_Comm comm;               /* the run's communicator when ranks > 1 */
     FILE *summary;               /* where the human summary goes (stdout) */
 } kr_run_options_t;
 

@@ -139,6 +139,14 @@ const char *kr_model_event_type_name(const kr_model_t *m, kr_event_type_t t)
     return r ? r->name : "kairos";
 }
 
+uint32_t kr_model_event_type_count(const kr_model_t *m) { return m ? m->type_count : 0; }
+
+size_t kr_model_event_type_size(const kr_model_t *m, kr_event_type_t t)
+{
+    const kr_event_type_rec_t *r = m ? kr__event_type(m, t) : NULL;
+    return r ? r->desc.size : 0;
+}
+
 kr_event_type_t kr_model_event_type(kr_model_t *m, const kr_event_type_desc_t *d)
 {
     if (refuse_after_start(m, "kr_model_event_type")) return 0;

@@ -66,6 +66,9 @@ kr_event_type_t kr_model_find_event_type(const kr_model_t *model, const char *na
 /* The name of an event type; "kairos" for the runtime's own events (steps,
  * observation points, input lines), which have type 0. */
 const char *kr_model_event_type_name(const kr_model_t *model, kr_event_type_t type);
+/* Registered event types (ids 1..count), and a type's payload size. */
+uint32_t kr_model_event_type_count(const kr_model_t *model);
+size_t kr_model_event_type_size(const kr_model_t *model, kr_event_type_t type);
 
 typedef struct kr_context_desc {
     const char *name;

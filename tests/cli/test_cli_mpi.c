@@ -33,3 +33,96 @@ Test(cli_mpi, factory_two_ranks_same_checksum)
     cr_assert_eq(json_integer_value(json_object_get(s, "ranks")), 2);
     json_decref(s);
 }
+
+/* Runs MODEL on `np` ranks (np 0: no mpirun) with extra arguments; returns
+ * the result and writes the stats to `stats`. */
+static cli_result_t run_on(int np, const char *model, const char *stats, const char *a1, const char *a2)
+{
+    const char *bin = getenv("KAIROS_BIN"), *mpirun = getenv("MPIRUN");
+    char nps[8];
+    snprintf(nps, sizeof nps, "%d", np);
+    char *argv[16];
+    int n = 0;
+    if (np > 0) {
+        argv[n++] = (char *)mpirun;
+        argv[n++] = "-np";
+        argv[n++] = nps;
+        argv[n++] = "--oversubscribe";
+    }
+    argv[n++] = (char *)bin;
+    argv[n++] = "run";
+    argv[n++] = (char *)model;
+    argv[n++] = "-o";
+    argv[n++] = (char *)stats;
+    argv[n++] = "--quiet";
+    if (a1) argv[n++] = (char *)a1;
+    if (a2) argv[n++] = (char *)a2;
+    argv[n] = NULL;
+    return cli_spawn(argv);
+}
+
+/* The determinism contract: the same checksum and the same event count of
+ * every simulator on 1, 2 and 4 ranks and with both algorithms. */
+static void same_everywhere(const char *example)
+{
+    const char *root = getenv("KAIROS_SOURCE_ROOT");
+    char model[1024];
+    snprintf(model, sizeof model, "%s/examples/%s", root, example);
+    const struct { int np; const char *sync; } runs[] = { { 0, "null-message" }, { 1, "window" }, { 2, "null-message" },
+                                                          { 2, "window" }, { 4, "null-message" } };
+    json_t *ref = NULL;
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        char stats[600];
+        snprintf(stats, sizeof stats, "%s", cli_path("stats.json"));
+        cli_result_t r = run_on(runs[i].np, model, stats, "--sync", runs[i].sync);
+        cr_assert_eq(r.status, 0, "%s on %d ranks (%s): %s", example, runs[i].np, runs[i].sync, r.err);
+        cli_free(&r);
+        json_error_t e;
+        json_t *s = json_load_file(stats, 0, &e);
+        cr_assert(s, "%s", e.text);
+        if (!ref) {
+            ref = s;
+            continue;
+        }
+        cr_assert_str_eq(json_string_value(json_object_get(s, "checksum")),
+                         json_string_value(json_object_get(ref, "checksum")), "%s on %d ranks (%s)", example,
+                         runs[i].np, runs[i].sync);
+        json_t *a = json_object_get(s, "simulators"), *b = json_object_get(ref, "simulators");
+        cr_assert_eq(json_array_size(a), json_array_size(b));
+        for (size_t k = 0; k < json_array_size(a); k++)
+            cr_assert_eq(json_integer_value(json_object_get(json_array_get(a, k), "events")),
+                         json_integer_value(json_object_get(json_array_get(b, k), "events")), "simulator %zu", k);
+        if (runs[i].np > 1) {
+            /* the simulators really were spread over the ranks */
+            int max_rank = 0;
+            for (size_t k = 0; k < json_array_size(a); k++) {
+                int rk = (int)json_integer_value(json_object_get(json_array_get(a, k), "rank"));
+                if (rk > max_rank) max_rank = rk;
+            }
+            cr_assert(json_array_size(a) < 2 || max_rank > 0, "every simulator on rank 0");
+        }
+        json_decref(s);
+    }
+    json_decref(ref);
+}
+
+Test(cli_mpi, factory_same_on_1_2_4_ranks, .timeout = 240) { same_everywhere("factory.json"); }
+Test(cli_mpi, sqss_same_on_1_2_4_ranks, .timeout = 240) { same_everywhere("sqss.json"); }
+
+/* A simulator pinned to rank 1 with a bad parameter: the error is found
+ * there, printed once (by rank 0), every rank exits 2, no stats file. */
+Test(cli_mpi, error_on_rank_1_is_printed_once, .timeout = 120)
+{
+    const char *model = cli_path("bad.json");
+    cli_write(model, "{'end_time': 10, 'simulators': [{'name': 'a', 'kind': 'sqss'},"
+                     " {'name': 'b', 'kind': 'sqss', 'rank': 1, 'params': {'capacity': 0}}]}");
+    char stats[600];
+    snprintf(stats, sizeof stats, "%s", cli_path("bad-stats.json"));
+    cli_result_t r = run_on(2, model, stats, NULL, NULL);
+    cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    cr_assert(strstr(r.err, "simulators[1].params.capacity"), "%s", r.err);
+    const char *first = strstr(r.err, "capacity");
+    cr_assert(first && !strstr(first + 1, "simulators[1].params.capacity"), "printed twice: %s", r.err);
+    cr_assert(!cli_exists(stats), "a stats file was left");
+    cli_free(&r);
+}
