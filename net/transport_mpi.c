@@ -360,18 +360,51 @@ static void mpi_destroy(kr_transport_t *base)
     free(t->peers);
     free(t->rank_of);
     kr_buf_fini(&t->loop);
+    /* A clean end frees the communicator; after a failure it may still
+     * carry a collective a peer never joined, so it is left to MPI_Finalize. */
+    if (t->finished || !t->aborted) MPI_Comm_free(&t->comm);
     free(t);
 }
 
+/* Non-blocking reductions, waited for while receiving: a rank that failed
+ * never joins, and the others must notice its abort instead of hanging. */
+static kr_status_t mpi_reduce(kr_transport_t *base, uint64_t *mins, size_t n_mins, uint64_t *sums, size_t n_sums)
+{
+    mpi_transport_t *t = (mpi_transport_t *)base;
+    kr_status_t st = flush_all(t);
+    if (st) return st;
+    MPI_Request req[2];
+    int err = MPI_Iallreduce(MPI_IN_PLACE, mins, (int)n_mins, MPI_UINT64_T, MPI_MIN, t->comm, &req[0]);
+    if (err == MPI_SUCCESS) err = MPI_Iallreduce(MPI_IN_PLACE, sums, (int)n_sums, MPI_UINT64_T, MPI_SUM, t->comm, &req[1]);
+    if (err != MPI_SUCCESS) return mpi_fail(err, "reduction");
+    for (;;) {
+        int done = 0;
+        err = MPI_Testall(2, req, &done, MPI_STATUSES_IGNORE);
+        if (err != MPI_SUCCESS) return mpi_fail(err, "reduction");
+        if (done) return KR_OK;
+        if ((st = receive_all(t))) return st;
+        if (t->aborted) return kr__fail(KR_ERR_STATE, "%s", t->abort_msg);
+        for (int r = 0; r < t->size; r++) reap_sends(&t->peers[r]);
+        nanosleep(&(struct timespec){ 0, 20000 }, NULL);
+    }
+}
+
 static const kr_transport_vtbl_t mpi_vtbl = { mpi_send, mpi_poll, mpi_in_flight, mpi_destroy,
-                                              mpi_settle, mpi_wait, mpi_abort };
+                                              mpi_settle, mpi_wait, mpi_abort, mpi_reduce };
 
 kr_transport_t *kr_transport_mpi_create(const kr_mpi_transport_desc_t *d)
 {
     mpi_transport_t *t = calloc(1, sizeof *t);
     if (!t) { kr__fail(KR_ERR_NOMEM, "MPI transport: out of memory"); return NULL; }
     t->base.vtbl = &mpi_vtbl;
-    t->comm = d->comm;
+    /* A communicator of its own: a collective left behind by a failure
+     * (a rank that aborted never joins it) cannot clash with the caller's
+     * collectives on theirs. */
+    if (MPI_Comm_dup(d->comm, &t->comm) != MPI_SUCCESS) {
+        free(t);
+        kr__fail(KR_ERR_IO, "MPI transport: cannot duplicate the communicator");
+        return NULL;
+    }
     MPI_Comm_rank(d->comm, &t->rank);
     MPI_Comm_size(d->comm, &t->size);
     t->sim_count = d->sim_count;

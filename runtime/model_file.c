@@ -487,7 +487,7 @@ kr_model_t *kr_model_file_build_on(kr_model_file_t *f, const kr_observer_t *obse
 {
     kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .precision = f->precision, .seed = f->seed,
                                                          .end_time = f->end_time, .log_level = f->log_level,
-                                                         .observer = observer, .rank = rank });
+                                                         .observer = observer, .rank = rank, .sync = f->sync });
     if (!m) return NULL;
     char path[128];
     /* Types first, once per kind, in the order kinds first appear. */

@@ -12,7 +12,6 @@
 #include "kairos/kind.h"
 #include "kairos/model.h"
 
-typedef enum kr_sync_algorithm { KR_SYNC_NULL_MESSAGE, KR_SYNC_WINDOW } kr_sync_algorithm_t;
 typedef enum kr_mapping { KR_MAP_ROUND_ROBIN, KR_MAP_BLOCK } kr_mapping_t;
 
 /* One simulator after `count` expansion. */

@@ -205,8 +205,8 @@ static json_t *local_stats(run_ctx_t *c, double wall)
     }
     char node[256] = "?";
     gethostname(node, sizeof node - 1);
-    return json_pack("{s:i, s:s, s:f, s:o}", "rank", c->opt->rank, "node", node, "wall_seconds", wall, "simulators",
-                     sims);
+    return json_pack("{s:i, s:s, s:f, s:I, s:o}", "rank", c->opt->rank, "node", node, "wall_seconds", wall, "rounds",
+                     (json_int_t)kr_model_rounds(c->model), "simulators", sims);
 }
 
 static uint64_t hex64(const char *s)
@@ -238,7 +238,12 @@ static json_t *merge_stats(run_ctx_t *c, json_t **parts, int nparts)
             if (id >= 0 && (size_t)id < n && !by_id[id]) by_id[id] = sim;
         }
     }
-    uint64_t h = 0x6b6169726f73ULL, events = 0;
+    uint64_t h = 0x6b6169726f73ULL, events = 0, nulls = 0;
+    json_int_t rounds = 0;
+    for (int r = 0; r < nparts; r++) {
+        json_int_t x = json_integer_value(json_object_get(parts[r], "rounds"));
+        if (x > rounds) rounds = x;
+    }
     json_t *sims = json_array();
     for (size_t i = 0; i < n; i++) {
         json_t *sim = by_id[i];
@@ -246,6 +251,7 @@ static json_t *merge_stats(run_ctx_t *c, json_t **parts, int nparts)
         h = combine(h, (uint32_t)i, hex64(json_string_value(json_object_get(sim, "_events_digest"))),
                     hex64(json_string_value(json_object_get(sim, "_state_digest"))));
         events += (uint64_t)json_integer_value(json_object_get(sim, "events"));
+        nulls += (uint64_t)json_integer_value(json_object_get(sim, "null_messages"));
         json_t *copy = json_deep_copy(sim);
         json_object_del(copy, "_id");
         json_object_del(copy, "_events_digest");
@@ -255,11 +261,13 @@ static json_t *merge_stats(run_ctx_t *c, json_t **parts, int nparts)
     free(by_id);
     char sum[17];
     snprintf(sum, sizeof sum, "%016llx", (unsigned long long)h);
-    return json_pack("{s:s, s:i, s:s, s:f, s:f, s:I, s:f, s:s, s:o, s:o}", "version", KAIROS_VERSION_STRING,
-                     "ranks", c->opt->ranks > 0 ? c->opt->ranks : 1,
+    return json_pack("{s:s, s:i, s:s, s:f, s:f, s:I, s:f, s:I, s:I, s:f, s:s, s:o, s:o}", "version",
+                     KAIROS_VERSION_STRING, "ranks", c->opt->ranks > 0 ? c->opt->ranks : 1,
                      "sync", f->sync == KR_SYNC_WINDOW ? "window" : "null-message",
                      "end_time", kr_time_to_units(f->end_time, f->precision), "wall_seconds", wall,
                      "events", (json_int_t)events, "events_per_second", wall > 0 ? (double)events / wall : 0.0,
+                     "rounds", rounds, "null_messages", (json_int_t)nulls,
+                     "null_messages_per_event", events ? (double)nulls / (double)events : 0.0,
                      "checksum", sum, "simulators", sims, "rank_info", ranks);
 }
 

@@ -75,7 +75,7 @@ static kr_time_t group_next(kr_model_t *m, kr_group_t *g)
 
 static void update_bound(kr_model_t *m, kr_group_t *g)
 {
-    if (!g->local) return;
+    if (!g->local || m->sync == KR_SYNC_WINDOW) return; /* the window sets bounds per round */
     kr_time_t b = KR_TIME_NEVER;
     for (uint32_t i = 0; i < g->in_count; i++) {
         kr_time_t t = m->edges[g->in_edges[i]].guarantee;
@@ -87,7 +87,7 @@ static void update_bound(kr_model_t *m, kr_group_t *g)
 /* Sends every outgoing guarantee of the group that grew. */
 static kr_status_t send_guarantees(kr_model_t *m, kr_group_t *g)
 {
-    if (!g->local) return KR_OK;
+    if (!g->local || m->sync == KR_SYNC_WINDOW) return KR_OK;
     kr_time_t next = group_next(m, g);
     kr_time_t base = next < g->bound ? next : g->bound;
     for (uint32_t i = 0; i < g->count; i++) {
@@ -208,10 +208,95 @@ static uint32_t run_group(kr_model_t *m, kr_group_t *g, uint32_t budget)
     return ran;
 }
 
+/* ---- the window algorithm ----
+ *
+ * A round gathers every group's next event time (the minimum over ranks
+ * of an array indexed by simulator, each rank filling its own) and the
+ * count of data messages sent and delivered; when the counts agree no
+ * message is in flight, and every group gets its own bound: the earliest
+ * time any input could reach it, min over edges u -> g of
+ * (min(next_u, bound_u) + promise), a shortest-path fixpoint (Dijkstra
+ * over groups, sources weighted by their next time). Each rank then runs
+ * its groups' events below their bounds, and the next round begins when
+ * none is left. Zero promises do not stall it: a group's own next event
+ * never bounds itself. */
+
+static kr_status_t window_round(kr_model_t *m, bool *over)
+{
+    uint32_t G = m->group_count;
+    uint64_t *next = calloc((size_t)G * 3 + 2, sizeof *next);
+    if (!next) return kr__fail(KR_ERR_NOMEM, "window: out of memory");
+    uint64_t *key = next + G, *done = next + 2 * (size_t)G, *sums = next + 3 * (size_t)G;
+    kr_status_t st = KR_OK;
+    for (;;) {
+        size_t delivered = 0;
+        st = m->transport->vtbl->poll(m->transport, deliver, m, &delivered);
+        if (st) break;
+        for (uint32_t g = 0; g < G; g++)
+            next[g] = m->groups[g].local ? group_next(m, &m->groups[g]) : KR_TIME_NEVER;
+        sums[0] = m->msgs_sent;
+        sums[1] = m->msgs_delivered;
+        if (m->transport->vtbl->reduce) st = m->transport->vtbl->reduce(m->transport, next, G, sums, 2);
+        if (st) break;
+        /* in one process nothing can be in flight after the poll */
+        if (!m->transport->vtbl->reduce || sums[0] == sums[1]) break;
+    }
+    if (st) {
+        free(next);
+        return st;
+    }
+    m->rounds++;
+    /* Dijkstra over groups: key = min(next, bound so far) is what a group
+     * may still send from; bound = earliest arrival from other groups. */
+    for (uint32_t g = 0; g < G; g++) {
+        m->groups[g].bound = KR_TIME_NEVER;
+        key[g] = next[g];
+        done[g] = 0;
+    }
+    uint64_t global_min = KR_TIME_NEVER;
+    for (uint32_t g = 0; g < G; g++) if (next[g] < global_min) global_min = next[g];
+    for (uint32_t it = 0; it < G; it++) {
+        uint32_t u = UINT32_MAX;
+        for (uint32_t g = 0; g < G; g++)
+            if (!done[g] && (u == UINT32_MAX || key[g] < key[u])) u = g;
+        if (u == UINT32_MAX || key[u] == KR_TIME_NEVER) break;
+        done[u] = 1;
+        kr_group_t *gu = &m->groups[u];
+        for (uint32_t k = 0; k < gu->count; k++) {
+            kr_sim_t *s = m->sims[gu->members[k]];
+            for (uint32_t e = 0; e < s->out_count; e++) {
+                kr_edge_t *ed = &m->edges[s->out_edges[e]];
+                if (ed->internal) continue;
+                uint32_t v = m->sims[ed->to]->group;
+                kr_time_t arrive = kr__time_add(key[u], ed->promise);
+                if (arrive < m->groups[v].bound) {
+                    m->groups[v].bound = arrive;
+                    if (!done[v] && arrive < key[v]) key[v] = arrive;
+                }
+            }
+        }
+    }
+    for (uint32_t g = 0; g < G; g++) m->groups[g].bound = clamp_end(m, m->groups[g].bound);
+    *over = global_min > m->end_time;
+    free(next);
+    return KR_OK;
+}
+
 bool kr__coord_step(kr_model_t *m, kr_status_t *status)
 {
     *status = KR_OK;
     if (m->failure) { *status = kr__fail(m->failure, "%s", m->failure_msg); return false; }
+    if (m->sync == KR_SYNC_WINDOW && !m->window_open) {
+        bool over = false;
+        kr_status_t st = window_round(m, &over);
+        if (st) { *status = kr__fail(m->failure ? m->failure : st, "%s", m->failure ? m->failure_msg : kr_last_error()); return false; }
+        if (over) {
+            m->running = false;
+            m->finished = true;
+            return false;
+        }
+        m->window_open = true;
+    }
     size_t delivered = 0;
     kr_status_t st = m->transport->vtbl->poll(m->transport, deliver, m, &delivered);
     if (st) { *status = kr__fail(m->failure ? m->failure : st, "%s", m->failure ? m->failure_msg : kr_last_error()); return false; }
@@ -261,6 +346,11 @@ bool kr__coord_step(kr_model_t *m, kr_status_t *status)
         return true;
     }
     if (m->failure) { *status = kr__fail(m->failure, "%s", m->failure_msg); return false; }
+    if (m->sync == KR_SYNC_WINDOW) {
+        /* nothing left below this round's bounds: the next round */
+        m->window_open = false;
+        return true;
+    }
     if (progressed) {
         for (uint32_t i = 0; i < m->group_count && !st; i++) st = send_guarantees(m, &m->groups[i]);
         if (st) { *status = st; return false; }

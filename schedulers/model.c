@@ -41,6 +41,7 @@ kr_model_t *kr_model_create(const kr_model_desc_t *desc)
     kr_model_t *m = calloc(1, sizeof *m);
     if (!m) { kr__fail(KR_ERR_NOMEM, "kr_model_create: out of memory"); return NULL; }
     m->rank = d.rank;
+    m->sync = d.sync;
     m->precision = d.precision ? d.precision : KR_PRECISION_DEFAULT;
     m->seed = d.seed;
     m->end_time = d.end_time;
@@ -605,6 +606,8 @@ kr_status_t kr_model_run(kr_model_t *m)
     if (!m->started && (st = kr_model_start(m))) return st;
     return kr__coord_run(m);
 }
+
+uint64_t kr_model_rounds(const kr_model_t *m) { return m ? m->rounds : 0; }
 
 uint64_t kr_model_checksum(const kr_model_t *m)
 {

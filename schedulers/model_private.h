@@ -150,6 +150,10 @@ typedef struct kr_context_rec {
 
 struct kr_model {
     int rank;                   /* this process's rank */
+    kr_sync_algorithm_t sync;
+    bool window_open;           /* window: this round's bounds are set */
+    uint64_t rounds;            /* window rounds so far */
+    uint64_t msgs_sent, msgs_delivered; /* data messages, for the window's quiescence */
     uint64_t precision, seed;
     kr_time_t end_time;
     kr_registry_t *registry;

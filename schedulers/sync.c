@@ -101,6 +101,7 @@ static void put_payload(kr_buf_t *b, const void *data, uint32_t size, uint32_t r
 
 static kr_status_t transmit(kr_model_t *m, const kr_edge_t *e)
 {
+    if (m->msg.data[0] != MSG_GUARANTEE) m->msgs_sent++;
     kr_status_t st = m->transport->vtbl->send(m->transport, e->from, e->to, m->msg.data, m->msg.len);
     if (st) kr__model_fail(m, st, "sending from '%s' to '%s': %s", m->sims[e->from]->name, m->sims[e->to]->name,
                            kr_last_error());
@@ -556,6 +557,11 @@ static kr_status_t deliver_one(kr_model_t *m, const void *bytes, size_t len, boo
     }
     if (kind < MSG_SYNC || kind > MSG_DELAY) return bad(m, from, "unknown message kind");
     if (edge_seq < e->received) return KR_OK;                     /* a duplicate */
+    if (!from_early) {
+        for (size_t i = 0; i < e->early_count; i++)
+            if (e->early_seq[i] == edge_seq) return KR_OK;        /* a duplicate of an early one */
+        m->msgs_delivered++;
+    }
     if (edge_seq > e->received) return keep_early(e, edge_seq, bytes, len);
     kr_status_t st = apply_data(m, e, kind, time, &r);
     if (st) return st;

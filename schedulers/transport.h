@@ -35,6 +35,10 @@ typedef struct kr_transport_vtbl {
     void (*wait)(kr_transport_t *t);
     /* Tells every other process that the run failed with `message`. */
     void (*abort)(kr_transport_t *t, kr_status_t status, const char *message);
+    /* Window rounds: element-wise minimum of `mins` and sum of `sums` over
+     * every process, in place; keeps receiving (and notices an abort) while
+     * it waits. */
+    kr_status_t (*reduce)(kr_transport_t *t, uint64_t *mins, size_t n_mins, uint64_t *sums, size_t n_sums);
 } kr_transport_vtbl_t;
 
 struct kr_transport {

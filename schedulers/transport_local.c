@@ -95,7 +95,7 @@ static void local_destroy(kr_transport_t *t)
     free(lt);
 }
 
-static const kr_transport_vtbl_t local_vtbl = { local_send, local_poll, local_in_flight, local_destroy, NULL, NULL, NULL };
+static const kr_transport_vtbl_t local_vtbl = { local_send, local_poll, local_in_flight, local_destroy, NULL, NULL, NULL, NULL };
 
 kr_transport_t *kr_transport_local_create(void)
 {
@@ -192,7 +192,7 @@ static void test_destroy(kr_transport_t *t)
     free(tt);
 }
 
-static const kr_transport_vtbl_t test_vtbl = { test_send, test_poll, test_in_flight, test_destroy, NULL, NULL, NULL };
+static const kr_transport_vtbl_t test_vtbl = { test_send, test_poll, test_in_flight, test_destroy, NULL, NULL, NULL, NULL };
 
 kr_transport_t *kr_transport_test_create(const kr_test_transport_desc_t *desc)
 {

@@ -35,6 +35,13 @@ typedef struct kr_observer {
     void (*on_sync)(void *arg, kr_sim_t *sim, const kr_event_key_t *key);
 } kr_observer_t;
 
+/* How simulators learn how far they may run (both give the same results):
+ * null-message: per-edge guarantees sent as they grow (Chandy-Misra-Bryant);
+ * window: rounds in which every simulator's next event time is gathered and
+ * each gets its own bound, the shortest-path fixpoint over the dependency
+ * graph. */
+typedef enum kr_sync_algorithm { KR_SYNC_NULL_MESSAGE, KR_SYNC_WINDOW } kr_sync_algorithm_t;
+
 typedef struct kr_model_desc {
     uint64_t precision;        /* ticks per model unit; 0 = KR_PRECISION_DEFAULT */
     uint64_t seed;             /* keys every random stream */
@@ -48,6 +55,7 @@ typedef struct kr_model_desc {
      * another rank are known by id, name and edges only: no world, no
      * queue, no kind setup (they run elsewhere). 0 for a lone process. */
     int rank;
+    kr_sync_algorithm_t sync;
 } kr_model_desc_t;
 
 kr_model_t *kr_model_create(const kr_model_desc_t *desc);
@@ -122,6 +130,8 @@ kr_status_t kr_model_run(kr_model_t *model);
 
 /* After a run: a digest over every simulator's event sequence, in id order. */
 uint64_t kr_model_checksum(const kr_model_t *model);
+/* After a run with the window algorithm: the rounds it took (0 otherwise). */
+uint64_t kr_model_rounds(const kr_model_t *model);
 
 /* The zero-promise group (strongly connected component of the zero-promise
  * graph) of a simulator, numbered by its lowest member; valid after start.

@@ -346,9 +346,11 @@ static void local_noop(kr_sim_t *sim, void *data)
     (void)data;
 }
 
-static void run_ring(kr_transport_t *tr, uint64_t digests[4])
+static void run_ring_sync(kr_transport_t *tr, uint64_t digests[4], kr_sync_algorithm_t sync)
 {
-    kr_model_t *m = new_model(200 * S);
+    kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = 200 * S, .seed = 42, .log_level = KR_LOG_OFF,
+                                                         .sync = sync });
+    cr_assert_not_null(m);
     const char *names[] = { "n0", "n1", "n2", "n3" };
     for (int i = 0; i < 4; i++) add(m, names[i], KR_DISCRETE_EVENT, 0);
     token_type = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "token", .size = sizeof(token_t),
@@ -373,7 +375,19 @@ static void run_ring(kr_transport_t *tr, uint64_t digests[4])
         digests[i] = kr_sim_event_digest(kr_model_sim(m, i));
         cr_assert_gt(kr_sim_event_count(kr_model_sim(m, i)), 100);
     }
+    if (sync == KR_SYNC_WINDOW) {
+        /* promises of 1 over 200 units: at most 200 / 1 + 1 rounds per unit of progress */
+        cr_assert_gt(kr_model_rounds(m), 0);
+        cr_assert_leq(kr_model_rounds(m), 2 * 200 + 2, "%llu rounds", (unsigned long long)kr_model_rounds(m));
+    } else {
+        cr_assert_eq(kr_model_rounds(m), 0);
+    }
     kr_model_destroy(m);
+}
+
+static void run_ring(kr_transport_t *tr, uint64_t digests[4])
+{
+    run_ring_sync(tr, digests, KR_SYNC_NULL_MESSAGE);
 }
 
 Test(sync, same_sequences_under_a_reordering_transport)
@@ -387,6 +401,14 @@ Test(sync, same_sequences_under_a_reordering_transport)
         cr_assert_eq(plain[i], again[i]);
         cr_assert_eq(plain[i], shaken[i], "simulator %d diverged under reordering", i);
     }
+}
+
+Test(sync, window_algorithm_gives_the_same_sequences)
+{
+    uint64_t plain[4], window[4];
+    run_ring(NULL, plain);
+    run_ring_sync(NULL, window, KR_SYNC_WINDOW);
+    for (int i = 0; i < 4; i++) cr_assert_eq(plain[i], window[i], "simulator %d differs with the window", i);
 }
 
 /* ---- deadlock ---- */
