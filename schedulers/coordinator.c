@@ -224,7 +224,7 @@ static uint32_t run_group(kr_model_t *m, kr_group_t *g, uint32_t budget)
 static kr_status_t window_round(kr_model_t *m, bool *over)
 {
     uint32_t G = m->group_count;
-    uint64_t *next = calloc((size_t)G * 3 + 2, sizeof *next);
+    uint64_t *next = calloc((size_t)G * 3 + 4, sizeof *next);
     if (!next) return kr__fail(KR_ERR_NOMEM, "window: out of memory");
     uint64_t *key = next + G, *done = next + 2 * (size_t)G, *sums = next + 3 * (size_t)G;
     kr_status_t st = KR_OK;
@@ -236,16 +236,30 @@ static kr_status_t window_round(kr_model_t *m, bool *over)
             next[g] = m->groups[g].local ? group_next(m, &m->groups[g]) : KR_TIME_NEVER;
         sums[0] = m->msgs_sent;
         sums[1] = m->msgs_delivered;
-        if (m->transport->vtbl->reduce) st = m->transport->vtbl->reduce(m->transport, next, G, sums, 2);
+        sums[2] = sums[3] = 0;
+        for (uint32_t i = 0; i < m->sim_count; i++) sums[2] += m->sims[i]->executed;
+        for (uint32_t g = 0; g < G; g++) sums[3] += m->groups[g].local ? next[g] : 0;
+        if (m->transport->vtbl->reduce) st = m->transport->vtbl->reduce(m->transport, next, G, sums, 4);
         if (st) break;
-        /* in one process nothing can be in flight after the poll */
-        if (!m->transport->vtbl->reduce || sums[0] == sums[1]) break;
+        /* Nothing may be in flight when the bounds are set: over ranks the
+         * counts tell; in one process, the transport itself (a test
+         * transport may hold messages back for a few polls). */
+        if (m->transport->vtbl->reduce ? sums[0] == sums[1] : m->transport->vtbl->in_flight(m->transport) == 0) break;
     }
     if (st) {
         free(next);
         return st;
     }
     m->rounds++;
+    /* A round after which nothing changed anywhere (no event run, no
+     * message sent, no next time moved) gets the same bounds as the last
+     * and would repeat forever: that is a deadlock, seen alike by every
+     * rank from the same sums. */
+    bool stalled = m->rounds > 1 && sums[0] == m->window_last[0] && sums[2] == m->window_last[1] &&
+                   sums[3] == m->window_last[2];
+    m->window_last[0] = sums[0];
+    m->window_last[1] = sums[2];
+    m->window_last[2] = sums[3];
     /* Dijkstra over groups: key = min(next, bound so far) is what a group
      * may still send from; bound = earliest arrival from other groups. */
     for (uint32_t g = 0; g < G; g++) {
@@ -279,6 +293,7 @@ static kr_status_t window_round(kr_model_t *m, bool *over)
     for (uint32_t g = 0; g < G; g++) m->groups[g].bound = clamp_end(m, m->groups[g].bound);
     *over = global_min > m->end_time;
     free(next);
+    if (stalled && !*over) return report_deadlock(m);
     return KR_OK;
 }
 

@@ -154,6 +154,7 @@ struct kr_model {
     bool window_open;           /* window: this round's bounds are set */
     uint64_t rounds;            /* window rounds so far */
     uint64_t msgs_sent, msgs_delivered; /* data messages, for the window's quiescence */
+    uint64_t window_last[3];    /* messages sent, events run, next times at the last round */
     uint64_t precision, seed;
     kr_time_t end_time;
     kr_registry_t *registry;

@@ -405,11 +405,18 @@ Test(sync, same_sequences_under_a_reordering_transport)
 
 Test(sync, window_algorithm_gives_the_same_sequences)
 {
-    uint64_t plain[4], window[4];
+    uint64_t plain[4], window[4], shaken[4];
     run_ring(NULL, plain);
     run_ring_sync(NULL, window, KR_SYNC_WINDOW);
-    for (int i = 0; i < 4; i++) cr_assert_eq(plain[i], window[i], "simulator %d differs with the window", i);
+    run_ring_sync(kr_transport_test_create(&(kr_test_transport_desc_t){ .seed = 9, .hold_probability = 0.6,
+                                                                        .duplicate_probability = 0.3 }),
+                  shaken, KR_SYNC_WINDOW);
+    for (int i = 0; i < 4; i++) {
+        cr_assert_eq(plain[i], window[i], "simulator %d differs with the window", i);
+        cr_assert_eq(plain[i], shaken[i], "simulator %d differs with the window under reordering", i);
+    }
 }
+
 
 /* ---- deadlock ---- */
 
@@ -581,4 +588,21 @@ Test(sync, bad_wire_messages_fail_the_run_cleanly)
         kr_buf_fini(&pack);
         kr_model_destroy(m);
     }
+}
+
+Test(sync, window_deadlock_is_reported_not_hung)
+{
+    kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = 10 * S, .log_level = KR_LOG_OFF,
+                                                         .sync = KR_SYNC_WINDOW });
+    kr_sim_t *a = add(m, "alpha", KR_DISCRETE_EVENT, 0);
+    add(m, "beta", KR_DISCRETE_EVENT, 0);
+    kr_event_type_t t = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "t", .on_sender_side = noop_target,
+                                                                        .on_target_side = noop_target });
+    cr_assert_eq(kr_model_add_dependency(m, 0, 1, S), KR_OK);
+    cr_assert_eq(kr_model_add_dependency(m, 1, 0, 0), KR_OK);
+    cr_assert_eq(kr_model_start(m), KR_OK);
+    cr_assert_eq(kr_schedule_sync(a, &(kr_sync_desc_t){ .target = 1, .delay = 2 * S, .type = t }, NULL), KR_OK);
+    cr_assert_eq(kr_model_run(m), KR_ERR_STATE);
+    cr_assert(strstr(kr_last_error(), "deadlock"), "%s", kr_last_error());
+    kr_model_destroy(m);
 }
