@@ -73,6 +73,41 @@ static int input_error(const cli_t *c, const char *fmt, const char *arg)
     return 2;
 }
 
+/* Binds this rank to one core unless the launcher bound it already (its
+ * CPU set is then smaller than the machine), the core chosen by the rank's
+ * place among the ranks of its node. Writes what it is bound to. */
+static void bind_rank(char *where, size_t cap)
+{
+    snprintf(where, cap, "unknown");
+    hwloc_topology_t topo;
+    if (hwloc_topology_init(&topo) || hwloc_topology_load(topo)) return;
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    hwloc_const_bitmap_t all = hwloc_topology_get_topology_cpuset(topo);
+    if (set && hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0) {
+        bool launcher_bound = !hwloc_bitmap_isequal(set, all);
+        if (!launcher_bound) {
+            MPI_Comm node;
+            int local = 0;
+            MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+            MPI_Comm_rank(node, &local);
+            MPI_Comm_free(&node);
+            int cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+            hwloc_obj_t core = cores > 0 ? hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, (unsigned)(local % cores)) : NULL;
+            if (core && hwloc_set_cpubind(topo, core->cpuset, HWLOC_CPUBIND_PROCESS) == 0)
+                hwloc_bitmap_copy(set, core->cpuset);
+        }
+        char pus[128];
+        hwloc_bitmap_list_snprintf(pus, sizeof pus, set);
+        hwloc_obj_t core = hwloc_get_next_obj_covering_cpuset_by_type(topo, set, HWLOC_OBJ_CORE, NULL);
+        bool one_core = core && hwloc_bitmap_isequal(core->cpuset, set);
+        if (one_core) snprintf(where, cap, "core %u (PU %s)%s", core->logical_index, pus,
+                               launcher_bound ? "" : ", bound by kairos");
+        else snprintf(where, cap, "PUs %s%s", pus, launcher_bound ? "" : " (unbound)");
+    }
+    hwloc_bitmap_free(set);
+    hwloc_topology_destroy(topo);
+}
+
 /* 2 for bad input, 1 for a failed run. */
 static int status_exit(kr_status_t st)
 {
@@ -222,7 +257,9 @@ static int cmd_run(const cli_t *c, int argc, char **argv)
     }
     /* Every rank runs its simulators; kr_run_file agrees on the outcome
      * across ranks, and only rank 0 prints. */
-    kr_run_options_t ro = { .stats_path = o.stats, .event_log_dir = o.event_log, .trace_path = o.trace,
+    char binding[192] = "";
+    if (c->ranks > 1) bind_rank(binding, sizeof binding);
+    kr_run_options_t ro = { .binding = binding, .stats_path = o.stats, .event_log_dir = o.event_log, .trace_path = o.trace,
                             .quiet = o.quiet, .progress = c->rank == 0 && !o.quiet && isatty(2), .ranks = c->ranks,
                             .rank = c->rank, .comm = MPI_COMM_WORLD, .summary = c->rank == 0 ? stdout : NULL };
     kr_status_t st = kr_run_file(f, &ro);

@@ -205,7 +205,8 @@ static json_t *local_stats(run_ctx_t *c, double wall)
     }
     char node[256] = "?";
     gethostname(node, sizeof node - 1);
-    return json_pack("{s:i, s:s, s:f, s:I, s:o}", "rank", c->opt->rank, "node", node, "wall_seconds", wall, "rounds",
+    return json_pack("{s:i, s:s, s:s, s:f, s:I, s:o}", "rank", c->opt->rank, "node", node, "cores",
+                     c->opt->binding && c->opt->binding[0] ? c->opt->binding : "all", "wall_seconds", wall, "rounds",
                      (json_int_t)kr_model_rounds(c->model), "simulators", sims);
 }
 
@@ -228,9 +229,9 @@ static json_t *merge_stats(run_ctx_t *c, json_t **parts, int nparts)
         json_t *p = parts[r];
         double w = json_number_value(json_object_get(p, "wall_seconds"));
         if (w > wall) wall = w;
-        json_array_append_new(ranks, json_pack("{s:O, s:O, s:O}", "rank", json_object_get(p, "rank"), "node",
-                                               json_object_get(p, "node"), "wall_seconds",
-                                               json_object_get(p, "wall_seconds")));
+        json_array_append_new(ranks, json_pack("{s:O, s:O, s:O, s:O}", "rank", json_object_get(p, "rank"), "node",
+                                               json_object_get(p, "node"), "cores", json_object_get(p, "cores"),
+                                               "wall_seconds", json_object_get(p, "wall_seconds")));
         size_t i;
         json_t *sim;
         json_array_foreach(json_object_get(p, "simulators"), i, sim) {

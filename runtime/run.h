@@ -20,6 +20,7 @@ typedef struct kr_run_options {
     int ranks;                   /* MPI ranks of the run: above 1, simulators are distributed */
     int rank;                    /* this rank */
     MPI_Comm comm;               /* the run's communicator when ranks > 1 */
+    const char *binding;         /* where this rank runs (cores), for the stats; may be NULL */
     FILE *summary;               /* where the human summary goes (stdout) */
 } kr_run_options_t;
 

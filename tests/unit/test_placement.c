@@ -1,0 +1,79 @@
+/* Placing simulators on ranks: the plan from a model file (round-robin,
+ * block, pins, zero-promise groups together) and a rank building only the
+ * simulators it runs — the others have no world, no entities and no kind
+ * setup, only their name, id and edges. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kairos/kairos.h"
+#include "../../runtime/model_file.h"
+#include "builtin.h"
+
+static kr_model_file_t *load_text(const char *json)
+{
+    char path[] = "/tmp/kairos-place-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, json, strlen(json)), (ssize_t)strlen(json));
+    close(fd);
+    kr_model_file_t *f = kr_model_file_load(&(kr_model_file_desc_t){ .path = path,
+                                                                     .register_builtin = kr_models_register_builtin });
+    unlink(path);
+    cr_assert_not_null(f, "%s", kr_last_error());
+    return f;
+}
+
+static const char *const four_lines =
+    "{\"end_time\": 100, \"simulators\": [{\"name\": \"line\", \"kind\": \"sqss\", \"count\": 4}]}";
+
+Test(placement, a_rank_builds_only_its_simulators)
+{
+    kr_model_file_t *f = load_text(four_lines);
+    int rank_of[4];
+    cr_assert_eq(kr_model_file_plan(f, 2, rank_of), KR_OK);
+    cr_assert(rank_of[0] == 0 && rank_of[1] == 1 && rank_of[2] == 0 && rank_of[3] == 1);
+    for (int rank = 0; rank < 2; rank++) {
+        kr_model_t *m = kr_model_file_build_on(f, NULL, rank, rank_of);
+        cr_assert_not_null(m, "%s", kr_last_error());
+        cr_assert_eq(kr_model_sim_count(m), 4);
+        for (uint32_t i = 0; i < 4; i++) {
+            kr_sim_t *s = kr_model_sim(m, i);
+            bool mine = rank_of[i] == rank;
+            cr_assert_eq(kr_sim_is_local(s), mine, "rank %d, simulator %u", rank, i);
+            cr_assert_eq(kr_sim_rank(s), rank_of[i]);
+            if (mine) {
+                cr_assert_not_null(kr_sim_world(s));
+                cr_assert_gt(kr_world_entity_count(kr_sim_world(s)), 0, "the kind built its stations");
+                cr_assert_not_null(kr_sim_rng(s));
+            } else {
+                cr_assert_null(kr_sim_world(s), "rank %d built simulator %u of rank %d", rank, i, rank_of[i]);
+                cr_assert_null(kr_sim_rng(s));
+            }
+        }
+        kr_model_destroy(m);
+    }
+    kr_model_file_free(f);
+}
+
+Test(placement, block_pins_and_groups)
+{
+    kr_model_file_t *f = load_text(
+        "{\"end_time\": 10, \"mapping\": \"block\", \"simulators\": ["
+        "{\"name\": \"a\", \"kind\": \"sqss\"}, {\"name\": \"b\", \"kind\": \"sqss\"},"
+        "{\"name\": \"c\", \"kind\": \"sqss\", \"rank\": 0}, {\"name\": \"d\", \"kind\": \"sqss\"}],"
+        "\"dependencies\": [{\"from\": \"b\", \"to\": \"d\", \"promise\": 0}, {\"from\": \"d\", \"to\": \"b\", \"promise\": 0}]}");
+    int rank_of[4];
+    cr_assert_eq(kr_model_file_plan(f, 2, rank_of), KR_OK);
+    /* block: a b | c d; c pinned to 0; b and d share a zero-promise cycle:
+     * on b's rank */
+    cr_assert_eq(rank_of[0], 0);
+    cr_assert_eq(rank_of[1], 0);
+    cr_assert_eq(rank_of[2], 0);
+    cr_assert_eq(rank_of[3], 0);
+    int three[4];
+    cr_assert_eq(kr_model_file_plan(f, 3, three), KR_OK);
+    cr_assert_eq(three[1], three[3], "a zero-promise group stays on one rank");
+    kr_model_file_free(f);
+}
