@@ -497,12 +497,21 @@ kr_status_t kr_run_file(kr_model_file_t *f, const kr_run_options_t *opt)
     st = c.model ? KR_OK : kr_last_status();
     /* A kind's params are checked only where the simulator is built. */
     st = agree(&c, st);
+    /* KAIROS_CHAOS_SEED (testing): messages are delayed and reordered on
+     * their way; the results must not change. */
+    const char *chaos = getenv("KAIROS_CHAOS_SEED");
+    uint64_t chaos_seed = chaos && chaos[0] ? strtoull(chaos, NULL, 10) : 0;
     if (!st && ranks > 1) {
         kr_transport_t *t = kr_transport_mpi_create(&(kr_mpi_transport_desc_t){ .comm = opt->comm,
             .rank_of_sim = rank_of, .sim_count = (uint32_t)f->sim_count });
+        if (t && chaos_seed) t = kr_transport_chaos_wrap(t, chaos_seed + (uint64_t)opt->rank);
         st = t ? kr_model_use_transport(c.model, t) : kr_last_status();
         st = agree(&c, st);
         if (!st) st = check_registries(&c);
+    }
+    else if (!st && chaos_seed) {
+        kr_transport_t *t = kr_transport_chaos_wrap(kr_transport_local_create(), chaos_seed);
+        st = t ? kr_model_use_transport(c.model, t) : kr_last_status();
     }
     free(rank_of);
     if (st) {

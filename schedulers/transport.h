@@ -62,6 +62,11 @@ typedef struct kr_test_transport_desc {
     double duplicate_probability; /* chance a message is delivered twice */
 } kr_test_transport_desc_t;
 kr_transport_t *kr_transport_test_create(const kr_test_transport_desc_t *desc);
+/* For tests of a whole run (in one process or over ranks): wraps `inner`
+ * (taking ownership) so that messages are held back and handed on in a
+ * shuffled order, drawn from `seed`. */
+kr_transport_t *kr_transport_chaos_wrap(kr_transport_t *inner, uint64_t seed);
+
 /* Test hook: while frozen, messages from `from_sim` are held (0 = none). */
 void kr_transport_test_freeze(kr_transport_t *t, uint32_t from_sim, bool frozen);
 

@@ -209,3 +209,122 @@ void kr_transport_test_freeze(kr_transport_t *t, uint32_t from_sim, bool frozen)
     test_transport_t *tt = (test_transport_t *)t;
     tt->frozen = frozen ? from_sim + 1 : 0;
 }
+
+/* ---- chaos: delay and reorder on top of any transport ---- */
+
+typedef struct chaos_transport {
+    kr_transport_t base;
+    kr_transport_t *inner;
+    msg_list_t held;
+    uint64_t state;
+} chaos_transport_t;
+
+static double chaos_draw(chaos_transport_t *ct)
+{
+    ct->state += 0x9e3779b97f4a7c15ULL;
+    return (double)(kr_mix64(ct->state) >> 11) * 0x1.0p-53;
+}
+
+static kr_status_t chaos_send(kr_transport_t *t, uint32_t from, uint32_t to, const void *bytes, size_t len)
+{
+    return list_push(&((chaos_transport_t *)t)->held, from, to, bytes, len);
+}
+
+/* Hands about half of what it holds, shuffled, to the inner transport. */
+static kr_status_t chaos_release(chaos_transport_t *ct, bool all)
+{
+    msg_list_t *h = &ct->held;
+    for (size_t i = h->count; i > 1; i--) {
+        size_t j = (size_t)(chaos_draw(ct) * (double)i);
+        local_msg_t tmp = h->items[i - 1];
+        h->items[i - 1] = h->items[j];
+        h->items[j] = tmp;
+    }
+    size_t keep = 0;
+    kr_status_t st = KR_OK;
+    for (size_t i = 0; i < h->count; i++) {
+        local_msg_t m = h->items[i];
+        if (!st && (all || chaos_draw(ct) < 0.5)) {
+            st = ct->inner->vtbl->send(ct->inner, m.from, m.to, m.bytes, m.len);
+            free(m.bytes);
+        } else {
+            h->items[keep++] = m;
+        }
+    }
+    h->count = keep;
+    return st;
+}
+
+static kr_status_t chaos_poll(kr_transport_t *t, kr_deliver_fn deliver, void *arg, size_t *count)
+{
+    chaos_transport_t *ct = (chaos_transport_t *)t;
+    kr_status_t st = chaos_release(ct, false);
+    return st ? st : ct->inner->vtbl->poll(ct->inner, deliver, arg, count);
+}
+
+static size_t chaos_in_flight(const kr_transport_t *t)
+{
+    const chaos_transport_t *ct = (const chaos_transport_t *)t;
+    return ct->held.count + ct->inner->vtbl->in_flight(ct->inner);
+}
+
+static void chaos_destroy(kr_transport_t *t)
+{
+    chaos_transport_t *ct = (chaos_transport_t *)t;
+    ct->inner->vtbl->destroy(ct->inner);
+    list_free(&ct->held);
+    free(ct);
+}
+
+static kr_status_t chaos_settle(kr_transport_t *t, bool locally_done, bool *all_done)
+{
+    chaos_transport_t *ct = (chaos_transport_t *)t;
+    if (ct->held.count) {
+        *all_done = false;
+        return chaos_release(ct, true);
+    }
+    if (!ct->inner->vtbl->settle) {
+        *all_done = locally_done && ct->inner->vtbl->in_flight(ct->inner) == 0;
+        return KR_OK;
+    }
+    return ct->inner->vtbl->settle(ct->inner, locally_done, all_done);
+}
+
+static void chaos_wait(kr_transport_t *t)
+{
+    chaos_transport_t *ct = (chaos_transport_t *)t;
+    if (ct->held.count) return; /* the next poll releases some */
+    if (ct->inner->vtbl->wait) ct->inner->vtbl->wait(ct->inner);
+}
+
+static void chaos_abort(kr_transport_t *t, kr_status_t status, const char *message)
+{
+    chaos_transport_t *ct = (chaos_transport_t *)t;
+    if (ct->inner->vtbl->abort) ct->inner->vtbl->abort(ct->inner, status, message);
+}
+
+static kr_status_t chaos_reduce(kr_transport_t *t, uint64_t *mins, size_t n_mins, uint64_t *sums, size_t n_sums)
+{
+    chaos_transport_t *ct = (chaos_transport_t *)t;
+    return ct->inner->vtbl->reduce(ct->inner, mins, n_mins, sums, n_sums);
+}
+
+static const kr_transport_vtbl_t chaos_vtbl = { chaos_send, chaos_poll, chaos_in_flight, chaos_destroy,
+                                                chaos_settle, chaos_wait, chaos_abort, chaos_reduce };
+static const kr_transport_vtbl_t chaos_local_vtbl = { chaos_send, chaos_poll, chaos_in_flight, chaos_destroy,
+                                                      chaos_settle, chaos_wait, chaos_abort, NULL };
+
+kr_transport_t *kr_transport_chaos_wrap(kr_transport_t *inner, uint64_t seed)
+{
+    if (!inner) return NULL;
+    chaos_transport_t *ct = calloc(1, sizeof *ct);
+    if (!ct) {
+        inner->vtbl->destroy(inner);
+        kr__fail(KR_ERR_NOMEM, "transport: out of memory");
+        return NULL;
+    }
+    ct->base.vtbl = inner->vtbl->reduce ? &chaos_vtbl : &chaos_local_vtbl;
+    ct->inner = inner;
+    ct->state = seed;
+    return &ct->base;
+}
