@@ -506,9 +506,27 @@ Test(model_file, bad_duplicate_name)
 Test(model_file, bad_unknown_kind)
 {
     expect_load_error(mt_load(FACTORY, "simulators.Bath.kind=tub", NULL), "simulators[2].kind",
-                      "a known kind (assembly, robots, bath)", "\"tub\"");
+                      "a known kind (assembly, robots, bath, sqss, phold)", "\"tub\"");
     expect_load_error(mt_load("{'end_time': 1, 'simulators': [{'name': 'x'}]}", NULL), "simulators[0].kind",
-                      "a known kind (assembly, robots, bath)", "nothing");
+                      "a known kind (assembly, robots, bath, sqss, phold)", "nothing");
+}
+
+Test(model_file, formalism_underscore_aliases)
+{
+    /* "discrete_event" and "agent_based" are accepted as spellings of the
+     * hyphenated names; what comes out is always the hyphenated name. */
+    kr_model_file_t *f = mt_load(FACTORY, "simulators.Line.formalism=discrete_event",
+                                 "simulators.Robots.formalism=agent_based", NULL);
+    cr_assert(f, "%s", kr_last_error());
+    cr_assert_eq(f->sims[0].formalism, KR_DISCRETE_EVENT);
+    cr_assert_eq(f->sims[1].formalism, KR_AGENT_BASED);
+    cr_assert_str_eq(kr_formalism_name(f->sims[0].formalism), "discrete-event");
+    cr_assert_str_eq(kr_formalism_name(f->sims[1].formalism), "agent-based");
+    kr_model_file_free(f);
+    expect_load_error(mt_load(FACTORY, "simulators.Line.formalism=discrete event", NULL), "simulators[0].formalism",
+                      "discrete-event, agent-based, continuous or emulation", "\"discrete event\"");
+    expect_load_error(mt_load(FACTORY, "simulators.Bath.formalism=continuous_", NULL), "simulators[2].formalism",
+                      "discrete-event, agent-based, continuous or emulation", "\"continuous_\"");
 }
 
 Test(model_file, bad_unknown_formalism)
