@@ -123,8 +123,10 @@ Test(factory_kinds, builtin_list)
 {
     kr_kinds_t *kinds = kr_kinds_create();
     cr_assert_eq(kr_models_register_builtin(kinds), KR_OK);
-    cr_assert_eq(kr_kinds_count(kinds), 3);
+    cr_assert_eq(kr_kinds_count(kinds), 5);
     cr_assert_eq(kr_kinds_find(kinds, "assembly")->formalism, KR_DISCRETE_EVENT);
+    cr_assert_eq(kr_kinds_find(kinds, "sqss")->formalism, KR_DISCRETE_EVENT);
+    cr_assert_eq(kr_kinds_find(kinds, "phold")->formalism, KR_DISCRETE_EVENT);
     cr_assert_eq(kr_kinds_find(kinds, "robots")->formalism, KR_AGENT_BASED);
     cr_assert_eq(kr_kinds_find(kinds, "bath")->formalism, KR_CONTINUOUS);
     for (size_t i = 0; i < kr_kinds_count(kinds); i++) {
