@@ -388,10 +388,14 @@ const char *kr_formalism_name(kr_formalism_t f)
     return (unsigned)f <= KR_EMULATION ? formalism_names[f] : "unknown";
 }
 
+/* Spellings with an underscore, as some model files and issues write them;
+ * output always uses the hyphenated names. */
+static const char *const formalism_aliases[] = { "discrete_event", "agent_based", NULL, NULL };
+
 kr_status_t kr_formalism_from_name(const char *name, kr_formalism_t *out)
 {
     for (int i = 0; name && i <= KR_EMULATION; i++)
-        if (!strcmp(name, formalism_names[i])) {
+        if (!strcmp(name, formalism_names[i]) || (formalism_aliases[i] && !strcmp(name, formalism_aliases[i]))) {
             *out = (kr_formalism_t)i;
             return KR_OK;
         }

@@ -25,6 +25,8 @@ typedef enum kr_formalism {
 
 /* "discrete-event", "agent-based", "continuous", "emulation". */
 const char *kr_formalism_name(kr_formalism_t f);
+/* The formalism of a name; also accepts "discrete_event" and "agent_based"
+ * (kr_formalism_name still gives the hyphenated name). */
 kr_status_t kr_formalism_from_name(const char *name, kr_formalism_t *out);
 
 uint32_t kr_sim_id(const kr_sim_t *sim);              /* 0 .. count-1, in add order */
