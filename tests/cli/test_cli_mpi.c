@@ -61,9 +61,37 @@ static cli_result_t run_on(int np, const char *model, const char *stats, const c
     return cli_spawn(argv);
 }
 
+/* run_on with --sync SYNC --set SET. */
+static cli_result_t run_on3(int np, const char *model, const char *stats, const char *sync, const char *set)
+{
+    const char *bin = getenv("KAIROS_BIN"), *mpirun = getenv("MPIRUN");
+    char nps[8];
+    snprintf(nps, sizeof nps, "%d", np);
+    char *argv[20];
+    int n = 0;
+    if (np > 0) {
+        argv[n++] = (char *)mpirun;
+        argv[n++] = "-np";
+        argv[n++] = nps;
+        argv[n++] = "--oversubscribe";
+    }
+    argv[n++] = (char *)bin;
+    argv[n++] = "run";
+    argv[n++] = (char *)model;
+    argv[n++] = "-o";
+    argv[n++] = (char *)stats;
+    argv[n++] = "--quiet";
+    argv[n++] = "--sync";
+    argv[n++] = (char *)sync;
+    argv[n++] = "--set";
+    argv[n++] = (char *)set;
+    argv[n] = NULL;
+    return cli_spawn(argv);
+}
+
 /* The determinism contract: the same checksum and the same event count of
  * every simulator on 1, 2 and 4 ranks and with both algorithms. */
-static void same_everywhere(const char *example)
+static void same_everywhere_set(const char *example, const char *set)
 {
     const char *root = getenv("KAIROS_SOURCE_ROOT");
     char model[1024];
@@ -74,7 +102,8 @@ static void same_everywhere(const char *example)
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
         char stats[600];
         snprintf(stats, sizeof stats, "%s", cli_path("stats.json"));
-        cli_result_t r = run_on(runs[i].np, model, stats, "--sync", runs[i].sync);
+        cli_result_t r = set ? run_on3(runs[i].np, model, stats, runs[i].sync, set)
+                             : run_on(runs[i].np, model, stats, "--sync", runs[i].sync);
         cr_assert_eq(r.status, 0, "%s on %d ranks (%s): %s", example, runs[i].np, runs[i].sync, r.err);
         cli_free(&r);
         json_error_t e;
@@ -106,7 +135,10 @@ static void same_everywhere(const char *example)
     json_decref(ref);
 }
 
+static void same_everywhere(const char *example) { same_everywhere_set(example, NULL); }
+
 Test(cli_mpi, factory_same_on_1_2_4_ranks, .timeout = 240) { same_everywhere("factory.json"); }
+Test(cli_mpi, phold_same_on_1_2_4_ranks, .timeout = 240) { same_everywhere_set("phold.json", "end_time=40"); }
 Test(cli_mpi, sqss_same_on_1_2_4_ranks, .timeout = 240) { same_everywhere("sqss.json"); }
 
 /* A simulator pinned to rank 1 with a bad parameter: the error is found
@@ -156,4 +188,48 @@ Test(cli_mpi, reordered_messages_same_checksum, .timeout = 240)
         free(got);
     }
     free(want);
+}
+
+/* A 2-rank PHOLD trace: one file joined by rank 0, spans of both ranks,
+ * and the ranks busy at the same time (they overlap). */
+Test(cli_mpi, two_rank_trace_overlaps, .timeout = 240)
+{
+    const char *root = getenv("KAIROS_SOURCE_ROOT"), *bin = getenv("KAIROS_BIN"), *mpirun = getenv("MPIRUN");
+    char model[1024], trace[600], stats[600];
+    snprintf(model, sizeof model, "%s/examples/phold.json", root);
+    snprintf(trace, sizeof trace, "%s", cli_path("trace.json"));
+    snprintf(stats, sizeof stats, "%s", cli_path("tstats.json"));
+    char *argv[] = { (char *)mpirun, "-np", "2", "--oversubscribe", (char *)bin, "run", model, "--quiet", "-o", stats,
+                     "--trace", trace, "--set", "simulators.phold.count=2", "--set", "end_time=100", NULL };
+    cli_result_t r = cli_spawn(argv);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cli_free(&r);
+    json_error_t e;
+    json_t *t = json_load_file(trace, 0, &e);
+    cr_assert(t, "trace does not parse: %s", e.text);
+    json_t *events = json_object_get(t, "traceEvents");
+    /* busy spans per rank as [begin, end) */
+    size_t n = json_array_size(events);
+    double *b0 = calloc(n, sizeof *b0), *e0 = calloc(n, sizeof *e0), *b1 = calloc(n, sizeof *b1),
+           *e1 = calloc(n, sizeof *e1);
+    size_t n0 = 0, n1 = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *ev = json_array_get(events, i);
+        if (strcmp(json_string_value(json_object_get(ev, "name")) ? json_string_value(json_object_get(ev, "name")) : "",
+                   "busy"))
+            continue;
+        double ts = json_number_value(json_object_get(ev, "ts")), dur = json_number_value(json_object_get(ev, "dur"));
+        if (json_integer_value(json_object_get(ev, "pid")) == 0) { b0[n0] = ts; e0[n0++] = ts + dur; }
+        else { b1[n1] = ts; e1[n1++] = ts + dur; }
+    }
+    cr_assert(n0 > 0 && n1 > 0, "busy spans of both ranks (%zu, %zu)", n0, n1);
+    bool overlap = false;
+    for (size_t i = 0, j = 0; i < n0 && j < n1 && !overlap;) {
+        if (b0[i] < e1[j] && b1[j] < e0[i] && e0[i] > b0[i] && e1[j] > b1[j]) overlap = true;
+        else if (e0[i] < e1[j]) i++;
+        else j++;
+    }
+    cr_assert(overlap, "the two ranks were never busy at the same time");
+    free(b0), free(e0), free(b1), free(e1);
+    json_decref(t);
 }
