@@ -5,6 +5,7 @@
  * plugins (they add kinds), expand simulators (count -> name[i]), resolve
  * dependencies (wildcards), then build, where each kind checks its params. */
 #include <dlfcn.h>
+#include <metis.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -164,8 +165,9 @@ static kr_status_t check_top(kr_model_file_t *f)
     f->mapping = KR_MAP_ROUND_ROBIN;
     if ((v = json_object_get(r, "mapping"))) {
         const char *s = json_string_value(v);
-        FAIL_IF(!s || (strcmp(s, "round-robin") && strcmp(s, "block")), "mapping", "\"round-robin\" or \"block\"", v);
-        f->mapping = strcmp(s, "block") ? KR_MAP_ROUND_ROBIN : KR_MAP_BLOCK;
+        FAIL_IF(!s || (strcmp(s, "round-robin") && strcmp(s, "block") && strcmp(s, "metis")), "mapping",
+                "\"round-robin\", \"block\" or \"metis\"", v);
+        f->mapping = !strcmp(s, "block") ? KR_MAP_BLOCK : !strcmp(s, "metis") ? KR_MAP_METIS : KR_MAP_ROUND_ROBIN;
     }
     f->log_level = KR_LOG_WARN;
     if ((v = json_object_get(r, "log_level"))) {
@@ -570,6 +572,73 @@ fail:
 
 /* ---- mapping ---- */
 
+/* METIS k-way partition of the zero-promise groups (one vertex each,
+ * weighted by its simulators) over the dependency graph (undirected, one
+ * edge per pair of groups, weighted by how many dependencies join them):
+ * parts of equal weight that cut as few dependencies as possible. */
+static kr_status_t metis_map(const kr_model_file_t *f, const kr_model_t *m, int ranks, int *rank_of)
+{
+    size_t n = f->sim_count;
+    idx_t *group_ix = malloc(n * sizeof *group_ix), groups = 0;
+    idx_t *xadj = NULL, *adjncy = NULL, *adjwgt = NULL, *vwgt = NULL, *part = NULL;
+    kr_status_t st = KR_OK;
+    if (!group_ix) return kr__fail(KR_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        group_ix[i] = kr_model_group_of(m, (uint32_t)i) == i ? groups++ : -1;
+    for (size_t i = 0; i < n; i++)
+        if (group_ix[i] < 0) group_ix[i] = group_ix[kr_model_group_of(m, (uint32_t)i)];
+    /* adjacency as a dense count matrix of groups: models are at most a
+     * few thousand simulators */
+    idx_t *w = calloc((size_t)groups * (size_t)groups, sizeof *w);
+    vwgt = calloc((size_t)groups, sizeof *vwgt);
+    part = calloc((size_t)groups, sizeof *part);
+    xadj = calloc((size_t)groups + 1, sizeof *xadj);
+    if (!w || !vwgt || !part || !xadj) { st = kr__fail(KR_ERR_NOMEM, "out of memory"); goto done; }
+    for (size_t i = 0; i < n; i++) vwgt[group_ix[i]]++;
+    idx_t edges = 0;
+    for (size_t i = 0; i < f->dep_count; i++) {
+        idx_t a = group_ix[f->deps[i].from], b = group_ix[f->deps[i].to];
+        if (a == b) continue;
+        if (!w[a * groups + b]) edges += 2;
+        w[a * groups + b]++;
+        w[b * groups + a]++;
+    }
+    adjncy = malloc((size_t)(edges ? edges : 1) * sizeof *adjncy);
+    adjwgt = malloc((size_t)(edges ? edges : 1) * sizeof *adjwgt);
+    if (!adjncy || !adjwgt) { st = kr__fail(KR_ERR_NOMEM, "out of memory"); goto done; }
+    idx_t k = 0;
+    for (idx_t a = 0; a < groups; a++) {
+        xadj[a] = k;
+        for (idx_t b = 0; b < groups; b++)
+            if (w[a * groups + b]) {
+                adjncy[k] = b;
+                adjwgt[k++] = w[a * groups + b];
+            }
+    }
+    xadj[groups] = k;
+    idx_t ncon = 1, nparts = ranks, objval = 0;
+    if (groups <= nparts) {
+        for (idx_t g = 0; g < groups; g++) part[g] = g;
+    } else if (nparts > 1) {
+        idx_t options[METIS_NOPTIONS];
+        METIS_SetDefaultOptions(options);
+        options[METIS_OPTION_SEED] = 1; /* the same plan on every rank and every run */
+        int rc = METIS_PartGraphKway(&groups, &ncon, xadj, adjncy, vwgt, NULL, adjwgt, &nparts, NULL, NULL, options,
+                                     &objval, part);
+        if (rc != METIS_OK) { st = kr__fail(KR_ERR_STATE, "%s: METIS could not partition the model (%d)", f->path, rc); goto done; }
+    }
+    for (size_t i = 0; i < n; i++) rank_of[i] = (int)part[group_ix[i]];
+done:
+    free(group_ix);
+    free(w);
+    free(vwgt);
+    free(part);
+    free(xadj);
+    free(adjncy);
+    free(adjwgt);
+    return st;
+}
+
 kr_status_t kr_model_file_plan(kr_model_file_t *f, int ranks, int *rank_of)
 {
     /* The structure alone (every simulator elsewhere: no worlds, no kind
@@ -593,8 +662,13 @@ kr_status_t kr_model_file_map(const kr_model_file_t *f, const kr_model_t *m, int
 {
     if (ranks < 1) return kr__fail(KR_ERR_INVALID_ARG, "ranks must be at least 1");
     size_t n = f->sim_count;
-    for (size_t i = 0; i < n; i++)
-        rank_of[i] = f->mapping == KR_MAP_BLOCK ? (int)((uint64_t)i * (uint64_t)ranks / n) : (int)(i % (size_t)ranks);
+    if (f->mapping == KR_MAP_METIS) {
+        kr_status_t st = metis_map(f, m, ranks, rank_of);
+        if (st) return st;
+    } else {
+        for (size_t i = 0; i < n; i++)
+            rank_of[i] = f->mapping == KR_MAP_BLOCK ? (int)((uint64_t)i * (uint64_t)ranks / n) : (int)(i % (size_t)ranks);
+    }
     for (size_t i = 0; i < n; i++)
         if (f->sims[i].rank >= 0) {
             if (f->sims[i].rank >= ranks)

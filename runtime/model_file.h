@@ -12,7 +12,7 @@
 #include "kairos/kind.h"
 #include "kairos/model.h"
 
-typedef enum kr_mapping { KR_MAP_ROUND_ROBIN, KR_MAP_BLOCK } kr_mapping_t;
+typedef enum kr_mapping { KR_MAP_ROUND_ROBIN, KR_MAP_BLOCK, KR_MAP_METIS } kr_mapping_t;
 
 /* One simulator after `count` expansion. */
 typedef struct kr_sim_entry {
@@ -76,8 +76,8 @@ kr_status_t kr_model_file_plan(kr_model_file_t *f, int ranks, int *rank_of);
 const kr_kind_desc_t *kr_model_file_kind(const kr_model_file_t *f, size_t i);
 
 /* Rank of every simulator for `ranks` ranks: pins first, zero-promise groups
- * kept together on the rank of their lowest member, the rest round-robin or
- * in blocks. Needs the built model (for the groups). Fails for a group whose
+ * kept together on the rank of their lowest member, the rest round-robin, in
+ * blocks, or by a METIS partition of the dependency graph. Needs the built model (for the groups). Fails for a group whose
  * members are pinned to different ranks. */
 kr_status_t kr_model_file_map(const kr_model_file_t *f, const kr_model_t *m, int ranks, int *rank_of);
 

@@ -77,3 +77,27 @@ Test(placement, block_pins_and_groups)
     cr_assert_eq(three[1], three[3], "a zero-promise group stays on one rank");
     kr_model_file_free(f);
 }
+
+/* "mapping": "metis" keeps tightly joined simulators together: two cliques
+ * of four with one edge between them land on two ranks, one clique each
+ * (round-robin would split both). */
+Test(placement, metis_cuts_few_dependencies)
+{
+    kr_model_file_t *f = load_text(
+        "{\"end_time\": 10, \"mapping\": \"metis\", \"simulators\": [{\"name\": \"a\", \"kind\": \"sqss\", \"count\": 4},"
+        " {\"name\": \"b\", \"kind\": \"sqss\", \"count\": 4}], \"dependencies\": ["
+        "{\"from\": \"a[*]\", \"to\": \"a[*]\", \"promise\": 1}, {\"from\": \"b[*]\", \"to\": \"b[*]\", \"promise\": 1},"
+        "{\"from\": \"a[0]\", \"to\": \"b[0]\", \"promise\": 1}]}");
+    int rank_of[8];
+    cr_assert_eq(kr_model_file_plan(f, 2, rank_of), KR_OK, "%s", kr_last_error());
+    for (int i = 1; i < 4; i++) {
+        cr_assert_eq(rank_of[i], rank_of[0], "a[%d]", i);
+        cr_assert_eq(rank_of[4 + i], rank_of[4], "b[%d]", i);
+    }
+    cr_assert_neq(rank_of[0], rank_of[4]);
+    /* the same plan every time (a fixed seed) */
+    int again[8];
+    cr_assert_eq(kr_model_file_plan(f, 2, again), KR_OK);
+    cr_assert_eq(memcmp(rank_of, again, sizeof again), 0);
+    kr_model_file_free(f);
+}
