@@ -34,35 +34,10 @@ Test(cli_mpi, factory_two_ranks_same_checksum)
     json_decref(s);
 }
 
-/* Runs MODEL on `np` ranks (np 0: no mpirun) with extra arguments; returns
- * the result and writes the stats to `stats`. */
-static cli_result_t run_on(int np, const char *model, const char *stats, const char *a1, const char *a2)
-{
-    const char *bin = getenv("KAIROS_BIN"), *mpirun = getenv("MPIRUN");
-    char nps[8];
-    snprintf(nps, sizeof nps, "%d", np);
-    char *argv[16];
-    int n = 0;
-    if (np > 0) {
-        argv[n++] = (char *)mpirun;
-        argv[n++] = "-np";
-        argv[n++] = nps;
-        argv[n++] = "--oversubscribe";
-    }
-    argv[n++] = (char *)bin;
-    argv[n++] = "run";
-    argv[n++] = (char *)model;
-    argv[n++] = "-o";
-    argv[n++] = (char *)stats;
-    argv[n++] = "--quiet";
-    if (a1) argv[n++] = (char *)a1;
-    if (a2) argv[n++] = (char *)a2;
-    argv[n] = NULL;
-    return cli_spawn(argv);
-}
-
-/* run_on with --sync SYNC --set SET. */
-static cli_result_t run_on3(int np, const char *model, const char *stats, const char *sync, const char *set)
+/* Runs MODEL on `np` ranks (np 0: no mpirun) writing the stats to `stats`,
+ * with up to two more option pairs (NULL: none). */
+static cli_result_t run_on(int np, const char *model, const char *stats, const char *a1, const char *a2,
+                           const char *a3, const char *a4)
 {
     const char *bin = getenv("KAIROS_BIN"), *mpirun = getenv("MPIRUN");
     char nps[8];
@@ -81,10 +56,8 @@ static cli_result_t run_on3(int np, const char *model, const char *stats, const 
     argv[n++] = "-o";
     argv[n++] = (char *)stats;
     argv[n++] = "--quiet";
-    argv[n++] = "--sync";
-    argv[n++] = (char *)sync;
-    argv[n++] = "--set";
-    argv[n++] = (char *)set;
+    const char *extra[] = { a1, a2, a3, a4 };
+    for (int i = 0; i < 4 && extra[i]; i++) argv[n++] = (char *)extra[i];
     argv[n] = NULL;
     return cli_spawn(argv);
 }
@@ -102,8 +75,7 @@ static void same_everywhere_set(const char *example, const char *set)
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
         char stats[600];
         snprintf(stats, sizeof stats, "%s", cli_path("stats.json"));
-        cli_result_t r = set ? run_on3(runs[i].np, model, stats, runs[i].sync, set)
-                             : run_on(runs[i].np, model, stats, "--sync", runs[i].sync);
+        cli_result_t r = run_on(runs[i].np, model, stats, "--sync", runs[i].sync, set ? "--set" : NULL, set);
         cr_assert_eq(r.status, 0, "%s on %d ranks (%s): %s", example, runs[i].np, runs[i].sync, r.err);
         cli_free(&r);
         json_error_t e;
@@ -150,7 +122,7 @@ Test(cli_mpi, error_on_rank_1_is_printed_once, .timeout = 120)
                      " {'name': 'b', 'kind': 'sqss', 'rank': 1, 'params': {'capacity': 0}}]}");
     char stats[600];
     snprintf(stats, sizeof stats, "%s", cli_path("bad-stats.json"));
-    cli_result_t r = run_on(2, model, stats, NULL, NULL);
+    cli_result_t r = run_on(2, model, stats, NULL, NULL, NULL, NULL);
     cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
     cr_assert(strstr(r.err, "simulators[1].params.capacity"), "%s", r.err);
     const char *first = strstr(r.err, "capacity");
@@ -168,7 +140,7 @@ Test(cli_mpi, reordered_messages_same_checksum, .timeout = 240)
     snprintf(model, sizeof model, "%s/examples/factory.json", root);
     char ref[600];
     snprintf(ref, sizeof ref, "%s", cli_path("ref.json"));
-    cli_result_t r = run_on(0, model, ref, NULL, NULL);
+    cli_result_t r = run_on(0, model, ref, NULL, NULL, NULL, NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cli_free(&r);
     char *want = cli_checksum(ref);
