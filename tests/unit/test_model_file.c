@@ -464,7 +464,7 @@ Test(model_file, bad_sync)
 
 Test(model_file, bad_mapping)
 {
-    expect_load_error(mt_load(FACTORY, "mapping=random", NULL), "mapping", "\"round-robin\" or \"block\"",
+    expect_load_error(mt_load(FACTORY, "mapping=random", NULL), "mapping", "\"round-robin\", \"block\" or \"metis\"",
                       "\"random\"");
 }
 
