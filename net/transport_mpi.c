@@ -390,7 +390,7 @@ static kr_status_t mpi_reduce(kr_transport_t *base, uint64_t *mins, size_t n_min
 }
 
 static const kr_transport_vtbl_t mpi_vtbl = { mpi_send, mpi_poll, mpi_in_flight, mpi_destroy,
-                                              mpi_settle, mpi_wait, mpi_abort, mpi_reduce };
+                                              mpi_settle, mpi_wait, mpi_abort, mpi_reduce, true };
 
 kr_transport_t *kr_transport_mpi_create(const kr_mpi_transport_desc_t *d)
 {

@@ -99,6 +99,14 @@ static kr_status_t send_guarantees(kr_model_t *m, kr_group_t *g)
             if (gt > e->guarantee_sent) {
                 kr_status_t st = kr__sync_send_guarantee(m, e, gt);
                 if (st) return st;
+                /* Applied at once: the receiver's bound moves now, and what
+                 * it guarantees in turn may grow (kr__coord_step sends it). */
+                if (e->direct) {
+                    kr_group_t *to = &m->groups[m->sims[e->to]->group];
+                    kr_time_t before = to->bound;
+                    update_bound(m, to);
+                    if (to->bound != before) to->raised = m->bounds_raised = true;
+                }
             }
         }
     }
@@ -170,6 +178,17 @@ static kr_status_t report_deadlock(kr_model_t *m)
 static uint32_t run_group(kr_model_t *m, kr_group_t *g, uint32_t budget)
 {
     uint32_t ran = 0;
+    kr_sim_t *only = g->count == 1 ? m->sims[g->members[0]] : NULL;
+    if (only && !only->cont && !only->emu && !m->observer.on_busy) {
+        /* The common case, one plain simulator: its head is the group's. */
+        while (ran < budget && !m->failure) {
+            const kr_event_rec_t *h = kr__sim_head(only);
+            if (!h || (h->flags & KR_REC_AWAITING) || h->time >= g->bound || h->time > m->end_time) break;
+            kr__sim_run_head(only);
+            ran++;
+        }
+        return ran;
+    }
     kr_sim_t *span_sim = NULL;
     uint64_t span_begin = 0, span_events = 0;
     bool spans = m->observer.on_busy != NULL;
@@ -320,6 +339,18 @@ bool kr__coord_step(kr_model_t *m, kr_status_t *status)
         for (uint32_t i = 0; i < m->group_count && !st; i++) st = send_guarantees(m, &m->groups[i]);
         if (st) { *status = st; return false; }
     }
+    /* Direct guarantees raised bounds: pass the growth on, to a fixpoint
+     * (guarantees only grow, and each is at most a member's next time
+     * plus a promise). */
+    while (m->bounds_raised && !st) {
+        m->bounds_raised = false;
+        for (uint32_t i = 0; i < m->group_count && !st; i++)
+            if (m->groups[i].raised) {
+                m->groups[i].raised = false;
+                st = send_guarantees(m, &m->groups[i]);
+            }
+    }
+    if (st) { *status = st; return false; }
     for (uint32_t i = 0; i < m->sim_count; i++)
         if (m->sims[i]->emu) kr__emulation_poll(m->sims[i]);
 

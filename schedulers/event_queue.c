@@ -43,12 +43,22 @@ static inline bool bucket_append(kr_equeue_t *q, unsigned b, const kr_qentry_t *
     kr_equeue_bucket_t *k = &q->buckets[b];
     if (k->count == k->cap) {
         if (k->cap > UINT32_MAX / 2) return false;
+        if (q->spare && q->spare_cap > k->cap) {
+            if (k->count) memcpy(q->spare, k->items, k->count * sizeof *k->items);
+            free(k->items);
+            k->items = q->spare;
+            k->cap = q->spare_cap;
+            q->spare = NULL;
+            q->spare_cap = 0;
+            goto append;
+        }
         uint32_t cap = k->cap ? 2 * k->cap : INITIAL_CAP;
         kr_qentry_t *items = grow_array(q, k->items, cap);
         if (!items) return false;
         k->items = items;
         k->cap = cap;
     }
+append:
     k->items[k->count++] = *e;
     if (e->time < k->min_time) k->min_time = e->time;
     mark(q, b);
@@ -109,6 +119,7 @@ kr_status_t kr_equeue_init(kr_equeue_t *q)
 void kr_equeue_fini(kr_equeue_t *q)
 {
     free(q->heap);
+    free(q->spare);
     for (unsigned b = 0; b < KR_EQUEUE_BUCKETS; b++) free(q->buckets[b].items);
     memset(q, 0, sizeof *q);
     q->alloc_fail_after = -1;
@@ -189,7 +200,13 @@ static bool split(kr_equeue_t *q, unsigned b)
     k->count = 0;
     k->min_time = UINT64_MAX;
     if (k->cap > RELEASE_CAP) {
-        free(k->items);
+        if (k->cap > q->spare_cap) {
+            free(q->spare);
+            q->spare = k->items;
+            q->spare_cap = k->cap;
+        } else {
+            free(k->items);
+        }
         k->items = NULL;
         k->cap = 0;
     }

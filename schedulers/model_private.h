@@ -177,6 +177,7 @@ typedef struct kr_group {
     uint32_t *members, count;   /* sim ids, ascending */
     uint32_t *in_edges, in_count; /* edges from outside into the group */
     kr_time_t bound;            /* min guarantee over in_edges */
+    bool raised;                /* its bound grew by a direct guarantee: its own guarantees may grow */
     bool done;
     bool local;                 /* its members run in this process */
 } kr_group_t;
@@ -195,6 +196,7 @@ struct kr_model {
     int rank;                   /* this process's rank */
     kr_sync_algorithm_t sync;
     bool window_open;           /* window: this round's bounds are set */
+    bool bounds_raised;         /* some group is `raised` */
     uint64_t rounds;            /* window rounds so far */
     uint64_t msgs_sent, msgs_delivered; /* data messages, for the window's quiescence */
     uint64_t window_last[3];    /* messages sent, events run, next times at the last round */
@@ -230,7 +232,10 @@ struct kr_model {
 };
 
 /* model.c */
-kr_event_type_rec_t *kr__event_type(const kr_model_t *m, kr_event_type_t t);
+static inline kr_event_type_rec_t *kr__event_type(const kr_model_t *m, kr_event_type_t t)
+{
+    return t >= 1 && t <= m->type_count ? &m->types[t - 1] : NULL;
+}
 kr_edge_t *kr__edge(kr_model_t *m, uint32_t from, uint32_t to);
 /* Stops the run after the current event with this error (first one wins). */
 void kr__model_fail(kr_model_t *m, kr_status_t status, const char *fmt, ...)
