@@ -384,7 +384,10 @@ static kr_status_t mpi_reduce(kr_transport_t *base, uint64_t *mins, size_t n_min
     int err = MPI_Iallreduce(MPI_IN_PLACE, mins, (int)n_mins, MPI_UINT64_T, MPI_MIN, t->comm, &req[0]);
     if (err == MPI_SUCCESS) err = MPI_Iallreduce(MPI_IN_PLACE, sums, (int)n_sums, MPI_UINT64_T, MPI_SUM, t->comm, &req[1]);
     if (err != MPI_SUCCESS) return mpi_fail(err, "reduction");
-    for (;;) {
+    /* Sleeps as in mpi_wait: short first (a round's reduction is usually
+     * microseconds away), doubling to 64 us. */
+    long ns = 1000;
+    for (;; ns = ns < 64000 ? ns * 2 : ns) {
         int done = 0;
         err = MPI_Testall(2, req, &done, MPI_STATUSES_IGNORE);
         if (err != MPI_SUCCESS) return mpi_fail(err, "reduction");
@@ -392,7 +395,7 @@ static kr_status_t mpi_reduce(kr_transport_t *base, uint64_t *mins, size_t n_min
         if ((st = receive_all(t))) return st;
         if (t->aborted) return kr__fail(KR_ERR_STATE, "%s", t->abort_msg);
         for (int r = 0; r < t->size; r++) reap_sends(&t->peers[r]);
-        nanosleep(&(struct timespec){ 0, 20000 }, NULL);
+        nanosleep(&(struct timespec){ 0, ns }, NULL);
     }
 }
 
