@@ -68,7 +68,6 @@ typedef struct run_ctx {
     bool tracing, first_trace_event;
     uint64_t t0;                /* wall start */
     uint64_t last_progress;
-    uint64_t events;
     bool progress_shown;
 } run_ctx_t;
 
@@ -92,16 +91,18 @@ static void show_progress(run_ctx_t *c, bool final)
     c->last_progress = now;
     kr_model_t *m = c->model;
     kr_time_t frontier = KR_TIME_NEVER;
+    uint64_t events = 0;
     for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
         if (!kr_sim_is_local(kr_model_sim(m, i))) continue;
         kr_time_t t = kr_sim_now(kr_model_sim(m, i));
         if (t < frontier) frontier = t;
+        events += kr_sim_event_count(kr_model_sim(m, i));
     }
     if (frontier == KR_TIME_NEVER) frontier = 0;
     double end = kr_time_to_units(kr_model_end_time(m), kr_model_precision(m));
     double at = kr_time_to_units(frontier, kr_model_precision(m));
     double wall = (double)(now - c->t0) * 1e-9;
-    double rate = wall > 0 ? (double)c->events / wall : 0;
+    double rate = wall > 0 ? (double)events / wall : 0;
     double left = at > 0 && end > at ? wall * (end - at) / at : 0;
     fprintf(stderr, "\r  model time %.6g of %.6g  %.3g events/s  %s%.0f s left   ", at, end, rate,
             at > 0 ? "" : "~", left);
@@ -113,7 +114,6 @@ static void show_progress(run_ctx_t *c, bool final)
 static void on_event(void *arg, kr_sim_t *s, const kr_event_key_t *k, kr_event_type_t type)
 {
     run_ctx_t *c = arg;
-    c->events++;
     if (c->logs) {
         FILE *fp = c->logs[kr_sim_id(s)].fp;
         fprintf(fp, "{\"time\": %llu, \"priority\": %d, \"source\": %u, \"sequence\": %llu, \"phase\": %u, "
@@ -491,8 +491,14 @@ kr_status_t kr_run_file(kr_model_file_t *f, const kr_run_options_t *opt)
             fprintf(stderr, "kairos: warning: %d ranks for %zu simulator%s: ranks %zu-%d idle\n", ranks, f->sim_count,
                     f->sim_count == 1 ? "" : "s", f->sim_count, ranks - 1);
     }
-    kr_observer_t obs = { .arg = &c, .on_event = on_event, .on_busy = on_busy, .on_blocked = on_blocked,
-                          .on_sync = on_sync };
+    const char *stats_path = opt->stats_path ? opt->stats_path : f->out_stats;
+    const char *log_dir = opt->event_log_dir ? opt->event_log_dir : f->out_event_log;
+    const char *trace_path = opt->trace_path ? opt->trace_path : f->out_trace;
+    /* Hooks only for the outputs that need them: a hook costs a call per
+     * event (or per span) even when it does nothing. */
+    kr_observer_t obs = { .arg = &c, .on_event = log_dir || trace_path ? on_event : NULL,
+                          .on_busy = trace_path || opt->progress ? on_busy : NULL,
+                          .on_blocked = trace_path ? on_blocked : NULL, .on_sync = trace_path ? on_sync : NULL };
     c.model = kr_model_file_build_on(f, &obs, opt->rank, ranks > 1 ? rank_of : NULL);
     st = c.model ? KR_OK : kr_last_status();
     /* A kind's params are checked only where the simulator is built. */
@@ -518,9 +524,6 @@ kr_status_t kr_run_file(kr_model_file_t *f, const kr_run_options_t *opt)
         kr_model_destroy(c.model);
         return st;
     }
-    const char *stats_path = opt->stats_path ? opt->stats_path : f->out_stats;
-    const char *log_dir = opt->event_log_dir ? opt->event_log_dir : f->out_event_log;
-    const char *trace_path = opt->trace_path ? opt->trace_path : f->out_trace;
     out_file_t stats_out = { 0 };
     st = open_outputs(&c, log_dir, trace_path);
     if (!st && stats_path && opt->rank == 0) st = out_open(&stats_out, stats_path);

@@ -165,7 +165,7 @@ bool kr__continuous_lookahead(kr_sim_t *s, kr_time_t bound)
     /* the last checkpoint below the bound, not past the next event */
     kr_time_t last = ((bound - 1) / c->checkpoint) * c->checkpoint;
     kr_event_rec_t *h = kr__sim_head(s);
-    if (h && h->key.time < last) last = h->key.time;
+    if (h && h->time < last) last = h->time;
     if (last > s->model->end_time) last = s->model->end_time; /* nothing runs past the end */
     if (last <= from) return false;
     kr__continuous_advance(s, last);

@@ -50,7 +50,7 @@ static kr_event_rec_t *group_head(kr_model_t *m, kr_group_t *g, kr_sim_t **who)
     for (uint32_t i = 0; i < g->count; i++) {
         kr_sim_t *s = m->sims[g->members[i]];
         kr_event_rec_t *h = kr__sim_head(s);
-        if (h && (!best || kr_event_key_compare(&h->key, &best->key) < 0)) {
+        if (h && (!best || kr__rec_less(h, best))) {
             best = h;
             *who = s;
         }
@@ -99,6 +99,14 @@ static kr_status_t send_guarantees(kr_model_t *m, kr_group_t *g)
             if (gt > e->guarantee_sent) {
                 kr_status_t st = kr__sync_send_guarantee(m, e, gt);
                 if (st) return st;
+                /* Applied at once: the receiver's bound moves now, and what
+                 * it guarantees in turn may grow (kr__coord_step sends it). */
+                if (e->direct) {
+                    kr_group_t *to = &m->groups[m->sims[e->to]->group];
+                    kr_time_t before = to->bound;
+                    update_bound(m, to);
+                    if (to->bound != before) to->raised = m->bounds_raised = true;
+                }
             }
         }
     }
@@ -107,8 +115,8 @@ static kr_status_t send_guarantees(kr_model_t *m, kr_group_t *g)
 
 static bool runnable(kr_model_t *m, kr_group_t *g, kr_sim_t *s, const kr_event_rec_t *h)
 {
-    if (!h || h->awaiting_payload) return false;
-    kr_time_t t = h->key.time;
+    if (!h || (h->flags & KR_REC_AWAITING)) return false;
+    kr_time_t t = h->time;
     if (t > m->end_time || t >= g->bound) return false;
     return !s->emu || kr__emulation_ready(s, t);
 }
@@ -149,14 +157,14 @@ static kr_status_t report_deadlock(kr_model_t *m)
         kr_time_t held = g->bound;
         for (uint32_t i = 0; i < g->in_count; i++)
             if (m->edges[g->in_edges[i]].guarantee == g->bound) holder = m->sims[m->edges[g->in_edges[i]].from]->name;
-        if (h->awaiting_payload)
+        if (h->flags & KR_REC_AWAITING)
             n += (size_t)snprintf(msg + n, sizeof msg - n, " '%s' (now %g) waits for the payload of a sync-event at %g "
                                   "from '%s';", s->name, kr_time_to_units(s->now, m->precision),
-                                  kr_time_to_units(h->key.time, m->precision), m->sims[h->key.source]->name);
+                                  kr_time_to_units(h->time, m->precision), m->sims[h->source]->name);
         else
             n += (size_t)snprintf(msg + n, sizeof msg - n, " '%s' (now %g) has an event at %g held by guarantee %g "
                                   "from '%s';", s->name, kr_time_to_units(s->now, m->precision),
-                                  kr_time_to_units(h->key.time, m->precision), kr_time_to_units(held, m->precision),
+                                  kr_time_to_units(h->time, m->precision), kr_time_to_units(held, m->precision),
                                   holder);
     }
     if (n >= sizeof msg) n = sizeof msg - 1;
@@ -170,6 +178,17 @@ static kr_status_t report_deadlock(kr_model_t *m)
 static uint32_t run_group(kr_model_t *m, kr_group_t *g, uint32_t budget)
 {
     uint32_t ran = 0;
+    kr_sim_t *only = g->count == 1 ? m->sims[g->members[0]] : NULL;
+    if (only && !only->cont && !only->emu && !m->observer.on_busy) {
+        /* The common case, one plain simulator: its head is the group's. */
+        while (ran < budget && !m->failure) {
+            const kr_event_rec_t *h = kr__sim_head(only);
+            if (!h || (h->flags & KR_REC_AWAITING) || h->time >= g->bound || h->time > m->end_time) break;
+            kr__sim_run_head(only);
+            ran++;
+        }
+        return ran;
+    }
     kr_sim_t *span_sim = NULL;
     uint64_t span_begin = 0, span_events = 0;
     bool spans = m->observer.on_busy != NULL;
@@ -183,7 +202,7 @@ static uint32_t run_group(kr_model_t *m, kr_group_t *g, uint32_t budget)
         bool moved = false;
         for (uint32_t i = 0; i < g->count && !moved; i++) {
             kr_sim_t *o = m->sims[g->members[i]];
-            if (o != s && o->cont && !kr__continuous_advance(o, h->key.time)) moved = true;
+            if (o != s && o->cont && !kr__continuous_advance(o, h->time)) moved = true;
         }
         if (m->failure) break;
         if (moved) continue;
@@ -320,6 +339,18 @@ bool kr__coord_step(kr_model_t *m, kr_status_t *status)
         for (uint32_t i = 0; i < m->group_count && !st; i++) st = send_guarantees(m, &m->groups[i]);
         if (st) { *status = st; return false; }
     }
+    /* Direct guarantees raised bounds: pass the growth on, to a fixpoint
+     * (guarantees only grow, and each is at most a member's next time
+     * plus a promise). */
+    while (m->bounds_raised && !st) {
+        m->bounds_raised = false;
+        for (uint32_t i = 0; i < m->group_count && !st; i++)
+            if (m->groups[i].raised) {
+                m->groups[i].raised = false;
+                st = send_guarantees(m, &m->groups[i]);
+            }
+    }
+    if (st) { *status = st; return false; }
     for (uint32_t i = 0; i < m->sim_count; i++)
         if (m->sims[i]->emu) kr__emulation_poll(m->sims[i]);
 
@@ -335,13 +366,13 @@ bool kr__coord_step(kr_model_t *m, kr_status_t *status)
         kr_event_rec_t *h = group_head(m, g, &s);
         if (runnable(m, g, s, h)) {
             note_blocked(m, g, false, now);
-            if (!best || kr_event_key_compare(&h->key, &best_head->key) < 0) {
+            if (!best || kr__rec_less(h, best_head)) {
                 best = g;
                 best_head = h;
             }
             continue;
         }
-        note_blocked(m, g, h && h->key.time <= m->end_time, now);
+        note_blocked(m, g, h && h->time <= m->end_time, now);
         /* Continuous members with state events integrate ahead while they
          * wait, so a cycle of dependencies cannot stall on them. */
         for (uint32_t k = 0; k < g->count; k++) {
@@ -351,7 +382,7 @@ bool kr__coord_step(kr_model_t *m, kr_status_t *status)
         bool emu_waiting = false;
         for (uint32_t k = 0; k < g->count; k++)
             if (m->sims[g->members[k]]->emu && kr__emulation_waiting(m->sims[g->members[k]])) emu_waiting = true;
-        g->done = (!h || h->key.time > m->end_time) && g->bound > m->end_time && !emu_waiting;
+        g->done = (!h || h->time > m->end_time) && g->bound > m->end_time && !emu_waiting;
         if (emu_waiting) waiting = true;
     }
     if (best) {

@@ -189,12 +189,16 @@ static void inject(kr_sim_t *s, kr_time_t t, char *text, size_t len)
         return;
     }
     kr_event_rec_t *r = &s->recs[slot];
-    r->key = (kr_event_key_t){ .time = t, .priority = KR_PRIORITY_DEFAULT, .source = s->id,
-                               .sequence = s->sequence++, .phase = 0, .target = s->id };
+    r->time = t;
+    r->priority = KR_PRIORITY_DEFAULT;
+    r->source = s->id;
+    r->sequence = s->sequence++;
     r->kind = KR_EV_INPUT;
-    r->text = text;
     (void)len;
-    if (kr__rec_enqueue(s, slot)) {
+    kr_rec_extra_t *x = kr__rec_extra(s, r);
+    if (x) x->text = text;
+    else free(text);
+    if (!x || kr__rec_enqueue(s, slot)) {
         kr__rec_free(s, slot);
         kr__model_fail(m, KR_ERR_NOMEM, "emulation '%s': out of memory", s->name);
     }
@@ -318,8 +322,8 @@ bool kr__emulation_waiting(kr_sim_t *s)
     kr_emulation_t *em = s->emu;
     if (em->replaying) return false;
     kr_event_rec_t *h = kr__sim_head(s);
-    bool pending = h && h->key.time <= s->model->end_time && !h->awaiting_payload;
-    return (pending && !kr__emulation_ready(s, h->key.time)) ||
+    bool pending = h && h->time <= s->model->end_time && !(h->flags & KR_REC_AWAITING);
+    return (pending && !kr__emulation_ready(s, h->time)) ||
            (em->input_open && clock_ticks(s) < s->model->end_time);
 }
 
@@ -340,7 +344,7 @@ void kr__emulation_wait(kr_model_t *m)
         kr_sim_t *s = m->sims[i];
         if (!s->emu || !kr__emulation_waiting(s)) continue;
         kr_event_rec_t *h = kr__sim_head(s);
-        kr_time_t t = h && h->key.time <= m->end_time ? h->key.time : m->end_time;
+        kr_time_t t = h && h->time <= m->end_time ? h->time : m->end_time;
         uint64_t d = deadline_of(s, t);
         if (!first || d < deadline) {
             first = s;
@@ -358,8 +362,13 @@ void kr__emulation_wait(kr_model_t *m)
 void kr__emulation_run_input(kr_sim_t *s, kr_event_rec_t *r)
 {
     kr_emulation_t *em = s->emu;
-    if (!r->text) return;
-    const char *event = r->text, *data = r->text + strlen(r->text) + 1;
+    kr_rec_extra_t *x = kr__rec_extra_peek(s, r);
+    if (!x || !x->text) return;
+    /* on_input may schedule events, which may move the side table */
+    char *text = x->text;
+    x->text = NULL;
+    const char *event = text, *data = text + strlen(text) + 1;
     if (em->on_input) em->on_input(s, event, data);
     else kr_log(s, KR_LOG_WARN, "input event '%s' has no on_input handler", event);
+    free(text);
 }

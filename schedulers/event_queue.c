@@ -15,6 +15,9 @@
  * peaked at 213 MB without the release and 71 MB with it, for some 15 %
  * more time per hold (bench/README.md). */
 #define RELEASE_CAP 1024u
+#ifndef KR_EQUEUE_ABSORB
+#define KR_EQUEUE_ABSORB 32u
+#endif
 
 static void *grow_array(kr_equeue_t *q, void *old, size_t new_count)
 {
@@ -38,17 +41,27 @@ static inline void mark(kr_equeue_t *q, unsigned b) { q->nonempty[b / 64] |= (ui
 static inline void unmark(kr_equeue_t *q, unsigned b) { q->nonempty[b / 64] &= ~((uint64_t)1 << (b % 64)); }
 
 /* Appends to bucket b; false (nothing changed) if it cannot grow. */
-static inline bool bucket_append(kr_equeue_t *q, unsigned b, const kr_qentry_t *e)
+static inline __attribute__((always_inline)) bool bucket_append(kr_equeue_t *q, unsigned b, const kr_qentry_t *e)
 {
     kr_equeue_bucket_t *k = &q->buckets[b];
     if (k->count == k->cap) {
         if (k->cap > UINT32_MAX / 2) return false;
+        if (q->spare && q->spare_cap > k->cap) {
+            if (k->count) memcpy(q->spare, k->items, k->count * sizeof *k->items);
+            free(k->items);
+            k->items = q->spare;
+            k->cap = q->spare_cap;
+            q->spare = NULL;
+            q->spare_cap = 0;
+            goto append;
+        }
         uint32_t cap = k->cap ? 2 * k->cap : INITIAL_CAP;
         kr_qentry_t *items = grow_array(q, k->items, cap);
         if (!items) return false;
         k->items = items;
         k->cap = cap;
     }
+append:
     k->items[k->count++] = *e;
     if (e->time < k->min_time) k->min_time = e->time;
     mark(q, b);
@@ -109,6 +122,7 @@ kr_status_t kr_equeue_init(kr_equeue_t *q)
 void kr_equeue_fini(kr_equeue_t *q)
 {
     free(q->heap);
+    free(q->spare);
     for (unsigned b = 0; b < KR_EQUEUE_BUCKETS; b++) free(q->buckets[b].items);
     memset(q, 0, sizeof *q);
     q->alloc_fail_after = -1;
@@ -189,7 +203,13 @@ static bool split(kr_equeue_t *q, unsigned b)
     k->count = 0;
     k->min_time = UINT64_MAX;
     if (k->cap > RELEASE_CAP) {
-        free(k->items);
+        if (k->cap > q->spare_cap) {
+            free(q->spare);
+            q->spare = k->items;
+            q->spare_cap = k->cap;
+        } else {
+            free(k->items);
+        }
         k->items = NULL;
         k->cap = 0;
     }
@@ -204,7 +224,10 @@ static void refill(kr_equeue_t *q)
     unsigned w = 0;
     while (!q->nonempty[w]) w++;
     unsigned b = w * 64 + (unsigned)__builtin_ctzll(q->nonempty[w]);
-    if (!split(q, b)) absorb(q, b);
+    /* A small bucket becomes the heap as it is: sifting a few entries costs
+     * less than moving each of them down the remaining levels one by one
+     * (PHOLD, 16k pending events: ~3 moves per entry before, bench/README). */
+    if (q->buckets[b].count <= KR_EQUEUE_ABSORB || !split(q, b)) absorb(q, b);
 }
 
 const kr_qentry_t *kr_equeue_peek(kr_equeue_t *q)

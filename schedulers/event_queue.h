@@ -56,6 +56,11 @@ typedef struct kr_equeue {
     size_t heap_cap;
     uint64_t nonempty[(KR_EQUEUE_BUCKETS + 63) / 64];   /* bit b: bucket b has entries */
     int alloc_fail_after;   /* testing only: < 0 never; else allocations left before one fails */
+    /* The largest array a split gave back, for the next bucket that must
+     * grow: buckets fill and empty in turn, and regrowing each from
+     * INITIAL_CAP by doubling costs a copy per doubling. */
+    kr_qentry_t *spare;
+    uint32_t spare_cap;
     kr_equeue_bucket_t buckets[KR_EQUEUE_BUCKETS];
 } kr_equeue_t;
 

@@ -121,11 +121,6 @@ static kr_status_t refuse_after_start(const kr_model_t *cm, const char *fn)
 
 /* ---- event and context types ---- */
 
-kr_event_type_rec_t *kr__event_type(const kr_model_t *m, kr_event_type_t t)
-{
-    return t >= 1 && t <= m->type_count ? &m->types[t - 1] : NULL;
-}
-
 kr_event_type_t kr_model_find_event_type(const kr_model_t *m, const char *name)
 {
     if (!m || !name) return 0;
@@ -575,6 +570,8 @@ kr_status_t kr_model_start(kr_model_t *m)
          * receiver may assume the promise itself. */
         e->guarantee = e->promise;
         e->guarantee_sent = e->promise;
+        e->direct = !e->internal && m->transport->vtbl->direct_local && m->sims[e->from]->local &&
+                    m->sims[e->to]->local;
     }
     for (uint32_t i = 0; i < m->sim_count; i++) {
         kr_sim_t *s = m->sims[i];

@@ -32,28 +32,52 @@ typedef enum kr_event_kind {
 
 enum { KR_REC_FREE, KR_REC_PENDING };
 
-#define KR_INLINE_DATA 32
+/* Record flags. */
+enum {
+    KR_REC_AWAITING = 1,    /* target-side placeholder: payload not here yet */
+    KR_REC_HEAP = 2,        /* payload in data.heap, not inline */
+    KR_REC_INDEXED = 4      /* in the simulator's by_source index */
+};
 
-/* One pending event. Queue entries point at records by slot; a record's
- * version changes whenever an entry for it goes stale (delay, cancel, free),
- * so stale entries are skipped when they surface. */
+/* Payloads up to this size live in the record itself; 24 keeps a record
+ * at one 64-byte cache line. */
+#define KR_INLINE_DATA 24
+
+/* One pending event: one cache line, touched once when scheduled and once
+ * when run. Queue entries point at records by slot; the simulator's
+ * version array changes whenever an entry for a slot goes stale (delay,
+ * cancel, free), so stale entries are skipped when they surface. The key
+ * is stored flat (its target is the simulator holding the record); the
+ * rare fields (entities, input text) live in a side table. */
 typedef struct kr_event_rec {
-    kr_event_key_t key;
+    kr_time_t time;
+    uint64_t sequence;
+    kr_priority_t priority;
+    uint32_t source;
     kr_event_type_t type;
-    uint8_t kind;
-    uint8_t state;
-    bool awaiting_payload;      /* target-side placeholder: payload not here yet */
-    uint32_t version;
-    uint32_t next_free;
     uint32_t data_size;
-    bool data_inline;           /* payload in inline_data, else in data */
-    void *data;                 /* heap payload when not inline */
-    uint8_t inline_data[KR_INLINE_DATA];
+    uint32_t extra;             /* 1 + index into the simulator's extras, 0 none */
+    uint8_t kind;
+    uint8_t phase;
+    uint8_t state;
+    uint8_t flags;
+    union {
+        uint8_t bytes[KR_INLINE_DATA];
+        void *heap;
+        uint32_t next_free;     /* while free */
+    } data;
+} kr_event_rec_t;
+
+/* The rare fields of a record (sync-events that carry entities, emulation
+ * input), allocated on demand. */
+typedef struct kr_rec_extra {
     kr_buf_t pack;              /* target side: entities to unpack */
     kr_entity_t *roots;         /* sender side: entities to pack after it ran */
-    size_t root_count;
+    size_t root_count;          /* target side: roots in pack; sender side: roots */
     char *text;                 /* input: "event\0data" */
-} kr_event_rec_t;
+    uint32_t target;            /* sender side: the target simulator */
+    uint32_t next_free;
+} kr_rec_extra_t;
 
 /* A sync-event this simulator sent that it may still cancel or delay: the
  * sender's own record of it, whatever edge or transport carried it. */
@@ -62,6 +86,8 @@ typedef struct kr_outgoing {
     kr_time_t time;             /* current time, after delays */
     kr_time_t promise;          /* of its edge */
     uint32_t target;
+    uint32_t sender_handle;     /* 1 + slot of the sender-side record in the sender, 0 none */
+    uint32_t target_handle;     /* 1 + slot of the target record, when the sender placed it directly */
     bool live;
     bool carries_entities;
 } kr_outgoing_t;
@@ -82,10 +108,20 @@ struct kr_sim {
     kr_rng_t *rng;
 
     kr_equeue_t queue;
-    kr_event_rec_t *recs;
+    kr_event_rec_t *recs;       /* 64-byte aligned */
+    uint32_t *versions;         /* by slot: a queue entry is live iff its aux equals this */
     uint32_t rec_count, rec_cap, free_head;
-    uint32_t stale_entries;     /* queue entries known to be stale */
-    kr_hmap_t by_source;        /* (source, sequence) -> slot, for cancel, delay, payloads */
+    uint32_t stale_entries;     /* queue entries known to be stale (exact) */
+    kr_rec_extra_t *extras;
+    uint32_t extra_count, extra_cap, extra_free;
+    /* (source, sequence) -> slot of target-side records, which other
+     * simulators name that way (payloads, cancel, delay). Local events are
+     * found by the handle in their key instead. Placeholders are always
+     * indexed; the other target records only once a lookup needed the
+     * index (index_targets), so a model that never cancels a sync-event
+     * never pays for it. */
+    kr_hmap_t by_source;
+    bool index_targets;
 
     uint64_t sequence;          /* advanced by every schedule */
     kr_time_t now;
@@ -100,9 +136,10 @@ struct kr_sim {
     uint32_t *out_edges, out_count;  /* indices into model->edges */
     uint32_t *in_edges, in_count;
 
-    kr_outgoing_t *outgoing;    /* sync-events sent, for cancel and delay */
+    /* Sync-events sent, for cancel and delay, in increasing sequence order
+     * (so found by binary search); pruned when full. */
+    kr_outgoing_t *outgoing;
     uint32_t outgoing_count, outgoing_cap, outgoing_live;
-    kr_hmap_t outgoing_index;   /* sequence -> index */
 
     kr_entity_t *moved;         /* entities of the executing target side */
     size_t moved_count, moved_cap;
@@ -119,11 +156,17 @@ typedef struct kr_edge {
     uint32_t from, to;
     kr_time_t promise;
     bool internal;              /* both ends in one zero-promise group */
+    /* Both ends in this process, over a transport that allows it: messages
+     * are applied at once instead of travelling (still counted in sent and
+     * received, and in the model's msgs_sent / msgs_delivered), and
+     * guarantees are set directly. */
+    bool direct;
     /* sender half */
     uint64_t sent;              /* data messages sent so far */
     kr_time_t guarantee_sent;   /* last guarantee sent */
     /* receiver half */
     uint64_t received;          /* data messages applied, in edge order */
+    uint64_t next_sync_seq;     /* sync-events arrive in increasing sender sequence */
     kr_time_t guarantee;        /* applied: no sync-event from `from` before it */
     kr_pending_guarantee_t *pending; size_t pending_count, pending_cap;
     kr_buf_t *early;            /* data messages that arrived ahead of their turn */
@@ -134,6 +177,7 @@ typedef struct kr_group {
     uint32_t *members, count;   /* sim ids, ascending */
     uint32_t *in_edges, in_count; /* edges from outside into the group */
     kr_time_t bound;            /* min guarantee over in_edges */
+    bool raised;                /* its bound grew by a direct guarantee: its own guarantees may grow */
     bool done;
     bool local;                 /* its members run in this process */
 } kr_group_t;
@@ -152,6 +196,7 @@ struct kr_model {
     int rank;                   /* this process's rank */
     kr_sync_algorithm_t sync;
     bool window_open;           /* window: this round's bounds are set */
+    bool bounds_raised;         /* some group is `raised` */
     uint64_t rounds;            /* window rounds so far */
     uint64_t msgs_sent, msgs_delivered; /* data messages, for the window's quiescence */
     uint64_t window_last[3];    /* messages sent, events run, next times at the last round */
@@ -187,7 +232,10 @@ struct kr_model {
 };
 
 /* model.c */
-kr_event_type_rec_t *kr__event_type(const kr_model_t *m, kr_event_type_t t);
+static inline kr_event_type_rec_t *kr__event_type(const kr_model_t *m, kr_event_type_t t)
+{
+    return t >= 1 && t <= m->type_count ? &m->types[t - 1] : NULL;
+}
 kr_edge_t *kr__edge(kr_model_t *m, uint32_t from, uint32_t to);
 /* Stops the run after the current event with this error (first one wins). */
 void kr__model_fail(kr_model_t *m, kr_status_t status, const char *fmt, ...)
@@ -201,12 +249,42 @@ void kr__sim_fini(kr_sim_t *s);
 uint32_t kr__rec_alloc(kr_sim_t *s);
 void kr__rec_free(kr_sim_t *s, uint32_t slot);
 kr_status_t kr__rec_set_data(kr_event_rec_t *r, const void *data, size_t size);
-static inline void *kr__rec_data(kr_event_rec_t *r) { return r->data_inline ? r->inline_data : r->data; }
-/* Pushes the record's queue entry and indexes it by (source, sequence). */
+static inline void *kr__rec_data(kr_event_rec_t *r) { return r->flags & KR_REC_HEAP ? r->data.heap : r->data.bytes; }
+/* The record's rare fields, allocated on first use (NULL: out of memory). */
+kr_rec_extra_t *kr__rec_extra(kr_sim_t *s, kr_event_rec_t *r);
+/* The record's rare fields if it has any, else NULL. */
+static inline kr_rec_extra_t *kr__rec_extra_peek(kr_sim_t *s, const kr_event_rec_t *r)
+{
+    return r->extra ? &s->extras[r->extra - 1] : NULL;
+}
+/* The public key of the record at `slot` of s. */
+static inline kr_event_key_t kr__rec_key(const kr_sim_t *s, const kr_event_rec_t *r, uint32_t slot)
+{
+    return (kr_event_key_t){ .time = r->time, .priority = r->priority, .source = r->source, .sequence = r->sequence,
+                             .phase = r->phase, .target = s->id, .handle = slot + 1 };
+}
+/* Key order of two records. */
+static inline bool kr__rec_less(const kr_event_rec_t *a, const kr_event_rec_t *b)
+{
+    if (a->time != b->time) return a->time < b->time;
+    if (a->priority != b->priority) return a->priority < b->priority;
+    if (a->source != b->source) return a->source < b->source;
+    if (a->sequence != b->sequence) return a->sequence < b->sequence;
+    return a->phase < b->phase;
+}
+/* Pushes the record's queue entry (and indexes a placeholder). */
 kr_status_t kr__rec_enqueue(kr_sim_t *s, uint32_t slot);
-uint32_t kr__rec_find(const kr_sim_t *s, uint32_t source, uint64_t sequence);
-/* The lowest pending record, stale queue entries dropped; NULL if none. */
-kr_event_rec_t *kr__sim_head(kr_sim_t *s);
+/* The pending record (source, sequence) of s, or UINT32_MAX. A non-zero
+ * handle (1 + slot, from a key or the outgoing table) is authoritative. */
+uint32_t kr__rec_find(kr_sim_t *s, uint32_t source, uint64_t sequence, uint32_t handle);
+kr_event_rec_t *kr__sim_head_slow(kr_sim_t *s);
+/* The lowest pending record, stale queue entries dropped; NULL if none.
+ * Without stale entries (the common case) it is the queue's head. */
+static inline kr_event_rec_t *kr__sim_head(kr_sim_t *s)
+{
+    if (s->stale_entries == 0 && s->queue.heap_count) return &s->recs[s->queue.heap[0].slot];
+    return kr__sim_head_slow(s);
+}
 /* Runs the head record (precondition: kr__sim_head is runnable). Returns
  * false if instead of running it the simulator had to do something first
  * (a continuous state event was found before it). */

@@ -1,5 +1,6 @@
 /* One simulator: its event records and queue, local scheduling, cancel and
  * delay, and running the next event. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "kairos/rng.h"
@@ -8,14 +9,14 @@
 
 /* Queue words: priority (sign flipped so it compares unsigned) and source,
  * then sequence and phase. */
-static kr_qentry_t entry_of(const kr_event_rec_t *r, uint32_t slot)
+static inline kr_qentry_t entry_of(const kr_sim_t *s, const kr_event_rec_t *r, uint32_t slot)
 {
     kr_qentry_t q;
-    q.time = r->key.time;
-    q.hi = ((uint64_t)((uint32_t)r->key.priority ^ 0x80000000u) << 32) | r->key.source;
-    q.lo = (r->key.sequence << 1) | r->key.phase;
+    q.time = r->time;
+    q.hi = ((uint64_t)((uint32_t)r->priority ^ 0x80000000u) << 32) | r->source;
+    q.lo = (r->sequence << 1) | r->phase;
     q.slot = slot;
-    q.aux = r->version;
+    q.aux = s->versions[slot];
     return q;
 }
 
@@ -37,21 +38,29 @@ int kr_event_key_compare(const kr_event_key_t *a, const kr_event_key_t *b)
 kr_status_t kr__sim_init(kr_sim_t *s)
 {
     s->free_head = UINT32_MAX;
+    s->extra_free = UINT32_MAX;
     kr_hmap_init(&s->by_source);
-    kr_hmap_init(&s->outgoing_index);
     return kr_equeue_init(&s->queue);
 }
 
-static void rec_release(kr_event_rec_t *r)
+static void extra_release(kr_sim_t *s, uint32_t extra)
 {
-    free(r->data);
-    r->data = NULL;
-    kr_buf_fini(&r->pack);
-    free(r->roots);
-    r->roots = NULL;
-    r->root_count = 0;
-    free(r->text);
-    r->text = NULL;
+    if (!extra) return;
+    kr_rec_extra_t *x = &s->extras[extra - 1];
+    kr_buf_fini(&x->pack);
+    free(x->roots);
+    free(x->text);
+    *x = (kr_rec_extra_t){ .next_free = s->extra_free };
+    s->extra_free = extra - 1;
+}
+
+/* Frees what the record owns (heap payload, rare fields). */
+static void rec_release(kr_sim_t *s, kr_event_rec_t *r)
+{
+    if (r->flags & KR_REC_HEAP) free(r->data.heap);
+    r->flags &= (uint8_t)~KR_REC_HEAP;
+    extra_release(s, r->extra);
+    r->extra = 0;
 }
 
 void kr__sim_fini(kr_sim_t *s)
@@ -59,11 +68,12 @@ void kr__sim_fini(kr_sim_t *s)
     if (s->world) kr_world_destroy(s->world);
     if (s->rng) kr_rng_destroy(s->rng);
     for (uint32_t i = 0; i < s->rec_count; i++)
-        if (s->recs[i].state == KR_REC_PENDING) rec_release(&s->recs[i]);
+        if (s->recs[i].state == KR_REC_PENDING) rec_release(s, &s->recs[i]);
     free(s->recs);
+    free(s->versions);
+    free(s->extras);
     kr_equeue_fini(&s->queue);
     kr_hmap_fini(&s->by_source);
-    kr_hmap_fini(&s->outgoing_index);
     free(s->outgoing);
     kr__continuous_fini(s);
     kr__emulation_fini(s);
@@ -74,90 +84,172 @@ void kr__sim_fini(kr_sim_t *s)
     free(s->name);
 }
 
+/* Doubles the record pool, keeping it on cache-line boundaries. */
+static kr_status_t grow_recs(kr_sim_t *s)
+{
+    uint32_t cap = s->rec_cap ? s->rec_cap * 2 : 64;
+    if (cap <= s->rec_cap) return kr__fail(KR_ERR_NOMEM, "simulator '%s': too many pending events", s->name);
+    kr_event_rec_t *recs = aligned_alloc(64, (size_t)cap * sizeof *recs);
+    uint32_t *versions = recs ? realloc(s->versions, (size_t)cap * sizeof *versions) : NULL;
+    if (!versions) {
+        free(recs);
+        return kr__fail(KR_ERR_NOMEM, "simulator '%s': out of memory for events", s->name);
+    }
+    if (s->rec_count) memcpy(recs, s->recs, (size_t)s->rec_count * sizeof *recs);
+    free(s->recs);
+    s->recs = recs;
+    s->versions = versions;
+    s->rec_cap = cap;
+    return KR_OK;
+}
+
 uint32_t kr__rec_alloc(kr_sim_t *s)
 {
     uint32_t slot;
     if (s->free_head != UINT32_MAX) {
         slot = s->free_head;
-        s->free_head = s->recs[slot].next_free;
+        s->free_head = s->recs[slot].data.next_free;
     } else {
-        if (s->rec_count == s->rec_cap) {
-            uint32_t cap = s->rec_cap ? s->rec_cap * 2 : 64;
-            kr_event_rec_t *recs = realloc(s->recs, cap * sizeof *recs);
-            if (!recs) { kr__fail(KR_ERR_NOMEM, "simulator '%s': out of memory for events", s->name); return UINT32_MAX; }
-            s->recs = recs;
-            s->rec_cap = cap;
-        }
+        if (s->rec_count == s->rec_cap && grow_recs(s)) return UINT32_MAX;
         slot = s->rec_count++;
-        s->recs[slot].version = 0;
+        s->versions[slot] = 0;
     }
     kr_event_rec_t *r = &s->recs[slot];
-    uint32_t version = r->version;
-    memset(r, 0, sizeof *r);
-    r->version = version;
+    memset(r, 0, offsetof(kr_event_rec_t, data));
     r->state = KR_REC_PENDING;
-    kr_buf_init(&r->pack);
     return slot;
+}
+
+static void rec_unindex(kr_sim_t *s, uint32_t slot)
+{
+    kr_event_rec_t *r = &s->recs[slot];
+    if (!(r->flags & KR_REC_INDEXED)) return;
+    kr_hmap_remove(&s->by_source, source_hash(r->source, r->sequence), slot);
+    r->flags &= (uint8_t)~KR_REC_INDEXED;
+}
+
+static kr_status_t rec_index(kr_sim_t *s, uint32_t slot)
+{
+    kr_event_rec_t *r = &s->recs[slot];
+    kr_status_t st = kr_hmap_insert(&s->by_source, source_hash(r->source, r->sequence), slot);
+    if (!st) r->flags |= KR_REC_INDEXED;
+    return st;
+}
+
+/* Returns the slot to the pool; any entry still queued for it is stale. */
+static void rec_free_slot(kr_sim_t *s, uint32_t slot)
+{
+    kr_event_rec_t *r = &s->recs[slot];
+    rec_unindex(s, slot);
+    r->state = KR_REC_FREE;
+    s->versions[slot]++;
+    r->data.next_free = s->free_head;
+    s->free_head = slot;
 }
 
 void kr__rec_free(kr_sim_t *s, uint32_t slot)
 {
-    kr_event_rec_t *r = &s->recs[slot];
-    rec_release(r);
-    r->state = KR_REC_FREE;
-    r->version++;           /* any entry still queued for it is now stale */
-    r->next_free = s->free_head;
-    s->free_head = slot;
+    rec_release(s, &s->recs[slot]);
+    rec_free_slot(s, slot);
 }
 
 kr_status_t kr__rec_set_data(kr_event_rec_t *r, const void *data, size_t size)
 {
-    free(r->data);
-    r->data = NULL;
+    if (r->flags & KR_REC_HEAP) free(r->data.heap);
+    r->flags &= (uint8_t)~KR_REC_HEAP;
     r->data_size = (uint32_t)size;
-    r->data_inline = size <= KR_INLINE_DATA;
-    if (!r->data_inline && !(r->data = malloc(size)))
-        return kr__fail(KR_ERR_NOMEM, "out of memory for an event payload");
+    if (size > KR_INLINE_DATA) {
+        if (!(r->data.heap = malloc(size))) return kr__fail(KR_ERR_NOMEM, "out of memory for an event payload");
+        r->flags |= KR_REC_HEAP;
+    }
     void *dst = kr__rec_data(r);
     if (data && size) memcpy(dst, data, size);
     else if (size) memset(dst, 0, size);
     return KR_OK;
 }
 
+kr_rec_extra_t *kr__rec_extra(kr_sim_t *s, kr_event_rec_t *r)
+{
+    if (r->extra) return &s->extras[r->extra - 1];
+    uint32_t i;
+    if (s->extra_free != UINT32_MAX) {
+        i = s->extra_free;
+        s->extra_free = s->extras[i].next_free;
+    } else {
+        if (s->extra_count == s->extra_cap) {
+            uint32_t cap = s->extra_cap ? s->extra_cap * 2 : 16;
+            kr_rec_extra_t *x = realloc(s->extras, (size_t)cap * sizeof *x);
+            if (!x) { kr__fail(KR_ERR_NOMEM, "simulator '%s': out of memory for events", s->name); return NULL; }
+            s->extras = x;
+            s->extra_cap = cap;
+        }
+        i = s->extra_count++;
+    }
+    s->extras[i] = (kr_rec_extra_t){ .next_free = UINT32_MAX };
+    kr_buf_init(&s->extras[i].pack);
+    r->extra = i + 1;
+    return &s->extras[i];
+}
+
 kr_status_t kr__rec_enqueue(kr_sim_t *s, uint32_t slot)
 {
     kr_event_rec_t *r = &s->recs[slot];
-    kr_qentry_t q = entry_of(r, slot);
+    kr_qentry_t q = entry_of(s, r, slot);
     kr_status_t st = kr_equeue_push(&s->queue, &q);
     if (st) return st;
-    st = kr_hmap_insert(&s->by_source, source_hash(r->key.source, r->key.sequence), slot);
-    if (st) {
-        r->version++;
-        s->stale_entries++;
+    if (r->kind == KR_EV_TARGET && ((r->flags & KR_REC_AWAITING) || s->index_targets)) {
+        st = rec_index(s, slot);
+        if (st) {
+            s->versions[slot]++;
+            s->stale_entries++;
+        }
     }
     return st;
 }
 
-uint32_t kr__rec_find(const kr_sim_t *s, uint32_t source, uint64_t sequence)
+/* From now on every target record is indexed, starting with those pending. */
+static kr_status_t index_all_targets(kr_sim_t *s)
 {
-    uint32_t cursor = 0, slot;
-    while ((slot = kr_hmap_next(&s->by_source, source_hash(source, sequence), &cursor)) != KR_HMAP_EMPTY) {
-        const kr_event_rec_t *r = &s->recs[slot];
-        if (r->state == KR_REC_PENDING && r->key.source == source && r->key.sequence == sequence) return slot;
+    for (uint32_t i = 0; i < s->rec_count; i++) {
+        kr_event_rec_t *r = &s->recs[i];
+        if (r->state != KR_REC_PENDING || r->kind != KR_EV_TARGET || (r->flags & KR_REC_INDEXED)) continue;
+        kr_status_t st = rec_index(s, i);
+        if (st) return st;
     }
-    return UINT32_MAX;
+    s->index_targets = true;
+    return KR_OK;
 }
 
-static void rec_unindex(kr_sim_t *s, uint32_t slot)
+uint32_t kr__rec_find(kr_sim_t *s, uint32_t source, uint64_t sequence, uint32_t handle)
 {
-    const kr_event_rec_t *r = &s->recs[slot];
-    kr_hmap_remove(&s->by_source, source_hash(r->key.source, r->key.sequence), slot);
+    if (handle) {
+        uint32_t slot = handle - 1;
+        if (slot < s->rec_count) {
+            const kr_event_rec_t *r = &s->recs[slot];
+            if (r->state == KR_REC_PENDING && r->source == source && r->sequence == sequence) return slot;
+        }
+        return UINT32_MAX;
+    }
+    if (source != s->id && (s->index_targets || index_all_targets(s) == KR_OK)) {
+        uint32_t cursor = 0, slot;
+        while ((slot = kr_hmap_next(&s->by_source, source_hash(source, sequence), &cursor)) != KR_HMAP_EMPTY) {
+            const kr_event_rec_t *r = &s->recs[slot];
+            if (r->state == KR_REC_PENDING && r->source == source && r->sequence == sequence) return slot;
+        }
+        return UINT32_MAX;
+    }
+    /* A key built by hand: search. */
+    for (uint32_t slot = 0; slot < s->rec_count; slot++) {
+        const kr_event_rec_t *r = &s->recs[slot];
+        if (r->state == KR_REC_PENDING && r->source == source && r->sequence == sequence) return slot;
+    }
+    return UINT32_MAX;
 }
 
 static bool entry_is_live(void *arg, const kr_qentry_t *q)
 {
     const kr_sim_t *s = arg;
-    return s->recs[q->slot].state == KR_REC_PENDING && s->recs[q->slot].version == q->aux;
+    return s->versions[q->slot] == q->aux;
 }
 
 /* Drops stale entries in bulk once they are the bulk of the queue, so a
@@ -169,14 +261,14 @@ static void maybe_purge(kr_sim_t *s)
     }
 }
 
-kr_event_rec_t *kr__sim_head(kr_sim_t *s)
+kr_event_rec_t *kr__sim_head_slow(kr_sim_t *s)
 {
     const kr_qentry_t *q;
     while ((q = kr_equeue_peek(&s->queue))) {
-        if (entry_is_live(s, q)) return &s->recs[q->slot];
+        if (s->stale_entries == 0 || entry_is_live(s, q)) return &s->recs[q->slot];
         kr_qentry_t dropped;
         kr_equeue_pop(&s->queue, &dropped);
-        if (s->stale_entries) s->stale_entries--;
+        s->stale_entries--;
     }
     return NULL;
 }
@@ -184,7 +276,7 @@ kr_event_rec_t *kr__sim_head(kr_sim_t *s)
 kr_time_t kr__sim_next_time(kr_sim_t *s)
 {
     kr_event_rec_t *h = kr__sim_head(s);
-    kr_time_t t = h ? h->key.time : KR_TIME_NEVER;
+    kr_time_t t = h ? h->time : KR_TIME_NEVER;
     if (s->executing && s->current.time < t) t = s->current.time;
     if (s->cont) t = kr__continuous_next(s, t);
     if (s->emu) t = kr__emulation_next(s, t);
@@ -197,14 +289,16 @@ kr_status_t kr__sim_schedule_kind(kr_sim_t *s, kr_event_kind_t kind, kr_priority
     uint32_t slot = kr__rec_alloc(s);
     if (slot == UINT32_MAX) return kr_last_status();
     kr_event_rec_t *r = &s->recs[slot];
-    r->key = (kr_event_key_t){ .time = t, .priority = prio, .source = s->id, .sequence = s->sequence++,
-                               .phase = 0, .target = s->id };
+    r->time = t;
+    r->priority = prio;
+    r->source = s->id;
+    r->sequence = s->sequence++;
     r->kind = (uint8_t)kind;
     r->type = type;
     kr_status_t st = kr__rec_set_data(r, data, size);
     if (!st) st = kr__rec_enqueue(s, slot);
     if (st) { kr__rec_free(s, slot); return st; }
-    if (key) *key = s->recs[slot].key;
+    if (key) *key = kr__rec_key(s, r, slot);
     return KR_OK;
 }
 
@@ -230,22 +324,20 @@ static kr_status_t change_local(kr_sim_t *s, uint32_t slot, bool delay, kr_time_
 {
     kr_event_rec_t *r = &s->recs[slot];
     s->stale_entries++;
-    r->version++;
+    s->versions[slot]++;
     if (!delay) {
-        rec_unindex(s, slot);
         kr__rec_free(s, slot);
         maybe_purge(s);
         return KR_OK;
     }
-    r->key.time = kr__time_add(r->key.time, extra);
-    kr_qentry_t q = entry_of(r, slot);
+    r->time = kr__time_add(r->time, extra);
+    kr_qentry_t q = entry_of(s, r, slot);
     kr_status_t st = kr_equeue_push(&s->queue, &q);
     if (st) {
-        rec_unindex(s, slot);
         kr__rec_free(s, slot);
         return st;
     }
-    if (new_key) *new_key = r->key;
+    if (new_key) *new_key = kr__rec_key(s, r, slot);
     maybe_purge(s);
     return KR_OK;
 }
@@ -257,8 +349,8 @@ kr_status_t kr__sim_change(kr_sim_t *s, const kr_event_key_t *key, bool delay, k
         s->current.phase == key->phase)
         return kr__fail(KR_ERR_STATE, "%s: '%s': the event at %llu is executing", fn, s->name,
                         (unsigned long long)key->time);
-    uint32_t slot = kr__rec_find(s, key->source, key->sequence);
-    if (slot == UINT32_MAX || s->recs[slot].key.phase != key->phase)
+    uint32_t slot = kr__rec_find(s, key->source, key->sequence, key->handle);
+    if (slot == UINT32_MAX || s->recs[slot].phase != key->phase)
         return kr__fail(KR_ERR_STATE, "%s: '%s': no pending event with sequence %llu (already run or cancelled)", fn,
                         s->name, (unsigned long long)key->sequence);
     return change_local(s, slot, delay, extra, new_key);
@@ -287,35 +379,39 @@ const kr_event_key_t *kr_event_current(const kr_sim_t *s)
     return s && s->executing ? &s->current : NULL;
 }
 
-static uint64_t key_digest(const kr_event_key_t *k, kr_event_type_t type)
+static uint64_t key_digest(const kr_event_rec_t *r)
 {
-    uint64_t h = kr_mix64(k->time ^ 0x9e3779b97f4a7c15ULL);
-    h = kr_mix64(h ^ ((uint64_t)(uint32_t)k->priority << 32 | k->source));
-    h = kr_mix64(h ^ k->sequence);
-    return kr_mix64(h ^ ((uint64_t)type << 8 | k->phase));
+    uint64_t h = kr_mix64(r->time ^ 0x9e3779b97f4a7c15ULL);
+    h = kr_mix64(h ^ ((uint64_t)(uint32_t)r->priority << 32 | r->source));
+    h = kr_mix64(h ^ r->sequence);
+    return kr_mix64(h ^ ((uint64_t)r->type << 8 | r->phase));
 }
 
 bool kr__sim_run_head(kr_sim_t *s)
 {
     kr_model_t *m = s->model;
-    kr_event_rec_t *head = kr__sim_head(s);
-    if (s->cont && !kr__continuous_advance(s, head->key.time)) return false;
+    if (s->cont && !kr__continuous_advance(s, kr__sim_head(s)->time)) return false;
+    kr__sim_head(s); /* drops stale entries: the queue's head is the record */
     kr_qentry_t q;
     kr_equeue_pop(&s->queue, &q);
     /* Take the record out of the pool before running it: handlers schedule
-     * events, which may move the pool, and must not see it as pending. */
+     * events, which may move the pool, and must not see it as pending. Its
+     * payload and rare fields now belong to `cur`. */
     uint32_t slot = q.slot;
     kr_event_rec_t cur = s->recs[slot];
-    void *data = kr__rec_data(&cur);
     rec_unindex(s, slot);
-    s->recs[slot].data = NULL;
-    s->recs[slot].roots = NULL;
-    s->recs[slot].text = NULL;
-    kr_buf_init(&s->recs[slot].pack);
-    kr__rec_free(s, slot);
+    cur.flags &= (uint8_t)~KR_REC_INDEXED;
+    s->recs[slot].flags = 0;
+    s->recs[slot].extra = 0;
+    rec_free_slot(s, slot);
+    /* The next head's record is a cache miss of its own: start it now, so
+     * it overlaps with this event's handler. */
+    const kr_qentry_t *next = kr_equeue_peek(&s->queue);
+    if (next) __builtin_prefetch(&s->recs[next->slot]);
 
-    s->now = cur.key.time;
-    s->current = cur.key;
+    void *data = kr__rec_data(&cur);
+    s->now = cur.time;
+    s->current = kr__rec_key(s, &cur, slot);
     s->executing = true;
     const kr_event_type_rec_t *type = kr__event_type(m, cur.type);
     switch ((kr_event_kind_t)cur.kind) {
@@ -352,10 +448,13 @@ bool kr__sim_run_head(kr_sim_t *s)
     }
     s->executing = false;
     s->executed++;
-    s->digest = kr_mix64(s->digest ^ key_digest(&cur.key, cur.type));
+    s->digest = kr_mix64(s->digest ^ key_digest(&cur));
     if (cur.kind == KR_EV_TARGET) s->sync_received++;
-    if (m->observer.on_event) m->observer.on_event(m->observer.arg, s, &cur.key, cur.type);
-    rec_release(&cur);
+    if (m->observer.on_event) {
+        kr_event_key_t k = kr__rec_key(s, &cur, slot);
+        m->observer.on_event(m->observer.arg, s, &k, cur.type);
+    }
+    rec_release(s, &cur);
     return true;
 }
 

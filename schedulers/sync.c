@@ -48,24 +48,31 @@ static kr_status_t pack_roots(kr_sim_t *s, const kr_entity_t *roots, size_t n, k
 kr_status_t kr__sync_unpack(kr_sim_t *s, kr_event_rec_t *r)
 {
     s->moved_count = 0;
-    if (!r->root_count) return KR_OK;
-    if (r->root_count > s->moved_cap) {
-        kr_entity_t *moved = realloc(s->moved, r->root_count * sizeof *moved);
+    kr_rec_extra_t *x = kr__rec_extra_peek(s, r);
+    if (!x || !x->root_count) return KR_OK;
+    size_t root_count = x->root_count;
+    if (root_count > s->moved_cap) {
+        kr_entity_t *moved = realloc(s->moved, root_count * sizeof *moved);
         if (!moved) {
             kr__model_fail(s->model, KR_ERR_NOMEM, "'%s': out of memory receiving entities", s->name);
             return KR_ERR_NOMEM;
         }
         s->moved = moved;
-        s->moved_cap = r->root_count;
+        s->moved_cap = root_count;
     }
+    /* kr_unpack fires behaviors, which may schedule events and move the
+     * side table: the pack is taken out of it first. */
+    kr_buf_t pack = x->pack;
+    kr_buf_init(&x->pack);
     kr_unpack_desc_t d = { .roots = s->moved, .roots_capacity = s->moved_cap, .notify_move = true };
     size_t count = 0;
-    kr_status_t st = kr_unpack(s->world, r->pack.data, r->pack.len, &d, &count, NULL);
-    if (!st && count != r->root_count)
-        st = kr__fail(KR_ERR_CORRUPT, "the pack holds %zu entities, the message said %zu", count, r->root_count);
+    kr_status_t st = kr_unpack(s->world, pack.data, pack.len, &d, &count, NULL);
+    kr_buf_fini(&pack);
+    if (!st && count != root_count)
+        st = kr__fail(KR_ERR_CORRUPT, "the pack holds %zu entities, the message said %zu", count, root_count);
     if (st) {
         kr__model_fail(s->model, st, "'%s': entities of a sync-event from simulator %u could not be unpacked: %s",
-                       s->name, r->key.source, kr_last_error());
+                       s->name, r->source, kr_last_error());
         return st;
     }
     s->moved_count = count;
@@ -80,22 +87,51 @@ const kr_entity_t *kr_event_entities(const kr_sim_t *s, size_t *count)
 
 /* ---- encoding and sending ---- */
 
+/* Inline twins of kr_buf_put_* and kr_reader_* (the same bytes, the same
+ * checks): a call per field was about a third of what a sync-event to
+ * another rank cost. */
+static inline void wr(kr_buf_t *b, uint64_t v, size_t n)
+{
+    if (b->cap - b->len < n && kr_buf_reserve(b, n)) return;
+    for (size_t i = 0; i < n; i++) b->data[b->len + i] = (uint8_t)(v >> (8 * i));
+    b->len += n;
+}
+
+static inline const void *rd_view(kr_reader_t *r, size_t n)
+{
+    if (r->failed || n > r->len - r->pos) {
+        r->failed = true;
+        return NULL;
+    }
+    const void *p = r->data + r->pos;
+    r->pos += n;
+    return p;
+}
+
+static inline uint64_t rd(kr_reader_t *r, size_t n)
+{
+    const uint8_t *p = rd_view(r, n);
+    uint64_t v = 0;
+    for (size_t i = 0; p && i < n; i++) v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
 static void put_header(kr_buf_t *b, uint8_t kind, const kr_edge_t *e, uint64_t edge_seq, kr_time_t time)
 {
     kr_buf_clear(b);
-    kr_buf_put_u8(b, kind);
-    kr_buf_put_u32(b, e->from);
-    kr_buf_put_u32(b, e->to);
-    kr_buf_put_u64(b, edge_seq);
-    kr_buf_put_u64(b, time);
+    wr(b, kind, 1);
+    wr(b, e->from, 4);
+    wr(b, e->to, 4);
+    wr(b, edge_seq, 8);
+    wr(b, time, 8);
 }
 
 static void put_payload(kr_buf_t *b, const void *data, uint32_t size, uint32_t roots, const kr_buf_t *pack)
 {
-    kr_buf_put_u32(b, size);
+    wr(b, size, 4);
     kr_buf_append(b, data, size);
-    kr_buf_put_u32(b, roots);
-    kr_buf_put_u32(b, (uint32_t)pack->len);
+    wr(b, roots, 4);
+    wr(b, (uint32_t)pack->len, 4);
     kr_buf_append(b, pack->data, pack->len);
 }
 
@@ -110,6 +146,12 @@ static kr_status_t transmit(kr_model_t *m, const kr_edge_t *e)
 
 kr_status_t kr__sync_send_guarantee(kr_model_t *m, kr_edge_t *e, kr_time_t g)
 {
+    if (e->direct) {
+        /* Both halves are here and every data message is already applied. */
+        e->guarantee_sent = g;
+        if (g > e->guarantee) e->guarantee = g;
+        return KR_OK;
+    }
     put_header(&m->msg, MSG_GUARANTEE, e, e->sent, g);
     e->guarantee_sent = g;
     m->sims[e->from]->null_sent++;
@@ -118,56 +160,87 @@ kr_status_t kr__sync_send_guarantee(kr_model_t *m, kr_edge_t *e, kr_time_t g)
 
 /* ---- the target half: records for arriving sync-events ---- */
 
+/* A data message applied at once on a direct edge: counted as sent and
+ * delivered, so the edge's counts and the window's quiescence test see the
+ * same numbers as over a transport. */
+static void count_direct(kr_model_t *m, kr_edge_t *e)
+{
+    if (!e->direct) return;
+    e->sent++;
+    e->received++;
+    m->msgs_sent++;
+    m->msgs_delivered++;
+}
+
 static kr_status_t add_target(kr_sim_t *t, const kr_event_key_t *key, kr_event_type_t type, bool placeholder,
-                              const void *data, uint32_t size, uint32_t roots, const void *pack, size_t pack_len)
+                              const void *data, uint32_t size, uint32_t roots, const void *pack, size_t pack_len,
+                              uint32_t *slot_out)
 {
     uint32_t slot = kr__rec_alloc(t);
     if (slot == UINT32_MAX) return kr_last_status();
     kr_event_rec_t *r = &t->recs[slot];
-    r->key = *key;
-    r->key.phase = 1;
-    r->key.target = t->id;
+    r->time = key->time;
+    r->priority = key->priority;
+    r->source = key->source;
+    r->sequence = key->sequence;
+    r->phase = 1;
     r->kind = KR_EV_TARGET;
     r->type = type;
-    r->awaiting_payload = placeholder;
-    r->root_count = roots;
+    if (placeholder) r->flags |= KR_REC_AWAITING;
     kr_status_t st = kr__rec_set_data(r, data, size);
-    if (!st && pack_len) st = kr_buf_append(&r->pack, pack, pack_len);
+    if (!st && (roots || pack_len)) {
+        kr_rec_extra_t *x = kr__rec_extra(t, r);
+        if (!x) st = kr_last_status();
+        else {
+            x->root_count = roots;
+            if (pack_len) st = kr_buf_append(&x->pack, pack, pack_len);
+        }
+    }
     if (!st) st = kr__rec_enqueue(t, slot);
     if (st) kr__rec_free(t, slot);
+    else if (slot_out) *slot_out = slot;
     return st;
 }
 
 static kr_status_t fill_target(kr_sim_t *t, uint32_t source, uint64_t seq, const void *data, uint32_t size,
                                uint32_t roots, const void *pack, size_t pack_len)
 {
-    uint32_t slot = kr__rec_find(t, source, seq);
-    if (slot == UINT32_MAX || !t->recs[slot].awaiting_payload)
+    uint32_t slot = kr__rec_find(t, source, seq, 0);
+    if (slot == UINT32_MAX || !(t->recs[slot].flags & KR_REC_AWAITING))
         return kr__fail(KR_ERR_CORRUPT, "payload for an unknown sync-event (sequence %llu)", (unsigned long long)seq);
     kr_event_rec_t *r = &t->recs[slot];
     if (size != r->data_size)
         return kr__fail(KR_ERR_CORRUPT, "payload of %u bytes for an event type of %u", size, r->data_size);
     if (size) memcpy(kr__rec_data(r), data, size);
-    kr_buf_clear(&r->pack);
-    if (pack_len && kr_buf_append(&r->pack, pack, pack_len)) return kr_last_status();
-    r->root_count = roots;
-    r->awaiting_payload = false;
+    kr_rec_extra_t *x = roots || pack_len ? kr__rec_extra(t, r) : kr__rec_extra_peek(t, r);
+    if (roots || pack_len) {
+        if (!x) return kr_last_status();
+    }
+    if (x) {
+        kr_buf_clear(&x->pack);
+        if (pack_len && kr_buf_append(&x->pack, pack, pack_len)) return kr_last_status();
+        x->root_count = roots;
+    }
+    r->flags &= (uint8_t)~KR_REC_AWAITING;
     return KR_OK;
 }
 
 /* ---- the sender's table of sync-events it may still change ---- */
 
+/* Entries are appended in sequence order and pruning keeps that order. */
 static uint32_t outgoing_find(const kr_sim_t *s, uint64_t seq)
 {
-    uint32_t cursor = 0, i;
-    while ((i = kr_hmap_next(&s->outgoing_index, kr_mix64(seq), &cursor)) != KR_HMAP_EMPTY)
-        if (s->outgoing[i].live && s->outgoing[i].sequence == seq) return i;
-    return UINT32_MAX;
+    uint32_t lo = 0, hi = s->outgoing_count;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (s->outgoing[mid].sequence < seq) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < s->outgoing_count && s->outgoing[lo].sequence == seq && s->outgoing[lo].live ? lo : UINT32_MAX;
 }
 
 static void outgoing_drop(kr_sim_t *s, uint32_t i)
 {
-    kr_hmap_remove(&s->outgoing_index, kr_mix64(s->outgoing[i].sequence), i);
     s->outgoing[i].live = false;
     s->outgoing_live--;
 }
@@ -178,34 +251,28 @@ static void outgoing_drop(kr_sim_t *s, uint32_t i)
 static void outgoing_prune(kr_sim_t *s)
 {
     uint32_t keep = 0;
-    kr_hmap_fini(&s->outgoing_index);
-    kr_hmap_init(&s->outgoing_index);
     for (uint32_t i = 0; i < s->outgoing_count; i++) {
         kr_outgoing_t o = s->outgoing[i];
         if (!o.live || o.time < kr__time_add(s->now, o.promise)) continue;
-        s->outgoing[keep] = o;
-        kr_hmap_insert(&s->outgoing_index, kr_mix64(o.sequence), keep);
-        keep++;
+        s->outgoing[keep++] = o;
     }
     s->outgoing_count = s->outgoing_live = keep;
 }
 
-static kr_status_t outgoing_add(kr_sim_t *s, const kr_event_key_t *k, kr_time_t promise, bool entities)
+static kr_status_t outgoing_add(kr_sim_t *s, const kr_outgoing_t *o)
 {
-    if (s->outgoing_count == s->outgoing_cap) outgoing_prune(s);
-    /* Grow when pruning freed less than half. */
-    if (s->outgoing_cap == 0 || s->outgoing_count * 2 > s->outgoing_cap) {
-        uint32_t cap = s->outgoing_cap ? s->outgoing_cap * 2 : 64;
-        kr_outgoing_t *o = realloc(s->outgoing, cap * sizeof *o);
-        if (!o) return kr__fail(KR_ERR_NOMEM, "'%s': out of memory", s->name);
-        s->outgoing = o;
-        s->outgoing_cap = cap;
+    if (s->outgoing_count == s->outgoing_cap) {
+        outgoing_prune(s);
+        /* Grow when pruning freed less than half. */
+        if (s->outgoing_cap == 0 || s->outgoing_count * 2 > s->outgoing_cap) {
+            uint32_t cap = s->outgoing_cap ? s->outgoing_cap * 2 : 64;
+            kr_outgoing_t *n = realloc(s->outgoing, cap * sizeof *n);
+            if (!n) return kr__fail(KR_ERR_NOMEM, "'%s': out of memory", s->name);
+            s->outgoing = n;
+            s->outgoing_cap = cap;
+        }
     }
-    uint32_t i = s->outgoing_count;
-    kr_status_t st = kr_hmap_insert(&s->outgoing_index, kr_mix64(k->sequence), i);
-    if (st) return st;
-    s->outgoing[i] = (kr_outgoing_t){ k->sequence, k->time, promise, k->target, true, entities };
-    s->outgoing_count++;
+    s->outgoing[s->outgoing_count++] = *o;
     s->outgoing_live++;
     return KR_OK;
 }
@@ -254,6 +321,10 @@ kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_
                          .phase = 1, .target = d->target };
     kr_sim_t *target = m->sims[d->target];
     uint32_t size = (uint32_t)type->desc.size;
+    bool direct = e->internal || e->direct;
+    kr_outgoing_t out = { .sequence = k.sequence, .time = t, .promise = e->promise, .target = d->target,
+                          .live = true, .carries_entities = d->entity_count > 0 };
+    uint32_t target_slot = UINT32_MAX;
     kr_status_t st = KR_OK;
     if (type->desc.on_sender_side) {
         /* The sender side waits in s's queue with the data and the roots;
@@ -261,27 +332,37 @@ kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_
         uint32_t slot = kr__rec_alloc(s);
         if (slot == UINT32_MAX) return kr_last_status();
         kr_event_rec_t *r = &s->recs[slot];
-        r->key = k;
-        r->key.phase = 0;
+        r->time = t;
+        r->priority = k.priority;
+        r->source = s->id;
+        r->sequence = k.sequence;
+        r->phase = 0;
         r->kind = KR_EV_SENDER;
         r->type = d->type;
-        if (d->entity_count) {
-            r->roots = malloc(d->entity_count * sizeof *r->roots);
-            if (!r->roots) st = kr__fail(KR_ERR_NOMEM, "kr_schedule_sync: out of memory");
-            else memcpy(r->roots, d->entities, d->entity_count * sizeof *r->roots);
-            r->root_count = d->entity_count;
+        kr_rec_extra_t *x = kr__rec_extra(s, r);
+        if (!x) st = kr_last_status();
+        else x->target = d->target;
+        if (!st && d->entity_count) {
+            if (!(x->roots = malloc(d->entity_count * sizeof *x->roots)))
+                st = kr__fail(KR_ERR_NOMEM, "kr_schedule_sync: out of memory");
+            else {
+                memcpy(x->roots, d->entities, d->entity_count * sizeof *x->roots);
+                x->root_count = d->entity_count;
+            }
         }
         if (!st) st = kr__rec_set_data(r, d->data, size);
         if (!st) st = kr__rec_enqueue(s, slot);
         if (st) { kr__rec_free(s, slot); return st; }
-        if (e->internal) {
-            st = add_target(target, &k, d->type, true, NULL, size, 0, NULL, 0);
+        out.sender_handle = slot + 1;
+        if (direct) {
+            st = add_target(target, &k, d->type, true, NULL, size, 0, NULL, 0, &target_slot);
+            if (!st) count_direct(m, e);
         } else {
             put_header(&m->msg, MSG_SYNC, e, e->sent++, t);
-            kr_buf_put_u32(&m->msg, (uint32_t)k.priority);
-            kr_buf_put_u64(&m->msg, k.sequence);
-            kr_buf_put_u32(&m->msg, d->type);
-            kr_buf_put_u8(&m->msg, 1);
+            wr(&m->msg, (uint32_t)k.priority, 4);
+            wr(&m->msg, k.sequence, 8);
+            wr(&m->msg, d->type, 4);
+            wr(&m->msg, 1, 1);
             kr_buf_t none = { 0 };
             put_payload(&m->msg, NULL, 0, 0, &none);
             st = transmit(m, e);
@@ -290,9 +371,10 @@ kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_
         kr_buf_t pack;
         kr_buf_init(&pack);
         uint32_t roots = 0;
-        st = pack_roots(s, d->entities, d->entity_count, &pack, &roots);
-        if (!st && e->internal) {
-            st = add_target(target, &k, d->type, false, d->data, size, roots, pack.data, pack.len);
+        if (d->entity_count) st = pack_roots(s, d->entities, d->entity_count, &pack, &roots);
+        if (!st && direct) {
+            st = add_target(target, &k, d->type, false, d->data, size, roots, pack.data, pack.len, &target_slot);
+            if (!st) count_direct(m, e);
         } else if (!st) {
             static const uint8_t zeros[64];
             uint8_t *tmp = NULL;
@@ -303,10 +385,10 @@ kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_
             }
             if (!st) {
                 put_header(&m->msg, MSG_SYNC, e, e->sent++, t);
-                kr_buf_put_u32(&m->msg, (uint32_t)k.priority);
-                kr_buf_put_u64(&m->msg, k.sequence);
-                kr_buf_put_u32(&m->msg, d->type);
-                kr_buf_put_u8(&m->msg, 0);
+                wr(&m->msg, (uint32_t)k.priority, 4);
+                wr(&m->msg, k.sequence, 8);
+                wr(&m->msg, d->type, 4);
+                wr(&m->msg, 0, 1);
                 put_payload(&m->msg, data, size, roots, &pack);
                 st = transmit(m, e);
             }
@@ -314,7 +396,8 @@ kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_
         }
         kr_buf_fini(&pack);
     }
-    if (!st) st = outgoing_add(s, &k, e->promise, d->entity_count > 0);
+    if (target_slot != UINT32_MAX) out.target_handle = target_slot + 1;
+    if (!st) st = outgoing_add(s, &out);
     if (!st) {
         s->sync_sent++;
         if (m->observer.on_sync) m->observer.on_sync(m->observer.arg, s, &k);
@@ -326,17 +409,23 @@ kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_
 void kr__sync_send_payload(kr_sim_t *s, kr_event_rec_t *r)
 {
     kr_model_t *m = s->model;
-    kr_edge_t *e = kr__edge(m, s->id, r->key.target);
+    kr_rec_extra_t *x = kr__rec_extra_peek(s, r);
+    kr_edge_t *e = x ? kr__edge(m, s->id, x->target) : NULL;
+    if (!e) {
+        kr__model_fail(m, KR_ERR_STATE, "'%s': a sync-event's sender side without its target", s->name);
+        return;
+    }
     kr_buf_t pack;
     kr_buf_init(&pack);
     uint32_t roots = 0;
-    kr_status_t st = pack_roots(s, r->roots, r->root_count, &pack, &roots);
-    if (!st && e->internal) {
-        st = fill_target(m->sims[e->to], s->id, r->key.sequence, kr__rec_data(r), r->data_size, roots, pack.data,
+    kr_status_t st = x && x->root_count ? pack_roots(s, x->roots, x->root_count, &pack, &roots) : KR_OK;
+    if (!st && (e->internal || e->direct)) {
+        st = fill_target(m->sims[e->to], s->id, r->sequence, kr__rec_data(r), r->data_size, roots, pack.data,
                          pack.len);
+        if (!st) count_direct(m, e);
     } else if (!st) {
-        put_header(&m->msg, MSG_PAYLOAD, e, e->sent++, r->key.time);
-        kr_buf_put_u64(&m->msg, r->key.sequence);
+        put_header(&m->msg, MSG_PAYLOAD, e, e->sent++, r->time);
+        wr(&m->msg, r->sequence, 8);
         put_payload(&m->msg, kr__rec_data(r), r->data_size, roots, &pack);
         st = transmit(m, e);
     }
@@ -375,23 +464,24 @@ kr_status_t kr__sync_cancel(kr_sim_t *s, const kr_event_key_t *key, bool delay, 
                         "would lose them (delay it instead)", s->name, m->sims[o.target]->name, units(m, o.time));
     /* A sender side still waiting here moves or goes with the event; one
      * that already ran has sent the payload on its way. */
-    uint32_t slot = kr__rec_find(s, s->id, key->sequence);
+    uint32_t slot = o.sender_handle ? kr__rec_find(s, s->id, key->sequence, o.sender_handle) : UINT32_MAX;
     if (slot != UINT32_MAX) {
-        kr_event_key_t sender_key = s->recs[slot].key;
+        kr_event_key_t sender_key = kr__rec_key(s, &s->recs[slot], slot);
         kr_status_t st = kr__sim_change(s, &sender_key, delay, extra, NULL, fn);
         if (st) return st;
     }
     kr_status_t st;
-    if (e->internal) {
+    if (e->internal || e->direct) {
         kr_sim_t *t = m->sims[o.target];
-        uint32_t ts = kr__rec_find(t, s->id, key->sequence);
+        uint32_t ts = kr__rec_find(t, s->id, key->sequence, o.target_handle);
         if (ts == UINT32_MAX)
             return kr__fail(KR_ERR_STATE, "%s: '%s': the sync-event to '%s' has already run", fn, s->name, t->name);
-        kr_event_key_t target_key = t->recs[ts].key;
+        kr_event_key_t target_key = kr__rec_key(t, &t->recs[ts], ts);
         st = kr__sim_change(t, &target_key, delay, extra, NULL, fn);
+        if (!st) count_direct(m, e);
     } else {
         put_header(&m->msg, delay ? MSG_DELAY : MSG_CANCEL, e, e->sent++, new_time);
-        kr_buf_put_u64(&m->msg, key->sequence);
+        wr(&m->msg, key->sequence, 8);
         st = transmit(m, e);
     }
     if (st) return st;
@@ -415,11 +505,11 @@ static kr_status_t bad(kr_model_t *m, uint32_t from, const char *what)
 static kr_status_t read_payload(kr_reader_t *r, const void **data, uint32_t *size, uint32_t *roots,
                                 const void **pack, uint32_t *pack_len)
 {
-    *size = kr_reader_u32(r);
-    *data = kr_reader_view(r, *size);
-    *roots = kr_reader_u32(r);
-    *pack_len = kr_reader_u32(r);
-    *pack = kr_reader_view(r, *pack_len);
+    *size = (uint32_t)rd(r, 4);
+    *data = rd_view(r, *size);
+    *roots = (uint32_t)rd(r, 4);
+    *pack_len = (uint32_t)rd(r, 4);
+    *pack = rd_view(r, *pack_len);
     return r->failed || (*size && !*data) || (*pack_len && !*pack) ? KR_ERR_CORRUPT : KR_OK;
 }
 
@@ -431,10 +521,10 @@ static kr_status_t apply_data(kr_model_t *m, kr_edge_t *e, uint8_t kind, kr_time
     switch (kind) {
     case MSG_SYNC: {
         kr_event_key_t k = { .time = time, .source = e->from, .phase = 1, .target = e->to };
-        k.priority = (kr_priority_t)kr_reader_u32(r);
-        k.sequence = kr_reader_u64(r);
-        kr_event_type_t type = kr_reader_u32(r);
-        uint8_t placeholder = kr_reader_u8(r);
+        k.priority = (kr_priority_t)(uint32_t)rd(r, 4);
+        k.sequence = rd(r, 8);
+        kr_event_type_t type = (uint32_t)rd(r, 4);
+        uint8_t placeholder = (uint8_t)rd(r, 1);
         const void *data, *pack;
         uint32_t size, roots, pack_len;
         if (read_payload(r, &data, &size, &roots, &pack, &pack_len) || kr_reader_left(r))
@@ -448,12 +538,16 @@ static kr_status_t apply_data(kr_model_t *m, kr_edge_t *e, uint8_t kind, kr_time
         /* (past the end, guarantees read "never": such events never run) */
         if (time < e->guarantee && time <= m->end_time)
             return bad(m, e->from, "sync-event below a guarantee already given");
-        if (kr__rec_find(t, e->from, k.sequence) != UINT32_MAX) return bad(m, e->from, "sync-event sequence reused");
-        return add_target(t, &k, type, placeholder, placeholder ? NULL : data, (uint32_t)tr->desc.size, roots, pack,
-                          pack_len);
+        /* The sender's sequence grows with every schedule and the edge is
+         * applied in order, so a sequence at or below the last is reused. */
+        if (k.sequence < e->next_sync_seq) return bad(m, e->from, "sync-event sequence reused");
+        kr_status_t st = add_target(t, &k, type, placeholder, placeholder ? NULL : data, (uint32_t)tr->desc.size, roots,
+                                    pack, pack_len, NULL);
+        if (!st) e->next_sync_seq = k.sequence + 1;
+        return st;
     }
     case MSG_PAYLOAD: {
-        uint64_t seq = kr_reader_u64(r);
+        uint64_t seq = rd(r, 8);
         const void *data, *pack;
         uint32_t size, roots, pack_len;
         if (read_payload(r, &data, &size, &roots, &pack, &pack_len) || kr_reader_left(r))
@@ -464,11 +558,11 @@ static kr_status_t apply_data(kr_model_t *m, kr_edge_t *e, uint8_t kind, kr_time
     }
     case MSG_CANCEL:
     case MSG_DELAY: {
-        uint64_t seq = kr_reader_u64(r);
+        uint64_t seq = rd(r, 8);
         if (r->failed || kr_reader_left(r)) return bad(m, e->from, "truncated or overlong cancel/delay");
-        uint32_t slot = kr__rec_find(t, e->from, seq);
+        uint32_t slot = kr__rec_find(t, e->from, seq, 0);
         if (slot == UINT32_MAX) return bad(m, e->from, "cancel or delay of an unknown sync-event");
-        kr_event_key_t k = t->recs[slot].key;
+        kr_event_key_t k = kr__rec_key(t, &t->recs[slot], slot);
         if (kind == MSG_DELAY && time < k.time) return bad(m, e->from, "delay to an earlier time");
         return kr__sim_change(t, &k, kind == MSG_DELAY, kind == MSG_DELAY ? time - k.time : 0, NULL, "delivery");
     }
@@ -531,10 +625,10 @@ static kr_status_t deliver_one(kr_model_t *m, const void *bytes, size_t len, boo
 {
     kr_reader_t r;
     kr_reader_init(&r, bytes, len);
-    uint8_t kind = kr_reader_u8(&r);
-    uint32_t from = kr_reader_u32(&r), to = kr_reader_u32(&r);
-    uint64_t edge_seq = kr_reader_u64(&r);
-    kr_time_t time = kr_reader_u64(&r);
+    uint8_t kind = (uint8_t)rd(&r, 1);
+    uint32_t from = (uint32_t)rd(&r, 4), to = (uint32_t)rd(&r, 4);
+    uint64_t edge_seq = rd(&r, 8);
+    kr_time_t time = rd(&r, 8);
     if (r.failed) return bad(m, UINT32_MAX, "truncated header");
     if (from >= m->sim_count || to >= m->sim_count) return bad(m, from, "unknown simulator id");
     kr_edge_t *e = kr__edge(m, from, to);

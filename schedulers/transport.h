@@ -39,6 +39,10 @@ typedef struct kr_transport_vtbl {
      * every process, in place; keeps receiving (and notices an abort) while
      * it waits. */
     kr_status_t (*reduce)(kr_transport_t *t, uint64_t *mins, size_t n_mins, uint64_t *sums, size_t n_sums);
+    /* True if messages between simulators of this process need not travel:
+     * the coordinator then applies them at once (edge counts kept). Test
+     * transports that reorder leave it false, so that they are exercised. */
+    bool direct_local;
 } kr_transport_vtbl_t;
 
 struct kr_transport {

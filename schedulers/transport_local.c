@@ -95,7 +95,8 @@ static void local_destroy(kr_transport_t *t)
     free(lt);
 }
 
-static const kr_transport_vtbl_t local_vtbl = { local_send, local_poll, local_in_flight, local_destroy, NULL, NULL, NULL, NULL };
+static const kr_transport_vtbl_t local_vtbl = { local_send, local_poll, local_in_flight, local_destroy, NULL, NULL, NULL, NULL,
+                                                 true };
 
 kr_transport_t *kr_transport_local_create(void)
 {
@@ -192,7 +193,8 @@ static void test_destroy(kr_transport_t *t)
     free(tt);
 }
 
-static const kr_transport_vtbl_t test_vtbl = { test_send, test_poll, test_in_flight, test_destroy, NULL, NULL, NULL, NULL };
+static const kr_transport_vtbl_t test_vtbl = { test_send, test_poll, test_in_flight, test_destroy, NULL, NULL, NULL, NULL,
+                                                false };
 
 kr_transport_t *kr_transport_test_create(const kr_test_transport_desc_t *desc)
 {
@@ -310,9 +312,9 @@ static kr_status_t chaos_reduce(kr_transport_t *t, uint64_t *mins, size_t n_mins
 }
 
 static const kr_transport_vtbl_t chaos_vtbl = { chaos_send, chaos_poll, chaos_in_flight, chaos_destroy,
-                                                chaos_settle, chaos_wait, chaos_abort, chaos_reduce };
+                                                chaos_settle, chaos_wait, chaos_abort, chaos_reduce, false };
 static const kr_transport_vtbl_t chaos_local_vtbl = { chaos_send, chaos_poll, chaos_in_flight, chaos_destroy,
-                                                      chaos_settle, chaos_wait, chaos_abort, NULL };
+                                                      chaos_settle, chaos_wait, chaos_abort, NULL, false };
 
 kr_transport_t *kr_transport_chaos_wrap(kr_transport_t *inner, uint64_t seed)
 {

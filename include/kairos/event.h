@@ -36,9 +36,14 @@ typedef struct kr_event_key {
     uint64_t sequence;   /* that simulator's schedule counter */
     uint8_t phase;       /* 0 local or sender side, 1 target side */
     uint32_t target;     /* where it runs (== source for local events); not part of the order */
+    /* Not part of the order either: where the simulator holding the event
+     * keeps it (0 = unknown), so kr_cancel / kr_delay find it without a
+     * lookup. Keys the runtime hands out carry it; a key built by hand may
+     * leave it 0 (then the event is searched for). */
+    uint32_t handle;
 } kr_event_key_t;
 
-/* <0, 0, >0 as a sorts before, equals, after b (target is ignored). */
+/* <0, 0, >0 as a sorts before, equals, after b (target and handle are ignored). */
 int kr_event_key_compare(const kr_event_key_t *a, const kr_event_key_t *b);
 
 typedef void (*kr_event_fn)(kr_sim_t *sim, void *data);
