@@ -236,7 +236,8 @@ static kr_status_t mpi_poll(kr_transport_t *base, kr_deliver_fn deliver, void *a
     for (; !st && done < t->inbox_count; done++) st = deliver_batch(&t->inbox[done].buf, 0, t->inbox[done].source,
                                                                     deliver, arg, &n);
     for (size_t i = 0; i < done; i++) kr_buf_fini(&t->inbox[i].buf);
-    memmove(t->inbox, t->inbox + done, (t->inbox_count - done) * sizeof *t->inbox);
+    if (done && t->inbox_count > done)
+        memmove(t->inbox, t->inbox + done, (t->inbox_count - done) * sizeof *t->inbox);
     t->inbox_count -= done;
     if (count) *count = n;
     return st;
