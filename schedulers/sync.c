@@ -317,6 +317,16 @@ kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_
             return kr__fail(KR_ERR_STALE_ENTITY, "kr_schedule_sync: '%s': entity %llu to send does not exist",
                             s->name, (unsigned long long)d->entities[i]);
 
+    /* Entities go first: destroying them fires on_destroy, which may itself
+     * schedule sync-events; the sequence is taken after, so that sequences
+     * stay in send order on every edge and in the outgoing table. */
+    kr_buf_t pack;
+    kr_buf_init(&pack);
+    uint32_t roots = 0;
+    if (!type->desc.on_sender_side && d->entity_count) {
+        kr_status_t pst = pack_roots(s, d->entities, d->entity_count, &pack, &roots);
+        if (pst) { kr_buf_fini(&pack); return pst; }
+    }
     kr_event_key_t k = { .time = t, .priority = d->priority, .source = s->id, .sequence = s->sequence++,
                          .phase = 1, .target = d->target };
     kr_sim_t *target = m->sims[d->target];
@@ -368,14 +378,10 @@ kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_
             st = transmit(m, e);
         }
     } else {
-        kr_buf_t pack;
-        kr_buf_init(&pack);
-        uint32_t roots = 0;
-        if (d->entity_count) st = pack_roots(s, d->entities, d->entity_count, &pack, &roots);
-        if (!st && direct) {
+        if (direct) {
             st = add_target(target, &k, d->type, false, d->data, size, roots, pack.data, pack.len, &target_slot);
             if (!st) count_direct(m, e);
-        } else if (!st) {
+        } else {
             static const uint8_t zeros[64];
             uint8_t *tmp = NULL;
             const void *data = d->data;

@@ -606,3 +606,59 @@ Test(sync, window_deadlock_is_reported_not_hung)
     cr_assert(strstr(kr_last_error(), "deadlock"), "%s", kr_last_error());
     kr_model_destroy(m);
 }
+
+/* An entity sent with a sync-event whose on_destroy (fired when it leaves
+ * the sender) schedules another sync-event on the same edge: sequences stay
+ * in send order, so both can still be delayed and cancelled, and the run
+ * goes through over a transport that does not take shortcuts. */
+static kr_event_type_t nested_type;
+static kr_event_key_t nested_key;
+static kr_status_t nested_status;
+static int nested_runs;
+static void nested_target(kr_sim_t *s, void *d)
+{
+    (void)s;
+    (void)d;
+    nested_runs++;
+}
+static void leave_note(kr_world_t *w, kr_entity_t self, void *state)
+{
+    (void)self;
+    (void)state;
+    kr_sim_t *s = kr_sim_of_world(w);
+    if (kr_sim_id(s) != 0) return;
+    nested_status = kr_schedule_sync(s, &(kr_sync_desc_t){ .target = 1, .delay = 3 * S, .type = nested_type },
+                                     &nested_key);
+}
+
+Test(sync, on_destroy_of_a_sent_entity_may_schedule_sync_events)
+{
+    for (int shaken = 0; shaken < 2; shaken++) {
+        kr_model_t *m = new_model(20 * S);
+        static const kr_behavior_vtbl_t vt = { .on_destroy = leave_note };
+        kr_component_t beh = kr_behavior_register(kr_model_registry(m), &(kr_behavior_desc_t){ .name = "note",
+                                                                                             .state_size = 8,
+                                                                                             .vtbl = &vt });
+        kr_sim_t *a = add(m, "A", KR_DISCRETE_EVENT, 0);
+        add(m, "B", KR_DISCRETE_EVENT, 0);
+        nested_type = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "t", .on_target_side = nested_target });
+        cr_assert_eq(kr_model_add_dependency(m, 0, 1, S), KR_OK);
+        kr_entity_t e = kr_entity_create(kr_sim_world(a));
+        kr_component_add(kr_sim_world(a), e, beh);
+        if (shaken) cr_assert_eq(kr_model_use_transport(m, kr_transport_test_create(&(kr_test_transport_desc_t){
+                                     .seed = 1, .hold_probability = 0.5 })), KR_OK);
+        cr_assert_eq(kr_model_start(m), KR_OK);
+        kr_event_key_t outer;
+        nested_status = KR_ERR_STATE;
+        cr_assert_eq(kr_schedule_sync(a, &(kr_sync_desc_t){ .target = 1, .delay = 5 * S, .type = nested_type,
+                                                            .entities = &e, .entity_count = 1 }, &outer), KR_OK);
+        cr_assert_eq(nested_status, KR_OK);
+        cr_assert_lt(nested_key.sequence, outer.sequence, "the nested event was sent first");
+        cr_assert_eq(kr_delay(a, &outer, S, NULL), KR_OK, "%s", kr_last_error());
+        cr_assert_eq(kr_cancel(a, &nested_key), KR_OK, "%s", kr_last_error());
+        nested_runs = 0;
+        cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
+        cr_assert_eq(nested_runs, 1);
+        kr_model_destroy(m);
+    }
+}
