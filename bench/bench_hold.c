@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "../schedulers/event_queue.h"
+#include "bench_util.h"
 
 #define PRECISION 1000000.0
 #define TABLE_BITS 16
@@ -36,24 +37,8 @@
  * machine (cache interference from other processes stays in). */
 static clockid_t bench_clock = CLOCK_MONOTONIC;
 
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(bench_clock, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
+static double now_ns(void) { return bench_clock_ns(bench_clock); }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static uint64_t delay_table[TABLE_SIZE];
 

@@ -78,17 +78,6 @@ void kr_reader_init(kr_reader_t *r, const void *data, size_t len)
     r->failed = false;
 }
 
-const void *kr_reader_view(kr_reader_t *r, size_t n)
-{
-    if (r->failed || n > r->len - r->pos) {
-        r->failed = true;
-        return NULL;
-    }
-    const void *p = r->data + r->pos;
-    r->pos += n;
-    return p;
-}
-
 bool kr_reader_get(kr_reader_t *r, void *out, size_t n)
 {
     const void *p = kr_reader_view(r, n);

@@ -97,20 +97,9 @@ static inline void wr(kr_buf_t *b, uint64_t v, size_t n)
     b->len += n;
 }
 
-static inline const void *rd_view(kr_reader_t *r, size_t n)
-{
-    if (r->failed || n > r->len - r->pos) {
-        r->failed = true;
-        return NULL;
-    }
-    const void *p = r->data + r->pos;
-    r->pos += n;
-    return p;
-}
-
 static inline uint64_t rd(kr_reader_t *r, size_t n)
 {
-    const uint8_t *p = rd_view(r, n);
+    const uint8_t *p = kr_reader_view(r, n);
     uint64_t v = 0;
     for (size_t i = 0; p && i < n; i++) v |= (uint64_t)p[i] << (8 * i);
     return v;
@@ -512,10 +501,10 @@ static kr_status_t read_payload(kr_reader_t *r, const void **data, uint32_t *siz
                                 const void **pack, uint32_t *pack_len)
 {
     *size = (uint32_t)rd(r, 4);
-    *data = rd_view(r, *size);
+    *data = kr_reader_view(r, *size);
     *roots = (uint32_t)rd(r, 4);
     *pack_len = (uint32_t)rd(r, 4);
-    *pack = rd_view(r, *pack_len);
+    *pack = kr_reader_view(r, *pack_len);
     return r->failed || (*size && !*data) || (*pack_len && !*pack) ? KR_ERR_CORRUPT : KR_OK;
 }
 
@@ -576,10 +565,10 @@ static kr_status_t apply_data(kr_model_t *m, kr_edge_t *e, uint8_t kind, kr_time
     return bad(m, e->from, "unknown message kind");
 }
 
+/* Keeps a message that arrived ahead of its turn (deliver_one has already
+ * dropped duplicates of kept ones). */
 static kr_status_t keep_early(kr_edge_t *e, uint64_t seq, const void *bytes, size_t len)
 {
-    for (size_t i = 0; i < e->early_count; i++)
-        if (e->early_seq[i] == seq) return KR_OK; /* a duplicate */
     if (e->early_count == e->early_cap) {
         size_t cap = e->early_cap ? e->early_cap * 2 : 8;
         kr_buf_t *early = realloc(e->early, cap * sizeof *early);

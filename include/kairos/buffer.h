@@ -38,8 +38,18 @@ uint8_t kr_reader_u8(kr_reader_t *r);
 uint32_t kr_reader_u32(kr_reader_t *r);
 uint64_t kr_reader_u64(kr_reader_t *r);
 double kr_reader_f64(kr_reader_t *r);
-/* Returns a pointer to the next n bytes and skips them, or NULL if short. */
-const void *kr_reader_view(kr_reader_t *r, size_t n);
+/* Returns a pointer to the next n bytes and skips them, or NULL if short.
+ * Inline: the wire decoders call it for every field. */
+static inline const void *kr_reader_view(kr_reader_t *r, size_t n)
+{
+    if (r->failed || n > r->len - r->pos) {
+        r->failed = true;
+        return NULL;
+    }
+    const void *p = r->data + r->pos;
+    r->pos += n;
+    return p;
+}
 static inline size_t kr_reader_left(const kr_reader_t *r) { return r->len - r->pos; }
 
 #endif
