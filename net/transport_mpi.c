@@ -45,9 +45,12 @@ typedef struct mpi_transport {
     /* batches received but not yet delivered */
     inbox_item_t *inbox;
     size_t inbox_count, inbox_cap;
-    /* termination */
-    bool barrier_entered, finished;
-    MPI_Request barrier;
+    /* termination and deadlock: quiescence rounds (see mpi_settle) */
+    uint64_t records_sent, records_delivered;
+    bool round_active, have_last, finished;
+    MPI_Request round;
+    uint64_t round_in[3], round_out[3], last[3];
+    uint64_t round_end_ns;
     /* failure */
     bool aborted;
     char abort_msg[1024];
@@ -179,6 +182,7 @@ static kr_status_t mpi_send(kr_transport_t *base, uint32_t from, uint32_t to, co
     if (len > MAX_MESSAGE) return kr__fail(KR_ERR_INVALID_ARG, "MPI transport: message of %zu bytes", len);
     int r = t->rank_of[to];
     kr_buf_t *b = r == t->rank ? &t->loop : &t->peers[r].out;
+    t->records_sent++;
     kr_status_t st = kr_buf_put_u32(b, (uint32_t)len);
     if (!st) st = kr_buf_append(b, bytes, len);
     if (st) return st;
@@ -239,6 +243,7 @@ static kr_status_t mpi_poll(kr_transport_t *base, kr_deliver_fn deliver, void *a
     if (done && t->inbox_count > done)
         memmove(t->inbox, t->inbox + done, (t->inbox_count - done) * sizeof *t->inbox);
     t->inbox_count -= done;
+    t->records_delivered += n;
     if (count) *count = n;
     return st;
 }
@@ -251,59 +256,97 @@ static size_t mpi_in_flight(const kr_transport_t *base)
     return n;
 }
 
-/* Every batch a peer sent is received before anyone leaves: each rank
- * learns how many batches each peer sent it, and waits for them. */
-static kr_status_t drain(mpi_transport_t *t)
+static uint64_t mono_ns(void)
 {
-    uint64_t *sent = calloc((size_t)t->size, sizeof *sent), *expected = calloc((size_t)t->size, sizeof *expected);
-    if (!sent || !expected) {
-        free(sent);
-        free(expected);
-        return kr__fail(KR_ERR_NOMEM, "MPI transport: out of memory");
-    }
-    for (int r = 0; r < t->size; r++) sent[r] = t->peers[r].batches_sent;
-    int err = MPI_Alltoall(sent, 1, MPI_UINT64_T, expected, 1, MPI_UINT64_T, t->comm);
-    kr_status_t st = err == MPI_SUCCESS ? KR_OK : mpi_fail(err, "all-to-all");
-    for (int r = 0; !st && r < t->size; r++) {
-        while (!st && t->peers[r].batches_received < expected[r]) {
-            st = receive_all(t);
-            if (!st && t->peers[r].batches_received < expected[r]) nanosleep(&(struct timespec){ 0, 50000 }, NULL);
-        }
-    }
-    for (int r = 0; !st && r < t->size; r++)
-        while (!st && t->peers[r].sends_used) {
-            st = reap_sends(&t->peers[r]);
-            if (!st && t->peers[r].sends_used) nanosleep(&(struct timespec){ 0, 50000 }, NULL);
-        }
-    free(sent);
-    free(expected);
-    return st;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static kr_status_t mpi_settle(kr_transport_t *base, bool locally_done, bool *all_done)
+/* Waits for this rank's sends; called once every record is known to have
+ * been delivered, so each has a matching receive. */
+static kr_status_t complete_sends(mpi_transport_t *t)
+{
+    for (int r = 0; r < t->size; r++) {
+        peer_t *p = &t->peers[r];
+        for (int i = 0; i < p->sends_used; i++) {
+            int err = MPI_Wait(&p->sends[i].req, MPI_STATUS_IGNORE);
+            kr_buf_fini(&p->sends[i].buf);
+            if (err != MPI_SUCCESS) return mpi_fail(err, "send");
+        }
+        p->sends_used = 0;
+    }
+    return KR_OK;
+}
+
+/* Decides the end of the run, and deadlocks, by quiescence rounds (the
+ * four-counter method): a rank joins a round (a non-blocking sum of the
+ * records it sent and delivered and whether it is unfinished) only while
+ * idle, so a round completes once every rank has been idle. An idle rank
+ * does nothing until a record reaches it; so when two rounds in a row
+ * count the same records sent and delivered, and as many delivered as
+ * sent, no rank did anything in between and nothing is in flight: the run
+ * is over if no rank is unfinished, deadlocked if some is. Every rank
+ * sees the same sums and decides alike, in the same round (and on a
+ * deadlock, calls mpi_deadlock together). Rounds are at
+ * least 200 us apart on each rank, so blocked ranks do not flood the
+ * network with them. */
+static kr_status_t mpi_settle(kr_transport_t *base, bool idle, bool locally_done, kr_settle_t *verdict)
 {
     mpi_transport_t *t = (mpi_transport_t *)base;
-    *all_done = false;
+    *verdict = KR_SETTLE_RUNNING;
     if (t->finished) {
-        *all_done = true;
+        *verdict = KR_SETTLE_FINISHED;
         return KR_OK;
     }
-    if (!locally_done) return KR_OK;
     kr_status_t st = flush_all(t);
     if (st) return st;
-    if (!t->barrier_entered) {
-        int err = MPI_Ibarrier(t->comm, &t->barrier);
-        if (err != MPI_SUCCESS) return mpi_fail(err, "barrier");
-        t->barrier_entered = true;
+    if (t->round_active) {
+        int done = 0;
+        int err = MPI_Test(&t->round, &done, MPI_STATUS_IGNORE);
+        if (err != MPI_SUCCESS) return mpi_fail(err, "quiescence round");
+        if (!done) return KR_OK;
+        t->round_active = false;
+        t->round_end_ns = mono_ns();
+        const uint64_t *r = t->round_out;
+        bool quiet = t->have_last && r[0] == r[1] && r[0] == t->last[0] && r[1] == t->last[1];
+        memcpy(t->last, r, sizeof t->last);
+        t->have_last = true;
+        if (quiet && r[2] == 0) {
+            if ((st = complete_sends(t))) return st;
+            t->finished = true;
+            *verdict = KR_SETTLE_FINISHED;
+            return KR_OK;
+        }
+        if (quiet) *verdict = KR_SETTLE_DEADLOCK;
+        return KR_OK;
     }
-    int done = 0;
-    int err = MPI_Test(&t->barrier, &done, MPI_STATUS_IGNORE);
-    if (err != MPI_SUCCESS) return mpi_fail(err, "barrier");
-    if (!done) return KR_OK;
-    if ((st = drain(t))) return st;
-    t->finished = true;
-    *all_done = true;
+    if (idle && !t->round_active && mono_ns() - t->round_end_ns >= 200000) {
+        t->round_in[0] = t->records_sent;
+        t->round_in[1] = t->records_delivered;
+        t->round_in[2] = locally_done ? 0 : 1;
+        int err = MPI_Iallreduce(t->round_in, t->round_out, 3, MPI_UINT64_T, MPI_SUM, t->comm, &t->round);
+        if (err != MPI_SUCCESS) return mpi_fail(err, "quiescence round");
+        t->round_active = true;
+    }
     return KR_OK;
+}
+
+static kr_status_t mpi_deadlock(kr_transport_t *base, bool can_describe, bool *describe)
+{
+    mpi_transport_t *t = (mpi_transport_t *)base;
+    /* every rank is here, in the same round: a blocking reduction is safe */
+    int mine = can_describe ? t->rank : t->size, who = t->size;
+    int err = MPI_Allreduce(&mine, &who, 1, MPI_INT, MPI_MIN, t->comm);
+    if (err != MPI_SUCCESS) return mpi_fail(err, "deadlock agreement");
+    *describe = who == t->rank || (who == t->size && t->rank == 0);
+    if (*describe) return KR_OK;
+    while (!t->aborted) {
+        kr_status_t st = receive_all(t);
+        if (st) return st;
+        if (!t->aborted) nanosleep(&(struct timespec){ 0, 100000 }, NULL);
+    }
+    return kr__fail(KR_ERR_STATE, "%s", t->abort_msg);
 }
 
 static void mpi_wait(kr_transport_t *base)
@@ -319,14 +362,12 @@ static void mpi_wait(kr_transport_t *base)
         int flag = 0;
         MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, t->comm, &flag, MPI_STATUS_IGNORE);
         if (flag) return;
-        if (t->barrier_entered) {
+        if (t->round_active) {
+            /* (a completed request becomes MPI_REQUEST_NULL, which settle's
+             * test reports as complete, with the results in round_out) */
             int done = 0;
-            MPI_Test(&t->barrier, &done, MPI_STATUS_IGNORE);
-            if (done) {
-                /* MPI_Test completed it: remember, settle must not test again */
-                t->barrier = MPI_REQUEST_NULL;
-                return;
-            }
+            MPI_Test(&t->round, &done, MPI_STATUS_IGNORE);
+            if (done) return;
         }
         nanosleep(&(struct timespec){ 0, ns }, NULL);
     }
@@ -361,9 +402,8 @@ static void mpi_destroy(kr_transport_t *base)
         kr_buf_fini(&p->out);
     }
     for (size_t i = 0; i < t->inbox_count; i++) kr_buf_fini(&t->inbox[i].buf);
-    if (t->barrier_entered && t->barrier != MPI_REQUEST_NULL && !t->finished) {
-        MPI_Request_free(&t->barrier);
-    }
+    /* (an unfinished quiescence round after a failure is left to
+     * MPI_Finalize: a collective's request may not be freed) */
     free(t->inbox);
     free(t->peers);
     free(t->rank_of);
@@ -401,7 +441,7 @@ static kr_status_t mpi_reduce(kr_transport_t *base, uint64_t *mins, size_t n_min
 }
 
 static const kr_transport_vtbl_t mpi_vtbl = { mpi_send, mpi_poll, mpi_in_flight, mpi_destroy,
-                                              mpi_settle, mpi_wait, mpi_abort, mpi_reduce, true };
+                                              mpi_settle, mpi_deadlock, mpi_wait, mpi_abort, mpi_reduce, true };
 
 kr_transport_t *kr_transport_mpi_create(const kr_mpi_transport_desc_t *d)
 {
@@ -422,7 +462,7 @@ kr_transport_t *kr_transport_mpi_create(const kr_mpi_transport_desc_t *d)
     t->flush_bytes = d->flush_bytes ? d->flush_bytes : 64 * 1024;
     t->rank_of = malloc((d->sim_count ? d->sim_count : 1) * sizeof *t->rank_of);
     t->peers = calloc((size_t)t->size, sizeof *t->peers);
-    t->barrier = MPI_REQUEST_NULL;
+    t->round = MPI_REQUEST_NULL;
     if (!t->rank_of || !t->peers) {
         free(t->rank_of);
         free(t->peers);

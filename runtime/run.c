@@ -192,15 +192,15 @@ static json_t *local_stats(run_ctx_t *c, double wall)
         char ev[17], st[17];
         snprintf(ev, sizeof ev, "%016llx", (unsigned long long)kr_sim_event_digest(s));
         snprintf(st, sizeof st, "%016llx", (unsigned long long)(k->digest ? k->digest(s) : 0));
-        json_array_append_new(sims, json_pack("{s:I, s:s, s:s, s:s, s:i, s:s, s:s, s:f, s:I, s:I, s:I, s:I, s:f, "
-                                              "s:I, s:o}",
+        json_array_append_new(sims, json_pack("{s:I, s:s, s:s, s:s, s:i, s:s, s:s, s:f, s:I, s:I, s:I, s:I, s:I, "
+                                              "s:f, s:I, s:o}",
             "_id", (json_int_t)i, "_events_digest", ev, "_state_digest", st,
             "name", kr_sim_name(s), "rank", kr_sim_rank(s), "kind", k->name,
             "formalism", kr_formalism_name(kr_sim_formalism(s)),
             "final_time", kr_time_to_units(kr_sim_now(s), f->precision),
             "events", (json_int_t)kr_sim_event_count(s), "sync_sent", (json_int_t)kr_sim_sync_sent(s),
             "sync_received", (json_int_t)kr_sim_sync_received(s), "null_messages", (json_int_t)kr_sim_null_messages(s),
-            "blocked_seconds", kr_sim_blocked_seconds(s), "entities", (json_int_t)kr_world_entity_count(kr_sim_world(s)),
+            "guarantee_requests", (json_int_t)kr_sim_guarantee_requests(s), "blocked_seconds", kr_sim_blocked_seconds(s), "entities", (json_int_t)kr_world_entity_count(kr_sim_world(s)),
             "stats", own ? own : json_object()));
     }
     char node[256] = "?";
@@ -239,7 +239,7 @@ static json_t *merge_stats(run_ctx_t *c, json_t **parts, int nparts)
             if (id >= 0 && (size_t)id < n && !by_id[id]) by_id[id] = sim;
         }
     }
-    uint64_t h = 0x6b6169726f73ULL, events = 0, nulls = 0;
+    uint64_t h = 0x6b6169726f73ULL, events = 0, nulls = 0, requests = 0;
     json_int_t rounds = 0;
     for (int r = 0; r < nparts; r++) {
         json_int_t x = json_integer_value(json_object_get(parts[r], "rounds"));
@@ -253,6 +253,7 @@ static json_t *merge_stats(run_ctx_t *c, json_t **parts, int nparts)
                     hex64(json_string_value(json_object_get(sim, "_state_digest"))));
         events += (uint64_t)json_integer_value(json_object_get(sim, "events"));
         nulls += (uint64_t)json_integer_value(json_object_get(sim, "null_messages"));
+        requests += (uint64_t)json_integer_value(json_object_get(sim, "guarantee_requests"));
         json_t *copy = json_deep_copy(sim);
         json_object_del(copy, "_id");
         json_object_del(copy, "_events_digest");
@@ -262,13 +263,13 @@ static json_t *merge_stats(run_ctx_t *c, json_t **parts, int nparts)
     free(by_id);
     char sum[17];
     snprintf(sum, sizeof sum, "%016llx", (unsigned long long)h);
-    return json_pack("{s:s, s:i, s:s, s:f, s:f, s:I, s:f, s:I, s:I, s:f, s:s, s:o, s:o}", "version",
+    return json_pack("{s:s, s:i, s:s, s:f, s:f, s:I, s:f, s:I, s:I, s:I, s:f, s:s, s:o, s:o}", "version",
                      KAIROS_VERSION_STRING, "ranks", c->opt->ranks > 0 ? c->opt->ranks : 1,
                      "sync", f->sync == KR_SYNC_WINDOW ? "window" : "null-message",
                      "end_time", kr_time_to_units(f->end_time, f->precision), "wall_seconds", wall,
                      "events", (json_int_t)events, "events_per_second", wall > 0 ? (double)events / wall : 0.0,
-                     "rounds", rounds, "null_messages", (json_int_t)nulls,
-                     "null_messages_per_event", events ? (double)nulls / (double)events : 0.0,
+                     "rounds", rounds, "null_messages", (json_int_t)nulls, "guarantee_requests", (json_int_t)requests,
+                     "null_messages_per_event", events ? (double)(nulls + requests) / (double)events : 0.0,
                      "checksum", sum, "simulators", sims, "rank_info", ranks);
 }
 

@@ -84,7 +84,9 @@ static void update_bound(kr_model_t *m, kr_group_t *g)
     g->bound = clamp_end(m, b);
 }
 
-/* Sends every outgoing guarantee of the group that grew. */
+/* Sends every outgoing guarantee of the group that grew: at once to a
+ * simulator of this process (it costs nothing), on demand to another
+ * process (only while its receiver asked for more than it has). */
 static kr_status_t send_guarantees(kr_model_t *m, kr_group_t *g)
 {
     if (!g->local || m->sync == KR_SYNC_WINDOW) return KR_OK;
@@ -96,7 +98,7 @@ static kr_status_t send_guarantees(kr_model_t *m, kr_group_t *g)
             kr_edge_t *e = &m->edges[s->out_edges[k]];
             if (e->internal) continue;
             kr_time_t gt = clamp_end(m, kr__time_add(base, e->promise));
-            if (gt > e->guarantee_sent) {
+            if (gt > e->guarantee_sent && (e->direct || e->demand > e->guarantee_sent)) {
                 kr_status_t st = kr__sync_send_guarantee(m, e, gt);
                 if (st) return st;
                 /* Applied at once: the receiver's bound moves now, and what
@@ -109,6 +111,24 @@ static kr_status_t send_guarantees(kr_model_t *m, kr_group_t *g)
                 }
             }
         }
+    }
+    return KR_OK;
+}
+
+/* A group that cannot run asks the senders that hold it back for the
+ * guarantee it needs: beyond its next event (or the end, to finish). Each
+ * edge is asked once per need; the sender answers with every guarantee it
+ * can give until it reaches the need, so a chain of blocked groups wakes
+ * up link by link, as eagerly sent guarantees would wake it. */
+static kr_status_t ask_for_guarantees(kr_model_t *m, kr_group_t *g, const kr_event_rec_t *h)
+{
+    kr_time_t need = kr__time_add(h && h->time <= m->end_time ? h->time : m->end_time, 1);
+    if (g->bound >= need) return KR_OK;
+    for (uint32_t i = 0; i < g->in_count; i++) {
+        kr_edge_t *e = &m->edges[g->in_edges[i]];
+        if (e->direct || e->guarantee >= need || e->requested >= need) continue;
+        kr_status_t st = kr__sync_request_guarantee(m, e, need);
+        if (st) return st;
     }
     return KR_OK;
 }
@@ -142,7 +162,31 @@ static kr_status_t deliver(void *arg, const void *bytes, size_t len)
     return kr__sync_deliver(arg, bytes, len);
 }
 
+static kr_status_t describe_deadlock(kr_model_t *m);
+
+/* Every process calls this at once on a deadlock: one describes it (the
+ * lowest with a blocked event), the others fail with its description. */
 static kr_status_t report_deadlock(kr_model_t *m)
+{
+    bool describe = true;
+    if (m->transport->vtbl->deadlock) {
+        bool blocked = false;
+        for (uint32_t gi = 0; gi < m->group_count && !blocked; gi++) {
+            kr_group_t *g = &m->groups[gi];
+            kr_sim_t *s;
+            kr_event_rec_t *h = g->local ? group_head(m, g, &s) : NULL;
+            blocked = h && h->time <= m->end_time;
+        }
+        kr_status_t st = m->transport->vtbl->deadlock(m->transport, blocked, &describe);
+        if (st) {
+            kr__model_fail(m, st, "%s", kr_last_error());
+            return st;
+        }
+    }
+    return describe_deadlock(m);
+}
+
+static kr_status_t describe_deadlock(kr_model_t *m)
 {
     char msg[1024];
     size_t n = 0;
@@ -153,19 +197,21 @@ static kr_status_t report_deadlock(kr_model_t *m)
         kr_sim_t *s;
         kr_event_rec_t *h = group_head(m, g, &s);
         if (!h) continue;
-        const char *holder = "?";
+        const char *holder = NULL;
         kr_time_t held = g->bound;
-        for (uint32_t i = 0; i < g->in_count; i++)
+        if (m->sync == KR_SYNC_WINDOW && g->bound != KR_TIME_NEVER) holder = m->sims[g->bound_from]->name;
+        for (uint32_t i = 0; m->sync != KR_SYNC_WINDOW && i < g->in_count; i++)
             if (m->edges[g->in_edges[i]].guarantee == g->bound) holder = m->sims[m->edges[g->in_edges[i]].from]->name;
         if (h->flags & KR_REC_AWAITING)
             n += (size_t)snprintf(msg + n, sizeof msg - n, " '%s' (now %g) waits for the payload of a sync-event at %g "
                                   "from '%s';", s->name, kr_time_to_units(s->now, m->precision),
                                   kr_time_to_units(h->time, m->precision), m->sims[h->source]->name);
         else
-            n += (size_t)snprintf(msg + n, sizeof msg - n, " '%s' (now %g) has an event at %g held by guarantee %g "
-                                  "from '%s';", s->name, kr_time_to_units(s->now, m->precision),
-                                  kr_time_to_units(h->time, m->precision), kr_time_to_units(held, m->precision),
-                                  holder);
+            n += (size_t)snprintf(msg + n, sizeof msg - n, " '%s' (now %g) has an event at %g held by %s %g%s%s%s;",
+                                  s->name, kr_time_to_units(s->now, m->precision),
+                                  kr_time_to_units(h->time, m->precision), m->sync == KR_SYNC_WINDOW ? "bound" : "guarantee",
+                                  kr_time_to_units(held, m->precision), holder ? " from '" : "",
+                                  holder ? holder : "", holder ? "'" : "");
     }
     if (n >= sizeof msg) n = sizeof msg - 1;
     if (n && msg[n - 1] == ';') msg[n - 1] = '\0';
@@ -304,6 +350,7 @@ static kr_status_t window_round(kr_model_t *m, bool *over)
                 kr_time_t arrive = kr__time_add(key[u], ed->promise);
                 if (arrive < m->groups[v].bound) {
                     m->groups[v].bound = arrive;
+                    m->groups[v].bound_from = ed->from;
                     if (!done[v] && arrive < key[v]) key[v] = arrive;
                 }
             }
@@ -384,6 +431,10 @@ bool kr__coord_step(kr_model_t *m, kr_status_t *status)
             if (m->sims[g->members[k]]->emu && kr__emulation_waiting(m->sims[g->members[k]])) emu_waiting = true;
         g->done = (!h || h->time > m->end_time) && g->bound > m->end_time && !emu_waiting;
         if (emu_waiting) waiting = true;
+        if (m->sync == KR_SYNC_NULL_MESSAGE && !g->done) {
+            kr_status_t st = ask_for_guarantees(m, g, h);
+            if (st) { *status = st; return false; }
+        }
     }
     if (best) {
         run_group(m, best, 256);
@@ -417,20 +468,24 @@ bool kr__coord_step(kr_model_t *m, kr_status_t *status)
             }
         }
     }
-    /* Over ranks, the run ends when every rank is done; one process is
-     * done when it is. */
-    bool all_done = local_done;
+    /* Over ranks, the transport decides when the run is over: every rank
+     * idle, nothing in flight, and either every rank done or not (a
+     * deadlock, which one rank describes). One process decides alone. */
+    bool idle = !waiting && m->transport->vtbl->in_flight(m->transport) == 0;
     if (m->transport->vtbl->settle) {
-        st = m->transport->vtbl->settle(m->transport, local_done, &all_done);
+        kr_settle_t verdict = KR_SETTLE_RUNNING;
+        st = m->transport->vtbl->settle(m->transport, idle, local_done, &verdict);
         if (st) { *status = kr__fail(st, "%s", kr_last_error()); return false; }
+        if (verdict == KR_SETTLE_DEADLOCK) { *status = report_deadlock(m); return false; }
+        local_done = verdict == KR_SETTLE_FINISHED;
     }
-    if (all_done) {
+    if (local_done) {
         for (uint32_t i = 0; i < m->group_count; i++) note_blocked(m, &m->groups[i], false, now);
         m->running = false;
         m->finished = true;
         return false;
     }
-    if (m->transport->vtbl->in_flight(m->transport)) return true;
+    if (!idle && !waiting) return true;
     if (waiting) {
         kr__emulation_wait(m);
         for (uint32_t i = 0; i < m->group_count && !st; i++) st = send_guarantees(m, &m->groups[i]);
@@ -443,7 +498,6 @@ bool kr__coord_step(kr_model_t *m, kr_status_t *status)
         m->transport->vtbl->wait(m->transport);
         return true;
     }
-    if (local_done) return true;
     *status = report_deadlock(m);
     return false;
 }
