@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
@@ -55,6 +56,7 @@ typedef struct mpi_transport {
     bool aborted;
     char abort_msg[1024];
     kr_mpi_transport_stats_t stats;
+    bool spin;                   /* wait by polling: this rank has a core of its own */
 } mpi_transport_t;
 
 static kr_status_t mpi_fail(int err, const char *what)
@@ -183,9 +185,12 @@ static kr_status_t mpi_send(kr_transport_t *base, uint32_t from, uint32_t to, co
     int r = t->rank_of[to];
     kr_buf_t *b = r == t->rank ? &t->loop : &t->peers[r].out;
     t->records_sent++;
-    kr_status_t st = kr_buf_put_u32(b, (uint32_t)len);
-    if (!st) st = kr_buf_append(b, bytes, len);
-    if (st) return st;
+    /* one reservation, then the u32 length (little-endian) and the bytes */
+    if (b->cap - b->len < 4 + len && kr_buf_reserve(b, 4 + len)) return kr_last_status();
+    uint8_t *p = b->data + b->len;
+    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(len >> (8 * i));
+    memcpy(p + 4, bytes, len);
+    b->len += 4 + len;
     if (r == t->rank) {
         t->loop_count++;
         return KR_OK;
@@ -352,13 +357,14 @@ static kr_status_t mpi_deadlock(kr_transport_t *base, bool can_describe, bool *d
 static void mpi_wait(kr_transport_t *base)
 {
     mpi_transport_t *t = (mpi_transport_t *)base;
-    /* Sleep-poll for up to about a millisecond: a blocked rank sharing a
-     * core with a busy one must leave it the core. The sleeps start short
-     * and double: in a tightly coupled run a guarantee is usually tens of
-     * microseconds away, and a fixed 100 us sleep (150 us with the default
+    /* Polls for up to about a millisecond. With a core to itself a rank
+     * spins (a guarantee is usually microseconds away); sharing a core
+     * with a busy rank it must leave it the core, so it sleeps, briefly
+     * at first and doubling: a fixed 100 us sleep (150 us with the default
      * timer slack) cost more than the work it waited for. */
-    long ns = 2000;
-    for (long slept = 0; slept < 1000000; slept += ns, ns = ns < 64000 ? ns * 2 : ns) {
+    uint64_t start = mono_ns();
+    long ns = 2000, slept = 0;
+    for (;;) {
         int flag = 0;
         MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, t->comm, &flag, MPI_STATUS_IGNORE);
         if (flag) return;
@@ -369,7 +375,14 @@ static void mpi_wait(kr_transport_t *base)
             MPI_Test(&t->round, &done, MPI_STATUS_IGNORE);
             if (done) return;
         }
+        if (t->spin) {
+            if (mono_ns() - start >= 1000000) return;
+            continue;
+        }
+        if (slept >= 1000000) return;
         nanosleep(&(struct timespec){ 0, ns }, NULL);
+        slept += ns;
+        ns = ns < 64000 ? ns * 2 : ns;
     }
 }
 
@@ -436,7 +449,7 @@ static kr_status_t mpi_reduce(kr_transport_t *base, uint64_t *mins, size_t n_min
         if ((st = receive_all(t))) return st;
         if (t->aborted) return kr__fail(KR_ERR_STATE, "%s", t->abort_msg);
         for (int r = 0; r < t->size; r++) reap_sends(&t->peers[r]);
-        nanosleep(&(struct timespec){ 0, ns }, NULL);
+        if (!t->spin) nanosleep(&(struct timespec){ 0, ns }, NULL);
     }
 }
 
@@ -481,6 +494,17 @@ kr_transport_t *kr_transport_mpi_create(const kr_mpi_transport_desc_t *d)
         t->rank_of[i] = d->rank_of_sim[i];
     }
     kr_buf_init(&t->loop);
+    /* Waiting ranks spin only when the node has a core for each rank;
+     * KAIROS_WAIT=spin or sleep overrides. */
+    MPI_Comm node;
+    int local = 1;
+    if (MPI_Comm_split_type(d->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+        MPI_Comm_size(node, &local);
+        MPI_Comm_free(&node);
+    }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *wait = getenv("KAIROS_WAIT");
+    t->spin = wait && strcmp(wait, "spin") == 0 ? true : wait && strcmp(wait, "sleep") == 0 ? false : local <= cpus;
 #ifdef __linux__
     /* Short sleeps in mpi_wait and mpi_reduce should last about what they
      * ask for, not the default 50 us of timer slack (this thread only). */

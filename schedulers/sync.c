@@ -100,7 +100,11 @@ const kr_entity_t *kr_event_entities(const kr_sim_t *s, size_t *count)
 static inline void wr(kr_buf_t *b, uint64_t v, size_t n)
 {
     if (b->cap - b->len < n && kr_buf_reserve(b, n)) return;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(b->data + b->len, &v, n);       /* one store instead of n */
+#else
     for (size_t i = 0; i < n; i++) b->data[b->len + i] = (uint8_t)(v >> (8 * i));
+#endif
     b->len += n;
 }
 
@@ -108,7 +112,12 @@ static inline uint64_t rd(kr_reader_t *r, size_t n)
 {
     const uint8_t *p = kr_reader_view(r, n);
     uint64_t v = 0;
-    for (size_t i = 0; p && i < n; i++) v |= (uint64_t)p[i] << (8 * i);
+    if (!p) return 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(&v, p, n);
+#else
+    for (size_t i = 0; i < n; i++) v |= (uint64_t)p[i] << (8 * i);
+#endif
     return v;
 }
 
