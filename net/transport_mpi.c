@@ -57,6 +57,12 @@ typedef struct mpi_transport {
     char abort_msg[1024];
     kr_mpi_transport_stats_t stats;
     bool spin;                   /* wait by polling: this rank has a core of its own */
+    /* the window's reduction (see mpi_reduce) */
+    size_t window_n;
+    uint64_t *window_buf;
+    MPI_Datatype window_type;
+    MPI_Op window_op;
+    bool window_op_made;
 } mpi_transport_t;
 
 static kr_status_t mpi_fail(int err, const char *what)
@@ -417,6 +423,9 @@ static void mpi_destroy(kr_transport_t *base)
     for (size_t i = 0; i < t->inbox_count; i++) kr_buf_fini(&t->inbox[i].buf);
     /* (an unfinished quiescence round after a failure is left to
      * MPI_Finalize: a collective's request may not be freed) */
+    if (t->window_n) MPI_Type_free(&t->window_type);
+    if (t->window_op_made) MPI_Op_free(&t->window_op);
+    free(t->window_buf);
     free(t->inbox);
     free(t->peers);
     free(t->rank_of);
@@ -427,30 +436,76 @@ static void mpi_destroy(kr_transport_t *base)
     free(t);
 }
 
-/* Non-blocking reductions, waited for while receiving: a rank that failed
- * never joins, and the others must notice its abort instead of hanging. */
-static kr_status_t mpi_reduce(kr_transport_t *base, uint64_t *mins, size_t n_mins, uint64_t *sums, size_t n_sums)
+/* A window round's one reduction. Each rank contributes one element of a
+ * contiguous type (so MPI never splits it): [n, n minima, then per rank
+ * the batches sent to it so far]. The operation takes the minimum of the
+ * first part and sums the second; every rank learns its next-time minima
+ * and how many batches were ever sent to it, and waits for those. */
+static void window_op(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    int bytes = 0;
+    MPI_Type_size(*type, &bytes);
+    size_t n = (size_t)bytes / sizeof(uint64_t);
+    for (int k = 0; k < *len; k++) {
+        const uint64_t *a = (const uint64_t *)in + (size_t)k * n;
+        uint64_t *b = (uint64_t *)inout + (size_t)k * n;
+        size_t mins = (size_t)a[0];
+        for (size_t i = 1; i <= mins && i < n; i++) if (a[i] < b[i]) b[i] = a[i];
+        for (size_t i = mins + 1; i < n; i++) b[i] += a[i];
+    }
+}
+
+/* Waits while receiving: a rank that failed never joins, and the others
+ * must notice its abort instead of hanging. */
+static kr_status_t mpi_reduce(kr_transport_t *base, uint64_t *mins, size_t n_mins)
 {
     mpi_transport_t *t = (mpi_transport_t *)base;
     kr_status_t st = flush_all(t);
     if (st) return st;
-    MPI_Request req[2];
-    int err = MPI_Iallreduce(MPI_IN_PLACE, mins, (int)n_mins, MPI_UINT64_T, MPI_MIN, t->comm, &req[0]);
-    if (err == MPI_SUCCESS) err = MPI_Iallreduce(MPI_IN_PLACE, sums, (int)n_sums, MPI_UINT64_T, MPI_SUM, t->comm, &req[1]);
+    size_t n = 1 + n_mins + (size_t)t->size;
+    if (n != t->window_n) {
+        if (t->window_n) MPI_Type_free(&t->window_type);
+        free(t->window_buf);
+        t->window_n = 0;
+        if (!(t->window_buf = malloc(2 * n * sizeof *t->window_buf)))
+            return kr__fail(KR_ERR_NOMEM, "MPI transport: out of memory");
+        if (MPI_Type_contiguous((int)n, MPI_UINT64_T, &t->window_type) != MPI_SUCCESS ||
+            MPI_Type_commit(&t->window_type) != MPI_SUCCESS)
+            return kr__fail(KR_ERR_IO, "MPI transport: cannot make the window's datatype");
+        if (!t->window_op_made && MPI_Op_create(window_op, 1, &t->window_op) != MPI_SUCCESS)
+            return kr__fail(KR_ERR_IO, "MPI transport: cannot make the window's reduction");
+        t->window_op_made = true;
+        t->window_n = n;
+    }
+    uint64_t *in = t->window_buf, *out = in + n;
+    in[0] = n_mins;
+    memcpy(in + 1, mins, n_mins * sizeof *mins);
+    for (int r = 0; r < t->size; r++) in[1 + n_mins + (size_t)r] = t->peers[r].batches_sent;
+    MPI_Request req;
+    int err = MPI_Iallreduce(in, out, 1, t->window_type, t->window_op, t->comm, &req);
     if (err != MPI_SUCCESS) return mpi_fail(err, "reduction");
     /* Sleeps as in mpi_wait: short first (a round's reduction is usually
-     * microseconds away), doubling to 64 us. */
+     * microseconds away), doubling to 64 us; none when spinning. */
     long ns = 1000;
-    for (;; ns = ns < 64000 ? ns * 2 : ns) {
-        int done = 0;
-        err = MPI_Testall(2, req, &done, MPI_STATUSES_IGNORE);
-        if (err != MPI_SUCCESS) return mpi_fail(err, "reduction");
-        if (done) return KR_OK;
+    for (bool reduced = false;; ns = ns < 64000 ? ns * 2 : ns) {
+        if (!reduced) {
+            int done = 0;
+            err = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+            if (err != MPI_SUCCESS) return mpi_fail(err, "reduction");
+            reduced = done;
+        }
+        if (reduced) {
+            uint64_t received = 0;
+            for (int r = 0; r < t->size; r++) received += t->peers[r].batches_received;
+            if (received >= out[1 + n_mins + (size_t)t->rank]) break;
+        }
         if ((st = receive_all(t))) return st;
         if (t->aborted) return kr__fail(KR_ERR_STATE, "%s", t->abort_msg);
         for (int r = 0; r < t->size; r++) reap_sends(&t->peers[r]);
         if (!t->spin) nanosleep(&(struct timespec){ 0, ns }, NULL);
     }
+    memcpy(mins, out + 1, n_mins * sizeof *mins);
+    return KR_OK;
 }
 
 static const kr_transport_vtbl_t mpi_vtbl = { mpi_send, mpi_poll, mpi_in_flight, mpi_destroy,

@@ -276,55 +276,63 @@ static uint32_t run_group(kr_model_t *m, kr_group_t *g, uint32_t budget)
 /* ---- the window algorithm ----
  *
  * A round gathers every group's next event time (the minimum over ranks
- * of an array indexed by simulator, each rank filling its own) and the
- * count of data messages sent and delivered; when the counts agree no
- * message is in flight, and every group gets its own bound: the earliest
- * time any input could reach it, min over edges u -> g of
+ * of an array indexed by group, each rank filling its own groups, and for
+ * any group the earliest message it sent there since the last round, which
+ * may still be on its way) with one reduction, which returns once every
+ * message sent before it has arrived. Every group then gets its own bound:
+ * the earliest time any input could reach it, min over edges u -> g of
  * (min(next_u, bound_u) + promise), a shortest-path fixpoint (Dijkstra
  * over groups, sources weighted by their next time). Each rank then runs
  * its groups' events below their bounds, and the next round begins when
  * none is left. Zero promises do not stall it: a group's own next event
- * never bounds itself. */
+ * never bounds itself. In one process there is no reduction: the round
+ * polls until the transport holds nothing back. */
 
 static kr_status_t window_round(kr_model_t *m, bool *over)
 {
     uint32_t G = m->group_count;
-    uint64_t *next = calloc((size_t)G * 3 + 4, sizeof *next);
+    uint64_t *next = calloc((size_t)G * 3 + 1, sizeof *next);
     if (!next) return kr__fail(KR_ERR_NOMEM, "window: out of memory");
-    uint64_t *key = next + G, *done = next + 2 * (size_t)G, *sums = next + 3 * (size_t)G;
+    uint64_t *key = next + G + 1, *done = key + G;
+    bool reduce = m->transport->vtbl->reduce != NULL && m->window_sent_min; /* (set up by kr_model_start) */
     kr_status_t st = KR_OK;
+    uint64_t mine[3];
     for (;;) {
         size_t delivered = 0;
         st = m->transport->vtbl->poll(m->transport, deliver, m, &delivered);
         if (st) break;
-        for (uint32_t g = 0; g < G; g++)
+        mine[0] = m->msgs_sent + m->msgs_delivered;
+        mine[1] = mine[2] = 0;
+        for (uint32_t i = 0; i < m->sim_count; i++) mine[1] += m->sims[i]->executed;
+        for (uint32_t g = 0; g < G; g++) {
             next[g] = m->groups[g].local ? group_next(m, &m->groups[g]) : KR_TIME_NEVER;
-        sums[0] = m->msgs_sent;
-        sums[1] = m->msgs_delivered;
-        sums[2] = sums[3] = 0;
-        for (uint32_t i = 0; i < m->sim_count; i++) sums[2] += m->sims[i]->executed;
-        for (uint32_t g = 0; g < G; g++) sums[3] += m->groups[g].local ? next[g] : 0;
-        if (m->transport->vtbl->reduce) st = m->transport->vtbl->reduce(m->transport, next, G, sums, 4);
-        if (st) break;
-        /* Nothing may be in flight when the bounds are set: over ranks the
-         * counts tell; in one process, the transport itself (a test
-         * transport may hold messages back for a few polls). */
-        if (m->transport->vtbl->reduce ? sums[0] == sums[1] : m->transport->vtbl->in_flight(m->transport) == 0) break;
+            mine[2] += m->groups[g].local ? next[g] : 0;
+        }
+        if (!reduce) {
+            /* one process: a test transport may hold messages back */
+            if (m->transport->vtbl->in_flight(m->transport) == 0) break;
+            continue;
+        }
+        for (uint32_t g = 0; g < G; g++) {
+            if (m->window_sent_min[g] < next[g]) next[g] = m->window_sent_min[g];
+            m->window_sent_min[g] = KR_TIME_NEVER;
+        }
+        /* the last slot: 1 if nothing changed here since the last round */
+        next[G] = m->rounds > 0 && memcmp(mine, m->window_last, sizeof mine) == 0;
+        st = m->transport->vtbl->reduce(m->transport, next, G + 1);
+        break;
     }
     if (st) {
         free(next);
         return st;
     }
-    m->rounds++;
     /* A round after which nothing changed anywhere (no event run, no
-     * message sent, no next time moved) gets the same bounds as the last
-     * and would repeat forever: that is a deadlock, seen alike by every
-     * rank from the same sums. */
-    bool stalled = m->rounds > 1 && sums[0] == m->window_last[0] && sums[2] == m->window_last[1] &&
-                   sums[3] == m->window_last[2];
-    m->window_last[0] = sums[0];
-    m->window_last[1] = sums[2];
-    m->window_last[2] = sums[3];
+     * message sent or delivered, no next time moved) gets the same bounds
+     * as the last and would repeat forever: that is a deadlock, seen alike
+     * by every rank from the same minimum. */
+    bool stalled = m->rounds > 0 && (reduce ? next[G] == 1 : memcmp(mine, m->window_last, sizeof mine) == 0);
+    memcpy(m->window_last, mine, sizeof mine);
+    m->rounds++;
     /* Dijkstra over groups: key = min(next, bound so far) is what a group
      * may still send from; bound = earliest arrival from other groups. */
     for (uint32_t g = 0; g < G; g++) {

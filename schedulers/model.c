@@ -507,6 +507,8 @@ static void free_groups(kr_model_t *m)
     free(m->groups);
     m->groups = NULL;
     m->group_count = 0;
+    free(m->window_sent_min);
+    m->window_sent_min = NULL;
 }
 
 kr_status_t kr_model_use_transport(kr_model_t *m, kr_transport_t *t)
@@ -562,6 +564,16 @@ kr_status_t kr_model_start(kr_model_t *m)
         m->transport = kr_transport_local_create();
         if (!m->transport) return kr_last_status();
         m->owns_transport = true;
+    }
+    /* Over ranks the window counts every message from the first on (see
+     * window_round), those sent before the run included. */
+    if (m->sync == KR_SYNC_WINDOW && m->transport->vtbl->reduce) {
+        m->window_sent_min = malloc((m->group_count ? m->group_count : 1) * sizeof *m->window_sent_min);
+        if (!m->window_sent_min) {
+            free_groups(m);
+            return kr__fail(KR_ERR_NOMEM, "kr_model_start: out of memory");
+        }
+        for (uint32_t g = 0; g < m->group_count; g++) m->window_sent_min[g] = KR_TIME_NEVER;
     }
     m->started = true;
     for (uint32_t i = 0; i < m->edge_count; i++) {

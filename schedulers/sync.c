@@ -156,7 +156,16 @@ static void put_payload(kr_buf_t *b, const void *data, uint32_t size, uint32_t r
 static kr_status_t transmit(kr_model_t *m, const kr_edge_t *e)
 {
     uint8_t kind = m->msg.data[0];
-    if (kind < MSG_GUARANTEE) m->msgs_sent++;
+    if (kind < MSG_GUARANTEE) {
+        m->msgs_sent++;
+        if (m->window_sent_min) {
+            kr_reader_t r;
+            kr_reader_init(&r, m->msg.data + 17, 8);       /* the header's time */
+            kr_time_t t = rd(&r, 8);
+            kr_time_t *min = &m->window_sent_min[m->sims[e->to]->group];
+            if (t < *min) *min = t;
+        }
+    }
     /* a request travels against the edge */
     uint32_t from = kind == MSG_REQUEST ? e->to : e->from, to = kind == MSG_REQUEST ? e->from : e->to;
     kr_status_t st = m->transport->vtbl->send(m->transport, from, to, m->msg.data, m->msg.len);

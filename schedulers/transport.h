@@ -48,10 +48,11 @@ typedef struct kr_transport_vtbl {
     void (*wait)(kr_transport_t *t);
     /* Tells every other process that the run failed with `message`. */
     void (*abort)(kr_transport_t *t, kr_status_t status, const char *message);
-    /* Window rounds: element-wise minimum of `mins` and sum of `sums` over
-     * every process, in place; keeps receiving (and notices an abort) while
-     * it waits. */
-    kr_status_t (*reduce)(kr_transport_t *t, uint64_t *mins, size_t n_mins, uint64_t *sums, size_t n_sums);
+    /* Window rounds: element-wise minimum of `mins` over every process, in
+     * place; returns once every message any process sent before calling it
+     * has reached this one (poll delivers them). Keeps receiving (and
+     * notices an abort) while it waits. */
+    kr_status_t (*reduce)(kr_transport_t *t, uint64_t *mins, size_t n_mins);
     /* True if messages between simulators of this process need not travel:
      * the coordinator then applies them at once (edge counts kept). Test
      * transports that reorder leave it false, so that they are exercised. */

@@ -312,10 +312,12 @@ static void chaos_abort(kr_transport_t *t, kr_status_t status, const char *messa
     if (ct->inner->vtbl->abort) ct->inner->vtbl->abort(ct->inner, status, message);
 }
 
-static kr_status_t chaos_reduce(kr_transport_t *t, uint64_t *mins, size_t n_mins, uint64_t *sums, size_t n_sums)
+static kr_status_t chaos_reduce(kr_transport_t *t, uint64_t *mins, size_t n_mins)
 {
     chaos_transport_t *ct = (chaos_transport_t *)t;
-    return ct->inner->vtbl->reduce(ct->inner, mins, n_mins, sums, n_sums);
+    /* what is held back was sent before the round: it must go first */
+    kr_status_t st = chaos_release(ct, true);
+    return st ? st : ct->inner->vtbl->reduce(ct->inner, mins, n_mins);
 }
 
 static const kr_transport_vtbl_t chaos_vtbl = { chaos_send, chaos_poll, chaos_in_flight, chaos_destroy,
