@@ -264,7 +264,17 @@ static double wall_now(void)
 void kr_replications_warn_idle(const kr_replications_desc_t *d, int groups, int group_ranks)
 {
     int ranks = ranks_of(d), busy = groups * group_ranks;
-    if (d->rank != 0 || busy >= ranks) return;
+    if (d->rank != 0) return;
+    size_t sims = SIZE_MAX;
+    for (size_t p = 0; p < d->point_count; p++)
+        if (d->points[p]->sim_count < sims) sims = d->points[p]->sim_count;
+    /* (kr_run_file's own warning is off inside groups: it would repeat
+     * for every replication) */
+    if (sims != SIZE_MAX && (size_t)group_ranks > sims)
+        fprintf(stderr, "kairos: warning: groups of %d ranks for %zu simulator%s: %zu rank%s of each group idle%s\n",
+                group_ranks, sims, sims == 1 ? "" : "s", (size_t)group_ranks - sims,
+                (size_t)group_ranks - sims == 1 ? "" : "s", (size_t)group_ranks - sims == 1 ? "s" : "");
+    if (busy >= ranks) return;
     char idle[64];
     if (ranks - busy == 1) snprintf(idle, sizeof idle, "rank %d idles", busy);
     else snprintf(idle, sizeof idle, "ranks %d-%d idle", busy, ranks - 1);

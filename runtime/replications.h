@@ -40,7 +40,8 @@ kr_status_t kr_replications_plan(const kr_replications_desc_t *d, int *groups, i
  * rank 0 (one line, printed once). Alone, returns st. */
 kr_status_t kr_replications_agree(const kr_replications_desc_t *d, bool speaks, kr_status_t st);
 
-/* Rank 0 warns once when ranks are left out of every group. */
+/* Rank 0 warns once when ranks are left out of every group, or when a
+ * group has more ranks than a replication has simulators. */
 void kr_replications_warn_idle(const kr_replications_desc_t *d, int groups, int group_ranks);
 
 /* Runs every replication of every point. On rank 0, *results is a JSON
