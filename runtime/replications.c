@@ -176,9 +176,17 @@ static kr_status_t collect(const kr_replications_desc_t *d, json_t *mine, uint64
     return st;
 }
 
-kr_status_t kr_replications_run(const kr_replications_desc_t *d, json_t **results)
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+kr_status_t kr_replications_run(const kr_replications_desc_t *d, json_t **results, double *wall_seconds)
 {
     *results = NULL;
+    double t0 = wall_now();
     int groups, group_ranks;
     kr_status_t st = kr_replications_plan(d, &groups, &group_ranks);
     if (st) return st;
@@ -207,6 +215,7 @@ kr_status_t kr_replications_run(const kr_replications_desc_t *d, json_t **result
     if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
     if (!st) st = collect(d, mine, items, results);
     json_decref(mine);
+    if (wall_seconds) *wall_seconds = wall_now() - t0;
     return st;
 }
 
@@ -252,13 +261,6 @@ json_t *kr_replications_pool(const json_t *records)
         json_array_append_new(out, json_pack("{s:O, s:o}", "name", json_object_get(sim, "name"), "stats", pooled));
     }
     return out;
-}
-
-static double wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 void kr_replications_warn_idle(const kr_replications_desc_t *d, int groups, int group_ranks)
@@ -329,10 +331,9 @@ kr_status_t kr_replications_run_file(kr_model_file_t *f, const kr_run_options_t 
     kr_out_file_t out = { 0 };
     if (opt->rank == 0 && stats_path) st = kr_out_open(&out, stats_path);
     st = kr_replications_agree(&d, opt->rank == 0, st);
-    double t0 = wall_now();
     json_t *results = NULL;
-    if (!st) st = kr_replications_run(&d, &results);
-    double wall = wall_now() - t0;
+    double wall = 0;
+    if (!st) st = kr_replications_run(&d, &results, &wall);
     json_t *stats = NULL;
     if (!st && opt->rank == 0) {
         json_int_t events = 0;

@@ -50,8 +50,9 @@ void kr_replications_warn_idle(const kr_replications_desc_t *d, int groups, int 
  * "stats"}]}; NULL elsewhere. A failing replication stops every rank after
  * the round it failed in, with the same status everywhere and its message
  * on rank 0. The point files' seed is restored and their outputs (stats,
- * event logs, trace) are ignored: replications report through *results. */
-kr_status_t kr_replications_run(const kr_replications_desc_t *d, json_t **results);
+ * event logs, trace) are ignored: replications report through *results.
+ * *wall_seconds (may be NULL): this rank's wall time for all of it. */
+kr_status_t kr_replications_run(const kr_replications_desc_t *d, json_t **results, double *wall_seconds);
 
 /* Pools the records of one point (an array as above): per simulator (by
  * position) {"name", "stats": {STAT: {"mean", "sd", "ci95", "n"}}} for

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include "../ecs/error_private.h"
 #include "sweep.h"
@@ -278,13 +277,6 @@ static kr_status_t write_csv(FILE *fp, const kr_sweep_desc_t *d, const vary_t *v
     return KR_OK;
 }
 
-static double wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 kr_status_t kr_sweep_run(const kr_sweep_desc_t *d)
 {
     vary_t *v = calloc(d->vary_count ? d->vary_count : 1, sizeof *v);
@@ -318,9 +310,8 @@ kr_status_t kr_sweep_run(const kr_sweep_desc_t *d)
         if (!st && d->rank == 0) st = kr_out_open(&out, d->csv_path);
         st = kr_replications_agree(&rd, d->rank == 0, st);
     }
-    double t0 = wall_now();
-    if (!st) st = kr_replications_run(&rd, &results);
-    double wall = wall_now() - t0;
+    double wall = 0;
+    if (!st) st = kr_replications_run(&rd, &results, &wall);
     if (d->rank == 0) {
         if (!st) st = write_csv(out.fp, d, v, points, results, &pooled);
         kr_status_t closed = kr_out_close(&out, !st);

@@ -94,7 +94,7 @@ Test(replications, mm1_pooled_interval_covers_the_theory, .timeout = 120)
     const uint32_t R = 12;
     json_t *results = NULL;
     kr_status_t st = kr_replications_run(&(kr_replications_desc_t){ .points = &f, .point_count = 1,
-                                                                     .replications = R, .ranks = 1 }, &results);
+                                                                     .replications = R, .ranks = 1 }, &results, NULL);
     cr_assert_eq(st, KR_OK, "%s", kr_last_error());
     cr_assert_eq(json_array_size(results), R);
     cr_assert_eq(f->seed, 3, "the model seed is restored");
@@ -118,7 +118,7 @@ Test(replications, mm1_pooled_interval_covers_the_theory, .timeout = 120)
     /* The same replications again: bit for bit the same pool. */
     json_t *again = NULL;
     st = kr_replications_run(&(kr_replications_desc_t){ .points = &f, .point_count = 1, .replications = R,
-                                                        .ranks = 1 }, &again);
+                                                        .ranks = 1 }, &again, NULL);
     cr_assert_eq(st, KR_OK);
     json_t *pooled2 = kr_replications_pool(again);
     cr_assert(json_equal(pooled, pooled2));
