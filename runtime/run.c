@@ -17,13 +17,7 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* A file written as NAME.partial and renamed to NAME once complete. */
-typedef struct out_file {
-    char *final, *partial;
-    FILE *fp;
-} out_file_t;
-
-static kr_status_t out_open(out_file_t *o, const char *path)
+kr_status_t kr_out_open(kr_out_file_t *o, const char *path)
 {
     size_t n = strlen(path);
     o->final = strdup(path);
@@ -35,8 +29,7 @@ static kr_status_t out_open(out_file_t *o, const char *path)
     return KR_OK;
 }
 
-/* Closes; renames into place when keep, removes otherwise. */
-static kr_status_t out_close(out_file_t *o, bool keep)
+kr_status_t kr_out_close(kr_out_file_t *o, bool keep)
 {
     kr_status_t st = KR_OK;
     if (o->fp) {
@@ -53,7 +46,7 @@ static kr_status_t out_close(out_file_t *o, bool keep)
     }
     free(o->final);
     free(o->partial);
-    *o = (out_file_t){ 0 };
+    *o = (kr_out_file_t){ 0 };
     return st;
 }
 
@@ -63,8 +56,8 @@ typedef struct run_ctx {
     kr_model_file_t *file;
     kr_model_t *model;
     const kr_run_options_t *opt;
-    out_file_t *logs;           /* one per simulator, or NULL */
-    out_file_t trace;
+    kr_out_file_t *logs;           /* one per simulator, or NULL */
+    kr_out_file_t trace;
     bool tracing, first_trace_event;
     uint64_t t0;                /* wall start */
     uint64_t last_progress;
@@ -327,14 +320,14 @@ static kr_status_t open_outputs(run_ctx_t *c, const char *log_dir, const char *t
             if (!kr_sim_is_local(kr_model_sim(m, i))) continue;
             char path[4096];
             snprintf(path, sizeof path, "%s/%s.jsonl", log_dir, kr_sim_name(kr_model_sim(m, i)));
-            kr_status_t st = out_open(&c->logs[i], path);
+            kr_status_t st = kr_out_open(&c->logs[i], path);
             if (st) return st;
         }
     }
     if (trace_path) {
         char frag[4200];
         trace_fragment_path(c, trace_path, c->opt->rank, frag, sizeof frag);
-        kr_status_t st = out_open(&c->trace, distributed(c) ? frag : trace_path);
+        kr_status_t st = kr_out_open(&c->trace, distributed(c) ? frag : trace_path);
         if (st) return st;
         c->tracing = true;
         c->first_trace_event = true;
@@ -359,13 +352,13 @@ static kr_status_t close_outputs(run_ctx_t *c, bool ok)
     kr_status_t st = KR_OK, s2;
     if (c->logs) {
         for (uint32_t i = 0; i < kr_model_sim_count(c->model); i++)
-            if ((s2 = out_close(&c->logs[i], ok)) && !st) st = s2;
+            if ((s2 = kr_out_close(&c->logs[i], ok)) && !st) st = s2;
         free(c->logs);
         c->logs = NULL;
     }
     if (c->tracing) {
         fputs(distributed(c) ? "\n" : "\n]}\n", c->trace.fp);
-        if ((s2 = out_close(&c->trace, ok)) && !st) st = s2;
+        if ((s2 = kr_out_close(&c->trace, ok)) && !st) st = s2;
         c->tracing = false;
     }
     return st;
@@ -375,8 +368,8 @@ static kr_status_t close_outputs(run_ctx_t *c, bool ok)
  * on failure, only removes them). */
 static kr_status_t join_trace(run_ctx_t *c, const char *path, bool ok)
 {
-    out_file_t out = { 0 };
-    kr_status_t st = ok ? out_open(&out, path) : KR_OK;
+    kr_out_file_t out = { 0 };
+    kr_status_t st = ok ? kr_out_open(&out, path) : KR_OK;
     if (!st && ok) fputs("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n", out.fp);
     bool first = true;
     for (int r = 0; r < c->opt->ranks; r++) {
@@ -405,7 +398,7 @@ static kr_status_t join_trace(run_ctx_t *c, const char *path, bool ok)
         remove(frag);
     }
     if (!st && ok) fputs("\n]}\n", out.fp);
-    kr_status_t closed = ok ? out_close(&out, !st) : KR_OK;
+    kr_status_t closed = ok ? kr_out_close(&out, !st) : KR_OK;
     return st ? st : closed;
 }
 
@@ -484,7 +477,7 @@ kr_status_t kr_run_file(kr_model_file_t *f, const kr_run_options_t *opt)
         free(rank_of);
         return st;
     }
-    if (opt->rank == 0 && ranks > 1 && (size_t)ranks > f->sim_count) {
+    if (opt->rank == 0 && ranks > 1 && (size_t)ranks > f->sim_count && !opt->no_idle_warning) {
         if ((size_t)ranks == f->sim_count + 1)
             fprintf(stderr, "kairos: warning: %d ranks for %zu simulator%s: rank %d idles\n", ranks, f->sim_count,
                     f->sim_count == 1 ? "" : "s", ranks - 1);
@@ -525,9 +518,9 @@ kr_status_t kr_run_file(kr_model_file_t *f, const kr_run_options_t *opt)
         kr_model_destroy(c.model);
         return st;
     }
-    out_file_t stats_out = { 0 };
+    kr_out_file_t stats_out = { 0 };
     st = open_outputs(&c, log_dir, trace_path);
-    if (!st && stats_path && opt->rank == 0) st = out_open(&stats_out, stats_path);
+    if (!st && stats_path && opt->rank == 0) st = kr_out_open(&stats_out, stats_path);
     st = agree(&c, st);
     /* One start for every rank, so the ranks' traces share a time base. */
     if (distributed(&c)) MPI_Barrier(opt->comm);
@@ -573,9 +566,13 @@ kr_status_t kr_run_file(kr_model_file_t *f, const kr_run_options_t *opt)
         if (!st && stats_out.fp && json_dumpf(stats, stats_out.fp, JSON_INDENT(2) | JSON_REAL_PRECISION(17)))
             st = kr__fail(KR_ERR_IO, "%s: write failed", stats_out.partial);
         if (stats_out.fp) fputc('\n', stats_out.fp);
-        kr_status_t closed_stats = out_close(&stats_out, !st);
+        kr_status_t closed_stats = kr_out_close(&stats_out, !st);
         if (!st) st = closed_stats;
         if (!st && !opt->quiet && opt->summary) print_summary(&c, stats);
+        if (!st && opt->stats_json) {
+            *opt->stats_json = stats;
+            stats = NULL;
+        }
     }
     json_decref(stats);
     kr_model_destroy(c.model);
