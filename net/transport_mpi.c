@@ -382,6 +382,7 @@ static kr_status_t mpi_reduce(kr_transport_t *base, uint64_t *mins, size_t n_min
     kr_status_t st = flush_all(t);
     if (st) return st;
     MPI_Request req[2];
+    t->stats.reductions++;
     int err = MPI_Iallreduce(MPI_IN_PLACE, mins, (int)n_mins, MPI_UINT64_T, MPI_MIN, t->comm, &req[0]);
     if (err == MPI_SUCCESS) err = MPI_Iallreduce(MPI_IN_PLACE, sums, (int)n_sums, MPI_UINT64_T, MPI_SUM, t->comm, &req[1]);
     if (err != MPI_SUCCESS) return mpi_fail(err, "reduction");

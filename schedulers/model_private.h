@@ -199,6 +199,7 @@ struct kr_model {
     bool bounds_raised;         /* some group is `raised` */
     uint64_t rounds;            /* window rounds so far */
     uint64_t msgs_sent, msgs_delivered; /* data messages, for the window's quiescence */
+    uint64_t transport_sent;    /* messages handed to the transport (data and guarantees), for the stats */
     uint64_t window_last[3];    /* messages sent, events run, next times at the last round */
     uint64_t precision, seed;
     kr_time_t end_time;

@@ -127,6 +127,7 @@ static void put_payload(kr_buf_t *b, const void *data, uint32_t size, uint32_t r
 static kr_status_t transmit(kr_model_t *m, const kr_edge_t *e)
 {
     if (m->msg.data[0] != MSG_GUARANTEE) m->msgs_sent++;
+    m->transport_sent++;
     kr_status_t st = m->transport->vtbl->send(m->transport, e->from, e->to, m->msg.data, m->msg.len);
     if (st) kr__model_fail(m, st, "sending from '%s' to '%s': %s", m->sims[e->from]->name, m->sims[e->to]->name,
                            kr_last_error());

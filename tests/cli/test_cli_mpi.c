@@ -105,6 +105,27 @@ static void same_everywhere_runs(const char *example, const char *set, bool ever
             }
             cr_assert(json_array_size(a) < 2 || max_rank > 0, "every simulator on rank 0");
         }
+        /* The coordinator's traffic: none between processes on one; over
+         * ranks every guarantee sent is a message, messages travel in
+         * batches, and every window round is at least one reduction. */
+        json_int_t messages = json_integer_value(json_object_get(s, "messages"));
+        json_int_t batches = json_integer_value(json_object_get(s, "batches"));
+        json_int_t nulls = json_integer_value(json_object_get(s, "null_messages"));
+        json_int_t rounds = json_integer_value(json_object_get(s, "rounds"));
+        json_int_t reductions = json_integer_value(json_object_get(s, "reductions"));
+        if (runs[i].np <= 1) {
+            cr_assert_eq(messages, 0, "%s on one process: %lld messages", example, (long long)messages);
+            cr_assert_eq(batches, 0);
+            cr_assert_eq(reductions, 0);
+        } else {
+            cr_assert_geq(messages, nulls, "%s on %d ranks", example, runs[i].np);
+            cr_assert(batches <= messages && (batches > 0) == (messages > 0), "%s on %d ranks: %lld batches for %lld "
+                      "messages", example, runs[i].np, (long long)batches, (long long)messages);
+            /* sqss is one simulator: nothing crosses */
+            cr_assert(json_array_size(a) < 2 || messages > 0, "%s on %d ranks: no message", example, runs[i].np);
+            cr_assert_geq(reductions, rounds, "%s on %d ranks (%s)", example, runs[i].np, runs[i].sync);
+            cr_assert(!strcmp(runs[i].sync, "window") ? rounds > 0 : reductions == 0);
+        }
         json_decref(s);
     }
     json_decref(ref);
