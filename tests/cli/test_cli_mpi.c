@@ -140,7 +140,7 @@ Test(cli_mpi, sqss_same_on_1_2_4_ranks, .timeout = 240) { same_everywhere("sqss.
 /* 51 simulators fanning in: 1, 2 and 4 ranks, each with both algorithms. */
 Test(cli_mpi, rows_same_on_1_2_4_ranks_both_syncs, .timeout = 240)
 {
-    same_everywhere_runs("rows.json", "end_time=3600", true);
+    same_everywhere_runs("rows.json", "end_time=600", true);
 }
 
 /* A simulator pinned to rank 1 with a bad parameter: the error is found
