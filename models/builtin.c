@@ -5,6 +5,7 @@
 #include "builtin.h"
 #include "factory/factory.h"
 #include "phold/phold.h"
+#include "rows/rows.h"
 #include "sqss/sqss.h"
 
 static const kr_kind_desc_t *const builtin_kinds[] = {
@@ -13,6 +14,7 @@ static const kr_kind_desc_t *const builtin_kinds[] = {
     &kr_factory_bath_kind,
     &kr_sqss_kind,
     &kr_phold_kind,
+    &kr_rows_kind,
 };
 
 kr_status_t kr_models_register_builtin(kr_kinds_t *kinds)

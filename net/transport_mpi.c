@@ -482,6 +482,7 @@ static kr_status_t mpi_reduce(kr_transport_t *base, uint64_t *mins, size_t n_min
     memcpy(in + 1, mins, n_mins * sizeof *mins);
     for (int r = 0; r < t->size; r++) in[1 + n_mins + (size_t)r] = t->peers[r].batches_sent;
     MPI_Request req;
+    t->stats.reductions++;
     int err = MPI_Iallreduce(in, out, 1, t->window_type, t->window_op, t->comm, &req);
     if (err != MPI_SUCCESS) return mpi_fail(err, "reduction");
     /* Sleeps as in mpi_wait: short first (a round's reduction is usually

@@ -31,6 +31,7 @@ kr_transport_t *kr_transport_mpi_create(const kr_mpi_transport_desc_t *desc);
 /* Statistics of the transport, for the stats file. */
 typedef struct kr_mpi_transport_stats {
     uint64_t batches_sent, batches_received, bytes_sent;
+    uint64_t reductions;      /* window rounds' all-reduce pairs */
 } kr_mpi_transport_stats_t;
 void kr_transport_mpi_stats(const kr_transport_t *t, kr_mpi_transport_stats_t *out);
 

@@ -62,6 +62,7 @@ typedef struct run_ctx {
     uint64_t t0;                /* wall start */
     uint64_t last_progress;
     bool progress_shown;
+    kr_transport_t *mpi;        /* the MPI transport (owned by the model), for its counts; NULL on one rank */
 } run_ctx_t;
 
 static void trace_event(run_ctx_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -198,9 +199,14 @@ static json_t *local_stats(run_ctx_t *c, double wall)
     }
     char node[256] = "?";
     gethostname(node, sizeof node - 1);
-    return json_pack("{s:i, s:s, s:s, s:f, s:I, s:o}", "rank", c->opt->rank, "node", node, "cores",
-                     c->opt->binding && c->opt->binding[0] ? c->opt->binding : "all", "wall_seconds", wall, "rounds",
-                     (json_int_t)kr_model_rounds(c->model), "simulators", sims);
+    kr_mpi_transport_stats_t net = { 0 };
+    if (c->mpi) kr_transport_mpi_stats(c->mpi, &net);
+    return json_pack("{s:i, s:s, s:s, s:f, s:I, s:I, s:I, s:I, s:I, s:o}", "rank", c->opt->rank, "node", node,
+                     "cores", c->opt->binding && c->opt->binding[0] ? c->opt->binding : "all", "wall_seconds", wall,
+                     "rounds", (json_int_t)kr_model_rounds(c->model),
+                     "messages", (json_int_t)kr_model_transport_messages(c->model),
+                     "batches", (json_int_t)net.batches_sent, "bytes", (json_int_t)net.bytes_sent,
+                     "reductions", (json_int_t)net.reductions, "simulators", sims);
 }
 
 static uint64_t hex64(const char *s)
@@ -222,9 +228,12 @@ static json_t *merge_stats(run_ctx_t *c, json_t **parts, int nparts)
         json_t *p = parts[r];
         double w = json_number_value(json_object_get(p, "wall_seconds"));
         if (w > wall) wall = w;
-        json_array_append_new(ranks, json_pack("{s:O, s:O, s:O, s:O}", "rank", json_object_get(p, "rank"), "node",
-                                               json_object_get(p, "node"), "cores", json_object_get(p, "cores"),
-                                               "wall_seconds", json_object_get(p, "wall_seconds")));
+        json_array_append_new(ranks, json_pack("{s:O, s:O, s:O, s:O, s:O, s:O, s:O}", "rank",
+                                               json_object_get(p, "rank"), "node", json_object_get(p, "node"),
+                                               "cores", json_object_get(p, "cores"), "wall_seconds",
+                                               json_object_get(p, "wall_seconds"), "messages",
+                                               json_object_get(p, "messages"), "batches",
+                                               json_object_get(p, "batches"), "bytes", json_object_get(p, "bytes")));
         size_t i;
         json_t *sim;
         json_array_foreach(json_object_get(p, "simulators"), i, sim) {
@@ -232,11 +241,17 @@ static json_t *merge_stats(run_ctx_t *c, json_t **parts, int nparts)
             if (id >= 0 && (size_t)id < n && !by_id[id]) by_id[id] = sim;
         }
     }
-    uint64_t h = 0x6b6169726f73ULL, events = 0, nulls = 0, requests = 0;
-    json_int_t rounds = 0;
+    uint64_t h = 0x6b6169726f73ULL, events = 0, nulls = 0, requests = 0, messages = 0, batches = 0, bytes = 0;
+    json_int_t rounds = 0, reductions = 0;
     for (int r = 0; r < nparts; r++) {
+        /* rounds and reductions are collective: every rank counts each one */
         json_int_t x = json_integer_value(json_object_get(parts[r], "rounds"));
         if (x > rounds) rounds = x;
+        x = json_integer_value(json_object_get(parts[r], "reductions"));
+        if (x > reductions) reductions = x;
+        messages += (uint64_t)json_integer_value(json_object_get(parts[r], "messages"));
+        batches += (uint64_t)json_integer_value(json_object_get(parts[r], "batches"));
+        bytes += (uint64_t)json_integer_value(json_object_get(parts[r], "bytes"));
     }
     json_t *sims = json_array();
     for (size_t i = 0; i < n; i++) {
@@ -256,14 +271,27 @@ static json_t *merge_stats(run_ctx_t *c, json_t **parts, int nparts)
     free(by_id);
     char sum[17];
     snprintf(sum, sizeof sum, "%016llx", (unsigned long long)h);
-    return json_pack("{s:s, s:i, s:s, s:f, s:f, s:I, s:f, s:I, s:I, s:I, s:f, s:s, s:o, s:o}", "version",
-                     KAIROS_VERSION_STRING, "ranks", c->opt->ranks > 0 ? c->opt->ranks : 1,
-                     "sync", f->sync == KR_SYNC_WINDOW ? "window" : "null-message",
-                     "end_time", kr_time_to_units(f->end_time, f->precision), "wall_seconds", wall,
-                     "events", (json_int_t)events, "events_per_second", wall > 0 ? (double)events / wall : 0.0,
-                     "rounds", rounds, "null_messages", (json_int_t)nulls, "guarantee_requests", (json_int_t)requests,
-                     "null_messages_per_event", events ? (double)(nulls + requests) / (double)events : 0.0,
-                     "checksum", sum, "simulators", sims, "rank_info", ranks);
+    double end = kr_time_to_units(f->end_time, f->precision), per_event = events ? 1.0 / (double)events : 0.0;
+    json_t *out = json_pack("{s:s, s:i, s:s, s:f, s:f, s:I, s:f, s:f, s:I, s:I, s:I, s:f, s:s, s:o, s:o}", "version",
+                            KAIROS_VERSION_STRING, "ranks", c->opt->ranks > 0 ? c->opt->ranks : 1,
+                            "sync", f->sync == KR_SYNC_WINDOW ? "window" : "null-message",
+                            "end_time", end, "wall_seconds", wall,
+                            "events", (json_int_t)events, "events_per_second", wall > 0 ? (double)events / wall : 0.0,
+                            "speedup", wall > 0 ? end / wall : 0.0,
+                            "rounds", rounds, "null_messages", (json_int_t)nulls,
+                            "guarantee_requests", (json_int_t)requests,
+                            "null_messages_per_event", (double)(nulls + requests) * per_event,
+                            "checksum", sum, "simulators", sims, "rank_info", ranks);
+    /* The coordinator's traffic between processes (docs/stats.md, docs/scaling.md). */
+    if (out && json_object_update_new(out, json_pack("{s:I, s:f, s:I, s:f, s:I, s:I}", "messages",
+                                                     (json_int_t)messages, "messages_per_event",
+                                                     (double)messages * per_event, "batches", (json_int_t)batches,
+                                                     "batches_per_event", (double)batches * per_event, "bytes",
+                                                     (json_int_t)bytes, "reductions", reductions))) {
+        json_decref(out);
+        out = NULL;
+    }
+    return out;
 }
 
 static void print_summary(run_ctx_t *c, json_t *stats)
@@ -504,6 +532,7 @@ kr_status_t kr_run_file(kr_model_file_t *f, const kr_run_options_t *opt)
     if (!st && ranks > 1) {
         kr_transport_t *t = kr_transport_mpi_create(&(kr_mpi_transport_desc_t){ .comm = opt->comm,
             .rank_of_sim = rank_of, .sim_count = (uint32_t)f->sim_count });
+        c.mpi = t;
         if (t && chaos_seed) t = kr_transport_chaos_wrap(t, chaos_seed + (uint64_t)opt->rank);
         st = t ? kr_model_use_transport(c.model, t) : kr_last_status();
         st = agree(&c, st);

@@ -617,6 +617,7 @@ kr_status_t kr_model_run(kr_model_t *m)
 }
 
 uint64_t kr_model_rounds(const kr_model_t *m) { return m ? m->rounds : 0; }
+uint64_t kr_model_transport_messages(const kr_model_t *m) { return m ? m->transport_sent : 0; }
 
 uint64_t kr_model_checksum(const kr_model_t *m)
 {

@@ -202,6 +202,7 @@ struct kr_model {
     bool bounds_raised;         /* some group is `raised` */
     uint64_t rounds;            /* window rounds so far */
     uint64_t msgs_sent, msgs_delivered; /* data messages, for the window's quiescence */
+    uint64_t transport_sent;    /* messages handed to the transport (data and guarantees), for the stats */
     uint64_t window_last[3];    /* this process's messages, events run, next times at the last round */
     /* window, over ranks: per group, the earliest data message sent to it
      * since the last round (it may still be on its way when the round

@@ -166,6 +166,7 @@ static kr_status_t transmit(kr_model_t *m, const kr_edge_t *e)
             if (t < *min) *min = t;
         }
     }
+    m->transport_sent++;
     /* a request travels against the edge */
     uint32_t from = kind == MSG_REQUEST ? e->to : e->from, to = kind == MSG_REQUEST ? e->from : e->to;
     kr_status_t st = m->transport->vtbl->send(m->transport, from, to, m->msg.data, m->msg.len);

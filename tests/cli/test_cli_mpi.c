@@ -64,16 +64,19 @@ static cli_result_t run_on(int np, const char *model, const char *stats, const c
 }
 
 /* The determinism contract: the same checksum and the same event count of
- * every simulator on 1, 2 and 4 ranks and with both algorithms. */
-static void same_everywhere_set(const char *example, const char *set)
+ * every simulator on 1, 2 and 4 ranks and with both algorithms (with
+ * `every_pair`, each rank count with each algorithm). */
+static void same_everywhere_runs(const char *example, const char *set, bool every_pair)
 {
     const char *root = getenv("KAIROS_SOURCE_ROOT");
     char model[1024];
     snprintf(model, sizeof model, "%s/examples/%s", root, example);
     const struct { int np; const char *sync; } runs[] = { { 0, "null-message" }, { 1, "window" }, { 2, "null-message" },
-                                                          { 2, "window" }, { 4, "null-message" } };
+                                                          { 2, "window" }, { 4, "null-message" }, { 4, "window" },
+                                                          { 1, "null-message" } };
+    size_t run_count = every_pair ? sizeof runs / sizeof runs[0] : 5;
     json_t *ref = NULL;
-    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+    for (size_t i = 0; i < run_count; i++) {
         char stats[600];
         snprintf(stats, sizeof stats, "%s", cli_path("stats.json"));
         cli_result_t r = run_on(runs[i].np, model, stats, "--sync", runs[i].sync, set ? "--set" : NULL, set);
@@ -103,16 +106,43 @@ static void same_everywhere_set(const char *example, const char *set)
             }
             cr_assert(json_array_size(a) < 2 || max_rank > 0, "every simulator on rank 0");
         }
+        /* The coordinator's traffic: none between processes on one; over
+         * ranks every guarantee sent is a message, messages travel in
+         * batches, and every window round is at least one reduction. */
+        json_int_t messages = json_integer_value(json_object_get(s, "messages"));
+        json_int_t batches = json_integer_value(json_object_get(s, "batches"));
+        json_int_t nulls = json_integer_value(json_object_get(s, "null_messages"));
+        json_int_t rounds = json_integer_value(json_object_get(s, "rounds"));
+        json_int_t reductions = json_integer_value(json_object_get(s, "reductions"));
+        if (runs[i].np <= 1) {
+            cr_assert_eq(messages, 0, "%s on one process: %lld messages", example, (long long)messages);
+            cr_assert_eq(batches, 0);
+            cr_assert_eq(reductions, 0);
+        } else {
+            cr_assert_geq(messages, nulls, "%s on %d ranks", example, runs[i].np);
+            cr_assert(batches <= messages && (batches > 0) == (messages > 0), "%s on %d ranks: %lld batches for %lld "
+                      "messages", example, runs[i].np, (long long)batches, (long long)messages);
+            /* sqss is one simulator: nothing crosses */
+            cr_assert(json_array_size(a) < 2 || messages > 0, "%s on %d ranks: no message", example, runs[i].np);
+            cr_assert_geq(reductions, rounds, "%s on %d ranks (%s)", example, runs[i].np, runs[i].sync);
+            cr_assert(!strcmp(runs[i].sync, "window") ? rounds > 0 : reductions == 0);
+        }
         json_decref(s);
     }
     json_decref(ref);
 }
 
+static void same_everywhere_set(const char *example, const char *set) { same_everywhere_runs(example, set, false); }
 static void same_everywhere(const char *example) { same_everywhere_set(example, NULL); }
 
 Test(cli_mpi, factory_same_on_1_2_4_ranks, .timeout = 240) { same_everywhere("factory.json"); }
 Test(cli_mpi, phold_same_on_1_2_4_ranks, .timeout = 240) { same_everywhere_set("phold.json", "end_time=40"); }
 Test(cli_mpi, sqss_same_on_1_2_4_ranks, .timeout = 240) { same_everywhere("sqss.json"); }
+/* 51 simulators fanning in: 1, 2 and 4 ranks, each with both algorithms. */
+Test(cli_mpi, rows_same_on_1_2_4_ranks_both_syncs, .timeout = 240)
+{
+    same_everywhere_runs("rows.json", "end_time=600", true);
+}
 
 /* A simulator pinned to rank 1 with a bad parameter: the error is found
  * there, printed once (by rank 0), every rank exits 2, no stats file. */
