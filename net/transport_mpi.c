@@ -50,7 +50,8 @@ typedef struct mpi_transport {
     uint64_t records_sent, records_delivered;
     bool round_active, have_last, finished;
     MPI_Request round;
-    uint64_t round_in[3], round_out[3], last[3];
+    uint64_t *round_in, *round_out; /* 3 each, one allocation (see mpi_destroy) */
+    uint64_t last[3];
     uint64_t round_end_ns;
     /* failure */
     bool aborted;
@@ -60,6 +61,7 @@ typedef struct mpi_transport {
     /* the window's reduction (see mpi_reduce) */
     size_t window_n;
     uint64_t *window_buf;
+    bool window_pending;         /* a reduction into window_buf not yet complete */
     MPI_Datatype window_type;
     MPI_Op window_op;
     bool window_op_made;
@@ -154,6 +156,8 @@ static kr_status_t flush_peer(mpi_transport_t *t, int r)
     kr_status_t st = reap_sends(p);
     while (!st && p->sends_used == MAX_IN_FLIGHT) {
         st = receive_all(t);
+        /* a failed peer may never receive: stop waiting for it */
+        if (!st && t->aborted) st = kr__fail(KR_ERR_STATE, "%s", t->abort_msg);
         if (!st) st = reap_sends(p);
     }
     if (st) return st;
@@ -408,6 +412,23 @@ static void mpi_abort(kr_transport_t *base, kr_status_t status, const char *mess
     }
 }
 
+static int free_attribute(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm;
+    (void)extra;
+    free(value);
+    MPI_Comm_free_keyval(&keyval);
+    return MPI_SUCCESS;
+}
+
+/* Hands `p` to MPI_COMM_SELF, whose attributes MPI_Finalize deletes first. */
+static void keep_until_finalize(void *p)
+{
+    int keyval;
+    if (!p || MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_attribute, &keyval, NULL) != MPI_SUCCESS) return;
+    MPI_Comm_set_attr(MPI_COMM_SELF, keyval, p);
+}
+
 static void mpi_destroy(kr_transport_t *base)
 {
     mpi_transport_t *t = (mpi_transport_t *)base;
@@ -425,7 +446,13 @@ static void mpi_destroy(kr_transport_t *base)
      * MPI_Finalize: a collective's request may not be freed) */
     if (t->window_n) MPI_Type_free(&t->window_type);
     if (t->window_op_made) MPI_Op_free(&t->window_op);
-    free(t->window_buf);
+    /* Buffers of a collective that may still complete (a peer failed
+     * while it was pending; its request may not be freed) must outlive
+     * us: MPI_Finalize frees them. */
+    if (t->window_pending) keep_until_finalize(t->window_buf);
+    else free(t->window_buf);
+    if (t->round_active && !t->finished) keep_until_finalize(t->round_in);
+    else free(t->round_in);
     free(t->inbox);
     free(t->peers);
     free(t->rank_of);
@@ -484,6 +511,7 @@ static kr_status_t mpi_reduce(kr_transport_t *base, uint64_t *mins, size_t n_min
     MPI_Request req;
     t->stats.reductions++;
     int err = MPI_Iallreduce(in, out, 1, t->window_type, t->window_op, t->comm, &req);
+    t->window_pending = err == MPI_SUCCESS;
     if (err != MPI_SUCCESS) return mpi_fail(err, "reduction");
     /* Sleeps as in mpi_wait: short first (a round's reduction is usually
      * microseconds away), doubling to 64 us; none when spinning. */
@@ -494,6 +522,7 @@ static kr_status_t mpi_reduce(kr_transport_t *base, uint64_t *mins, size_t n_min
             err = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
             if (err != MPI_SUCCESS) return mpi_fail(err, "reduction");
             reduced = done;
+            if (done) t->window_pending = false;
         }
         if (reduced) {
             uint64_t received = 0;
@@ -531,10 +560,13 @@ kr_transport_t *kr_transport_mpi_create(const kr_mpi_transport_desc_t *d)
     t->flush_bytes = d->flush_bytes ? d->flush_bytes : 64 * 1024;
     t->rank_of = malloc((d->sim_count ? d->sim_count : 1) * sizeof *t->rank_of);
     t->peers = calloc((size_t)t->size, sizeof *t->peers);
+    t->round_in = calloc(6, sizeof *t->round_in);
+    t->round_out = t->round_in ? t->round_in + 3 : NULL;
     t->round = MPI_REQUEST_NULL;
-    if (!t->rank_of || !t->peers) {
+    if (!t->rank_of || !t->peers || !t->round_in) {
         free(t->rank_of);
         free(t->peers);
+        free(t->round_in);
         free(t);
         kr__fail(KR_ERR_NOMEM, "MPI transport: out of memory");
         return NULL;
@@ -544,17 +576,23 @@ kr_transport_t *kr_transport_mpi_create(const kr_mpi_transport_desc_t *d)
             kr__fail(KR_ERR_INVALID_ARG, "MPI transport: simulator %u on rank %d of %d", i, d->rank_of_sim[i], t->size);
             free(t->rank_of);
             free(t->peers);
+            free(t->round_in);
             free(t);
             return NULL;
         }
         t->rank_of[i] = d->rank_of_sim[i];
     }
     kr_buf_init(&t->loop);
-    /* Waiting ranks spin only when the node has a core for each rank;
-     * KAIROS_WAIT=spin or sleep overrides. */
+    /* Waiting ranks spin only when the node has a logical CPU for each
+     * rank of the whole job (the launcher says how many share the node;
+     * replications run several transports side by side); KAIROS_WAIT=spin
+     * or sleep overrides. */
+    int local = 0;
+    const char *vars[] = { "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "PMI_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE" };
+    for (size_t i = 0; i < sizeof vars / sizeof *vars && local <= 0; i++)
+        if (getenv(vars[i])) local = atoi(getenv(vars[i]));
     MPI_Comm node;
-    int local = 1;
-    if (MPI_Comm_split_type(d->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    if (local <= 0 && MPI_Comm_split_type(d->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
         MPI_Comm_size(node, &local);
         MPI_Comm_free(&node);
     }

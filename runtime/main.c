@@ -246,8 +246,11 @@ static int parse(const cli_t *c, int argc, char **argv, int first, const char *c
         } else if (is_run && !strcmp(a, "--seed")) {
             if (!has_value) return input_error(c, "%s needs a number", a);
             const char *v = argv[++i];
-            if (!v[0] || strspn(v, "0123456789") != strlen(v) || strlen(v) > 18)
-                return input_error(c, "--seed: expected a whole number >= 0, found \"%s\"", v);
+            /* up to INT64_MAX: a JSON integer, and every seed replications derive */
+            errno = 0;
+            unsigned long long seed = strtoull(v, NULL, 10);
+            if (!v[0] || strspn(v, "0123456789") != strlen(v) || errno || seed > (unsigned long long)INT64_MAX)
+                return input_error(c, "--seed: expected a whole number from 0 to 9223372036854775807, found \"%s\"", v);
             if (!sugar(o, "seed", v, false)) return 1;
         } else if (is_run && !strcmp(a, "--quiet")) {
             o->quiet = true;

@@ -33,20 +33,22 @@ kr_status_t kr_replications_plan(const kr_replications_desc_t *d, int *groups, i
         if (d->points[p]->sim_count < sims) sims = d->points[p]->sim_count;
     if (sims == 0 || sims == SIZE_MAX) sims = 1;
     int g;
+    uint64_t items = (uint64_t)d->point_count * d->replications;
     if (d->group_ranks) {
         if (d->group_ranks < 1 || d->group_ranks > ranks)
             return kr__fail(KR_ERR_INVALID_ARG, "--group-ranks: expected a whole number from 1 to %d (the ranks), "
                             "found %d", ranks, d->group_ranks);
         g = d->group_ranks;
     } else {
-        uint64_t items = (uint64_t)d->point_count * d->replications;
         uint64_t want = items < (uint64_t)ranks ? items : (uint64_t)ranks;
         g = want ? (int)((uint64_t)ranks / want) : 1;
         if ((size_t)g > sims) g = (int)sims;
         if (g < 1) g = 1;
     }
     *group_ranks = g;
-    *groups = ranks / g;
+    /* no more groups than work items: the others would idle unannounced */
+    *groups = (uint64_t)(ranks / g) < items ? ranks / g : (int)items;
+    if (*groups < 1) *groups = 1;
     return KR_OK;
 }
 

@@ -288,6 +288,13 @@ static uint32_t run_group(kr_model_t *m, kr_group_t *g, uint32_t budget)
  * never bounds itself. In one process there is no reduction: the round
  * polls until the transport holds nothing back. */
 
+static bool emulation_waiting(kr_model_t *m)
+{
+    for (uint32_t i = 0; i < m->sim_count; i++)
+        if (m->sims[i]->emu && m->groups[m->sims[i]->group].local && kr__emulation_waiting(m->sims[i])) return true;
+    return false;
+}
+
 static kr_status_t window_round(kr_model_t *m, bool *over)
 {
     uint32_t G = m->group_count;
@@ -302,11 +309,18 @@ static kr_status_t window_round(kr_model_t *m, bool *over)
         st = m->transport->vtbl->poll(m->transport, deliver, m, &delivered);
         if (st) break;
         mine[0] = m->msgs_sent + m->msgs_delivered;
-        mine[1] = mine[2] = 0;
+        mine[1] = 0;
+        mine[2] = 0x77696e646f77ULL;
         for (uint32_t i = 0; i < m->sim_count; i++) mine[1] += m->sims[i]->executed;
         for (uint32_t g = 0; g < G; g++) {
             next[g] = m->groups[g].local ? group_next(m, &m->groups[g]) : KR_TIME_NEVER;
-            mine[2] += m->groups[g].local ? next[g] : 0;
+            mine[2] = kr_mix64(mine[2] ^ next[g]);   /* every next time, in order */
+        }
+        /* an emulation's event that became due on its clock is a change too */
+        for (uint32_t i = 0; i < m->sim_count; i++) {
+            kr_sim_t *e = m->sims[i];
+            const kr_event_rec_t *h = e->emu && m->groups[e->group].local ? kr__sim_head(e) : NULL;
+            if (h) mine[2] = kr_mix64(mine[2] ^ (kr__emulation_ready(e, h->time) ? 0x5245ULL + i : i));
         }
         if (!reduce) {
             /* one process: a test transport may hold messages back */
@@ -317,8 +331,9 @@ static kr_status_t window_round(kr_model_t *m, bool *over)
             if (m->window_sent_min[g] < next[g]) next[g] = m->window_sent_min[g];
             m->window_sent_min[g] = KR_TIME_NEVER;
         }
-        /* the last slot: 1 if nothing changed here since the last round */
-        next[G] = m->rounds > 0 && memcmp(mine, m->window_last, sizeof mine) == 0;
+        /* the last slot: 1 if nothing changed here since the last round (an
+         * emulation waiting for its clock or its input will change) */
+        next[G] = m->rounds > 0 && memcmp(mine, m->window_last, sizeof mine) == 0 && !emulation_waiting(m);
         st = m->transport->vtbl->reduce(m->transport, next, G + 1);
         break;
     }
@@ -330,7 +345,8 @@ static kr_status_t window_round(kr_model_t *m, bool *over)
      * message sent or delivered, no next time moved) gets the same bounds
      * as the last and would repeat forever: that is a deadlock, seen alike
      * by every rank from the same minimum. */
-    bool stalled = m->rounds > 0 && (reduce ? next[G] == 1 : memcmp(mine, m->window_last, sizeof mine) == 0);
+    bool stalled = m->rounds > 0 && (reduce ? next[G] == 1 : memcmp(mine, m->window_last, sizeof mine) == 0 &&
+                                                             !emulation_waiting(m));
     memcpy(m->window_last, mine, sizeof mine);
     m->rounds++;
     /* Dijkstra over groups: key = min(next, bound so far) is what a group
@@ -452,7 +468,9 @@ bool kr__coord_step(kr_model_t *m, kr_status_t *status)
     }
     if (m->failure) { *status = kr__fail(m->failure, "%s", m->failure_msg); return false; }
     if (m->sync == KR_SYNC_WINDOW) {
-        /* nothing left below this round's bounds: the next round */
+        /* nothing left below this round's bounds: the next round, once an
+         * emulation waiting for its clock or input has something */
+        if (waiting) kr__emulation_wait(m);
         m->window_open = false;
         return true;
     }

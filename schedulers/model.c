@@ -610,10 +610,13 @@ kr_status_t kr_model_run(kr_model_t *m)
 {
     if (!m) return kr__fail(KR_ERR_INVALID_ARG, "kr_model_run: null model");
     if (m->finished || m->running) return kr__fail(KR_ERR_STATE, "kr_model_run: the model has already run");
-    if (m->failure) return kr__fail(m->failure, "kr_model_run: %s", m->failure_msg);
-    kr_status_t st;
-    if (!m->started && (st = kr_model_start(m))) return st;
-    return kr__coord_run(m);
+    kr_status_t st = m->failure ? kr__fail(m->failure, "kr_model_run: %s", m->failure_msg) : KR_OK;
+    if (!st && !m->started) st = kr_model_start(m);
+    if (!st) return kr__coord_run(m);
+    /* Other processes would wait for this one: tell them (as
+     * kr__coord_run does for failures while running). */
+    if (m->transport && m->transport->vtbl->abort) m->transport->vtbl->abort(m->transport, st, kr_last_error());
+    return st;
 }
 
 uint64_t kr_model_rounds(const kr_model_t *m) { return m ? m->rounds : 0; }

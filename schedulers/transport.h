@@ -44,7 +44,9 @@ typedef struct kr_transport_vtbl {
      * event of its own) and sets *describe there; every other process
      * waits for that description (its abort) and fails with it. */
     kr_status_t (*deadlock)(kr_transport_t *t, bool can_describe, bool *describe);
-    /* Blocks until a message may have arrived (without spinning). */
+    /* Waits until a message may have arrived, for at most about a
+     * millisecond: polling without pause when this process has a CPU of
+     * its own, sleeping between polls when it shares one. */
     void (*wait)(kr_transport_t *t);
     /* Tells every other process that the run failed with `message`. */
     void (*abort)(kr_transport_t *t, kr_status_t status, const char *message);

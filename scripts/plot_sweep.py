@@ -45,8 +45,12 @@ def main(argv):
     if plt is None:
         print("plot_sweep: matplotlib is missing (apt-get install python3-matplotlib)", file=sys.stderr)
         return 3
-    with open(path, newline="") as f:
-        rows = list(csv.reader(f))
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.reader(f))
+    except (OSError, csv.Error) as e:  # one line, never a traceback
+        print(f"plot_sweep: {path}: {e}", file=sys.stderr)
+        return 2
     if len(rows) < 2 or "replications" not in rows[0]:
         print(f"plot_sweep: {path}: expected a kairos sweep CSV, found {len(rows)} lines", file=sys.stderr)
         return 2
@@ -69,9 +73,10 @@ def main(argv):
     lines = {}
     for r in data:
         lines.setdefault(tuple(r[1:nparams]), []).append(r)
-    os.makedirs(out_dir, exist_ok=True)
     written = []
+    names = set()
     try:
+        os.makedirs(out_dir, exist_ok=True)
         for stat in stats:
             mi, ci = head.index(stat + ".mean"), head.index(stat + ".ci95")
             fig, ax = plt.subplots(figsize=(6.4, 4.2))
@@ -92,7 +97,11 @@ def main(argv):
                 ax.legend(fontsize=7)
             ax.grid(True, alpha=0.3)
             fig.tight_layout()
-            name = re.sub(r"[^A-Za-z0-9._-]+", "_", stat) + ".png"
+            name = re.sub(r"[^A-Za-z0-9._-]+", "_", stat)
+            while name in names:  # two statistics must not share one file
+                name += "_"
+            names.add(name)
+            name += ".png"
             final = os.path.join(out_dir, name)
             partial = final + ".partial"
             written.append(partial)

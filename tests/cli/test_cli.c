@@ -204,7 +204,14 @@ Test(cli, bad_option_values)
     const char *m = model(FACTORY_SHORT);
     expect_bad(kairos("run", m, "--sync", "optimistic", NULL),
                "--sync: expected null-message or window, found \"optimistic\"");
-    expect_bad(kairos("run", m, "--seed", "-1", NULL), "--seed: expected a whole number >= 0, found \"-1\"");
+    expect_bad(kairos("run", m, "--seed", "-1", NULL),
+               "--seed: expected a whole number from 0 to 9223372036854775807, found \"-1\"");
+    expect_bad(kairos("run", m, "--seed", "9223372036854775808", NULL),
+               "--seed: expected a whole number from 0 to 9223372036854775807, found \"9223372036854775808\"");
+    /* the largest seed is fine: replications derive seeds up to it */
+    cli_result_t big = kairos("run", m, "--seed", "9223372036854775807", "--quiet", NULL);
+    cr_assert_eq(big.status, 0, "%s", big.err);
+    cli_free(&big);
     expect_bad(kairos("run", m, "--end", "later", NULL), "--end: expected a time in model units, found \"later\"");
     expect_bad(kairos("run", m, "--set", "seed", NULL), "--set seed: expected KEY=VALUE");
     expect_bad(kairos("run", m, "-o", NULL), "-o needs a file name");

@@ -158,6 +158,14 @@ Test(replications, group_plan)
     cr_assert_eq(kr_replications_plan(&d, &groups, &g), KR_OK);
     cr_assert_eq(g, 3);
     cr_assert_eq(groups, 1);
+    /* never more groups than replications: 2 on 4 ranks leaves 2 ranks
+     * idle (and warned about), not 4 groups with 2 silent */
+    d.group_ranks = 0;
+    d.replications = 2;
+    cr_assert_eq(kr_replications_plan(&d, &groups, &g), KR_OK);
+    cr_assert_eq(g, 1);
+    cr_assert_eq(groups, 2);
+    d.replications = 10;
     d.group_ranks = 5;
     cr_assert_eq(kr_replications_plan(&d, &groups, &g), KR_ERR_INVALID_ARG);
     cr_assert_str_eq(kr_last_error(), "--group-ranks: expected a whole number from 1 to 4 (the ranks), found 5");
