@@ -6,6 +6,7 @@
 #include "factory/factory.h"
 #include "phold/phold.h"
 #include "sqss/sqss.h"
+#include "walkers/walkers.h"
 
 static const kr_kind_desc_t *const builtin_kinds[] = {
     &kr_factory_assembly_kind,
@@ -13,6 +14,7 @@ static const kr_kind_desc_t *const builtin_kinds[] = {
     &kr_factory_bath_kind,
     &kr_sqss_kind,
     &kr_phold_kind,
+    &kr_walkers_kind,
 };
 
 kr_status_t kr_models_register_builtin(kr_kinds_t *kinds)
