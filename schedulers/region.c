@@ -102,6 +102,7 @@ static kr_rect_t rect_meet(kr_rect_t a, kr_rect_t b)
 typedef struct snap_entry {
     uint64_t id;
     kr_entity_t e;
+    int32_t x, y;            /* its cell (snapshots only) */
 } snap_entry_t;
 
 typedef struct neighbour {
@@ -144,6 +145,10 @@ struct kr_region {
     bool ghosts_ready;
     kr_buf_t scratch;
     uint64_t updates, migrants_sent, migrant_bytes;
+    /* The agent acting now and its cell: its cell is known from the
+     * snapshot, which spares act a look into the spatial hash. */
+    kr_entity_t acting;
+    int32_t acting_x, acting_y;
 };
 
 typedef struct strip_state {
@@ -386,6 +391,11 @@ uint64_t kr_region_agent_id(const kr_region_t *r, kr_entity_t e)
 
 bool kr_region_agent_cell(const kr_region_t *r, kr_entity_t e, int32_t *x, int32_t *y)
 {
+    if (e == r->acting && e) {
+        if (x) *x = r->acting_x;
+        if (y) *y = r->acting_y;
+        return true;
+    }
     double px, py;
     if (!kr_spatial_position(r->world, e, &px, &py)) return false;
     if (x) *x = (int32_t)floor(px);
@@ -393,9 +403,19 @@ bool kr_region_agent_cell(const kr_region_t *r, kr_entity_t e, int32_t *x, int32
     return true;
 }
 
+static inline kr_status_t place(kr_region_t *r, kr_entity_t e, int32_t x, int32_t y)
+{
+    kr_status_t st = kr_spatial_move(r->world, e, x + 0.5, y + 0.5);
+    if (!st && e == r->acting) {
+        r->acting_x = x;
+        r->acting_y = y;
+    }
+    return st;
+}
+
 kr_status_t kr_region_agent_move(kr_region_t *r, kr_entity_t e, int32_t x, int32_t y)
 {
-    if (kr_rect_contains(r->own, x, y)) return kr_spatial_move(r->world, e, x + 0.5, y + 0.5);
+    if (kr_rect_contains(r->own, x, y)) return place(r, e, x, y);
     uint32_t owner = kr_region_grid_owner(&r->grid, x, y);
     size_t slot = 0;
     if (owner != r->index)
@@ -403,7 +423,7 @@ kr_status_t kr_region_agent_move(kr_region_t *r, kr_entity_t e, int32_t x, int32
     if (owner == UINT32_MAX || (owner != r->index && slot == r->nb_count))
         return kr__fail(KR_ERR_INVALID_ARG, "region %u: a move to cell (%d, %d): expected a cell of the %d x %d world "
                         "owned by this region or a neighbour", r->index, x, y, r->grid.width, r->grid.height);
-    kr_status_t st = kr_spatial_move(r->world, e, x + 0.5, y + 0.5);
+    kr_status_t st = place(r, e, x, y);
     if (st || owner == r->index) return st;
     neighbour_t *n = &r->nb[slot];
     if (n->out_count == n->out_cap) {
@@ -413,7 +433,7 @@ kr_status_t kr_region_agent_move(kr_region_t *r, kr_entity_t e, int32_t x, int32
         n->out = o;
         n->out_cap = cap;
     }
-    n->out[n->out_count++] = (snap_entry_t){ kr_region_agent_id(r, e), e };
+    n->out[n->out_count++] = (snap_entry_t){ kr_region_agent_id(r, e), e, x, y };
     return KR_OK;
 }
 
@@ -719,7 +739,7 @@ static kr_status_t snapshot(kr_region_t *r, size_t *count)
                     r->snap[j] = r->snap[j - 1];
                     j--;
                 }
-                r->snap[j] = (snap_entry_t){ a->id, in[i] };
+                r->snap[j] = (snap_entry_t){ a->id, in[i], x, y };
             }
         }
     *count = n;
@@ -745,9 +765,14 @@ static void region_step(kr_region_t *r)
     if (!st) st = snapshot(r, &n);
     for (size_t i = 0; !st && i < n; i++) {
         /* an earlier act may have removed it */
-        if (!kr_entity_alive(r->world, r->snap[i].e)) continue;
-        r->desc.act(r, r->snap[i].e, r->snap[i].id, r->desc.arg);
+        const snap_entry_t *a = &r->snap[i];
+        if (!kr_entity_alive(r->world, a->e)) continue;
+        r->acting = a->e;
+        r->acting_x = a->x;
+        r->acting_y = a->y;
+        r->desc.act(r, a->e, a->id, r->desc.arg);
     }
+    r->acting = KR_ENTITY_INVALID;
     r->updates += n;
     if (!st && r->desc.end_step) r->desc.end_step(r, r->desc.arg);
     double *t = r->cur;

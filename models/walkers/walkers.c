@@ -28,6 +28,19 @@ typedef struct walkers {
     uint64_t audit_sum, audit_acts;
 } walkers_t;
 
+typedef struct birth {
+    uint64_t id;
+    int32_t x, y;
+} birth_t;
+
+static int birth_cmp(const void *a, const void *b)
+{
+    const birth_t *p = a, *q = b;
+    if (p->y != q->y) return p->y < q->y ? -1 : 1;
+    if (p->x != q->x) return p->x < q->x ? -1 : 1;
+    return p->id < q->id ? -1 : p->id > q->id;
+}
+
 static const int8_t dirs[8][2] = { { -1, -1 }, { 0, -1 }, { 1, -1 }, { -1, 0 }, { 1, 0 }, { -1, 1 }, { 0, 1 }, { 1, 1 } };
 
 static void act(kr_region_t *r, kr_entity_t agent, uint64_t id, void *arg)
@@ -78,15 +91,34 @@ static kr_status_t walkers_setup(kr_sim_t *sim, const kr_params_t *p)
     if (!(w->region = kr_region_create(sim, &d))) return kr_last_status();
     kr_rect_t own = kr_region_rect(w->region);
     kr_rng_t *birth = kr_rng_create(kr_model_seed(kr_sim_model(sim)), KR_RNG_AGENT, 0, 0);
-    if (!birth) return kr_last_status();
-    for (int64_t i = 0; i < w->agents && !st; i++) {
+    size_t n = 0, cap = 1024;
+    birth_t *born = malloc(cap * sizeof *born);
+    if (!birth || !born) {
+        kr_rng_destroy(birth);
+        free(born);
+        return kr_params_error(p, "agents", "a number of walkers that fits in memory", "too many");
+    }
+    for (int64_t i = 0; i < w->agents; i++) {
         uint64_t id = (uint64_t)i + 1;
         kr_rng_reset(birth, kr_model_seed(kr_sim_model(sim)), KR_RNG_AGENT, id, BIRTH);
         int32_t x = (int32_t)(kr_rng_uniform(birth) * (double)w->width);
         int32_t y = (int32_t)(kr_rng_uniform(birth) * (double)w->height);
-        if (kr_rect_contains(own, x, y) && !kr_region_agent_create(w->region, id, x, y)) st = kr_last_status();
+        if (!kr_rect_contains(own, x, y)) continue;
+        if (n == cap) {
+            birth_t *b = realloc(born, (cap *= 2) * sizeof *b);
+            if (!b) { st = kr_params_error(p, "agents", "a number of walkers that fits in memory", "too many"); break; }
+            born = b;
+        }
+        born[n++] = (birth_t){ id, x, y };
     }
     kr_rng_destroy(birth);
+    /* Created in the order they act (cells by row, then id), entities lie
+     * in memory in that order: a step then walks its memory nearly in
+     * sequence (walkers move one cell at a time), not at random. */
+    qsort(born, n, sizeof *born, birth_cmp);
+    for (size_t i = 0; i < n && !st; i++)
+        if (!kr_region_agent_create(w->region, born[i].id, born[i].x, born[i].y)) st = kr_last_status();
+    free(born);
     return st;
 }
 
