@@ -102,7 +102,7 @@ static kr_rect_t rect_meet(kr_rect_t a, kr_rect_t b)
 typedef struct snap_entry {
     uint64_t id;
     kr_entity_t e;
-    int32_t x, y;            /* its cell (snapshots only) */
+    int32_t x, y;            /* its cell (a cell's gathered agents only) */
 } snap_entry_t;
 
 typedef struct neighbour {
@@ -136,7 +136,7 @@ struct kr_region {
     size_t nb_count;
     double *cur, *next;      /* fields x stored cells each */
     kr_rng_t *rng;
-    snap_entry_t *snap;
+    snap_entry_t *snap;      /* the agents of the cell being scanned */
     size_t snap_cap;
     ghost_rec_t *ghost_recs;
     size_t ghost_count, ghost_cap;
@@ -146,9 +146,10 @@ struct kr_region {
     kr_buf_t scratch;
     uint64_t updates, migrants_sent, migrant_bytes;
     /* The agent acting now and its cell: its cell is known from the
-     * snapshot, which spares act a look into the spatial hash. */
+     * scan, which spares act a look into the spatial hash. */
     kr_entity_t acting;
     int32_t acting_x, acting_y;
+    bool moved_other;        /* an act moved an agent other than itself */
 };
 
 typedef struct strip_state {
@@ -374,7 +375,8 @@ kr_entity_t kr_region_agent_create(kr_region_t *r, uint64_t id, int32_t x, int32
     kr_entity_t e = kr_entity_create_desc(r->world, &(kr_entity_desc_t){ .components = &r->agent,
                                                                           .component_count = 1 });
     if (!e) return KR_ENTITY_INVALID;
-    ((kr_region_agent_t *)kr_component_get(r->world, e, r->agent))->id = id;
+    /* born this step: acts from the next */
+    *(kr_region_agent_t *)kr_component_get(r->world, e, r->agent) = (kr_region_agent_t){ id, r->step };
     if (kr_spatial_insert(r->world, e, x + 0.5, y + 0.5)) {
         kr_entity_destroy(r->world, e);
         return KR_ENTITY_INVALID;
@@ -389,6 +391,15 @@ uint64_t kr_region_agent_id(const kr_region_t *r, kr_entity_t e)
     return a ? a->id : 0;
 }
 
+static bool cell_lookup(const kr_region_t *r, kr_entity_t e, int32_t *x, int32_t *y)
+{
+    double px, py;
+    if (!kr_spatial_position(r->world, e, &px, &py)) return false;
+    if (x) *x = (int32_t)floor(px);
+    if (y) *y = (int32_t)floor(py);
+    return true;
+}
+
 bool kr_region_agent_cell(const kr_region_t *r, kr_entity_t e, int32_t *x, int32_t *y)
 {
     if (e == r->acting && e) {
@@ -396,11 +407,7 @@ bool kr_region_agent_cell(const kr_region_t *r, kr_entity_t e, int32_t *x, int32
         if (y) *y = r->acting_y;
         return true;
     }
-    double px, py;
-    if (!kr_spatial_position(r->world, e, &px, &py)) return false;
-    if (x) *x = (int32_t)floor(px);
-    if (y) *y = (int32_t)floor(py);
-    return true;
+    return cell_lookup(r, e, x, y);
 }
 
 static inline kr_status_t place(kr_region_t *r, kr_entity_t e, int32_t x, int32_t y)
@@ -409,6 +416,8 @@ static inline kr_status_t place(kr_region_t *r, kr_entity_t e, int32_t x, int32_
     if (!st && e == r->acting) {
         r->acting_x = x;
         r->acting_y = y;
+    } else if (!st) {
+        r->moved_other = true; /* an agent gathered with the acting one may have moved */
     }
     return st;
 }
@@ -486,7 +495,7 @@ static int ghost_cmp(const void *a, const void *b)
 static kr_status_t ghosts_prepare(kr_region_t *r)
 {
     if (r->ghosts_ready) return KR_OK;
-    qsort(r->ghost_recs, r->ghost_count, sizeof *r->ghost_recs, ghost_cmp);
+    if (r->ghost_count) qsort(r->ghost_recs, r->ghost_count, sizeof *r->ghost_recs, ghost_cmp);
     free(r->ghosts);
     r->ghosts = malloc((r->ghost_count ? r->ghost_count : 1) * sizeof *r->ghosts);
     if (!r->ghosts) return kr__fail(KR_ERR_NOMEM, "region %u: out of memory for the halo", r->index);
@@ -574,7 +583,7 @@ static size_t migrants_of(kr_region_t *r, neighbour_t *n)
             continue;
         n->out[k++] = n->out[i];
     }
-    qsort(n->out, k, sizeof *n->out, snap_cmp);
+    if (k) qsort(n->out, k, sizeof *n->out, snap_cmp);
     size_t u = 0;
     for (size_t i = 0; i < k; i++)
         if (!u || n->out[u - 1].e != n->out[i].e) n->out[u++] = n->out[i];
@@ -712,37 +721,55 @@ static void exchange_arrive(kr_sim_t *sim, void *data)
 
 /* ---- the step ---- */
 
-/* The agents of the own cells, cells in (y, x) order, each cell by id. */
-static kr_status_t snapshot(kr_region_t *r, size_t *count)
+/* Every agent of the own cells acts once, cells in (y, x) order and the
+ * agents of a cell by id. Each agent carries the step it last acted in (or
+ * was born in): one that moves on to a cell not scanned yet, or is born
+ * there, is claimed already and does not act twice or early. Cells are
+ * gathered one at a time, so no list of every agent is ever built. */
+static kr_status_t act_all(kr_region_t *r)
 {
-    size_t n = 0;
+    uint64_t step = r->step;
     for (int32_t y = r->own.y0; y < r->own.y1; y++)
         for (int32_t x = r->own.x0; x < r->own.x1; x++) {
             size_t k;
             const kr_entity_t *in = kr_spatial_cell_entities(r->world, (kr_cell_t){ x, y }, &k);
             if (!k) continue;
-            if (n + k > r->snap_cap) {
-                size_t cap = r->snap_cap ? r->snap_cap * 2 : 1024;
-                while (cap < n + k) cap *= 2;
-                snap_entry_t *s = realloc(r->snap, cap * sizeof *s);
-                if (!s) return kr__fail(KR_ERR_NOMEM, "region %u: out of memory for the step", r->index);
-                r->snap = s;
+            if (k > r->snap_cap) {
+                size_t cap = r->snap_cap ? r->snap_cap : 64;
+                while (cap < k) cap *= 2;
+                snap_entry_t *b = realloc(r->snap, cap * sizeof *b);
+                if (!b) return kr__fail(KR_ERR_NOMEM, "region %u: out of memory for the step", r->index);
+                r->snap = b;
                 r->snap_cap = cap;
             }
-            size_t first = n;
+            size_t n = 0;
             for (size_t i = 0; i < k; i++) {
-                const kr_region_agent_t *a = kr_component_get(r->world, in[i], r->agent);
-                if (!a) continue;
+                kr_region_agent_t *a = kr_component_get(r->world, in[i], r->agent);
+                if (!a || a->step >= step) continue;
+                a->step = step;
                 /* insertion by id: cells hold a few agents */
                 size_t j = n++;
-                while (j > first && r->snap[j - 1].id > a->id) {
+                while (j > 0 && r->snap[j - 1].id > a->id) {
                     r->snap[j] = r->snap[j - 1];
                     j--;
                 }
                 r->snap[j] = (snap_entry_t){ a->id, in[i], x, y };
             }
+            r->moved_other = false;
+            for (size_t j = 0; j < n; j++) {
+                const snap_entry_t *a = &r->snap[j];
+                /* the first of a cell is alive: gathered just now; a later
+                 * one may have been removed, or moved, by an earlier act */
+                if (j && !kr_entity_alive(r->world, a->e)) continue;
+                r->acting = a->e;
+                r->acting_x = a->x;
+                r->acting_y = a->y;
+                if (r->moved_other && !cell_lookup(r, a->e, &r->acting_x, &r->acting_y)) continue;
+                r->desc.act(r, a->e, a->id, r->desc.arg);
+                r->updates++;
+            }
+            r->acting = KR_ENTITY_INVALID;
         }
-    *count = n;
     return KR_OK;
 }
 
@@ -758,22 +785,10 @@ static void region_step(kr_region_t *r)
         }
         r->nb[i].arrived = false;
     }
-    size_t n = 0;
     kr_status_t st = ghosts_prepare(r);
     if (!st && r->desc.fields) memcpy(r->next, r->cur, kr_rect_area(r->stored) * r->desc.fields * sizeof *r->next);
     if (!st && r->desc.begin_step) r->desc.begin_step(r, r->desc.arg);
-    if (!st) st = snapshot(r, &n);
-    for (size_t i = 0; !st && i < n; i++) {
-        /* an earlier act may have removed it */
-        const snap_entry_t *a = &r->snap[i];
-        if (!kr_entity_alive(r->world, a->e)) continue;
-        r->acting = a->e;
-        r->acting_x = a->x;
-        r->acting_y = a->y;
-        r->desc.act(r, a->e, a->id, r->desc.arg);
-    }
-    r->acting = KR_ENTITY_INVALID;
-    r->updates += n;
+    if (!st) st = act_all(r);
     if (!st && r->desc.end_step) r->desc.end_step(r, r->desc.arg);
     double *t = r->cur;
     r->cur = r->next;
