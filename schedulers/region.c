@@ -109,9 +109,11 @@ typedef struct neighbour {
     uint32_t region, sim;
     kr_rect_t send;          /* my own cells in its halo */
     kr_rect_t receive;       /* its own cells in my halo */
+    kr_rect_t stored;        /* its own cells and halo */
     snap_entry_t *out;       /* migrants this step (may hold stale or returned ones) */
     size_t out_count, out_cap;
     bool arrived;            /* its strip for this step is in */
+    size_t migrants;         /* leaving for it this step */
 } neighbour_t;
 
 typedef struct ghost_rec {
@@ -144,6 +146,11 @@ struct kr_region {
     kr_region_ghost_t *ghosts; /* the public view of ghost_recs, sorted */
     bool ghosts_ready;
     kr_buf_t scratch;
+    /* This step's emigrants as ghosts: they are in cells of other regions
+     * at the end of the step, where nobody else can report them yet. */
+    ghost_rec_t *emigrants;
+    size_t emigrant_count, emigrant_cap;
+    kr_buf_t emigrant_bytes;
     uint64_t updates, migrants_sent, migrant_bytes;
     /* The agent acting now and its cell: its cell is known from the
      * scan, which spares act a look into the spatial hash. */
@@ -192,6 +199,8 @@ static void region_fini(kr_sim_t *sim, void *context)
     free(r->ghosts);
     kr_buf_fini(&r->ghost_bytes);
     kr_buf_fini(&r->scratch);
+    free(r->emigrants);
+    kr_buf_fini(&r->emigrant_bytes);
 }
 
 static void strip_destroy(kr_world_t *w, kr_entity_t self, void *state)
@@ -301,6 +310,7 @@ kr_region_t *kr_region_create(kr_sim_t *sim, const kr_region_desc_t *desc)
     *r = fresh;
     kr_buf_init(&r->ghost_bytes);
     kr_buf_init(&r->scratch);
+    kr_buf_init(&r->emigrant_bytes);
     r->own = kr_region_grid_rect(&g, r->index);
     r->stored = kr_region_grid_stored(&g, r->index);
     r->stride = (uint32_t)(r->stored.x1 - r->stored.x0);
@@ -317,6 +327,7 @@ kr_region_t *kr_region_create(kr_sim_t *sim, const kr_region_desc_t *desc)
         n->sim = desc->cut.first_sim + nb[i];
         n->send = rect_meet(r->own, kr_region_grid_stored(&g, nb[i]));
         n->receive = rect_meet(r->stored, kr_region_grid_rect(&g, nb[i]));
+        n->stored = kr_region_grid_stored(&g, nb[i]);
         kr_time_t p = kr_model_promise(m, kr_sim_id(sim), n->sim);
         if (p == KR_TIME_NEVER || p > r->time_step) {
             kr__fail(KR_ERR_INVALID_ARG, "region '%s': expected a dependency to its neighbour '%s' with a promise of "
@@ -343,8 +354,9 @@ kr_region_t *kr_region_create(kr_sim_t *sim, const kr_region_desc_t *desc)
     driver_state_t *ds = d ? kr_component_add(r->world, d, r->driver) : NULL;
     if (!ds) return NULL;
     ds->region = r;
-    /* Time 0: the initial halos, for step 1. */
-    if (r->nb_count && kr_schedule(sim, KR_PRIORITY_DEFAULT, 0, kr_model_find_event_type(m, REGION_START), NULL, NULL))
+    /* Time 0: the initial fields take effect and the initial halos go out,
+     * for step 1. */
+    if (kr_schedule(sim, KR_PRIORITY_DEFAULT, 0, kr_model_find_event_type(m, REGION_START), NULL, NULL))
         return NULL;
     r->sim = sim;
     return r;
@@ -526,6 +538,19 @@ const kr_region_ghost_t *kr_region_ghosts(const kr_region_t *r, int32_t x, int32
 
 /* ---- the exchange ---- */
 
+static kr_status_t put_ghost(kr_buf_t *b, uint64_t id, int32_t x, int32_t y, const void *bytes, size_t n)
+{
+    kr_status_t st = kr_buf_put_u64(b, id);
+    if (!st) st = kr_buf_put_u32(b, (uint32_t)x);
+    if (!st) st = kr_buf_put_u32(b, (uint32_t)y);
+    if (!st && n) st = kr_buf_append(b, bytes, n);
+    return st;
+}
+
+/* The strip for neighbour n: field values of my own cells in its halo, and
+ * every agent I hold at the end of the step in a cell of its halo: those
+ * of my own cells there, and my emigrants bound for other regions' cells
+ * there (their new region reports them only from the next step). */
 static kr_status_t strip_write(kr_region_t *r, const neighbour_t *n, kr_buf_t *b)
 {
     kr_rect_t s = n->send;
@@ -541,7 +566,8 @@ static kr_status_t strip_write(kr_region_t *r, const neighbour_t *n, kr_buf_t *b
     if (st) return st;
     size_t count_at = b->len;
     uint32_t count = 0;
-    if ((st = kr_buf_put_u32(b, 0)) || (st = kr_buf_put_u32(b, (uint32_t)r->desc.ghost_size))) return st;
+    size_t gsize = r->desc.ghost_size;
+    if ((st = kr_buf_put_u32(b, 0)) || (st = kr_buf_put_u32(b, (uint32_t)gsize))) return st;
     for (int32_t y = s.y0; y < s.y1; y++)
         for (int32_t x = s.x0; x < s.x1; x++) {
             size_t k;
@@ -549,18 +575,96 @@ static kr_status_t strip_write(kr_region_t *r, const neighbour_t *n, kr_buf_t *b
             for (size_t i = 0; i < k; i++) {
                 uint64_t id = kr_region_agent_id(r, in[i]);
                 if (!id) continue;
-                if ((st = kr_buf_put_u64(b, id)) || (st = kr_buf_put_u32(b, (uint32_t)x)) ||
-                    (st = kr_buf_put_u32(b, (uint32_t)y)) || (st = kr_buf_reserve(b, r->desc.ghost_size)))
-                    return st;
-                if (r->desc.ghost_size) {
-                    memset(b->data + b->len, 0, r->desc.ghost_size);
+                if ((st = put_ghost(b, id, x, y, NULL, 0)) || (st = kr_buf_reserve(b, gsize))) return st;
+                if (gsize) {
+                    memset(b->data + b->len, 0, gsize);
                     r->desc.ghost(r, in[i], b->data + b->len, r->desc.arg);
-                    b->len += r->desc.ghost_size;
+                    b->len += gsize;
                 }
                 count++;
             }
         }
+    for (size_t i = 0; i < r->emigrant_count; i++) {
+        const ghost_rec_t *g = &r->emigrants[i];
+        if (!kr_rect_contains(n->stored, g->x, g->y) || kr_region_grid_owner(&r->grid, g->x, g->y) == n->region)
+            continue;
+        if ((st = put_ghost(b, g->id, g->x, g->y, r->emigrant_bytes.data + g->offset, gsize))) return st;
+        count++;
+    }
     memcpy(b->data + count_at, &(uint32_t){ count }, 4); /* little-endian hosts only, as the packs */
+    return KR_OK;
+}
+
+/* Adds a ghost for the next step to this region's halo. */
+static kr_status_t ghost_add(kr_region_t *r, uint64_t id, int32_t x, int32_t y, const void *bytes)
+{
+    if (r->ghost_count == r->ghost_cap) {
+        size_t cap = r->ghost_cap ? r->ghost_cap * 2 : 256;
+        ghost_rec_t *g = realloc(r->ghost_recs, cap * sizeof *g);
+        if (!g) return kr__fail(KR_ERR_NOMEM, "region %u: out of memory for the halo", r->index);
+        r->ghost_recs = g;
+        r->ghost_cap = cap;
+    }
+    r->ghost_recs[r->ghost_count++] = (ghost_rec_t){ id, x, y, r->ghost_bytes.len };
+    r->ghosts_ready = false;
+    return kr_buf_append(&r->ghost_bytes, bytes, r->desc.ghost_size);
+}
+
+/* Every region whose halo holds an emigrant's new cell must hear of it
+ * from this one: itself, or a neighbour. A region further away could only
+ * see it if the move went beyond the halo; the check says so instead of
+ * leaving that region's halo short of an agent. */
+static kr_status_t emigrant_reach(const kr_region_t *r, int32_t x, int32_t y)
+{
+    uint32_t dest = kr_region_grid_owner(&r->grid, x, y), around[8];
+    size_t n = kr_region_grid_neighbours(&r->grid, dest, around);
+    for (size_t i = 0; i < n; i++) {
+        if (around[i] == r->index || !kr_rect_contains(kr_region_grid_stored(&r->grid, around[i]), x, y)) continue;
+        bool told = false;
+        for (size_t j = 0; j < r->nb_count && !told; j++) told = r->nb[j].region == around[i];
+        if (!told)
+            return kr__fail(KR_ERR_INVALID_ARG, "region %u: an agent moved to cell (%d, %d), in the halo of region %u, "
+                            "which is no neighbour of region %u: moves must stay within the halo width",
+                            r->index, x, y, around[i], r->index);
+    }
+    return KR_OK;
+}
+
+/* This step's emigrants as ghosts, before they leave: for the neighbours'
+ * strips and for this region's own halo of the next step. */
+static kr_status_t emigrants_collect(kr_region_t *r)
+{
+    r->emigrant_count = 0;
+    kr_buf_clear(&r->emigrant_bytes);
+    size_t gsize = r->desc.ghost_size;
+    for (size_t i = 0; i < r->nb_count; i++) {
+        const neighbour_t *n = &r->nb[i];
+        for (size_t j = 0; j < n->migrants; j++) {
+            const snap_entry_t *m = &n->out[j];
+            int32_t x, y;
+            kr_region_agent_cell(r, m->e, &x, &y);
+            kr_status_t st = emigrant_reach(r, x, y);
+            if (st) return st;
+            if (r->emigrant_count == r->emigrant_cap) {
+                size_t cap = r->emigrant_cap ? r->emigrant_cap * 2 : 64;
+                ghost_rec_t *g = realloc(r->emigrants, cap * sizeof *g);
+                if (!g) return kr__fail(KR_ERR_NOMEM, "region %u: out of memory for migrants", r->index);
+                r->emigrants = g;
+                r->emigrant_cap = cap;
+            }
+            size_t at = r->emigrant_bytes.len;
+            if ((st = kr_buf_reserve(&r->emigrant_bytes, gsize))) return st;
+            if (gsize) {
+                memset(r->emigrant_bytes.data + at, 0, gsize);
+                r->desc.ghost(r, m->e, r->emigrant_bytes.data + at, r->desc.arg);
+                r->emigrant_bytes.len += gsize;
+            }
+            r->emigrants[r->emigrant_count++] = (ghost_rec_t){ m->id, x, y, at };
+            if (kr_rect_contains(r->stored, x, y) &&
+                (st = ghost_add(r, m->id, x, y, r->emigrant_bytes.data + at)))
+                return st;
+        }
+    }
     return KR_OK;
 }
 
@@ -595,10 +699,15 @@ static kr_status_t exchange_send(kr_region_t *r)
     kr_status_t st = KR_OK;
     kr_entity_t *roots = NULL;
     size_t roots_cap = 0;
+    for (size_t i = 0; i < r->nb_count; i++) {
+        neighbour_t *n = &r->nb[i];
+        n->migrants = migrants_of(r, n);
+        n->out_count = 0;
+    }
+    st = emigrants_collect(r);
     for (size_t i = 0; !st && i < r->nb_count; i++) {
         neighbour_t *n = &r->nb[i];
-        size_t m = migrants_of(r, n);
-        n->out_count = 0;
+        size_t m = n->migrants;
         if (m + 1 > roots_cap) {
             kr_entity_t *g = realloc(roots, (m + 1) * sizeof *g);
             if (!g) { st = kr__fail(KR_ERR_NOMEM, "region %u: out of memory for migrants", r->index); break; }
@@ -636,7 +745,11 @@ static void start_event(kr_sim_t *sim, void *data)
 {
     (void)data;
     kr_region_t *r = kr_region_of(sim);
-    if (!r || r->time_step > r->end_time) return;
+    if (!r) return;
+    double *t = r->cur; /* what setup wrote is the state of step 0 */
+    r->cur = r->next;
+    r->next = t;
+    if (r->time_step > r->end_time) return;
     r->step = 0;
     kr_status_t st = exchange_send(r);
     if (st) kr__model_fail(kr_sim_model(sim), st, "region '%s': the initial halo: %s", kr_sim_name(sim),
@@ -670,17 +783,10 @@ static kr_status_t strip_read(kr_region_t *r, neighbour_t *n, const uint8_t *dat
         uint64_t id = kr_reader_u64(&rd);
         int32_t x = (int32_t)kr_reader_u32(&rd), y = (int32_t)kr_reader_u32(&rd);
         const void *bytes = kr_reader_view(&rd, gsize);
-        if (rd.failed || !id || !kr_rect_contains(s, x, y))
-            return kr__fail(KR_ERR_CORRUPT, "a halo strip from region %u with an agent outside its cells", n->region);
-        if (r->ghost_count == r->ghost_cap) {
-            size_t cap = r->ghost_cap ? r->ghost_cap * 2 : 256;
-            ghost_rec_t *g = realloc(r->ghost_recs, cap * sizeof *g);
-            if (!g) return kr__fail(KR_ERR_NOMEM, "region %u: out of memory for the halo", r->index);
-            r->ghost_recs = g;
-            r->ghost_cap = cap;
-        }
-        r->ghost_recs[r->ghost_count++] = (ghost_rec_t){ id, x, y, r->ghost_bytes.len };
-        kr_status_t st = kr_buf_append(&r->ghost_bytes, bytes, gsize);
+        /* its own cells, or (emigrants) a third region's, in my halo */
+        if (rd.failed || !id || !kr_rect_contains(r->stored, x, y) || kr_rect_contains(r->own, x, y))
+            return kr__fail(KR_ERR_CORRUPT, "a halo strip from region %u with an agent outside my halo", n->region);
+        kr_status_t st = ghost_add(r, id, x, y, bytes);
         if (st) return st;
     }
     if (kr_reader_left(&rd)) return kr__fail(KR_ERR_CORRUPT, "a halo strip from region %u with trailing bytes",
