@@ -13,7 +13,8 @@
  *    acts once, cells in (y, x) order, agents of one cell in id order
  *    (`act`); agents that moved to a neighbour's cell leave with their
  *    components and children, and every neighbour gets the strip of cells
- *    of its halo (field values and agents there) as of the end of step s.
+ *    of its halo (field values and agents there) as of the end of step s,
+ *    its emigrants in transit included.
  *    Both travel in one sync-event per neighbour and step, delay time_step.
  *    Migrants leaving in the last step of the run (whose arrival would fall
  *    after the end time) stay where they are, so no agent is ever lost.
@@ -175,7 +176,7 @@ uint64_t kr_region_agent_id(const kr_region_t *r, kr_entity_t e);
 /* The cell of an agent; false if it is not in the spatial hash. */
 bool kr_region_agent_cell(const kr_region_t *r, kr_entity_t e, int32_t *x, int32_t *y);
 /* Moves an agent to cell (x, y): inside the world and owned by this region
- * or one of its neighbours. A cell of a neighbour makes it a migrant: it
+ * or one of its neighbours. Move agents only through this call. A cell of a neighbour makes it a migrant: it
  * leaves at the end of the step (and acts there from the next one). */
 kr_status_t kr_region_agent_move(kr_region_t *r, kr_entity_t e, int32_t x, int32_t y);
 /* Agents in this region's world (own cells and migrants not yet gone). */
