@@ -176,8 +176,9 @@ uint64_t kr_region_agent_id(const kr_region_t *r, kr_entity_t e);
 /* The cell of an agent; false if it is not in the spatial hash. */
 bool kr_region_agent_cell(const kr_region_t *r, kr_entity_t e, int32_t *x, int32_t *y);
 /* Moves an agent to cell (x, y): inside the world and owned by this region
- * or one of its neighbours. Move agents only through this call. A cell of a neighbour makes it a migrant: it
- * leaves at the end of the step (and acts there from the next one). */
+ * or one of its neighbours; move agents only through this call. A cell of
+ * a neighbour makes it a migrant: it leaves at the end of the step (and
+ * acts there from the next one). */
 kr_status_t kr_region_agent_move(kr_region_t *r, kr_entity_t e, int32_t x, int32_t y);
 /* Agents in this region's world (own cells and migrants not yet gone). */
 size_t kr_region_agent_count(const kr_region_t *r);
