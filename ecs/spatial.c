@@ -635,3 +635,9 @@ size_t kr_spatial_grid_cells(const kr_world_t *w)
 {
     return w ? w->spatial.grid_cells : 0;
 }
+
+void kr_spatial_cell_prefetch(const kr_world_t *w, kr_cell_t cell)
+{
+    uint32_t gi = w ? grid_index(&w->spatial, cell.x, cell.y) : KR_NONE;
+    if (gi != KR_NONE) __builtin_prefetch(&w->spatial.cells[gi], 1);
+}

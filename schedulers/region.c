@@ -22,6 +22,8 @@
 #define REGION_EXCHANGE "kr.region.exchange"
 #define REGION_START "kr.region.start"
 #define STRIP_MAGIC 0x6b726731u
+/* How far ahead of the scan entities are prefetched, in cells. */
+#define PREFETCH_CELLS 6
 /* A strip larger than this is corrupt: a halo of a 10^6-wide world, 64
  * layers deep, with fields, stays far below it. */
 #define STRIP_MAX_BYTES (1ull << 32)
@@ -838,6 +840,15 @@ static kr_status_t act_all(kr_region_t *r)
     for (int32_t y = r->own.y0; y < r->own.y1; y++)
         for (int32_t x = r->own.x0; x < r->own.x1; x++) {
             size_t k;
+            /* Cells come in (y, x) order, entities in memory in creation
+             * order: start loading the entities a few cells ahead. */
+            if (x + PREFETCH_CELLS < r->own.x1) {
+                const kr_entity_t *ahead = kr_spatial_cell_entities(r->world, (kr_cell_t){ x + PREFETCH_CELLS, y }, &k);
+                for (size_t i = 0; i < k; i++) kr_entity_prefetch(r->world, ahead[i]);
+                /* agents moving to the rows above and below land there */
+                kr_spatial_cell_prefetch(r->world, (kr_cell_t){ x + PREFETCH_CELLS, y - 1 });
+                kr_spatial_cell_prefetch(r->world, (kr_cell_t){ x + PREFETCH_CELLS, y + 1 });
+            }
             const kr_entity_t *in = kr_spatial_cell_entities(r->world, (kr_cell_t){ x, y }, &k);
             if (!k) continue;
             if (k > r->snap_cap) {
