@@ -62,7 +62,7 @@ kr_status_t kr_params_region_cut(const kr_params_t *p, int64_t width, int64_t he
     size_t n = strlen(p->path);
     int entry = n > 7 && !strcmp(p->path + n - 7, ".params") ? (int)(n - 7) : (int)n;
     return kr__fail(KR_ERR_INVALID_ARG, "%s: %.*s.regions: expected at most %lld x %lld regions for a %lld x %lld grid "
-                    "(params.width, params.height), found [%u, %u]", p->file, entry, p->path, (long long)width,
+                    "(params.width, params.height), found [%u,%u]", p->file, entry, p->path, (long long)width,
                     (long long)height, (long long)width, (long long)height, p->cut.cols, p->cut.rows);
 }
 

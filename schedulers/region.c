@@ -446,8 +446,14 @@ kr_status_t kr_region_agent_move(kr_region_t *r, kr_entity_t e, int32_t x, int32
     if (owner == UINT32_MAX || (owner != r->index && slot == r->nb_count))
         return kr__fail(KR_ERR_INVALID_ARG, "region %u: a move to cell (%d, %d): expected a cell of the %d x %d world "
                         "owned by this region or a neighbour", r->index, x, y, r->grid.width, r->grid.height);
+    /* Only agents migrate: the receiver refuses anything else. */
+    uint64_t id = kr_region_agent_id(r, e);
+    if (!id)
+        return kr__fail(KR_ERR_INVALID_ARG, "region %u: a move to cell (%d, %d) of region %u: expected an agent "
+                        "(kr.region.agent), found entity %u:%u", r->index, x, y, owner, kr_entity_index(e),
+                        kr_entity_generation(e));
     kr_status_t st = place(r, e, x, y);
-    if (st || owner == r->index) return st;
+    if (st) return st;
     neighbour_t *n = &r->nb[slot];
     if (n->out_count == n->out_cap) {
         size_t cap = n->out_cap ? n->out_cap * 2 : 64;
@@ -456,7 +462,7 @@ kr_status_t kr_region_agent_move(kr_region_t *r, kr_entity_t e, int32_t x, int32
         n->out = o;
         n->out_cap = cap;
     }
-    n->out[n->out_count++] = (snap_entry_t){ kr_region_agent_id(r, e), e, x, y };
+    n->out[n->out_count++] = (snap_entry_t){ id, e, x, y };
     return KR_OK;
 }
 

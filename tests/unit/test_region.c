@@ -148,7 +148,7 @@ Test(region, more_regions_than_cells_refused)
     cr_assert(f, "%s", kr_last_error());
     cr_assert_null(kr_model_file_build(f, NULL));
     mt_expect(KR_ERR_INVALID_ARG, "simulators[0].regions",
-              "at most 60 x 40 regions for a 60 x 40 grid (params.width, params.height)", "[61, 1]");
+              "at most 60 x 40 regions for a 60 x 40 grid (params.width, params.height)", "[61,1]");
     kr_model_file_free(f);
 }
 
@@ -467,4 +467,29 @@ Test(region, halos_show_the_previous_step_as_an_uncut_world_would)
         cr_assert_eq(got, want, "%s halo %d: %016llx, uncut %016llx", runs[i].cut, runs[i].halo,
                      (unsigned long long)got, (unsigned long long)want);
     }
+}
+
+Test(region, moves_are_checked)
+{
+    kr_model_file_t *f = mt_load(WALKERS("'regions': [3, 1],", ""), NULL);
+    cr_assert(f, "%s", kr_last_error());
+    kr_model_t *m = kr_model_file_build(f, NULL);
+    cr_assert(m, "%s", kr_last_error());
+    kr_region_t *r = kr_region_of(kr_model_sim(m, 0)); /* columns 0..19 of 60 */
+    cr_assert_eq(kr_rect_area(kr_region_rect(r)), 20 * 40);
+    cr_assert_eq(kr_region_agent_create(r, 0, 1, 1), KR_ENTITY_INVALID, "id 0 refused");
+    cr_assert_eq(kr_region_agent_create(r, 777777, 25, 1), KR_ENTITY_INVALID, "a neighbour's cell refused");
+    kr_entity_t a = kr_region_agent_create(r, 777777, 19, 5);
+    cr_assert(a, "%s", kr_last_error());
+    cr_assert_eq(kr_region_agent_id(r, a), 777777);
+    cr_assert_eq(kr_region_agent_move(r, a, -1, 5), KR_ERR_INVALID_ARG, "off the world");
+    cr_assert_eq(kr_region_agent_move(r, a, 45, 5), KR_ERR_INVALID_ARG, "region 2 is no neighbour of region 0");
+    int32_t x, y;
+    cr_assert(kr_region_agent_cell(r, a, &x, &y) && x == 19 && y == 5, "a refused move leaves it in place");
+    kr_entity_t plain = kr_entity_create(kr_region_world(r));
+    cr_assert_eq(kr_spatial_insert(kr_region_world(r), plain, 18.5, 5.5), KR_OK);
+    cr_assert_eq(kr_region_agent_move(r, plain, 20, 5), KR_ERR_INVALID_ARG, "only agents migrate");
+    cr_assert_eq(kr_region_agent_move(r, a, 20, 5), KR_OK, "%s", kr_last_error());
+    kr_model_destroy(m);
+    kr_model_file_free(f);
 }
