@@ -7,7 +7,8 @@ events per LP, mean 1.0, end time 2000, and varies ranks (1, or 2 under
 mpirun), simulators (1 or 2), the synchronization algorithm, and the
 lookahead / remote fraction (base: 0.1 / 0.25; variants 0.01 and 0.5). The
 figures come from the stats file of each run: events per second, null
-messages per event, blocked seconds per rank; the median over --reps runs.
+messages per event (guarantees and guarantee requests), blocked seconds per
+rank; the median over --reps runs.
 
     bench/bench_phold.py [--kairos build/kairos] [--reps 3] [--end 2000]
                          [--only SUBSTRING ...]
@@ -63,7 +64,7 @@ def main():
                     continue
                 runs = [run_once(a.kairos, ranks, sims, sync, lookahead, remote, a.end) for _ in range(a.reps)]
                 eps = [r["events_per_second"] for r in runs]
-                npe = [sum(s["null_messages"] for s in r["simulators"]) / max(r["events"], 1) for r in runs]
+                npe = [r["null_messages_per_event"] for r in runs]  # guarantees and requests
                 blocked = []  # seconds, summed over the rank's simulators
                 for rank in range(ranks):
                     blocked.append(statistics.median(

@@ -5,6 +5,7 @@
 #include "builtin.h"
 #include "factory/factory.h"
 #include "phold/phold.h"
+#include "rows/rows.h"
 #include "sqss/sqss.h"
 #include "walkers/walkers.h"
 
@@ -14,6 +15,7 @@ static const kr_kind_desc_t *const builtin_kinds[] = {
     &kr_factory_bath_kind,
     &kr_sqss_kind,
     &kr_phold_kind,
+    &kr_rows_kind,
     &kr_walkers_kind,
 };
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
@@ -45,13 +46,25 @@ typedef struct mpi_transport {
     /* batches received but not yet delivered */
     inbox_item_t *inbox;
     size_t inbox_count, inbox_cap;
-    /* termination */
-    bool barrier_entered, finished;
-    MPI_Request barrier;
+    /* termination and deadlock: quiescence rounds (see mpi_settle) */
+    uint64_t records_sent, records_delivered;
+    bool round_active, have_last, finished;
+    MPI_Request round;
+    uint64_t *round_in, *round_out; /* 3 each, one allocation (see mpi_destroy) */
+    uint64_t last[3];
+    uint64_t round_end_ns;
     /* failure */
     bool aborted;
     char abort_msg[1024];
     kr_mpi_transport_stats_t stats;
+    bool spin;                   /* wait by polling: this rank has a core of its own */
+    /* the window's reduction (see mpi_reduce) */
+    size_t window_n;
+    uint64_t *window_buf;
+    bool window_pending;         /* a reduction into window_buf not yet complete */
+    MPI_Datatype window_type;
+    MPI_Op window_op;
+    bool window_op_made;
 } mpi_transport_t;
 
 static kr_status_t mpi_fail(int err, const char *what)
@@ -143,6 +156,8 @@ static kr_status_t flush_peer(mpi_transport_t *t, int r)
     kr_status_t st = reap_sends(p);
     while (!st && p->sends_used == MAX_IN_FLIGHT) {
         st = receive_all(t);
+        /* a failed peer may never receive: stop waiting for it */
+        if (!st && t->aborted) st = kr__fail(KR_ERR_STATE, "%s", t->abort_msg);
         if (!st) st = reap_sends(p);
     }
     if (st) return st;
@@ -179,9 +194,13 @@ static kr_status_t mpi_send(kr_transport_t *base, uint32_t from, uint32_t to, co
     if (len > MAX_MESSAGE) return kr__fail(KR_ERR_INVALID_ARG, "MPI transport: message of %zu bytes", len);
     int r = t->rank_of[to];
     kr_buf_t *b = r == t->rank ? &t->loop : &t->peers[r].out;
-    kr_status_t st = kr_buf_put_u32(b, (uint32_t)len);
-    if (!st) st = kr_buf_append(b, bytes, len);
-    if (st) return st;
+    t->records_sent++;
+    /* one reservation, then the u32 length (little-endian) and the bytes */
+    if (b->cap - b->len < 4 + len && kr_buf_reserve(b, 4 + len)) return kr_last_status();
+    uint8_t *p = b->data + b->len;
+    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(len >> (8 * i));
+    memcpy(p + 4, bytes, len);
+    b->len += 4 + len;
     if (r == t->rank) {
         t->loop_count++;
         return KR_OK;
@@ -239,6 +258,7 @@ static kr_status_t mpi_poll(kr_transport_t *base, kr_deliver_fn deliver, void *a
     if (done && t->inbox_count > done)
         memmove(t->inbox, t->inbox + done, (t->inbox_count - done) * sizeof *t->inbox);
     t->inbox_count -= done;
+    t->records_delivered += n;
     if (count) *count = n;
     return st;
 }
@@ -251,84 +271,128 @@ static size_t mpi_in_flight(const kr_transport_t *base)
     return n;
 }
 
-/* Every batch a peer sent is received before anyone leaves: each rank
- * learns how many batches each peer sent it, and waits for them. */
-static kr_status_t drain(mpi_transport_t *t)
+static uint64_t mono_ns(void)
 {
-    uint64_t *sent = calloc((size_t)t->size, sizeof *sent), *expected = calloc((size_t)t->size, sizeof *expected);
-    if (!sent || !expected) {
-        free(sent);
-        free(expected);
-        return kr__fail(KR_ERR_NOMEM, "MPI transport: out of memory");
-    }
-    for (int r = 0; r < t->size; r++) sent[r] = t->peers[r].batches_sent;
-    int err = MPI_Alltoall(sent, 1, MPI_UINT64_T, expected, 1, MPI_UINT64_T, t->comm);
-    kr_status_t st = err == MPI_SUCCESS ? KR_OK : mpi_fail(err, "all-to-all");
-    for (int r = 0; !st && r < t->size; r++) {
-        while (!st && t->peers[r].batches_received < expected[r]) {
-            st = receive_all(t);
-            if (!st && t->peers[r].batches_received < expected[r]) nanosleep(&(struct timespec){ 0, 50000 }, NULL);
-        }
-    }
-    for (int r = 0; !st && r < t->size; r++)
-        while (!st && t->peers[r].sends_used) {
-            st = reap_sends(&t->peers[r]);
-            if (!st && t->peers[r].sends_used) nanosleep(&(struct timespec){ 0, 50000 }, NULL);
-        }
-    free(sent);
-    free(expected);
-    return st;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static kr_status_t mpi_settle(kr_transport_t *base, bool locally_done, bool *all_done)
+/* Waits for this rank's sends; called once every record is known to have
+ * been delivered, so each has a matching receive. */
+static kr_status_t complete_sends(mpi_transport_t *t)
+{
+    for (int r = 0; r < t->size; r++) {
+        peer_t *p = &t->peers[r];
+        for (int i = 0; i < p->sends_used; i++) {
+            int err = MPI_Wait(&p->sends[i].req, MPI_STATUS_IGNORE);
+            kr_buf_fini(&p->sends[i].buf);
+            if (err != MPI_SUCCESS) return mpi_fail(err, "send");
+        }
+        p->sends_used = 0;
+    }
+    return KR_OK;
+}
+
+/* Decides the end of the run, and deadlocks, by quiescence rounds (the
+ * four-counter method): a rank joins a round (a non-blocking sum of the
+ * records it sent and delivered and whether it is unfinished) only while
+ * idle, so a round completes once every rank has been idle. An idle rank
+ * does nothing until a record reaches it; so when two rounds in a row
+ * count the same records sent and delivered, and as many delivered as
+ * sent, no rank did anything in between and nothing is in flight: the run
+ * is over if no rank is unfinished, deadlocked if some is. Every rank
+ * sees the same sums and decides alike, in the same round (and on a
+ * deadlock, calls mpi_deadlock together). Rounds are at
+ * least 200 us apart on each rank, so blocked ranks do not flood the
+ * network with them. */
+static kr_status_t mpi_settle(kr_transport_t *base, bool idle, bool locally_done, kr_settle_t *verdict)
 {
     mpi_transport_t *t = (mpi_transport_t *)base;
-    *all_done = false;
+    *verdict = KR_SETTLE_RUNNING;
     if (t->finished) {
-        *all_done = true;
+        *verdict = KR_SETTLE_FINISHED;
         return KR_OK;
     }
-    if (!locally_done) return KR_OK;
     kr_status_t st = flush_all(t);
     if (st) return st;
-    if (!t->barrier_entered) {
-        int err = MPI_Ibarrier(t->comm, &t->barrier);
-        if (err != MPI_SUCCESS) return mpi_fail(err, "barrier");
-        t->barrier_entered = true;
+    if (t->round_active) {
+        int done = 0;
+        int err = MPI_Test(&t->round, &done, MPI_STATUS_IGNORE);
+        if (err != MPI_SUCCESS) return mpi_fail(err, "quiescence round");
+        if (!done) return KR_OK;
+        t->round_active = false;
+        t->round_end_ns = mono_ns();
+        const uint64_t *r = t->round_out;
+        bool quiet = t->have_last && r[0] == r[1] && r[0] == t->last[0] && r[1] == t->last[1];
+        memcpy(t->last, r, sizeof t->last);
+        t->have_last = true;
+        if (quiet && r[2] == 0) {
+            if ((st = complete_sends(t))) return st;
+            t->finished = true;
+            *verdict = KR_SETTLE_FINISHED;
+            return KR_OK;
+        }
+        if (quiet) *verdict = KR_SETTLE_DEADLOCK;
+        return KR_OK;
     }
-    int done = 0;
-    int err = MPI_Test(&t->barrier, &done, MPI_STATUS_IGNORE);
-    if (err != MPI_SUCCESS) return mpi_fail(err, "barrier");
-    if (!done) return KR_OK;
-    if ((st = drain(t))) return st;
-    t->finished = true;
-    *all_done = true;
+    if (idle && !t->round_active && mono_ns() - t->round_end_ns >= 200000) {
+        t->round_in[0] = t->records_sent;
+        t->round_in[1] = t->records_delivered;
+        t->round_in[2] = locally_done ? 0 : 1;
+        int err = MPI_Iallreduce(t->round_in, t->round_out, 3, MPI_UINT64_T, MPI_SUM, t->comm, &t->round);
+        if (err != MPI_SUCCESS) return mpi_fail(err, "quiescence round");
+        t->round_active = true;
+    }
     return KR_OK;
+}
+
+static kr_status_t mpi_deadlock(kr_transport_t *base, bool can_describe, bool *describe)
+{
+    mpi_transport_t *t = (mpi_transport_t *)base;
+    /* every rank is here, in the same round: a blocking reduction is safe */
+    int mine = can_describe ? t->rank : t->size, who = t->size;
+    int err = MPI_Allreduce(&mine, &who, 1, MPI_INT, MPI_MIN, t->comm);
+    if (err != MPI_SUCCESS) return mpi_fail(err, "deadlock agreement");
+    *describe = who == t->rank || (who == t->size && t->rank == 0);
+    if (*describe) return KR_OK;
+    while (!t->aborted) {
+        kr_status_t st = receive_all(t);
+        if (st) return st;
+        if (!t->aborted) nanosleep(&(struct timespec){ 0, 100000 }, NULL);
+    }
+    return kr__fail(KR_ERR_STATE, "%s", t->abort_msg);
 }
 
 static void mpi_wait(kr_transport_t *base)
 {
     mpi_transport_t *t = (mpi_transport_t *)base;
-    /* Sleep-poll for up to about a millisecond: a blocked rank sharing a
-     * core with a busy one must leave it the core. The sleeps start short
-     * and double: in a tightly coupled run a guarantee is usually tens of
-     * microseconds away, and a fixed 100 us sleep (150 us with the default
+    /* Polls for up to about a millisecond. With a core to itself a rank
+     * spins (a guarantee is usually microseconds away); sharing a core
+     * with a busy rank it must leave it the core, so it sleeps, briefly
+     * at first and doubling: a fixed 100 us sleep (150 us with the default
      * timer slack) cost more than the work it waited for. */
-    long ns = 2000;
-    for (long slept = 0; slept < 1000000; slept += ns, ns = ns < 64000 ? ns * 2 : ns) {
+    uint64_t start = mono_ns();
+    long ns = 2000, slept = 0;
+    for (;;) {
         int flag = 0;
         MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, t->comm, &flag, MPI_STATUS_IGNORE);
         if (flag) return;
-        if (t->barrier_entered) {
+        if (t->round_active) {
+            /* (a completed request becomes MPI_REQUEST_NULL, which settle's
+             * test reports as complete, with the results in round_out) */
             int done = 0;
-            MPI_Test(&t->barrier, &done, MPI_STATUS_IGNORE);
-            if (done) {
-                /* MPI_Test completed it: remember, settle must not test again */
-                t->barrier = MPI_REQUEST_NULL;
-                return;
-            }
+            MPI_Test(&t->round, &done, MPI_STATUS_IGNORE);
+            if (done) return;
         }
+        if (t->spin) {
+            if (mono_ns() - start >= 1000000) return;
+            continue;
+        }
+        if (slept >= 1000000) return;
         nanosleep(&(struct timespec){ 0, ns }, NULL);
+        slept += ns;
+        ns = ns < 64000 ? ns * 2 : ns;
     }
 }
 
@@ -348,6 +412,23 @@ static void mpi_abort(kr_transport_t *base, kr_status_t status, const char *mess
     }
 }
 
+static int free_attribute(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm;
+    (void)extra;
+    free(value);
+    MPI_Comm_free_keyval(&keyval);
+    return MPI_SUCCESS;
+}
+
+/* Hands `p` to MPI_COMM_SELF, whose attributes MPI_Finalize deletes first. */
+static void keep_until_finalize(void *p)
+{
+    int keyval;
+    if (!p || MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_attribute, &keyval, NULL) != MPI_SUCCESS) return;
+    MPI_Comm_set_attr(MPI_COMM_SELF, keyval, p);
+}
+
 static void mpi_destroy(kr_transport_t *base)
 {
     mpi_transport_t *t = (mpi_transport_t *)base;
@@ -361,9 +442,17 @@ static void mpi_destroy(kr_transport_t *base)
         kr_buf_fini(&p->out);
     }
     for (size_t i = 0; i < t->inbox_count; i++) kr_buf_fini(&t->inbox[i].buf);
-    if (t->barrier_entered && t->barrier != MPI_REQUEST_NULL && !t->finished) {
-        MPI_Request_free(&t->barrier);
-    }
+    /* (an unfinished quiescence round after a failure is left to
+     * MPI_Finalize: a collective's request may not be freed) */
+    if (t->window_n) MPI_Type_free(&t->window_type);
+    if (t->window_op_made) MPI_Op_free(&t->window_op);
+    /* Buffers of a collective that may still complete (a peer failed
+     * while it was pending; its request may not be freed) must outlive
+     * us: MPI_Finalize frees them. */
+    if (t->window_pending) keep_until_finalize(t->window_buf);
+    else free(t->window_buf);
+    if (t->round_active && !t->finished) keep_until_finalize(t->round_in);
+    else free(t->round_in);
     free(t->inbox);
     free(t->peers);
     free(t->rank_of);
@@ -374,34 +463,83 @@ static void mpi_destroy(kr_transport_t *base)
     free(t);
 }
 
-/* Non-blocking reductions, waited for while receiving: a rank that failed
- * never joins, and the others must notice its abort instead of hanging. */
-static kr_status_t mpi_reduce(kr_transport_t *base, uint64_t *mins, size_t n_mins, uint64_t *sums, size_t n_sums)
+/* A window round's one reduction. Each rank contributes one element of a
+ * contiguous type (so MPI never splits it): [n, n minima, then per rank
+ * the batches sent to it so far]. The operation takes the minimum of the
+ * first part and sums the second; every rank learns its next-time minima
+ * and how many batches were ever sent to it, and waits for those. */
+static void window_op(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    int bytes = 0;
+    MPI_Type_size(*type, &bytes);
+    size_t n = (size_t)bytes / sizeof(uint64_t);
+    for (int k = 0; k < *len; k++) {
+        const uint64_t *a = (const uint64_t *)in + (size_t)k * n;
+        uint64_t *b = (uint64_t *)inout + (size_t)k * n;
+        size_t mins = (size_t)a[0];
+        for (size_t i = 1; i <= mins && i < n; i++) if (a[i] < b[i]) b[i] = a[i];
+        for (size_t i = mins + 1; i < n; i++) b[i] += a[i];
+    }
+}
+
+/* Waits while receiving: a rank that failed never joins, and the others
+ * must notice its abort instead of hanging. */
+static kr_status_t mpi_reduce(kr_transport_t *base, uint64_t *mins, size_t n_mins)
 {
     mpi_transport_t *t = (mpi_transport_t *)base;
     kr_status_t st = flush_all(t);
     if (st) return st;
-    MPI_Request req[2];
-    int err = MPI_Iallreduce(MPI_IN_PLACE, mins, (int)n_mins, MPI_UINT64_T, MPI_MIN, t->comm, &req[0]);
-    if (err == MPI_SUCCESS) err = MPI_Iallreduce(MPI_IN_PLACE, sums, (int)n_sums, MPI_UINT64_T, MPI_SUM, t->comm, &req[1]);
+    size_t n = 1 + n_mins + (size_t)t->size;
+    if (n != t->window_n) {
+        if (t->window_n) MPI_Type_free(&t->window_type);
+        free(t->window_buf);
+        t->window_n = 0;
+        if (!(t->window_buf = malloc(2 * n * sizeof *t->window_buf)))
+            return kr__fail(KR_ERR_NOMEM, "MPI transport: out of memory");
+        if (MPI_Type_contiguous((int)n, MPI_UINT64_T, &t->window_type) != MPI_SUCCESS ||
+            MPI_Type_commit(&t->window_type) != MPI_SUCCESS)
+            return kr__fail(KR_ERR_IO, "MPI transport: cannot make the window's datatype");
+        if (!t->window_op_made && MPI_Op_create(window_op, 1, &t->window_op) != MPI_SUCCESS)
+            return kr__fail(KR_ERR_IO, "MPI transport: cannot make the window's reduction");
+        t->window_op_made = true;
+        t->window_n = n;
+    }
+    uint64_t *in = t->window_buf, *out = in + n;
+    in[0] = n_mins;
+    memcpy(in + 1, mins, n_mins * sizeof *mins);
+    for (int r = 0; r < t->size; r++) in[1 + n_mins + (size_t)r] = t->peers[r].batches_sent;
+    MPI_Request req;
+    t->stats.reductions++;
+    int err = MPI_Iallreduce(in, out, 1, t->window_type, t->window_op, t->comm, &req);
+    t->window_pending = err == MPI_SUCCESS;
     if (err != MPI_SUCCESS) return mpi_fail(err, "reduction");
     /* Sleeps as in mpi_wait: short first (a round's reduction is usually
-     * microseconds away), doubling to 64 us. */
+     * microseconds away), doubling to 64 us; none when spinning. */
     long ns = 1000;
-    for (;; ns = ns < 64000 ? ns * 2 : ns) {
-        int done = 0;
-        err = MPI_Testall(2, req, &done, MPI_STATUSES_IGNORE);
-        if (err != MPI_SUCCESS) return mpi_fail(err, "reduction");
-        if (done) return KR_OK;
+    for (bool reduced = false;; ns = ns < 64000 ? ns * 2 : ns) {
+        if (!reduced) {
+            int done = 0;
+            err = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+            if (err != MPI_SUCCESS) return mpi_fail(err, "reduction");
+            reduced = done;
+            if (done) t->window_pending = false;
+        }
+        if (reduced) {
+            uint64_t received = 0;
+            for (int r = 0; r < t->size; r++) received += t->peers[r].batches_received;
+            if (received >= out[1 + n_mins + (size_t)t->rank]) break;
+        }
         if ((st = receive_all(t))) return st;
         if (t->aborted) return kr__fail(KR_ERR_STATE, "%s", t->abort_msg);
         for (int r = 0; r < t->size; r++) reap_sends(&t->peers[r]);
-        nanosleep(&(struct timespec){ 0, ns }, NULL);
+        if (!t->spin) nanosleep(&(struct timespec){ 0, ns }, NULL);
     }
+    memcpy(mins, out + 1, n_mins * sizeof *mins);
+    return KR_OK;
 }
 
 static const kr_transport_vtbl_t mpi_vtbl = { mpi_send, mpi_poll, mpi_in_flight, mpi_destroy,
-                                              mpi_settle, mpi_wait, mpi_abort, mpi_reduce, true };
+                                              mpi_settle, mpi_deadlock, mpi_wait, mpi_abort, mpi_reduce, true };
 
 kr_transport_t *kr_transport_mpi_create(const kr_mpi_transport_desc_t *d)
 {
@@ -422,10 +560,13 @@ kr_transport_t *kr_transport_mpi_create(const kr_mpi_transport_desc_t *d)
     t->flush_bytes = d->flush_bytes ? d->flush_bytes : 64 * 1024;
     t->rank_of = malloc((d->sim_count ? d->sim_count : 1) * sizeof *t->rank_of);
     t->peers = calloc((size_t)t->size, sizeof *t->peers);
-    t->barrier = MPI_REQUEST_NULL;
-    if (!t->rank_of || !t->peers) {
+    t->round_in = calloc(6, sizeof *t->round_in);
+    t->round_out = t->round_in ? t->round_in + 3 : NULL;
+    t->round = MPI_REQUEST_NULL;
+    if (!t->rank_of || !t->peers || !t->round_in) {
         free(t->rank_of);
         free(t->peers);
+        free(t->round_in);
         free(t);
         kr__fail(KR_ERR_NOMEM, "MPI transport: out of memory");
         return NULL;
@@ -435,12 +576,29 @@ kr_transport_t *kr_transport_mpi_create(const kr_mpi_transport_desc_t *d)
             kr__fail(KR_ERR_INVALID_ARG, "MPI transport: simulator %u on rank %d of %d", i, d->rank_of_sim[i], t->size);
             free(t->rank_of);
             free(t->peers);
+            free(t->round_in);
             free(t);
             return NULL;
         }
         t->rank_of[i] = d->rank_of_sim[i];
     }
     kr_buf_init(&t->loop);
+    /* Waiting ranks spin only when the node has a logical CPU for each
+     * rank of the whole job (the launcher says how many share the node;
+     * replications run several transports side by side); KAIROS_WAIT=spin
+     * or sleep overrides. */
+    int local = 0;
+    const char *vars[] = { "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "PMI_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE" };
+    for (size_t i = 0; i < sizeof vars / sizeof *vars && local <= 0; i++)
+        if (getenv(vars[i])) local = atoi(getenv(vars[i]));
+    MPI_Comm node;
+    if (local <= 0 && MPI_Comm_split_type(d->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+        MPI_Comm_size(node, &local);
+        MPI_Comm_free(&node);
+    }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *wait = getenv("KAIROS_WAIT");
+    t->spin = wait && strcmp(wait, "spin") == 0 ? true : wait && strcmp(wait, "sleep") == 0 ? false : local <= cpus;
 #ifdef __linux__
     /* Short sleeps in mpi_wait and mpi_reduce should last about what they
      * ask for, not the default 50 us of timer slack (this thread only). */

@@ -7,10 +7,11 @@
  * one MPI message (non-blocking) when it grows past a threshold or when the
  * coordinator polls. At most a fixed number of batches per peer are in
  * flight: a sender that would exceed it receives (into its inbox) while it
- * waits, so two ranks sending to each other never deadlock. The run ends
- * when every rank is done: a non-blocking barrier, then an exchange of
- * batch counts so that every batch sent is received before anyone leaves.
- * A rank that fails tells every other one, which stop at their next poll. */
+ * waits, so two ranks sending to each other never deadlock. The run ends,
+ * or is found deadlocked, by quiescence rounds (see mpi_settle): every
+ * message sent is delivered before anyone leaves. A rank that fails tells
+ * every other one, which stop at their next poll. Waiting ranks spin when
+ * the node has a core per rank, and sleep-poll otherwise. */
 #ifndef KAIROS_NET_TRANSPORT_MPI_H
 #define KAIROS_NET_TRANSPORT_MPI_H
 
@@ -30,6 +31,7 @@ kr_transport_t *kr_transport_mpi_create(const kr_mpi_transport_desc_t *desc);
 /* Statistics of the transport, for the stats file. */
 typedef struct kr_mpi_transport_stats {
     uint64_t batches_sent, batches_received, bytes_sent;
+    uint64_t reductions;      /* window rounds' all-reduce pairs */
 } kr_mpi_transport_stats_t;
 void kr_transport_mpi_stats(const kr_transport_t *t, kr_mpi_transport_stats_t *out);
 

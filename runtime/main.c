@@ -5,6 +5,7 @@
  * expected and what was found; 1 a run that failed (deadlock, a model
  * error). Every rank checks the input the same way, so every rank agrees on
  * the outcome; only rank 0 prints. */
+#include <errno.h>
 #include <hwloc.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -15,12 +16,14 @@
 #include "../ecs/error_private.h"
 #include "../models/builtin.h"
 #include "run.h"
+#include "sweep.h"
 
 static const char *const main_help =
     "usage: kairos <command> [options]\n"
     "\n"
     "commands:\n"
-    "  run MODEL.json       run a model and report what it did\n"
+    "  run MODEL.json       run a model and report what it did (or R replications, pooled)\n"
+    "  sweep MODEL.json     replications at every combination of some parameters' values, to CSV\n"
     "  validate MODEL.json  check a model file and print its plan\n"
     "  info                 version, MPI library and the topology of this node\n"
     "\n"
@@ -44,6 +47,29 @@ static const char *const run_help =
     "  --trace FILE          write a Chrome trace (Perfetto, chrome://tracing)\n"
     "  --event-log DIR       write every executed event, one JSON-lines file per simulator\n"
     "  --quiet               no summary and no progress line\n"
+    "  --replications R      R independent replications (seeds derived from the model seed),\n"
+    "                        shared out over groups of ranks; the stats gain pooled means and\n"
+    "                        95% intervals (docs/replications.md)\n"
+    "  --group-ranks G       ranks per replication group (default: docs/replications.md)\n"
+    "  -h, --help            this help\n";
+
+static const char *const sweep_help =
+    "usage: kairos sweep MODEL.json --vary KEY=[v1,v2,...] [--vary ...] -o SWEEP.csv [options]\n"
+    "\n"
+    "Runs R replications at every combination of the listed values (the first --vary\n"
+    "outermost) and writes one CSV row per point: the parameters, then the mean and\n"
+    "the 95% interval half-width of every statistic (docs/replications.md).\n"
+    "\n"
+    "options:\n"
+    "  --vary KEY=[v1,...]   a key of the model file (a dotted path, as --set) and a JSON\n"
+    "                        array of its values; repeatable\n"
+    "  --replications R      replications per point (default 1)\n"
+    "  -o FILE               the CSV (needed)\n"
+    "  --plot DIR            one PNG per statistic against the first varied key (matplotlib)\n"
+    "  --group-ranks G       ranks per replication group\n"
+    "  --set KEY=VALUE       override a field first (as for run)\n"
+    "  --sync, --end, --seed as for run\n"
+    "  --quiet               no summary\n"
     "  -h, --help            this help\n";
 
 static const char *const validate_help =
@@ -132,6 +158,11 @@ typedef struct options {
     const char *stats, *trace, *event_log;
     bool quiet;
     int ranks;
+    long replications;      /* 0: not given */
+    int group_ranks;        /* 0: not given */
+    const char **varies;
+    size_t vary_count;
+    const char *plot_dir;
 } options_t;
 
 static void options_free(options_t *o)
@@ -139,6 +170,7 @@ static void options_free(options_t *o)
     for (size_t i = 0; i < o->owned_count; i++) free(o->owned[i]);
     free(o->owned);
     free(o->sets);
+    free(o->varies);
 }
 
 static bool add_set(options_t *o, const char *set, bool owned)
@@ -165,11 +197,21 @@ static bool sugar(options_t *o, const char *key, const char *value, bool quote)
     return add_set(o, s, true);
 }
 
-/* Parses argv[first..]; returns 0, or the exit status to stop with (-1:
- * help was printed). */
-static int parse(const cli_t *c, int argc, char **argv, int first, bool is_run, options_t *o)
+/* A whole number in [lo, hi] or -1. */
+static long whole(const char *v, long lo, long hi)
 {
-    const char *help = is_run ? run_help : validate_help;
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    return !v[0] || *end || errno || x < lo || x > hi ? -1 : x;
+}
+
+/* Parses argv[first..] for `cmd` (run, validate or sweep); returns 0, or
+ * the exit status to stop with (-1: help was printed). */
+static int parse(const cli_t *c, int argc, char **argv, int first, const char *cmd, options_t *o)
+{
+    bool is_sweep = !strcmp(cmd, "sweep"), is_run = is_sweep || !strcmp(cmd, "run"), run_only = is_run && !is_sweep;
+    const char *help = is_sweep ? sweep_help : is_run ? run_help : validate_help;
     for (int i = first; i < argc; i++) {
         const char *a = argv[i];
         bool has_value = i + 1 < argc;
@@ -183,10 +225,10 @@ static int parse(const cli_t *c, int argc, char **argv, int first, bool is_run, 
         } else if (is_run && (!strcmp(a, "-o") || !strcmp(a, "--stats"))) {
             if (!has_value) return input_error(c, "%s needs a file name", a);
             o->stats = argv[++i];
-        } else if (is_run && !strcmp(a, "--trace")) {
+        } else if (run_only && !strcmp(a, "--trace")) {
             if (!has_value) return input_error(c, "%s needs a file name", a);
             o->trace = argv[++i];
-        } else if (is_run && !strcmp(a, "--event-log")) {
+        } else if (run_only && !strcmp(a, "--event-log")) {
             if (!has_value) return input_error(c, "%s needs a folder name", a);
             o->event_log = argv[++i];
         } else if (is_run && !strcmp(a, "--sync")) {
@@ -204,11 +246,33 @@ static int parse(const cli_t *c, int argc, char **argv, int first, bool is_run, 
         } else if (is_run && !strcmp(a, "--seed")) {
             if (!has_value) return input_error(c, "%s needs a number", a);
             const char *v = argv[++i];
-            if (!v[0] || strspn(v, "0123456789") != strlen(v) || strlen(v) > 18)
-                return input_error(c, "--seed: expected a whole number >= 0, found \"%s\"", v);
+            /* up to INT64_MAX: a JSON integer, and every seed replications derive */
+            errno = 0;
+            unsigned long long seed = strtoull(v, NULL, 10);
+            if (!v[0] || strspn(v, "0123456789") != strlen(v) || errno || seed > (unsigned long long)INT64_MAX)
+                return input_error(c, "--seed: expected a whole number from 0 to 9223372036854775807, found \"%s\"", v);
             if (!sugar(o, "seed", v, false)) return 1;
         } else if (is_run && !strcmp(a, "--quiet")) {
             o->quiet = true;
+        } else if (is_run && !strcmp(a, "--replications")) {
+            if (!has_value) return input_error(c, "%s needs a number", a);
+            if ((o->replications = whole(argv[++i], 1, 1000000)) < 0)
+                return input_error(c, "--replications: expected a whole number from 1 to 1000000, found \"%s\"",
+                                   argv[i]);
+        } else if (is_run && !strcmp(a, "--group-ranks")) {
+            if (!has_value) return input_error(c, "%s needs a number", a);
+            long g = whole(argv[++i], 1, 1 << 20);
+            if (g < 0) return input_error(c, "--group-ranks: expected a whole number >= 1, found \"%s\"", argv[i]);
+            o->group_ranks = (int)g;
+        } else if (is_sweep && !strcmp(a, "--vary")) {
+            if (!has_value) return input_error(c, "--vary needs KEY=[v1,v2,...]", "");
+            const char **varies = realloc(o->varies, (o->vary_count + 1) * sizeof *varies);
+            if (!varies) return 1;
+            o->varies = varies;
+            varies[o->vary_count++] = argv[++i];
+        } else if (is_sweep && !strcmp(a, "--plot")) {
+            if (!has_value) return input_error(c, "%s needs a folder name", a);
+            o->plot_dir = argv[++i];
         } else if (!is_run && !strcmp(a, "--ranks")) {
             if (!has_value) return input_error(c, "%s needs a number", a);
             const char *v = argv[++i];
@@ -231,6 +295,13 @@ static int parse(const cli_t *c, int argc, char **argv, int first, bool is_run, 
         if (c->rank == 0) fputs(help, stderr);
         return 2;
     }
+    if (run_only && o->replications && (o->trace || o->event_log))
+        return input_error(c, "%s: expected no trace or event log with --replications (rerun one replication alone "
+                           "with --seed), found one", o->trace ? "--trace" : "--event-log");
+    if (run_only && o->group_ranks && !o->replications)
+        return input_error(c, "--group-ranks: expected --replications too, found none", "");
+    if (is_sweep && !o->vary_count) return input_error(c, "sweep: expected at least one --vary KEY=[v1,...], found none", "");
+    if (is_sweep && !o->stats) return input_error(c, "sweep: expected -o SWEEP.csv, found none", "");
     return 0;
 }
 
@@ -245,7 +316,7 @@ static kr_model_file_t *load(const cli_t *c, const options_t *o)
 static int cmd_run(const cli_t *c, int argc, char **argv)
 {
     options_t o = { .ranks = 1 };
-    int rc = parse(c, argc, argv, 2, true, &o);
+    int rc = parse(c, argc, argv, 2, "run", &o);
     if (rc) {
         options_free(&o);
         return rc < 0 ? 0 : rc;
@@ -262,7 +333,8 @@ static int cmd_run(const cli_t *c, int argc, char **argv)
     kr_run_options_t ro = { .binding = binding, .stats_path = o.stats, .event_log_dir = o.event_log, .trace_path = o.trace,
                             .quiet = o.quiet, .progress = c->rank == 0 && !o.quiet && isatty(2), .ranks = c->ranks,
                             .rank = c->rank, .comm = MPI_COMM_WORLD, .summary = c->rank == 0 ? stdout : NULL };
-    kr_status_t st = kr_run_file(f, &ro);
+    kr_status_t st = o.replications ? kr_replications_run_file(f, &ro, (uint32_t)o.replications, o.group_ranks)
+                                    : kr_run_file(f, &ro);
     if (st && c->rank == 0) fprintf(stderr, "kairos: %s\n", kr_last_error());
     fflush(stdout);
     int code = status_exit(st);
@@ -271,10 +343,31 @@ static int cmd_run(const cli_t *c, int argc, char **argv)
     return code;
 }
 
+static int cmd_sweep(const cli_t *c, int argc, char **argv)
+{
+    options_t o = { .ranks = 1 };
+    int rc = parse(c, argc, argv, 2, "sweep", &o);
+    if (rc) {
+        options_free(&o);
+        return rc < 0 ? 0 : rc;
+    }
+    char binding[192];
+    if (c->ranks > 1) bind_rank(binding, sizeof binding);
+    kr_status_t st = kr_sweep_run(&(kr_sweep_desc_t){
+        .model = o.model, .sets = o.sets, .set_count = o.set_count, .varies = o.varies, .vary_count = o.vary_count,
+        .replications = o.replications ? (uint32_t)o.replications : 1, .group_ranks = o.group_ranks,
+        .csv_path = o.stats, .plot_dir = o.plot_dir, .quiet = o.quiet, .summary = c->rank == 0 ? stdout : NULL,
+        .ranks = c->ranks, .rank = c->rank, .comm = MPI_COMM_WORLD, .register_builtin = kr_models_register_builtin });
+    if (st && c->rank == 0) fprintf(stderr, "kairos: %s\n", kr_last_error());
+    fflush(stdout);
+    options_free(&o);
+    return status_exit(st);
+}
+
 static int cmd_validate(const cli_t *c, int argc, char **argv)
 {
     options_t o = { .ranks = 1 };
-    int rc = parse(c, argc, argv, 2, false, &o);
+    int rc = parse(c, argc, argv, 2, "validate", &o);
     if (rc) {
         options_free(&o);
         return rc < 0 ? 0 : rc;
@@ -397,6 +490,7 @@ int main(int argc, char **argv)
         return 0;
     }
     int (*fn)(const cli_t *, int, char **) = !strcmp(cmd, "run") ? cmd_run
+                                            : !strcmp(cmd, "sweep") ? cmd_sweep
                                             : !strcmp(cmd, "validate") ? cmd_validate
                                             : !strcmp(cmd, "info") ? cmd_info : NULL;
     if (!fn) {

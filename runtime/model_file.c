@@ -67,12 +67,18 @@ static json_t *child(json_t *node, const char *seg, bool in_simulators)
     return json_array_get(node, idx);
 }
 
-static kr_status_t apply_set(kr_model_file_t *f, const char *set)
+/* `option` names the override in messages ("--set", "--vary"); with
+ * `must_exist` the leaf must already be there (a sweep varies what the
+ * file holds, and a misspelt key would otherwise add a field nobody
+ * reads). */
+static kr_status_t apply_set(kr_model_file_t *f, const char *set, const char *option, bool must_exist)
 {
     const char *eq = strchr(set, '=');
     if (!eq || eq == set) {
         json_t *found = json_string(set);
-        kr_status_t st = kr__input_error(f->path, "(--set)", "KEY=VALUE with a dotted KEY", found);
+        char where[32];
+        snprintf(where, sizeof where, "(%s)", option);
+        kr_status_t st = kr__input_error(f->path, where, "KEY=VALUE with a dotted KEY", found);
         json_decref(found);
         return st;
     }
@@ -94,24 +100,27 @@ static kr_status_t apply_set(kr_model_file_t *f, const char *set)
         snprintf(path + n, sizeof path - n, "%s%s", n ? "." : "", seg);
         if (!next) {
             /* The leaf: replace, or add a key to an existing object. */
-            if (json_is_object(node)) {
+            if (must_exist && !child(node, seg, in_simulators)) {
+                st = kr__fail(KR_ERR_INVALID_ARG, "%s: %s: expected an existing key (%s), found nothing",
+                              f->path, path, option);
+            } else if (json_is_object(node)) {
                 if (json_object_set(node, seg, value)) st = kr__fail(KR_ERR_NOMEM, "out of memory");
             } else if (json_is_array(node) && child(node, seg, in_simulators)) {
                 char *end;
                 unsigned long idx = strtoul(seg, &end, 10);
-                if (*end) st = kr__fail(KR_ERR_INVALID_ARG, "%s: --set %s: expected an index, found \"%s\"",
-                                        f->path, key, seg);
+                if (*end) st = kr__fail(KR_ERR_INVALID_ARG, "%s: %s %s: expected an index, found \"%s\"",
+                                        f->path, option, key, seg);
                 else json_array_set(node, idx, value);
             } else {
-                st = kr__fail(KR_ERR_INVALID_ARG, "%s: %s: expected a path that exists (--set %s), found nothing",
-                              f->path, path, set);
+                st = kr__fail(KR_ERR_INVALID_ARG, "%s: %s: expected a path that exists (%s %s), found nothing",
+                              f->path, path, option, set);
             }
             break;
         }
         json_t *c = child(node, seg, in_simulators);
         if (!c) {
-            st = kr__fail(KR_ERR_INVALID_ARG, "%s: %s: expected %s (--set %s), found nothing", f->path, path,
-                          in_simulators ? "the name of a simulator" : "a path that exists", set);
+            st = kr__fail(KR_ERR_INVALID_ARG, "%s: %s: expected %s (%s %s), found nothing", f->path, path,
+                          in_simulators ? "the name of a simulator" : "a path that exists", option, set);
             break;
         }
         in_simulators = node == f->root && !strcmp(seg, "simulators");
@@ -493,7 +502,9 @@ kr_model_file_t *kr_model_file_load(const kr_model_file_desc_t *desc)
         goto fail;
     }
     for (size_t i = 0; i < desc->set_count; i++)
-        if (apply_set(f, desc->sets[i])) goto fail;
+        if (apply_set(f, desc->sets[i], "--set", false)) goto fail;
+    for (size_t i = 0; i < desc->vary_count; i++)
+        if (apply_set(f, desc->varies[i], "--vary", true)) goto fail;
     if (desc->register_builtin && desc->register_builtin(f->kinds)) goto fail;
     if (check_top(f) || load_plugins(f) || check_simulators(f) || check_dependencies(f)) goto fail;
     return f;

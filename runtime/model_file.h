@@ -58,6 +58,10 @@ typedef struct kr_model_file_desc {
     const char *path;
     const char *const *sets;
     size_t set_count;
+    /* Like sets, applied after them, but KEY must already exist: a sweep's
+     * point ("--vary" in messages). */
+    const char *const *varies;
+    size_t vary_count;
     kr_status_t (*register_builtin)(kr_kinds_t *kinds); /* may be NULL */
 } kr_model_file_desc_t;
 

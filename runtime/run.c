@@ -17,13 +17,7 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* A file written as NAME.partial and renamed to NAME once complete. */
-typedef struct out_file {
-    char *final, *partial;
-    FILE *fp;
-} out_file_t;
-
-static kr_status_t out_open(out_file_t *o, const char *path)
+kr_status_t kr_out_open(kr_out_file_t *o, const char *path)
 {
     size_t n = strlen(path);
     o->final = strdup(path);
@@ -35,8 +29,7 @@ static kr_status_t out_open(out_file_t *o, const char *path)
     return KR_OK;
 }
 
-/* Closes; renames into place when keep, removes otherwise. */
-static kr_status_t out_close(out_file_t *o, bool keep)
+kr_status_t kr_out_close(kr_out_file_t *o, bool keep)
 {
     kr_status_t st = KR_OK;
     if (o->fp) {
@@ -53,7 +46,7 @@ static kr_status_t out_close(out_file_t *o, bool keep)
     }
     free(o->final);
     free(o->partial);
-    *o = (out_file_t){ 0 };
+    *o = (kr_out_file_t){ 0 };
     return st;
 }
 
@@ -63,12 +56,13 @@ typedef struct run_ctx {
     kr_model_file_t *file;
     kr_model_t *model;
     const kr_run_options_t *opt;
-    out_file_t *logs;           /* one per simulator, or NULL */
-    out_file_t trace;
+    kr_out_file_t *logs;           /* one per simulator, or NULL */
+    kr_out_file_t trace;
     bool tracing, first_trace_event;
     uint64_t t0;                /* wall start */
     uint64_t last_progress;
     bool progress_shown;
+    kr_transport_t *mpi;        /* the MPI transport (owned by the model), for its counts; NULL on one rank */
 } run_ctx_t;
 
 static void trace_event(run_ctx_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -198,22 +192,27 @@ static json_t *local_stats(run_ctx_t *c, double wall)
             snprintf(part, sizeof part, "%016llx", (unsigned long long)k->state_digest(s));
             json_object_set_new(own ? own : (own = json_object()), "_state_part", json_string(part));
         }
-        json_array_append_new(sims, json_pack("{s:I, s:s, s:s, s:s, s:i, s:s, s:s, s:f, s:I, s:I, s:I, s:I, s:f, "
-                                              "s:I, s:o}",
+        json_array_append_new(sims, json_pack("{s:I, s:s, s:s, s:s, s:i, s:s, s:s, s:f, s:I, s:I, s:I, s:I, s:I, "
+                                              "s:f, s:I, s:o}",
             "_id", (json_int_t)i, "_events_digest", ev, "_state_digest", st,
             "name", kr_sim_name(s), "rank", kr_sim_rank(s), "kind", k->name,
             "formalism", kr_formalism_name(kr_sim_formalism(s)),
             "final_time", kr_time_to_units(kr_sim_now(s), f->precision),
             "events", (json_int_t)kr_sim_event_count(s), "sync_sent", (json_int_t)kr_sim_sync_sent(s),
             "sync_received", (json_int_t)kr_sim_sync_received(s), "null_messages", (json_int_t)kr_sim_null_messages(s),
-            "blocked_seconds", kr_sim_blocked_seconds(s), "entities", (json_int_t)kr_world_entity_count(kr_sim_world(s)),
+            "guarantee_requests", (json_int_t)kr_sim_guarantee_requests(s), "blocked_seconds", kr_sim_blocked_seconds(s), "entities", (json_int_t)kr_world_entity_count(kr_sim_world(s)),
             "stats", own ? own : json_object()));
     }
     char node[256] = "?";
     gethostname(node, sizeof node - 1);
-    return json_pack("{s:i, s:s, s:s, s:f, s:I, s:o}", "rank", c->opt->rank, "node", node, "cores",
-                     c->opt->binding && c->opt->binding[0] ? c->opt->binding : "all", "wall_seconds", wall, "rounds",
-                     (json_int_t)kr_model_rounds(c->model), "simulators", sims);
+    kr_mpi_transport_stats_t net = { 0 };
+    if (c->mpi) kr_transport_mpi_stats(c->mpi, &net);
+    return json_pack("{s:i, s:s, s:s, s:f, s:I, s:I, s:I, s:I, s:I, s:o}", "rank", c->opt->rank, "node", node,
+                     "cores", c->opt->binding && c->opt->binding[0] ? c->opt->binding : "all", "wall_seconds", wall,
+                     "rounds", (json_int_t)kr_model_rounds(c->model),
+                     "messages", (json_int_t)kr_model_transport_messages(c->model),
+                     "batches", (json_int_t)net.batches_sent, "bytes", (json_int_t)net.bytes_sent,
+                     "reductions", (json_int_t)net.reductions, "simulators", sims);
 }
 
 static uint64_t hex64(const char *s)
@@ -235,9 +234,12 @@ static json_t *merge_stats(run_ctx_t *c, json_t **parts, int nparts)
         json_t *p = parts[r];
         double w = json_number_value(json_object_get(p, "wall_seconds"));
         if (w > wall) wall = w;
-        json_array_append_new(ranks, json_pack("{s:O, s:O, s:O, s:O}", "rank", json_object_get(p, "rank"), "node",
-                                               json_object_get(p, "node"), "cores", json_object_get(p, "cores"),
-                                               "wall_seconds", json_object_get(p, "wall_seconds")));
+        json_array_append_new(ranks, json_pack("{s:O, s:O, s:O, s:O, s:O, s:O, s:O}", "rank",
+                                               json_object_get(p, "rank"), "node", json_object_get(p, "node"),
+                                               "cores", json_object_get(p, "cores"), "wall_seconds",
+                                               json_object_get(p, "wall_seconds"), "messages",
+                                               json_object_get(p, "messages"), "batches",
+                                               json_object_get(p, "batches"), "bytes", json_object_get(p, "bytes")));
         size_t i;
         json_t *sim;
         json_array_foreach(json_object_get(p, "simulators"), i, sim) {
@@ -245,12 +247,19 @@ static json_t *merge_stats(run_ctx_t *c, json_t **parts, int nparts)
             if (id >= 0 && (size_t)id < n && !by_id[id]) by_id[id] = sim;
         }
     }
-    uint64_t h = 0x6b6169726f73ULL, events = 0, nulls = 0, state_sum = 0;
+    uint64_t h = 0x6b6169726f73ULL, events = 0, nulls = 0, requests = 0, messages = 0, batches = 0, bytes = 0;
+    uint64_t state_sum = 0;
     bool has_state = false;
-    json_int_t rounds = 0;
+    json_int_t rounds = 0, reductions = 0;
     for (int r = 0; r < nparts; r++) {
+        /* rounds and reductions are collective: every rank counts each one */
         json_int_t x = json_integer_value(json_object_get(parts[r], "rounds"));
         if (x > rounds) rounds = x;
+        x = json_integer_value(json_object_get(parts[r], "reductions"));
+        if (x > reductions) reductions = x;
+        messages += (uint64_t)json_integer_value(json_object_get(parts[r], "messages"));
+        batches += (uint64_t)json_integer_value(json_object_get(parts[r], "batches"));
+        bytes += (uint64_t)json_integer_value(json_object_get(parts[r], "bytes"));
     }
     json_t *sims = json_array();
     for (size_t i = 0; i < n; i++) {
@@ -266,6 +275,7 @@ static json_t *merge_stats(run_ctx_t *c, json_t **parts, int nparts)
             state_sum += hex64(json_string_value(part));
             has_state = true;
         }
+        requests += (uint64_t)json_integer_value(json_object_get(sim, "guarantee_requests"));
         json_t *copy = json_deep_copy(sim);
         json_object_del(json_object_get(copy, "stats"), "_state_part");
         json_object_del(copy, "_id");
@@ -276,14 +286,26 @@ static json_t *merge_stats(run_ctx_t *c, json_t **parts, int nparts)
     free(by_id);
     char sum[17];
     snprintf(sum, sizeof sum, "%016llx", (unsigned long long)h);
-    json_t *out = json_pack("{s:s, s:i, s:s, s:f, s:f, s:I, s:f, s:I, s:I, s:f, s:s, s:o, s:o}", "version",
-                     KAIROS_VERSION_STRING, "ranks", c->opt->ranks > 0 ? c->opt->ranks : 1,
-                     "sync", f->sync == KR_SYNC_WINDOW ? "window" : "null-message",
-                     "end_time", kr_time_to_units(f->end_time, f->precision), "wall_seconds", wall,
-                     "events", (json_int_t)events, "events_per_second", wall > 0 ? (double)events / wall : 0.0,
-                     "rounds", rounds, "null_messages", (json_int_t)nulls,
-                     "null_messages_per_event", events ? (double)nulls / (double)events : 0.0,
-                     "checksum", sum, "simulators", sims, "rank_info", ranks);
+    double end = kr_time_to_units(f->end_time, f->precision), per_event = events ? 1.0 / (double)events : 0.0;
+    json_t *out = json_pack("{s:s, s:i, s:s, s:f, s:f, s:I, s:f, s:f, s:I, s:I, s:I, s:f, s:s, s:o, s:o}", "version",
+                            KAIROS_VERSION_STRING, "ranks", c->opt->ranks > 0 ? c->opt->ranks : 1,
+                            "sync", f->sync == KR_SYNC_WINDOW ? "window" : "null-message",
+                            "end_time", end, "wall_seconds", wall,
+                            "events", (json_int_t)events, "events_per_second", wall > 0 ? (double)events / wall : 0.0,
+                            "speedup", wall > 0 ? end / wall : 0.0,
+                            "rounds", rounds, "null_messages", (json_int_t)nulls,
+                            "guarantee_requests", (json_int_t)requests,
+                            "null_messages_per_event", (double)(nulls + requests) * per_event,
+                            "checksum", sum, "simulators", sims, "rank_info", ranks);
+    /* The coordinator's traffic between processes (docs/stats.md, docs/scaling.md). */
+    if (out && json_object_update_new(out, json_pack("{s:I, s:f, s:I, s:f, s:I, s:I}", "messages",
+                                                     (json_int_t)messages, "messages_per_event",
+                                                     (double)messages * per_event, "batches", (json_int_t)batches,
+                                                     "batches_per_event", (double)batches * per_event, "bytes",
+                                                     (json_int_t)bytes, "reductions", reductions))) {
+        json_decref(out);
+        out = NULL;
+    }
     if (out && has_state) {
         char digest[17];
         snprintf(digest, sizeof digest, "%016llx", (unsigned long long)state_sum);
@@ -348,14 +370,14 @@ static kr_status_t open_outputs(run_ctx_t *c, const char *log_dir, const char *t
             if (!kr_sim_is_local(kr_model_sim(m, i))) continue;
             char path[4096];
             snprintf(path, sizeof path, "%s/%s.jsonl", log_dir, kr_sim_name(kr_model_sim(m, i)));
-            kr_status_t st = out_open(&c->logs[i], path);
+            kr_status_t st = kr_out_open(&c->logs[i], path);
             if (st) return st;
         }
     }
     if (trace_path) {
         char frag[4200];
         trace_fragment_path(c, trace_path, c->opt->rank, frag, sizeof frag);
-        kr_status_t st = out_open(&c->trace, distributed(c) ? frag : trace_path);
+        kr_status_t st = kr_out_open(&c->trace, distributed(c) ? frag : trace_path);
         if (st) return st;
         c->tracing = true;
         c->first_trace_event = true;
@@ -380,13 +402,13 @@ static kr_status_t close_outputs(run_ctx_t *c, bool ok)
     kr_status_t st = KR_OK, s2;
     if (c->logs) {
         for (uint32_t i = 0; i < kr_model_sim_count(c->model); i++)
-            if ((s2 = out_close(&c->logs[i], ok)) && !st) st = s2;
+            if ((s2 = kr_out_close(&c->logs[i], ok)) && !st) st = s2;
         free(c->logs);
         c->logs = NULL;
     }
     if (c->tracing) {
         fputs(distributed(c) ? "\n" : "\n]}\n", c->trace.fp);
-        if ((s2 = out_close(&c->trace, ok)) && !st) st = s2;
+        if ((s2 = kr_out_close(&c->trace, ok)) && !st) st = s2;
         c->tracing = false;
     }
     return st;
@@ -396,8 +418,8 @@ static kr_status_t close_outputs(run_ctx_t *c, bool ok)
  * on failure, only removes them). */
 static kr_status_t join_trace(run_ctx_t *c, const char *path, bool ok)
 {
-    out_file_t out = { 0 };
-    kr_status_t st = ok ? out_open(&out, path) : KR_OK;
+    kr_out_file_t out = { 0 };
+    kr_status_t st = ok ? kr_out_open(&out, path) : KR_OK;
     if (!st && ok) fputs("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n", out.fp);
     bool first = true;
     for (int r = 0; r < c->opt->ranks; r++) {
@@ -426,7 +448,7 @@ static kr_status_t join_trace(run_ctx_t *c, const char *path, bool ok)
         remove(frag);
     }
     if (!st && ok) fputs("\n]}\n", out.fp);
-    kr_status_t closed = ok ? out_close(&out, !st) : KR_OK;
+    kr_status_t closed = ok ? kr_out_close(&out, !st) : KR_OK;
     return st ? st : closed;
 }
 
@@ -505,7 +527,7 @@ kr_status_t kr_run_file(kr_model_file_t *f, const kr_run_options_t *opt)
         free(rank_of);
         return st;
     }
-    if (opt->rank == 0 && ranks > 1 && (size_t)ranks > f->sim_count) {
+    if (opt->rank == 0 && ranks > 1 && (size_t)ranks > f->sim_count && !opt->no_idle_warning) {
         if ((size_t)ranks == f->sim_count + 1)
             fprintf(stderr, "kairos: warning: %d ranks for %zu simulator%s: rank %d idles\n", ranks, f->sim_count,
                     f->sim_count == 1 ? "" : "s", ranks - 1);
@@ -532,6 +554,7 @@ kr_status_t kr_run_file(kr_model_file_t *f, const kr_run_options_t *opt)
     if (!st && ranks > 1) {
         kr_transport_t *t = kr_transport_mpi_create(&(kr_mpi_transport_desc_t){ .comm = opt->comm,
             .rank_of_sim = rank_of, .sim_count = (uint32_t)f->sim_count });
+        c.mpi = t;
         if (t && chaos_seed) t = kr_transport_chaos_wrap(t, chaos_seed + (uint64_t)opt->rank);
         st = t ? kr_model_use_transport(c.model, t) : kr_last_status();
         st = agree(&c, st);
@@ -546,9 +569,9 @@ kr_status_t kr_run_file(kr_model_file_t *f, const kr_run_options_t *opt)
         kr_model_destroy(c.model);
         return st;
     }
-    out_file_t stats_out = { 0 };
+    kr_out_file_t stats_out = { 0 };
     st = open_outputs(&c, log_dir, trace_path);
-    if (!st && stats_path && opt->rank == 0) st = out_open(&stats_out, stats_path);
+    if (!st && stats_path && opt->rank == 0) st = kr_out_open(&stats_out, stats_path);
     st = agree(&c, st);
     /* One start for every rank, so the ranks' traces share a time base. */
     if (distributed(&c)) MPI_Barrier(opt->comm);
@@ -594,9 +617,13 @@ kr_status_t kr_run_file(kr_model_file_t *f, const kr_run_options_t *opt)
         if (!st && stats_out.fp && json_dumpf(stats, stats_out.fp, JSON_INDENT(2) | JSON_REAL_PRECISION(17)))
             st = kr__fail(KR_ERR_IO, "%s: write failed", stats_out.partial);
         if (stats_out.fp) fputc('\n', stats_out.fp);
-        kr_status_t closed_stats = out_close(&stats_out, !st);
+        kr_status_t closed_stats = kr_out_close(&stats_out, !st);
         if (!st) st = closed_stats;
         if (!st && !opt->quiet && opt->summary) print_summary(&c, stats);
+        if (!st && opt->stats_json) {
+            *opt->stats_json = stats;
+            stats = NULL;
+        }
     }
     json_decref(stats);
     kr_model_destroy(c.model);

@@ -22,7 +22,23 @@ typedef struct kr_run_options {
     MPI_Comm comm;               /* the run's communicator when ranks > 1 */
     const char *binding;         /* where this rank runs (cores), for the stats; may be NULL */
     FILE *summary;               /* where the human summary goes (stdout) */
+    /* Replications (runtime/replications.c) run many times on a group's
+     * communicator and pool the results themselves: */
+    json_t **stats_json;         /* not NULL: rank 0 gets the merged stats here (the caller's to decref) */
+    bool no_idle_warning;        /* the caller has warned about idle ranks once already */
 } kr_run_options_t;
+
+/* A file written as NAME.partial and renamed to NAME once complete, so
+ * that a failed run never leaves a file that looks finished. */
+typedef struct kr_out_file {
+    char *final, *partial;
+    FILE *fp;
+} kr_out_file_t;
+
+/* Opens PATH.partial for writing. */
+kr_status_t kr_out_open(kr_out_file_t *o, const char *path);
+/* Closes; renames into place when keep, removes otherwise. */
+kr_status_t kr_out_close(kr_out_file_t *o, bool keep);
 
 /* Builds, runs and reports. Output files are written under temporary names
  * and renamed only when the run succeeded, so a failed run never leaves a

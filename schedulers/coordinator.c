@@ -84,7 +84,9 @@ static void update_bound(kr_model_t *m, kr_group_t *g)
     g->bound = clamp_end(m, b);
 }
 
-/* Sends every outgoing guarantee of the group that grew. */
+/* Sends every outgoing guarantee of the group that grew: at once to a
+ * simulator of this process (it costs nothing), on demand to another
+ * process (only while its receiver asked for more than it has). */
 static kr_status_t send_guarantees(kr_model_t *m, kr_group_t *g)
 {
     if (!g->local || m->sync == KR_SYNC_WINDOW) return KR_OK;
@@ -96,7 +98,7 @@ static kr_status_t send_guarantees(kr_model_t *m, kr_group_t *g)
             kr_edge_t *e = &m->edges[s->out_edges[k]];
             if (e->internal) continue;
             kr_time_t gt = clamp_end(m, kr__time_add(base, e->promise));
-            if (gt > e->guarantee_sent) {
+            if (gt > e->guarantee_sent && (e->direct || e->demand > e->guarantee_sent)) {
                 kr_status_t st = kr__sync_send_guarantee(m, e, gt);
                 if (st) return st;
                 /* Applied at once: the receiver's bound moves now, and what
@@ -109,6 +111,24 @@ static kr_status_t send_guarantees(kr_model_t *m, kr_group_t *g)
                 }
             }
         }
+    }
+    return KR_OK;
+}
+
+/* A group that cannot run asks the senders that hold it back for the
+ * guarantee it needs: beyond its next event (or the end, to finish). Each
+ * edge is asked once per need; the sender answers with every guarantee it
+ * can give until it reaches the need, so a chain of blocked groups wakes
+ * up link by link, as eagerly sent guarantees would wake it. */
+static kr_status_t ask_for_guarantees(kr_model_t *m, kr_group_t *g, const kr_event_rec_t *h)
+{
+    kr_time_t need = kr__time_add(h && h->time <= m->end_time ? h->time : m->end_time, 1);
+    if (g->bound >= need) return KR_OK;
+    for (uint32_t i = 0; i < g->in_count; i++) {
+        kr_edge_t *e = &m->edges[g->in_edges[i]];
+        if (e->direct || e->guarantee >= need || e->requested >= need) continue;
+        kr_status_t st = kr__sync_request_guarantee(m, e, need);
+        if (st) return st;
     }
     return KR_OK;
 }
@@ -142,7 +162,31 @@ static kr_status_t deliver(void *arg, const void *bytes, size_t len)
     return kr__sync_deliver(arg, bytes, len);
 }
 
+static kr_status_t describe_deadlock(kr_model_t *m);
+
+/* Every process calls this at once on a deadlock: one describes it (the
+ * lowest with a blocked event), the others fail with its description. */
 static kr_status_t report_deadlock(kr_model_t *m)
+{
+    bool describe = true;
+    if (m->transport->vtbl->deadlock) {
+        bool blocked = false;
+        for (uint32_t gi = 0; gi < m->group_count && !blocked; gi++) {
+            kr_group_t *g = &m->groups[gi];
+            kr_sim_t *s;
+            kr_event_rec_t *h = g->local ? group_head(m, g, &s) : NULL;
+            blocked = h && h->time <= m->end_time;
+        }
+        kr_status_t st = m->transport->vtbl->deadlock(m->transport, blocked, &describe);
+        if (st) {
+            kr__model_fail(m, st, "%s", kr_last_error());
+            return st;
+        }
+    }
+    return describe_deadlock(m);
+}
+
+static kr_status_t describe_deadlock(kr_model_t *m)
 {
     char msg[1024];
     size_t n = 0;
@@ -153,19 +197,21 @@ static kr_status_t report_deadlock(kr_model_t *m)
         kr_sim_t *s;
         kr_event_rec_t *h = group_head(m, g, &s);
         if (!h) continue;
-        const char *holder = "?";
+        const char *holder = NULL;
         kr_time_t held = g->bound;
-        for (uint32_t i = 0; i < g->in_count; i++)
+        if (m->sync == KR_SYNC_WINDOW && g->bound != KR_TIME_NEVER) holder = m->sims[g->bound_from]->name;
+        for (uint32_t i = 0; m->sync != KR_SYNC_WINDOW && i < g->in_count; i++)
             if (m->edges[g->in_edges[i]].guarantee == g->bound) holder = m->sims[m->edges[g->in_edges[i]].from]->name;
         if (h->flags & KR_REC_AWAITING)
             n += (size_t)snprintf(msg + n, sizeof msg - n, " '%s' (now %g) waits for the payload of a sync-event at %g "
                                   "from '%s';", s->name, kr_time_to_units(s->now, m->precision),
                                   kr_time_to_units(h->time, m->precision), m->sims[h->source]->name);
         else
-            n += (size_t)snprintf(msg + n, sizeof msg - n, " '%s' (now %g) has an event at %g held by guarantee %g "
-                                  "from '%s';", s->name, kr_time_to_units(s->now, m->precision),
-                                  kr_time_to_units(h->time, m->precision), kr_time_to_units(held, m->precision),
-                                  holder);
+            n += (size_t)snprintf(msg + n, sizeof msg - n, " '%s' (now %g) has an event at %g held by %s %g%s%s%s;",
+                                  s->name, kr_time_to_units(s->now, m->precision),
+                                  kr_time_to_units(h->time, m->precision), m->sync == KR_SYNC_WINDOW ? "bound" : "guarantee",
+                                  kr_time_to_units(held, m->precision), holder ? " from '" : "",
+                                  holder ? holder : "", holder ? "'" : "");
     }
     if (n >= sizeof msg) n = sizeof msg - 1;
     if (n && msg[n - 1] == ';') msg[n - 1] = '\0';
@@ -230,55 +276,79 @@ static uint32_t run_group(kr_model_t *m, kr_group_t *g, uint32_t budget)
 /* ---- the window algorithm ----
  *
  * A round gathers every group's next event time (the minimum over ranks
- * of an array indexed by simulator, each rank filling its own) and the
- * count of data messages sent and delivered; when the counts agree no
- * message is in flight, and every group gets its own bound: the earliest
- * time any input could reach it, min over edges u -> g of
+ * of an array indexed by group, each rank filling its own groups, and for
+ * any group the earliest message it sent there since the last round, which
+ * may still be on its way) with one reduction, which returns once every
+ * message sent before it has arrived. Every group then gets its own bound:
+ * the earliest time any input could reach it, min over edges u -> g of
  * (min(next_u, bound_u) + promise), a shortest-path fixpoint (Dijkstra
  * over groups, sources weighted by their next time). Each rank then runs
  * its groups' events below their bounds, and the next round begins when
  * none is left. Zero promises do not stall it: a group's own next event
- * never bounds itself. */
+ * never bounds itself. In one process there is no reduction: the round
+ * polls until the transport holds nothing back. */
+
+static bool emulation_waiting(kr_model_t *m)
+{
+    for (uint32_t i = 0; i < m->sim_count; i++)
+        if (m->sims[i]->emu && m->groups[m->sims[i]->group].local && kr__emulation_waiting(m->sims[i])) return true;
+    return false;
+}
 
 static kr_status_t window_round(kr_model_t *m, bool *over)
 {
     uint32_t G = m->group_count;
-    uint64_t *next = calloc((size_t)G * 3 + 4, sizeof *next);
+    uint64_t *next = calloc((size_t)G * 3 + 1, sizeof *next);
     if (!next) return kr__fail(KR_ERR_NOMEM, "window: out of memory");
-    uint64_t *key = next + G, *done = next + 2 * (size_t)G, *sums = next + 3 * (size_t)G;
+    uint64_t *key = next + G + 1, *done = key + G;
+    bool reduce = m->transport->vtbl->reduce != NULL && m->window_sent_min; /* (set up by kr_model_start) */
     kr_status_t st = KR_OK;
+    uint64_t mine[3];
     for (;;) {
         size_t delivered = 0;
         st = m->transport->vtbl->poll(m->transport, deliver, m, &delivered);
         if (st) break;
-        for (uint32_t g = 0; g < G; g++)
+        mine[0] = m->msgs_sent + m->msgs_delivered;
+        mine[1] = 0;
+        mine[2] = 0x77696e646f77ULL;
+        for (uint32_t i = 0; i < m->sim_count; i++) mine[1] += m->sims[i]->executed;
+        for (uint32_t g = 0; g < G; g++) {
             next[g] = m->groups[g].local ? group_next(m, &m->groups[g]) : KR_TIME_NEVER;
-        sums[0] = m->msgs_sent;
-        sums[1] = m->msgs_delivered;
-        sums[2] = sums[3] = 0;
-        for (uint32_t i = 0; i < m->sim_count; i++) sums[2] += m->sims[i]->executed;
-        for (uint32_t g = 0; g < G; g++) sums[3] += m->groups[g].local ? next[g] : 0;
-        if (m->transport->vtbl->reduce) st = m->transport->vtbl->reduce(m->transport, next, G, sums, 4);
-        if (st) break;
-        /* Nothing may be in flight when the bounds are set: over ranks the
-         * counts tell; in one process, the transport itself (a test
-         * transport may hold messages back for a few polls). */
-        if (m->transport->vtbl->reduce ? sums[0] == sums[1] : m->transport->vtbl->in_flight(m->transport) == 0) break;
+            mine[2] = kr_mix64(mine[2] ^ next[g]);   /* every next time, in order */
+        }
+        /* an emulation's event that became due on its clock is a change too */
+        for (uint32_t i = 0; i < m->sim_count; i++) {
+            kr_sim_t *e = m->sims[i];
+            const kr_event_rec_t *h = e->emu && m->groups[e->group].local ? kr__sim_head(e) : NULL;
+            if (h) mine[2] = kr_mix64(mine[2] ^ (kr__emulation_ready(e, h->time) ? 0x5245ULL + i : i));
+        }
+        if (!reduce) {
+            /* one process: a test transport may hold messages back */
+            if (m->transport->vtbl->in_flight(m->transport) == 0) break;
+            continue;
+        }
+        for (uint32_t g = 0; g < G; g++) {
+            if (m->window_sent_min[g] < next[g]) next[g] = m->window_sent_min[g];
+            m->window_sent_min[g] = KR_TIME_NEVER;
+        }
+        /* the last slot: 1 if nothing changed here since the last round (an
+         * emulation waiting for its clock or its input will change) */
+        next[G] = m->rounds > 0 && memcmp(mine, m->window_last, sizeof mine) == 0 && !emulation_waiting(m);
+        st = m->transport->vtbl->reduce(m->transport, next, G + 1);
+        break;
     }
     if (st) {
         free(next);
         return st;
     }
-    m->rounds++;
     /* A round after which nothing changed anywhere (no event run, no
-     * message sent, no next time moved) gets the same bounds as the last
-     * and would repeat forever: that is a deadlock, seen alike by every
-     * rank from the same sums. */
-    bool stalled = m->rounds > 1 && sums[0] == m->window_last[0] && sums[2] == m->window_last[1] &&
-                   sums[3] == m->window_last[2];
-    m->window_last[0] = sums[0];
-    m->window_last[1] = sums[2];
-    m->window_last[2] = sums[3];
+     * message sent or delivered, no next time moved) gets the same bounds
+     * as the last and would repeat forever: that is a deadlock, seen alike
+     * by every rank from the same minimum. */
+    bool stalled = m->rounds > 0 && (reduce ? next[G] == 1 : memcmp(mine, m->window_last, sizeof mine) == 0 &&
+                                                             !emulation_waiting(m));
+    memcpy(m->window_last, mine, sizeof mine);
+    m->rounds++;
     /* Dijkstra over groups: key = min(next, bound so far) is what a group
      * may still send from; bound = earliest arrival from other groups. */
     for (uint32_t g = 0; g < G; g++) {
@@ -304,6 +374,7 @@ static kr_status_t window_round(kr_model_t *m, bool *over)
                 kr_time_t arrive = kr__time_add(key[u], ed->promise);
                 if (arrive < m->groups[v].bound) {
                     m->groups[v].bound = arrive;
+                    m->groups[v].bound_from = ed->from;
                     if (!done[v] && arrive < key[v]) key[v] = arrive;
                 }
             }
@@ -384,6 +455,10 @@ bool kr__coord_step(kr_model_t *m, kr_status_t *status)
             if (m->sims[g->members[k]]->emu && kr__emulation_waiting(m->sims[g->members[k]])) emu_waiting = true;
         g->done = (!h || h->time > m->end_time) && g->bound > m->end_time && !emu_waiting;
         if (emu_waiting) waiting = true;
+        if (m->sync == KR_SYNC_NULL_MESSAGE && !g->done) {
+            kr_status_t st = ask_for_guarantees(m, g, h);
+            if (st) { *status = st; return false; }
+        }
     }
     if (best) {
         run_group(m, best, 256);
@@ -393,7 +468,9 @@ bool kr__coord_step(kr_model_t *m, kr_status_t *status)
     }
     if (m->failure) { *status = kr__fail(m->failure, "%s", m->failure_msg); return false; }
     if (m->sync == KR_SYNC_WINDOW) {
-        /* nothing left below this round's bounds: the next round */
+        /* nothing left below this round's bounds: the next round, once an
+         * emulation waiting for its clock or input has something */
+        if (waiting) kr__emulation_wait(m);
         m->window_open = false;
         return true;
     }
@@ -417,20 +494,24 @@ bool kr__coord_step(kr_model_t *m, kr_status_t *status)
             }
         }
     }
-    /* Over ranks, the run ends when every rank is done; one process is
-     * done when it is. */
-    bool all_done = local_done;
+    /* Over ranks, the transport decides when the run is over: every rank
+     * idle, nothing in flight, and either every rank done or not (a
+     * deadlock, which one rank describes). One process decides alone. */
+    bool idle = !waiting && m->transport->vtbl->in_flight(m->transport) == 0;
     if (m->transport->vtbl->settle) {
-        st = m->transport->vtbl->settle(m->transport, local_done, &all_done);
+        kr_settle_t verdict = KR_SETTLE_RUNNING;
+        st = m->transport->vtbl->settle(m->transport, idle, local_done, &verdict);
         if (st) { *status = kr__fail(st, "%s", kr_last_error()); return false; }
+        if (verdict == KR_SETTLE_DEADLOCK) { *status = report_deadlock(m); return false; }
+        local_done = verdict == KR_SETTLE_FINISHED;
     }
-    if (all_done) {
+    if (local_done) {
         for (uint32_t i = 0; i < m->group_count; i++) note_blocked(m, &m->groups[i], false, now);
         m->running = false;
         m->finished = true;
         return false;
     }
-    if (m->transport->vtbl->in_flight(m->transport)) return true;
+    if (!idle && !waiting) return true;
     if (waiting) {
         kr__emulation_wait(m);
         for (uint32_t i = 0; i < m->group_count && !st; i++) st = send_guarantees(m, &m->groups[i]);
@@ -443,7 +524,6 @@ bool kr__coord_step(kr_model_t *m, kr_status_t *status)
         m->transport->vtbl->wait(m->transport);
         return true;
     }
-    if (local_done) return true;
     *status = report_deadlock(m);
     return false;
 }

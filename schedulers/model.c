@@ -507,6 +507,8 @@ static void free_groups(kr_model_t *m)
     free(m->groups);
     m->groups = NULL;
     m->group_count = 0;
+    free(m->window_sent_min);
+    m->window_sent_min = NULL;
 }
 
 kr_status_t kr_model_use_transport(kr_model_t *m, kr_transport_t *t)
@@ -563,6 +565,16 @@ kr_status_t kr_model_start(kr_model_t *m)
         if (!m->transport) return kr_last_status();
         m->owns_transport = true;
     }
+    /* Over ranks the window counts every message from the first on (see
+     * window_round), those sent before the run included. */
+    if (m->sync == KR_SYNC_WINDOW && m->transport->vtbl->reduce) {
+        m->window_sent_min = malloc((m->group_count ? m->group_count : 1) * sizeof *m->window_sent_min);
+        if (!m->window_sent_min) {
+            free_groups(m);
+            return kr__fail(KR_ERR_NOMEM, "kr_model_start: out of memory");
+        }
+        for (uint32_t g = 0; g < m->group_count; g++) m->window_sent_min[g] = KR_TIME_NEVER;
+    }
     m->started = true;
     for (uint32_t i = 0; i < m->edge_count; i++) {
         kr_edge_t *e = &m->edges[i];
@@ -598,13 +610,17 @@ kr_status_t kr_model_run(kr_model_t *m)
 {
     if (!m) return kr__fail(KR_ERR_INVALID_ARG, "kr_model_run: null model");
     if (m->finished || m->running) return kr__fail(KR_ERR_STATE, "kr_model_run: the model has already run");
-    if (m->failure) return kr__fail(m->failure, "kr_model_run: %s", m->failure_msg);
-    kr_status_t st;
-    if (!m->started && (st = kr_model_start(m))) return st;
-    return kr__coord_run(m);
+    kr_status_t st = m->failure ? kr__fail(m->failure, "kr_model_run: %s", m->failure_msg) : KR_OK;
+    if (!st && !m->started) st = kr_model_start(m);
+    if (!st) return kr__coord_run(m);
+    /* Other processes would wait for this one: tell them (as
+     * kr__coord_run does for failures while running). */
+    if (m->transport && m->transport->vtbl->abort) m->transport->vtbl->abort(m->transport, st, kr_last_error());
+    return st;
 }
 
 uint64_t kr_model_rounds(const kr_model_t *m) { return m ? m->rounds : 0; }
+uint64_t kr_model_transport_messages(const kr_model_t *m) { return m ? m->transport_sent : 0; }
 
 uint64_t kr_model_checksum(const kr_model_t *m)
 {

@@ -127,7 +127,7 @@ struct kr_sim {
     kr_time_t now;
     uint64_t executed;
     uint64_t digest;
-    uint64_t sync_sent, sync_received, null_sent;
+    uint64_t sync_sent, sync_received, null_sent, requests_sent;
     uint64_t blocked_ns, blocked_since;  /* blocked_since 0: not blocked */
     bool executing;
     kr_event_key_t current;
@@ -164,10 +164,12 @@ typedef struct kr_edge {
     /* sender half */
     uint64_t sent;              /* data messages sent so far */
     kr_time_t guarantee_sent;   /* last guarantee sent */
+    kr_time_t demand;           /* the receiver asked for a guarantee up to this */
     /* receiver half */
     uint64_t received;          /* data messages applied, in edge order */
     uint64_t next_sync_seq;     /* sync-events arrive in increasing sender sequence */
     kr_time_t guarantee;        /* applied: no sync-event from `from` before it */
+    kr_time_t requested;        /* the largest guarantee asked of the sender */
     kr_pending_guarantee_t *pending; size_t pending_count, pending_cap;
     kr_buf_t *early;            /* data messages that arrived ahead of their turn */
     uint64_t *early_seq; size_t early_count, early_cap;
@@ -177,6 +179,7 @@ typedef struct kr_group {
     uint32_t *members, count;   /* sim ids, ascending */
     uint32_t *in_edges, in_count; /* edges from outside into the group */
     kr_time_t bound;            /* min guarantee over in_edges */
+    uint32_t bound_from;        /* window: the simulator whose edge set the bound */
     bool raised;                /* its bound grew by a direct guarantee: its own guarantees may grow */
     bool done;
     bool local;                 /* its members run in this process */
@@ -199,7 +202,12 @@ struct kr_model {
     bool bounds_raised;         /* some group is `raised` */
     uint64_t rounds;            /* window rounds so far */
     uint64_t msgs_sent, msgs_delivered; /* data messages, for the window's quiescence */
-    uint64_t window_last[3];    /* messages sent, events run, next times at the last round */
+    uint64_t transport_sent;    /* messages handed to the transport (data and guarantees), for the stats */
+    uint64_t window_last[3];    /* this process's messages, events run, next times at the last round */
+    /* window, over ranks: per group, the earliest data message sent to it
+     * since the last round (it may still be on its way when the round
+     * gathers next times, and must count as the receiver's) */
+    kr_time_t *window_sent_min;
     uint64_t precision, seed;
     kr_time_t end_time;
     kr_registry_t *registry;
@@ -305,6 +313,9 @@ void kr__sync_send_payload(kr_sim_t *s, kr_event_rec_t *r);
 /* Unpacks a target side's entities into s->moved. */
 kr_status_t kr__sync_unpack(kr_sim_t *s, kr_event_rec_t *r);
 kr_status_t kr__sync_send_guarantee(kr_model_t *m, kr_edge_t *e, kr_time_t g);
+/* Asks the sender of edge e (in another process) for a guarantee of at
+ * least `need` (on demand: it sends guarantees that grow until then). */
+kr_status_t kr__sync_request_guarantee(kr_model_t *m, kr_edge_t *e, kr_time_t need);
 
 /* coordinator.c */
 kr_status_t kr__coord_run(kr_model_t *m);

@@ -5,20 +5,27 @@
  *
  * Wire format, little-endian, every message:
  *   u8 kind, u32 from, u32 to, u64 edge_seq, u64 time, then by kind:
- *   SYNC      i32 priority, u64 sequence, u32 type, u8 placeholder,
- *             u32 data_len, data, u32 root_count, u32 pack_len, pack
- *   PAYLOAD   u64 sequence, u32 data_len, data, u32 root_count, u32 pack_len, pack
- *   CANCEL    u64 sequence
- *   DELAY     u64 sequence                      (time = the new time)
+ *   SYNC      u64 guarantee, i32 priority, u64 sequence, u32 type,
+ *             u8 placeholder, u32 data_len, data, u32 root_count,
+ *             u32 pack_len, pack
+ *   PAYLOAD   u64 guarantee, u64 sequence, u32 data_len, data,
+ *             u32 root_count, u32 pack_len, pack
+ *   CANCEL    u64 guarantee, u64 sequence
+ *   DELAY     u64 guarantee, u64 sequence       (time = the new time)
  *   GUARANTEE (edge_seq = data messages sent on the edge before it)
- * Data messages (all but GUARANTEE) are numbered per edge from 0. */
+ *   REQUEST   (time = the guarantee the receiver needs; edge_seq 0;
+ *             travels against the edge, to `from`)
+ * Data messages (SYNC to DELAY) are numbered per edge from 0 and carry
+ * the sender's guarantee on the edge as of sending ("piggybacked"), which
+ * applies once the message does: a null message is needed only when no
+ * data flows. */
 #include <stdlib.h>
 #include <string.h>
 #include "kairos/pack.h"
 #include "../ecs/error_private.h"
 #include "model_private.h"
 
-enum { MSG_SYNC = 1, MSG_PAYLOAD, MSG_CANCEL, MSG_DELAY, MSG_GUARANTEE };
+enum { MSG_SYNC = 1, MSG_PAYLOAD, MSG_CANCEL, MSG_DELAY, MSG_GUARANTEE, MSG_REQUEST };
 
 static double units(const kr_model_t *m, kr_time_t t) { return kr_time_to_units(t, m->precision); }
 
@@ -93,7 +100,11 @@ const kr_entity_t *kr_event_entities(const kr_sim_t *s, size_t *count)
 static inline void wr(kr_buf_t *b, uint64_t v, size_t n)
 {
     if (b->cap - b->len < n && kr_buf_reserve(b, n)) return;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(b->data + b->len, &v, n);       /* one store instead of n */
+#else
     for (size_t i = 0; i < n; i++) b->data[b->len + i] = (uint8_t)(v >> (8 * i));
+#endif
     b->len += n;
 }
 
@@ -101,7 +112,12 @@ static inline uint64_t rd(kr_reader_t *r, size_t n)
 {
     const uint8_t *p = kr_reader_view(r, n);
     uint64_t v = 0;
-    for (size_t i = 0; p && i < n; i++) v |= (uint64_t)p[i] << (8 * i);
+    if (!p) return 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(&v, p, n);
+#else
+    for (size_t i = 0; i < n; i++) v |= (uint64_t)p[i] << (8 * i);
+#endif
     return v;
 }
 
@@ -115,6 +131,19 @@ static void put_header(kr_buf_t *b, uint8_t kind, const kr_edge_t *e, uint64_t e
     wr(b, time, 8);
 }
 
+/* The header of a data message from simulator s, with the guarantee it
+ * gives: nothing s still does comes before min(now, bound) (its group runs
+ * in time order and nothing reaches it before its bound), so no later
+ * message on the edge is earlier than that plus the promise. */
+static void put_data_header(kr_model_t *m, kr_sim_t *s, uint8_t kind, kr_edge_t *e, kr_time_t time)
+{
+    put_header(&m->msg, kind, e, e->sent++, time);
+    kr_time_t bound = m->groups[s->group].bound;
+    kr_time_t base = s->now < bound ? s->now : bound;
+    kr_time_t g = kr__time_add(base, e->promise);
+    wr(&m->msg, g > m->end_time ? KR_TIME_NEVER : g, 8);
+}
+
 static void put_payload(kr_buf_t *b, const void *data, uint32_t size, uint32_t roots, const kr_buf_t *pack)
 {
     wr(b, size, 4);
@@ -126,8 +155,21 @@ static void put_payload(kr_buf_t *b, const void *data, uint32_t size, uint32_t r
 
 static kr_status_t transmit(kr_model_t *m, const kr_edge_t *e)
 {
-    if (m->msg.data[0] != MSG_GUARANTEE) m->msgs_sent++;
-    kr_status_t st = m->transport->vtbl->send(m->transport, e->from, e->to, m->msg.data, m->msg.len);
+    uint8_t kind = m->msg.data[0];
+    if (kind < MSG_GUARANTEE) {
+        m->msgs_sent++;
+        if (m->window_sent_min) {
+            kr_reader_t r;
+            kr_reader_init(&r, m->msg.data + 17, 8);       /* the header's time */
+            kr_time_t t = rd(&r, 8);
+            kr_time_t *min = &m->window_sent_min[m->sims[e->to]->group];
+            if (t < *min) *min = t;
+        }
+    }
+    m->transport_sent++;
+    /* a request travels against the edge */
+    uint32_t from = kind == MSG_REQUEST ? e->to : e->from, to = kind == MSG_REQUEST ? e->from : e->to;
+    kr_status_t st = m->transport->vtbl->send(m->transport, from, to, m->msg.data, m->msg.len);
     if (st) kr__model_fail(m, st, "sending from '%s' to '%s': %s", m->sims[e->from]->name, m->sims[e->to]->name,
                            kr_last_error());
     return st;
@@ -144,6 +186,14 @@ kr_status_t kr__sync_send_guarantee(kr_model_t *m, kr_edge_t *e, kr_time_t g)
     put_header(&m->msg, MSG_GUARANTEE, e, e->sent, g);
     e->guarantee_sent = g;
     m->sims[e->from]->null_sent++;
+    return transmit(m, e);
+}
+
+kr_status_t kr__sync_request_guarantee(kr_model_t *m, kr_edge_t *e, kr_time_t need)
+{
+    put_header(&m->msg, MSG_REQUEST, e, 0, need);
+    e->requested = need;
+    m->sims[e->to]->requests_sent++;
     return transmit(m, e);
 }
 
@@ -357,7 +407,7 @@ kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_
             st = add_target(target, &k, d->type, true, NULL, size, 0, NULL, 0, &target_slot);
             if (!st) count_direct(m, e);
         } else {
-            put_header(&m->msg, MSG_SYNC, e, e->sent++, t);
+            put_data_header(m, s, MSG_SYNC, e, t);
             wr(&m->msg, (uint32_t)k.priority, 4);
             wr(&m->msg, k.sequence, 8);
             wr(&m->msg, d->type, 4);
@@ -379,7 +429,7 @@ kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_
                 else if (!(data = tmp = calloc(1, size))) st = kr__fail(KR_ERR_NOMEM, "kr_schedule_sync: out of memory");
             }
             if (!st) {
-                put_header(&m->msg, MSG_SYNC, e, e->sent++, t);
+                put_data_header(m, s, MSG_SYNC, e, t);
                 wr(&m->msg, (uint32_t)k.priority, 4);
                 wr(&m->msg, k.sequence, 8);
                 wr(&m->msg, d->type, 4);
@@ -419,7 +469,7 @@ void kr__sync_send_payload(kr_sim_t *s, kr_event_rec_t *r)
                          pack.len);
         if (!st) count_direct(m, e);
     } else if (!st) {
-        put_header(&m->msg, MSG_PAYLOAD, e, e->sent++, r->time);
+        put_data_header(m, s, MSG_PAYLOAD, e, r->time);
         wr(&m->msg, r->sequence, 8);
         put_payload(&m->msg, kr__rec_data(r), r->data_size, roots, &pack);
         st = transmit(m, e);
@@ -475,7 +525,7 @@ kr_status_t kr__sync_cancel(kr_sim_t *s, const kr_event_key_t *key, bool delay, 
         st = kr__sim_change(t, &target_key, delay, extra, NULL, fn);
         if (!st) count_direct(m, e);
     } else {
-        put_header(&m->msg, delay ? MSG_DELAY : MSG_CANCEL, e, e->sent++, new_time);
+        put_data_header(m, s, delay ? MSG_DELAY : MSG_CANCEL, e, new_time);
         wr(&m->msg, key->sequence, 8);
         st = transmit(m, e);
     }
@@ -644,7 +694,16 @@ static kr_status_t deliver_one(kr_model_t *m, const void *bytes, size_t len, boo
         e->pending[e->pending_count++] = (kr_pending_guarantee_t){ edge_seq, time };
         return KR_OK;
     }
+    if (kind == MSG_REQUEST) {
+        if (kr_reader_left(&r)) return bad(m, to, "overlong guarantee request");
+        if (!m->groups[m->sims[from]->group].local) return bad(m, to, "a guarantee request for another process");
+        /* the coordinator answers it with the next guarantees it sends */
+        if (time > e->demand) e->demand = time;
+        return KR_OK;
+    }
     if (kind < MSG_SYNC || kind > MSG_DELAY) return bad(m, from, "unknown message kind");
+    kr_time_t piggyback = rd(&r, 8);
+    if (r.failed) return bad(m, from, "truncated header");
     if (edge_seq < e->received) return KR_OK;                     /* a duplicate */
     if (!from_early) {
         for (size_t i = 0; i < e->early_count; i++)
@@ -655,6 +714,7 @@ static kr_status_t deliver_one(kr_model_t *m, const void *bytes, size_t len, boo
     kr_status_t st = apply_data(m, e, kind, time, &r);
     if (st) return st;
     e->received++;
+    if (piggyback > e->guarantee) e->guarantee = piggyback;
     return from_early ? KR_OK : catch_up(m, e);
 }
 

@@ -16,6 +16,14 @@
 
 typedef kr_status_t (*kr_deliver_fn)(void *arg, const void *bytes, size_t len);
 
+/* What a distributed transport concludes about the whole run. */
+typedef enum kr_settle {
+    KR_SETTLE_RUNNING,  /* some process may still do something */
+    KR_SETTLE_FINISHED, /* every process is done and nothing is in flight */
+    KR_SETTLE_DEADLOCK  /* every process is idle, nothing is in flight, some
+                         * are not done (every process hears it at once) */
+} kr_settle_t;
+
 typedef struct kr_transport kr_transport_t;
 typedef struct kr_transport_vtbl {
     /* Copies the message; the caller's buffer may be reused at once. */
@@ -27,18 +35,26 @@ typedef struct kr_transport_vtbl {
     size_t (*in_flight)(const kr_transport_t *t);
     void (*destroy)(kr_transport_t *t);
     /* Distributed transports only (NULL otherwise): */
-    /* Called when this process has nothing to run; *all_done tells whether
-     * every process is done (`locally_done` is this one's part). Must not
-     * block. */
-    kr_status_t (*settle)(kr_transport_t *t, bool locally_done, bool *all_done);
-    /* Blocks until a message may have arrived (without spinning). */
+    /* Called when this process has nothing to run. `idle`: it will do
+     * nothing until a message arrives (nothing runnable, nothing in flight
+     * here); `locally_done`: its simulators are finished. Must not block. */
+    kr_status_t (*settle)(kr_transport_t *t, bool idle, bool locally_done, kr_settle_t *verdict);
+    /* Called by every process at once when the run is deadlocked: picks
+     * the one that describes it (the lowest with `can_describe`, a blocked
+     * event of its own) and sets *describe there; every other process
+     * waits for that description (its abort) and fails with it. */
+    kr_status_t (*deadlock)(kr_transport_t *t, bool can_describe, bool *describe);
+    /* Waits until a message may have arrived, for at most about a
+     * millisecond: polling without pause when this process has a CPU of
+     * its own, sleeping between polls when it shares one. */
     void (*wait)(kr_transport_t *t);
     /* Tells every other process that the run failed with `message`. */
     void (*abort)(kr_transport_t *t, kr_status_t status, const char *message);
-    /* Window rounds: element-wise minimum of `mins` and sum of `sums` over
-     * every process, in place; keeps receiving (and notices an abort) while
-     * it waits. */
-    kr_status_t (*reduce)(kr_transport_t *t, uint64_t *mins, size_t n_mins, uint64_t *sums, size_t n_sums);
+    /* Window rounds: element-wise minimum of `mins` over every process, in
+     * place; returns once every message any process sent before calling it
+     * has reached this one (poll delivers them). Keeps receiving (and
+     * notices an abort) while it waits. */
+    kr_status_t (*reduce)(kr_transport_t *t, uint64_t *mins, size_t n_mins);
     /* True if messages between simulators of this process need not travel:
      * the coordinator then applies them at once (edge counts kept). Test
      * transports that reorder leave it false, so that they are exercised. */

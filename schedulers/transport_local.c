@@ -95,7 +95,7 @@ static void local_destroy(kr_transport_t *t)
     free(lt);
 }
 
-static const kr_transport_vtbl_t local_vtbl = { local_send, local_poll, local_in_flight, local_destroy, NULL, NULL, NULL, NULL,
+static const kr_transport_vtbl_t local_vtbl = { local_send, local_poll, local_in_flight, local_destroy, NULL, NULL, NULL, NULL, NULL,
                                                  true };
 
 kr_transport_t *kr_transport_local_create(void)
@@ -193,7 +193,7 @@ static void test_destroy(kr_transport_t *t)
     free(tt);
 }
 
-static const kr_transport_vtbl_t test_vtbl = { test_send, test_poll, test_in_flight, test_destroy, NULL, NULL, NULL, NULL,
+static const kr_transport_vtbl_t test_vtbl = { test_send, test_poll, test_in_flight, test_destroy, NULL, NULL, NULL, NULL, NULL,
                                                 false };
 
 kr_transport_t *kr_transport_test_create(const kr_test_transport_desc_t *desc)
@@ -278,18 +278,25 @@ static void chaos_destroy(kr_transport_t *t)
     free(ct);
 }
 
-static kr_status_t chaos_settle(kr_transport_t *t, bool locally_done, bool *all_done)
+static kr_status_t chaos_settle(kr_transport_t *t, bool idle, bool locally_done, kr_settle_t *verdict)
 {
     chaos_transport_t *ct = (chaos_transport_t *)t;
-    if (ct->held.count) {
-        *all_done = false;
-        return chaos_release(ct, true);
-    }
+    *verdict = KR_SETTLE_RUNNING;
+    if (ct->held.count) return chaos_release(ct, true);
     if (!ct->inner->vtbl->settle) {
-        *all_done = locally_done && ct->inner->vtbl->in_flight(ct->inner) == 0;
+        /* one process: idle and nothing held back decides it alone */
+        if (locally_done && ct->inner->vtbl->in_flight(ct->inner) == 0) *verdict = KR_SETTLE_FINISHED;
+        else if (idle && ct->inner->vtbl->in_flight(ct->inner) == 0) *verdict = KR_SETTLE_DEADLOCK;
         return KR_OK;
     }
-    return ct->inner->vtbl->settle(ct->inner, locally_done, all_done);
+    return ct->inner->vtbl->settle(ct->inner, idle, locally_done, verdict);
+}
+
+static kr_status_t chaos_deadlock(kr_transport_t *t, bool can_describe, bool *describe)
+{
+    chaos_transport_t *ct = (chaos_transport_t *)t;
+    *describe = true;
+    return ct->inner->vtbl->deadlock ? ct->inner->vtbl->deadlock(ct->inner, can_describe, describe) : KR_OK;
 }
 
 static void chaos_wait(kr_transport_t *t)
@@ -305,16 +312,20 @@ static void chaos_abort(kr_transport_t *t, kr_status_t status, const char *messa
     if (ct->inner->vtbl->abort) ct->inner->vtbl->abort(ct->inner, status, message);
 }
 
-static kr_status_t chaos_reduce(kr_transport_t *t, uint64_t *mins, size_t n_mins, uint64_t *sums, size_t n_sums)
+static kr_status_t chaos_reduce(kr_transport_t *t, uint64_t *mins, size_t n_mins)
 {
     chaos_transport_t *ct = (chaos_transport_t *)t;
-    return ct->inner->vtbl->reduce(ct->inner, mins, n_mins, sums, n_sums);
+    /* what is held back was sent before the round: it must go first */
+    kr_status_t st = chaos_release(ct, true);
+    return st ? st : ct->inner->vtbl->reduce(ct->inner, mins, n_mins);
 }
 
 static const kr_transport_vtbl_t chaos_vtbl = { chaos_send, chaos_poll, chaos_in_flight, chaos_destroy,
-                                                chaos_settle, chaos_wait, chaos_abort, chaos_reduce, false };
+                                                chaos_settle, chaos_deadlock, chaos_wait, chaos_abort, chaos_reduce,
+                                                false };
 static const kr_transport_vtbl_t chaos_local_vtbl = { chaos_send, chaos_poll, chaos_in_flight, chaos_destroy,
-                                                      chaos_settle, chaos_wait, chaos_abort, NULL, false };
+                                                      chaos_settle, chaos_deadlock, chaos_wait, chaos_abort, NULL,
+                                                      false };
 
 kr_transport_t *kr_transport_chaos_wrap(kr_transport_t *inner, uint64_t seed)
 {

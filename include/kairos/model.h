@@ -132,6 +132,11 @@ kr_status_t kr_model_run(kr_model_t *model);
 uint64_t kr_model_checksum(const kr_model_t *model);
 /* After a run with the window algorithm: the rounds it took (0 otherwise). */
 uint64_t kr_model_rounds(const kr_model_t *model);
+/* After a run: the coordinator's messages that left this process's
+ * simulators through the transport (sync-events, payloads, cancels, delays
+ * and guarantees; not those applied at once between simulators of one
+ * process). */
+uint64_t kr_model_transport_messages(const kr_model_t *model);
 
 /* The zero-promise group (strongly connected component of the zero-promise
  * graph) of a simulator, numbered by its lowest member; valid after start.

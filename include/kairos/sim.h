@@ -54,6 +54,9 @@ uint64_t kr_sim_event_digest(const kr_sim_t *sim);
 uint64_t kr_sim_sync_sent(const kr_sim_t *sim);
 uint64_t kr_sim_sync_received(const kr_sim_t *sim);
 uint64_t kr_sim_null_messages(const kr_sim_t *sim);
+/* Guarantee requests it sent to senders in other processes (null-message
+ * algorithm: guarantees are sent there on demand). */
+uint64_t kr_sim_guarantee_requests(const kr_sim_t *sim);
 double kr_sim_blocked_seconds(const kr_sim_t *sim);
 
 /* Per-simulator user data (the seed's SubModelContext): one block of the

@@ -72,7 +72,8 @@ factory_part_t *factory_part_get(kr_sim_t *sim, kr_entity_t part);
 int64_t factory_part_count(kr_sim_t *sim);
 
 /* Reads the required "to" parameter: a simulator this one has a dependency
- * to. Writes its id and the edge's promise. */
+ * to. Writes its id and the edge's promise. (models/rows reads its lines'
+ * "to" with it too.) */
 kr_status_t factory_param_target(kr_sim_t *sim, const kr_params_t *params, uint32_t *target,
                                  kr_time_t *promise);
 /* Reads a number that must be > 0 (positive) or >= 0. */

@@ -155,4 +155,11 @@ static inline char *cli_checksum(const char *stats_path)
     return dup;
 }
 
+/* A short M/M/1 (lambda 0.8, mu 1) for replications and sweeps; ' stands
+ * for " (cli_write). */
+#define CLI_MM1                                                                                        \
+    "{'seed': 5, 'end_time': 2000, 'simulators': [{'name': 'mm1', 'kind': 'sqss', 'params': {"         \
+    "  'arrival': {'dist': 'exponential', 'mean': 1.25},"                                              \
+    "  'service': {'dist': 'exponential', 'mean': 1}, 'capacity': 1000, 'servers': 1, 'warmup': 100}}]}"
+
 #endif

@@ -2,6 +2,7 @@
  * one-line complaints about bad input, no output files after a failed run,
  * the stats file (docs/stats.md), checksums, event logs, the Chrome trace,
  * validate's plan, info, every --help, and the plugin example. */
+#include <math.h>
 #include "spawn.h"
 
 TestSuite(cli, .fini = cli_cleanup);
@@ -139,7 +140,7 @@ Test(cli, bad_model_fields)
 {
     const char *m = model(FACTORY_SHORT);
     char want[700];
-    snprintf(want, sizeof want, "%s: simulators[2].kind: expected a known kind (assembly, robots, bath, sqss, phold, walkers), found \"tub\"",
+    snprintf(want, sizeof want, "%s: simulators[2].kind: expected a known kind (assembly, robots, bath, sqss, phold, rows, walkers), found \"tub\"",
              m);
     expect_bad(kairos("run", m, "--set", "simulators.Bath.kind=tub", NULL), want);
     snprintf(want, sizeof want, "%s: dependencies[1].to: expected the name of a simulator (or \"name[*]\"), found "
@@ -203,7 +204,14 @@ Test(cli, bad_option_values)
     const char *m = model(FACTORY_SHORT);
     expect_bad(kairos("run", m, "--sync", "optimistic", NULL),
                "--sync: expected null-message or window, found \"optimistic\"");
-    expect_bad(kairos("run", m, "--seed", "-1", NULL), "--seed: expected a whole number >= 0, found \"-1\"");
+    expect_bad(kairos("run", m, "--seed", "-1", NULL),
+               "--seed: expected a whole number from 0 to 9223372036854775807, found \"-1\"");
+    expect_bad(kairos("run", m, "--seed", "9223372036854775808", NULL),
+               "--seed: expected a whole number from 0 to 9223372036854775807, found \"9223372036854775808\"");
+    /* the largest seed is fine: replications derive seeds up to it */
+    cli_result_t big = kairos("run", m, "--seed", "9223372036854775807", "--quiet", NULL);
+    cr_assert_eq(big.status, 0, "%s", big.err);
+    cli_free(&big);
     expect_bad(kairos("run", m, "--end", "later", NULL), "--end: expected a time in model units, found \"later\"");
     expect_bad(kairos("run", m, "--set", "seed", NULL), "--set seed: expected KEY=VALUE");
     expect_bad(kairos("run", m, "-o", NULL), "-o needs a file name");
@@ -553,4 +561,166 @@ Test(cli, regions_checked_and_recut)
     cr_assert(strstr(r.out, "eco[11]"), "%s", r.out);
     cr_assert(strstr(r.out, "state digest"), "%s", r.out);
     cli_free(&r);
+}
+
+/* ---- replications and sweeps (docs/replications.md) ---- */
+
+Test(cli, replications_stats_pool_every_statistic)
+{
+    const char *m = model(CLI_MM1);
+    char one[600], reps[600];
+    snprintf(one, sizeof one, "%s", cli_path("one.json"));
+    snprintf(reps, sizeof reps, "%s", cli_path("reps.json"));
+    cli_result_t r = kairos("run", m, "-o", one, "--quiet", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cli_free(&r);
+    r = kairos("run", m, "-o", reps, "--replications", "4", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "4 replications on 1 rank"), "%s", r.out);
+    cr_assert(strstr(r.out, "mean_time_in_system"), "%s", r.out);
+    cli_free(&r);
+    json_error_t e;
+    json_t *s = json_load_file(reps, 0, &e);
+    cr_assert(s, "%s", e.text);
+    cr_assert_eq(json_integer_value(json_object_get(s, "replication_count")), 4);
+    cr_assert_eq(json_integer_value(json_object_get(s, "seed")), 5);
+    json_t *list = json_object_get(s, "replications");
+    cr_assert_eq(json_array_size(list), 4);
+    /* replication 0 is the plain run */
+    char *plain = cli_checksum(one);
+    cr_assert_str_eq(json_string_value(json_object_get(json_array_get(list, 0), "checksum")), plain);
+    free(plain);
+    double sum = 0;
+    for (size_t i = 0; i < 4; i++) {
+        json_t *rec = json_array_get(list, i);
+        cr_assert_eq(json_integer_value(json_object_get(rec, "replication")), (json_int_t)i);
+        json_t *sim = json_array_get(json_object_get(rec, "simulators"), 0);
+        sum += json_number_value(json_object_get(json_object_get(sim, "stats"), "mean_time_in_system"));
+        for (size_t j = 0; j < i; j++)
+            cr_assert_neq(json_integer_value(json_object_get(rec, "seed")),
+                          json_integer_value(json_object_get(json_array_get(list, j), "seed")));
+    }
+    json_t *pooled = json_array_get(json_object_get(s, "pooled"), 0);
+    cr_assert_str_eq(json_string_value(json_object_get(pooled, "name")), "mm1");
+    json_t *w = json_object_get(json_object_get(pooled, "stats"), "mean_time_in_system");
+    cr_assert_float_eq(json_real_value(json_object_get(w, "mean")), sum / 4, 1e-12);
+    cr_assert(json_real_value(json_object_get(w, "ci95")) > 0);
+    cr_assert_eq(json_integer_value(json_object_get(w, "n")), 4);
+    for (const char *k = "created\0skipped\0received\0utilisation\0throughput\0"; *k; k += strlen(k) + 1)
+        cr_assert(json_object_get(json_object_get(pooled, "stats"), k), "pooled %s", k);
+    json_decref(s);
+}
+
+/* Rows in nested-loop order (first --vary outermost), the values as given,
+ * R in every row, and the effect of the arrival rate where theory puts it:
+ * utilisation = lambda / mu. */
+Test(cli, sweep_over_the_arrival_rate_writes_one_row_per_point)
+{
+    const char *m = model(CLI_MM1);
+    char csv[600];
+    snprintf(csv, sizeof csv, "%s", cli_path("sweep.csv"));
+    cli_result_t r = kairos("sweep", m, "--vary", "simulators.mm1.params.arrival.mean=[4,2,1.25]", "--vary",
+                            "simulators.mm1.params.servers=[1,2]", "--replications", "3", "-o", csv, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "6 points x 3 replications"), "%s", r.out);
+    cli_free(&r);
+    cr_assert(!cli_exists(cli_path("sweep.csv.partial")));
+    char *text = cli_slurp(csv);
+    cr_assert(text);
+    cr_assert_eq(cli_lines(text), 7, "a header and 6 rows: %s", text);
+    cr_assert(!strncmp(text, "simulators.mm1.params.arrival.mean,simulators.mm1.params.servers,replications,"
+                             "mm1.created.mean,mm1.created.ci95,", 101), "%s", text);
+    const char *want[] = { "4,1,3,", "4,2,3,", "2,1,3,", "2,2,3,", "1.25,1,3,", "1.25,2,3," };
+    /* the utilisation column, by name */
+    char *line = strtok(text, "\n");
+    int ucol = -1, col = 0;
+    for (char *c = line; c; c = strchr(c, ',') ? strchr(c, ',') + 1 : NULL, col++)
+        if (!strncmp(c, "mm1.utilisation.mean,", 21)) ucol = col;
+    cr_assert_geq(ucol, 0, "a utilisation column");
+    for (int i = 0; i < 6; i++) {
+        line = strtok(NULL, "\n");
+        cr_assert(line && !strncmp(line, want[i], strlen(want[i])), "row %d: %s", i, line ? line : "(none)");
+        const char *c = line;
+        for (int k = 0; k < ucol; k++) c = strchr(c, ',') + 1;
+        double u = strtod(c, NULL), ci = strtod(strchr(c, ',') + 1, NULL);
+        double lambda = 1 / (i < 2 ? 4.0 : i < 4 ? 2.0 : 1.25), servers = i % 2 ? 2 : 1;
+        cr_assert(fabs(u - lambda / servers) < 0.05 && ci > 0, "row %d: utilisation %g +- %g, theory %g", i, u, ci,
+                  lambda / servers);
+    }
+    free(text);
+}
+
+Test(cli, sweep_and_replication_errors_are_one_line)
+{
+    const char *m = model(CLI_MM1);
+    char csv[600];
+    snprintf(csv, sizeof csv, "%s", cli_path("bad.csv"));
+    char line[1400];
+    snprintf(line, sizeof line, "%s: simulators.mm1.params.capacty: expected an existing key (--vary), found nothing", m);
+    expect_bad(kairos("sweep", m, "--vary", "simulators.mm1.params.capacty=[1,2]", "-o", csv, NULL), line);
+    snprintf(line, sizeof line, "%s: simulators.mm2: expected the name of a simulator (--vary simulators.mm2.params=1), "
+             "found nothing", m);
+    expect_bad(kairos("sweep", m, "--vary", "simulators.mm2.params=[1]", "-o", csv, NULL), line);
+    expect_bad(kairos("sweep", m, "--vary", "simulators.mm1.params.capacity=[]", "-o", csv, NULL),
+               "--vary simulators.mm1.params.capacity: expected at least one value, found []");
+    expect_bad(kairos("sweep", m, "--vary", "simulators.mm1.params.capacity=5", "-o", csv, NULL),
+               "--vary simulators.mm1.params.capacity: expected a JSON array of values [v1,v2,...], found 5");
+    expect_bad(kairos("sweep", m, "--vary", "seed=[1]", "--vary", "seed=[2]", "-o", csv, NULL),
+               "--vary seed: expected each key once, found it twice");
+    expect_bad(kairos("sweep", m, "--vary", "seed=[1]", "--replications", "0", "-o", csv, NULL),
+               "--replications: expected a whole number from 1 to 1000000, found \"0\"");
+    expect_bad(kairos("sweep", m, "--vary", "seed=[1]", NULL), "sweep: expected -o SWEEP.csv, found none");
+    expect_bad(kairos("sweep", m, "-o", csv, NULL), "sweep: expected at least one --vary KEY=[v1,...], found none");
+    expect_bad(kairos("run", m, "--replications", "-3", NULL),
+               "--replications: expected a whole number from 1 to 1000000, found \"-3\"");
+    expect_bad(kairos("run", m, "--replications", "2", "--group-ranks", "2", NULL),
+               "--group-ranks: expected a whole number from 1 to 1 (the ranks), found 2");
+    expect_bad(kairos("run", m, "--replications", "2", "--trace", cli_path("t.json"), NULL),
+               "--trace: expected no trace or event log with --replications (rerun one replication alone with "
+               "--seed), found one");
+    /* a value that only the kind refuses: found when that point is built */
+    snprintf(line, sizeof line, "%s: simulators[0].params.capacity: expected a whole number from 1 to 100000000, "
+             "found 0", m);
+    expect_bad(kairos("sweep", m, "--vary", "simulators.mm1.params.capacity=[3,0]", "-o", csv, NULL), line);
+    cr_assert(!cli_exists(csv) && !cli_exists(cli_path("bad.csv.partial")), "no CSV after a failed sweep");
+}
+
+/* One PNG per statistic, or, without matplotlib, one line before any run. */
+Test(cli, sweep_plots_or_says_matplotlib_is_missing, .timeout = 120)
+{
+    const char *m = model(CLI_MM1);
+    char csv[600], dir[600], png[700];
+    snprintf(csv, sizeof csv, "%s", cli_path("plot.csv"));
+    snprintf(dir, sizeof dir, "%s", cli_path("plots"));
+    /* an interpreter that cannot see site packages has no matplotlib */
+    const char *nomat = cli_path("python-without-site");
+    cli_write(nomat, "#!/bin/sh\nexec /usr/bin/python3 -S \"$@\"\n");
+    cr_assert_eq(chmod(nomat, 0755), 0);
+    setenv("KAIROS_PYTHON", nomat, 1);
+    cli_result_t r = kairos("sweep", m, "--vary", "simulators.mm1.params.servers=[1,2]", "-o", csv, "--plot", dir, NULL);
+    char line[1400];
+    snprintf(line, sizeof line, "--plot: matplotlib is missing for %s (apt-get install python3-matplotlib, or "
+             "scripts/setup)", nomat);
+    expect_bad(r, line);
+    cr_assert(!cli_exists(csv), "the sweep did not run");
+    unsetenv("KAIROS_PYTHON");
+    r = kairos("sweep", m, "--vary", "simulators.mm1.params.servers=[1,2]", "--replications", "2", "-o", csv,
+               "--plot", dir, "--quiet", NULL);
+    if (r.status == 2 && strstr(r.err, "matplotlib is missing")) {
+        /* this machine has no matplotlib: the same one line */
+        cr_assert_eq(cli_lines(r.err), 1, "%s", r.err);
+        cli_free(&r);
+        return;
+    }
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cli_free(&r);
+    const char *stats[] = { "mm1.utilisation", "mm1.mean_time_in_system", "mm1.skipped" };
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(png, sizeof png, "%s/%s.png", dir, stats[i]);
+        char *data = cli_slurp(png);
+        cr_assert(data && !memcmp(data, "\x89PNG", 4), "%s is a PNG", png);
+        free(data);
+        snprintf(png, sizeof png, "%s/%s.png.partial", dir, stats[i]);
+        cr_assert(!cli_exists(png));
+    }
 }

@@ -35,15 +35,13 @@ Test(cli_mpi, factory_two_ranks_same_checksum)
     json_decref(s);
 }
 
-/* Runs MODEL on `np` ranks (np 0: no mpirun) writing the stats to `stats`,
- * with up to two more option pairs (NULL: none). */
-static cli_result_t run_on(int np, const char *model, const char *stats, const char *a1, const char *a2,
-                           const char *a3, const char *a4)
+/* mpirun -np NP kairos ARGS... (NP 0: kairos alone); up to 16 args. */
+static cli_result_t kairos_on(int np, const char *const *args)
 {
     const char *bin = getenv("KAIROS_BIN"), *mpirun = getenv("MPIRUN");
     char nps[8];
     snprintf(nps, sizeof nps, "%d", np);
-    char *argv[20];
+    char *argv[32];
     int n = 0;
     if (np > 0) {
         argv[n++] = (char *)mpirun;
@@ -52,28 +50,34 @@ static cli_result_t run_on(int np, const char *model, const char *stats, const c
         argv[n++] = "--oversubscribe";
     }
     argv[n++] = (char *)bin;
-    argv[n++] = "run";
-    argv[n++] = (char *)model;
-    argv[n++] = "-o";
-    argv[n++] = (char *)stats;
-    argv[n++] = "--quiet";
-    const char *extra[] = { a1, a2, a3, a4 };
-    for (int i = 0; i < 4 && extra[i]; i++) argv[n++] = (char *)extra[i];
+    for (int i = 0; args[i] && n < 31; i++) argv[n++] = (char *)args[i];
     argv[n] = NULL;
     return cli_spawn(argv);
 }
 
+/* Runs MODEL on `np` ranks (np 0: no mpirun) writing the stats to `stats`,
+ * with up to two more option pairs (NULL: none). */
+static cli_result_t run_on(int np, const char *model, const char *stats, const char *a1, const char *a2,
+                           const char *a3, const char *a4)
+{
+    const char *args[] = { "run", model, "-o", stats, "--quiet", a1, a2, a3, a4, NULL };
+    return kairos_on(np, args);
+}
+
 /* The determinism contract: the same checksum and the same event count of
- * every simulator on 1, 2 and 4 ranks and with both algorithms. */
-static void same_everywhere_set(const char *example, const char *set)
+ * every simulator on 1, 2 and 4 ranks and with both algorithms (with
+ * `every_pair`, each rank count with each algorithm). */
+static void same_everywhere_runs(const char *example, const char *set, bool every_pair)
 {
     const char *root = getenv("KAIROS_SOURCE_ROOT");
     char model[1024];
     snprintf(model, sizeof model, "%s/examples/%s", root, example);
     const struct { int np; const char *sync; } runs[] = { { 0, "null-message" }, { 1, "window" }, { 2, "null-message" },
-                                                          { 2, "window" }, { 4, "null-message" } };
+                                                          { 2, "window" }, { 4, "null-message" }, { 4, "window" },
+                                                          { 1, "null-message" } };
+    size_t run_count = every_pair ? sizeof runs / sizeof runs[0] : 5;
     json_t *ref = NULL;
-    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+    for (size_t i = 0; i < run_count; i++) {
         char stats[600];
         snprintf(stats, sizeof stats, "%s", cli_path("stats.json"));
         cli_result_t r = run_on(runs[i].np, model, stats, "--sync", runs[i].sync, set ? "--set" : NULL, set);
@@ -103,16 +107,43 @@ static void same_everywhere_set(const char *example, const char *set)
             }
             cr_assert(json_array_size(a) < 2 || max_rank > 0, "every simulator on rank 0");
         }
+        /* The coordinator's traffic: none between processes on one; over
+         * ranks every guarantee sent is a message, messages travel in
+         * batches, and every window round is at least one reduction. */
+        json_int_t messages = json_integer_value(json_object_get(s, "messages"));
+        json_int_t batches = json_integer_value(json_object_get(s, "batches"));
+        json_int_t nulls = json_integer_value(json_object_get(s, "null_messages"));
+        json_int_t rounds = json_integer_value(json_object_get(s, "rounds"));
+        json_int_t reductions = json_integer_value(json_object_get(s, "reductions"));
+        if (runs[i].np <= 1) {
+            cr_assert_eq(messages, 0, "%s on one process: %lld messages", example, (long long)messages);
+            cr_assert_eq(batches, 0);
+            cr_assert_eq(reductions, 0);
+        } else {
+            cr_assert_geq(messages, nulls, "%s on %d ranks", example, runs[i].np);
+            cr_assert(batches <= messages && (batches > 0) == (messages > 0), "%s on %d ranks: %lld batches for %lld "
+                      "messages", example, runs[i].np, (long long)batches, (long long)messages);
+            /* sqss is one simulator: nothing crosses */
+            cr_assert(json_array_size(a) < 2 || messages > 0, "%s on %d ranks: no message", example, runs[i].np);
+            cr_assert_geq(reductions, rounds, "%s on %d ranks (%s)", example, runs[i].np, runs[i].sync);
+            cr_assert(!strcmp(runs[i].sync, "window") ? rounds > 0 : reductions == 0);
+        }
         json_decref(s);
     }
     json_decref(ref);
 }
 
+static void same_everywhere_set(const char *example, const char *set) { same_everywhere_runs(example, set, false); }
 static void same_everywhere(const char *example) { same_everywhere_set(example, NULL); }
 
 Test(cli_mpi, factory_same_on_1_2_4_ranks, .timeout = 240) { same_everywhere("factory.json"); }
 Test(cli_mpi, phold_same_on_1_2_4_ranks, .timeout = 240) { same_everywhere_set("phold.json", "end_time=40"); }
 Test(cli_mpi, sqss_same_on_1_2_4_ranks, .timeout = 240) { same_everywhere("sqss.json"); }
+/* 51 simulators fanning in: 1, 2 and 4 ranks, each with both algorithms. */
+Test(cli_mpi, rows_same_on_1_2_4_ranks_both_syncs, .timeout = 240)
+{
+    same_everywhere_runs("rows.json", "end_time=600", true);
+}
 
 /* A simulator pinned to rank 1 with a bad parameter: the error is found
  * there, printed once (by rank 0), every rank exits 2, no stats file. */
@@ -295,4 +326,89 @@ Test(cli_mpi, walkers_ranks_store_own_cells_and_halo, .timeout = 120)
     }
     for (int k = 0; k < 4; k++) cr_assert_eq(per_rank[k], 31 * 21, "rank %d stores one region", k);
     json_decref(s);
+}
+
+/* ---- replications and sweeps over groups of ranks ---- */
+
+/* The same CSV, byte for byte, on 1 rank and on 4 (four groups). */
+Test(cli_mpi, sweep_csv_same_on_1_and_4_ranks, .timeout = 240)
+{
+    const char *model = cli_path("sweep.json");
+    cli_write(model, CLI_MM1);
+    char one[600], four[600];
+    snprintf(one, sizeof one, "%s", cli_path("np1.csv"));
+    snprintf(four, sizeof four, "%s", cli_path("np4.csv"));
+    const char *a1[] = { "sweep", model, "--vary", "simulators.mm1.params.arrival.mean=[4,2,1.25]", "--vary",
+                         "simulators.mm1.params.capacity=[2,1000]", "--replications", "3", "-o", one, "--quiet", NULL };
+    cli_result_t r = kairos_on(0, a1);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cli_free(&r);
+    const char *a4[] = { "sweep", model, "--vary", "simulators.mm1.params.arrival.mean=[4,2,1.25]", "--vary",
+                         "simulators.mm1.params.capacity=[2,1000]", "--replications", "3", "-o", four, NULL };
+    r = kairos_on(4, a4);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "on 4 ranks (4 groups of 1)"), "%s", r.out);
+    cli_free(&r);
+    char *x = cli_slurp(one), *y = cli_slurp(four);
+    cr_assert(x && y);
+    cr_assert_eq(cli_lines(x), 7);
+    cr_assert_str_eq(x, y, "1 rank and 4 ranks");
+    free(x), free(y);
+}
+
+/* Pooled results and every replication's figures identical on 1 rank, on
+ * 4 ranks in four groups of one, and in two groups of two (each
+ * replication then spread over a group's communicator). */
+Test(cli_mpi, replications_same_on_any_grouping, .timeout = 240)
+{
+    const char *root = getenv("KAIROS_SOURCE_ROOT");
+    char model[1024];
+    snprintf(model, sizeof model, "%s/examples/factory.json", root);
+    const struct { int np; const char *group; } runs[] = { { 0, NULL }, { 4, NULL }, { 4, "2" } };
+    json_t *ref = NULL;
+    for (size_t i = 0; i < 3; i++) {
+        char stats[600];
+        snprintf(stats, sizeof stats, "%s", cli_path("reps.json"));
+        const char *args[] = { "run", model, "--end", "600", "--replications", "4", "-o", stats, "--quiet",
+                               runs[i].group ? "--group-ranks" : NULL, runs[i].group, NULL };
+        cli_result_t r = kairos_on(runs[i].np, args);
+        cr_assert_eq(r.status, 0, "run %zu: %s", i, r.err);
+        cli_free(&r);
+        json_error_t e;
+        json_t *s = json_load_file(stats, 0, &e);
+        cr_assert(s, "%s", e.text);
+        if (runs[i].group) {
+            cr_assert_eq(json_integer_value(json_object_get(s, "groups")), 2);
+            cr_assert_eq(json_integer_value(json_object_get(s, "group_ranks")), 2);
+        }
+        if (!ref) {
+            ref = s;
+            cr_assert_eq(json_array_size(json_object_get(s, "replications")), 4);
+            continue;
+        }
+        cr_assert(json_equal(json_object_get(s, "pooled"), json_object_get(ref, "pooled")), "pooled, run %zu", i);
+        cr_assert(json_equal(json_object_get(s, "replications"), json_object_get(ref, "replications")),
+                  "replications, run %zu", i);
+        json_decref(s);
+    }
+    json_decref(ref);
+}
+
+/* A point whose params only the kind refuses, run by the second group: every
+ * rank stops, the message once, exit 2, no CSV. */
+Test(cli_mpi, error_in_one_group_stops_every_rank, .timeout = 120)
+{
+    const char *model = cli_path("sweep-bad.json");
+    cli_write(model, CLI_MM1);
+    char csv[600];
+    snprintf(csv, sizeof csv, "%s", cli_path("bad.csv"));
+    const char *args[] = { "sweep", model, "--vary", "simulators.mm1.params.capacity=[3,0,5]", "-o", csv, "--quiet",
+                           NULL };
+    cli_result_t r = kairos_on(2, args);
+    cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    const char *first = strstr(r.err, "simulators[0].params.capacity: expected");
+    cr_assert(first, "%s", r.err);
+    cr_assert(!strstr(first + 1, "simulators[0].params.capacity: expected"), "printed twice: %s", r.err);
+    cr_assert(!cli_exists(csv) && !cli_exists(cli_path("bad.csv.partial")), "a CSV was left");
+    cli_free(&r);
 }

@@ -58,6 +58,26 @@ static kr_model_file_t *mt_load(const char *text, ...)
                                                        .register_builtin = kr_models_register_builtin });
 }
 
+/* The text of examples/NAME (the tests run from the source root, or from
+ * build/), for mt_write: it must hold no ' (mt_write turns them into "). */
+static inline const char *mt_read_example(const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof path, "examples/%s", name);
+    FILE *fp = fopen(path, "r");
+    if (!fp) {
+        snprintf(path, sizeof path, "../examples/%s", name);
+        fp = fopen(path, "r");
+    }
+    cr_assert_not_null(fp, "examples/%s not found", name);
+    static char text[8192];
+    size_t n = fread(text, 1, sizeof text - 1, fp);
+    fclose(fp);
+    text[n] = 0;
+    for (char *c = text; *c; c++) cr_assert_neq(*c, '\'', "the example has no ' (mt_write turns them into \")");
+    return text;
+}
+
 /* Asserts the last error is exactly one line "FILE: JSONPATH: expected
  * EXPECTED, found FOUND" for the file mt_write made, with status `st`. */
 static void mt_expect(kr_status_t st, const char *jpath, const char *expected, const char *found)

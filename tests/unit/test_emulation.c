@@ -69,11 +69,11 @@ static void tick(kr_sim_t *sim, void *data)
     cr_assert_eq(kr_schedule(sim, 0, S / 10, tick_type, NULL, NULL), KR_OK);
 }
 
-static void pacing(double speed)
+static void pacing(double speed, kr_sync_algorithm_t sync)
 {
     fake_clock_t f = { .now = 1000000000, .per_read = 20000, .pipe_w = -1 };
     kr_clock_t clock = { fake_now, fake_wait, &f };
-    kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = 3 * S, .log_level = KR_LOG_OFF });
+    kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = 3 * S, .log_level = KR_LOG_OFF, .sync = sync });
     tick_type = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "tick", .on_event = tick });
     kr_emulation_desc_t ed = { .speed = speed, .clock = &clock, .input_fd = -1 };
     kr_sim_t *s = kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "ctl", .formalism = KR_EMULATION, .emulation = &ed });
@@ -94,8 +94,11 @@ static void pacing(double speed)
     kr_model_destroy(m);
 }
 
-Test(emulation, paced_at_speed_1) { pacing(1.0); }
-Test(emulation, paced_at_speed_10) { pacing(10.0); }
+Test(emulation, paced_at_speed_1) { pacing(1.0, KR_SYNC_NULL_MESSAGE); }
+Test(emulation, paced_at_speed_10) { pacing(10.0, KR_SYNC_NULL_MESSAGE); }
+/* The window's rounds wait for the clock too: an event not yet due is no
+ * deadlock. */
+Test(emulation, paced_with_the_window_algorithm) { pacing(1.0, KR_SYNC_WINDOW); }
 
 /* ---- input, log and replay ---- */
 

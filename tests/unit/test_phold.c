@@ -238,22 +238,9 @@ Test(phold, remote_events_need_dependencies)
     cr_assert_eq(r.remote_sent, 0);
 }
 
-static char *read_example(void)
-{
-    FILE *fp = fopen("examples/phold.json", "r");
-    if (!fp) fp = fopen("../examples/phold.json", "r");
-    cr_assert_not_null(fp, "examples/phold.json not found");
-    static char text[8192];
-    size_t n = fread(text, 1, sizeof text - 1, fp);
-    fclose(fp);
-    text[n] = 0;
-    for (char *c = text; *c; c++) cr_assert_neq(*c, '\'', "the example has no ' (mt_write turns them into \")");
-    return text;
-}
-
 Test(phold, example_and_count_override)
 {
-    const char *text = read_example();
+    const char *text = mt_read_example("phold.json");
     result_t r = run_sets(text, (const char *[]){ "end_time=2", NULL });
     cr_assert_eq(r.status, KR_OK, "%s", r.error);
     cr_assert_eq(r.sims, 4);

@@ -572,6 +572,7 @@ Test(sync, bad_wire_messages_fail_the_run_cleanly)
         kr_entity_t ents[2] = { kr_entity_create(kr_sim_world(a)), kr_entity_create(kr_sim_world(a)) };
         cr_assert_eq(kr_pack(kr_sim_world(a), ents, 2, &pack), KR_OK);
         header(&b, 1, 0, variant == 2 ? 0 : 1, 0, variant == 3 ? S / 2 : 5 * S);
+        kr_buf_put_u64(&b, 0);                                /* piggybacked guarantee */
         kr_buf_put_u32(&b, 0);
         kr_buf_put_u64(&b, 999);
         kr_buf_put_u32(&b, t);
@@ -661,4 +662,49 @@ Test(sync, on_destroy_of_a_sent_entity_may_schedule_sync_events)
         cr_assert_eq(nested_runs, 1);
         kr_model_destroy(m);
     }
+}
+
+/* Guarantees go over the transport only when asked for, and ride on data
+ * messages: a sync-event that says "nothing from me before 8" lets the
+ * receiver run everything below 8 without a null message; a sender that
+ * nobody asks sends none; the receiver asks once to finish, and gets one. */
+Test(sync, guarantees_ride_on_data_and_go_only_where_asked)
+{
+    kr_model_t *m = new_model(20 * S);
+    kr_sim_t *a = add(m, "upstream", KR_DISCRETE_EVENT, 0);
+    kr_sim_t *b = add(m, "downstream", KR_DISCRETE_EVENT, 0);
+    kr_event_type_t t = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "t", .on_target_side = noop_target });
+    kr_event_type_t local = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "tick", .on_event = tick });
+    cr_assert_eq(kr_model_add_dependency(m, 0, 1, S), KR_OK);
+    cr_assert_eq(kr_schedule(b, 0, 6 * S, local, NULL, NULL), KR_OK);
+    cr_assert_eq(kr_schedule(b, 0, 7 * S, local, NULL, NULL), KR_OK);
+    m->transport = kr_transport_test_create(&(kr_test_transport_desc_t){ .seed = 1 });
+    m->owns_transport = true;
+    cr_assert_eq(kr_model_start(m), KR_OK);
+    /* a sync-event at 5 from upstream, carrying the guarantee 8 */
+    kr_buf_t raw;
+    kr_buf_init(&raw);
+    header(&raw, 1, 0, 1, 0, 5 * S);
+    kr_buf_put_u64(&raw, 8 * S);
+    kr_buf_put_u32(&raw, 0);
+    kr_buf_put_u64(&raw, 0);
+    kr_buf_put_u32(&raw, t);
+    kr_buf_put_u8(&raw, 0);
+    kr_buf_put_u32(&raw, 0);
+    kr_buf_put_u32(&raw, 0);
+    kr_buf_put_u32(&raw, 0);
+    send_raw(m, &raw);
+    kr_buf_fini(&raw);
+    cr_assert_eq(kr__coord_prepare(m), KR_OK);
+    cr_assert_eq(kr_sim_null_messages(a), 0, "a guarantee was sent before anyone asked");
+    kr_status_t st;
+    for (int i = 0; i < 20 && kr_sim_event_count(b) < 3; i++) cr_assert(kr__coord_step(m, &st), "%s", kr_last_error());
+    cr_assert_eq(kr_sim_event_count(b), 3, "the events at 5, 6 and 7 did not run on the piggybacked guarantee");
+    cr_assert_eq(kr_sim_guarantee_requests(b), 0);
+    cr_assert_eq(kr_sim_null_messages(a), 0);
+    while (kr__coord_step(m, &st)) {}
+    cr_assert_eq(st, KR_OK, "%s", kr_last_error());
+    cr_assert_eq(kr_sim_guarantee_requests(b), 1);
+    cr_assert_eq(kr_sim_null_messages(a), 1);
+    kr_model_destroy(m);
 }

@@ -1,0 +1,352 @@
+/* "rows": fan-in production lines (docs/models/rows.md).
+ *
+ * A simulator of kind rows is either a line (role "line", the default) or
+ * the final simulator the lines feed (role "final"). A line makes totes at
+ * random intervals and moves each through `conveyors` conveyor sections in
+ * series. A section is an accumulating FIFO: a tote needs `transit` to
+ * cross it, plus, with probability `delay_probability`, an extra draw of
+ * `delay` (a snag); it cannot leave before the tote ahead of it on that
+ * section left plus `spacing`, so a snagged tote holds back the ones behind
+ * it, as on a real conveyor. A tote that leaves the last section is shipped
+ * to `to` with a sync-event `sync_delay` later (at least the edge's
+ * promise); the final simulator counts what it receives.
+ *
+ * Each tote is an entity of the line's world (the rows.tote component)
+ * from its arrival until it is shipped; one local event per section end
+ * moves it on. Every draw comes from the simulator's own stream, so the
+ * answer does not depend on ranks or on the synchronization algorithm. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kairos/kairos.h"
+#include "../factory/factory.h"
+#include "rows.h"
+
+#define ROWS_CONTEXT "rows.state"
+#define ROWS_TOTE "rows.tote"
+#define ROWS_ARRIVE "rows.arrive"
+#define ROWS_LEAVE "rows.leave"
+#define ROWS_SHIP "rows.ship"
+#define ROWS_MAX_CONVEYORS 1000000
+
+/* The tote component, on a line. */
+typedef struct rows_tote {
+    uint64_t serial;            /* 0, 1, 2, ... per line */
+    kr_time_t created;          /* ticks */
+    kr_time_t extra;            /* extra delay drawn so far, ticks */
+    uint32_t snags;             /* sections on which it drew an extra delay */
+} rows_tote_t;
+
+/* The payload of a section end: which tote, which section it leaves. */
+typedef struct rows_leave {
+    kr_entity_t tote;
+    uint32_t section;
+    uint32_t ctx;               /* the kind's context type id: handlers get no user pointer */
+} rows_leave_t;
+
+/* The payload of a shipment to the final simulator. */
+typedef struct rows_ship {
+    uint32_t line;              /* the sending simulator's id */
+    uint32_t snags;
+    uint32_t ctx;
+    uint32_t pad;
+    uint64_t serial;
+    kr_time_t created, extra;   /* ticks */
+} rows_ship_t;
+
+typedef struct rows {
+    bool final;                 /* role "final" */
+    uint32_t ctx;
+    uint64_t precision;
+    kr_time_t end_time;
+    kr_world_t *world;
+    kr_rng_t *rng;
+    kr_component_t tote_comp;
+    kr_event_type_t arrive, leave, ship;
+    /* line */
+    kr_dist_t interval, transit, delay; /* own memory: freed by the context's fini */
+    double delay_probability;
+    kr_time_t spacing, sync_delay;
+    int64_t conveyors, limit;
+    uint32_t target;
+    kr_time_t *last_exit;       /* per section: when its last tote left */
+    uint64_t generated, shipped, shipped_late, passes, snags;
+    kr_time_t extra_total;
+    /* final */
+    uint64_t received, received_snagged;
+    kr_tally_t lead_time;       /* model units, creation to arrival here */
+} rows_t;
+
+static rows_t *state_of(kr_sim_t *sim)
+{
+    kr_context_type_t t = kr_model_find_context_type(kr_sim_model(sim), ROWS_CONTEXT);
+    return t ? kr_sim_context(sim, t) : NULL;
+}
+
+static void fail(kr_sim_t *sim, const char *what)
+{
+    kr_log(sim, KR_LOG_ERROR, "rows: %s: %s", what, kr_last_error());
+}
+
+/* Puts the tote on section `k` at the current time: schedules its end. */
+static void enter_section(kr_sim_t *sim, rows_t *r, kr_entity_t tote, uint32_t k)
+{
+    kr_time_t now = kr_sim_now(sim);
+    kr_time_t cross = kr_dist_sample_ticks(&r->transit, r->rng, r->precision);
+    rows_tote_t *t = kr_component_get(r->world, tote, r->tote_comp);
+    r->passes++;
+    if (kr_rng_uniform(r->rng) < r->delay_probability) {
+        kr_time_t extra = kr_dist_sample_ticks(&r->delay, r->rng, r->precision);
+        cross += extra;
+        r->snags++;
+        r->extra_total += extra;
+        if (t) {
+            t->snags++;
+            t->extra += extra;
+        }
+    }
+    kr_time_t leave = now + cross;
+    if (r->last_exit[k] != KR_TIME_NEVER && leave < r->last_exit[k] + r->spacing) leave = r->last_exit[k] + r->spacing;
+    r->last_exit[k] = leave;
+    rows_leave_t msg = { .tote = tote, .section = k, .ctx = r->ctx };
+    if (kr_schedule(sim, KR_PRIORITY_DEFAULT, leave - now, r->leave, &msg, NULL)) fail(sim, "moving a tote");
+}
+
+static void arrive(kr_sim_t *sim, void *data)
+{
+    const uint32_t *ctx = data;
+    rows_t *r = kr_sim_context(sim, *ctx);
+    if (!r) return;
+    kr_entity_t tote = kr_entity_create_desc(r->world, &(kr_entity_desc_t){ .components = &r->tote_comp,
+                                                                             .component_count = 1 });
+    if (!tote) {
+        fail(sim, "making a tote");
+        return;
+    }
+    *(rows_tote_t *)kr_component_get(r->world, tote, r->tote_comp) =
+        (rows_tote_t){ .serial = r->generated, .created = kr_sim_now(sim) };
+    r->generated++;
+    enter_section(sim, r, tote, 0);
+    if (r->limit == 0 || r->generated < (uint64_t)r->limit) {
+        kr_time_t gap = kr_dist_sample_ticks(&r->interval, r->rng, r->precision);
+        if (kr_schedule(sim, KR_PRIORITY_DEFAULT, gap, r->arrive, &r->ctx, NULL)) fail(sim, "planning the next tote");
+    }
+}
+
+static void leave(kr_sim_t *sim, void *data)
+{
+    const rows_leave_t *m = data;
+    rows_t *r = kr_sim_context(sim, m->ctx);
+    if (!r) return;
+    if (m->section + 1 < (uint64_t)r->conveyors) {
+        enter_section(sim, r, m->tote, m->section + 1);
+        return;
+    }
+    const rows_tote_t *t = kr_component_get(r->world, m->tote, r->tote_comp);
+    if (!t) {
+        kr_log(sim, KR_LOG_ERROR, "rows: a tote that is not in this line's world");
+        return;
+    }
+    rows_ship_t ship = { .line = kr_sim_id(sim), .snags = t->snags, .ctx = r->ctx, .serial = t->serial,
+                         .created = t->created, .extra = t->extra };
+    if (kr_schedule_sync(sim, &(kr_sync_desc_t){ .target = r->target, .delay = r->sync_delay, .type = r->ship,
+                                                 .data = &ship }, NULL)) {
+        fail(sim, "shipping a tote");
+        return;
+    }
+    r->shipped++;
+    if (kr_sim_now(sim) + r->sync_delay > r->end_time) r->shipped_late++;
+    if (kr_entity_destroy(r->world, m->tote)) fail(sim, "removing a shipped tote");
+}
+
+static void receive(kr_sim_t *sim, void *data)
+{
+    const rows_ship_t *m = data;
+    rows_t *r = kr_sim_context(sim, m->ctx);
+    if (!r || !r->final) {
+        kr_log(sim, KR_LOG_ERROR, "rows: a tote from simulator %u arrived at a simulator that is not a final one",
+               m->line);
+        return;
+    }
+    r->received++;
+    if (m->snags) r->received_snagged++;
+    kr_tally_add(&r->lead_time, kr_time_to_units(kr_sim_now(sim) - m->created, r->precision));
+}
+
+static void context_fini(kr_sim_t *sim, void *context)
+{
+    (void)sim;
+    rows_t *r = context;
+    kr_dist_fini(&r->interval);
+    kr_dist_fini(&r->transit);
+    kr_dist_fini(&r->delay);
+    free(r->last_exit);
+}
+
+static kr_status_t rows_register(kr_model_t *m)
+{
+    if (!kr_model_context_type(m, &(kr_context_desc_t){ .name = ROWS_CONTEXT, .size = sizeof(rows_t),
+                                                        .fini = context_fini }))
+        return kr_last_status();
+    if (!kr_component_register(kr_model_registry(m), &(kr_component_desc_t){
+            .name = ROWS_TOTE, .size = sizeof(rows_tote_t), .align = _Alignof(rows_tote_t) }))
+        return kr_last_status();
+    if (!kr_model_event_type(m, &(kr_event_type_desc_t){ .name = ROWS_ARRIVE, .size = sizeof(uint32_t),
+                                                          .on_event = arrive }) ||
+        !kr_model_event_type(m, &(kr_event_type_desc_t){ .name = ROWS_LEAVE, .size = sizeof(rows_leave_t),
+                                                          .on_event = leave }) ||
+        !kr_model_event_type(m, &(kr_event_type_desc_t){ .name = ROWS_SHIP, .size = sizeof(rows_ship_t),
+                                                          .on_target_side = receive }))
+        return kr_last_status();
+    return KR_OK;
+}
+
+/* A distribution param whose draws must not be negative: a time. */
+static kr_status_t param_time_dist(const kr_params_t *p, const char *key, const kr_dist_desc_t *def, kr_dist_t *out)
+{
+    kr_status_t st = kr_params_dist(p, key, def, out);
+    if (st) return st;
+    if (!(kr_dist_mean(out) >= 0)) {
+        char found[64];
+        snprintf(found, sizeof found, "a distribution with mean %g", kr_dist_mean(out));
+        return kr_params_error(p, key, "a distribution of times, with a mean >= 0", found);
+    }
+    return KR_OK;
+}
+
+/* The `to` param of a line (a simulator it has a dependency to, read as
+ * the factory kinds read theirs) and the sync delay, at least that edge's
+ * promise. */
+static kr_status_t line_target(kr_sim_t *sim, rows_t *r, const kr_params_t *p)
+{
+    kr_time_t promise = 0;
+    kr_status_t st = factory_param_target(sim, p, &r->target, &promise);
+    if (!st) st = kr_params_duration(p, "sync_delay", promise, &r->sync_delay);
+    if (st) return st;
+    if (r->sync_delay < promise) {
+        char expected[300], found[64];
+        snprintf(expected, sizeof expected, "a delay >= the promise %g of '%.120s' -> '%.120s'",
+                 kr_time_to_units(promise, r->precision), kr_sim_name(sim),
+                 kr_sim_name(kr_model_sim(kr_sim_model(sim), r->target)));
+        snprintf(found, sizeof found, "%g", kr_time_to_units(r->sync_delay, r->precision));
+        return kr_params_error(p, "sync_delay", expected, found);
+    }
+    return KR_OK;
+}
+
+static kr_status_t line_setup(kr_sim_t *sim, rows_t *r, const kr_params_t *p)
+{
+    kr_status_t st = line_target(sim, r, p);
+    if (!st) st = param_time_dist(p, "interval", &(kr_dist_desc_t){ .kind = KR_DIST_EXPONENTIAL, .mean = 4.0 },
+                                  &r->interval);
+    if (!st) st = param_time_dist(p, "transit", &(kr_dist_desc_t){ .kind = KR_DIST_CONSTANT, .value = 20.0 },
+                                  &r->transit);
+    if (!st) st = param_time_dist(p, "delay", &(kr_dist_desc_t){ .kind = KR_DIST_UNIFORM, .min = 1.0, .max = 10.0 },
+                                  &r->delay);
+    if (!st) st = kr_params_number(p, "delay_probability", 0.03, &r->delay_probability);
+    if (!st) st = kr_params_int(p, "conveyors", 10, 1, ROWS_MAX_CONVEYORS, &r->conveyors);
+    if (!st) st = kr_params_duration(p, "spacing", r->precision, &r->spacing);
+    if (!st) st = kr_params_int(p, "limit", 0, 0, INT64_MAX, &r->limit);
+    kr_time_t first = KR_TIME_NEVER;
+    if (!st) st = kr_params_duration(p, "first", KR_TIME_NEVER, &first);
+    if (st) return st;
+    char found[64];
+    if (!(r->delay_probability >= 0 && r->delay_probability <= 1)) {
+        snprintf(found, sizeof found, "%g", r->delay_probability);
+        return kr_params_error(p, "delay_probability", "a probability within [0, 1]", found);
+    }
+    if (r->limit == 0 && !(kr_dist_mean(&r->interval) > 0)) {
+        /* a zero interval without a limit would make totes forever at one time */
+        snprintf(found, sizeof found, "a distribution with mean %g and no limit", kr_dist_mean(&r->interval));
+        return kr_params_error(p, "interval", "a distribution with a positive mean (or a \"limit\")", found);
+    }
+    r->last_exit = malloc((size_t)r->conveyors * sizeof *r->last_exit);
+    if (!r->last_exit) return kr_params_error(p, "conveyors", "a number of conveyors that fits in memory", "too many");
+    for (int64_t k = 0; k < r->conveyors; k++) r->last_exit[k] = KR_TIME_NEVER;
+    if (first == KR_TIME_NEVER) first = kr_dist_sample_ticks(&r->interval, r->rng, r->precision);
+    return kr_schedule(sim, KR_PRIORITY_DEFAULT, first, r->arrive, &r->ctx, NULL);
+}
+
+static kr_status_t rows_setup(kr_sim_t *sim, const kr_params_t *p)
+{
+    kr_model_t *m = kr_sim_model(sim);
+    kr_context_type_t ctx = kr_model_find_context_type(m, ROWS_CONTEXT);
+    rows_t *r = ctx ? kr_sim_context(sim, ctx) : NULL;
+    if (!r) return kr_last_status();
+    r->ctx = ctx;
+    r->precision = kr_model_precision(m);
+    r->end_time = kr_model_end_time(m);
+    r->world = kr_sim_world(sim);
+    r->rng = kr_sim_rng(sim);
+    r->tote_comp = kr_component_lookup(kr_model_registry(m), ROWS_TOTE);
+    r->arrive = kr_model_find_event_type(m, ROWS_ARRIVE);
+    r->leave = kr_model_find_event_type(m, ROWS_LEAVE);
+    r->ship = kr_model_find_event_type(m, ROWS_SHIP);
+    kr_tally_init(&r->lead_time);
+    const char *role = NULL;
+    kr_status_t st = kr_params_string(p, "role", "line", &role);
+    if (st) return st;
+    if (!strcmp(role, "final")) {
+        r->final = true;
+        return KR_OK;
+    }
+    if (strcmp(role, "line")) {
+        char found[300];
+        snprintf(found, sizeof found, "\"%s\"", role);
+        return kr_params_error(p, "role", "\"line\" or \"final\"", found);
+    }
+    return line_setup(sim, r, p);
+}
+
+static void rows_report(kr_sim_t *sim, kr_report_t *rep)
+{
+    rows_t *r = state_of(sim);
+    if (!r) return;
+    if (r->final) {
+        kr_report_string(rep, "role", "final");
+        kr_report_int(rep, "received", (int64_t)r->received);
+        kr_report_int(rep, "received_snagged", (int64_t)r->received_snagged);
+        kr_report_number(rep, "mean_lead_time", kr_tally_mean(&r->lead_time));
+        kr_report_number(rep, "max_lead_time", kr_tally_max(&r->lead_time));
+        return;
+    }
+    kr_report_string(rep, "role", "line");
+    kr_report_int(rep, "generated", (int64_t)r->generated);
+    kr_report_int(rep, "shipped", (int64_t)r->shipped);
+    kr_report_int(rep, "shipped_late", (int64_t)r->shipped_late);
+    kr_report_int(rep, "on_line", (int64_t)kr_world_entity_count(r->world));
+    kr_report_int(rep, "passes", (int64_t)r->passes);
+    kr_report_int(rep, "snags", (int64_t)r->snags);
+    kr_report_number(rep, "mean_snag", r->snags ? kr_time_to_units(r->extra_total, r->precision) / (double)r->snags
+                                                : NAN);
+}
+
+static uint64_t mix(uint64_t h, uint64_t x)
+{
+    h ^= x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    return h * 0xbf58476d1ce4e5b9ULL;
+}
+
+static uint64_t rows_digest(kr_sim_t *sim)
+{
+    rows_t *r = state_of(sim);
+    if (!r) return 0;
+    if (r->final) {
+        double mean = r->lead_time.count ? kr_tally_mean(&r->lead_time) : 0;
+        uint64_t bits;
+        memcpy(&bits, &mean, sizeof bits);
+        return mix(mix(0xf17a1, r->received), mix(r->received_snagged, bits));
+    }
+    return mix(mix(mix(0x11e5, r->generated), mix(r->shipped, r->passes)), mix(r->snags, r->extra_total));
+}
+
+const kr_kind_desc_t kr_rows_kind = {
+    .name = "rows",
+    .summary = "fan-in production lines: totes along conveyor sections with random snags, shipped to a final simulator",
+    .formalism = KR_DISCRETE_EVENT,
+    .register_types = rows_register,
+    .setup = rows_setup,
+    .report = rows_report,
+    .digest = rows_digest,
+};

@@ -1,0 +1,364 @@
+/* Replications of a model over groups of ranks, and their pooling. */
+#include <gsl/gsl_cdf.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "kairos/statistics.h"
+#include "../ecs/error_private.h"
+#include "../net/transport_mpi.h"
+#include "replications.h"
+
+uint64_t kr_replication_seed(uint64_t model_seed, uint64_t r)
+{
+    if (r == 0) return model_seed;
+    /* splitmix64: state model_seed + r * golden gamma, then its finalizer
+     * (a bijection), so distinct r give distinct 64-bit outputs. */
+    uint64_t z = model_seed + r * UINT64_C(0x9e3779b97f4a7c15);
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    z ^= z >> 31;
+    return z & UINT64_C(0x7fffffffffffffff);
+}
+
+static int ranks_of(const kr_replications_desc_t *d) { return d->ranks > 0 ? d->ranks : 1; }
+
+kr_status_t kr_replications_plan(const kr_replications_desc_t *d, int *groups, int *group_ranks)
+{
+    int ranks = ranks_of(d);
+    if (d->replications < 1)
+        return kr__fail(KR_ERR_INVALID_ARG, "--replications: expected a whole number >= 1, found %u", d->replications);
+    size_t sims = SIZE_MAX;
+    for (size_t p = 0; p < d->point_count; p++)
+        if (d->points[p]->sim_count < sims) sims = d->points[p]->sim_count;
+    if (sims == 0 || sims == SIZE_MAX) sims = 1;
+    int g;
+    uint64_t items = (uint64_t)d->point_count * d->replications;
+    if (d->group_ranks) {
+        if (d->group_ranks < 1 || d->group_ranks > ranks)
+            return kr__fail(KR_ERR_INVALID_ARG, "--group-ranks: expected a whole number from 1 to %d (the ranks), "
+                            "found %d", ranks, d->group_ranks);
+        g = d->group_ranks;
+    } else {
+        uint64_t want = items < (uint64_t)ranks ? items : (uint64_t)ranks;
+        g = want ? (int)((uint64_t)ranks / want) : 1;
+        if ((size_t)g > sims) g = (int)sims;
+        if (g < 1) g = 1;
+    }
+    *group_ranks = g;
+    /* no more groups than work items: the others would idle unannounced */
+    *groups = (uint64_t)(ranks / g) < items ? ranks / g : (int)items;
+    if (*groups < 1) *groups = 1;
+    return KR_OK;
+}
+
+kr_status_t kr_replications_agree(const kr_replications_desc_t *d, bool speaks, kr_status_t st)
+{
+    int ranks = ranks_of(d);
+    if (ranks == 1) return st;
+    int mine = speaks ? (int)st : 0;
+    int *codes = malloc((size_t)ranks * sizeof *codes);
+    if (!codes) {
+        /* Cannot agree without memory: take the whole job down rather
+         * than leave ranks waiting in the next collective. */
+        MPI_Abort(d->comm, 1);
+        return KR_ERR_NOMEM;
+    }
+    MPI_Allgather(&mine, 1, MPI_INT, codes, 1, MPI_INT, d->comm);
+    int first = -1;
+    for (int r = 0; r < ranks && first < 0; r++)
+        if (codes[r]) first = r;
+    kr_status_t agreed = first >= 0 ? (kr_status_t)codes[first] : KR_OK;
+    free(codes);
+    if (!agreed) return KR_OK;
+    char **all = NULL;
+    kr_net_gather_strings(d->comm, speaks && st ? kr_last_error() : "", &all);
+    if (d->rank == 0) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", all && all[first] ? all[first] : "a group failed");
+        for (int r = 0; all && r < ranks; r++) free(all[r]);
+        free(all);
+        return kr__fail(agreed, "%s", msg);
+    }
+    if (speaks && st) return st; /* keeps its own message */
+    return kr__fail(agreed, "another group failed");
+}
+
+/* The rank-independent part of one replication's merged stats. */
+static json_t *record(json_t *stats, uint64_t item, uint32_t r, uint64_t seed)
+{
+    json_t *sims = json_array();
+    size_t i;
+    json_t *s;
+    json_array_foreach(json_object_get(stats, "simulators"), i, s) {
+        json_t *one = json_pack("{s:O, s:O, s:O, s:O}", "name", json_object_get(s, "name"), "final_time",
+                                json_object_get(s, "final_time"), "events", json_object_get(s, "events"), "stats",
+                                json_object_get(s, "stats"));
+        if (!one || json_array_append_new(sims, one)) {
+            json_decref(sims);
+            return NULL;
+        }
+    }
+    return json_pack("{s:I, s:I, s:I, s:O, s:O, s:o}", "_item", (json_int_t)item, "replication", (json_int_t)r,
+                     "seed", (json_int_t)seed, "checksum", json_object_get(stats, "checksum"), "events",
+                     json_object_get(stats, "events"), "simulators", sims);
+}
+
+/* One work item on this group; its leader appends the record to `mine`. */
+static kr_status_t run_item(const kr_replications_desc_t *d, uint64_t item, int group_ranks, int group_rank,
+                            MPI_Comm group, json_t *mine)
+{
+    kr_model_file_t *f = d->points[item / d->replications];
+    uint32_t r = (uint32_t)(item % d->replications);
+    uint64_t model_seed = f->seed;
+    const char *stats_out = f->out_stats, *log_out = f->out_event_log, *trace_out = f->out_trace;
+    uint64_t seed = kr_replication_seed(model_seed, r);
+    f->seed = seed;
+    f->out_stats = f->out_event_log = f->out_trace = NULL;
+    json_t *stats = NULL;
+    kr_run_options_t o = { .quiet = true, .ranks = group_ranks, .rank = group_rank, .comm = group,
+                           .stats_json = &stats, .no_idle_warning = true };
+    kr_status_t st = kr_run_file(f, &o);
+    f->seed = model_seed;
+    f->out_stats = stats_out;
+    f->out_event_log = log_out;
+    f->out_trace = trace_out;
+    if (st && st != KR_ERR_INVALID_ARG && st != KR_ERR_IO) {
+        /* A run error belongs to one replication: say which, so that it can
+         * be rerun alone with --seed. Input errors keep their one-line form. */
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", kr_last_error());
+        kr__fail(st, "replication %u (seed %llu): %s", r, (unsigned long long)seed, msg);
+    }
+    if (!st && mine) {
+        json_t *rec = stats ? record(stats, item, r, seed) : NULL;
+        if (!rec || json_array_append_new(mine, rec)) st = kr__fail(KR_ERR_NOMEM, "out of memory keeping results");
+    }
+    json_decref(stats);
+    return st;
+}
+
+/* Every leader's records to rank 0, placed in item order. */
+static kr_status_t collect(const kr_replications_desc_t *d, json_t *mine, uint64_t items, json_t **results)
+{
+    char *text = json_dumps(mine, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    char **all = NULL;
+    int ranks = ranks_of(d);
+    if (ranks > 1) kr_net_gather_strings(d->comm, text ? text : "null", &all);
+    if (d->rank != 0) {
+        free(text);
+        return KR_OK;
+    }
+    json_t *out = json_array();
+    kr_status_t st = out ? KR_OK : kr__fail(KR_ERR_NOMEM, "out of memory");
+    for (uint64_t i = 0; !st && i < items; i++)
+        if (json_array_append_new(out, json_null())) st = kr__fail(KR_ERR_NOMEM, "out of memory");
+    for (int r = 0; !st && r < ranks; r++) {
+        const char *part = ranks > 1 ? all[r] : text;
+        json_t *recs = part ? json_loads(part, 0, NULL) : NULL;
+        if (!json_is_array(recs)) st = kr__fail(KR_ERR_NOMEM, "out of memory gathering results (rank %d)", r);
+        size_t i;
+        json_t *rec;
+        json_array_foreach(recs, i, rec) {
+            json_int_t item = json_integer_value(json_object_get(rec, "_item"));
+            if (item < 0 || (uint64_t)item >= items) continue;
+            json_object_del(rec, "_item");
+            json_array_set(out, (size_t)item, rec);
+        }
+        json_decref(recs);
+    }
+    for (uint64_t i = 0; !st && i < items; i++)
+        if (json_is_null(json_array_get(out, i)))
+            st = kr__fail(KR_ERR_NOMEM, "the results of work item %llu are missing", (unsigned long long)i);
+    for (int r = 0; all && r < ranks; r++) free(all[r]);
+    free(all);
+    free(text);
+    if (st) json_decref(out);
+    else *results = out;
+    return st;
+}
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+kr_status_t kr_replications_run(const kr_replications_desc_t *d, json_t **results, double *wall_seconds)
+{
+    *results = NULL;
+    double t0 = wall_now();
+    int groups, group_ranks;
+    kr_status_t st = kr_replications_plan(d, &groups, &group_ranks);
+    if (st) return st;
+    int ranks = ranks_of(d);
+    int group = d->rank < groups * group_ranks ? d->rank / group_ranks : -1;
+    int group_rank = group >= 0 ? d->rank % group_ranks : 0;
+    MPI_Comm comm = MPI_COMM_NULL;
+    if (ranks > 1 && group_ranks > 1)
+        MPI_Comm_split(d->comm, group >= 0 ? group : MPI_UNDEFINED, d->rank, &comm);
+    bool leader = group >= 0 && group_rank == 0;
+    json_t *mine = json_array();
+    uint64_t items = (uint64_t)d->point_count * d->replications;
+    uint64_t rounds = (items + (uint64_t)groups - 1) / (uint64_t)groups;
+    /* Rounds: after each, every rank learns whether some group failed, so
+     * that an error stops everyone at the next step and nobody waits in a
+     * collective for a group that gave up. The work is static (item i to
+     * group i mod groups), so rounds cost no balance. */
+    for (uint64_t k = 0; !st && k < rounds; k++) {
+        uint64_t item = k * (uint64_t)groups + (uint64_t)(group >= 0 ? group : 0);
+        kr_status_t own = KR_OK;
+        if (!mine) own = kr__fail(KR_ERR_NOMEM, "out of memory");
+        else if (group >= 0 && item < items)
+            own = run_item(d, item, group_ranks, group_rank, comm, leader ? mine : NULL);
+        st = kr_replications_agree(d, leader || own, own);
+    }
+    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+    if (!st) st = collect(d, mine, items, results);
+    json_decref(mine);
+    if (wall_seconds) *wall_seconds = wall_now() - t0;
+    return st;
+}
+
+static json_t *number_or_null(double x) { return isfinite(x) ? json_real(x) : json_null(); }
+
+json_t *kr_replications_pool(const json_t *records)
+{
+    json_t *out = json_array();
+    json_t *first = json_object_get(json_array_get(records, 0), "simulators");
+    size_t i;
+    json_t *sim;
+    json_array_foreach(first, i, sim) {
+        /* Every statistic that is a number in some replication, in the
+         * order they first appear. */
+        json_t *keys = json_object();
+        size_t j;
+        json_t *rec;
+        json_array_foreach(records, j, rec) {
+            json_t *stats = json_object_get(json_array_get(json_object_get(rec, "simulators"), i), "stats");
+            const char *key;
+            json_t *v;
+            json_object_foreach(stats, key, v)
+                if (json_is_number(v) && !json_object_get(keys, key)) json_object_set_new(keys, key, json_true());
+        }
+        json_t *pooled = json_object();
+        const char *key;
+        json_t *unused;
+        json_object_foreach(keys, key, unused) {
+            kr_tally_t t;
+            kr_tally_init(&t);
+            json_array_foreach(records, j, rec) {
+                json_t *stats = json_object_get(json_array_get(json_object_get(rec, "simulators"), i), "stats");
+                json_t *v = json_object_get(stats, key);
+                if (json_is_number(v)) kr_tally_add(&t, json_number_value(v));
+            }
+            double n = (double)t.count, sd = kr_tally_sd(&t);
+            double ci = t.count >= 2 ? gsl_cdf_tdist_Pinv(0.975, n - 1) * sd / sqrt(n) : NAN;
+            json_object_set_new(pooled, key, json_pack("{s:o, s:o, s:o, s:I}", "mean", number_or_null(kr_tally_mean(&t)),
+                                                       "sd", number_or_null(sd), "ci95", number_or_null(ci), "n",
+                                                       (json_int_t)t.count));
+        }
+        json_decref(keys);
+        json_array_append_new(out, json_pack("{s:O, s:o}", "name", json_object_get(sim, "name"), "stats", pooled));
+    }
+    return out;
+}
+
+void kr_replications_warn_idle(const kr_replications_desc_t *d, int groups, int group_ranks)
+{
+    int ranks = ranks_of(d), busy = groups * group_ranks;
+    if (d->rank != 0) return;
+    size_t sims = SIZE_MAX;
+    for (size_t p = 0; p < d->point_count; p++)
+        if (d->points[p]->sim_count < sims) sims = d->points[p]->sim_count;
+    /* (kr_run_file's own warning is off inside groups: it would repeat
+     * for every replication) */
+    if (sims != SIZE_MAX && (size_t)group_ranks > sims)
+        fprintf(stderr, "kairos: warning: groups of %d ranks for %zu simulator%s: %zu rank%s of each group idle%s\n",
+                group_ranks, sims, sims == 1 ? "" : "s", (size_t)group_ranks - sims,
+                (size_t)group_ranks - sims == 1 ? "" : "s", (size_t)group_ranks - sims == 1 ? "s" : "");
+    if (busy >= ranks) return;
+    char idle[64];
+    if (ranks - busy == 1) snprintf(idle, sizeof idle, "rank %d idles", busy);
+    else snprintf(idle, sizeof idle, "ranks %d-%d idle", busy, ranks - 1);
+    fprintf(stderr, "kairos: warning: %d ranks in %d group%s of %d: %s\n", ranks, groups, groups == 1 ? "" : "s",
+            group_ranks, idle);
+}
+
+static void print_summary(FILE *o, const kr_model_file_t *f, json_t *stats)
+{
+    fprintf(o, "kairos %s: %s, %lld replications on %lld rank%s (%lld group%s of %lld), sync %s\n",
+            KAIROS_VERSION_STRING, f->path, (long long)json_integer_value(json_object_get(stats, "replication_count")),
+            (long long)json_integer_value(json_object_get(stats, "ranks")),
+            json_integer_value(json_object_get(stats, "ranks")) == 1 ? "" : "s",
+            (long long)json_integer_value(json_object_get(stats, "groups")),
+            json_integer_value(json_object_get(stats, "groups")) == 1 ? "" : "s",
+            (long long)json_integer_value(json_object_get(stats, "group_ranks")),
+            json_string_value(json_object_get(stats, "sync")));
+    fprintf(o, "  end time %g, seed %lld, wall %.3f s, %lld events\n",
+            json_real_value(json_object_get(stats, "end_time")),
+            (long long)json_integer_value(json_object_get(stats, "seed")),
+            json_real_value(json_object_get(stats, "wall_seconds")),
+            (long long)json_integer_value(json_object_get(stats, "events")));
+    size_t i;
+    json_t *sim;
+    json_array_foreach(json_object_get(stats, "pooled"), i, sim) {
+        fprintf(o, "  %s (mean ± 95%% half-width, sd)\n", json_string_value(json_object_get(sim, "name")));
+        const char *key;
+        json_t *v;
+        json_object_foreach(json_object_get(sim, "stats"), key, v) {
+            json_t *ci = json_object_get(v, "ci95"), *sd = json_object_get(v, "sd");
+            fprintf(o, "    %-24s %.6g", key, json_number_value(json_object_get(v, "mean")));
+            if (json_is_number(ci)) fprintf(o, " ± %.3g", json_number_value(ci));
+            if (json_is_number(sd)) fprintf(o, "  (sd %.3g)", json_number_value(sd));
+            fputc('\n', o);
+        }
+    }
+}
+
+kr_status_t kr_replications_run_file(kr_model_file_t *f, const kr_run_options_t *opt, uint32_t replications,
+                                     int group_ranks)
+{
+    kr_replications_desc_t d = { .points = &f, .point_count = 1, .replications = replications,
+                                 .group_ranks = group_ranks, .ranks = opt->ranks, .rank = opt->rank,
+                                 .comm = opt->comm };
+    int groups, g;
+    kr_status_t st = kr_replications_plan(&d, &groups, &g);
+    if (st) return st;
+    kr_replications_warn_idle(&d, groups, g);
+    /* The stats file opens first: an unwritable path fails before hours of
+     * replications, and the file appears only once they all succeeded. */
+    const char *stats_path = opt->stats_path ? opt->stats_path : f->out_stats;
+    kr_out_file_t out = { 0 };
+    if (opt->rank == 0 && stats_path) st = kr_out_open(&out, stats_path);
+    st = kr_replications_agree(&d, opt->rank == 0, st);
+    json_t *results = NULL;
+    double wall = 0;
+    if (!st) st = kr_replications_run(&d, &results, &wall);
+    json_t *stats = NULL;
+    if (!st && opt->rank == 0) {
+        json_int_t events = 0;
+        size_t i;
+        json_t *rec;
+        json_array_foreach(results, i, rec) events += json_integer_value(json_object_get(rec, "events"));
+        stats = json_pack("{s:s, s:i, s:i, s:i, s:s, s:f, s:I, s:I, s:f, s:I, s:o, s:O}", "version",
+                          KAIROS_VERSION_STRING, "ranks", opt->ranks > 0 ? opt->ranks : 1, "groups", groups,
+                          "group_ranks", g, "sync", f->sync == KR_SYNC_WINDOW ? "window" : "null-message", "end_time",
+                          kr_time_to_units(f->end_time, f->precision), "seed", (json_int_t)f->seed,
+                          "replication_count", (json_int_t)replications, "wall_seconds", wall, "events", events,
+                          "pooled", kr_replications_pool(results), "replications", results);
+        if (!stats) st = kr__fail(KR_ERR_NOMEM, "out of memory building the stats");
+        if (!st && out.fp && json_dumpf(stats, out.fp, JSON_INDENT(2) | JSON_REAL_PRECISION(17)))
+            st = kr__fail(KR_ERR_IO, "%s: write failed", out.partial);
+        if (!st && out.fp) fputc('\n', out.fp);
+    }
+    if (opt->rank == 0) {
+        kr_status_t closed = kr_out_close(&out, !st);
+        if (!st) st = closed;
+        if (!st && !opt->quiet && opt->summary) print_summary(opt->summary, f, stats);
+    }
+    json_decref(stats);
+    json_decref(results);
+    return st;
+}
