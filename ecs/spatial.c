@@ -610,3 +610,34 @@ size_t kr_spatial_query_radius(const kr_world_t *w, double x, double y, double r
     };
     return run_query(&q, fn);
 }
+
+kr_status_t kr_spatial_set_bounds(kr_world_t *w, const double bounds[4])
+{
+    if (!w) return kr__fail(KR_ERR_INVALID_ARG, "kr_spatial_set_bounds: null world");
+    /* Entities keep their cell's index: re-laying the cells under them
+     * would break the reverse index, so only an empty hash is re-laid. */
+    if (w->spatial.members)
+        return kr__fail(KR_ERR_STATE, "kr_spatial_set_bounds: the spatial hash holds %zu entities",
+                        w->spatial.members);
+    kr_spatial_state_t fresh;
+    kr_status_t st = kr__spatial_init(&fresh, w->spatial.cell_size, bounds);
+    if (st) return st;
+    /* The reverse index by entity index is kept (all its entries unused). */
+    fresh.entries = w->spatial.entries;
+    fresh.entry_capacity = w->spatial.entry_capacity;
+    w->spatial.entries = NULL;
+    kr__spatial_fini(&w->spatial);
+    w->spatial = fresh;
+    return KR_OK;
+}
+
+size_t kr_spatial_grid_cells(const kr_world_t *w)
+{
+    return w ? w->spatial.grid_cells : 0;
+}
+
+void kr_spatial_cell_prefetch(const kr_world_t *w, kr_cell_t cell)
+{
+    uint32_t gi = w ? grid_index(&w->spatial, cell.x, cell.y) : KR_NONE;
+    if (gi != KR_NONE) __builtin_prefetch(&w->spatial.cells[gi], 1);
+}

@@ -109,6 +109,14 @@ void *kr_world_owner(const kr_world_t *w) { return w ? w->owner : NULL; }
 void kr_world_set_owner(kr_world_t *w, void *owner) { if (w) w->owner = owner; }
 size_t kr_world_entity_count(const kr_world_t *w) { return w ? w->live : 0; }
 
+void kr_entity_prefetch(const kr_world_t *w, kr_entity_t e)
+{
+    uint32_t idx = kr_entity_index(e);
+    if (!w || idx >= w->record_count) return;
+    __builtin_prefetch(&w->records[idx]);
+    if (idx < w->spatial.entry_capacity) __builtin_prefetch(&w->spatial.entries[idx]);
+}
+
 bool kr_entity_alive(const kr_world_t *w, kr_entity_t e)
 {
     if (!w || e == KR_ENTITY_INVALID) return false;

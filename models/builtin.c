@@ -7,6 +7,7 @@
 #include "phold/phold.h"
 #include "rows/rows.h"
 #include "sqss/sqss.h"
+#include "walkers/walkers.h"
 
 static const kr_kind_desc_t *const builtin_kinds[] = {
     &kr_factory_assembly_kind,
@@ -15,6 +16,7 @@ static const kr_kind_desc_t *const builtin_kinds[] = {
     &kr_sqss_kind,
     &kr_phold_kind,
     &kr_rows_kind,
+    &kr_walkers_kind,
 };
 
 kr_status_t kr_models_register_builtin(kr_kinds_t *kinds)

@@ -20,7 +20,7 @@
 static const char *const top_keys[] = { "precision", "seed", "end_time", "sync", "mapping", "log_level",
                                         "simulators", "dependencies", "outputs", "plugins", "description", NULL };
 static const char *const sim_keys[] = { "name", "kind", "formalism", "time_step", "params", "rank", "count",
-                                        "description", NULL };
+                                        "regions", "description", NULL };
 static const char *const dep_keys[] = { "from", "to", "promise", NULL };
 static const char *const out_keys[] = { "stats", "event_log", "trace", NULL };
 
@@ -262,6 +262,33 @@ static kr_status_t add_entry(kr_model_file_t *f, const kr_sim_entry_t *e)
     return KR_OK;
 }
 
+static kr_status_t add_dep(kr_model_file_t *f, uint32_t from, uint32_t to, kr_time_t promise)
+{
+    kr_dep_entry_t *deps = realloc(f->deps, (f->dep_count + 1) * sizeof *deps);
+    if (!deps) return kr__fail(KR_ERR_NOMEM, "out of memory");
+    f->deps = deps;
+    deps[f->dep_count++] = (kr_dep_entry_t){ from, to, promise };
+    return KR_OK;
+}
+
+/* Every region depends on its 8-neighbourhood with promise = time step:
+ * what a region sends at one step arrives for the next. The geometry of
+ * the neighbourhood needs only the cut, not the world's size. */
+static kr_status_t add_region_dependencies(kr_model_file_t *f, const kr_sim_entry_t *first)
+{
+    kr_region_grid_t g = { .width = (int32_t)first->region_cols, .height = (int32_t)first->region_rows,
+                           .cols = first->region_cols, .rows = first->region_rows };
+    uint32_t n = first->region_cols * first->region_rows, nb[8];
+    for (uint32_t i = 0; i < n; i++) {
+        size_t k = kr_region_grid_neighbours(&g, i, nb);
+        for (size_t j = 0; j < k; j++) {
+            kr_status_t st = add_dep(f, first->region_first + i, first->region_first + nb[j], first->time_step);
+            if (st) return st;
+        }
+    }
+    return KR_OK;
+}
+
 static kr_status_t check_simulators(kr_model_file_t *f)
 {
     json_t *list = json_object_get(f->root, "simulators");
@@ -337,6 +364,25 @@ static kr_status_t check_simulators(kr_model_file_t *f)
                     "a whole number from 1 to 1000000", v);
             count = json_integer_value(v);
         }
+        json_int_t cols = 0, rows = 0;
+        if ((v = json_object_get(s, "regions"))) {
+            snprintf(path, sizeof path, "%s.regions", at);
+            json_t *vp = json_array_get(v, 0), *vq = json_array_get(v, 1);
+            bool ok = json_is_array(v) && json_array_size(v) == 2 && json_is_integer(vp) && json_is_integer(vq);
+            cols = ok ? json_integer_value(vp) : 0;
+            rows = ok ? json_integer_value(vq) : 0;
+            char expected[128];
+            snprintf(expected, sizeof expected, "[P, Q], two whole numbers >= 1 with P x Q <= %u", KR_REGION_MAX);
+            FAIL_IF(!ok || cols < 1 || rows < 1 || cols > KR_REGION_MAX || rows > KR_REGION_MAX ||
+                    cols * rows > KR_REGION_MAX, path, expected, v);
+            FAIL_IF(e.formalism != KR_AGENT_BASED || !e.time_step, path, "an agent-based entry with a time_step", v);
+            FAIL_IF(count, path, "either \"regions\" or \"count\", not both", v);
+            /* Regions are replicas named like a count's, so name[*] names them. */
+            count = cols * rows;
+            e.region_cols = (uint32_t)cols;
+            e.region_rows = (uint32_t)rows;
+            e.region_first = (uint32_t)f->sim_count;
+        }
         if (!count) {
             e.name = strdup(nm);
             if (!e.name) return kr__fail(KR_ERR_NOMEM, "out of memory");
@@ -348,8 +394,11 @@ static kr_status_t check_simulators(kr_model_file_t *f)
             snprintf(buf, sizeof buf, "%s[%lld]", nm, (long long)r);
             e.name = strdup(buf);
             if (!e.name) return kr__fail(KR_ERR_NOMEM, "out of memory");
+            e.region_index = (uint32_t)r;
             if ((st = add_entry(f, &e))) return st;
         }
+        if (cols && (st = add_region_dependencies(f, &f->sims[e.region_first])))
+            return st;
     }
     return KR_OK;
 }
@@ -416,11 +465,7 @@ static kr_status_t check_dependencies(kr_model_file_t *f)
                                  f->sims[from[a]].name, f->sims[to[b]].name);
                         st = kr__input_error(f->path, at, expected, d);
                     }
-                if (st) break;
-                kr_dep_entry_t *deps = realloc(f->deps, (f->dep_count + 1) * sizeof *deps);
-                if (!deps) { st = kr__fail(KR_ERR_NOMEM, "out of memory"); break; }
-                f->deps = deps;
-                deps[f->dep_count++] = (kr_dep_entry_t){ from[a], to[b], promise };
+                if (st || (st = add_dep(f, from[a], to[b], promise))) break;
             }
         if (!st && !any) st = kr__input_error(f->path, at, "a dependency between two different simulators", d);
     }
@@ -558,6 +603,7 @@ kr_model_t *kr_model_file_build_on(kr_model_file_t *f, const kr_observer_t *obse
         snprintf(path, sizeof path, "simulators[%zu].params", e->index);
         kr_params_t *p = kr_params_open(f->path, path, e->params, f->precision);
         if (!p) goto fail;
+        kr_params_set_region(p, e, (uint32_t)i);
         kr_status_t st = k->setup(kr_model_sim(m, (uint32_t)i), p);
         if (!st) st = kr_params_check_unread(p, k->name);
         kr_params_close(p);

@@ -23,6 +23,9 @@ typedef struct kr_sim_entry {
     json_t *params;          /* borrowed; an empty object when absent */
     int rank;                /* pinned rank, -1 when free */
     size_t index;            /* position of its entry in "simulators" */
+    /* "regions": [cols, rows]; 0 x 0 for an entry without. Region
+     * region_index runs as simulator region_first + region_index. */
+    uint32_t region_cols, region_rows, region_index, region_first;
 } kr_sim_entry_t;
 
 typedef struct kr_dep_entry {
@@ -96,6 +99,8 @@ const kr_kind_desc_t *kr_kinds_at(const kr_kinds_t *kinds, size_t i);
 /* A view of one simulator's "params" for its kind; tracks which keys the
  * kind read so that the rest can be reported as unknown. */
 kr_params_t *kr_params_open(const char *file, const char *path, json_t *object, uint64_t precision);
+/* The region cut the entry declared (kr_params_region_cut), absent: 1 x 1. */
+void kr_params_set_region(kr_params_t *p, const kr_sim_entry_t *e, uint32_t sim_id);
 /* Fails naming the first key the kind never read. */
 kr_status_t kr_params_check_unread(const kr_params_t *p, const char *kind);
 void kr_params_close(kr_params_t *p);

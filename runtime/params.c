@@ -28,6 +28,8 @@ struct kr_params {
     uint64_t precision;
     const char **read;       /* keys the kind asked for */
     size_t read_count, read_cap;
+    kr_region_cut_t cut;     /* 1 x 1 unless the entry has "regions" */
+    bool has_regions;
 };
 
 kr_params_t *kr_params_open(const char *file, const char *path, json_t *object, uint64_t precision)
@@ -41,7 +43,27 @@ kr_params_t *kr_params_open(const char *file, const char *path, json_t *object, 
     p->file = file;
     p->object = object;
     p->precision = precision;
+    p->cut = (kr_region_cut_t){ .cols = 1, .rows = 1 };
     return p;
+}
+
+void kr_params_set_region(kr_params_t *p, const kr_sim_entry_t *e, uint32_t sim_id)
+{
+    p->has_regions = e->region_cols > 0;
+    p->cut = p->has_regions ? (kr_region_cut_t){ e->region_cols, e->region_rows, e->region_index, e->region_first }
+                            : (kr_region_cut_t){ .cols = 1, .rows = 1, .first_sim = sim_id };
+}
+
+kr_status_t kr_params_region_cut(const kr_params_t *p, int64_t width, int64_t height, kr_region_cut_t *out)
+{
+    *out = p->cut;
+    if ((int64_t)p->cut.cols <= width && (int64_t)p->cut.rows <= height) return KR_OK;
+    /* The entry's path without ".params": the complaint is about "regions". */
+    size_t n = strlen(p->path);
+    int entry = n > 7 && !strcmp(p->path + n - 7, ".params") ? (int)(n - 7) : (int)n;
+    return kr__fail(KR_ERR_INVALID_ARG, "%s: %.*s.regions: expected at most %lld x %lld regions for a %lld x %lld grid "
+                    "(params.width, params.height), found [%u,%u]", p->file, entry, p->path, (long long)width,
+                    (long long)height, (long long)width, (long long)height, p->cut.cols, p->cut.rows);
 }
 
 void kr_params_close(kr_params_t *p)

@@ -186,6 +186,12 @@ static json_t *local_stats(run_ctx_t *c, double wall)
         char ev[17], st[17];
         snprintf(ev, sizeof ev, "%016llx", (unsigned long long)kr_sim_event_digest(s));
         snprintf(st, sizeof st, "%016llx", (unsigned long long)(k->digest ? k->digest(s) : 0));
+        if (k->state_digest) {
+            /* this simulator's part of stats.state_digest, summed on rank 0 */
+            char part[17];
+            snprintf(part, sizeof part, "%016llx", (unsigned long long)k->state_digest(s));
+            json_object_set_new(own ? own : (own = json_object()), "_state_part", json_string(part));
+        }
         json_array_append_new(sims, json_pack("{s:I, s:s, s:s, s:s, s:i, s:s, s:s, s:f, s:I, s:I, s:I, s:I, s:I, "
                                               "s:f, s:I, s:o}",
             "_id", (json_int_t)i, "_events_digest", ev, "_state_digest", st,
@@ -242,6 +248,8 @@ static json_t *merge_stats(run_ctx_t *c, json_t **parts, int nparts)
         }
     }
     uint64_t h = 0x6b6169726f73ULL, events = 0, nulls = 0, requests = 0, messages = 0, batches = 0, bytes = 0;
+    uint64_t state_sum = 0;
+    bool has_state = false;
     json_int_t rounds = 0, reductions = 0;
     for (int r = 0; r < nparts; r++) {
         /* rounds and reductions are collective: every rank counts each one */
@@ -261,8 +269,15 @@ static json_t *merge_stats(run_ctx_t *c, json_t **parts, int nparts)
                     hex64(json_string_value(json_object_get(sim, "_state_digest"))));
         events += (uint64_t)json_integer_value(json_object_get(sim, "events"));
         nulls += (uint64_t)json_integer_value(json_object_get(sim, "null_messages"));
+        json_t *part = json_object_get(json_object_get(sim, "stats"), "_state_part");
+        if (part) {
+            /* A sum: the same whatever simulator holds which agent. */
+            state_sum += hex64(json_string_value(part));
+            has_state = true;
+        }
         requests += (uint64_t)json_integer_value(json_object_get(sim, "guarantee_requests"));
         json_t *copy = json_deep_copy(sim);
+        json_object_del(json_object_get(copy, "stats"), "_state_part");
         json_object_del(copy, "_id");
         json_object_del(copy, "_events_digest");
         json_object_del(copy, "_state_digest");
@@ -291,6 +306,11 @@ static json_t *merge_stats(run_ctx_t *c, json_t **parts, int nparts)
         json_decref(out);
         out = NULL;
     }
+    if (out && has_state) {
+        char digest[17];
+        snprintf(digest, sizeof digest, "%016llx", (unsigned long long)state_sum);
+        json_object_set_new(out, "state_digest", json_string(digest));
+    }
     return out;
 }
 
@@ -306,6 +326,8 @@ static void print_summary(run_ctx_t *c, json_t *stats)
             (long long)json_integer_value(json_object_get(stats, "events")),
             json_real_value(json_object_get(stats, "events_per_second")));
     fprintf(o, "  checksum %s\n", json_string_value(json_object_get(stats, "checksum")));
+    if (json_object_get(stats, "state_digest"))
+        fprintf(o, "  state digest %s\n", json_string_value(json_object_get(stats, "state_digest")));
     size_t i;
     json_t *s;
     json_array_foreach(sims, i, s) {

@@ -51,5 +51,9 @@ kr_status_t kr_entity_destroy(kr_world_t *world, kr_entity_t e);
 
 /* True if e names a live entity of this world (false for 0 and stale ids). */
 bool kr_entity_alive(const kr_world_t *world, kr_entity_t e);
+/* A hint that e's record and spatial-hash entry are needed soon: starts
+ * loading them into the cache, changes nothing. Any id is fine. For loops
+ * that visit entities in an order memory does not follow (cell by cell). */
+void kr_entity_prefetch(const kr_world_t *world, kr_entity_t e);
 
 #endif

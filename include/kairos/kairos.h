@@ -28,6 +28,7 @@
 #include "kairos/ode.h"
 #include "kairos/continuous.h"
 #include "kairos/emulation.h"
+#include "kairos/region.h"
 #include "kairos/kind.h"
 #include "kairos/statistics.h"
 

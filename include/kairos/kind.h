@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include "kairos/dist.h"
 #include "kairos/model.h"
+#include "kairos/region.h"
 #include "kairos/sim.h"
 #include "kairos/status.h"
 #include "kairos/time.h"
@@ -44,6 +45,12 @@ typedef struct kr_kind_desc {
     /* After the run: a digest of the final state, part of the checksum.
      * Optional (0). Must not depend on entity ids' memory addresses. */
     uint64_t (*digest)(kr_sim_t *sim);
+    /* After the run: this simulator's part of stats.state_digest, which is
+     * the sum (mod 2^64) of the parts of every simulator. Optional; kinds
+     * that cut one world into regions return kr_region_state_digest, an
+     * order-free digest of their agents, so the sum does not depend on the
+     * cut. stats.state_digest appears when some kind has this callback. */
+    uint64_t (*state_digest)(kr_sim_t *sim);
 } kr_kind_desc_t;
 
 /* Registers a kind; refuses a duplicate or empty name and a missing setup. */
@@ -73,6 +80,11 @@ kr_status_t kr_params_duration(const kr_params_t *p, const char *key, kr_time_t 
  * *out (kr_dist_fini). */
 kr_status_t kr_params_dist(const kr_params_t *p, const char *key, const kr_dist_desc_t *def, kr_dist_t *out);
 bool kr_params_has(const kr_params_t *p, const char *key);
+/* The region cut of this simulator's entry ("regions": [P, Q], see
+ * kairos/region.h): a 1 x 1 cut when the entry has none. Fails in the
+ * standard form, naming the entry's "regions", when the cut has more
+ * columns than `width` or more rows than `height` cells. */
+kr_status_t kr_params_region_cut(const kr_params_t *p, int64_t width, int64_t height, kr_region_cut_t *out);
 /* Reports an error about one parameter in the standard form. */
 kr_status_t kr_params_error(const kr_params_t *p, const char *key, const char *expected, const char *found);
 

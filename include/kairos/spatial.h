@@ -43,6 +43,16 @@ size_t kr_spatial_query_box(const kr_world_t *world, double x0, double y0, doubl
 /* Entities within distance r of (x, y), boundary included. */
 size_t kr_spatial_query_radius(const kr_world_t *world, double x, double y, double r,
                                kr_entity_t *out, size_t capacity);
+/* Lays the dense grid over bounds x0, y0, x1, y1 (as kr_world_desc_t's
+ * spatial_bounds; all zero: no grid) for a world made without it. Only
+ * while the hash is empty (KR_ERR_STATE otherwise). */
+kr_status_t kr_spatial_set_bounds(kr_world_t *world, const double bounds[4]);
+/* Cells of the dense grid (allocated up front), 0 without one. */
+size_t kr_spatial_grid_cells(const kr_world_t *world);
+/* A hint that cell `cell` of the dense grid is about to change (an entity
+ * moving in): starts loading its record into the cache. Changes nothing;
+ * cells off the grid are ignored. */
+void kr_spatial_cell_prefetch(const kr_world_t *world, kr_cell_t cell);
 /* Entities in the hash, and cells occupied. */
 size_t kr_spatial_count(const kr_world_t *world);
 size_t kr_spatial_cell_count(const kr_world_t *world);

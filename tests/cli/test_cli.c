@@ -140,7 +140,7 @@ Test(cli, bad_model_fields)
 {
     const char *m = model(FACTORY_SHORT);
     char want[700];
-    snprintf(want, sizeof want, "%s: simulators[2].kind: expected a known kind (assembly, robots, bath, sqss, phold, rows), found \"tub\"",
+    snprintf(want, sizeof want, "%s: simulators[2].kind: expected a known kind (assembly, robots, bath, sqss, phold, rows, walkers), found \"tub\"",
              m);
     expect_bad(kairos("run", m, "--set", "simulators.Bath.kind=tub", NULL), want);
     snprintf(want, sizeof want, "%s: dependencies[1].to: expected the name of a simulator (or \"name[*]\"), found "
@@ -538,6 +538,28 @@ Test(cli, plugin_example_runs)
     cli_result_t r = kairos("validate", path, NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "Clock"), "%s", r.out);
+    cli_free(&r);
+}
+
+/* "regions" through the command: a bad cut, a cut finer than the grid,
+ * and a re-cut by --set that runs (issue 7). */
+Test(cli, regions_checked_and_recut)
+{
+    const char *m = model("{'end_time': 3, 'simulators': [{'name': 'eco', 'kind': 'walkers', 'time_step': 1,"
+                          " 'regions': [2, 2], 'params': {'width': 8, 'height': 6, 'agents': 40}}]}");
+    char want[700];
+    snprintf(want, sizeof want, "%s: simulators[0].regions: expected [P, Q], two whole numbers >= 1 with P x Q <= "
+             "4096, found [2,\"x\"]", m);
+    expect_bad(kairos("run", m, "--set", "simulators.eco.regions=[2,\"x\"]", NULL), want);
+    snprintf(want, sizeof want, "%s: simulators[0].regions: expected at most 8 x 6 regions for a 8 x 6 grid "
+             "(params.width, params.height), found [9,1]", m);
+    expect_bad(kairos("run", m, "--set", "simulators.eco.regions=[9,1]", NULL), want);
+    expect_bad(kairos("validate", m, "--set", "simulators.eco.regions=[9,1]", NULL), want);
+    cli_result_t r = kairos("run", m, "--set", "simulators.eco.regions=[4,3]", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "12 simulators"), "%s", r.out);
+    cr_assert(strstr(r.out, "eco[11]"), "%s", r.out);
+    cr_assert(strstr(r.out, "state digest"), "%s", r.out);
     cli_free(&r);
 }
 

@@ -1,6 +1,7 @@
 /* kairos under mpirun -np 2 (MPIRUN): exit status 0 and the same checksum
  * as a run on one rank. */
 #include "spawn.h"
+#include "kairos/region.h"
 
 TestSuite(cli_mpi, .fini = cli_cleanup);
 
@@ -235,6 +236,96 @@ Test(cli_mpi, two_rank_trace_overlaps, .timeout = 240)
     cr_assert(overlap, "the two ranks were never busy at the same time");
     free(b0), free(e0), free(b1), free(e1);
     json_decref(t);
+}
+
+/* Walkers (issue 7): thousands of walkers on a world cut 1x1, 2x1 and 2x2,
+ * on 1, 2 and 4 ranks, both algorithms. At every step each walker acts
+ * once in exactly one region: the audit sum over regions of hash(id, step)
+ * for every act must equal the sum over steps 1..S and ids 1..N (a lost or
+ * duplicated walker at any step changes it), the acts number N x S, the
+ * final count is N, and stats.state_digest is the same for every run. */
+Test(cli_mpi, walkers_same_answer_for_every_cut_and_rank_count, .timeout = 600)
+{
+    const char *root = getenv("KAIROS_SOURCE_ROOT");
+    char model[1024];
+    snprintf(model, sizeof model, "%s/examples/walkers.json", root);
+    const int64_t n = 5000, steps = 50; /* examples/walkers.json */
+    uint64_t want = 0;
+    for (int64_t s = 1; s <= steps; s++)
+        for (int64_t id = 1; id <= n; id++) want += kr_region_agent_hash((uint64_t)id, (int32_t)s, 0, 0xa0d17);
+    const char *cuts[] = { "simulators.walkers.regions=[1,1]", "simulators.walkers.regions=[2,1]",
+                           "simulators.walkers.regions=[2,2]" };
+    const int nps[] = { 1, 2, 4 };
+    const char *syncs[] = { "null-message", "window" };
+    char digest[32] = "";
+    for (size_t c = 0; c < 3; c++)
+        for (size_t k = 0; k < 3; k++)
+            for (size_t y = 0; y < 2; y++) {
+                char stats[600];
+                snprintf(stats, sizeof stats, "%s", cli_path("walkers.json"));
+                const char *bin = getenv("KAIROS_BIN"), *mpirun = getenv("MPIRUN");
+                char np[8];
+                snprintf(np, sizeof np, "%d", nps[k]);
+                char *argv[] = { (char *)mpirun, "-np", np, "--oversubscribe", (char *)bin, "run", model, "-o", stats,
+                                 "--quiet", "--sync", (char *)syncs[y], "--set", (char *)cuts[c], "--set",
+                                 "simulators.walkers.params.audit=true", NULL };
+                cli_result_t r = cli_spawn(argv);
+                cr_assert_eq(r.status, 0, "%s on %d ranks (%s): %s", cuts[c], nps[k], syncs[y], r.err);
+                cli_free(&r);
+                json_error_t e;
+                json_t *s = json_load_file(stats, 0, &e);
+                cr_assert(s, "%s", e.text);
+                uint64_t audit = 0;
+                int64_t acts = 0, agents = 0;
+                size_t i;
+                json_t *sim;
+                json_array_foreach(json_object_get(s, "simulators"), i, sim) {
+                    json_t *st = json_object_get(sim, "stats");
+                    audit += strtoull(json_string_value(json_object_get(st, "audit_sum")), NULL, 16);
+                    acts += json_integer_value(json_object_get(st, "audit_acts"));
+                    agents += json_integer_value(json_object_get(st, "agents"));
+                }
+                cr_assert_eq(agents, n, "%s on %d ranks (%s): %lld walkers at the end", cuts[c], nps[k], syncs[y],
+                             (long long)agents);
+                cr_assert_eq(acts, n * steps, "%s on %d ranks (%s): acts", cuts[c], nps[k], syncs[y]);
+                cr_assert_eq(audit, want, "%s on %d ranks (%s): some step lost or duplicated a walker", cuts[c],
+                             nps[k], syncs[y]);
+                const char *d = json_string_value(json_object_get(s, "state_digest"));
+                cr_assert(d, "stats.state_digest");
+                if (!digest[0]) snprintf(digest, sizeof digest, "%s", d);
+                cr_assert_str_eq(d, digest, "%s on %d ranks (%s)", cuts[c], nps[k], syncs[y]);
+                json_decref(s);
+            }
+}
+
+/* A 2x2 cut on 4 ranks: every rank runs one region, which stores its own
+ * cells plus a halo of one cell, never the whole 60 x 40 world. */
+Test(cli_mpi, walkers_ranks_store_own_cells_and_halo, .timeout = 120)
+{
+    const char *root = getenv("KAIROS_SOURCE_ROOT");
+    char model[1024], stats[600];
+    snprintf(model, sizeof model, "%s/examples/walkers.json", root);
+    snprintf(stats, sizeof stats, "%s", cli_path("walkers-store.json"));
+    cli_result_t r = run_on(4, model, stats, NULL, NULL, NULL, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cli_free(&r);
+    json_error_t e;
+    json_t *s = json_load_file(stats, 0, &e);
+    cr_assert(s, "%s", e.text);
+    int64_t per_rank[4] = { 0 };
+    size_t i;
+    json_t *sim;
+    json_array_foreach(json_object_get(s, "simulators"), i, sim) {
+        json_t *st = json_object_get(sim, "stats");
+        int rank = (int)json_integer_value(json_object_get(sim, "rank"));
+        cr_assert(rank >= 0 && rank < 4);
+        cr_assert_eq(json_integer_value(json_object_get(st, "own_cells")), 30 * 20);
+        cr_assert_eq(json_integer_value(json_object_get(st, "stored_cells")), 31 * 21, "own cells + a halo of 1");
+        cr_assert_eq(json_integer_value(json_object_get(st, "grid_cells")), 31 * 21, "the spatial grid as well");
+        per_rank[rank] += json_integer_value(json_object_get(st, "stored_cells"));
+    }
+    for (int k = 0; k < 4; k++) cr_assert_eq(per_rank[k], 31 * 21, "rank %d stores one region", k);
+    json_decref(s);
 }
 
 /* ---- replications and sweeps over groups of ranks ---- */

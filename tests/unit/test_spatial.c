@@ -929,3 +929,48 @@ Test(spatial_grid, bad_bounds_are_refused)
     cr_assert(strstr(kr_last_error(), "cells") != NULL, "%s", kr_last_error());
     cr_assert_null(kr_world_create(&(kr_world_desc_t){ .spatial_bounds = { 0, 0, INFINITY, 3 } }));
 }
+
+/* A grid laid after creation (regions size theirs to their cells): only
+ * while the hash is empty, and it then behaves as one given at creation. */
+Test(spatial, set_bounds_on_an_empty_hash_only)
+{
+    kr_world_t *w = make_world(1.0);
+    cr_assert_eq(kr_spatial_grid_cells(w), 0);
+    kr_entity_t e = make_entity(w);
+    put(w, e, 3.5, 4.5);
+    cr_assert_eq(kr_spatial_set_bounds(w, (double[4]){ 0, 0, 9.5, 4.5 }), KR_ERR_STATE);
+    cr_assert_eq(kr_spatial_grid_cells(w), 0, "refused: nothing changed");
+    cr_assert_eq(kr_spatial_remove(w, e), KR_OK);
+    cr_assert_eq(kr_spatial_set_bounds(w, (double[4]){ 0, 0, 9.5, 4.5 }), KR_OK, "%s", kr_last_error());
+    cr_assert_eq(kr_spatial_grid_cells(w), 50, "cells 0..9 x 0..4");
+    cr_assert_eq(kr_spatial_set_bounds(w, (double[4]){ 5, 0, 1, 1 }), KR_ERR_INVALID_ARG);
+    put(w, e, 3.5, 4.5);
+    put(w, make_entity(w), 20.5, 4.5); /* off the grid: through the map */
+    cr_assert_eq(cell_size_of(w, 3, 4), 1);
+    cr_assert_eq(cell_size_of(w, 20, 4), 1);
+    cr_assert_eq(kr_spatial_move(w, e, 20.5, 4.5), KR_OK);
+    cr_assert_eq(cell_size_of(w, 20, 4), 2);
+    cr_assert_eq(kr_spatial_count(w), 2);
+    kr_world_destroy(w);
+}
+
+/* Prefetch hints accept anything and change nothing. */
+Test(spatial, prefetch_hints_change_nothing)
+{
+    kr_world_t *w = kr_world_create(&(kr_world_desc_t){ .spatial_bounds = { 0, 0, 9, 9 } });
+    kr_entity_t e = make_entity(w);
+    put(w, e, 1.5, 1.5);
+    kr_entity_prefetch(w, e);
+    kr_entity_prefetch(w, KR_ENTITY_INVALID);
+    kr_entity_prefetch(w, e + 12345);
+    kr_entity_prefetch(NULL, e);
+    kr_spatial_cell_prefetch(w, (kr_cell_t){ 1, 1 });
+    kr_spatial_cell_prefetch(w, (kr_cell_t){ -5, 100 });
+    kr_spatial_cell_prefetch(NULL, (kr_cell_t){ 0, 0 });
+    cr_assert_eq(kr_spatial_count(w), 1);
+    cr_assert_eq(cell_size_of(w, 1, 1), 1);
+    kr_entity_destroy(w, e);
+    kr_entity_prefetch(w, e);
+    cr_assert_eq(kr_world_entity_count(w), 0);
+    kr_world_destroy(w);
+}

@@ -1,0 +1,164 @@
+/* "walkers": `agents` random walkers on a `width` x `height` grid, the
+ * smallest complete region kind (docs/models/walkers.md).
+ *
+ * Walker i has the global id i + 1 and starts in a cell drawn from its own
+ * stream (seed, id, birth), so every region creates exactly the walkers
+ * whose first cell it owns, whatever the cut. At every step each walker
+ * draws one of its 8 neighbouring cells from the stream (seed, id, step)
+ * and moves there, or stays when that cell lies outside the world. Walkers
+ * do not interact: the halo is exchanged (width `halo`) but nobody reads
+ * it, which makes the kind the benchmark of the region machinery itself.
+ *
+ * With `audit`, every region adds, for each walker acting at step s, a
+ * hash of (id, s) to a sum and counts the acts: summed over regions, the
+ * run must give exactly the sum over s = 1..S and id = 1..N, which holds
+ * only if at every step every walker acted once, in one region. */
+#include <stdlib.h>
+#include "kairos/kairos.h"
+#include "walkers.h"
+
+#define WALKERS_CONTEXT "walkers.state"
+/* The extra word of the birth stream: no step number reaches it. */
+#define BIRTH UINT64_MAX
+
+typedef struct walkers {
+    int64_t width, height, agents, halo;
+    bool audit;
+    kr_region_t *region;
+    uint64_t audit_sum, audit_acts;
+} walkers_t;
+
+typedef struct birth {
+    uint64_t id;
+    int32_t x, y;
+} birth_t;
+
+static int birth_cmp(const void *a, const void *b)
+{
+    const birth_t *p = a, *q = b;
+    if (p->y != q->y) return p->y < q->y ? -1 : 1;
+    if (p->x != q->x) return p->x < q->x ? -1 : 1;
+    return p->id < q->id ? -1 : p->id > q->id;
+}
+
+static const int8_t dirs[8][2] = { { -1, -1 }, { 0, -1 }, { 1, -1 }, { -1, 0 }, { 1, 0 }, { -1, 1 }, { 0, 1 }, { 1, 1 } };
+
+static void act(kr_region_t *r, kr_entity_t agent, uint64_t id, void *arg)
+{
+    walkers_t *w = arg;
+    uint64_t bits = kr_rng_u64(kr_region_rng(r, id));
+    int32_t x, y;
+    if (w->audit) {
+        w->audit_sum += kr_region_agent_hash(id, (int32_t)kr_region_step(r), 0, 0xa0d17);
+        w->audit_acts++;
+    }
+    if (!kr_region_agent_cell(r, agent, &x, &y)) return;
+    const int8_t *d = dirs[bits & 7];
+    int32_t nx = x + d[0], ny = y + d[1];
+    if (nx < 0 || ny < 0 || nx >= w->width || ny >= w->height) return; /* the edge: stay */
+    if (kr_region_agent_move(r, agent, nx, ny))
+        kr_log(kr_region_sim(r), KR_LOG_ERROR, "walkers: walker %llu: %s", (unsigned long long)id, kr_last_error());
+}
+
+static kr_status_t walkers_register(kr_model_t *m)
+{
+    kr_status_t st = kr_region_register(m);
+    if (st) return st;
+    if (!kr_model_context_type(m, &(kr_context_desc_t){ .name = WALKERS_CONTEXT, .size = sizeof(walkers_t) }))
+        return kr_last_status();
+    return KR_OK;
+}
+
+static walkers_t *state_of(kr_sim_t *sim)
+{
+    kr_context_type_t t = kr_model_find_context_type(kr_sim_model(sim), WALKERS_CONTEXT);
+    return t ? kr_sim_context(sim, t) : NULL;
+}
+
+static kr_status_t walkers_setup(kr_sim_t *sim, const kr_params_t *p)
+{
+    walkers_t *w = state_of(sim);
+    if (!w) return kr_last_status();
+    kr_status_t st = kr_params_int(p, "width", 100, 1, KR_REGION_MAX_SIDE, &w->width);
+    if (!st) st = kr_params_int(p, "height", 100, 1, KR_REGION_MAX_SIDE, &w->height);
+    if (!st) st = kr_params_int(p, "agents", 1000, 0, 100000000, &w->agents);
+    if (!st) st = kr_params_int(p, "halo", 1, 0, 64, &w->halo);
+    if (!st) st = kr_params_bool(p, "audit", false, &w->audit);
+    kr_region_desc_t d = { .width = (int32_t)w->width, .height = (int32_t)w->height, .halo = (uint32_t)w->halo,
+                           .act = act, .arg = w };
+    if (!st) st = kr_params_region_cut(p, w->width, w->height, &d.cut);
+    if (st) return st;
+    if (!(w->region = kr_region_create(sim, &d))) return kr_last_status();
+    kr_rect_t own = kr_region_rect(w->region);
+    kr_rng_t *birth = kr_rng_create(kr_model_seed(kr_sim_model(sim)), KR_RNG_AGENT, 0, 0);
+    size_t n = 0, cap = 1024;
+    birth_t *born = malloc(cap * sizeof *born);
+    if (!birth || !born) {
+        kr_rng_destroy(birth);
+        free(born);
+        return kr_params_error(p, "agents", "a number of walkers that fits in memory", "too many");
+    }
+    for (int64_t i = 0; i < w->agents; i++) {
+        uint64_t id = (uint64_t)i + 1;
+        kr_rng_reset(birth, kr_model_seed(kr_sim_model(sim)), KR_RNG_AGENT, id, BIRTH);
+        int32_t x = (int32_t)(kr_rng_uniform(birth) * (double)w->width);
+        int32_t y = (int32_t)(kr_rng_uniform(birth) * (double)w->height);
+        if (!kr_rect_contains(own, x, y)) continue;
+        if (n == cap) {
+            birth_t *b = realloc(born, (cap *= 2) * sizeof *b);
+            if (!b) { st = kr_params_error(p, "agents", "a number of walkers that fits in memory", "too many"); break; }
+            born = b;
+        }
+        born[n++] = (birth_t){ id, x, y };
+    }
+    kr_rng_destroy(birth);
+    /* Created in the order they act (cells by row, then id), entities lie
+     * in memory in that order: a step then walks its memory nearly in
+     * sequence (walkers move one cell at a time), not at random. */
+    qsort(born, n, sizeof *born, birth_cmp);
+    for (size_t i = 0; i < n && !st; i++)
+        if (!kr_region_agent_create(w->region, born[i].id, born[i].x, born[i].y)) st = kr_last_status();
+    free(born);
+    return st;
+}
+
+static void walkers_report(kr_sim_t *sim, kr_report_t *rep)
+{
+    walkers_t *w = state_of(sim);
+    if (!w || !w->region) return;
+    kr_region_t *r = w->region;
+    kr_rect_t own = kr_region_rect(r);
+    kr_report_int(rep, "region", kr_region_index(r));
+    kr_report_int(rep, "agents", (int64_t)kr_region_agent_count(r));
+    kr_report_int(rep, "updates", (int64_t)kr_region_updates(r));
+    kr_report_int(rep, "migrants_sent", (int64_t)kr_region_migrants_sent(r));
+    kr_report_int(rep, "migrant_bytes", (int64_t)kr_region_migrant_bytes(r));
+    kr_report_int(rep, "own_cells", (int64_t)kr_rect_area(own));
+    kr_report_int(rep, "stored_cells", (int64_t)kr_region_stored_cells(r));
+    kr_report_int(rep, "grid_cells", (int64_t)kr_spatial_grid_cells(kr_region_world(r)));
+    if (w->audit) {
+        char hex[17];
+        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)w->audit_sum);
+        kr_report_string(rep, "audit_sum", hex);
+        kr_report_int(rep, "audit_acts", (int64_t)w->audit_acts);
+    }
+}
+
+static uint64_t walkers_state_digest(kr_sim_t *sim)
+{
+    walkers_t *w = state_of(sim);
+    return w && w->region ? kr_region_state_digest(w->region) : 0;
+}
+
+const kr_kind_desc_t kr_walkers_kind = {
+    .name = "walkers",
+    .summary = "random walkers on a grid that may be cut into regions",
+    .formalism = KR_AGENT_BASED,
+    .register_types = walkers_register,
+    .setup = walkers_setup,
+    .report = walkers_report,
+    /* the region's own agents for the checksum; their sum over regions
+     * is the cut-free stats.state_digest */
+    .digest = walkers_state_digest,
+    .state_digest = walkers_state_digest,
+};
