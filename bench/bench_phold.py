@@ -16,11 +16,10 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from kairos_run import ROOT, run_stats
+
 TOTAL_LPS = 1024
 
 VARIANTS = [  # (name, lookahead, remote)
@@ -37,10 +36,6 @@ SYNCS = ["null-message", "window"]
 
 
 def run_once(kairos, ranks, sims, sync, lookahead, remote, end):
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    fd, out = tempfile.mkstemp(prefix="kairos-phold-", suffix=".json")
-    os.close(fd)
-    os.unlink(out)
     sets = [
         "simulators.phold.count=%d" % sims,
         "simulators.phold.params.lps=%d" % (TOTAL_LPS // sims),
@@ -50,18 +45,7 @@ def run_once(kairos, ranks, sims, sync, lookahead, remote, end):
     ]
     # A wildcard over one replica declares nothing, which the loader refuses.
     sets.append("dependencies=[]" if sims == 1 else "dependencies.0.promise=%r" % lookahead)
-    cmd = [kairos, "run", os.path.join(ROOT, "examples", "phold.json"), "-o", out, "--quiet", "--sync", sync]
-    for s in sets:
-        cmd += ["--set", s]
-    if ranks > 1:
-        cmd = ["mpirun", "-np", str(ranks), "--oversubscribe"] + cmd
-    try:
-        subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
-        with open(out) as f:
-            return json.load(f)
-    finally:
-        if os.path.exists(out):
-            os.unlink(out)
+    return run_stats(kairos, "phold.json", ranks, sync, sets)
 
 
 def main():

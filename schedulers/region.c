@@ -102,16 +102,18 @@ static kr_rect_t rect_meet(kr_rect_t a, kr_rect_t b)
 typedef struct snap_entry {
     uint64_t id;
     kr_entity_t e;
-    int32_t x, y;            /* its cell (snapshots only) */
+    int32_t x, y;            /* its cell (a cell's gathered agents only) */
 } snap_entry_t;
 
 typedef struct neighbour {
     uint32_t region, sim;
     kr_rect_t send;          /* my own cells in its halo */
     kr_rect_t receive;       /* its own cells in my halo */
+    kr_rect_t stored;        /* its own cells and halo */
     snap_entry_t *out;       /* migrants this step (may hold stale or returned ones) */
     size_t out_count, out_cap;
     bool arrived;            /* its strip for this step is in */
+    size_t migrants;         /* leaving for it this step */
 } neighbour_t;
 
 typedef struct ghost_rec {
@@ -136,7 +138,7 @@ struct kr_region {
     size_t nb_count;
     double *cur, *next;      /* fields x stored cells each */
     kr_rng_t *rng;
-    snap_entry_t *snap;
+    snap_entry_t *snap;      /* the agents of the cell being scanned */
     size_t snap_cap;
     ghost_rec_t *ghost_recs;
     size_t ghost_count, ghost_cap;
@@ -144,11 +146,17 @@ struct kr_region {
     kr_region_ghost_t *ghosts; /* the public view of ghost_recs, sorted */
     bool ghosts_ready;
     kr_buf_t scratch;
+    /* This step's emigrants as ghosts: they are in cells of other regions
+     * at the end of the step, where nobody else can report them yet. */
+    ghost_rec_t *emigrants;
+    size_t emigrant_count, emigrant_cap;
+    kr_buf_t emigrant_bytes;
     uint64_t updates, migrants_sent, migrant_bytes;
     /* The agent acting now and its cell: its cell is known from the
-     * snapshot, which spares act a look into the spatial hash. */
+     * scan, which spares act a look into the spatial hash. */
     kr_entity_t acting;
     int32_t acting_x, acting_y;
+    bool moved_other;        /* an act moved an agent other than itself */
 };
 
 typedef struct strip_state {
@@ -191,6 +199,8 @@ static void region_fini(kr_sim_t *sim, void *context)
     free(r->ghosts);
     kr_buf_fini(&r->ghost_bytes);
     kr_buf_fini(&r->scratch);
+    free(r->emigrants);
+    kr_buf_fini(&r->emigrant_bytes);
 }
 
 static void strip_destroy(kr_world_t *w, kr_entity_t self, void *state)
@@ -300,6 +310,7 @@ kr_region_t *kr_region_create(kr_sim_t *sim, const kr_region_desc_t *desc)
     *r = fresh;
     kr_buf_init(&r->ghost_bytes);
     kr_buf_init(&r->scratch);
+    kr_buf_init(&r->emigrant_bytes);
     r->own = kr_region_grid_rect(&g, r->index);
     r->stored = kr_region_grid_stored(&g, r->index);
     r->stride = (uint32_t)(r->stored.x1 - r->stored.x0);
@@ -316,6 +327,7 @@ kr_region_t *kr_region_create(kr_sim_t *sim, const kr_region_desc_t *desc)
         n->sim = desc->cut.first_sim + nb[i];
         n->send = rect_meet(r->own, kr_region_grid_stored(&g, nb[i]));
         n->receive = rect_meet(r->stored, kr_region_grid_rect(&g, nb[i]));
+        n->stored = kr_region_grid_stored(&g, nb[i]);
         kr_time_t p = kr_model_promise(m, kr_sim_id(sim), n->sim);
         if (p == KR_TIME_NEVER || p > r->time_step) {
             kr__fail(KR_ERR_INVALID_ARG, "region '%s': expected a dependency to its neighbour '%s' with a promise of "
@@ -342,8 +354,9 @@ kr_region_t *kr_region_create(kr_sim_t *sim, const kr_region_desc_t *desc)
     driver_state_t *ds = d ? kr_component_add(r->world, d, r->driver) : NULL;
     if (!ds) return NULL;
     ds->region = r;
-    /* Time 0: the initial halos, for step 1. */
-    if (r->nb_count && kr_schedule(sim, KR_PRIORITY_DEFAULT, 0, kr_model_find_event_type(m, REGION_START), NULL, NULL))
+    /* Time 0: the initial fields take effect and the initial halos go out,
+     * for step 1. */
+    if (kr_schedule(sim, KR_PRIORITY_DEFAULT, 0, kr_model_find_event_type(m, REGION_START), NULL, NULL))
         return NULL;
     r->sim = sim;
     return r;
@@ -374,7 +387,8 @@ kr_entity_t kr_region_agent_create(kr_region_t *r, uint64_t id, int32_t x, int32
     kr_entity_t e = kr_entity_create_desc(r->world, &(kr_entity_desc_t){ .components = &r->agent,
                                                                           .component_count = 1 });
     if (!e) return KR_ENTITY_INVALID;
-    ((kr_region_agent_t *)kr_component_get(r->world, e, r->agent))->id = id;
+    /* born this step: acts from the next */
+    *(kr_region_agent_t *)kr_component_get(r->world, e, r->agent) = (kr_region_agent_t){ id, r->step };
     if (kr_spatial_insert(r->world, e, x + 0.5, y + 0.5)) {
         kr_entity_destroy(r->world, e);
         return KR_ENTITY_INVALID;
@@ -389,6 +403,15 @@ uint64_t kr_region_agent_id(const kr_region_t *r, kr_entity_t e)
     return a ? a->id : 0;
 }
 
+static bool cell_lookup(const kr_region_t *r, kr_entity_t e, int32_t *x, int32_t *y)
+{
+    double px, py;
+    if (!kr_spatial_position(r->world, e, &px, &py)) return false;
+    if (x) *x = (int32_t)floor(px);
+    if (y) *y = (int32_t)floor(py);
+    return true;
+}
+
 bool kr_region_agent_cell(const kr_region_t *r, kr_entity_t e, int32_t *x, int32_t *y)
 {
     if (e == r->acting && e) {
@@ -396,11 +419,7 @@ bool kr_region_agent_cell(const kr_region_t *r, kr_entity_t e, int32_t *x, int32
         if (y) *y = r->acting_y;
         return true;
     }
-    double px, py;
-    if (!kr_spatial_position(r->world, e, &px, &py)) return false;
-    if (x) *x = (int32_t)floor(px);
-    if (y) *y = (int32_t)floor(py);
-    return true;
+    return cell_lookup(r, e, x, y);
 }
 
 static inline kr_status_t place(kr_region_t *r, kr_entity_t e, int32_t x, int32_t y)
@@ -409,6 +428,8 @@ static inline kr_status_t place(kr_region_t *r, kr_entity_t e, int32_t x, int32_
     if (!st && e == r->acting) {
         r->acting_x = x;
         r->acting_y = y;
+    } else if (!st) {
+        r->moved_other = true; /* an agent gathered with the acting one may have moved */
     }
     return st;
 }
@@ -486,7 +507,7 @@ static int ghost_cmp(const void *a, const void *b)
 static kr_status_t ghosts_prepare(kr_region_t *r)
 {
     if (r->ghosts_ready) return KR_OK;
-    qsort(r->ghost_recs, r->ghost_count, sizeof *r->ghost_recs, ghost_cmp);
+    if (r->ghost_count) qsort(r->ghost_recs, r->ghost_count, sizeof *r->ghost_recs, ghost_cmp);
     free(r->ghosts);
     r->ghosts = malloc((r->ghost_count ? r->ghost_count : 1) * sizeof *r->ghosts);
     if (!r->ghosts) return kr__fail(KR_ERR_NOMEM, "region %u: out of memory for the halo", r->index);
@@ -517,6 +538,19 @@ const kr_region_ghost_t *kr_region_ghosts(const kr_region_t *r, int32_t x, int32
 
 /* ---- the exchange ---- */
 
+static kr_status_t put_ghost(kr_buf_t *b, uint64_t id, int32_t x, int32_t y, const void *bytes, size_t n)
+{
+    kr_status_t st = kr_buf_put_u64(b, id);
+    if (!st) st = kr_buf_put_u32(b, (uint32_t)x);
+    if (!st) st = kr_buf_put_u32(b, (uint32_t)y);
+    if (!st && n) st = kr_buf_append(b, bytes, n);
+    return st;
+}
+
+/* The strip for neighbour n: field values of my own cells in its halo, and
+ * every agent I hold at the end of the step in a cell of its halo: those
+ * of my own cells there, and my emigrants bound for other regions' cells
+ * there (their new region reports them only from the next step). */
 static kr_status_t strip_write(kr_region_t *r, const neighbour_t *n, kr_buf_t *b)
 {
     kr_rect_t s = n->send;
@@ -532,7 +566,8 @@ static kr_status_t strip_write(kr_region_t *r, const neighbour_t *n, kr_buf_t *b
     if (st) return st;
     size_t count_at = b->len;
     uint32_t count = 0;
-    if ((st = kr_buf_put_u32(b, 0)) || (st = kr_buf_put_u32(b, (uint32_t)r->desc.ghost_size))) return st;
+    size_t gsize = r->desc.ghost_size;
+    if ((st = kr_buf_put_u32(b, 0)) || (st = kr_buf_put_u32(b, (uint32_t)gsize))) return st;
     for (int32_t y = s.y0; y < s.y1; y++)
         for (int32_t x = s.x0; x < s.x1; x++) {
             size_t k;
@@ -540,18 +575,96 @@ static kr_status_t strip_write(kr_region_t *r, const neighbour_t *n, kr_buf_t *b
             for (size_t i = 0; i < k; i++) {
                 uint64_t id = kr_region_agent_id(r, in[i]);
                 if (!id) continue;
-                if ((st = kr_buf_put_u64(b, id)) || (st = kr_buf_put_u32(b, (uint32_t)x)) ||
-                    (st = kr_buf_put_u32(b, (uint32_t)y)) || (st = kr_buf_reserve(b, r->desc.ghost_size)))
-                    return st;
-                if (r->desc.ghost_size) {
-                    memset(b->data + b->len, 0, r->desc.ghost_size);
+                if ((st = put_ghost(b, id, x, y, NULL, 0)) || (st = kr_buf_reserve(b, gsize))) return st;
+                if (gsize) {
+                    memset(b->data + b->len, 0, gsize);
                     r->desc.ghost(r, in[i], b->data + b->len, r->desc.arg);
-                    b->len += r->desc.ghost_size;
+                    b->len += gsize;
                 }
                 count++;
             }
         }
+    for (size_t i = 0; i < r->emigrant_count; i++) {
+        const ghost_rec_t *g = &r->emigrants[i];
+        if (!kr_rect_contains(n->stored, g->x, g->y) || kr_region_grid_owner(&r->grid, g->x, g->y) == n->region)
+            continue;
+        if ((st = put_ghost(b, g->id, g->x, g->y, r->emigrant_bytes.data + g->offset, gsize))) return st;
+        count++;
+    }
     memcpy(b->data + count_at, &(uint32_t){ count }, 4); /* little-endian hosts only, as the packs */
+    return KR_OK;
+}
+
+/* Adds a ghost for the next step to this region's halo. */
+static kr_status_t ghost_add(kr_region_t *r, uint64_t id, int32_t x, int32_t y, const void *bytes)
+{
+    if (r->ghost_count == r->ghost_cap) {
+        size_t cap = r->ghost_cap ? r->ghost_cap * 2 : 256;
+        ghost_rec_t *g = realloc(r->ghost_recs, cap * sizeof *g);
+        if (!g) return kr__fail(KR_ERR_NOMEM, "region %u: out of memory for the halo", r->index);
+        r->ghost_recs = g;
+        r->ghost_cap = cap;
+    }
+    r->ghost_recs[r->ghost_count++] = (ghost_rec_t){ id, x, y, r->ghost_bytes.len };
+    r->ghosts_ready = false;
+    return kr_buf_append(&r->ghost_bytes, bytes, r->desc.ghost_size);
+}
+
+/* Every region whose halo holds an emigrant's new cell must hear of it
+ * from this one: itself, or a neighbour. A region further away could only
+ * see it if the move went beyond the halo; the check says so instead of
+ * leaving that region's halo short of an agent. */
+static kr_status_t emigrant_reach(const kr_region_t *r, int32_t x, int32_t y)
+{
+    uint32_t dest = kr_region_grid_owner(&r->grid, x, y), around[8];
+    size_t n = kr_region_grid_neighbours(&r->grid, dest, around);
+    for (size_t i = 0; i < n; i++) {
+        if (around[i] == r->index || !kr_rect_contains(kr_region_grid_stored(&r->grid, around[i]), x, y)) continue;
+        bool told = false;
+        for (size_t j = 0; j < r->nb_count && !told; j++) told = r->nb[j].region == around[i];
+        if (!told)
+            return kr__fail(KR_ERR_INVALID_ARG, "region %u: an agent moved to cell (%d, %d), in the halo of region %u, "
+                            "which is no neighbour of region %u: moves must stay within the halo width",
+                            r->index, x, y, around[i], r->index);
+    }
+    return KR_OK;
+}
+
+/* This step's emigrants as ghosts, before they leave: for the neighbours'
+ * strips and for this region's own halo of the next step. */
+static kr_status_t emigrants_collect(kr_region_t *r)
+{
+    r->emigrant_count = 0;
+    kr_buf_clear(&r->emigrant_bytes);
+    size_t gsize = r->desc.ghost_size;
+    for (size_t i = 0; i < r->nb_count; i++) {
+        const neighbour_t *n = &r->nb[i];
+        for (size_t j = 0; j < n->migrants; j++) {
+            const snap_entry_t *m = &n->out[j];
+            int32_t x, y;
+            kr_region_agent_cell(r, m->e, &x, &y);
+            kr_status_t st = emigrant_reach(r, x, y);
+            if (st) return st;
+            if (r->emigrant_count == r->emigrant_cap) {
+                size_t cap = r->emigrant_cap ? r->emigrant_cap * 2 : 64;
+                ghost_rec_t *g = realloc(r->emigrants, cap * sizeof *g);
+                if (!g) return kr__fail(KR_ERR_NOMEM, "region %u: out of memory for migrants", r->index);
+                r->emigrants = g;
+                r->emigrant_cap = cap;
+            }
+            size_t at = r->emigrant_bytes.len;
+            if ((st = kr_buf_reserve(&r->emigrant_bytes, gsize))) return st;
+            if (gsize) {
+                memset(r->emigrant_bytes.data + at, 0, gsize);
+                r->desc.ghost(r, m->e, r->emigrant_bytes.data + at, r->desc.arg);
+                r->emigrant_bytes.len += gsize;
+            }
+            r->emigrants[r->emigrant_count++] = (ghost_rec_t){ m->id, x, y, at };
+            if (kr_rect_contains(r->stored, x, y) &&
+                (st = ghost_add(r, m->id, x, y, r->emigrant_bytes.data + at)))
+                return st;
+        }
+    }
     return KR_OK;
 }
 
@@ -574,7 +687,7 @@ static size_t migrants_of(kr_region_t *r, neighbour_t *n)
             continue;
         n->out[k++] = n->out[i];
     }
-    qsort(n->out, k, sizeof *n->out, snap_cmp);
+    if (k) qsort(n->out, k, sizeof *n->out, snap_cmp);
     size_t u = 0;
     for (size_t i = 0; i < k; i++)
         if (!u || n->out[u - 1].e != n->out[i].e) n->out[u++] = n->out[i];
@@ -586,10 +699,15 @@ static kr_status_t exchange_send(kr_region_t *r)
     kr_status_t st = KR_OK;
     kr_entity_t *roots = NULL;
     size_t roots_cap = 0;
+    for (size_t i = 0; i < r->nb_count; i++) {
+        neighbour_t *n = &r->nb[i];
+        n->migrants = migrants_of(r, n);
+        n->out_count = 0;
+    }
+    st = emigrants_collect(r);
     for (size_t i = 0; !st && i < r->nb_count; i++) {
         neighbour_t *n = &r->nb[i];
-        size_t m = migrants_of(r, n);
-        n->out_count = 0;
+        size_t m = n->migrants;
         if (m + 1 > roots_cap) {
             kr_entity_t *g = realloc(roots, (m + 1) * sizeof *g);
             if (!g) { st = kr__fail(KR_ERR_NOMEM, "region %u: out of memory for migrants", r->index); break; }
@@ -627,7 +745,11 @@ static void start_event(kr_sim_t *sim, void *data)
 {
     (void)data;
     kr_region_t *r = kr_region_of(sim);
-    if (!r || r->time_step > r->end_time) return;
+    if (!r) return;
+    double *t = r->cur; /* what setup wrote is the state of step 0 */
+    r->cur = r->next;
+    r->next = t;
+    if (r->time_step > r->end_time) return;
     r->step = 0;
     kr_status_t st = exchange_send(r);
     if (st) kr__model_fail(kr_sim_model(sim), st, "region '%s': the initial halo: %s", kr_sim_name(sim),
@@ -661,17 +783,10 @@ static kr_status_t strip_read(kr_region_t *r, neighbour_t *n, const uint8_t *dat
         uint64_t id = kr_reader_u64(&rd);
         int32_t x = (int32_t)kr_reader_u32(&rd), y = (int32_t)kr_reader_u32(&rd);
         const void *bytes = kr_reader_view(&rd, gsize);
-        if (rd.failed || !id || !kr_rect_contains(s, x, y))
-            return kr__fail(KR_ERR_CORRUPT, "a halo strip from region %u with an agent outside its cells", n->region);
-        if (r->ghost_count == r->ghost_cap) {
-            size_t cap = r->ghost_cap ? r->ghost_cap * 2 : 256;
-            ghost_rec_t *g = realloc(r->ghost_recs, cap * sizeof *g);
-            if (!g) return kr__fail(KR_ERR_NOMEM, "region %u: out of memory for the halo", r->index);
-            r->ghost_recs = g;
-            r->ghost_cap = cap;
-        }
-        r->ghost_recs[r->ghost_count++] = (ghost_rec_t){ id, x, y, r->ghost_bytes.len };
-        kr_status_t st = kr_buf_append(&r->ghost_bytes, bytes, gsize);
+        /* its own cells, or (emigrants) a third region's, in my halo */
+        if (rd.failed || !id || !kr_rect_contains(r->stored, x, y) || kr_rect_contains(r->own, x, y))
+            return kr__fail(KR_ERR_CORRUPT, "a halo strip from region %u with an agent outside my halo", n->region);
+        kr_status_t st = ghost_add(r, id, x, y, bytes);
         if (st) return st;
     }
     if (kr_reader_left(&rd)) return kr__fail(KR_ERR_CORRUPT, "a halo strip from region %u with trailing bytes",
@@ -712,37 +827,55 @@ static void exchange_arrive(kr_sim_t *sim, void *data)
 
 /* ---- the step ---- */
 
-/* The agents of the own cells, cells in (y, x) order, each cell by id. */
-static kr_status_t snapshot(kr_region_t *r, size_t *count)
+/* Every agent of the own cells acts once, cells in (y, x) order and the
+ * agents of a cell by id. Each agent carries the step it last acted in (or
+ * was born in): one that moves on to a cell not scanned yet, or is born
+ * there, is claimed already and does not act twice or early. Cells are
+ * gathered one at a time, so no list of every agent is ever built. */
+static kr_status_t act_all(kr_region_t *r)
 {
-    size_t n = 0;
+    uint64_t step = r->step;
     for (int32_t y = r->own.y0; y < r->own.y1; y++)
         for (int32_t x = r->own.x0; x < r->own.x1; x++) {
             size_t k;
             const kr_entity_t *in = kr_spatial_cell_entities(r->world, (kr_cell_t){ x, y }, &k);
             if (!k) continue;
-            if (n + k > r->snap_cap) {
-                size_t cap = r->snap_cap ? r->snap_cap * 2 : 1024;
-                while (cap < n + k) cap *= 2;
-                snap_entry_t *s = realloc(r->snap, cap * sizeof *s);
-                if (!s) return kr__fail(KR_ERR_NOMEM, "region %u: out of memory for the step", r->index);
-                r->snap = s;
+            if (k > r->snap_cap) {
+                size_t cap = r->snap_cap ? r->snap_cap : 64;
+                while (cap < k) cap *= 2;
+                snap_entry_t *b = realloc(r->snap, cap * sizeof *b);
+                if (!b) return kr__fail(KR_ERR_NOMEM, "region %u: out of memory for the step", r->index);
+                r->snap = b;
                 r->snap_cap = cap;
             }
-            size_t first = n;
+            size_t n = 0;
             for (size_t i = 0; i < k; i++) {
-                const kr_region_agent_t *a = kr_component_get(r->world, in[i], r->agent);
-                if (!a) continue;
+                kr_region_agent_t *a = kr_component_get(r->world, in[i], r->agent);
+                if (!a || a->step >= step) continue;
+                a->step = step;
                 /* insertion by id: cells hold a few agents */
                 size_t j = n++;
-                while (j > first && r->snap[j - 1].id > a->id) {
+                while (j > 0 && r->snap[j - 1].id > a->id) {
                     r->snap[j] = r->snap[j - 1];
                     j--;
                 }
                 r->snap[j] = (snap_entry_t){ a->id, in[i], x, y };
             }
+            r->moved_other = false;
+            for (size_t j = 0; j < n; j++) {
+                const snap_entry_t *a = &r->snap[j];
+                /* the first of a cell is alive: gathered just now; a later
+                 * one may have been removed, or moved, by an earlier act */
+                if (j && !kr_entity_alive(r->world, a->e)) continue;
+                r->acting = a->e;
+                r->acting_x = a->x;
+                r->acting_y = a->y;
+                if (r->moved_other && !cell_lookup(r, a->e, &r->acting_x, &r->acting_y)) continue;
+                r->desc.act(r, a->e, a->id, r->desc.arg);
+                r->updates++;
+            }
+            r->acting = KR_ENTITY_INVALID;
         }
-    *count = n;
     return KR_OK;
 }
 
@@ -758,22 +891,10 @@ static void region_step(kr_region_t *r)
         }
         r->nb[i].arrived = false;
     }
-    size_t n = 0;
     kr_status_t st = ghosts_prepare(r);
     if (!st && r->desc.fields) memcpy(r->next, r->cur, kr_rect_area(r->stored) * r->desc.fields * sizeof *r->next);
     if (!st && r->desc.begin_step) r->desc.begin_step(r, r->desc.arg);
-    if (!st) st = snapshot(r, &n);
-    for (size_t i = 0; !st && i < n; i++) {
-        /* an earlier act may have removed it */
-        const snap_entry_t *a = &r->snap[i];
-        if (!kr_entity_alive(r->world, a->e)) continue;
-        r->acting = a->e;
-        r->acting_x = a->x;
-        r->acting_y = a->y;
-        r->desc.act(r, a->e, a->id, r->desc.arg);
-    }
-    r->acting = KR_ENTITY_INVALID;
-    r->updates += n;
+    if (!st) st = act_all(r);
     if (!st && r->desc.end_step) r->desc.end_step(r, r->desc.arg);
     double *t = r->cur;
     r->cur = r->next;

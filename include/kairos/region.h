@@ -107,6 +107,7 @@ typedef struct kr_region_cut {
 /* The agent component, "kr.region.agent". */
 typedef struct kr_region_agent {
     uint64_t id;             /* global, never 0, the same whatever the cut */
+    uint64_t step;           /* the step it last acted in, or was born in (the region's) */
 } kr_region_agent_t;
 
 /* An agent of a neighbour's border, as of the end of the previous step. */
@@ -123,9 +124,10 @@ typedef struct kr_region_desc {
     uint32_t fields;         /* double layers per cell (0: none) */
     size_t ghost_size;       /* bytes of model data per halo agent (0: id and cell only) */
     void *arg;               /* handed to every callback */
-    /* Steps >= 1: once per agent of the own cells, in (y, x, id) order, on
-     * a snapshot taken before the first acts (agents created or arriving
-     * during the step act from the next one). */
+    /* Steps >= 1: once per agent of the own cells, cells in (y, x) order,
+     * a cell's agents by id (those in it when the scan reaches it). An
+     * agent acts once per step wherever it moves; agents created during
+     * the step act from the next one. */
     void (*act)(kr_region_t *r, kr_entity_t agent, uint64_t id, void *arg);
     /* Optional: before the first and after the last act of a step. */
     void (*begin_step)(kr_region_t *r, void *arg);

@@ -157,5 +157,8 @@ const kr_kind_desc_t kr_walkers_kind = {
     .register_types = walkers_register,
     .setup = walkers_setup,
     .report = walkers_report,
+    /* the region's own agents for the checksum; their sum over regions
+     * is the cut-free stats.state_digest */
+    .digest = walkers_state_digest,
     .state_digest = walkers_state_digest,
 };

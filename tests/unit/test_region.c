@@ -240,3 +240,231 @@ Test(region, walkers_really_move_and_migrate)
     kr_model_destroy(m);
     kr_model_file_free(f);
 }
+
+/* ---- halos: a kind whose agents read their neighbourhood ----
+ *
+ * "probe": walkers that, before moving, fold into a per-agent word the
+ * heat field (diffused every step from the previous step's values) of the
+ * 3 x 3 cells around them and the ids of every agent that stood in those
+ * cells at the end of the previous step: their own region's from a copy
+ * taken at the start of the step, the halo's from the ghosts. The words
+ * are the same for every cut only if halos hold exactly the previous
+ * step's field values and agents, emigrants in transit included. */
+
+typedef struct probe {
+    int64_t width, height, agents, halo;
+    kr_region_t *region;
+    kr_component_t acc;
+    uint64_t *cell_ids;      /* (cell index << 32 ... ) pairs: own agents at the step's start */
+    size_t cell_id_count, cell_id_cap;
+    uint64_t bad_ghosts;
+} probe_t;
+
+typedef struct probe_acc { uint64_t word; } probe_acc_t;
+
+static double heat0(int32_t x, int32_t y) { return (double)((x * 31 + y * 17) % 101); }
+
+static probe_t *probe_of(kr_sim_t *sim)
+{
+    return kr_sim_context(sim, kr_model_find_context_type(kr_sim_model(sim), "probe.state"));
+}
+
+static void probe_fini(kr_sim_t *sim, void *c)
+{
+    (void)sim;
+    free(((probe_t *)c)->cell_ids);
+}
+
+static kr_status_t probe_register(kr_model_t *m)
+{
+    kr_status_t st = kr_region_register(m);
+    if (st) return st;
+    if (!kr_model_context_type(m, &(kr_context_desc_t){ .name = "probe.state", .size = sizeof(probe_t),
+                                                        .fini = probe_fini }) ||
+        !kr_component_register(kr_model_registry(m), &(kr_component_desc_t){ .name = "probe.acc",
+                                                                             .size = sizeof(probe_acc_t) }))
+        return kr_last_status();
+    return KR_OK;
+}
+
+/* own agents at the start of the step, as (y, x, id) sorted triples packed in two words */
+static void probe_begin(kr_region_t *r, void *arg)
+{
+    probe_t *p = arg;
+    kr_rect_t own = kr_region_rect(r);
+    p->cell_id_count = 0;
+    for (int32_t y = own.y0; y < own.y1; y++)
+        for (int32_t x = own.x0; x < own.x1; x++) {
+            size_t k;
+            const kr_entity_t *in = kr_spatial_cell_entities(kr_region_world(r), (kr_cell_t){ x, y }, &k);
+            for (size_t i = 0; i < k; i++) {
+                if (p->cell_id_count + 2 > p->cell_id_cap) {
+                    p->cell_id_cap = p->cell_id_cap ? p->cell_id_cap * 2 : 1024;
+                    p->cell_ids = realloc(p->cell_ids, p->cell_id_cap * sizeof *p->cell_ids);
+                    cr_assert(p->cell_ids);
+                }
+                p->cell_ids[p->cell_id_count++] = (uint64_t)(uint32_t)y << 32 | (uint32_t)x;
+                p->cell_ids[p->cell_id_count++] = kr_region_agent_id(r, in[i]);
+            }
+        }
+    /* heat: explicit diffusion from the previous step's field */
+    const double *prev = kr_region_field(r, 0);
+    double *next = kr_region_field_next(r, 0);
+    for (int32_t y = own.y0; y < own.y1; y++)
+        for (int32_t x = own.x0; x < own.x1; x++) {
+            double sum = 0;
+            int n = 0;
+            for (int32_t dy = -1; dy <= 1; dy++)
+                for (int32_t dx = -1; dx <= 1; dx++) {
+                    int32_t cx = x + dx, cy = y + dy;
+                    if (cx < 0 || cy < 0 || cx >= p->width || cy >= p->height) continue;
+                    sum += prev[kr_region_field_index(r, cx, cy)];
+                    n++;
+                }
+            next[kr_region_field_index(r, x, y)] = sum / n;
+        }
+}
+
+static uint64_t bits(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u;
+}
+
+static void probe_act(kr_region_t *r, kr_entity_t agent, uint64_t id, void *arg)
+{
+    probe_t *p = arg;
+    int32_t x, y;
+    cr_assert(kr_region_agent_cell(r, agent, &x, &y));
+    kr_rect_t own = kr_region_rect(r);
+    uint64_t heat = 0, ids = 0;
+    for (int32_t dy = -1; dy <= 1; dy++)
+        for (int32_t dx = -1; dx <= 1; dx++) {
+            int32_t cx = x + dx, cy = y + dy;
+            if (cx < 0 || cy < 0 || cx >= p->width || cy >= p->height) continue;
+            heat += kr_region_agent_hash(bits(kr_region_field(r, 0)[kr_region_field_index(r, cx, cy)]), cx, cy, 1);
+            if (kr_rect_contains(own, cx, cy)) {
+                uint64_t key = (uint64_t)(uint32_t)cy << 32 | (uint32_t)cx;
+                for (size_t i = 0; i < p->cell_id_count; i += 2)
+                    if (p->cell_ids[i] == key) ids += kr_region_agent_hash(p->cell_ids[i + 1], cx, cy, 2);
+            } else {
+                size_t k;
+                const kr_region_ghost_t *g = kr_region_ghosts(r, cx, cy, &k);
+                for (size_t i = 0; i < k; i++) {
+                    uint64_t data;
+                    memcpy(&data, g[i].data, sizeof data);
+                    if (data != g[i].id * 3 || g[i].x != cx || g[i].y != cy || (i && g[i - 1].id >= g[i].id))
+                        p->bad_ghosts++;
+                    ids += kr_region_agent_hash(g[i].id, cx, cy, 2);
+                }
+            }
+        }
+    probe_acc_t *a = kr_component_get(kr_region_world(r), agent, p->acc);
+    a->word = kr_region_agent_hash(a->word, (int32_t)kr_region_step(r), 0, heat ^ (ids * 3));
+    const int8_t d = (int8_t)(kr_rng_u64(kr_region_rng(r, id)) % 9);
+    int32_t nx = x + d % 3 - 1, ny = y + d / 3 - 1;
+    if (nx >= 0 && ny >= 0 && nx < p->width && ny < p->height)
+        cr_assert_eq(kr_region_agent_move(r, agent, nx, ny), KR_OK, "%s", kr_last_error());
+}
+
+static void probe_ghost(kr_region_t *r, kr_entity_t agent, void *out, void *arg)
+{
+    (void)arg;
+    uint64_t v = kr_region_agent_id(r, agent) * 3;
+    memcpy(out, &v, sizeof v);
+}
+
+static uint64_t probe_word(kr_region_t *r, kr_entity_t agent, void *arg)
+{
+    probe_acc_t *a = kr_component_get(kr_region_world(r), agent, ((probe_t *)arg)->acc);
+    return a ? a->word : 0;
+}
+
+static kr_status_t probe_setup(kr_sim_t *sim, const kr_params_t *params)
+{
+    probe_t *p = probe_of(sim);
+    kr_status_t st = kr_params_int(params, "width", 30, 1, 1000, &p->width);
+    if (!st) st = kr_params_int(params, "height", 20, 1, 1000, &p->height);
+    if (!st) st = kr_params_int(params, "agents", 100, 0, 100000, &p->agents);
+    if (!st) st = kr_params_int(params, "halo", 1, 1, 8, &p->halo);
+    kr_region_desc_t d = { .width = (int32_t)p->width, .height = (int32_t)p->height, .halo = (uint32_t)p->halo,
+                           .fields = 1, .ghost_size = 8, .arg = p, .act = probe_act, .begin_step = probe_begin,
+                           .ghost = probe_ghost, .digest = probe_word };
+    if (!st) st = kr_params_region_cut(params, p->width, p->height, &d.cut);
+    if (st) return st;
+    if (!(p->region = kr_region_create(sim, &d))) return kr_last_status();
+    p->acc = kr_component_lookup(kr_model_registry(kr_sim_model(sim)), "probe.acc");
+    kr_rect_t own = kr_region_rect(p->region);
+    double *heat = kr_region_field_next(p->region, 0);
+    for (int32_t y = own.y0; y < own.y1; y++)
+        for (int32_t x = own.x0; x < own.x1; x++) heat[kr_region_field_index(p->region, x, y)] = heat0(x, y);
+    kr_rng_t *birth = kr_rng_create(kr_model_seed(kr_sim_model(sim)), KR_RNG_AGENT, 0, 0);
+    for (int64_t i = 0; i < p->agents; i++) {
+        kr_rng_reset(birth, kr_model_seed(kr_sim_model(sim)), KR_RNG_AGENT, (uint64_t)i + 1, UINT64_MAX);
+        int32_t x = (int32_t)(kr_rng_uniform(birth) * (double)p->width);
+        int32_t y = (int32_t)(kr_rng_uniform(birth) * (double)p->height);
+        if (!kr_rect_contains(own, x, y)) continue;
+        kr_entity_t e = kr_region_agent_create(p->region, (uint64_t)i + 1, x, y);
+        cr_assert(e && kr_component_add(kr_sim_world(sim), e, p->acc));
+    }
+    kr_rng_destroy(birth);
+    return KR_OK;
+}
+
+/* the agents, and the heat of the own cells */
+static uint64_t probe_digest(kr_sim_t *sim)
+{
+    probe_t *p = probe_of(sim);
+    uint64_t h = kr_region_state_digest(p->region);
+    kr_rect_t own = kr_region_rect(p->region);
+    for (int32_t y = own.y0; y < own.y1; y++)
+        for (int32_t x = own.x0; x < own.x1; x++)
+            h += kr_region_agent_hash(bits(kr_region_field(p->region, 0)[kr_region_field_index(p->region, x, y)]), x,
+                                      y, 3);
+    return h;
+}
+
+static const kr_kind_desc_t probe_kind = { .name = "probe", .summary = "halo probe", .formalism = KR_AGENT_BASED,
+                                           .register_types = probe_register, .setup = probe_setup,
+                                           .state_digest = probe_digest };
+
+static kr_status_t register_probe(kr_kinds_t *kinds) { return kr_kind_register(kinds, &probe_kind); }
+
+static uint64_t run_probe(const char *regions, int halo, uint64_t *bad)
+{
+    char text[512];
+    snprintf(text, sizeof text, "{'end_time': 12, 'seed': 9, 'simulators': [{'name': 'p', 'kind': 'probe', "
+             "'time_step': 1, 'regions': %s, 'params': {'width': 30, 'height': 20, 'agents': 900, 'halo': %d}}]}",
+             regions, halo);
+    mt_write(text);
+    kr_model_file_t *f = kr_model_file_load(&(kr_model_file_desc_t){ .path = mt_path, .register_builtin = register_probe });
+    cr_assert(f, "%s", kr_last_error());
+    kr_model_t *m = kr_model_file_build(f, NULL);
+    cr_assert(m, "%s", kr_last_error());
+    cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
+    uint64_t digest = 0;
+    *bad = 0;
+    for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
+        digest += probe_digest(kr_model_sim(m, i));
+        *bad += probe_of(kr_model_sim(m, i))->bad_ghosts;
+    }
+    kr_model_destroy(m);
+    kr_model_file_free(f);
+    return digest;
+}
+
+Test(region, halos_show_the_previous_step_as_an_uncut_world_would)
+{
+    uint64_t bad;
+    uint64_t want = run_probe("[1, 1]", 1, &bad);
+    cr_assert_eq(bad, 0);
+    const struct { const char *cut; int halo; } runs[] = { { "[2, 1]", 1 }, { "[1, 2]", 1 }, { "[2, 2]", 1 },
+                                                          { "[3, 2]", 1 }, { "[5, 4]", 1 }, { "[2, 2]", 2 } };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        uint64_t got = run_probe(runs[i].cut, runs[i].halo, &bad);
+        cr_assert_eq(bad, 0, "%s: ghosts with wrong data, cells or order", runs[i].cut);
+        cr_assert_eq(got, want, "%s halo %d: %016llx, uncut %016llx", runs[i].cut, runs[i].halo,
+                     (unsigned long long)got, (unsigned long long)want);
+    }
+}
