@@ -25,8 +25,6 @@
 #include "ecology.h"
 
 #define ECOLOGY_CONTEXT "ecology.state"
-#define ECOLOGY_PLANT "ecology.plant"
-#define ECOLOGY_SWARM "ecology.swarm"
 /* The extra word of the birth streams: no step number reaches it. */
 #define BIRTH UINT64_MAX
 /* Fixed-point plant energy in the per-step series: exact sums in any order. */
@@ -35,23 +33,12 @@
 /* Values below this are zero (PHIDS's flow and signal floors). */
 #define FLOOR 1e-4
 
-enum { F_ENERGY, F_FLOW, F_SIGNAL, F_PLANTS, F_COUNT };
+enum { F_ENERGY = KR_ECOLOGY_ENERGY, F_FLOW = KR_ECOLOGY_FLOW, F_SIGNAL = KR_ECOLOGY_SIGNAL,
+       F_PLANTS = KR_ECOLOGY_PLANTS, F_COUNT = KR_ECOLOGY_FIELDS };
 enum { S_PLANTS, S_SWARMS, S_HERBIVORES, S_ENERGY, S_COUNT };
 
-typedef struct plant {
-    double energy;
-    int64_t born;           /* step of birth (0: initial) */
-    int64_t last_seed;      /* step of the last seed sown */
-    int64_t attacked;       /* last step it was fed on; -1: never */
-} plant_t;
-
-typedef struct swarm {
-    double energy;
-    int64_t population;
-    int32_t last_dx, last_dy;  /* last move, for inertia */
-    int32_t repelled;          /* steps of random walk left */
-    int32_t pad;
-} swarm_t;
+typedef kr_ecology_plant_t plant_t;
+typedef kr_ecology_swarm_t swarm_t;
 
 typedef struct params {
     int64_t width, height, swarms, swarm_population, seed_interval, sweeps, repel_steps, split_population;
@@ -72,6 +59,7 @@ typedef struct ecology {
     kr_world_t *world;
     kr_component_t plant_c, swarm_c;
     double *sweep_a, *sweep_b;   /* flow relaxation scratch, stored cells */
+    uint32_t *fed;               /* plants fed on this step, per own cell (stored indexing) */
     agent_ref_t *cell;           /* one cell's agents, by id */
     size_t cell_cap;
     int64_t *series[S_COUNT];    /* per step, this region's part */
@@ -217,7 +205,6 @@ static double signal_at(const ecology_t *eco, kr_region_t *r, int32_t x, int32_t
 static void begin_step(kr_region_t *r, void *arg)
 {
     ecology_t *eco = arg;
-    int64_t step = (int64_t)kr_region_step(r);
     kr_rect_t own = kr_region_rect(r);
     double *energy = kr_region_field_next(r, F_ENERGY), *plants = kr_region_field_next(r, F_PLANTS),
            *signal = kr_region_field_next(r, F_SIGNAL);
@@ -255,7 +242,6 @@ static void begin_step(kr_region_t *r, void *arg)
                 if (pl) {
                     e += pl->energy;
                     n_plants++;
-                    attacked += pl->attacked == step - 1;
                     tot[S_PLANTS]++;
                     tot[S_ENERGY] += llround(pl->energy * ENERGY_SCALE);
                     continue;
@@ -267,6 +253,9 @@ static void begin_step(kr_region_t *r, void *arg)
                 }
             }
             size_t i = kr_region_field_index(r, x, y);
+            /* plants fed on last step signal, even those eaten to death */
+            attacked = (int)eco->fed[i];
+            eco->fed[i] = 0;
             energy[i] = e;
             plants[i] = n_plants;
             signal[i] = signal_at(eco, r, x, y, attacked);
@@ -410,6 +399,7 @@ static void swarm_act(ecology_t *eco, kr_region_t *r, kr_entity_t a, uint64_t id
             sw.energy += consumed * p->efficiency;
             pl->energy -= consumed;
             pl->attacked = step;
+            if (consumed > 0) eco->fed[here]++;
             ate = ate || consumed > 0;
             if (pl->energy < p->survival) {
                 kr_entity_destroy(eco->world, eco->cell[i].e);
@@ -489,6 +479,7 @@ static void context_fini(kr_sim_t *sim, void *context)
     ecology_t *eco = context;
     free(eco->sweep_a);
     free(eco->sweep_b);
+    free(eco->fed);
     free(eco->cell);
     for (int i = 0; i < S_COUNT; i++) free(eco->series[i]);
 }
@@ -500,9 +491,9 @@ static kr_status_t ecology_register(kr_model_t *m)
     kr_registry_t *reg = kr_model_registry(m);
     if (!kr_model_context_type(m, &(kr_context_desc_t){ .name = ECOLOGY_CONTEXT, .size = sizeof(ecology_t),
                                                         .fini = context_fini }) ||
-        !kr_component_register(reg, &(kr_component_desc_t){ .name = ECOLOGY_PLANT, .size = sizeof(plant_t),
+        !kr_component_register(reg, &(kr_component_desc_t){ .name = KR_ECOLOGY_PLANT, .size = sizeof(plant_t),
                                                             .align = _Alignof(plant_t) }) ||
-        !kr_component_register(reg, &(kr_component_desc_t){ .name = ECOLOGY_SWARM, .size = sizeof(swarm_t),
+        !kr_component_register(reg, &(kr_component_desc_t){ .name = KR_ECOLOGY_SWARM, .size = sizeof(swarm_t),
                                                             .align = _Alignof(swarm_t) }))
         return kr_last_status();
     return KR_OK;
@@ -679,12 +670,13 @@ static kr_status_t ecology_setup(kr_sim_t *sim, const kr_params_t *kp)
     if (!(eco->region = kr_region_create(sim, &d))) return kr_last_status();
     eco->world = kr_region_world(eco->region);
     kr_registry_t *reg = kr_model_registry(kr_sim_model(sim));
-    eco->plant_c = kr_component_lookup(reg, ECOLOGY_PLANT);
-    eco->swarm_c = kr_component_lookup(reg, ECOLOGY_SWARM);
+    eco->plant_c = kr_component_lookup(reg, KR_ECOLOGY_PLANT);
+    eco->swarm_c = kr_component_lookup(reg, KR_ECOLOGY_SWARM);
     size_t area = kr_rect_area(kr_region_stored(eco->region));
     eco->sweep_a = malloc(area * sizeof *eco->sweep_a);
     eco->sweep_b = malloc(area * sizeof *eco->sweep_b);
-    if (!eco->sweep_a || !eco->sweep_b)
+    eco->fed = calloc(area, sizeof *eco->fed);
+    if (!eco->sweep_a || !eco->sweep_b || !eco->fed)
         return kr_params_error(kp, "width", "a grid that fits in memory", "too large");
     if ((st = populate(eco, sim, kp))) return st;
     /* the initial flow: the base of the first sweep */

@@ -506,9 +506,9 @@ Test(model_file, bad_duplicate_name)
 Test(model_file, bad_unknown_kind)
 {
     expect_load_error(mt_load(FACTORY, "simulators.Bath.kind=tub", NULL), "simulators[2].kind",
-                      "a known kind (assembly, robots, bath, sqss, phold, walkers)", "\"tub\"");
+                      "a known kind (assembly, robots, bath, sqss, phold, walkers, ecology)", "\"tub\"");
     expect_load_error(mt_load("{'end_time': 1, 'simulators': [{'name': 'x'}]}", NULL), "simulators[0].kind",
-                      "a known kind (assembly, robots, bath, sqss, phold, walkers)", "nothing");
+                      "a known kind (assembly, robots, bath, sqss, phold, walkers, ecology)", "nothing");
 }
 
 Test(model_file, bad_unknown_formalism)
