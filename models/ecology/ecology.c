@@ -762,5 +762,6 @@ const kr_kind_desc_t kr_ecology_kind = {
     .register_types = ecology_register,
     .setup = ecology_setup,
     .report = ecology_report,
+    .digest = ecology_state_digest,
     .state_digest = ecology_state_digest,
 };
