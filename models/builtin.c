@@ -3,6 +3,7 @@
 #include <stddef.h>
 
 #include "builtin.h"
+#include "ecology/ecology.h"
 #include "factory/factory.h"
 #include "phold/phold.h"
 #include "rows/rows.h"
@@ -17,6 +18,7 @@ static const kr_kind_desc_t *const builtin_kinds[] = {
     &kr_phold_kind,
     &kr_rows_kind,
     &kr_walkers_kind,
+    &kr_ecology_kind,
 };
 
 kr_status_t kr_models_register_builtin(kr_kinds_t *kinds)

@@ -46,6 +46,7 @@ static const char *const run_help =
     "  --seed N              model seed (same as --set seed=N)\n"
     "  --trace FILE          write a Chrome trace (Perfetto, chrome://tracing)\n"
     "  --event-log DIR       write every executed event, one JSON-lines file per simulator\n"
+    "  --series FILE         write the kinds' per-step figures, summed over simulators, as CSV\n"
     "  --quiet               no summary and no progress line\n"
     "  --replications R      R independent replications (seeds derived from the model seed),\n"
     "                        shared out over groups of ranks; the stats gain pooled means and\n"
@@ -155,7 +156,7 @@ typedef struct options {
     size_t set_count;
     char **owned;           /* sets made from --sync/--end/--seed */
     size_t owned_count;
-    const char *stats, *trace, *event_log;
+    const char *stats, *trace, *event_log, *series;
     bool quiet;
     int ranks;
     long replications;      /* 0: not given */
@@ -228,6 +229,9 @@ static int parse(const cli_t *c, int argc, char **argv, int first, const char *c
         } else if (run_only && !strcmp(a, "--trace")) {
             if (!has_value) return input_error(c, "%s needs a file name", a);
             o->trace = argv[++i];
+        } else if (run_only && !strcmp(a, "--series")) {
+            if (!has_value) return input_error(c, "%s needs a file name", a);
+            o->series = argv[++i];
         } else if (run_only && !strcmp(a, "--event-log")) {
             if (!has_value) return input_error(c, "%s needs a folder name", a);
             o->event_log = argv[++i];
@@ -330,7 +334,7 @@ static int cmd_run(const cli_t *c, int argc, char **argv)
      * across ranks, and only rank 0 prints. */
     char binding[192] = "";
     if (c->ranks > 1) bind_rank(binding, sizeof binding);
-    kr_run_options_t ro = { .binding = binding, .stats_path = o.stats, .event_log_dir = o.event_log, .trace_path = o.trace,
+    kr_run_options_t ro = { .binding = binding, .stats_path = o.stats, .event_log_dir = o.event_log, .trace_path = o.trace, .series_path = o.series,
                             .quiet = o.quiet, .progress = c->rank == 0 && !o.quiet && isatty(2), .ranks = c->ranks,
                             .rank = c->rank, .comm = MPI_COMM_WORLD, .summary = c->rank == 0 ? stdout : NULL };
     kr_status_t st = o.replications ? kr_replications_run_file(f, &ro, (uint32_t)o.replications, o.group_ranks)

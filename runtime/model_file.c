@@ -22,7 +22,7 @@ static const char *const top_keys[] = { "precision", "seed", "end_time", "sync",
 static const char *const sim_keys[] = { "name", "kind", "formalism", "time_step", "params", "rank", "count",
                                         "regions", "description", NULL };
 static const char *const dep_keys[] = { "from", "to", "promise", NULL };
-static const char *const out_keys[] = { "stats", "event_log", "trace", NULL };
+static const char *const out_keys[] = { "stats", "event_log", "trace", "series", NULL };
 
 static kr_status_t check_keys(const kr_model_file_t *f, json_t *obj, const char *const *allowed, const char *where)
 {
@@ -187,7 +187,7 @@ static kr_status_t check_top(kr_model_file_t *f)
     if ((v = json_object_get(r, "outputs"))) {
         FAIL_IF(!json_is_object(v), "outputs", "an object", v);
         if ((st = check_keys(f, v, out_keys, "outputs"))) return st;
-        const char **slots[] = { &f->out_stats, &f->out_event_log, &f->out_trace };
+        const char **slots[] = { &f->out_stats, &f->out_event_log, &f->out_trace, &f->out_series };
         for (int i = 0; out_keys[i]; i++) {
             json_t *o = json_object_get(v, out_keys[i]);
             if (!o) continue;

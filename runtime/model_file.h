@@ -42,7 +42,7 @@ typedef struct kr_model_file {
     kr_sync_algorithm_t sync;
     kr_mapping_t mapping;
     kr_log_level_t log_level;
-    const char *out_stats, *out_event_log, *out_trace; /* borrowed; NULL if absent */
+    const char *out_stats, *out_event_log, *out_trace, *out_series; /* borrowed; NULL if absent */
     kr_sim_entry_t *sims;
     size_t sim_count;
     kr_dep_entry_t *deps;

@@ -339,3 +339,15 @@ void kr_report_string(kr_report_t *r, const char *name, const char *value)
 {
     json_object_set_new(r->object, name, json_string(value ? value : ""));
 }
+
+void kr_report_steps(kr_report_t *r, const char *name, const int64_t *values, size_t n, unsigned decimals)
+{
+    /* Under a reserved key that the run takes out of the simulator's stats
+     * and sums over the kind (runtime/run.c). */
+    json_t *steps = json_object_get(r->object, "_steps");
+    if (!steps) json_object_set_new(r->object, "_steps", steps = json_object());
+    json_t *vs = json_array();
+    for (size_t i = 0; vs && i < n; i++) json_array_append_new(vs, json_integer((json_int_t)values[i]));
+    json_object_set_new(steps, name, json_pack("{s:i, s:o}", "decimals", decimals > 9 ? 9 : (int)decimals,
+                                               "values", vs ? vs : json_array()));
+}

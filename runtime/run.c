@@ -63,6 +63,7 @@ typedef struct run_ctx {
     uint64_t last_progress;
     bool progress_shown;
     kr_transport_t *mpi;        /* the MPI transport (owned by the model), for its counts; NULL on one rank */
+    json_t *steps;              /* rank 0: per-step figures summed per kind (kr_report_steps) */
 } run_ctx_t;
 
 static void trace_event(run_ctx_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -220,6 +221,98 @@ static uint64_t hex64(const char *s)
     return s ? strtoull(s, NULL, 16) : 0;
 }
 
+/* One simulator's per-step figures (kr_report_steps) added into its
+ * kind's, step by step; called in simulator-id order. Whole numbers, so
+ * the sums are exact whatever simulators hold the figures. */
+static void add_steps(json_t *totals, const char *kind, json_t *steps)
+{
+    json_t *k = json_object_get(totals, kind);
+    if (!k) json_object_set_new(totals, kind, k = json_object());
+    const char *name;
+    json_t *fig;
+    json_object_foreach(steps, name, fig) {
+        json_t *acc = json_object_get(k, name);
+        if (!acc) {
+            json_object_set_new(k, name, json_deep_copy(fig));
+            continue;
+        }
+        json_t *sum = json_object_get(acc, "values");
+        size_t i;
+        json_t *v;
+        json_array_foreach(json_object_get(fig, "values"), i, v) {
+            if (i < json_array_size(sum))
+                json_array_set_new(sum, i, json_integer(json_integer_value(json_array_get(sum, i)) +
+                                                        json_integer_value(v)));
+            else json_array_append(sum, v);
+        }
+    }
+}
+
+static double pow10u(json_int_t d)
+{
+    double p = 1;
+    while (d-- > 0) p *= 10;
+    return p;
+}
+
+/* stats.totals: the last step's value of every summed per-step figure. */
+static json_t *step_totals(json_t *steps)
+{
+    json_t *out = json_object();
+    const char *kind, *name;
+    json_t *k, *fig;
+    json_object_foreach(steps, kind, k) {
+        json_t *t = json_object();
+        json_object_foreach(k, name, fig) {
+            json_t *vs = json_object_get(fig, "values");
+            json_int_t d = json_integer_value(json_object_get(fig, "decimals"));
+            json_int_t last = json_array_size(vs) ? json_integer_value(json_array_get(vs, json_array_size(vs) - 1)) : 0;
+            json_object_set_new(t, name, d ? json_real((double)last / pow10u(d)) : json_integer(last));
+        }
+        json_object_set_new(out, kind, t);
+    }
+    return out;
+}
+
+/* The CSV of --series: one row per step, one column per summed figure
+ * (KIND.NAME when several kinds report some), fixed-point values written
+ * exactly. */
+static void write_series(FILE *o, json_t *steps)
+{
+    size_t rows = 0;
+    const char *kind, *name;
+    json_t *k, *fig;
+    fputs("step", o);
+    json_object_foreach(steps, kind, k) json_object_foreach(k, name, fig) {
+        if (json_object_size(steps) > 1) fprintf(o, ",%s.%s", kind, name);
+        else fprintf(o, ",%s", name);
+        size_t n = json_array_size(json_object_get(fig, "values"));
+        if (n > rows) rows = n;
+    }
+    fputc('\n', o);
+    for (size_t i = 0; i < rows; i++) {
+        fprintf(o, "%zu", i);
+        json_object_foreach(steps, kind, k) json_object_foreach(k, name, fig) {
+            json_t *v = json_array_get(json_object_get(fig, "values"), i);
+            json_int_t d = json_integer_value(json_object_get(fig, "decimals"));
+            if (!v) {
+                fputc(',', o);
+                continue;
+            }
+            long long x = (long long)json_integer_value(v);
+            if (!d) {
+                fprintf(o, ",%lld", x);
+                continue;
+            }
+            long long p = (long long)pow10u(d);
+            unsigned long long ax = x < 0 ? 0ull - (unsigned long long)x : (unsigned long long)x;
+            fprintf(o, ",%s%llu.%0*llu", x < 0 ? "-" : "", ax / (unsigned long long)p, (int)d,
+                    ax % (unsigned long long)p);
+        }
+        fputc('\n', o);
+    }
+}
+
 /* Rank 0: every rank's part into the stats object, simulators in id order,
  * the checksum combined in that order. */
 static json_t *merge_stats(run_ctx_t *c, json_t **parts, int nparts)
@@ -262,6 +355,8 @@ static json_t *merge_stats(run_ctx_t *c, json_t **parts, int nparts)
         bytes += (uint64_t)json_integer_value(json_object_get(parts[r], "bytes"));
     }
     json_t *sims = json_array();
+    json_decref(c->steps);
+    c->steps = json_object();
     for (size_t i = 0; i < n; i++) {
         json_t *sim = by_id[i];
         if (!sim) continue; /* cannot happen: every simulator runs on one rank */
@@ -276,8 +371,11 @@ static json_t *merge_stats(run_ctx_t *c, json_t **parts, int nparts)
             has_state = true;
         }
         requests += (uint64_t)json_integer_value(json_object_get(sim, "guarantee_requests"));
+        json_t *steps = json_object_get(json_object_get(sim, "stats"), "_steps");
+        if (steps) add_steps(c->steps, json_string_value(json_object_get(sim, "kind")), steps);
         json_t *copy = json_deep_copy(sim);
         json_object_del(json_object_get(copy, "stats"), "_state_part");
+        json_object_del(json_object_get(copy, "stats"), "_steps");
         json_object_del(copy, "_id");
         json_object_del(copy, "_events_digest");
         json_object_del(copy, "_state_digest");
@@ -306,6 +404,7 @@ static json_t *merge_stats(run_ctx_t *c, json_t **parts, int nparts)
         json_decref(out);
         out = NULL;
     }
+    if (out && json_object_size(c->steps)) json_object_set_new(out, "totals", step_totals(c->steps));
     if (out && has_state) {
         char digest[17];
         snprintf(digest, sizeof digest, "%016llx", (unsigned long long)state_sum);
@@ -538,6 +637,7 @@ kr_status_t kr_run_file(kr_model_file_t *f, const kr_run_options_t *opt)
     const char *stats_path = opt->stats_path ? opt->stats_path : f->out_stats;
     const char *log_dir = opt->event_log_dir ? opt->event_log_dir : f->out_event_log;
     const char *trace_path = opt->trace_path ? opt->trace_path : f->out_trace;
+    const char *series_path = opt->series_path ? opt->series_path : f->out_series;
     /* Hooks only for the outputs that need them: a hook costs a call per
      * event (or per span) even when it does nothing. */
     kr_observer_t obs = { .arg = &c, .on_event = log_dir || trace_path ? on_event : NULL,
@@ -569,9 +669,10 @@ kr_status_t kr_run_file(kr_model_file_t *f, const kr_run_options_t *opt)
         kr_model_destroy(c.model);
         return st;
     }
-    kr_out_file_t stats_out = { 0 };
+    kr_out_file_t stats_out = { 0 }, series_out = { 0 };
     st = open_outputs(&c, log_dir, trace_path);
     if (!st && stats_path && opt->rank == 0) st = kr_out_open(&stats_out, stats_path);
+    if (!st && series_path && opt->rank == 0) st = kr_out_open(&series_out, series_path);
     st = agree(&c, st);
     /* One start for every rank, so the ranks' traces share a time base. */
     if (distributed(&c)) MPI_Barrier(opt->comm);
@@ -619,6 +720,9 @@ kr_status_t kr_run_file(kr_model_file_t *f, const kr_run_options_t *opt)
         if (stats_out.fp) fputc('\n', stats_out.fp);
         kr_status_t closed_stats = kr_out_close(&stats_out, !st);
         if (!st) st = closed_stats;
+        if (!st && series_out.fp) write_series(series_out.fp, c.steps);
+        kr_status_t closed_series = kr_out_close(&series_out, !st);
+        if (!st) st = closed_series;
         if (!st && !opt->quiet && opt->summary) print_summary(&c, stats);
         if (!st && opt->stats_json) {
             *opt->stats_json = stats;
@@ -626,6 +730,7 @@ kr_status_t kr_run_file(kr_model_file_t *f, const kr_run_options_t *opt)
         }
     }
     json_decref(stats);
+    json_decref(c.steps);
     kr_model_destroy(c.model);
     if (failure[0]) kr__fail(st, "%s", failure);
     return st;

@@ -15,6 +15,7 @@ typedef struct kr_run_options {
     const char *stats_path;      /* NULL: the file's outputs.stats, else none */
     const char *event_log_dir;   /* NULL: the file's outputs.event_log, else none */
     const char *trace_path;      /* NULL: the file's outputs.trace, else none */
+    const char *series_path;     /* NULL: the file's outputs.series, else none */
     bool quiet;                  /* no summary, no progress */
     bool progress;               /* a progress line on stderr */
     int ranks;                   /* MPI ranks of the run: above 1, simulators are distributed */

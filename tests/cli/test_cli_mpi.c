@@ -412,3 +412,73 @@ Test(cli_mpi, error_in_one_group_stops_every_rank, .timeout = 120)
     cr_assert(!cli_exists(csv) && !cli_exists(cli_path("bad.csv.partial")), "a CSV was left");
     cli_free(&r);
 }
+
+/* Ecology (issue 7): examples/ecology.json cut 1x1, 2x1 and 2x2 on 1, 2
+ * and 4 ranks with both algorithms gives one stats.state_digest (every
+ * agent's id, cell and exact energy) and one per-step CSV (plants, swarms,
+ * herbivores, plant energy summed over regions), and something happened:
+ * swarms crossed region borders and plants were eaten. */
+Test(cli_mpi, ecology_same_answer_for_every_cut_and_rank_count, .timeout = 600)
+{
+    const char *root = getenv("KAIROS_SOURCE_ROOT");
+    char model[1024];
+    snprintf(model, sizeof model, "%s/examples/ecology.json", root);
+    const char *cuts[] = { "simulators.eco.regions=[1,1]", "simulators.eco.regions=[2,1]",
+                           "simulators.eco.regions=[2,2]" };
+    const int nps[] = { 1, 2, 4 };
+    const char *syncs[] = { "null-message", "window" };
+    char digest[32] = "";
+    char *series0 = NULL;
+    for (size_t c = 0; c < 3; c++)
+        for (size_t k = 0; k < 3; k++)
+            for (size_t y = 0; y < 2; y++) {
+                char stats[600], series[600];
+                snprintf(stats, sizeof stats, "%s", cli_path("ecology.json"));
+                snprintf(series, sizeof series, "%s", cli_path("ecology.csv"));
+                const char *bin = getenv("KAIROS_BIN"), *mpirun = getenv("MPIRUN");
+                char np[8];
+                snprintf(np, sizeof np, "%d", nps[k]);
+                char *argv[] = { (char *)mpirun, "-np", np, "--oversubscribe", (char *)bin, "run", model, "-o", stats,
+                                 "--series", series, "--quiet", "--end", "25", "--sync", (char *)syncs[y], "--set",
+                                 (char *)cuts[c], NULL };
+                cli_result_t r = cli_spawn(argv);
+                cr_assert_eq(r.status, 0, "%s on %d ranks (%s): %s", cuts[c], nps[k], syncs[y], r.err);
+                cli_free(&r);
+                json_error_t e;
+                json_t *s = json_load_file(stats, 0, &e);
+                cr_assert(s, "%s", e.text);
+                const char *d = json_string_value(json_object_get(s, "state_digest"));
+                cr_assert(d, "stats.state_digest");
+                if (!digest[0]) snprintf(digest, sizeof digest, "%s", d);
+                cr_assert_str_eq(d, digest, "%s on %d ranks (%s)", cuts[c], nps[k], syncs[y]);
+                int64_t migrants = 0, eaten = 0, plants = 0;
+                size_t i;
+                json_t *sim;
+                json_array_foreach(json_object_get(s, "simulators"), i, sim) {
+                    json_t *st = json_object_get(sim, "stats");
+                    migrants += json_integer_value(json_object_get(st, "migrants_sent"));
+                    eaten += json_integer_value(json_object_get(st, "plants_eaten"));
+                    plants += json_integer_value(json_object_get(st, "plants"));
+                }
+                json_t *tot = json_object_get(json_object_get(s, "totals"), "ecology");
+                cr_assert_eq(json_integer_value(json_object_get(tot, "plants")), plants,
+                             "stats.totals sums the regions' plants");
+                if (c > 0) cr_assert_gt(migrants, 0, "%s: agents crossed region borders", cuts[c]);
+                cr_assert_gt(eaten, 0, "swarms ate plants");
+                char *csv = cli_slurp(series);
+                cr_assert(csv, "the series CSV was written");
+                cr_assert(!strncmp(csv, "step,plants,swarms,herbivores,plant_energy\n0,", 45), "%.60s", csv);
+                if (!series0) series0 = csv;
+                else {
+                    cr_assert_str_eq(csv, series0, "%s on %d ranks (%s): the per-step series", cuts[c], nps[k],
+                                     syncs[y]);
+                    free(csv);
+                }
+                json_decref(s);
+            }
+    /* steps 0 .. 25 */
+    size_t rows = 0;
+    for (const char *p = series0; *p; p++) rows += *p == '\n';
+    cr_assert_eq(rows, 1 + 26);
+    free(series0);
+}

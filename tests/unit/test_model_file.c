@@ -423,7 +423,7 @@ Test(model_file, bad_unknown_dependency_key)
 Test(model_file, bad_unknown_output_key)
 {
     expect_load_error(mt_load(FACTORY, "outputs={\"log\": \"x\"}", NULL), "outputs.log",
-                      "one of the keys stats, event_log, trace", "the unknown key \"log\"");
+                      "one of the keys stats, event_log, trace, series", "the unknown key \"log\"");
 }
 
 Test(model_file, bad_missing_end_time)
@@ -506,9 +506,9 @@ Test(model_file, bad_duplicate_name)
 Test(model_file, bad_unknown_kind)
 {
     expect_load_error(mt_load(FACTORY, "simulators.Bath.kind=tub", NULL), "simulators[2].kind",
-                      "a known kind (assembly, robots, bath, sqss, phold, rows, walkers)", "\"tub\"");
+                      "a known kind (assembly, robots, bath, sqss, phold, rows, walkers, ecology)", "\"tub\"");
     expect_load_error(mt_load("{'end_time': 1, 'simulators': [{'name': 'x'}]}", NULL), "simulators[0].kind",
-                      "a known kind (assembly, robots, bath, sqss, phold, rows, walkers)", "nothing");
+                      "a known kind (assembly, robots, bath, sqss, phold, rows, walkers, ecology)", "nothing");
 }
 
 Test(model_file, bad_unknown_formalism)

@@ -1,0 +1,767 @@
+/* "ecology": plants and herbivore swarms on a width x height grid, in the
+ * spirit of PHIDS (docs/ecology.md lists the rules and every difference).
+ *
+ * Every rule is local so that a world cut into regions computes what the
+ * uncut world does:
+ *  - what an agent reads outside its own cell comes from the fields of the
+ *    previous step (plant energy, plant count, flow, signal), which the
+ *    halo carries across region borders;
+ *  - what it changes is its own state, the agents of its own cell (which
+ *    one region owns; they act in id order) and agents it creates, whose
+ *    ids derive from the parent (kr_region_child_id);
+ *  - its random draws come from kr_region_rng (seed, agent id, step);
+ *  - begin_step computes the fields of an own cell from the agents there
+ *    at the start of the step, which is the state at the end of the
+ *    previous step whatever the cut (migrants have arrived), and settles
+ *    seeds that landed on one cell by (birth step, id).
+ * Newborns are invisible within the step of their birth (they may sit on a
+ * neighbour's cell, still in transit), so nobody can tell whether a seed
+ * crossed a border. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kairos/kairos.h"
+#include "ecology.h"
+
+#define ECOLOGY_CONTEXT "ecology.state"
+/* The extra word of the birth streams: no step number reaches it. */
+#define BIRTH UINT64_MAX
+/* Fixed-point plant energy in the per-step series: exact sums in any order. */
+#define ENERGY_DECIMALS 6
+#define ENERGY_SCALE 1e6
+/* Values below this are zero (PHIDS's flow and signal floors). */
+#define FLOOR 1e-4
+
+enum { F_ENERGY = KR_ECOLOGY_ENERGY, F_FLOW = KR_ECOLOGY_FLOW, F_SIGNAL = KR_ECOLOGY_SIGNAL,
+       F_PLANTS = KR_ECOLOGY_PLANTS, F_COUNT = KR_ECOLOGY_FIELDS };
+enum { S_PLANTS, S_SWARMS, S_HERBIVORES, S_ENERGY, S_COUNT };
+
+typedef kr_ecology_plant_t plant_t;
+typedef kr_ecology_swarm_t swarm_t;
+
+typedef struct params {
+    int64_t width, height, swarms, swarm_population, seed_interval, sweeps, repel_steps, split_population;
+    double plant_density, plant_energy, growth, max_energy, survival, seed_cost, seed_energy, seed_min_distance,
+        seed_max_distance, swarm_energy, consumption, efficiency, energy_min, upkeep, divisor, flow_weight,
+        signal_weight, emit, diffusion, decay, repel_threshold;
+} params_t;
+
+typedef struct agent_ref {
+    uint64_t id;
+    kr_entity_t e;
+} agent_ref_t;
+
+typedef struct ecology {
+    params_t p;
+    uint32_t halo;
+    kr_region_t *region;
+    kr_world_t *world;
+    kr_component_t plant_c, swarm_c;
+    double *sweep_a, *sweep_b;   /* flow relaxation scratch, stored cells */
+    uint32_t *fed;               /* plants fed on this step, per own cell (stored indexing) */
+    agent_ref_t *cell;           /* one cell's agents, by id */
+    size_t cell_cap;
+    int64_t *series[S_COUNT];    /* per step, this region's part */
+    size_t series_len, series_cap;
+    /* counters, this region */
+    uint64_t seeds, seeds_lost, plant_deaths, plants_eaten, splits, starved;
+} ecology_t;
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+static uint64_t double_bits(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u;
+}
+
+static bool in_world(const ecology_t *eco, int32_t x, int32_t y)
+{
+    return x >= 0 && y >= 0 && x < eco->p.width && y < eco->p.height;
+}
+
+/* The agents of own cell (x, y), by id, in eco->cell; false when out of
+ * memory. A copy: acts may destroy and create agents meanwhile. */
+static bool cell_agents(ecology_t *eco, int32_t x, int32_t y, size_t *count)
+{
+    size_t k;
+    const kr_entity_t *in = kr_spatial_cell_entities(eco->world, (kr_cell_t){ x, y }, &k);
+    if (k > eco->cell_cap) {
+        size_t cap = eco->cell_cap ? eco->cell_cap : 16;
+        while (cap < k) cap *= 2;
+        agent_ref_t *c = realloc(eco->cell, cap * sizeof *c);
+        if (!c) return false;
+        eco->cell = c;
+        eco->cell_cap = cap;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < k; i++) {
+        uint64_t id = kr_region_agent_id(eco->region, in[i]);
+        if (!id) continue;
+        /* insertion by id: cells hold a few agents */
+        size_t j = n++;
+        while (j > 0 && eco->cell[j - 1].id > id) {
+            eco->cell[j] = eco->cell[j - 1];
+            j--;
+        }
+        eco->cell[j] = (agent_ref_t){ id, in[i] };
+    }
+    *count = n;
+    return true;
+}
+
+/* ---- the step's fields ---- */
+
+static bool series_push(ecology_t *eco, const int64_t v[S_COUNT])
+{
+    if (eco->series_len == eco->series_cap) {
+        size_t cap = eco->series_cap ? eco->series_cap * 2 : 64;
+        for (int i = 0; i < S_COUNT; i++) {
+            int64_t *s = realloc(eco->series[i], cap * sizeof *s);
+            if (!s) return false;
+            eco->series[i] = s;
+        }
+        eco->series_cap = cap;
+    }
+    for (int i = 0; i < S_COUNT; i++) eco->series[i][eco->series_len] = v[i];
+    eco->series_len++;
+    return true;
+}
+
+/* The flow field: `sweeps` Jacobi sweeps of f = base + w * mean(in-world
+ * 4-neighbours of f), the first from the previous step's flow. Sweep j is
+ * computed on the own cells widened by sweeps - j, so the last lands on
+ * the own cells having read nothing beyond the halo (halo >= sweeps). */
+static void relax_flow(ecology_t *eco, kr_region_t *r)
+{
+    const params_t *p = &eco->p;
+    kr_rect_t own = kr_region_rect(r), st = kr_region_stored(r);
+    const double *flow = kr_region_field(r, F_FLOW), *energy = kr_region_field(r, F_ENERGY),
+                 *signal = kr_region_field(r, F_SIGNAL);
+    size_t area = kr_rect_area(st);
+    memcpy(eco->sweep_a, flow, area * sizeof *flow);
+    const double *src = eco->sweep_a;
+    double *dst = eco->sweep_b;
+    static const int8_t nb[4][2] = { { -1, 0 }, { 1, 0 }, { 0, -1 }, { 0, 1 } };
+    for (int64_t j = 1; j <= p->sweeps; j++) {
+        int32_t grow = (int32_t)(p->sweeps - j);
+        kr_rect_t a = { own.x0 - grow, own.y0 - grow, own.x1 + grow, own.y1 + grow };
+        if (a.x0 < st.x0) a.x0 = st.x0;
+        if (a.y0 < st.y0) a.y0 = st.y0;
+        if (a.x1 > st.x1) a.x1 = st.x1;
+        if (a.y1 > st.y1) a.y1 = st.y1;
+        for (int32_t y = a.y0; y < a.y1; y++)
+            for (int32_t x = a.x0; x < a.x1; x++) {
+                size_t i = kr_region_field_index(r, x, y);
+                double sum = 0;
+                int n = 0;
+                for (int d = 0; d < 4; d++) {
+                    int32_t nx = x + nb[d][0], ny = y + nb[d][1];
+                    if (!in_world(eco, nx, ny)) continue;
+                    sum += src[kr_region_field_index(r, nx, ny)];
+                    n++;
+                }
+                double base = energy[i] - p->signal_weight * signal[i];
+                dst[i] = base + p->flow_weight * (n ? sum / n : 0.0);
+            }
+        const double *t = src;
+        src = dst;
+        dst = (double *)t;
+    }
+    double *out = kr_region_field_next(r, F_FLOW);
+    for (int32_t y = own.y0; y < own.y1; y++)
+        for (int32_t x = own.x0; x < own.x1; x++) {
+            size_t i = kr_region_field_index(r, x, y);
+            double v = p->sweeps ? src[i] : flow[i];
+            out[i] = fabs(v) < FLOOR ? 0.0 : v;
+        }
+}
+
+/* Explicit diffusion and decay of the previous step's signal, plus what
+ * the plants of the cell that were fed on last step emit. */
+static double signal_at(const ecology_t *eco, kr_region_t *r, int32_t x, int32_t y, int attacked)
+{
+    const params_t *p = &eco->p;
+    const double *s = kr_region_field(r, F_SIGNAL);
+    double here = s[kr_region_field_index(r, x, y)], flux = 0;
+    static const int8_t nb[4][2] = { { -1, 0 }, { 1, 0 }, { 0, -1 }, { 0, 1 } };
+    for (int d = 0; d < 4; d++) {
+        int32_t nx = x + nb[d][0], ny = y + nb[d][1];
+        if (in_world(eco, nx, ny)) flux += s[kr_region_field_index(r, nx, ny)] - here;
+    }
+    double v = p->decay * (here + p->diffusion * flux) + p->emit * attacked;
+    return v < FLOOR ? 0.0 : v;
+}
+
+static void begin_step(kr_region_t *r, void *arg)
+{
+    ecology_t *eco = arg;
+    kr_rect_t own = kr_region_rect(r);
+    double *energy = kr_region_field_next(r, F_ENERGY), *plants = kr_region_field_next(r, F_PLANTS),
+           *signal = kr_region_field_next(r, F_SIGNAL);
+    int64_t tot[S_COUNT] = { 0 };
+    relax_flow(eco, r);
+    for (int32_t y = own.y0; y < own.y1; y++)
+        for (int32_t x = own.x0; x < own.x1; x++) {
+            size_t k;
+            if (!cell_agents(eco, x, y, &k)) {
+                kr_log(kr_region_sim(r), KR_LOG_ERROR, "ecology: out of memory");
+                return;
+            }
+            /* Seeds that landed on one cell: the oldest plant stays, then
+             * the lowest id. Only seeds sown in one step can meet here. */
+            size_t keep = k;
+            for (size_t i = 0; i < k; i++) {
+                const plant_t *pl = kr_component_get(eco->world, eco->cell[i].e, eco->plant_c);
+                if (!pl) continue;
+                if (keep == k) keep = i;
+                else {
+                    const plant_t *best = kr_component_get(eco->world, eco->cell[keep].e, eco->plant_c);
+                    if (pl->born < best->born) keep = i;
+                }
+            }
+            double e = 0;
+            int n_plants = 0, attacked = 0;
+            for (size_t i = 0; i < k; i++) {
+                kr_entity_t a = eco->cell[i].e;
+                const plant_t *pl = kr_component_get(eco->world, a, eco->plant_c);
+                if (pl && i != keep) {
+                    kr_entity_destroy(eco->world, a);
+                    eco->seeds_lost++;
+                    continue;
+                }
+                if (pl) {
+                    e += pl->energy;
+                    n_plants++;
+                    tot[S_PLANTS]++;
+                    tot[S_ENERGY] += llround(pl->energy * ENERGY_SCALE);
+                    continue;
+                }
+                const swarm_t *sw = kr_component_get(eco->world, a, eco->swarm_c);
+                if (sw) {
+                    tot[S_SWARMS]++;
+                    tot[S_HERBIVORES] += sw->population;
+                }
+            }
+            size_t i = kr_region_field_index(r, x, y);
+            /* plants fed on last step signal, even those eaten to death */
+            attacked = (int)eco->fed[i];
+            eco->fed[i] = 0;
+            energy[i] = e;
+            plants[i] = n_plants;
+            signal[i] = signal_at(eco, r, x, y, attacked);
+        }
+    /* the state at the end of the previous step */
+    if (!series_push(eco, tot)) kr_log(kr_region_sim(r), KR_LOG_ERROR, "ecology: out of memory for the series");
+}
+
+/* ---- plants ---- */
+
+static void plant_act(ecology_t *eco, kr_region_t *r, kr_entity_t a, uint64_t id)
+{
+    const params_t *p = &eco->p;
+    int64_t step = (int64_t)kr_region_step(r);
+    int32_t x, y;
+    if (!kr_region_agent_cell(r, a, &x, &y)) return;
+    plant_t *pl = kr_component_get(eco->world, a, eco->plant_c);
+    pl->energy = fmin(pl->energy + p->growth, p->max_energy);
+    if (step - pl->last_seed >= p->seed_interval && pl->energy - p->seed_cost >= p->survival) {
+        kr_rng_t *rng = kr_region_rng(r, id);
+        double angle = 6.283185307179586 * kr_rng_uniform(rng);
+        double d = p->seed_min_distance + (p->seed_max_distance - p->seed_min_distance) * kr_rng_uniform(rng);
+        /* nearbyint rounds half to even, as Python's round in PHIDS */
+        int32_t tx = x + (int32_t)nearbyint(d * cos(angle)), ty = y + (int32_t)nearbyint(d * sin(angle));
+        /* occupied: a plant there at the end of the previous step (or the parent's own cell) */
+        if (in_world(eco, tx, ty) && (tx != x || ty != y) &&
+            kr_region_field(r, F_PLANTS)[kr_region_field_index(r, tx, ty)] == 0) {
+            pl->energy -= p->seed_cost;
+            pl->last_seed = step;
+            kr_entity_t c = kr_region_agent_create(r, kr_region_child_id(id, (uint64_t)step, 0), x, y);
+            plant_t *cp = c ? kr_component_add(eco->world, c, eco->plant_c) : NULL;
+            if (!cp || kr_region_agent_move(r, c, tx, ty)) {
+                kr_log(kr_region_sim(r), KR_LOG_ERROR, "ecology: plant %llu: %s", (unsigned long long)id,
+                       kr_last_error());
+                return;
+            }
+            *cp = (plant_t){ .energy = p->seed_energy, .born = step, .last_seed = step, .attacked = -1 };
+            eco->seeds++;
+            pl = kr_component_get(eco->world, a, eco->plant_c); /* the add may have moved it */
+        }
+    }
+    if (pl->energy < p->survival) {
+        kr_entity_destroy(eco->world, a);
+        eco->plant_deaths++;
+    }
+}
+
+/* ---- swarms ---- */
+
+/* The cell itself and its in-world 4-neighbours, PHIDS's order. */
+static int candidates(const ecology_t *eco, int32_t x, int32_t y, int32_t out[5][2])
+{
+    static const int8_t d[5][2] = { { 0, 0 }, { -1, 0 }, { 1, 0 }, { 0, -1 }, { 0, 1 } };
+    int n = 0;
+    for (int i = 0; i < 5; i++)
+        if (in_world(eco, x + d[i][0], y + d[i][1])) {
+            out[n][0] = x + d[i][0];
+            out[n][1] = y + d[i][1];
+            n++;
+        }
+    return n;
+}
+
+static int pick(kr_rng_t *rng, const double *w, int n)
+{
+    double total = 0;
+    for (int i = 0; i < n; i++) total += w[i];
+    double u = kr_rng_uniform(rng) * total;
+    for (int i = 0; i < n - 1; i++) {
+        if (u < w[i]) return i;
+        u -= w[i];
+    }
+    return n - 1;
+}
+
+/* A plant of the cell a swarm may eat: alive, with energy, and not born
+ * this step (a seed born this step may still be in transit elsewhere). */
+static plant_t *edible(ecology_t *eco, kr_entity_t e, int64_t step)
+{
+    plant_t *pl = kr_component_get(eco->world, e, eco->plant_c);
+    return pl && pl->energy > 0 && pl->born < step ? pl : NULL;
+}
+
+static void swarm_act(ecology_t *eco, kr_region_t *r, kr_entity_t a, uint64_t id)
+{
+    const params_t *p = &eco->p;
+    int64_t step = (int64_t)kr_region_step(r);
+    int32_t x, y;
+    if (!kr_region_agent_cell(r, a, &x, &y)) return;
+    kr_rng_t *rng = kr_region_rng(r, id);
+    swarm_t sw = *(swarm_t *)kr_component_get(eco->world, a, eco->swarm_c);
+    size_t here = kr_region_field_index(r, x, y);
+    if (!sw.repelled && kr_region_field(r, F_SIGNAL)[here] >= p->repel_threshold) sw.repelled = (int32_t)p->repel_steps;
+    size_t k;
+    if (!cell_agents(eco, x, y, &k)) {
+        kr_log(kr_region_sim(r), KR_LOG_ERROR, "ecology: out of memory");
+        return;
+    }
+    bool food = false;
+    for (size_t i = 0; i < k && !food; i++) food = edible(eco, eco->cell[i].e, step) != NULL;
+    int32_t cand[5][2];
+    int n = candidates(eco, x, y, cand), choice = 0;
+    double w[5];
+    if (sw.repelled > 0) {
+        for (int i = 0; i < n; i++) w[i] = 1;
+        choice = pick(rng, w, n);
+        sw.repelled--;
+    } else if (!food) {
+        const double *flow = kr_region_field(r, F_FLOW);
+        double lo = INFINITY, hi = -INFINITY;
+        for (int i = 0; i < n; i++) {
+            w[i] = flow[kr_region_field_index(r, cand[i][0], cand[i][1])];
+            lo = fmin(lo, w[i]);
+            hi = fmax(hi, w[i]);
+        }
+        if (hi - lo < 1e-6) {
+            /* a flat field: keep going the way it went */
+            bool moved_before = sw.last_dx || sw.last_dy;
+            for (int i = 0; i < n; i++)
+                w[i] = !moved_before ? 1 : cand[i][0] - x == sw.last_dx && cand[i][1] - y == sw.last_dy ? 10 : 1;
+        } else {
+            for (int i = 0; i < n; i++) w[i] = w[i] - lo + 1e-6;
+        }
+        choice = pick(rng, w, n);
+    }
+    bool moved = cand[choice][0] != x || cand[choice][1] != y;
+    if (moved) {
+        sw.last_dx = cand[choice][0] - x;
+        sw.last_dy = cand[choice][1] - y;
+        if (kr_region_agent_move(r, a, cand[choice][0], cand[choice][1])) {
+            kr_log(kr_region_sim(r), KR_LOG_ERROR, "ecology: swarm %llu: %s", (unsigned long long)id, kr_last_error());
+            return;
+        }
+    } else {
+        /* feed on the cell's plants, by id */
+        bool ate = false;
+        for (size_t i = 0; i < k; i++) {
+            plant_t *pl = edible(eco, eco->cell[i].e, step);
+            if (!pl) continue;
+            double consumed = fmin(p->consumption * (double)sw.population, pl->energy);
+            sw.energy += consumed * p->efficiency;
+            pl->energy -= consumed;
+            pl->attacked = step;
+            if (consumed > 0) eco->fed[here]++;
+            ate = ate || consumed > 0;
+            if (pl->energy < p->survival) {
+                kr_entity_destroy(eco->world, eco->cell[i].e);
+                eco->plants_eaten++;
+            }
+        }
+        if (ate) sw.repelled = 0;
+    }
+    /* upkeep, starvation */
+    sw.energy -= (double)sw.population * p->energy_min * p->upkeep;
+    if (sw.energy < 0) {
+        double deficit = -sw.energy;
+        int64_t casualties = (int64_t)ceil(deficit / p->energy_min);
+        sw.population -= casualties;
+        sw.energy = fmax(0.0, (double)casualties * p->energy_min - deficit);
+    }
+    if (sw.population <= 0) {
+        kr_entity_destroy(eco->world, a);
+        eco->starved++;
+        return;
+    }
+    /* reproduction from the energy above the population's minimum */
+    if (sw.energy > (double)sw.population * p->energy_min) {
+        double c = fmax(p->energy_min, p->energy_min * p->divisor);
+        int64_t born = (int64_t)floor((sw.energy - (double)sw.population * p->energy_min) / c);
+        sw.population += born;
+        sw.energy -= (double)born * c;
+    }
+    swarm_t child = { 0 };
+    bool split = sw.population >= p->split_population;
+    if (split) {
+        child.population = sw.population / 2;
+        sw.population -= child.population;
+        child.energy = sw.energy / 2;
+        sw.energy /= 2;
+    }
+    *(swarm_t *)kr_component_get(eco->world, a, eco->swarm_c) = sw;
+    if (!split) return;
+    /* the child walks off from the cell where the parent started the step */
+    n = candidates(eco, x, y, cand);
+    for (int i = 0; i < n; i++) w[i] = 1;
+    choice = pick(rng, w, n);
+    kr_entity_t c = kr_region_agent_create(r, kr_region_child_id(id, (uint64_t)step, 0), x, y);
+    swarm_t *cs = c ? kr_component_add(eco->world, c, eco->swarm_c) : NULL;
+    if (!cs || kr_region_agent_move(r, c, cand[choice][0], cand[choice][1])) {
+        kr_log(kr_region_sim(r), KR_LOG_ERROR, "ecology: swarm %llu: %s", (unsigned long long)id, kr_last_error());
+        return;
+    }
+    *cs = child;
+    eco->splits++;
+}
+
+static void act(kr_region_t *r, kr_entity_t a, uint64_t id, void *arg)
+{
+    ecology_t *eco = arg;
+    if (kr_component_has(eco->world, a, eco->plant_c)) plant_act(eco, r, a, id);
+    else if (kr_component_has(eco->world, a, eco->swarm_c)) swarm_act(eco, r, a, id);
+}
+
+/* The digest word: the exact bits of the energy, and a swarm's population. */
+static uint64_t digest_word(kr_region_t *r, kr_entity_t a, void *arg)
+{
+    ecology_t *eco = arg;
+    (void)r;
+    const plant_t *pl = kr_component_get(eco->world, a, eco->plant_c);
+    if (pl) return mix(double_bits(pl->energy) ^ 0x706c616e74ULL);
+    const swarm_t *sw = kr_component_get(eco->world, a, eco->swarm_c);
+    if (sw) return mix(double_bits(sw->energy) ^ mix((uint64_t)sw->population ^ 0x737761726dULL));
+    return 0;
+}
+
+/* ---- registration and setup ---- */
+
+static void context_fini(kr_sim_t *sim, void *context)
+{
+    (void)sim;
+    ecology_t *eco = context;
+    free(eco->sweep_a);
+    free(eco->sweep_b);
+    free(eco->fed);
+    free(eco->cell);
+    for (int i = 0; i < S_COUNT; i++) free(eco->series[i]);
+}
+
+static kr_status_t ecology_register(kr_model_t *m)
+{
+    kr_status_t st = kr_region_register(m);
+    if (st) return st;
+    kr_registry_t *reg = kr_model_registry(m);
+    if (!kr_model_context_type(m, &(kr_context_desc_t){ .name = ECOLOGY_CONTEXT, .size = sizeof(ecology_t),
+                                                        .fini = context_fini }) ||
+        !kr_component_register(reg, &(kr_component_desc_t){ .name = KR_ECOLOGY_PLANT, .size = sizeof(plant_t),
+                                                            .align = _Alignof(plant_t) }) ||
+        !kr_component_register(reg, &(kr_component_desc_t){ .name = KR_ECOLOGY_SWARM, .size = sizeof(swarm_t),
+                                                            .align = _Alignof(swarm_t) }))
+        return kr_last_status();
+    return KR_OK;
+}
+
+static ecology_t *state_of(kr_sim_t *sim)
+{
+    kr_context_type_t t = kr_model_find_context_type(kr_sim_model(sim), ECOLOGY_CONTEXT);
+    return t ? kr_sim_context(sim, t) : NULL;
+}
+
+/* A number within [lo, hi] (hi_open: below hi). */
+static kr_status_t number_in(const kr_params_t *p, const char *key, double def, double lo, double hi, bool hi_open,
+                             double *out)
+{
+    kr_status_t st = kr_params_number(p, key, def, out);
+    if (st) return st;
+    if (isfinite(*out) && *out >= lo && (hi_open ? *out < hi : *out <= hi)) return KR_OK;
+    char expected[96], found[48];
+    if (isinf(hi)) snprintf(expected, sizeof expected, "a number >= %g", lo);
+    else snprintf(expected, sizeof expected, "a number in [%g, %g%s", lo, hi, hi_open ? ")" : "]");
+    snprintf(found, sizeof found, "%g", *out);
+    return kr_params_error(p, key, expected, found);
+}
+
+static kr_status_t read_params(const kr_params_t *kp, params_t *p)
+{
+    const double inf = INFINITY;
+    kr_status_t st = KR_OK;
+#define INT(key, def, lo, hi) if (!st) st = kr_params_int(kp, #key, def, lo, hi, &p->key)
+#define NUM(key, def, lo, hi, open) if (!st) st = number_in(kp, #key, def, lo, hi, open, &p->key)
+    INT(width, 40, 1, KR_REGION_MAX_SIDE);
+    INT(height, 40, 1, KR_REGION_MAX_SIDE);
+    NUM(plant_density, 0.3, 0, 1, false);
+    NUM(plant_energy, 10, 0, inf, false);
+    NUM(growth, 1, 0, inf, false);
+    NUM(max_energy, 50, 0, inf, false);
+    NUM(survival, 1, 0, inf, false);
+    NUM(seed_cost, 5, 0, inf, false);
+    NUM(seed_energy, 3, 0, inf, false);
+    INT(seed_interval, 5, 1, INT32_MAX);
+    NUM(seed_min_distance, 1, 0, 16, false);
+    NUM(seed_max_distance, 3, 0, 16, false);
+    INT(swarms, 20, 0, 100000000);
+    INT(swarm_population, 5, 1, INT32_MAX);
+    NUM(swarm_energy, 20, 0, inf, false);
+    NUM(consumption, 0.5, 0, inf, false);
+    NUM(efficiency, 0.8, 0, 1, false);
+    NUM(energy_min, 1, 1e-9, inf, false);
+    NUM(upkeep, 0.1, 0, inf, false);
+    NUM(divisor, 2, 0, inf, false);
+    INT(split_population, 10, 2, INT32_MAX);
+    INT(sweeps, 2, 0, 16);
+    NUM(flow_weight, 0.6, 0, 1, true);
+    NUM(signal_weight, 5, 0, inf, false);
+    NUM(emit, 1, 0, inf, false);
+    NUM(diffusion, 0.1, 0, 0.25, false);
+    NUM(decay, 0.85, 0, 1, false);
+    NUM(repel_threshold, 0.5, 0, inf, false);
+    INT(repel_steps, 2, 0, INT32_MAX);
+#undef INT
+#undef NUM
+    if (!st && p->seed_min_distance > p->seed_max_distance) {
+        char found[48];
+        snprintf(found, sizeof found, "%g", p->seed_min_distance);
+        st = kr_params_error(kp, "seed_min_distance", "a number <= seed_max_distance", found);
+    }
+    return st;
+}
+
+typedef struct birth {
+    uint64_t id;
+    int32_t x, y;
+} birth_t;
+
+static int birth_cmp(const void *a, const void *b)
+{
+    const birth_t *p = a, *q = b;
+    if (p->y != q->y) return p->y < q->y ? -1 : 1;
+    if (p->x != q->x) return p->x < q->x ? -1 : 1;
+    return p->id < q->id ? -1 : p->id > q->id;
+}
+
+/* The initial agents whose cell this region owns: a plant with id
+ * 1 + y * width + x on each cell its birth stream picks, and swarms with
+ * ids width * height + 1 .. on cells drawn from theirs. */
+static kr_status_t populate(ecology_t *eco, kr_sim_t *sim, const kr_params_t *kp)
+{
+    const params_t *p = &eco->p;
+    uint64_t seed = kr_model_seed(kr_sim_model(sim));
+    kr_rect_t own = kr_region_rect(eco->region);
+    kr_rng_t *rng = kr_rng_create(seed, KR_RNG_AGENT, 0, BIRTH);
+    size_t n = 0, cap = 1024;
+    birth_t *born = malloc(cap * sizeof *born);
+    kr_status_t st = KR_OK;
+    if (!rng || !born) st = kr_params_error(kp, "swarms", "a number of agents that fits in memory", "too many");
+    for (int32_t y = own.y0; !st && y < own.y1; y++)
+        for (int32_t x = own.x0; !st && x < own.x1; x++) {
+            uint64_t id = 1 + (uint64_t)y * (uint64_t)p->width + (uint64_t)x;
+            kr_rng_reset(rng, seed, KR_RNG_AGENT, id, BIRTH);
+            if (kr_rng_uniform(rng) >= p->plant_density) continue;
+            kr_entity_t e = kr_region_agent_create(eco->region, id, x, y);
+            plant_t *pl = e ? kr_component_add(eco->world, e, eco->plant_c) : NULL;
+            if (!pl) {
+                st = kr_last_status();
+                break;
+            }
+            /* a random phase, so that plants do not all sow in one step */
+            *pl = (plant_t){ .energy = p->plant_energy, .born = 0,
+                             .last_seed = -(int64_t)(kr_rng_uniform(rng) * (double)p->seed_interval),
+                             .attacked = -1 };
+            size_t i = kr_region_field_index(eco->region, x, y);
+            kr_region_field_next(eco->region, F_ENERGY)[i] = pl->energy;
+            kr_region_field_next(eco->region, F_PLANTS)[i] = 1;
+        }
+    uint64_t first = (uint64_t)p->width * (uint64_t)p->height + 1;
+    for (int64_t i = 0; !st && i < p->swarms; i++) {
+        uint64_t id = first + (uint64_t)i;
+        kr_rng_reset(rng, seed, KR_RNG_AGENT, id, BIRTH);
+        int32_t x = (int32_t)(kr_rng_uniform(rng) * (double)p->width);
+        int32_t y = (int32_t)(kr_rng_uniform(rng) * (double)p->height);
+        if (!kr_rect_contains(own, x, y)) continue;
+        if (n == cap) {
+            birth_t *b = realloc(born, (cap *= 2) * sizeof *b);
+            if (!b) {
+                st = kr_params_error(kp, "swarms", "a number of swarms that fits in memory", "too many");
+                break;
+            }
+            born = b;
+        }
+        born[n++] = (birth_t){ id, x, y };
+    }
+    kr_rng_destroy(rng);
+    if (!st) qsort(born, n, sizeof *born, birth_cmp);
+    for (size_t i = 0; i < n && !st; i++) {
+        kr_entity_t e = kr_region_agent_create(eco->region, born[i].id, born[i].x, born[i].y);
+        swarm_t *sw = e ? kr_component_add(eco->world, e, eco->swarm_c) : NULL;
+        if (!sw) st = kr_last_status();
+        else *sw = (swarm_t){ .energy = p->swarm_energy, .population = p->swarm_population };
+    }
+    free(born);
+    return st;
+}
+
+static kr_status_t ecology_setup(kr_sim_t *sim, const kr_params_t *kp)
+{
+    ecology_t *eco = state_of(sim);
+    if (!eco) return kr_last_status();
+    kr_status_t st = read_params(kp, &eco->p);
+    if (st) return st;
+    params_t *p = &eco->p;
+    /* The halo: how far a step reads. The flow relaxes `sweeps` cells
+     * deep, seeds land up to ceil(seed_max_distance) away, and swarms,
+     * the signal and the flow read the 4 neighbours. */
+    uint32_t seeds = (uint32_t)ceil(p->seed_max_distance);
+    eco->halo = (uint32_t)p->sweeps > seeds ? (uint32_t)p->sweeps : seeds;
+    if (eco->halo < 1) eco->halo = 1;
+    kr_region_desc_t d = { .width = (int32_t)p->width, .height = (int32_t)p->height, .halo = eco->halo,
+                           .fields = F_COUNT, .arg = eco, .act = act, .begin_step = begin_step,
+                           .digest = digest_word };
+    if ((st = kr_params_region_cut(kp, p->width, p->height, &d.cut))) return st;
+    /* Every cell the halo reaches must belong to a neighbouring region. */
+    int64_t narrow_w = d.cut.cols > 1 ? p->width / d.cut.cols : INT64_MAX;
+    int64_t narrow_h = d.cut.rows > 1 ? p->height / d.cut.rows : INT64_MAX;
+    int64_t narrow = narrow_w < narrow_h ? narrow_w : narrow_h;
+    if ((int64_t)eco->halo > narrow) {
+        char expected[128], found[48];
+        const char *key = (uint32_t)p->sweeps >= seeds ? "sweeps" : "seed_max_distance";
+        snprintf(expected, sizeof expected, "at most %lld (the narrowest region of the %u x %u cut is %lld cells)",
+                 (long long)narrow, d.cut.cols, d.cut.rows, (long long)narrow);
+        snprintf(found, sizeof found, "%g", (uint32_t)p->sweeps >= seeds ? (double)p->sweeps : p->seed_max_distance);
+        return kr_params_error(kp, key, expected, found);
+    }
+    if (!(eco->region = kr_region_create(sim, &d))) return kr_last_status();
+    eco->world = kr_region_world(eco->region);
+    kr_registry_t *reg = kr_model_registry(kr_sim_model(sim));
+    eco->plant_c = kr_component_lookup(reg, KR_ECOLOGY_PLANT);
+    eco->swarm_c = kr_component_lookup(reg, KR_ECOLOGY_SWARM);
+    size_t area = kr_rect_area(kr_region_stored(eco->region));
+    eco->sweep_a = malloc(area * sizeof *eco->sweep_a);
+    eco->sweep_b = malloc(area * sizeof *eco->sweep_b);
+    eco->fed = calloc(area, sizeof *eco->fed);
+    if (!eco->sweep_a || !eco->sweep_b || !eco->fed)
+        return kr_params_error(kp, "width", "a grid that fits in memory", "too large");
+    if ((st = populate(eco, sim, kp))) return st;
+    /* the initial flow: the base of the first sweep */
+    kr_rect_t own = kr_region_rect(eco->region);
+    for (int32_t y = own.y0; y < own.y1; y++)
+        for (int32_t x = own.x0; x < own.x1; x++) {
+            size_t i = kr_region_field_index(eco->region, x, y);
+            kr_region_field_next(eco->region, F_FLOW)[i] = kr_region_field_next(eco->region, F_ENERGY)[i];
+        }
+    return KR_OK;
+}
+
+/* ---- results ---- */
+
+/* The state now: every agent of the region's world, cells in (y, x) order
+ * and ids within, so the energy sum does not depend on storage order. */
+static void final_state(ecology_t *eco, int64_t tot[S_COUNT], double *energy)
+{
+    kr_rect_t st = kr_region_stored(eco->region);
+    *energy = 0;
+    /* Agents that moved in the last step stay in this world on a
+     * neighbour's cell: look at the stored cells, not only the own ones. */
+    for (int32_t y = st.y0; y < st.y1; y++)
+        for (int32_t x = st.x0; x < st.x1; x++) {
+            size_t k;
+            if (!cell_agents(eco, x, y, &k)) return;
+            for (size_t i = 0; i < k; i++) {
+                const plant_t *pl = kr_component_get(eco->world, eco->cell[i].e, eco->plant_c);
+                const swarm_t *sw = pl ? NULL : kr_component_get(eco->world, eco->cell[i].e, eco->swarm_c);
+                if (pl) {
+                    tot[S_PLANTS]++;
+                    tot[S_ENERGY] += llround(pl->energy * ENERGY_SCALE);
+                    *energy += pl->energy;
+                } else if (sw) {
+                    tot[S_SWARMS]++;
+                    tot[S_HERBIVORES] += sw->population;
+                }
+            }
+        }
+}
+
+static void ecology_report(kr_sim_t *sim, kr_report_t *rep)
+{
+    ecology_t *eco = state_of(sim);
+    if (!eco || !eco->region) return;
+    kr_region_t *r = eco->region;
+    int64_t tot[S_COUNT] = { 0 };
+    double energy;
+    final_state(eco, tot, &energy);
+    kr_report_int(rep, "region", kr_region_index(r));
+    kr_report_int(rep, "plants", tot[S_PLANTS]);
+    kr_report_int(rep, "swarms", tot[S_SWARMS]);
+    kr_report_int(rep, "herbivores", tot[S_HERBIVORES]);
+    kr_report_number(rep, "plant_energy", energy);
+    kr_report_int(rep, "seeds", (int64_t)eco->seeds);
+    kr_report_int(rep, "seeds_lost", (int64_t)eco->seeds_lost);
+    kr_report_int(rep, "plant_deaths", (int64_t)eco->plant_deaths);
+    kr_report_int(rep, "plants_eaten", (int64_t)eco->plants_eaten);
+    kr_report_int(rep, "splits", (int64_t)eco->splits);
+    kr_report_int(rep, "starved", (int64_t)eco->starved);
+    kr_report_int(rep, "updates", (int64_t)kr_region_updates(r));
+    kr_report_int(rep, "migrants_sent", (int64_t)kr_region_migrants_sent(r));
+    kr_report_int(rep, "halo", eco->halo);
+    /* the per-step series: steps 0 .. S, the last being the final state */
+    if (series_push(eco, tot)) {
+        static const char *const names[S_COUNT] = { "plants", "swarms", "herbivores", "plant_energy" };
+        for (int i = 0; i < S_COUNT; i++)
+            kr_report_steps(rep, names[i], eco->series[i], eco->series_len, i == S_ENERGY ? ENERGY_DECIMALS : 0);
+        eco->series_len--;
+    }
+}
+
+static uint64_t ecology_state_digest(kr_sim_t *sim)
+{
+    ecology_t *eco = state_of(sim);
+    return eco && eco->region ? kr_region_state_digest(eco->region) : 0;
+}
+
+const kr_kind_desc_t kr_ecology_kind = {
+    .name = "ecology",
+    .summary = "plants and herbivore swarms (PHIDS-like) on a grid that may be cut into regions",
+    .formalism = KR_AGENT_BASED,
+    .register_types = ecology_register,
+    .setup = ecology_setup,
+    .report = ecology_report,
+    .digest = ecology_state_digest,
+    .state_digest = ecology_state_digest,
+};
