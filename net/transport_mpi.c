@@ -75,6 +75,13 @@ static kr_status_t mpi_fail(int err, const char *what)
     return kr__fail(KR_ERR_IO, "MPI %s: %s", what, text);
 }
 
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* Completed sends free their slot, oldest first. */
 static kr_status_t reap_sends(peer_t *p)
 {
@@ -241,6 +248,20 @@ static kr_status_t mpi_poll(kr_transport_t *base, kr_deliver_fn deliver, void *a
     mpi_transport_t *t = (mpi_transport_t *)base;
     size_t n = 0;
     kr_status_t st = flush_all(t);
+    /* A large batch may need this rank inside MPI to move (a rendezvous,
+     * when the node has no single-copy transfer): give it a moment, or it
+     * waits for the end of the next event, which may be a long step. */
+    if (!st && t->spin) {
+        uint64_t start = 0;
+        for (bool pending = true; pending;) {
+            pending = false;
+            for (int r = 0; r < t->size && !st; r++)
+                if (t->peers[r].sends_used && !(st = reap_sends(&t->peers[r]))) pending |= t->peers[r].sends_used > 0;
+            if (!pending || st) break;
+            if (!start) start = mono_ns();
+            else if (mono_ns() - start > 200000) break;
+        }
+    }
     if (!st) st = receive_all(t);
     if (!st && t->aborted) st = kr__fail(KR_ERR_STATE, "%s", t->abort_msg);
     /* This rank's own messages first (they were sent earlier than anything
@@ -271,13 +292,6 @@ static size_t mpi_in_flight(const kr_transport_t *base)
     size_t n = t->loop_count + t->inbox_count;
     for (int r = 0; r < t->size; r++) n += t->peers[r].out.len ? 1 : 0;
     return n;
-}
-
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* Waits for this rank's sends; called once every record is known to have

@@ -85,8 +85,10 @@ static void update_bound(kr_model_t *m, kr_group_t *g)
 }
 
 /* Sends every outgoing guarantee of the group that grew: at once to a
- * simulator of this process (it costs nothing), on demand to another
- * process (only while its receiver asked for more than it has). */
+ * simulator of this process (it costs nothing); to another process on
+ * demand (while its receiver asks for more than it has), and unasked once
+ * it has grown by a whole promise: one message per promise of model time
+ * is cheap, and spares a receiver the round trip of asking. */
 static kr_status_t send_guarantees(kr_model_t *m, kr_group_t *g)
 {
     if (!g->local || m->sync == KR_SYNC_WINDOW) return KR_OK;
@@ -98,7 +100,8 @@ static kr_status_t send_guarantees(kr_model_t *m, kr_group_t *g)
             kr_edge_t *e = &m->edges[s->out_edges[k]];
             if (e->internal) continue;
             kr_time_t gt = clamp_end(m, kr__time_add(base, e->promise));
-            if (gt > e->guarantee_sent && (e->direct || e->demand > e->guarantee_sent)) {
+            if (gt > e->guarantee_sent && (e->direct || e->demand > e->guarantee_sent ||
+                                           gt >= kr__time_add(e->guarantee_sent, e->promise))) {
                 kr_status_t st = kr__sync_send_guarantee(m, e, gt);
                 if (st) return st;
                 /* Applied at once: the receiver's bound moves now, and what
@@ -230,8 +233,13 @@ static uint32_t run_group(kr_model_t *m, kr_group_t *g, uint32_t budget)
         while (ran < budget && !m->failure) {
             const kr_event_rec_t *h = kr__sim_head(only);
             if (!h || (h->flags & KR_REC_AWAITING) || h->time >= g->bound || h->time > m->end_time) break;
+            /* An agent-based step is usually long (every agent acts): what
+             * it sent (halos, migrants) and the guarantees it allows must
+             * leave before the next one, or a neighbour waits two steps. */
+            bool step = h->priority == KR_PRIORITY_STEP;
             kr__sim_run_head(only);
             ran++;
+            if (step) break;
         }
         return ran;
     }
@@ -259,9 +267,11 @@ static uint32_t run_group(kr_model_t *m, kr_group_t *g, uint32_t budget)
             span_begin = now;
             span_events = 0;
         }
+        bool step = h->priority == KR_PRIORITY_STEP; /* (see above) */
         if (kr__sim_run_head(s)) {
             ran++;
             span_events++;
+            if (step) break;
             /* input is read between every two events of an emulation
              * simulator: a replay injects at exact event counts */
             if (s->emu) kr__emulation_poll(s);
