@@ -248,20 +248,6 @@ static kr_status_t mpi_poll(kr_transport_t *base, kr_deliver_fn deliver, void *a
     mpi_transport_t *t = (mpi_transport_t *)base;
     size_t n = 0;
     kr_status_t st = flush_all(t);
-    /* A large batch may need this rank inside MPI to move (a rendezvous,
-     * when the node has no single-copy transfer): give it a moment, or it
-     * waits for the end of the next event, which may be a long step. */
-    if (!st && t->spin) {
-        uint64_t start = 0;
-        for (bool pending = true; pending;) {
-            pending = false;
-            for (int r = 0; r < t->size && !st; r++)
-                if (t->peers[r].sends_used && !(st = reap_sends(&t->peers[r]))) pending |= t->peers[r].sends_used > 0;
-            if (!pending || st) break;
-            if (!start) start = mono_ns();
-            else if (mono_ns() - start > 200000) break;
-        }
-    }
     if (!st) st = receive_all(t);
     if (!st && t->aborted) st = kr__fail(KR_ERR_STATE, "%s", t->abort_msg);
     /* This rank's own messages first (they were sent earlier than anything
