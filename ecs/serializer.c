@@ -16,6 +16,7 @@ void kr__serializer_loader(kr_serializer_t *s, kr_reader_t *in, kr_ref_load_fn f
 }
 
 bool kr_serializer_loading(const kr_serializer_t *s) { return s && s->loading; }
+size_t kr_serializer_left(const kr_serializer_t *s) { return s && s->loading && s->in ? kr_reader_left(s->in) : 0; }
 kr_status_t kr_serializer_status(const kr_serializer_t *s) { return s ? s->status : KR_ERR_INVALID_ARG; }
 
 static kr_status_t short_read(kr_serializer_t *s)

@@ -240,9 +240,11 @@ static void add_steps(json_t *totals, const char *kind, json_t *steps)
         size_t i;
         json_t *v;
         json_array_foreach(json_object_get(fig, "values"), i, v) {
+            json_int_t a = json_integer_value(json_array_get(sum, i)), b = json_integer_value(v), total;
+            /* (saturates rather than wraps: kinds keep their figures far below) */
+            if (__builtin_add_overflow(a, b, &total)) total = a > 0 ? INT64_MAX : INT64_MIN;
             if (i < json_array_size(sum))
-                json_array_set_new(sum, i, json_integer(json_integer_value(json_array_get(sum, i)) +
-                                                        json_integer_value(v)));
+                json_array_set_new(sum, i, json_integer(total));
             else json_array_append(sum, v);
         }
     }

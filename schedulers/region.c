@@ -220,8 +220,9 @@ static kr_status_t strip_serialize(kr_world_t *w, kr_entity_t self, void *state,
     kr_status_t st = kr_ser_u64(ser, &s->len);
     if (st) return st;
     if (kr_serializer_loading(ser)) {
-        if (s->len > STRIP_MAX_BYTES) return kr__fail(KR_ERR_CORRUPT, "a halo strip of %llu bytes",
-                                                      (unsigned long long)s->len);
+        if (s->len > STRIP_MAX_BYTES || s->len > kr_serializer_left(ser))
+            return kr__fail(KR_ERR_CORRUPT, "a halo strip of %llu bytes (%zu left in the message)",
+                            (unsigned long long)s->len, kr_serializer_left(ser));
         free(s->data);
         s->data = malloc(s->len ? s->len : 1);
         if (!s->data) return kr__fail(KR_ERR_NOMEM, "out of memory for a halo strip");
@@ -230,6 +231,14 @@ static kr_status_t strip_serialize(kr_world_t *w, kr_entity_t self, void *state,
 }
 
 static void region_step(kr_region_t *r);
+
+/* The driver holds a pointer to this process's region: it never travels,
+ * and one arriving from the wire is refused. */
+static kr_status_t driver_serialize(kr_world_t *w, kr_entity_t self, void *state, kr_serializer_t *ser)
+{
+    (void)w, (void)self, (void)state, (void)ser;
+    return kr__fail(KR_ERR_CORRUPT, "a region's step driver cannot move between simulators");
+}
 
 static void driver_update(kr_world_t *w, kr_entity_t self, void *state)
 {
@@ -246,7 +255,7 @@ kr_status_t kr_region_register(kr_model_t *m)
     if (region_context(m)) return KR_OK; /* another region kind did it */
     kr_registry_t *reg = kr_model_registry(m);
     static const kr_behavior_vtbl_t strip_vtbl = { .on_destroy = strip_destroy, .serialize = strip_serialize };
-    static const kr_behavior_vtbl_t driver_vtbl = { .on_update = driver_update };
+    static const kr_behavior_vtbl_t driver_vtbl = { .on_update = driver_update, .serialize = driver_serialize };
     if (!kr_model_context_type(m, &(kr_context_desc_t){ .name = REGION_CONTEXT, .size = sizeof(kr_region_t),
                                                         .fini = region_fini }) ||
         !kr_component_register(reg, &(kr_component_desc_t){ .name = REGION_AGENT, .size = sizeof(kr_region_agent_t) }) ||
@@ -293,11 +302,14 @@ kr_region_t *kr_region_create(kr_sim_t *sim, const kr_region_desc_t *desc)
                  kr_sim_name(sim), desc->cut.index, kr_region_grid_count(&g), desc->cut.first_sim);
         return NULL;
     }
-    /* A halo must lie within the 8 neighbours: nothing reaches further. */
-    if ((g.cols > 1 && (uint32_t)(g.width / (int32_t)g.cols) < g.halo) ||
-        (g.rows > 1 && (uint32_t)(g.height / (int32_t)g.rows) < g.halo)) {
-        kr__fail(KR_ERR_INVALID_ARG, "region '%s': a halo of %u cells is wider than the narrowest region of a "
-                 "%d x %d grid cut %u x %u", kr_sim_name(sim), g.halo, g.width, g.height, g.cols, g.rows);
+    /* A halo must lie within the 8 neighbours, and so must the halo cells
+     * of an agent that moved (at most `halo` cells) into a neighbour: the
+     * narrowest region is at least twice the halo wide. */
+    if ((g.cols > 1 && (uint64_t)(g.width / (int32_t)g.cols) < 2 * (uint64_t)g.halo) ||
+        (g.rows > 1 && (uint64_t)(g.height / (int32_t)g.rows) < 2 * (uint64_t)g.halo)) {
+        kr__fail(KR_ERR_INVALID_ARG, "region '%s': a halo of %u cells needs regions at least %llu cells wide; the "
+                 "narrowest region of a %d x %d grid cut %u x %u is narrower", kr_sim_name(sim), g.halo,
+                 2 * (unsigned long long)g.halo, g.width, g.height, g.cols, g.rows);
         return NULL;
     }
     kr_region_t *r = kr_sim_context(sim, ctx);

@@ -15,6 +15,9 @@
 typedef struct kr_serializer kr_serializer_t;
 
 bool kr_serializer_loading(const kr_serializer_t *s);
+/* Bytes left to load (0 when saving): check a length read from the wire
+ * against it before allocating for it. */
+size_t kr_serializer_left(const kr_serializer_t *s);
 kr_status_t kr_serializer_status(const kr_serializer_t *s);
 
 kr_status_t kr_ser_bytes(kr_serializer_t *s, void *data, size_t n);

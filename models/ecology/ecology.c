@@ -30,6 +30,10 @@
 /* Fixed-point plant energy in the per-step series: exact sums in any order. */
 #define ENERGY_DECIMALS 6
 #define ENERGY_SCALE 1e6
+/* Energies (and their parameters) stay below this, so that an energy in
+ * fixed point (ENERGY_SCALE) and sums over many agents fit in 64 bits, and
+ * births and casualties (energy / energy_min) in an int64. */
+#define ENERGY_MAX 1e6
 /* Values below this are zero (PHIDS's flow and signal floors). */
 #define FLOOR 1e-4
 
@@ -412,7 +416,8 @@ static void swarm_act(ecology_t *eco, kr_region_t *r, kr_entity_t a, uint64_t id
     sw.energy -= (double)sw.population * p->energy_min * p->upkeep;
     if (sw.energy < 0) {
         double deficit = -sw.energy;
-        int64_t casualties = (int64_t)ceil(deficit / p->energy_min);
+        double lost = ceil(deficit / p->energy_min);
+        int64_t casualties = lost < (double)sw.population ? (int64_t)lost : sw.population;
         sw.population -= casualties;
         sw.energy = fmax(0.0, (double)casualties * p->energy_min - deficit);
     }
@@ -424,7 +429,8 @@ static void swarm_act(ecology_t *eco, kr_region_t *r, kr_entity_t a, uint64_t id
     /* reproduction from the energy above the population's minimum */
     if (sw.energy > (double)sw.population * p->energy_min) {
         double c = fmax(p->energy_min, p->energy_min * p->divisor);
-        int64_t born = (int64_t)floor((sw.energy - (double)sw.population * p->energy_min) / c);
+        double spare = floor((sw.energy - (double)sw.population * p->energy_min) / c);
+        int64_t born = spare < 1e12 ? (int64_t)spare : (int64_t)1e12;
         sw.population += born;
         sw.energy -= (double)born * c;
     }
@@ -528,21 +534,21 @@ static kr_status_t read_params(const kr_params_t *kp, params_t *p)
     INT(width, 40, 1, KR_REGION_MAX_SIDE);
     INT(height, 40, 1, KR_REGION_MAX_SIDE);
     NUM(plant_density, 0.3, 0, 1, false);
-    NUM(plant_energy, 10, 0, inf, false);
-    NUM(growth, 1, 0, inf, false);
-    NUM(max_energy, 50, 0, inf, false);
-    NUM(survival, 1, 0, inf, false);
-    NUM(seed_cost, 5, 0, inf, false);
-    NUM(seed_energy, 3, 0, inf, false);
+    NUM(plant_energy, 10, 0, ENERGY_MAX, false);
+    NUM(growth, 1, 0, ENERGY_MAX, false);
+    NUM(max_energy, 50, 0, ENERGY_MAX, false);
+    NUM(survival, 1, 0, ENERGY_MAX, false);
+    NUM(seed_cost, 5, 0, ENERGY_MAX, false);
+    NUM(seed_energy, 3, 0, ENERGY_MAX, false);
     INT(seed_interval, 5, 1, INT32_MAX);
     NUM(seed_min_distance, 1, 0, 16, false);
     NUM(seed_max_distance, 3, 0, 16, false);
     INT(swarms, 20, 0, 100000000);
     INT(swarm_population, 5, 1, INT32_MAX);
-    NUM(swarm_energy, 20, 0, inf, false);
-    NUM(consumption, 0.5, 0, inf, false);
+    NUM(swarm_energy, 20, 0, ENERGY_MAX, false);
+    NUM(consumption, 0.5, 0, ENERGY_MAX, false);
     NUM(efficiency, 0.8, 0, 1, false);
-    NUM(energy_min, 1, 1e-9, inf, false);
+    NUM(energy_min, 1, 1e-3, ENERGY_MAX, false);
     NUM(upkeep, 0.1, 0, inf, false);
     NUM(divisor, 2, 0, inf, false);
     INT(split_population, 10, 2, INT32_MAX);
@@ -655,15 +661,17 @@ static kr_status_t ecology_setup(kr_sim_t *sim, const kr_params_t *kp)
                            .fields = F_COUNT, .arg = eco, .act = act, .begin_step = begin_step,
                            .digest = digest_word };
     if ((st = kr_params_region_cut(kp, p->width, p->height, &d.cut))) return st;
-    /* Every cell the halo reaches must belong to a neighbouring region. */
+    /* Every cell the halo reaches must belong to a neighbouring region,
+     * also around a seed or swarm that moved into one: the narrowest
+     * region is at least twice the halo wide. */
     int64_t narrow_w = d.cut.cols > 1 ? p->width / d.cut.cols : INT64_MAX;
     int64_t narrow_h = d.cut.rows > 1 ? p->height / d.cut.rows : INT64_MAX;
     int64_t narrow = narrow_w < narrow_h ? narrow_w : narrow_h;
-    if ((int64_t)eco->halo > narrow) {
+    if (2 * (int64_t)eco->halo > narrow) {
         char expected[128], found[48];
         const char *key = (uint32_t)p->sweeps >= seeds ? "sweeps" : "seed_max_distance";
-        snprintf(expected, sizeof expected, "at most %lld (the narrowest region of the %u x %u cut is %lld cells)",
-                 (long long)narrow, d.cut.cols, d.cut.rows, (long long)narrow);
+        snprintf(expected, sizeof expected, "at most %lld (half the narrowest region of the %u x %u cut, %lld cells)",
+                 (long long)(narrow / 2), d.cut.cols, d.cut.rows, (long long)narrow);
         snprintf(found, sizeof found, "%g", (uint32_t)p->sweeps >= seeds ? (double)p->sweeps : p->seed_max_distance);
         return kr_params_error(kp, key, expected, found);
     }

@@ -47,9 +47,11 @@ kairos_job_run() {
   name=$(basename "$model" .json)
   local out=$out_root/kairos-$KJ_JOB_ID-$name
 
-  local -a sets=()
+  local -a sets=() words=()
   local s
-  for s in ${KAIROS_SETS:-}; do
+  # split on blanks only: values such as regions=[2,2] or k=* are not globs
+  read -r -a words <<< "${KAIROS_SETS:-}"
+  for s in "${words[@]}"; do
     [[ $s == *=* ]] || kj_fail "KAIROS_SETS: expected KEY=VALUE words separated by spaces, found '$s'"
     sets+=(--set "$s")
   done

@@ -354,12 +354,15 @@ Test(ecology, bad_params_name_their_json_path)
                   strstr(kr_last_error(), "found the unknown key \"grazing\""), "%s", kr_last_error());
 }
 
-Test(ecology, a_halo_wider_than_a_region_is_refused)
+Test(ecology, a_halo_wider_than_half_a_region_is_refused)
 {
+    /* regions 5 cells wide take a halo of 2 (a swarm or seed moving into
+     * a neighbour must keep its halo cells among that neighbour's), not 3 */
     const char *text = "{'end_time': 1, 'simulators': [{'name': 'e', 'kind': 'ecology', 'time_step': 1, "
-                       "'regions': [4, 1], 'params': {'width': 20, 'height': 10, 'sweeps': 6}}]}";
+                       "'regions': [4, 1], 'params': {'width': 20, 'height': 10, 'sweeps': 3}}]}";
     refused(text);
-    mt_expect(KR_ERR_INVALID_ARG, "simulators[0].params.sweeps", "at most 5 (the narrowest region of the 4 x 1 cut is 5 cells)", "6");
+    mt_expect(KR_ERR_INVALID_ARG, "simulators[0].params.sweeps",
+              "at most 2 (half the narrowest region of the 4 x 1 cut, 5 cells)", "3");
 }
 
 /* ---- the cut ---- */

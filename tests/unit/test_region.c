@@ -182,6 +182,28 @@ Test(region, a_region_stores_its_cells_and_the_halo_only)
     kr_model_file_free(f);
 }
 
+/* A region's step driver holds a pointer into this process: packing an
+ * entity that carries it fails, so no message can carry one across. */
+Test(region, the_step_driver_never_travels)
+{
+    kr_model_file_t *f = mt_load(WALKERS("'regions': [2, 1],", ""), NULL);
+    cr_assert(f, "%s", kr_last_error());
+    kr_model_t *m = kr_model_file_build_on(f, NULL, 0, NULL);
+    cr_assert(m, "%s", kr_last_error());
+    kr_world_t *w = kr_sim_world(kr_model_sim(m, 0));
+    kr_component_t driver = kr_component_lookup(kr_model_registry(m), "kr.region.driver");
+    cr_assert(driver);
+    kr_entity_t e = kr_entity_create(w);
+    cr_assert_not_null(kr_component_add(w, e, driver), "%s", kr_last_error());
+    kr_buf_t b;
+    kr_buf_init(&b);
+    cr_assert_neq(kr_pack(w, &e, 1, &b), KR_OK);
+    cr_assert(strstr(kr_last_error(), "step driver cannot move"), "%s", kr_last_error());
+    kr_buf_fini(&b);
+    kr_model_destroy(m);
+    kr_model_file_free(f);
+}
+
 /* ---- runs in one process ---- */
 
 typedef struct run_result {
