@@ -7,6 +7,7 @@
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
+#include "../ecs/clock_private.h"
 #include "../ecs/error_private.h"
 #include "kairos/buffer.h"
 #include "transport_mpi.h"
@@ -73,13 +74,6 @@ static kr_status_t mpi_fail(int err, const char *what)
     int len = 0;
     MPI_Error_string(err, text, &len);
     return kr__fail(KR_ERR_IO, "MPI %s: %s", what, text);
-}
-
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* Completed sends free their slot, oldest first. */
@@ -324,7 +318,7 @@ static kr_status_t mpi_settle(kr_transport_t *base, bool idle, bool locally_done
         if (err != MPI_SUCCESS) return mpi_fail(err, "quiescence round");
         if (!done) return KR_OK;
         t->round_active = false;
-        t->round_end_ns = mono_ns();
+        t->round_end_ns = kr__monotonic_ns();
         const uint64_t *r = t->round_out;
         bool quiet = t->have_last && r[0] == r[1] && r[0] == t->last[0] && r[1] == t->last[1];
         memcpy(t->last, r, sizeof t->last);
@@ -338,7 +332,7 @@ static kr_status_t mpi_settle(kr_transport_t *base, bool idle, bool locally_done
         if (quiet) *verdict = KR_SETTLE_DEADLOCK;
         return KR_OK;
     }
-    if (idle && !t->round_active && mono_ns() - t->round_end_ns >= 200000) {
+    if (idle && !t->round_active && kr__monotonic_ns() - t->round_end_ns >= 200000) {
         t->round_in[0] = t->records_sent;
         t->round_in[1] = t->records_delivered;
         t->round_in[2] = locally_done ? 0 : 1;
@@ -374,7 +368,7 @@ static void mpi_wait(kr_transport_t *base)
      * with a busy rank it must leave it the core, so it sleeps, briefly
      * at first and doubling: a fixed 100 us sleep (150 us with the default
      * timer slack) cost more than the work it waited for. */
-    uint64_t start = mono_ns();
+    uint64_t start = kr__monotonic_ns();
     long ns = 2000, slept = 0;
     for (;;) {
         int flag = 0;
@@ -388,7 +382,7 @@ static void mpi_wait(kr_transport_t *base)
             if (done) return;
         }
         if (t->spin) {
-            if (mono_ns() - start >= 1000000) return;
+            if (kr__monotonic_ns() - start >= 1000000) return;
             continue;
         }
         if (slept >= 1000000) return;

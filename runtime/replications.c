@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "../ecs/clock_private.h"
 #include "kairos/statistics.h"
 #include "../ecs/error_private.h"
 #include "../net/transport_mpi.h"
@@ -178,12 +179,7 @@ static kr_status_t collect(const kr_replications_desc_t *d, json_t *mine, uint64
     return st;
 }
 
-static double wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+static double wall_now(void) { return (double)kr__monotonic_ns() * 1e-9; }
 
 kr_status_t kr_replications_run(const kr_replications_desc_t *d, json_t **results, double *wall_seconds)
 {

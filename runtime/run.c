@@ -5,17 +5,11 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "../ecs/clock_private.h"
 #include "../ecs/error_private.h"
 #include "../ecs/hmap.h"
 #include "run.h"
 #include "../net/transport_mpi.h"
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 kr_status_t kr_out_open(kr_out_file_t *o, const char *path)
 {
@@ -81,7 +75,7 @@ static double us(const run_ctx_t *c, uint64_t ns) { return (double)(ns - c->t0) 
 
 static void show_progress(run_ctx_t *c, bool final)
 {
-    uint64_t now = now_ns();
+    uint64_t now = kr__monotonic_ns();
     if (!final && now - c->last_progress < 250000000u) return; /* four refreshes a second at most */
     c->last_progress = now;
     kr_model_t *m = c->model;
@@ -119,7 +113,7 @@ static void on_event(void *arg, kr_sim_t *s, const kr_event_key_t *k, kr_event_t
         trace_event(c, "{\"name\": \"sync\", \"cat\": \"sync\", \"ph\": \"f\", \"bp\": \"e\", \"id\": %llu, "
                     "\"pid\": %d, \"tid\": %u, \"ts\": %.3f}",
                     (unsigned long long)((uint64_t)k->source << 40 ^ k->sequence), c->opt->rank, kr_sim_id(s),
-                    us(c, now_ns()));
+                    us(c, kr__monotonic_ns()));
 }
 
 static void on_busy(void *arg, kr_sim_t *s, uint64_t begin, uint64_t end, uint64_t events)
@@ -147,7 +141,7 @@ static void on_sync(void *arg, kr_sim_t *s, const kr_event_key_t *k)
     if (c->tracing)
         trace_event(c, "{\"name\": \"sync\", \"cat\": \"sync\", \"ph\": \"s\", \"id\": %llu, \"pid\": %d, "
                     "\"tid\": %u, \"ts\": %.3f}", (unsigned long long)((uint64_t)k->source << 40 ^ k->sequence),
-                    c->opt->rank, kr_sim_id(s), us(c, now_ns()));
+                    c->opt->rank, kr_sim_id(s), us(c, kr__monotonic_ns()));
 }
 
 /* ---- checksum and stats ---- */
@@ -678,9 +672,9 @@ kr_status_t kr_run_file(kr_model_file_t *f, const kr_run_options_t *opt)
     st = agree(&c, st);
     /* One start for every rank, so the ranks' traces share a time base. */
     if (distributed(&c)) MPI_Barrier(opt->comm);
-    c.t0 = c.last_progress = now_ns();
+    c.t0 = c.last_progress = kr__monotonic_ns();
     if (!st) st = kr_model_run(c.model);
-    double wall = (double)(now_ns() - c.t0) * 1e-9;
+    double wall = (double)(kr__monotonic_ns() - c.t0) * 1e-9;
     if (c.progress_shown) show_progress(&c, true);
     st = agree(&c, st);
     char failure[1024] = "";

@@ -15,16 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "../ecs/clock_private.h"
 #include "../ecs/error_private.h"
 #include "model_private.h"
-
-/* Wall time, for stats and traces only: it never decides what runs. */
-static uint64_t wall_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* Opens or closes the blocked spans of a group's members. */
 static void note_blocked(kr_model_t *m, kr_group_t *g, bool blocked, uint64_t now)
@@ -261,7 +254,7 @@ static uint32_t run_group(kr_model_t *m, kr_group_t *g, uint32_t budget)
         if (m->failure) break;
         if (moved) continue;
         if (spans && s != span_sim) {
-            uint64_t now = wall_ns();
+            uint64_t now = kr__monotonic_ns();
             if (span_sim) m->observer.on_busy(m->observer.arg, span_sim, span_begin, now, span_events);
             span_sim = s;
             span_begin = now;
@@ -279,7 +272,7 @@ static uint32_t run_group(kr_model_t *m, kr_group_t *g, uint32_t budget)
             break;
         }
     }
-    if (span_sim) m->observer.on_busy(m->observer.arg, span_sim, span_begin, wall_ns(), span_events);
+    if (span_sim) m->observer.on_busy(m->observer.arg, span_sim, span_begin, kr__monotonic_ns(), span_events);
     return ran;
 }
 
@@ -439,7 +432,7 @@ bool kr__coord_step(kr_model_t *m, kr_status_t *status)
     kr_group_t *best = NULL;
     kr_event_rec_t *best_head = NULL;
     bool waiting = false, progressed = false;
-    uint64_t now = wall_ns();
+    uint64_t now = kr__monotonic_ns();
     for (uint32_t i = 0; i < m->group_count; i++) {
         kr_group_t *g = &m->groups[i];
         if (!g->local) continue;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "../ecs/clock_private.h"
 #include "../ecs/error_private.h"
 #include "model_private.h"
 
@@ -38,9 +39,7 @@ struct kr_emulation {
 static uint64_t real_now(void *arg)
 {
     (void)arg;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return kr__monotonic_ns();
 }
 
 static void real_wait(void *arg, uint64_t deadline, int fd)
