@@ -22,8 +22,6 @@
 #define REGION_EXCHANGE "kr.region.exchange"
 #define REGION_START "kr.region.start"
 #define STRIP_MAGIC 0x6b726731u
-/* How far ahead of the scan entities are prefetched, in cells. */
-#define PREFETCH_CELLS 6
 /* A strip larger than this is corrupt: a halo of a 10^6-wide world, 64
  * layers deep, with fields, stays far below it. */
 #define STRIP_MAX_BYTES (1ull << 32)
@@ -851,61 +849,59 @@ static void exchange_arrive(kr_sim_t *sim, void *data)
  * agents of a cell by id. Each agent carries the step it last acted in (or
  * was born in): one that moves on to a cell not scanned yet, or is born
  * there, is claimed already and does not act twice or early. Cells are
- * gathered one at a time, so no list of every agent is ever built. */
+ * gathered one at a time (kr_spatial_scan, which loads the agents of the
+ * cells ahead), so no list of every agent is ever built. */
+static kr_status_t act_cell(kr_world_t *w, const kr_spatial_visit_t *cell, void *arg)
+{
+    (void)w;
+    kr_region_t *r = arg;
+    uint64_t step = r->step;
+    size_t k = cell->count;
+    if (k > r->snap_cap) {
+        size_t cap = r->snap_cap ? r->snap_cap : 64;
+        while (cap < k) cap *= 2;
+        snap_entry_t *b = realloc(r->snap, cap * sizeof *b);
+        if (!b) return kr__fail(KR_ERR_NOMEM, "region %u: out of memory for the step", r->index);
+        r->snap = b;
+        r->snap_cap = cap;
+    }
+    int32_t x = cell->cell.x, y = cell->cell.y;
+    size_t n = 0;
+    for (size_t i = 0; i < k; i++) {
+        kr_region_agent_t *a = cell->values[i];
+        if (!a || a->step >= step) continue;
+        a->step = step;
+        /* insertion by id: cells hold a few agents */
+        size_t j = n++;
+        while (j > 0 && r->snap[j - 1].id > a->id) {
+            r->snap[j] = r->snap[j - 1];
+            j--;
+        }
+        r->snap[j] = (snap_entry_t){ a->id, cell->entities[i], x, y };
+    }
+    /* the cell's arrays are spent from here: acts change the world */
+    r->moved_other = false;
+    for (size_t j = 0; j < n; j++) {
+        const snap_entry_t *a = &r->snap[j];
+        /* the first of a cell is alive: gathered just now; a later
+         * one may have been removed, or moved, by an earlier act */
+        if (j && !kr_entity_alive(r->world, a->e)) continue;
+        r->acting = a->e;
+        r->acting_x = a->x;
+        r->acting_y = a->y;
+        if (r->moved_other && !cell_lookup(r, a->e, &r->acting_x, &r->acting_y)) continue;
+        r->desc.act(r, a->e, a->id, r->desc.arg);
+        r->updates++;
+    }
+    r->acting = KR_ENTITY_INVALID;
+    return KR_OK;
+}
+
 static kr_status_t act_all(kr_region_t *r)
 {
-    uint64_t step = r->step;
-    for (int32_t y = r->own.y0; y < r->own.y1; y++)
-        for (int32_t x = r->own.x0; x < r->own.x1; x++) {
-            size_t k;
-            /* Cells come in (y, x) order, entities in memory in creation
-             * order: start loading the entities a few cells ahead. */
-            if (x + PREFETCH_CELLS < r->own.x1) {
-                const kr_entity_t *ahead = kr_spatial_cell_entities(r->world, (kr_cell_t){ x + PREFETCH_CELLS, y }, &k);
-                for (size_t i = 0; i < k; i++) kr_entity_prefetch(r->world, ahead[i]);
-                /* agents moving to the rows above and below land there */
-                kr_spatial_cell_prefetch(r->world, (kr_cell_t){ x + PREFETCH_CELLS, y - 1 });
-                kr_spatial_cell_prefetch(r->world, (kr_cell_t){ x + PREFETCH_CELLS, y + 1 });
-            }
-            const kr_entity_t *in = kr_spatial_cell_entities(r->world, (kr_cell_t){ x, y }, &k);
-            if (!k) continue;
-            if (k > r->snap_cap) {
-                size_t cap = r->snap_cap ? r->snap_cap : 64;
-                while (cap < k) cap *= 2;
-                snap_entry_t *b = realloc(r->snap, cap * sizeof *b);
-                if (!b) return kr__fail(KR_ERR_NOMEM, "region %u: out of memory for the step", r->index);
-                r->snap = b;
-                r->snap_cap = cap;
-            }
-            size_t n = 0;
-            for (size_t i = 0; i < k; i++) {
-                kr_region_agent_t *a = kr_component_get(r->world, in[i], r->agent);
-                if (!a || a->step >= step) continue;
-                a->step = step;
-                /* insertion by id: cells hold a few agents */
-                size_t j = n++;
-                while (j > 0 && r->snap[j - 1].id > a->id) {
-                    r->snap[j] = r->snap[j - 1];
-                    j--;
-                }
-                r->snap[j] = (snap_entry_t){ a->id, in[i], x, y };
-            }
-            r->moved_other = false;
-            for (size_t j = 0; j < n; j++) {
-                const snap_entry_t *a = &r->snap[j];
-                /* the first of a cell is alive: gathered just now; a later
-                 * one may have been removed, or moved, by an earlier act */
-                if (j && !kr_entity_alive(r->world, a->e)) continue;
-                r->acting = a->e;
-                r->acting_x = a->x;
-                r->acting_y = a->y;
-                if (r->moved_other && !cell_lookup(r, a->e, &r->acting_x, &r->acting_y)) continue;
-                r->desc.act(r, a->e, a->id, r->desc.arg);
-                r->updates++;
-            }
-            r->acting = KR_ENTITY_INVALID;
-        }
-    return KR_OK;
+    return kr_spatial_scan(r->world, &(kr_spatial_scan_desc_t){ .x0 = r->own.x0, .y0 = r->own.y0, .x1 = r->own.x1,
+                                                               .y1 = r->own.y1, .component = r->agent,
+                                                               .visit = act_cell, .arg = r });
 }
 
 static void region_step(kr_region_t *r)

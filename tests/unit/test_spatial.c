@@ -974,3 +974,141 @@ Test(spatial, prefetch_hints_change_nothing)
     cr_assert_eq(kr_world_entity_count(w), 0);
     kr_world_destroy(w);
 }
+
+/* ---- kr_spatial_scan ---- */
+
+typedef struct scan_log {
+    kr_cell_t cells[4096];
+    kr_entity_t entities[4096];
+    void *values[4096];
+    size_t n, visits;
+    /* optional actions of the visit */
+    kr_cell_t act_at;        /* the visit of this cell ... */
+    kr_entity_t mover, victim;
+    double to_x, to_y;       /* ... moves `mover` here and destroys `victim` */
+    size_t stop_after;       /* visits before returning an error; 0: never */
+} scan_log_t;
+
+static kr_status_t log_visit(kr_world_t *w, const kr_spatial_visit_t *c, void *arg)
+{
+    scan_log_t *l = arg;
+    cr_assert_geq(c->count, 1, "only occupied cells are visited");
+    for (size_t i = 0; i < c->count && l->n < 4096; i++, l->n++) {
+        l->cells[l->n] = c->cell;
+        l->entities[l->n] = c->entities[i];
+        l->values[l->n] = c->values ? c->values[i] : (void *)&l->n;
+    }
+    l->visits++;
+    if (c->cell.x == l->act_at.x && c->cell.y == l->act_at.y && l->mover) {
+        cr_assert_eq(kr_spatial_move(w, l->mover, l->to_x, l->to_y), KR_OK, "%s", kr_last_error());
+        if (l->victim) kr_entity_destroy(w, l->victim);
+        l->mover = 0;
+    }
+    if (l->stop_after && l->visits == l->stop_after) return KR_ERR_STATE;
+    return KR_OK;
+}
+
+/* The scan meets exactly what kr_spatial_cell_entities shows, cell by cell
+ * in (y, x) order, with each entity's component (table or sparse, NULL
+ * where absent); cells on and off the dense grid, crowded cells included. */
+Test(spatial, scan_matches_cells_in_order)
+{
+    kr_registry_t *reg = kr_registry_create();
+    kr_component_t tab = kr_component_register(reg, &(kr_component_desc_t){ .name = "tab", .size = sizeof(int) });
+    kr_component_t spr = kr_component_register(reg, &(kr_component_desc_t){ .name = "spr", .size = sizeof(int),
+                                                                            .storage = KR_STORAGE_SPARSE });
+    /* the grid covers x, y in [0, 10); the scan reaches beyond it */
+    kr_world_t *w = kr_world_create(&(kr_world_desc_t){ .registry = reg, .spatial_bounds = { 0, 0, 9.5, 9.5 } });
+    cr_assert_not_null(w);
+    srand(7);
+    for (int i = 0; i < 600; i++) {
+        kr_entity_t e = make_entity(w);
+        int kind = rand() % 3;
+        if (kind < 2) *(int *)kr_component_add(w, e, kind ? spr : tab) = i;
+        /* a crowded cell (3, 4) with > 16 entities, the rest spread over -3..14 */
+        double x = i % 20 == 0 ? 3.5 : -3 + rand() % 18 + 0.5, y = i % 20 == 0 ? 4.5 : -3 + rand() % 18 + 0.5;
+        put(w, e, x, y);
+    }
+    for (int which = 0; which < 3; which++) {
+        kr_component_t comp = which == 0 ? tab : which == 1 ? spr : 0;
+        scan_log_t *l = calloc(1, sizeof *l);
+        cr_assert_eq(kr_spatial_scan(w, &(kr_spatial_scan_desc_t){ .x0 = -2, .y0 = -1, .x1 = 13, .y1 = 12,
+                                                                   .component = comp, .visit = log_visit, .arg = l }),
+                     KR_OK, "%s", kr_last_error());
+        size_t k = 0;
+        for (int32_t y = -1; y < 12; y++)
+            for (int32_t x = -2; x < 13; x++) {
+                size_t n;
+                const kr_entity_t *in = kr_spatial_cell_entities(w, (kr_cell_t){ x, y }, &n);
+                for (size_t i = 0; i < n; i++, k++) {
+                    cr_assert_lt(k, l->n, "the scan met fewer entities than the cells hold");
+                    cr_assert(l->cells[k].x == x && l->cells[k].y == y && l->entities[k] == in[i],
+                              "entry %zu: cell (%d, %d), want (%d, %d)", k, l->cells[k].x, l->cells[k].y, x, y);
+                    if (!comp) continue;
+                    void *want = kr_component_has(w, in[i], comp) ? kr_component_get(w, in[i], comp) : NULL;
+                    cr_assert_eq(l->values[k], want, "the value of entry %zu", k);
+                }
+            }
+        cr_assert_eq(k, l->n, "the scan met %zu entities, the cells hold %zu", l->n, k);
+        cr_assert_gt(k, 300);
+        free(l);
+    }
+    kr_world_destroy(w);
+    kr_registry_destroy(reg);
+}
+
+/* A visit may change the world: an entity moved to a cell ahead is met
+ * again there, one destroyed before its cell is not met, and a status
+ * from the visit stops the scan. */
+Test(spatial, scan_sees_changes_made_by_visits)
+{
+    kr_world_t *w = kr_world_create(&(kr_world_desc_t){ .spatial_bounds = { 0, 0, 63.5, 3.5 } });
+    kr_entity_t a = make_entity(w), b = make_entity(w), c = make_entity(w);
+    put(w, a, 0.5, 0.5);
+    put(w, b, 1.5, 0.5);
+    put(w, c, 40.5, 2.5);
+    scan_log_t *l = calloc(1, sizeof *l);
+    l->act_at = (kr_cell_t){ 0, 0 };
+    l->mover = a;
+    l->victim = b;
+    l->to_x = 30.5;
+    l->to_y = 1.5;
+    cr_assert_eq(kr_spatial_scan(w, &(kr_spatial_scan_desc_t){ .x0 = 0, .y0 = 0, .x1 = 64, .y1 = 4,
+                                                               .visit = log_visit, .arg = l }), KR_OK);
+    cr_assert_eq(l->n, 3, "a at (0, 0), a again at (30, 1), c; b destroyed before its cell");
+    cr_assert(l->entities[0] == a && l->cells[0].x == 0);
+    cr_assert(l->entities[1] == a && l->cells[1].x == 30 && l->cells[1].y == 1);
+    cr_assert(l->entities[2] == c && l->cells[2].x == 40);
+    memset(l, 0, sizeof *l);
+    l->stop_after = 1;
+    cr_assert_eq(kr_spatial_scan(w, &(kr_spatial_scan_desc_t){ .x0 = 0, .y0 = 0, .x1 = 64, .y1 = 4,
+                                                               .visit = log_visit, .arg = l }), KR_ERR_STATE);
+    cr_assert_eq(l->visits, 1, "the scan stopped at the first error");
+    free(l);
+    kr_world_destroy(w);
+}
+
+Test(spatial, scan_checks_its_arguments)
+{
+    kr_world_t *w = make_world(1.0);
+    put(w, make_entity(w), 0.5, 0.5);
+    scan_log_t *l = calloc(1, sizeof *l);
+    kr_spatial_scan_desc_t d = { .x0 = 0, .y0 = 0, .x1 = 5, .y1 = 5, .visit = log_visit, .arg = l };
+    cr_assert_eq(kr_spatial_scan(NULL, &d), KR_ERR_INVALID_ARG);
+    cr_assert_eq(kr_spatial_scan(w, NULL), KR_ERR_INVALID_ARG);
+    d.visit = NULL;
+    cr_assert_eq(kr_spatial_scan(w, &d), KR_ERR_INVALID_ARG);
+    cr_assert_not_null(strstr(kr_last_error(), "kr_spatial_scan"));
+    d.visit = log_visit;
+    d.component = 999;
+    cr_assert_eq(kr_spatial_scan(w, &d), KR_ERR_UNREGISTERED);
+    d.component = 0;
+    d.x1 = 0; /* empty */
+    cr_assert_eq(kr_spatial_scan(w, &d), KR_OK);
+    cr_assert_eq(l->visits, 0);
+    d.x1 = 5;
+    cr_assert_eq(kr_spatial_scan(w, &d), KR_OK);
+    cr_assert_eq(l->visits, 1);
+    free(l);
+    kr_world_destroy(w);
+}
