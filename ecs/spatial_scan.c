@@ -24,18 +24,13 @@
 #define AHEAD_NEAR 6
 #define AHEAD_FAR 14
 
-/* A cursor over the rectangle's cells in scan order. */
+/* A cursor over the rectangle's cells in scan order, with the cell's
+ * index in the dense grid (KR_NONE off the grid, and past the end): along a
+ * row it moves by one, so the scan computes no index per cell. */
 typedef struct cursor {
     int32_t x, y;
+    uint32_t gi;
 } cursor_t;
-
-static inline void cursor_step(cursor_t *c, const kr_spatial_scan_desc_t *d)
-{
-    if (++c->x == d->x1) {
-        c->x = d->x0;
-        c->y++;
-    }
-}
 
 static inline uint32_t grid_at(const kr_spatial_state_t *s, int32_t cx, int32_t cy)
 {
@@ -43,24 +38,30 @@ static inline uint32_t grid_at(const kr_spatial_state_t *s, int32_t cx, int32_t 
     return dx < s->gw && dy < s->gh ? dy * s->gw + dx : KR_NONE;
 }
 
-/* Only cells of the dense grid are prefetched: finding the others takes a
- * hash lookup, which costs what the hint would save. */
-static inline const kr_spatial_cell_rec_t *grid_cell(const kr_world_t *w, cursor_t c, int32_t y1)
+static inline cursor_t cursor_at(const kr_spatial_state_t *s, const kr_spatial_scan_desc_t *d, int32_t x, int32_t y)
 {
-    if (c.y >= y1) return NULL;
-    uint32_t gi = grid_at(&w->spatial, c.x, c.y);
-    return gi == KR_NONE ? NULL : &w->spatial.cells[gi];
+    return (cursor_t){ x, y, y < d->y1 ? grid_at(s, x, y) : KR_NONE };
 }
 
-static void prefetch_far(const kr_world_t *w, cursor_t c, int32_t y1)
+static inline void cursor_step(cursor_t *c, const kr_spatial_state_t *s, const kr_spatial_scan_desc_t *d)
 {
-    const kr_spatial_cell_rec_t *cell = grid_cell(w, c, y1);
-    if (!cell || !cell->count) return;
-    const kr_entity_t *m = kr__cell_members(cell);
-    for (uint32_t i = 0; i < cell->count; i++) {
-        uint32_t idx = kr_entity_index(m[i]);
-        __builtin_prefetch(&w->records[idx]);
+    if (++c->x == d->x1) {
+        *c = cursor_at(s, d, d->x0, c->y + 1);
+    } else if (c->gi != KR_NONE && (uint32_t)(c->x - s->gx0) < s->gw) {
+        c->gi++;
+    } else {
+        c->gi = c->y < d->y1 ? grid_at(s, c->x, c->y) : KR_NONE;
     }
+}
+
+/* Only cells of the dense grid are prefetched: finding the others takes a
+ * hash lookup, which costs what the hint would save. */
+static void prefetch_far(const kr_world_t *w, cursor_t c)
+{
+    if (c.gi == KR_NONE) return;
+    const kr_spatial_cell_rec_t *cell = &w->spatial.cells[c.gi];
+    const kr_entity_t *m = kr__cell_members(cell);
+    for (uint32_t i = 0; i < cell->count; i++) __builtin_prefetch(&w->records[kr_entity_index(m[i])]);
 }
 
 /* The value of table component c of a live entity's record; NULL when
@@ -72,14 +73,13 @@ static inline void *table_value(const kr_world_t *w, const kr_record_t *r, kr_co
     return col >= 0 ? kr__column_ptr(t, (uint32_t)col, r->row) : NULL;
 }
 
-static void prefetch_near(const kr_world_t *w, cursor_t c, int32_t y1, kr_component_t comp)
+static void prefetch_near(const kr_world_t *w, cursor_t c, kr_component_t comp)
 {
     const kr_spatial_state_t *s = &w->spatial;
-    uint32_t up = grid_at(s, c.x, c.y - 1), down = grid_at(s, c.x, c.y + 1);
-    if (up != KR_NONE) __builtin_prefetch(&s->cells[up], 1);
-    if (down != KR_NONE) __builtin_prefetch(&s->cells[down], 1);
-    const kr_spatial_cell_rec_t *cell = grid_cell(w, c, y1);
-    if (!cell) return;
+    if (c.gi == KR_NONE) return;
+    if (c.gi >= s->gw) __builtin_prefetch(&s->cells[c.gi - s->gw], 1);
+    if (c.gi + s->gw < s->grid_cells) __builtin_prefetch(&s->cells[c.gi + s->gw], 1);
+    const kr_spatial_cell_rec_t *cell = &s->cells[c.gi];
     const kr_entity_t *m = kr__cell_members(cell);
     for (uint32_t i = 0; i < cell->count; i++) {
         uint32_t idx = kr_entity_index(m[i]);
@@ -109,47 +109,47 @@ kr_status_t kr_spatial_scan(kr_world_t *w, const kr_spatial_scan_desc_t *d)
     void **values = small;
     size_t values_cap = 16;
     kr_status_t st = KR_OK;
-    cursor_t near = { d->x0, d->y0 }, far = { d->x0, d->y0 };
-    for (int i = 0; i < AHEAD_NEAR; i++) cursor_step(&near, d);
-    for (int i = 0; i < AHEAD_FAR; i++) cursor_step(&far, d);
-    for (int32_t y = d->y0; y < d->y1 && !st; y++)
-        for (int32_t x = d->x0; x < d->x1 && !st; x++) {
-            prefetch_far(w, far, d->y1);
-            prefetch_near(w, near, d->y1, d->component);
-            cursor_step(&far, d);
-            cursor_step(&near, d);
-            /* Found afresh at each cell: a visit may have created cells
-             * off the grid, moving the records. */
-            const kr_spatial_state_t *s = &w->spatial;
-            uint32_t ci = grid_at(s, x, y);
-            if (ci == KR_NONE) {
-                uint32_t cursor = 0;
-                ci = kr_hmap_next(&s->cell_map, ((uint64_t)(uint32_t)x << 32) | (uint32_t)y, &cursor);
-                if (ci == KR_HMAP_EMPTY) continue;
-            }
-            const kr_spatial_cell_rec_t *cell = &s->cells[ci];
-            size_t count = cell->count;
-            if (!count) continue;
-            const kr_entity_t *members = kr__cell_members(cell);
-            if (d->component) {
-                if (count > values_cap) {
-                    size_t cap = values_cap * 2;
-                    while (cap < count) cap *= 2;
-                    void **grown = values == small ? malloc(cap * sizeof *grown)
-                                                   : realloc(values, cap * sizeof *grown);
-                    if (!grown) {
-                        st = kr__fail(KR_ERR_NOMEM, "%s: out of memory for a cell of %zu entities", fn, count);
-                        break;
-                    }
-                    values = grown;
-                    values_cap = cap;
-                }
-                for (size_t i = 0; i < count; i++) values[i] = value_of(w, members[i], d->component);
-            }
-            kr_spatial_visit_t v = { .cell = { x, y }, .entities = members, .values = d->component ? values : NULL,
-                                     .count = count };
-            st = d->visit(w, &v, d->arg);
+    const kr_spatial_state_t *s = &w->spatial;
+    cursor_t here = cursor_at(s, d, d->x0, d->y0), near = here, far = here;
+    for (int i = 0; i < AHEAD_NEAR; i++) cursor_step(&near, s, d);
+    for (int i = 0; i < AHEAD_FAR; i++) cursor_step(&far, s, d);
+    for (; here.y < d->y1 && !st; cursor_step(&here, s, d)) {
+        prefetch_far(w, far);
+        prefetch_near(w, near, d->component);
+        cursor_step(&far, s, d);
+        cursor_step(&near, s, d);
+        int32_t x = here.x, y = here.y;
+        /* The record found afresh at each cell: a visit may have
+         * created cells off the grid, moving the records. */
+        uint32_t ci = here.gi;
+        if (ci == KR_NONE) {
+            uint32_t cursor = 0;
+            ci = kr_hmap_next(&s->cell_map, ((uint64_t)(uint32_t)x << 32) | (uint32_t)y, &cursor);
+            if (ci == KR_HMAP_EMPTY) continue;
         }
+        const kr_spatial_cell_rec_t *cell = &s->cells[ci];
+        size_t count = cell->count;
+        if (!count) continue;
+        const kr_entity_t *members = kr__cell_members(cell);
+        if (d->component) {
+            if (count > values_cap) {
+                size_t cap = values_cap * 2;
+                while (cap < count) cap *= 2;
+                void **grown = values == small ? malloc(cap * sizeof *grown)
+                                               : realloc(values, cap * sizeof *grown);
+                if (!grown) {
+                    st = kr__fail(KR_ERR_NOMEM, "%s: out of memory for a cell of %zu entities", fn, count);
+                    break;
+                }
+                values = grown;
+                values_cap = cap;
+            }
+            for (size_t i = 0; i < count; i++) values[i] = value_of(w, members[i], d->component);
+        }
+        kr_spatial_visit_t v = { .cell = { x, y }, .entities = members, .values = d->component ? values : NULL,
+                                 .count = count };
+        st = d->visit(w, &v, d->arg);
+    }
     if (values != small) free(values);
     return st;
 }
