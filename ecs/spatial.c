@@ -242,9 +242,11 @@ static inline void cell_unlink(kr_spatial_state_t *s, uint32_t idx)
     s->live_cells--;
     if (ci < s->grid_cells) {
         /* Grid cells stay in place; only a heap buffer is given back. */
-        free(c->heap);
-        c->heap = NULL;
-        c->capacity = KR_CELL_INLINE;
+        if (c->heap) {
+            free(c->heap);
+            c->heap = NULL;
+            c->capacity = KR_CELL_INLINE;
+        }
         return;
     }
     kr_hmap_remove(&s->cell_map, cell_key(c->cx, c->cy), ci);

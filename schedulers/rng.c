@@ -83,13 +83,15 @@ static const gsl_rng_type kairos_philox = {
 
 static bool domain_ok(kr_rng_domain_t d) { return d == KR_RNG_SIMULATOR || d == KR_RNG_AGENT; }
 
+/* The buffer is left as it is: `used` = HALVES marks it spent. */
 static void key(rng_state_t *s, uint64_t seed, kr_rng_domain_t domain, uint64_t id, uint64_t extra)
 {
-    memset(s, 0, sizeof *s);
     s->key[0] = seed;
     s->key[1] = id;
+    s->ctr[0] = 0;
     s->ctr[1] = (uint64_t)domain;
     s->ctr[2] = extra;
+    s->ctr[3] = 0;
     s->used = HALVES;
 }
 
@@ -99,7 +101,7 @@ kr_rng_t *kr_rng_create(uint64_t seed, kr_rng_domain_t domain, uint64_t id, uint
         kr__fail(KR_ERR_INVALID_ARG, "rng: unknown domain %d", (int)domain);
         return NULL;
     }
-    kr_rng_t *r = malloc(sizeof *r);
+    kr_rng_t *r = calloc(1, sizeof *r);
     if (!r) {
         kr__fail(KR_ERR_NOMEM, "rng: out of memory");
         return NULL;
