@@ -534,8 +534,21 @@ static kr_status_t mpi_reduce(kr_transport_t *base, uint64_t *mins, size_t n_min
     return KR_OK;
 }
 
-static const kr_transport_vtbl_t mpi_vtbl = { mpi_send, mpi_poll, mpi_in_flight, mpi_destroy,
-                                              mpi_settle, mpi_deadlock, mpi_wait, mpi_abort, mpi_reduce, true };
+/* Tests the sends under way: a large batch (above the shared-memory
+ * transport's eager size, without single-copy transfers) moves a fragment
+ * at a time, and only while its sender is inside MPI. */
+static void mpi_progress(kr_transport_t *base)
+{
+    mpi_transport_t *t = (mpi_transport_t *)base;
+    for (int r = 0; r < t->size; r++)
+        if (t->peers[r].sends_used) reap_sends(&t->peers[r]); /* a failure shows at the next poll */
+}
+
+static const kr_transport_vtbl_t mpi_vtbl = { .send = mpi_send, .poll = mpi_poll, .in_flight = mpi_in_flight,
+                                              .destroy = mpi_destroy, .settle = mpi_settle,
+                                              .deadlock = mpi_deadlock, .wait = mpi_wait, .abort = mpi_abort,
+                                              .reduce = mpi_reduce, .progress = mpi_progress,
+                                              .direct_local = true };
 
 kr_transport_t *kr_transport_mpi_create(const kr_mpi_transport_desc_t *d)
 {

@@ -22,6 +22,8 @@
 #define REGION_EXCHANGE "kr.region.exchange"
 #define REGION_START "kr.region.start"
 #define STRIP_MAGIC 0x6b726731u
+/* Acts between two calls of kr_sim_progress (a walker update is ~0.1 us). */
+#define PROGRESS_EVERY 2048
 /* A strip larger than this is corrupt: a halo of a 10^6-wide world, 64
  * layers deep, with fields, stays far below it. */
 #define STRIP_MAX_BYTES (1ull << 32)
@@ -891,7 +893,9 @@ static kr_status_t act_cell(kr_world_t *w, const kr_spatial_visit_t *cell, void 
         r->acting_y = a->y;
         if (r->moved_other && !cell_lookup(r, a->e, &r->acting_x, &r->acting_y)) continue;
         r->desc.act(r, a->e, a->id, r->desc.arg);
-        r->updates++;
+        /* a few hundred microseconds of acts: let the halos and migrants
+         * sent before this step move on (kr_sim_progress) */
+        if (++r->updates % PROGRESS_EVERY == 0) kr_sim_progress(r->sim);
     }
     r->acting = KR_ENTITY_INVALID;
     return KR_OK;

@@ -467,6 +467,12 @@ kr_time_t kr_sim_now(const kr_sim_t *s) { return s->now; }
 kr_time_t kr_sim_time_step(const kr_sim_t *s) { return s->time_step; }
 kr_world_t *kr_sim_world(kr_sim_t *s) { return s->world; }
 kr_model_t *kr_sim_model(kr_sim_t *s) { return s->model; }
+
+void kr_sim_progress(kr_sim_t *s)
+{
+    kr_transport_t *t = s ? s->model->transport : NULL;
+    if (t && t->vtbl->progress) t->vtbl->progress(t);
+}
 kr_rng_t *kr_sim_rng(kr_sim_t *s) { return s->rng; }
 uint64_t kr_sim_event_count(const kr_sim_t *s) { return s->executed; }
 uint64_t kr_sim_event_digest(const kr_sim_t *s) { return s->digest; }

@@ -55,6 +55,11 @@ typedef struct kr_transport_vtbl {
      * has reached this one (poll delivers them). Keeps receiving (and
      * notices an abort) while it waits. */
     kr_status_t (*reduce)(kr_transport_t *t, uint64_t *mins, size_t n_mins);
+    /* Optional: lets this process's sends under way move on, without
+     * delivering anything; cheap. Called from inside long steps, so that
+     * a large batch does not wait for the sender's next poll (MPI moves a
+     * message above its eager size only while the sender is in MPI). */
+    void (*progress)(kr_transport_t *t);
     /* True if messages between simulators of this process need not travel:
      * the coordinator then applies them at once (edge counts kept). Test
      * transports that reorder leave it false, so that they are exercised. */

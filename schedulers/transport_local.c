@@ -95,8 +95,8 @@ static void local_destroy(kr_transport_t *t)
     free(lt);
 }
 
-static const kr_transport_vtbl_t local_vtbl = { local_send, local_poll, local_in_flight, local_destroy, NULL, NULL, NULL, NULL, NULL,
-                                                 true };
+static const kr_transport_vtbl_t local_vtbl = { .send = local_send, .poll = local_poll, .in_flight = local_in_flight,
+                                                 .destroy = local_destroy, .direct_local = true };
 
 kr_transport_t *kr_transport_local_create(void)
 {
@@ -193,8 +193,8 @@ static void test_destroy(kr_transport_t *t)
     free(tt);
 }
 
-static const kr_transport_vtbl_t test_vtbl = { test_send, test_poll, test_in_flight, test_destroy, NULL, NULL, NULL, NULL, NULL,
-                                                false };
+static const kr_transport_vtbl_t test_vtbl = { .send = test_send, .poll = test_poll, .in_flight = test_in_flight,
+                                                .destroy = test_destroy };
 
 kr_transport_t *kr_transport_test_create(const kr_test_transport_desc_t *desc)
 {
@@ -299,6 +299,12 @@ static kr_status_t chaos_deadlock(kr_transport_t *t, bool can_describe, bool *de
     return ct->inner->vtbl->deadlock ? ct->inner->vtbl->deadlock(ct->inner, can_describe, describe) : KR_OK;
 }
 
+static void chaos_progress(kr_transport_t *t)
+{
+    chaos_transport_t *ct = (chaos_transport_t *)t;
+    if (ct->inner->vtbl->progress) ct->inner->vtbl->progress(ct->inner);
+}
+
 static void chaos_wait(kr_transport_t *t)
 {
     chaos_transport_t *ct = (chaos_transport_t *)t;
@@ -320,12 +326,15 @@ static kr_status_t chaos_reduce(kr_transport_t *t, uint64_t *mins, size_t n_mins
     return st ? st : ct->inner->vtbl->reduce(ct->inner, mins, n_mins);
 }
 
-static const kr_transport_vtbl_t chaos_vtbl = { chaos_send, chaos_poll, chaos_in_flight, chaos_destroy,
-                                                chaos_settle, chaos_deadlock, chaos_wait, chaos_abort, chaos_reduce,
-                                                false };
-static const kr_transport_vtbl_t chaos_local_vtbl = { chaos_send, chaos_poll, chaos_in_flight, chaos_destroy,
-                                                      chaos_settle, chaos_deadlock, chaos_wait, chaos_abort, NULL,
-                                                      false };
+static const kr_transport_vtbl_t chaos_vtbl = { .send = chaos_send, .poll = chaos_poll, .in_flight = chaos_in_flight,
+                                                .destroy = chaos_destroy, .settle = chaos_settle,
+                                                .deadlock = chaos_deadlock, .wait = chaos_wait, .abort = chaos_abort,
+                                                .reduce = chaos_reduce, .progress = chaos_progress };
+static const kr_transport_vtbl_t chaos_local_vtbl = { .send = chaos_send, .poll = chaos_poll,
+                                                      .in_flight = chaos_in_flight, .destroy = chaos_destroy,
+                                                      .settle = chaos_settle, .deadlock = chaos_deadlock,
+                                                      .wait = chaos_wait, .abort = chaos_abort,
+                                                      .progress = chaos_progress };
 
 kr_transport_t *kr_transport_chaos_wrap(kr_transport_t *inner, uint64_t seed)
 {

@@ -43,6 +43,13 @@ kr_sim_t *kr_sim_of_world(kr_world_t *world);
  * same numbers whichever rank runs it. */
 kr_rng_t *kr_sim_rng(kr_sim_t *sim);
 
+/* From inside a long callback (a step over many agents, say): lets the
+ * messages this process has sent move on to other ranks, which a large one
+ * may otherwise not do until the callback returns. Delivers nothing and
+ * changes no state; cheap, so call it every few hundred microseconds of
+ * work. Region steps call it themselves. */
+void kr_sim_progress(kr_sim_t *sim);
+
 /* Events executed so far, and a digest of their keys and types in order:
  * two runs that executed the same event sequence have equal digests. */
 uint64_t kr_sim_event_count(const kr_sim_t *sim);
