@@ -1,6 +1,8 @@
 /* One simulator: its event records and queue, local scheduling, cancel and
  * delay, and running the next event. */
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "kairos/rng.h"
@@ -467,6 +469,19 @@ kr_time_t kr_sim_now(const kr_sim_t *s) { return s->now; }
 kr_time_t kr_sim_time_step(const kr_sim_t *s) { return s->time_step; }
 kr_world_t *kr_sim_world(kr_sim_t *s) { return s->world; }
 kr_model_t *kr_sim_model(kr_sim_t *s) { return s->model; }
+
+void kr_sim_fail(kr_sim_t *s, kr_status_t status, const char *fmt, ...)
+{
+    char text[900];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    kr__model_fail(s->model, status, "simulator '%s', time %.9g: %s", s->name, kr_time_to_units(s->now, s->model->precision), text);
+}
+
+void kr_sim_set_user(kr_sim_t *s, void *user) { s->user = user; }
+void *kr_sim_user(const kr_sim_t *s) { return s->user; }
 
 void kr_sim_progress(kr_sim_t *s)
 {

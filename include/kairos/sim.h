@@ -43,6 +43,13 @@ kr_sim_t *kr_sim_of_world(kr_world_t *world);
  * same numbers whichever rank runs it. */
 kr_rng_t *kr_sim_rng(kr_sim_t *sim);
 
+/* Ends the run with an error, for a callback that finds the model in a
+ * state it cannot go on from (an agent it could not move, memory it could
+ * not get): the run stops after the current event, and kr_model_run (on
+ * every rank) returns `status` (KR_ERR_STATE if KR_OK) with the message
+ * "simulator 'NAME', time T: ...". The first failure of a run wins. */
+void kr_sim_fail(kr_sim_t *sim, kr_status_t status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* From inside a long callback (a step over many agents, say): lets the
  * messages this process has sent move on to other ranks, which a large one
  * may otherwise not do until the callback returns. Delivers nothing and
@@ -71,5 +78,12 @@ double kr_sim_blocked_seconds(const kr_sim_t *sim);
  * (after the type's fini) with the model. NULL on allocation failure. */
 typedef uint32_t kr_context_type_t;
 void *kr_sim_context(kr_sim_t *sim, kr_context_type_t type);
+
+/* One pointer a kind may keep per simulator (its context block, say), for
+ * event handlers, which get no user pointer: O(1), where finding a context
+ * type by name is not. Handlers must not pick their state by an id in the
+ * event data instead: a sync-event's data comes from another process. */
+void kr_sim_set_user(kr_sim_t *sim, void *user);
+void *kr_sim_user(const kr_sim_t *sim);
 
 #endif

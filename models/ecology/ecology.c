@@ -218,7 +218,7 @@ static void begin_step(kr_region_t *r, void *arg)
         for (int32_t x = own.x0; x < own.x1; x++) {
             size_t k;
             if (!cell_agents(eco, x, y, &k)) {
-                kr_log(kr_region_sim(r), KR_LOG_ERROR, "ecology: out of memory");
+                kr_sim_fail(kr_region_sim(r), KR_ERR_NOMEM, "ecology: out of memory");
                 return;
             }
             /* Seeds that landed on one cell: the oldest plant stays, then
@@ -265,7 +265,7 @@ static void begin_step(kr_region_t *r, void *arg)
             signal[i] = signal_at(eco, r, x, y, attacked);
         }
     /* the state at the end of the previous step */
-    if (!series_push(eco, tot)) kr_log(kr_region_sim(r), KR_LOG_ERROR, "ecology: out of memory for the series");
+    if (!series_push(eco, tot)) kr_sim_fail(kr_region_sim(r), KR_ERR_NOMEM, "ecology: out of memory for the series");
 }
 
 /* ---- plants ---- */
@@ -292,8 +292,8 @@ static void plant_act(ecology_t *eco, kr_region_t *r, kr_entity_t a, uint64_t id
             kr_entity_t c = kr_region_agent_create(r, kr_region_child_id(id, (uint64_t)step, 0), x, y);
             plant_t *cp = c ? kr_component_add(eco->world, c, eco->plant_c) : NULL;
             if (!cp || kr_region_agent_move(r, c, tx, ty)) {
-                kr_log(kr_region_sim(r), KR_LOG_ERROR, "ecology: plant %llu: %s", (unsigned long long)id,
-                       kr_last_error());
+                kr_sim_fail(kr_region_sim(r), kr_last_status(), "ecology: plant %llu: %s", (unsigned long long)id,
+                            kr_last_error());
                 return;
             }
             *cp = (plant_t){ .energy = p->seed_energy, .born = step, .last_seed = step, .attacked = -1 };
@@ -355,7 +355,7 @@ static void swarm_act(ecology_t *eco, kr_region_t *r, kr_entity_t a, uint64_t id
     if (!sw.repelled && kr_region_field(r, F_SIGNAL)[here] >= p->repel_threshold) sw.repelled = (int32_t)p->repel_steps;
     size_t k;
     if (!cell_agents(eco, x, y, &k)) {
-        kr_log(kr_region_sim(r), KR_LOG_ERROR, "ecology: out of memory");
+        kr_sim_fail(kr_region_sim(r), KR_ERR_NOMEM, "ecology: out of memory");
         return;
     }
     bool food = false;
@@ -390,7 +390,8 @@ static void swarm_act(ecology_t *eco, kr_region_t *r, kr_entity_t a, uint64_t id
         sw.last_dx = cand[choice][0] - x;
         sw.last_dy = cand[choice][1] - y;
         if (kr_region_agent_move(r, a, cand[choice][0], cand[choice][1])) {
-            kr_log(kr_region_sim(r), KR_LOG_ERROR, "ecology: swarm %llu: %s", (unsigned long long)id, kr_last_error());
+            kr_sim_fail(kr_region_sim(r), kr_last_status(), "ecology: swarm %llu: %s", (unsigned long long)id,
+                    kr_last_error());
             return;
         }
     } else {
@@ -451,7 +452,8 @@ static void swarm_act(ecology_t *eco, kr_region_t *r, kr_entity_t a, uint64_t id
     kr_entity_t c = kr_region_agent_create(r, kr_region_child_id(id, (uint64_t)step, 0), x, y);
     swarm_t *cs = c ? kr_component_add(eco->world, c, eco->swarm_c) : NULL;
     if (!cs || kr_region_agent_move(r, c, cand[choice][0], cand[choice][1])) {
-        kr_log(kr_region_sim(r), KR_LOG_ERROR, "ecology: swarm %llu: %s", (unsigned long long)id, kr_last_error());
+        kr_sim_fail(kr_region_sim(r), kr_last_status(), "ecology: swarm %llu: %s", (unsigned long long)id,
+                    kr_last_error());
         return;
     }
     *cs = child;

@@ -32,7 +32,7 @@ static void make_part(kr_sim_t *sim, void *data)
     if (!a) return;
     kr_entity_t part = factory_part_create(sim, a->made, kr_sim_now(sim));
     if (part == KR_ENTITY_INVALID) {
-        kr_log(sim, KR_LOG_ERROR, "making part %llu: %s", (unsigned long long)a->made, kr_last_error());
+        kr_sim_fail(sim, kr_last_status(), "making part %llu: %s", (unsigned long long)a->made, kr_last_error());
         return;
     }
     a->made++;
@@ -41,7 +41,7 @@ static void make_part(kr_sim_t *sim, void *data)
         kr_time_t gap = kr_dist_sample_ticks(&a->interval, kr_sim_rng(sim),
                                              kr_model_precision(kr_sim_model(sim)));
         if (kr_schedule(sim, KR_PRIORITY_DEFAULT, gap, a->make, NULL, NULL) != KR_OK)
-            kr_log(sim, KR_LOG_ERROR, "planning the next part: %s", kr_last_error());
+            kr_sim_fail(sim, kr_last_status(), "planning the next part: %s", kr_last_error());
     }
 }
 

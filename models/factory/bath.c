@@ -172,7 +172,7 @@ static void bath_receive(kr_sim_t *sim, const kr_entity_t *parts, size_t count)
     for (size_t i = 0; i < count; i++) {
         b->received++;
         if (factory_queue_push(&b->waiting, parts[i]) != KR_OK)
-            kr_log(sim, KR_LOG_ERROR, "out of memory queueing a part; it stays in the world, forgotten");
+            kr_sim_fail(sim, KR_ERR_NOMEM, "out of memory queueing a part");
     }
     admit_waiting(sim, b);
 }

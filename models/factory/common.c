@@ -157,7 +157,7 @@ kr_status_t factory_ship(kr_sim_t *sim, uint32_t target, kr_time_t delay, const 
     kr_event_type_t ship = kr_model_find_event_type(kr_sim_model(sim), FACTORY_SHIP);
     kr_status_t st = kr_schedule_sync(sim, &(kr_sync_desc_t){ .target = target, .delay = delay,
         .type = ship, .entities = parts, .entity_count = count }, NULL);
-    if (st != KR_OK) kr_log(sim, KR_LOG_ERROR, "shipping parts: %s", kr_last_error());
+    if (st != KR_OK) kr_sim_fail(sim, st, "shipping parts: %s", kr_last_error());
     return st;
 }
 

@@ -111,7 +111,7 @@ static void robots_receive(kr_sim_t *sim, const kr_entity_t *parts, size_t count
         }
         if (idle < r->count) load(sim, r, b, parts[i]);
         else if (factory_queue_push(&r->waiting, parts[i]) != KR_OK)
-            kr_log(sim, KR_LOG_ERROR, "out of memory queueing part; it stays in the world, forgotten");
+            kr_sim_fail(sim, KR_ERR_NOMEM, "out of memory queueing a part");
     }
 }
 

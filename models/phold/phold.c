@@ -39,7 +39,7 @@ typedef struct phold_lp {
 /* The payload of every PHOLD event, local or sync. */
 typedef struct phold_msg {
     uint32_t lp;                /* local index of the target LP in the target simulator */
-    uint32_t ctx;               /* the kind's context type id */
+    uint32_t pad;
     kr_time_t sent;             /* when it was scheduled: checks the lookahead */
 } phold_msg_t;
 
@@ -63,7 +63,7 @@ typedef struct phold {
 
 static void fail(kr_sim_t *sim, const char *what)
 {
-    kr_log(sim, KR_LOG_ERROR, "phold: %s: %s", what, kr_last_error());
+    kr_sim_fail(sim, kr_last_status(), "phold: %s: %s", what, kr_last_error());
 }
 
 /* now + lookahead + Exp(mean - lookahead), rounded up to whole ticks so it
@@ -85,7 +85,7 @@ static inline void send_next(kr_sim_t *sim, phold_t *ph, uint32_t lp, kr_time_t 
         replica = (uint32_t)(g / (uint64_t)ph->lps);
         lp = (uint32_t)(g % (uint64_t)ph->lps);
     }
-    phold_msg_t msg = { .lp = lp, .ctx = ph->ctx, .sent = now };
+    phold_msg_t msg = { .lp = lp, .sent = now };
     kr_time_t delay = draw_delay(ph);
     if (replica == ph->self) {
         if (kr_schedule(sim, KR_PRIORITY_DEFAULT, delay, ph->ev, &msg, NULL)) fail(sim, "scheduling an event");
@@ -101,9 +101,9 @@ static inline void send_next(kr_sim_t *sim, phold_t *ph, uint32_t lp, kr_time_t 
 static void lp_event(kr_sim_t *sim, void *data)
 {
     const phold_msg_t *m = data;
-    phold_t *ph = kr_sim_context(sim, m->ctx);
+    phold_t *ph = kr_sim_user(sim);
     if (!ph || m->lp >= (uint64_t)ph->lps) {
-        kr_log(sim, KR_LOG_ERROR, "phold: an event for LP %u, which this simulator does not have", m->lp);
+        kr_sim_fail(sim, KR_ERR_CORRUPT, "phold: an event for LP %u, which this simulator does not have", m->lp);
         return;
     }
     kr_time_t now = kr_sim_now(sim);
@@ -175,6 +175,7 @@ static kr_status_t phold_setup(kr_sim_t *sim, const kr_params_t *p)
     phold_t *ph = ctx ? kr_sim_context(sim, ctx) : NULL;
     if (!ph) return kr_last_status();
     ph->ctx = ctx;
+    kr_sim_set_user(sim, ph);
     kr_status_t st = kr_params_int(p, "lps", 1, 1, 100000000, &ph->lps);
     if (!st) st = kr_params_int(p, "start_events", 1, 1, 1000000, &ph->start_events);
     if (!st) st = kr_params_number(p, "remote", 0.25, &ph->remote);
@@ -241,7 +242,7 @@ static kr_status_t phold_setup(kr_sim_t *sim, const kr_params_t *p)
     }
     for (int64_t i = 0; i < ph->lps; i++)
         for (int64_t k = 0; k < ph->start_events; k++) {
-            phold_msg_t msg = { .lp = (uint32_t)i, .ctx = ph->ctx, .sent = 0 };
+            phold_msg_t msg = { .lp = (uint32_t)i, .sent = 0 };
             if ((st = kr_schedule(sim, KR_PRIORITY_DEFAULT, draw_delay(ph), ph->ev, &msg, NULL))) return st;
         }
     return KR_OK;

@@ -49,8 +49,6 @@ typedef struct rows_leave {
 typedef struct rows_ship {
     uint32_t line;              /* the sending simulator's id */
     uint32_t snags;
-    uint32_t ctx;
-    uint32_t pad;
     uint64_t serial;
     kr_time_t created, extra;   /* ticks */
 } rows_ship_t;
@@ -86,7 +84,7 @@ static rows_t *state_of(kr_sim_t *sim)
 
 static void fail(kr_sim_t *sim, const char *what)
 {
-    kr_log(sim, KR_LOG_ERROR, "rows: %s: %s", what, kr_last_error());
+    kr_sim_fail(sim, kr_last_status(), "rows: %s: %s", what, kr_last_error());
 }
 
 /* Puts the tote on section `k` at the current time: schedules its end. */
@@ -145,10 +143,10 @@ static void leave(kr_sim_t *sim, void *data)
     }
     const rows_tote_t *t = kr_component_get(r->world, m->tote, r->tote_comp);
     if (!t) {
-        kr_log(sim, KR_LOG_ERROR, "rows: a tote that is not in this line's world");
+        kr_sim_fail(sim, KR_ERR_STATE, "rows: a tote that is not in this line's world");
         return;
     }
-    rows_ship_t ship = { .line = kr_sim_id(sim), .snags = t->snags, .ctx = r->ctx, .serial = t->serial,
+    rows_ship_t ship = { .line = kr_sim_id(sim), .snags = t->snags, .serial = t->serial,
                          .created = t->created, .extra = t->extra };
     if (kr_schedule_sync(sim, &(kr_sync_desc_t){ .target = r->target, .delay = r->sync_delay, .type = r->ship,
                                                  .data = &ship }, NULL)) {
@@ -163,10 +161,15 @@ static void leave(kr_sim_t *sim, void *data)
 static void receive(kr_sim_t *sim, void *data)
 {
     const rows_ship_t *m = data;
-    rows_t *r = kr_sim_context(sim, m->ctx);
+    /* the receiver's own state: nothing from the wire picks it */
+    rows_t *r = kr_sim_user(sim);
     if (!r || !r->final) {
-        kr_log(sim, KR_LOG_ERROR, "rows: a tote from simulator %u arrived at a simulator that is not a final one",
-               m->line);
+        kr_sim_fail(sim, KR_ERR_CORRUPT, "rows: a tote from simulator %u arrived at a simulator that is not a final "
+                    "one", m->line);
+        return;
+    }
+    if (m->created > kr_sim_now(sim)) {
+        kr_sim_fail(sim, KR_ERR_CORRUPT, "rows: a tote from simulator %u made after it arrived", m->line);
         return;
     }
     r->received++;
@@ -274,7 +277,8 @@ static kr_status_t rows_setup(kr_sim_t *sim, const kr_params_t *p)
     kr_context_type_t ctx = kr_model_find_context_type(m, ROWS_CONTEXT);
     rows_t *r = ctx ? kr_sim_context(sim, ctx) : NULL;
     if (!r) return kr_last_status();
-    r->ctx = ctx;
+    r->ctx = ctx; /* local events carry it; a shipment finds its receiver by kr_sim_user */
+    kr_sim_set_user(sim, r);
     r->precision = kr_model_precision(m);
     r->end_time = kr_model_end_time(m);
     r->world = kr_sim_world(sim);

@@ -59,7 +59,7 @@ static sqss_t *state_of(kr_sim_t *sim)
 
 static void fail(kr_sim_t *sim, const char *what)
 {
-    kr_log(sim, KR_LOG_ERROR, "sqss: %s: %s", what, kr_last_error());
+    kr_sim_fail(sim, kr_last_status(), "sqss: %s: %s", what, kr_last_error());
 }
 
 /* ---- source ---- */
@@ -158,7 +158,7 @@ static void service_done(kr_sim_t *sim, void *data)
     kr_entity_t product = KR_ENTITY_INVALID;
     for (kr_entity_t c = kr_entity_first_child(w, server); c && !product; c = kr_entity_next_sibling(w, c))
         if (kr_component_get(w, c, sq->product)) product = c;
-    if (!st || !product) { kr_log(sim, KR_LOG_ERROR, "sqss: a service ended with no product"); return; }
+    if (!st || !product) { kr_sim_fail(sim, KR_ERR_STATE, "sqss: a service ended with no product"); return; }
     set_count(kr_sim_now(sim), &sq->busy, &sq->busy_servers, -1);
     if (!kr_channel_send(w, st->output, product)) fail(sim, "sending a product to the sink");
     /* Idle again: opening the input lets the queue send the next product. */

@@ -57,7 +57,8 @@ static void act(kr_region_t *r, kr_entity_t agent, uint64_t id, void *arg)
     int32_t nx = x + d[0], ny = y + d[1];
     if (nx < 0 || ny < 0 || nx >= w->width || ny >= w->height) return; /* the edge: stay */
     if (kr_region_agent_move(r, agent, nx, ny))
-        kr_log(kr_region_sim(r), KR_LOG_ERROR, "walkers: walker %llu: %s", (unsigned long long)id, kr_last_error());
+        kr_sim_fail(kr_region_sim(r), kr_last_status(), "walkers: walker %llu: %s", (unsigned long long)id,
+                    kr_last_error());
 }
 
 static kr_status_t walkers_register(kr_model_t *m)

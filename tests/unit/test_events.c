@@ -343,3 +343,33 @@ Test(events, agent_based_steps_update_then_late_update)
     cr_assert_eq(kr_sim_now(s), 5 * S);
     kr_model_destroy(m);
 }
+
+/* kr_sim_fail from a handler: the run stops after that event and returns
+ * the status with the simulator, the time and the message; the first
+ * failure wins. kr_sim_user keeps one pointer per simulator. */
+static void fail_at_tag_2(kr_sim_t *sim, void *data)
+{
+    int32_t tag = *(int32_t *)data;
+    fx.log[fx.n++] = (log_entry_t){ kr_sim_now(sim), tag };
+    cr_assert_eq(kr_sim_user(sim), (void *)&fx);
+    if (tag == 2) {
+        kr_sim_fail(sim, KR_ERR_CORRUPT, "bad part %d", tag);
+        kr_sim_fail(sim, KR_ERR_NOMEM, "a second failure");
+    }
+}
+
+Test(events, a_handler_fails_the_run)
+{
+    kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = 10 * S, .log_level = KR_LOG_OFF });
+    memset(&fx, 0, sizeof fx);
+    fx.ev = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "f", .size = sizeof(int32_t),
+                                                              .on_event = fail_at_tag_2 });
+    kr_sim_t *s = add_de(m, "line");
+    cr_assert_null(kr_sim_user(s));
+    kr_sim_set_user(s, &fx);
+    for (int32_t t = 1; t <= 3; t++) sched(s, 0, (kr_time_t)t * S, t, NULL);
+    cr_assert_eq(kr_model_run(m), KR_ERR_CORRUPT);
+    cr_assert_not_null(strstr(kr_last_error(), "simulator 'line', time 2: bad part 2"), "%s", kr_last_error());
+    cr_assert_eq(fx.n, 2, "the run stopped after the failing event");
+    kr_model_destroy(m);
+}
