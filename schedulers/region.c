@@ -159,6 +159,16 @@ struct kr_region {
     kr_entity_t acting;
     int32_t acting_x, acting_y;
     bool moved_other;        /* an act moved an agent other than itself */
+    /* kr_region_scatter: the births of every region of the cut in this
+     * process, placed once by the first region that asked, by region
+     * (scatter_start[i] .. scatter_start[i + 1]); freed when the last
+     * local region has taken its share. */
+    struct scatter {
+        uint64_t first, count;
+        kr_region_birth_t *births;
+        size_t *start;
+        uint32_t waiting;    /* local regions that have not taken theirs */
+    } scatter;
 };
 
 typedef struct strip_state {
@@ -203,6 +213,8 @@ static void region_fini(kr_sim_t *sim, void *context)
     kr_buf_fini(&r->scratch);
     free(r->emigrants);
     kr_buf_fini(&r->emigrant_bytes);
+    free(r->scatter.births);
+    free(r->scatter.start);
 }
 
 static void strip_destroy(kr_world_t *w, kr_entity_t self, void *state)
@@ -491,6 +503,111 @@ uint64_t kr_region_child_id(uint64_t parent, uint64_t step, uint32_t n)
 {
     uint64_t h = kr_mix64(kr_mix64(parent ^ 0x6368696c64ULL) ^ kr_mix64(step + 0x9e3779b97f4a7c15ULL) ^ n);
     return h ? h : 1;
+}
+
+/* ---- births spread over the world ---- */
+
+static int birth_cmp(const void *a, const void *b)
+{
+    const kr_region_birth_t *p = a, *q = b;
+    if (p->y != q->y) return p->y < q->y ? -1 : 1;
+    if (p->x != q->x) return p->x < q->x ? -1 : 1;
+    return p->id < q->id ? -1 : p->id > q->id;
+}
+
+/* Places agents first .. first + count - 1 and sorts them by the local
+ * region they start in (a counting sort); agents of other processes'
+ * regions are dropped. */
+static kr_status_t scatter_all(kr_region_t *r, uint64_t first, uint64_t count,
+                               bool (*place)(uint64_t id, int32_t *x, int32_t *y, void *arg), void *arg)
+{
+    kr_model_t *m = kr_sim_model(r->sim);
+    uint32_t regions = kr_region_grid_count(&r->grid);
+    struct scatter *sc = &r->scatter;
+    sc->start = calloc((size_t)regions + 1, sizeof *sc->start);
+    bool *local = calloc(regions, sizeof *local);
+    kr_status_t st = sc->start && local ? KR_OK : kr__fail(KR_ERR_NOMEM, "region %u: out of memory", r->index);
+    for (uint32_t i = 0; !st && i < regions; i++) {
+        local[i] = kr_sim_is_local(kr_model_sim(m, r->desc.cut.first_sim + i));
+        sc->waiting += local[i];
+    }
+    /* two passes over the placements (count, then fill): nothing but the
+     * births themselves is kept, at the price of placing each twice */
+    for (int pass = 0; !st && pass < 2; pass++) {
+        size_t *fill = NULL;
+        if (pass == 1) {
+            for (uint32_t i = 0; i < regions; i++) sc->start[i + 1] += sc->start[i];
+            size_t total = sc->start[regions];
+            sc->births = malloc((total ? total : 1) * sizeof *sc->births);
+            fill = calloc(regions, sizeof *fill);
+            if (!sc->births || !fill) {
+                free(fill);
+                st = kr__fail(KR_ERR_NOMEM, "region %u: out of memory for %zu births", r->index, total);
+                break;
+            }
+        }
+        for (uint64_t k = 0; k < count; k++) {
+            uint64_t id = first + k;
+            int32_t x, y;
+            if (!place(id, &x, &y, arg)) continue;
+            uint32_t o = kr_region_grid_owner(&r->grid, x, y);
+            if (o == UINT32_MAX) {
+                st = kr__fail(KR_ERR_INVALID_ARG, "region %u: agent %llu placed in cell (%d, %d), outside the %d x %d "
+                              "world", r->index, (unsigned long long)id, x, y, r->grid.width, r->grid.height);
+                break;
+            }
+            if (!local[o]) continue;
+            if (pass == 0) sc->start[o + 1]++;
+            else sc->births[sc->start[o] + fill[o]++] = (kr_region_birth_t){ id, x, y };
+        }
+        free(fill);
+    }
+    free(local);
+    if (st) {
+        free(sc->births);
+        free(sc->start);
+        *sc = (struct scatter){ 0 };
+        return st;
+    }
+    sc->first = first;
+    sc->count = count;
+    return KR_OK;
+}
+
+kr_status_t kr_region_scatter(kr_region_t *r, uint64_t first, uint64_t count,
+                              bool (*place)(uint64_t id, int32_t *x, int32_t *y, void *arg), void *arg,
+                              kr_region_birth_t **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    kr_model_t *m = kr_sim_model(r->sim);
+    uint32_t regions = kr_region_grid_count(&r->grid);
+    /* a region of this cut, in this process, that placed these births */
+    kr_region_t *holder = NULL;
+    for (uint32_t i = 0; i < regions && !holder; i++) {
+        kr_sim_t *s = kr_model_sim(m, r->desc.cut.first_sim + i);
+        kr_region_t *h = kr_sim_is_local(s) ? kr_region_of(s) : NULL;
+        if (h && h->scatter.births && h->scatter.first == first && h->scatter.count == count) holder = h;
+    }
+    if (!holder) {
+        kr_status_t st = scatter_all(r, first, count, place, arg);
+        if (st) return st;
+        holder = r;
+    }
+    struct scatter *sc = &holder->scatter;
+    size_t from = sc->start[r->index], len = sc->start[r->index + 1] - from;
+    kr_region_birth_t *mine = malloc((len ? len : 1) * sizeof *mine);
+    if (!mine) return kr__fail(KR_ERR_NOMEM, "region %u: out of memory for %zu births", r->index, len);
+    if (len) memcpy(mine, sc->births + from, len * sizeof *mine);
+    qsort(mine, len, sizeof *mine, birth_cmp);
+    if (--sc->waiting == 0) {
+        free(sc->births);
+        free(sc->start);
+        *sc = (struct scatter){ 0 };
+    }
+    *out = mine;
+    *n = len;
+    return KR_OK;
 }
 
 kr_rng_t *kr_region_rng(kr_region_t *r, uint64_t id)

@@ -185,6 +185,24 @@ size_t kr_region_agent_count(const kr_region_t *r);
 /* The id of the n-th agent born to `parent` in step `step`: a function of
  * the three alone, so births do not depend on the cut. Never 0. */
 uint64_t kr_region_child_id(uint64_t parent, uint64_t step, uint32_t n);
+/* One initial agent: its id and the cell it starts in. */
+typedef struct kr_region_birth {
+    uint64_t id;
+    int32_t x, y;
+} kr_region_birth_t;
+
+/* Initial agents spread over the whole world: ids first .. first + count
+ * - 1, each placed by `place` (a cell of the world, drawn from the agent's
+ * own stream so that no cut changes it; false: no such agent). *out gets
+ * those that start in this region's own cells, in (y, x, id) order, the
+ * order they act in (create them in it: their memory then follows the
+ * scan); the caller frees it. The first region of the cut in a process
+ * places every agent once for all the regions there, so setting up P x Q
+ * regions places N agents, not N x P x Q. The same `place` must be given
+ * by every region; its arg must outlive the setup of the last of them. */
+kr_status_t kr_region_scatter(kr_region_t *r, uint64_t first, uint64_t count,
+                              bool (*place)(uint64_t id, int32_t *x, int32_t *y, void *arg), void *arg,
+                              kr_region_birth_t **out, size_t *n);
 /* The random stream of agent `id` in the current step, rewound: keyed by
  * (model seed, KR_RNG_AGENT, id, step). Valid until the next call. */
 kr_rng_t *kr_region_rng(kr_region_t *r, uint64_t id);

@@ -70,6 +70,8 @@ typedef struct ecology {
     size_t series_len, series_cap;
     /* counters, this region */
     uint64_t seeds, seeds_lost, plant_deaths, plants_eaten, splits, starved;
+    kr_rng_t *birth;             /* placing the swarms at setup */
+    uint64_t seed;
 } ecology_t;
 
 static uint64_t mix(uint64_t x)
@@ -490,6 +492,7 @@ static void context_fini(kr_sim_t *sim, void *context)
     free(eco->fed);
     free(eco->cell);
     for (int i = 0; i < S_COUNT; i++) free(eco->series[i]);
+    kr_rng_destroy(eco->birth);
 }
 
 static kr_status_t ecology_register(kr_model_t *m)
@@ -572,17 +575,14 @@ static kr_status_t read_params(const kr_params_t *kp, params_t *p)
     return st;
 }
 
-typedef struct birth {
-    uint64_t id;
-    int32_t x, y;
-} birth_t;
-
-static int birth_cmp(const void *a, const void *b)
+/* Swarm id's first cell, from its own stream (seed, id, BIRTH). */
+static bool place_swarm(uint64_t id, int32_t *x, int32_t *y, void *arg)
 {
-    const birth_t *p = a, *q = b;
-    if (p->y != q->y) return p->y < q->y ? -1 : 1;
-    if (p->x != q->x) return p->x < q->x ? -1 : 1;
-    return p->id < q->id ? -1 : p->id > q->id;
+    ecology_t *eco = arg;
+    kr_rng_reset(eco->birth, eco->seed, KR_RNG_AGENT, id, BIRTH);
+    *x = (int32_t)(kr_rng_uniform(eco->birth) * (double)eco->p.width);
+    *y = (int32_t)(kr_rng_uniform(eco->birth) * (double)eco->p.height);
+    return true;
 }
 
 /* The initial agents whose cell this region owns: a plant with id
@@ -594,10 +594,8 @@ static kr_status_t populate(ecology_t *eco, kr_sim_t *sim, const kr_params_t *kp
     uint64_t seed = kr_model_seed(kr_sim_model(sim));
     kr_rect_t own = kr_region_rect(eco->region);
     kr_rng_t *rng = kr_rng_create(seed, KR_RNG_AGENT, 0, BIRTH);
-    size_t n = 0, cap = 1024;
-    birth_t *born = malloc(cap * sizeof *born);
     kr_status_t st = KR_OK;
-    if (!rng || !born) st = kr_params_error(kp, "swarms", "a number of agents that fits in memory", "too many");
+    if (!rng) st = kr_last_status();
     for (int32_t y = own.y0; !st && y < own.y1; y++)
         for (int32_t x = own.x0; !st && x < own.x1; x++) {
             uint64_t id = 1 + (uint64_t)y * (uint64_t)p->width + (uint64_t)x;
@@ -617,25 +615,14 @@ static kr_status_t populate(ecology_t *eco, kr_sim_t *sim, const kr_params_t *kp
             kr_region_field_next(eco->region, F_ENERGY)[i] = pl->energy;
             kr_region_field_next(eco->region, F_PLANTS)[i] = 1;
         }
-    uint64_t first = (uint64_t)p->width * (uint64_t)p->height + 1;
-    for (int64_t i = 0; !st && i < p->swarms; i++) {
-        uint64_t id = first + (uint64_t)i;
-        kr_rng_reset(rng, seed, KR_RNG_AGENT, id, BIRTH);
-        int32_t x = (int32_t)(kr_rng_uniform(rng) * (double)p->width);
-        int32_t y = (int32_t)(kr_rng_uniform(rng) * (double)p->height);
-        if (!kr_rect_contains(own, x, y)) continue;
-        if (n == cap) {
-            birth_t *b = realloc(born, (cap *= 2) * sizeof *b);
-            if (!b) {
-                st = kr_params_error(kp, "swarms", "a number of swarms that fits in memory", "too many");
-                break;
-            }
-            born = b;
-        }
-        born[n++] = (birth_t){ id, x, y };
-    }
     kr_rng_destroy(rng);
-    if (!st) qsort(born, n, sizeof *born, birth_cmp);
+    uint64_t first = (uint64_t)p->width * (uint64_t)p->height + 1;
+    kr_region_birth_t *born = NULL;
+    size_t n = 0;
+    eco->seed = seed;
+    if (!st && !eco->birth && !(eco->birth = kr_rng_create(seed, KR_RNG_AGENT, 0, BIRTH))) st = kr_last_status();
+    if (!st && kr_region_scatter(eco->region, first, (uint64_t)p->swarms, place_swarm, eco, &born, &n))
+        st = kr_params_error(kp, "swarms", "a number of swarms that fits in memory", kr_last_error());
     for (size_t i = 0; i < n && !st; i++) {
         kr_entity_t e = kr_region_agent_create(eco->region, born[i].id, born[i].x, born[i].y);
         swarm_t *sw = e ? kr_component_add(eco->world, e, eco->swarm_c) : NULL;

@@ -26,20 +26,9 @@ typedef struct walkers {
     bool audit;
     kr_region_t *region;
     uint64_t audit_sum, audit_acts;
+    uint64_t seed;
+    kr_rng_t *birth;         /* placing the walkers at setup */
 } walkers_t;
-
-typedef struct birth {
-    uint64_t id;
-    int32_t x, y;
-} birth_t;
-
-static int birth_cmp(const void *a, const void *b)
-{
-    const birth_t *p = a, *q = b;
-    if (p->y != q->y) return p->y < q->y ? -1 : 1;
-    if (p->x != q->x) return p->x < q->x ? -1 : 1;
-    return p->id < q->id ? -1 : p->id > q->id;
-}
 
 static const int8_t dirs[8][2] = { { -1, -1 }, { 0, -1 }, { 1, -1 }, { -1, 0 }, { 1, 0 }, { -1, 1 }, { 0, 1 }, { 1, 1 } };
 
@@ -61,11 +50,19 @@ static void act(kr_region_t *r, kr_entity_t agent, uint64_t id, void *arg)
                     kr_last_error());
 }
 
+static void walkers_fini(kr_sim_t *sim, void *context)
+{
+    (void)sim;
+    walkers_t *w = context;
+    kr_rng_destroy(w->birth);
+}
+
 static kr_status_t walkers_register(kr_model_t *m)
 {
     kr_status_t st = kr_region_register(m);
     if (st) return st;
-    if (!kr_model_context_type(m, &(kr_context_desc_t){ .name = WALKERS_CONTEXT, .size = sizeof(walkers_t) }))
+    if (!kr_model_context_type(m, &(kr_context_desc_t){ .name = WALKERS_CONTEXT, .size = sizeof(walkers_t),
+                                                        .fini = walkers_fini }))
         return kr_last_status();
     return KR_OK;
 }
@@ -74,6 +71,16 @@ static walkers_t *state_of(kr_sim_t *sim)
 {
     kr_context_type_t t = kr_model_find_context_type(kr_sim_model(sim), WALKERS_CONTEXT);
     return t ? kr_sim_context(sim, t) : NULL;
+}
+
+/* Walker id's first cell, from its own stream (seed, id, BIRTH). */
+static bool place(uint64_t id, int32_t *x, int32_t *y, void *arg)
+{
+    walkers_t *w = arg;
+    kr_rng_reset(w->birth, w->seed, KR_RNG_AGENT, id, BIRTH);
+    *x = (int32_t)(kr_rng_uniform(w->birth) * (double)w->width);
+    *y = (int32_t)(kr_rng_uniform(w->birth) * (double)w->height);
+    return true;
 }
 
 static kr_status_t walkers_setup(kr_sim_t *sim, const kr_params_t *p)
@@ -90,33 +97,15 @@ static kr_status_t walkers_setup(kr_sim_t *sim, const kr_params_t *p)
     if (!st) st = kr_params_region_cut(p, w->width, w->height, &d.cut);
     if (st) return st;
     if (!(w->region = kr_region_create(sim, &d))) return kr_last_status();
-    kr_rect_t own = kr_region_rect(w->region);
-    kr_rng_t *birth = kr_rng_create(kr_model_seed(kr_sim_model(sim)), KR_RNG_AGENT, 0, 0);
-    size_t n = 0, cap = 1024;
-    birth_t *born = malloc(cap * sizeof *born);
-    if (!birth || !born) {
-        kr_rng_destroy(birth);
-        free(born);
-        return kr_params_error(p, "agents", "a number of walkers that fits in memory", "too many");
-    }
-    for (int64_t i = 0; i < w->agents; i++) {
-        uint64_t id = (uint64_t)i + 1;
-        kr_rng_reset(birth, kr_model_seed(kr_sim_model(sim)), KR_RNG_AGENT, id, BIRTH);
-        int32_t x = (int32_t)(kr_rng_uniform(birth) * (double)w->width);
-        int32_t y = (int32_t)(kr_rng_uniform(birth) * (double)w->height);
-        if (!kr_rect_contains(own, x, y)) continue;
-        if (n == cap) {
-            birth_t *b = realloc(born, (cap *= 2) * sizeof *b);
-            if (!b) { st = kr_params_error(p, "agents", "a number of walkers that fits in memory", "too many"); break; }
-            born = b;
-        }
-        born[n++] = (birth_t){ id, x, y };
-    }
-    kr_rng_destroy(birth);
+    w->seed = kr_model_seed(kr_sim_model(sim));
+    if (!w->birth && !(w->birth = kr_rng_create(w->seed, KR_RNG_AGENT, 0, BIRTH))) return kr_last_status();
     /* Created in the order they act (cells by row, then id), entities lie
      * in memory in that order: a step then walks its memory nearly in
      * sequence (walkers move one cell at a time), not at random. */
-    qsort(born, n, sizeof *born, birth_cmp);
+    kr_region_birth_t *born;
+    size_t n;
+    if ((st = kr_region_scatter(w->region, 1, (uint64_t)w->agents, place, w, &born, &n)))
+        return kr_params_error(p, "agents", "a number of walkers that fits in memory", kr_last_error());
     for (size_t i = 0; i < n && !st; i++)
         if (!kr_region_agent_create(w->region, born[i].id, born[i].x, born[i].y)) st = kr_last_status();
     free(born);

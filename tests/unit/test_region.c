@@ -205,6 +205,77 @@ Test(region, the_step_driver_never_travels)
     kr_model_file_free(f);
 }
 
+/* kr_region_scatter: every region of a cut gets exactly the agents placed
+ * in its own cells, in (y, x, id) order, and the agents are placed once
+ * for all the regions of the process (twice each: a counting pass). */
+typedef struct placing {
+    uint64_t calls;
+    int32_t width, height;
+} placing_t;
+
+static uint64_t scramble(uint64_t x)
+{
+    x *= 0x9e3779b97f4a7c15ULL;
+    return x ^ (x >> 29);
+}
+
+static bool place_test(uint64_t id, int32_t *x, int32_t *y, void *arg)
+{
+    placing_t *pl = arg;
+    pl->calls++;
+    if (id % 7 == 0) return false; /* no such agent */
+    *x = (int32_t)(scramble(id) % (uint64_t)pl->width);
+    *y = (int32_t)(scramble(id ^ 0x55) % (uint64_t)pl->height);
+    return true;
+}
+
+static bool place_outside(uint64_t id, int32_t *x, int32_t *y, void *arg)
+{
+    (void)arg;
+    *x = id == 5 ? -1 : 0;
+    *y = 0;
+    return true;
+}
+
+Test(region, scatter_places_once_and_hands_each_region_its_own)
+{
+    kr_model_file_t *f = mt_load(WALKERS("'regions': [3, 2],", ""), NULL);
+    cr_assert(f, "%s", kr_last_error());
+    kr_model_t *m = kr_model_file_build_on(f, NULL, 0, NULL);
+    cr_assert(m, "%s", kr_last_error());
+    placing_t pl = { 0, 60, 40 };
+    const uint64_t first = 1000000, count = 5000;
+    uint64_t got = 0, want = 0;
+    for (uint64_t id = first; id < first + count; id++) want += id % 7 != 0;
+    for (uint32_t i = 0; i < 6; i++) {
+        kr_region_t *r = kr_region_of(kr_model_sim(m, i));
+        kr_region_birth_t *b;
+        size_t n;
+        cr_assert_eq(kr_region_scatter(r, first, count, place_test, &pl, &b, &n), KR_OK, "%s", kr_last_error());
+        kr_rect_t own = kr_region_rect(r);
+        for (size_t k = 0; k < n; k++) {
+            cr_assert(kr_rect_contains(own, b[k].x, b[k].y), "region %u got an agent of cell (%d, %d)", i, b[k].x,
+                      b[k].y);
+            int32_t x, y;
+            cr_assert(place_test(b[k].id, &x, &y, &(placing_t){ 0, 60, 40 }) && x == b[k].x && y == b[k].y);
+            if (k) cr_assert(b[k - 1].y < b[k].y || (b[k - 1].y == b[k].y && (b[k - 1].x < b[k].x ||
+                             (b[k - 1].x == b[k].x && b[k - 1].id < b[k].id))), "(y, x, id) order");
+        }
+        got += n;
+        free(b);
+    }
+    cr_assert_eq(got, want, "every agent once: %llu of %llu", (unsigned long long)got, (unsigned long long)want);
+    cr_assert_eq(pl.calls, 2 * count, "placed once for all six regions (two passes): %llu calls",
+                 (unsigned long long)pl.calls);
+    kr_region_birth_t *b;
+    size_t n;
+    cr_assert_eq(kr_region_scatter(kr_region_of(kr_model_sim(m, 0)), 1, 10, place_outside, NULL, &b, &n),
+                 KR_ERR_INVALID_ARG);
+    cr_assert(strstr(kr_last_error(), "agent 5 placed in cell (-1, 0), outside"), "%s", kr_last_error());
+    kr_model_destroy(m);
+    kr_model_file_free(f);
+}
+
 /* ---- runs in one process ---- */
 
 typedef struct run_result {
