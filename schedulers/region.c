@@ -163,6 +163,10 @@ struct kr_region {
      * process, placed once by the first region that asked, by region
      * (scatter_start[i] .. scatter_start[i + 1]); freed when the last
      * local region has taken its share. */
+    /* ids of the migrants that arrived for the next step: checked for
+     * duplicates before it (two regions cannot both send one agent) */
+    uint64_t *arrived;
+    size_t arrived_count, arrived_cap;
     struct scatter {
         uint64_t first, count;
         kr_region_birth_t *births;
@@ -215,6 +219,7 @@ static void region_fini(kr_sim_t *sim, void *context)
     kr_buf_fini(&r->emigrant_bytes);
     free(r->scatter.births);
     free(r->scatter.start);
+    free(r->arrived);
 }
 
 static void strip_destroy(kr_world_t *w, kr_entity_t self, void *state)
@@ -945,12 +950,22 @@ static kr_status_t arrive(kr_region_t *r, const exchange_msg_t *msg)
     const strip_state_t *ss = kr_component_get(r->world, in[0], r->strip);
     kr_status_t st = strip_read(r, n, ss->data, ss->len);
     kr_entity_destroy(r->world, in[0]);
+    if (!st && r->arrived_count + count > r->arrived_cap) {
+        size_t cap = r->arrived_cap ? r->arrived_cap : 256;
+        while (cap < r->arrived_count + count) cap *= 2;
+        uint64_t *a = realloc(r->arrived, cap * sizeof *a);
+        if (!a) return kr__fail(KR_ERR_NOMEM, "region %u: out of memory for migrants", r->index);
+        r->arrived = a;
+        r->arrived_cap = cap;
+    }
     for (size_t i = 1; !st && i < count; i++) {
         int32_t x, y;
-        if (!kr_region_agent_id(r, in[i]) || !kr_region_agent_cell(r, in[i], &x, &y) ||
-            !kr_rect_contains(r->own, x, y))
+        uint64_t id = kr_region_agent_id(r, in[i]);
+        if (!id || !kr_region_agent_cell(r, in[i], &x, &y) || !kr_rect_contains(r->own, x, y))
             st = kr__fail(KR_ERR_CORRUPT, "a migrant from region %u that is no agent of this region's cells",
                           msg->from);
+        else
+            r->arrived[r->arrived_count++] = id;
     }
     return st;
 }
@@ -1025,6 +1040,26 @@ static kr_status_t act_all(kr_region_t *r)
                                                                .visit = act_cell, .arg = r });
 }
 
+static int id_cmp(const void *a, const void *b)
+{
+    uint64_t p = *(const uint64_t *)a, q = *(const uint64_t *)b;
+    return p < q ? -1 : p > q;
+}
+
+/* An agent arriving twice (from two neighbours, or in one message) would
+ * be counted twice from now on: the run stops instead. */
+static kr_status_t arrivals_check(kr_region_t *r)
+{
+    size_t n = r->arrived_count;
+    r->arrived_count = 0;
+    if (n > 1) qsort(r->arrived, n, sizeof *r->arrived, id_cmp);
+    for (size_t i = 1; i < n; i++)
+        if (r->arrived[i] == r->arrived[i - 1])
+            return kr__fail(KR_ERR_CORRUPT, "region %u: agent %llu arrived twice for step %llu", r->index,
+                            (unsigned long long)r->arrived[i], (unsigned long long)r->step);
+    return KR_OK;
+}
+
 static void region_step(kr_region_t *r)
 {
     kr_sim_t *sim = r->sim;
@@ -1037,7 +1072,8 @@ static void region_step(kr_region_t *r)
         }
         r->nb[i].arrived = false;
     }
-    kr_status_t st = ghosts_prepare(r);
+    kr_status_t st = arrivals_check(r);
+    if (!st) st = ghosts_prepare(r);
     if (!st && r->desc.fields) memcpy(r->next, r->cur, kr_rect_area(r->stored) * r->desc.fields * sizeof *r->next);
     if (!st && r->desc.begin_step) r->desc.begin_step(r, r->desc.arg);
     if (!st) st = act_all(r);

@@ -649,3 +649,23 @@ Test(region, moves_are_checked)
     kr_model_destroy(m);
     kr_model_file_free(f);
 }
+
+/* Two regions that both send an agent with one id (a kind's bug, or a
+ * forged message) do not make two of it: the receiver stops the run. */
+Test(region, an_agent_arriving_twice_stops_the_run)
+{
+    kr_model_file_t *f = mt_load(WALKERS("'regions': [3, 1],", ""), NULL);
+    cr_assert(f, "%s", kr_last_error());
+    kr_model_t *m = kr_model_file_build(f, NULL);
+    cr_assert(m, "%s", kr_last_error());
+    kr_region_t *left = kr_region_of(kr_model_sim(m, 0)), *right = kr_region_of(kr_model_sim(m, 2));
+    kr_entity_t a = kr_region_agent_create(left, 999999, 19, 5), b = kr_region_agent_create(right, 999999, 40, 5);
+    cr_assert(a && b, "%s", kr_last_error());
+    /* both into the middle region's cells: they leave with the initial halos */
+    cr_assert_eq(kr_region_agent_move(left, a, 20, 5), KR_OK, "%s", kr_last_error());
+    cr_assert_eq(kr_region_agent_move(right, b, 39, 5), KR_OK, "%s", kr_last_error());
+    cr_assert_eq(kr_model_run(m), KR_ERR_CORRUPT);
+    cr_assert(strstr(kr_last_error(), "region 1: agent 999999 arrived twice for step 1"), "%s", kr_last_error());
+    kr_model_destroy(m);
+    kr_model_file_free(f);
+}
