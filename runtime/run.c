@@ -215,13 +215,14 @@ static uint64_t hex64(const char *s)
     return s ? strtoull(s, NULL, 16) : 0;
 }
 
-/* One simulator's per-step figures (kr_report_steps) added into its
- * kind's, step by step; called in simulator-id order. Whole numbers, so
+/* One simulator's per-step figures (kr_report_steps) added into those of
+ * its model-file entry (every region of a world, every replica of a
+ * `count`), step by step; called in simulator-id order. Whole numbers, so
  * the sums are exact whatever simulators hold the figures. */
-static void add_steps(json_t *totals, const char *kind, json_t *steps)
+static void add_steps(json_t *totals, const char *entry, json_t *steps)
 {
-    json_t *k = json_object_get(totals, kind);
-    if (!k) json_object_set_new(totals, kind, k = json_object());
+    json_t *k = json_object_get(totals, entry);
+    if (!k) json_object_set_new(totals, entry, k = json_object());
     const char *name;
     json_t *fig;
     json_object_foreach(steps, name, fig) {
@@ -244,6 +245,14 @@ static void add_steps(json_t *totals, const char *kind, json_t *steps)
     }
 }
 
+/* The "name" of the model-file entry simulator `i` came from. */
+static const char *entry_name(const kr_model_file_t *f, size_t i)
+{
+    json_t *entry = json_array_get(json_object_get(f->root, "simulators"), f->sims[i].index);
+    const char *name = json_string_value(json_object_get(entry, "name"));
+    return name ? name : f->sims[i].name;
+}
+
 static double pow10u(json_int_t d)
 {
     double p = 1;
@@ -251,7 +260,8 @@ static double pow10u(json_int_t d)
     return p;
 }
 
-/* stats.totals: the last step's value of every summed per-step figure. */
+/* stats.totals: the last step's value of every summed per-step figure,
+ * by model-file entry. */
 static json_t *step_totals(json_t *steps)
 {
     json_t *out = json_object();
@@ -271,8 +281,8 @@ static json_t *step_totals(json_t *steps)
 }
 
 /* The CSV of --series: one row per step, one column per summed figure
- * (KIND.NAME when several kinds report some), fixed-point values written
- * exactly. */
+ * (ENTRY.NAME when several model-file entries report some), fixed-point
+ * values written exactly. */
 static void write_series(FILE *o, json_t *steps)
 {
     size_t rows = 0;
@@ -368,7 +378,7 @@ static json_t *merge_stats(run_ctx_t *c, json_t **parts, int nparts)
         }
         requests += (uint64_t)json_integer_value(json_object_get(sim, "guarantee_requests"));
         json_t *steps = json_object_get(json_object_get(sim, "stats"), "_steps");
-        if (steps) add_steps(c->steps, json_string_value(json_object_get(sim, "kind")), steps);
+        if (steps) add_steps(c->steps, entry_name(f, i), steps);
         json_t *copy = json_deep_copy(sim);
         json_object_del(json_object_get(copy, "stats"), "_state_part");
         json_object_del(json_object_get(copy, "stats"), "_steps");

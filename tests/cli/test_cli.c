@@ -338,6 +338,37 @@ Test(cli, stats_has_every_field)
     json_decref(s);
 }
 
+/* Per-step totals and the series belong to model-file entries: two
+ * worlds of one kind (one cut in regions) keep their own. */
+Test(cli, totals_and_series_by_model_entry)
+{
+    const char *m = model("{'end_time': 3, 'seed': 2, 'simulators': ["
+                          " {'name': 'north', 'kind': 'ecology', 'time_step': 1, 'regions': [2, 1],"
+                          "  'params': {'width': 40, 'height': 20, 'swarms': 10, 'plant_density': 0.5}},"
+                          " {'name': 'south', 'kind': 'ecology', 'time_step': 1,"
+                          "  'params': {'width': 20, 'height': 20, 'swarms': 4, 'plant_density': 0.2}}]}");
+    const char *stats = cli_path("s.json"), *series = cli_path("s.csv");
+    json_t *s = run_stats(m, stats, "--series", series, NULL, NULL);
+    json_t *tot = json_object_get(s, "totals");
+    json_int_t north = json_integer_value(json_object_get(json_object_get(tot, "north"), "plants"));
+    json_int_t south = json_integer_value(json_object_get(json_object_get(tot, "south"), "plants"));
+    json_int_t plants[2] = { 0, 0 };
+    size_t i;
+    json_t *sim;
+    json_array_foreach(json_object_get(s, "simulators"), i, sim)
+        plants[i < 2 ? 0 : 1] += json_integer_value(json_object_get(json_object_get(sim, "stats"), "plants"));
+    cr_assert_eq(json_object_size(tot), 2, "one entry per world");
+    cr_assert(north > 0 && north == plants[0], "north: %lld, its regions hold %lld", (long long)north,
+              (long long)plants[0]);
+    cr_assert(south > 0 && south == plants[1], "south: %lld, its simulator holds %lld", (long long)south,
+              (long long)plants[1]);
+    char *csv = cli_slurp(series);
+    cr_assert(csv && !strncmp(csv, "step,north.plants,", 18), "%.80s", csv);
+    cr_assert(strstr(csv, ",south.plants,"), "%.200s", csv);
+    free(csv);
+    json_decref(s);
+}
+
 Test(cli, checksums_repeat_across_runs_and_sync)
 {
     const char *f = source("examples/factory.json");

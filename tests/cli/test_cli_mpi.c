@@ -460,7 +460,7 @@ Test(cli_mpi, ecology_same_answer_for_every_cut_and_rank_count, .timeout = 600)
                     eaten += json_integer_value(json_object_get(st, "plants_eaten"));
                     plants += json_integer_value(json_object_get(st, "plants"));
                 }
-                json_t *tot = json_object_get(json_object_get(s, "totals"), "ecology");
+                json_t *tot = json_object_get(json_object_get(s, "totals"), "eco"); /* the entry's name */
                 cr_assert_eq(json_integer_value(json_object_get(tot, "plants")), plants,
                              "stats.totals sums the regions' plants");
                 if (c > 0) cr_assert_gt(migrants, 0, "%s: agents crossed region borders", cuts[c]);
