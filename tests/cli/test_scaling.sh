@@ -32,8 +32,13 @@ refused() { # refused MESSAGE ARGS...
 refused "/no/model.json: expected a readable model file, found nothing" /no/model.json
 refused "--ranks: expected whole numbers >= 1 separated by commas, found '1,x'" "$root/examples/rows.json" --ranks 1,x
 refused "--sync: expected null-message and/or window, found 'fast'" "$root/examples/rows.json" --sync fast
-refused "--weak: expected KEY=EXPR with EXPR arithmetic in 'ranks' (e.g. simulators.line.count=25*ranks), found 'simulators.line.count=__import__'" \
+refused "--weak: expected KEY=EXPR with EXPR arithmetic in 'ranks' (+ - * / % and parentheses, e.g. simulators.line.count=25*ranks), found 'simulators.line.count=__import__'" \
   "$root/examples/rows.json" --weak simulators.line.count=__import__
+refused "--weak: expected KEY=EXPR with EXPR arithmetic in 'ranks' (+ - * / % and parentheses, e.g. simulators.line.count=25*ranks), found 'simulators.line.count=9**9**9'" \
+  "$root/examples/rows.json" --weak 'simulators.line.count=9**9**9'
+# checked at every rank count of the study, not only at one rank
+refused "--weak: expected an arithmetic expression in 'ranks', found '4/(ranks-2)' (at ranks=2: division by zero)" \
+  "$root/examples/rows.json" --ranks 1,2 --weak 'simulators.line.count=4/(ranks-2)'
 
 # weak scaling: 3 lines per rank, 10 minutes of model time
 out=$("$scaling" "$root/examples/rows.json" --kairos "$KAIROS_BIN" --ranks 1,2 --reps 2 --no-plots \
