@@ -621,6 +621,8 @@ kr_status_t kr_spatial_set_bounds(kr_world_t *w, const double bounds[4])
     if (w->spatial.members)
         return kr__fail(KR_ERR_STATE, "kr_spatial_set_bounds: the spatial hash holds %zu entities",
                         w->spatial.members);
+    /* a scan under way walks the grid by index */
+    if (w->spatial_scans) return kr__fail(KR_ERR_STATE, "kr_spatial_set_bounds: during kr_spatial_scan");
     kr_spatial_state_t fresh;
     kr_status_t st = kr__spatial_init(&fresh, w->spatial.cell_size, bounds);
     if (st) return st;

@@ -45,6 +45,7 @@ static inline cursor_t cursor_at(const kr_spatial_state_t *s, const kr_spatial_s
 
 static inline void cursor_step(cursor_t *c, const kr_spatial_state_t *s, const kr_spatial_scan_desc_t *d)
 {
+    if (c->y >= d->y1) return; /* past the end (a cursor ahead of the visit): it stays there */
     if (++c->x == d->x1) {
         *c = cursor_at(s, d, d->x0, c->y + 1);
     } else if (c->gi != KR_NONE && (uint32_t)(c->x - s->gx0) < s->gw) {
@@ -105,6 +106,7 @@ kr_status_t kr_spatial_scan(kr_world_t *w, const kr_spatial_scan_desc_t *d)
     if (d->component && !kr__registry_entry(w->registry, d->component))
         return kr__fail(KR_ERR_UNREGISTERED, "%s: component %u is not registered", fn, d->component);
     if (d->x1 <= d->x0 || d->y1 <= d->y0) return KR_OK;
+    w->spatial_scans++;
     void *small[16];
     void **values = small;
     size_t values_cap = 16;
@@ -151,5 +153,6 @@ kr_status_t kr_spatial_scan(kr_world_t *w, const kr_spatial_scan_desc_t *d)
         st = d->visit(w, &v, d->arg);
     }
     if (values != small) free(values);
+    w->spatial_scans--;
     return st;
 }

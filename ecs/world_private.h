@@ -162,6 +162,7 @@ struct kr_world {
     uint32_t chunk_passes;           /* active chunk passes: structure locked */
 
     kr_spatial_state_t spatial;
+    uint32_t spatial_scans;          /* kr_spatial_scan under way (nested in visits) */
 
     kr_sparse_pool_t **pools;        /* by component id; NULL until first use */
     uint32_t pool_slots;

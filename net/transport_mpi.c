@@ -76,22 +76,23 @@ static kr_status_t mpi_fail(int err, const char *what)
     return kr__fail(KR_ERR_IO, "MPI %s: %s", what, text);
 }
 
-/* Completed sends free their slot, oldest first. */
+/* Completed sends free their slot, oldest first. A failed test (only
+ * with an error handler other than MPI's default, which aborts) keeps its
+ * send and the ones after it, and is reported. */
 static kr_status_t reap_sends(peer_t *p)
 {
-    int k = 0;
+    int k = 0, err = MPI_SUCCESS;
     for (int i = 0; i < p->sends_used; i++) {
         int done = 0;
-        int err = MPI_Test(&p->sends[i].req, &done, MPI_STATUS_IGNORE);
-        if (err != MPI_SUCCESS) return mpi_fail(err, "send");
-        if (done) {
+        if (err == MPI_SUCCESS) err = MPI_Test(&p->sends[i].req, &done, MPI_STATUS_IGNORE);
+        if (done && err == MPI_SUCCESS) {
             kr_buf_fini(&p->sends[i].buf);
             continue;
         }
         p->sends[k++] = p->sends[i];
     }
     p->sends_used = k;
-    return KR_OK;
+    return err == MPI_SUCCESS ? KR_OK : mpi_fail(err, "send");
 }
 
 /* Takes every batch that has arrived into the inbox (and notes an abort). */
@@ -541,7 +542,9 @@ static void mpi_progress(kr_transport_t *base)
 {
     mpi_transport_t *t = (mpi_transport_t *)base;
     for (int r = 0; r < t->size; r++)
-        if (t->peers[r].sends_used) reap_sends(&t->peers[r]); /* a failure shows at the next poll */
+        /* a failed send stays, to be reported when next tested: by a
+         * flush to that peer, or by the wait for every send at the end */
+        if (t->peers[r].sends_used) reap_sends(&t->peers[r]);
 }
 
 static const kr_transport_vtbl_t mpi_vtbl = { .send = mpi_send, .poll = mpi_poll, .in_flight = mpi_in_flight,

@@ -605,6 +605,7 @@ kr_model_t *kr_model_file_build_on(kr_model_file_t *f, const kr_observer_t *obse
         if (!p) goto fail;
         kr_params_set_region(p, e, (uint32_t)i);
         kr_status_t st = k->setup(kr_model_sim(m, (uint32_t)i), p);
+        if (!st) st = kr_model_failure(m); /* kr_sim_fail during setup */
         if (!st) st = kr_params_check_unread(p, k->name);
         kr_params_close(p);
         if (st) {

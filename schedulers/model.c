@@ -606,6 +606,12 @@ kr_status_t kr_model_start(kr_model_t *m)
     return KR_OK;
 }
 
+kr_status_t kr_model_failure(const kr_model_t *m)
+{
+    if (!m || !m->failure) return KR_OK;
+    return kr__fail(m->failure, "%s", m->failure_msg);
+}
+
 kr_status_t kr_model_run(kr_model_t *m)
 {
     if (!m) return kr__fail(KR_ERR_INVALID_ARG, "kr_model_run: null model");

@@ -106,7 +106,8 @@ struct kr_sim {
     kr_time_t time_step;
     kr_world_t *world;
     kr_rng_t *rng;
-    void *user;                 /* kr_sim_set_user */
+    void *user;                 /* kr_sim_set_user, for the owner `user_tag` */
+    const void *user_tag;
 
     kr_equeue_t queue;
     kr_event_rec_t *recs;       /* 64-byte aligned */

@@ -161,14 +161,16 @@ struct kr_region {
     bool moved_other;        /* an act moved an agent other than itself */
     /* kr_region_scatter: the births of every region of the cut in this
      * process, placed once by the first region that asked, by region
-     * (scatter_start[i] .. scatter_start[i + 1]); freed when the last
-     * local region has taken its share. */
+     * (start[i] .. start[i + 1]); freed when the last local region has
+     * taken its share. Held by a region of the cut whose slot was free,
+     * so several populations may be under way at once. */
     /* ids of the migrants that arrived for the next step: checked for
      * duplicates before it (two regions cannot both send one agent) */
     uint64_t *arrived;
     size_t arrived_count, arrived_cap;
     struct scatter {
         uint64_t first, count;
+        bool (*place)(uint64_t id, int32_t *x, int32_t *y, void *arg);
         kr_region_birth_t *births;
         size_t *start;
         uint32_t waiting;    /* local regions that have not taken theirs */
@@ -521,14 +523,13 @@ static int birth_cmp(const void *a, const void *b)
 }
 
 /* Places agents first .. first + count - 1 and sorts them by the local
- * region they start in (a counting sort); agents of other processes'
- * regions are dropped. */
-static kr_status_t scatter_all(kr_region_t *r, uint64_t first, uint64_t count,
+ * region they start in (a counting sort), into `sc`; agents of other
+ * processes' regions are dropped. */
+static kr_status_t scatter_all(kr_region_t *r, struct scatter *sc, uint64_t first, uint64_t count,
                                bool (*place)(uint64_t id, int32_t *x, int32_t *y, void *arg), void *arg)
 {
     kr_model_t *m = kr_sim_model(r->sim);
     uint32_t regions = kr_region_grid_count(&r->grid);
-    struct scatter *sc = &r->scatter;
     sc->start = calloc((size_t)regions + 1, sizeof *sc->start);
     bool *local = calloc(regions, sizeof *local);
     kr_status_t st = sc->start && local ? KR_OK : kr__fail(KR_ERR_NOMEM, "region %u: out of memory", r->index);
@@ -562,8 +563,15 @@ static kr_status_t scatter_all(kr_region_t *r, uint64_t first, uint64_t count,
                 break;
             }
             if (!local[o]) continue;
-            if (pass == 0) sc->start[o + 1]++;
-            else sc->births[sc->start[o] + fill[o]++] = (kr_region_birth_t){ id, x, y };
+            if (pass == 0) {
+                sc->start[o + 1]++;
+            } else if (fill[o] < sc->start[o + 1] - sc->start[o]) {
+                sc->births[sc->start[o] + fill[o]++] = (kr_region_birth_t){ id, x, y };
+            } else {
+                st = kr__fail(KR_ERR_STATE, "region %u: agent %llu placed differently twice: `place` must depend on "
+                              "the id alone", r->index, (unsigned long long)id);
+                break;
+            }
         }
         free(fill);
     }
@@ -576,6 +584,7 @@ static kr_status_t scatter_all(kr_region_t *r, uint64_t first, uint64_t count,
     }
     sc->first = first;
     sc->count = count;
+    sc->place = place;
     return KR_OK;
 }
 
@@ -583,21 +592,30 @@ kr_status_t kr_region_scatter(kr_region_t *r, uint64_t first, uint64_t count,
                               bool (*place)(uint64_t id, int32_t *x, int32_t *y, void *arg), void *arg,
                               kr_region_birth_t **out, size_t *n)
 {
+    if (!r || !place || !out || !n) return kr__fail(KR_ERR_INVALID_ARG, "kr_region_scatter: expected a region, a "
+                                                    "place callback and places for the result");
     *out = NULL;
     *n = 0;
     kr_model_t *m = kr_sim_model(r->sim);
     uint32_t regions = kr_region_grid_count(&r->grid);
-    /* a region of this cut, in this process, that placed these births */
-    kr_region_t *holder = NULL;
+    /* a region of this cut, in this process, that placed these births;
+     * failing that, one with a free slot to hold them (this one first) */
+    kr_region_t *holder = NULL, *free_slot = r->scatter.births ? NULL : r;
     for (uint32_t i = 0; i < regions && !holder; i++) {
         kr_sim_t *s = kr_model_sim(m, r->desc.cut.first_sim + i);
         kr_region_t *h = kr_sim_is_local(s) ? kr_region_of(s) : NULL;
-        if (h && h->scatter.births && h->scatter.first == first && h->scatter.count == count) holder = h;
+        if (!h) continue;
+        const struct scatter *sc = &h->scatter;
+        if (sc->births && sc->first == first && sc->count == count && sc->place == place) holder = h;
+        else if (!sc->births && !free_slot) free_slot = h;
     }
     if (!holder) {
-        kr_status_t st = scatter_all(r, first, count, place, arg);
+        if (!free_slot)
+            return kr__fail(KR_ERR_STATE, "region %u: more populations scattered at once than regions of the cut "
+                            "in this process", r->index);
+        kr_status_t st = scatter_all(r, &free_slot->scatter, first, count, place, arg);
         if (st) return st;
-        holder = r;
+        holder = free_slot;
     }
     struct scatter *sc = &holder->scatter;
     size_t from = sc->start[r->index], len = sc->start[r->index + 1] - from;
@@ -1076,6 +1094,9 @@ static void region_step(kr_region_t *r)
     if (!st) st = ghosts_prepare(r);
     if (!st && r->desc.fields) memcpy(r->next, r->cur, kr_rect_area(r->stored) * r->desc.fields * sizeof *r->next);
     if (!st && r->desc.begin_step) r->desc.begin_step(r, r->desc.arg);
+    /* a begin_step that failed the run (kr_sim_fail) left the step's
+     * state half made: no act runs on it */
+    if (!st && kr_sim_model(sim)->failure) return;
     if (!st) st = act_all(r);
     if (!st && r->desc.end_step) r->desc.end_step(r, r->desc.arg);
     double *t = r->cur;

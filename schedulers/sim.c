@@ -477,11 +477,26 @@ void kr_sim_fail(kr_sim_t *s, kr_status_t status, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    kr__model_fail(s->model, status, "simulator '%s', time %.9g: %s", s->name, kr_time_to_units(s->now, s->model->precision), text);
+    kr_model_t *m = s->model;
+    kr__model_fail(m, status, "simulator '%s', time %.9g: %s", s->name, kr_time_to_units(s->now, m->precision), text);
+    /* Outside a run (setup, or after the end) nobody stops: say it now.
+     * Before the run, kr_model_failure and kr_model_run report it. */
+    if (!m->running) {
+        kr_log(s, KR_LOG_ERROR, "%s", text);
+        kr__fail(m->failure, "%s", m->failure_msg);
+    }
 }
 
-void kr_sim_set_user(kr_sim_t *s, void *user) { s->user = user; }
-void *kr_sim_user(const kr_sim_t *s) { return s->user; }
+void kr_sim_set_user(kr_sim_t *s, const void *tag, void *user)
+{
+    s->user_tag = tag;
+    s->user = user;
+}
+
+void *kr_sim_user(const kr_sim_t *s, const void *tag)
+{
+    return s && tag && s->user_tag == tag ? s->user : NULL;
+}
 
 void kr_sim_progress(kr_sim_t *s)
 {

@@ -127,6 +127,10 @@ kr_status_t kr_model_start(kr_model_t *model);
 /* Runs to the end time (starting first if needed). Fails, naming simulators
  * and times, on a deadlock or an error in a simulator. */
 kr_status_t kr_model_run(kr_model_t *model);
+/* The failure recorded so far (kr_sim_fail, or an error inside a run):
+ * KR_OK if none, otherwise its status, with its message as kr_last_error.
+ * A model that failed before its run (in a kind's setup) does not run. */
+kr_status_t kr_model_failure(const kr_model_t *model);
 
 /* After a run: a digest over every simulator's event sequence, in id order. */
 uint64_t kr_model_checksum(const kr_model_t *model);

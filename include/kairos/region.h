@@ -197,9 +197,12 @@ typedef struct kr_region_birth {
  * those that start in this region's own cells, in (y, x, id) order, the
  * order they act in (create them in it: their memory then follows the
  * scan); the caller frees it. The first region of the cut in a process
- * places every agent once for all the regions there, so setting up P x Q
- * regions places N agents, not N x P x Q. The same `place` must be given
- * by every region; its arg must outlive the setup of the last of them. */
+ * places every agent once for all the regions there (twice, in fact: a
+ * counting pass), so setting up P x Q regions places N agents, not
+ * N x P x Q. A population is (first, count, place): every region gives
+ * the same; `place` must depend on the id alone (KR_ERR_STATE otherwise)
+ * and its arg outlive the setup of the last region. Several populations
+ * may be under way at once, up to one per region of the process. */
 kr_status_t kr_region_scatter(kr_region_t *r, uint64_t first, uint64_t count,
                               bool (*place)(uint64_t id, int32_t *x, int32_t *y, void *arg), void *arg,
                               kr_region_birth_t **out, size_t *n);

@@ -81,9 +81,14 @@ void *kr_sim_context(kr_sim_t *sim, kr_context_type_t type);
 
 /* One pointer a kind may keep per simulator (its context block, say), for
  * event handlers, which get no user pointer: O(1), where finding a context
- * type by name is not. Handlers must not pick their state by an id in the
- * event data instead: a sync-event's data comes from another process. */
-void kr_sim_set_user(kr_sim_t *sim, void *user);
-void *kr_sim_user(const kr_sim_t *sim);
+ * type by name is not. `tag` names its owner (the address of something of
+ * the kind's own, such as its kr_kind_desc_t): kr_sim_user returns the
+ * pointer only to the owner, NULL to anyone else, so that a handler run on
+ * a simulator of another kind (a sync-event sent to the wrong simulator)
+ * finds nothing instead of another kind's state. Handlers must not pick
+ * their state by an id in the event data instead: a sync-event's data
+ * comes from another process. */
+void kr_sim_set_user(kr_sim_t *sim, const void *tag, void *user);
+void *kr_sim_user(const kr_sim_t *sim, const void *tag);
 
 #endif

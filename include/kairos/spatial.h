@@ -74,8 +74,9 @@ typedef struct kr_spatial_scan_desc {
     /* Called for each occupied cell in (y, x) order, with the entities in
      * it when the scan gets there. It may change the world (move, create
      * or destroy entities): the arrays are valid until it does, and later
-     * cells are read as they are when reached. A status other than KR_OK
-     * stops the scan and is returned. */
+     * cells are read as they are when reached (kr_spatial_set_bounds is
+     * refused meanwhile). A status other than KR_OK stops the scan and is
+     * returned. */
     kr_status_t (*visit)(kr_world_t *world, const kr_spatial_visit_t *cell, void *arg);
     void *arg;
 } kr_spatial_scan_desc_t;

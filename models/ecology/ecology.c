@@ -621,8 +621,9 @@ static kr_status_t populate(ecology_t *eco, kr_sim_t *sim, const kr_params_t *kp
     size_t n = 0;
     eco->seed = seed;
     if (!st && !eco->birth && !(eco->birth = kr_rng_create(seed, KR_RNG_AGENT, 0, BIRTH))) st = kr_last_status();
-    if (!st && kr_region_scatter(eco->region, first, (uint64_t)p->swarms, place_swarm, eco, &born, &n))
-        st = kr_params_error(kp, "swarms", "a number of swarms that fits in memory", kr_last_error());
+    if (!st && (st = kr_region_scatter(eco->region, first, (uint64_t)p->swarms, place_swarm, eco, &born, &n)) ==
+                   KR_ERR_NOMEM)
+        st = kr_params_error(kp, "swarms", "a number of swarms that fits in memory", "too many");
     for (size_t i = 0; i < n && !st; i++) {
         kr_entity_t e = kr_region_agent_create(eco->region, born[i].id, born[i].x, born[i].y);
         swarm_t *sw = e ? kr_component_add(eco->world, e, eco->swarm_c) : NULL;

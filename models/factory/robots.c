@@ -80,7 +80,7 @@ static void robot_update(kr_world_t *w, kr_entity_t self, void *state)
         if (b->steps < r->leg_steps) return;
         b->position = r->path_length;
         /* Shipping takes the part out of this world: the state may move. */
-        if (factory_ship(sim, r->target, r->delay, &b->part, 1) != KR_OK) return; /* retry next step */
+        if (factory_ship(sim, r->target, r->delay, &b->part, 1) != KR_OK) return; /* the run fails (kr_sim_fail) */
         b = kr_component_get(w, self, r->robot_c);
         r->delivered++;
         *b = (robot_t){ .index = b->index, .phase = ROBOT_BACK, .position = r->path_length,

@@ -162,7 +162,7 @@ static void receive(kr_sim_t *sim, void *data)
 {
     const rows_ship_t *m = data;
     /* the receiver's own state: nothing from the wire picks it */
-    rows_t *r = kr_sim_user(sim);
+    rows_t *r = kr_sim_user(sim, &kr_rows_kind);
     if (!r || !r->final) {
         kr_sim_fail(sim, KR_ERR_CORRUPT, "rows: a tote from simulator %u arrived at a simulator that is not a final "
                     "one", m->line);
@@ -278,7 +278,7 @@ static kr_status_t rows_setup(kr_sim_t *sim, const kr_params_t *p)
     rows_t *r = ctx ? kr_sim_context(sim, ctx) : NULL;
     if (!r) return kr_last_status();
     r->ctx = ctx; /* local events carry it; a shipment finds its receiver by kr_sim_user */
-    kr_sim_set_user(sim, r);
+    kr_sim_set_user(sim, &kr_rows_kind, r);
     r->precision = kr_model_precision(m);
     r->end_time = kr_model_end_time(m);
     r->world = kr_sim_world(sim);

@@ -105,7 +105,8 @@ static kr_status_t walkers_setup(kr_sim_t *sim, const kr_params_t *p)
     kr_region_birth_t *born;
     size_t n;
     if ((st = kr_region_scatter(w->region, 1, (uint64_t)w->agents, place, w, &born, &n)))
-        return kr_params_error(p, "agents", "a number of walkers that fits in memory", kr_last_error());
+        return st == KR_ERR_NOMEM ? kr_params_error(p, "agents", "a number of walkers that fits in memory", "too many")
+                                  : st;
     for (size_t i = 0; i < n && !st; i++)
         if (!kr_region_agent_create(w->region, born[i].id, born[i].x, born[i].y)) st = kr_last_status();
     free(born);

@@ -351,7 +351,8 @@ static void fail_at_tag_2(kr_sim_t *sim, void *data)
 {
     int32_t tag = *(int32_t *)data;
     fx.log[fx.n++] = (log_entry_t){ kr_sim_now(sim), tag };
-    cr_assert_eq(kr_sim_user(sim), (void *)&fx);
+    cr_assert_eq(kr_sim_user(sim, &fx.ev), (void *)&fx);
+    cr_assert_null(kr_sim_user(sim, &fx.n), "another owner finds nothing");
     if (tag == 2) {
         kr_sim_fail(sim, KR_ERR_CORRUPT, "bad part %d", tag);
         kr_sim_fail(sim, KR_ERR_NOMEM, "a second failure");
@@ -365,11 +366,28 @@ Test(events, a_handler_fails_the_run)
     fx.ev = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "f", .size = sizeof(int32_t),
                                                               .on_event = fail_at_tag_2 });
     kr_sim_t *s = add_de(m, "line");
-    cr_assert_null(kr_sim_user(s));
-    kr_sim_set_user(s, &fx);
+    cr_assert_null(kr_sim_user(s, &fx.ev));
+    kr_sim_set_user(s, &fx.ev, &fx);
     for (int32_t t = 1; t <= 3; t++) sched(s, 0, (kr_time_t)t * S, t, NULL);
     cr_assert_eq(kr_model_run(m), KR_ERR_CORRUPT);
     cr_assert_not_null(strstr(kr_last_error(), "simulator 'line', time 2: bad part 2"), "%s", kr_last_error());
     cr_assert_eq(fx.n, 2, "the run stopped after the failing event");
+    kr_model_destroy(m);
+}
+
+/* Outside a run kr_sim_fail is not lost: before it, kr_model_failure and
+ * kr_model_run report it (a model-file build checks after each setup);
+ * either way kr_last_error has it at once. */
+Test(events, a_failure_before_the_run_is_reported)
+{
+    kr_model_t *m = make_model(10 * S);
+    kr_sim_t *s = add_de(m, "setup");
+    cr_assert_eq(kr_model_failure(m), KR_OK);
+    kr_sim_fail(s, KR_ERR_NOMEM, "no room for %d parts", 7);
+    cr_assert_str_eq(kr_last_error(), "simulator 'setup', time 0: no room for 7 parts");
+    cr_assert_eq(kr_model_failure(m), KR_ERR_NOMEM);
+    cr_assert_eq(kr_model_run(m), KR_ERR_NOMEM);
+    cr_assert(strstr(kr_last_error(), "no room for 7 parts"), "%s", kr_last_error());
+    cr_assert_eq(fx.n, 0, "nothing ran");
     kr_model_destroy(m);
 }

@@ -276,6 +276,55 @@ Test(region, scatter_places_once_and_hands_each_region_its_own)
     kr_model_file_free(f);
 }
 
+static bool place_unsteady(uint64_t id, int32_t *x, int32_t *y, void *arg)
+{
+    placing_t *pl = arg;
+    *x = (int32_t)((id + pl->calls++) % (uint64_t)pl->width); /* not a function of the id */
+    *y = 0;
+    return true;
+}
+
+/* Two populations under way at once (each region asks for both, in
+ * turn): each is placed once, each region gets its own of both. A place
+ * that does not depend on the id alone is caught, not written past. */
+Test(region, scatter_keeps_two_populations_apart)
+{
+    kr_model_file_t *f = mt_load(WALKERS("'regions': [3, 2],", ""), NULL);
+    cr_assert(f, "%s", kr_last_error());
+    kr_model_t *m = kr_model_file_build_on(f, NULL, 0, NULL);
+    cr_assert(m, "%s", kr_last_error());
+    placing_t a = { 0, 60, 40 }, b = { 0, 60, 40 };
+    uint64_t got_a = 0, got_b = 0;
+    for (uint32_t i = 0; i < 6; i++) {
+        kr_region_t *r = kr_region_of(kr_model_sim(m, i));
+        kr_region_birth_t *ba, *bb;
+        size_t na, nb;
+        cr_assert_eq(kr_region_scatter(r, 1, 1000, place_test, &a, &ba, &na), KR_OK, "%s", kr_last_error());
+        cr_assert_eq(kr_region_scatter(r, 5001, 500, place_test, &b, &bb, &nb), KR_OK, "%s", kr_last_error());
+        for (size_t k = 0; k < na; k++) cr_assert(ba[k].id >= 1 && ba[k].id <= 1000);
+        for (size_t k = 0; k < nb; k++) cr_assert(bb[k].id >= 5001 && bb[k].id <= 5500);
+        got_a += na;
+        got_b += nb;
+        free(ba);
+        free(bb);
+    }
+    cr_assert_eq(a.calls, 2 * 1000, "population a placed once: %llu", (unsigned long long)a.calls);
+    cr_assert_eq(b.calls, 2 * 500, "population b placed once: %llu", (unsigned long long)b.calls);
+    uint64_t want_a = 0, want_b = 0;
+    for (uint64_t id = 1; id <= 1000; id++) want_a += id % 7 != 0;
+    for (uint64_t id = 5001; id <= 5500; id++) want_b += id % 7 != 0;
+    cr_assert(got_a == want_a && got_b == want_b);
+    placing_t u = { 0, 60, 40 };
+    kr_region_birth_t *bu;
+    size_t nu;
+    cr_assert_eq(kr_region_scatter(kr_region_of(kr_model_sim(m, 0)), 1, 100, place_unsteady, &u, &bu, &nu),
+                 KR_ERR_STATE);
+    cr_assert(strstr(kr_last_error(), "must depend on the id alone"), "%s", kr_last_error());
+    cr_assert_eq(kr_region_scatter(NULL, 1, 1, place_test, &u, &bu, &nu), KR_ERR_INVALID_ARG);
+    kr_model_destroy(m);
+    kr_model_file_free(f);
+}
+
 /* ---- runs in one process ---- */
 
 typedef struct run_result {

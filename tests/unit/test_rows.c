@@ -248,3 +248,22 @@ Test(rows, the_example_runs_the_issue_model)
     cr_assert(r.received > 50 * 80 && r.received < 50 * 125, "received %lld", (long long)r.received);
     cr_assert_eq(r.generated, r.received + r.on_line + r.shipped_late);
 }
+
+/* A line shipping to a simulator of another kind: the shipment finds no
+ * rows state there (kr_sim_user belongs to its owner) and the run stops
+ * with one line, instead of writing into the other kind's state. */
+Test(rows, a_shipment_to_another_kind_fails_the_run)
+{
+    kr_model_file_t *f = mt_load("{'seed': 1, 'end_time': 100, 'simulators': ["
+                                 " {'name': 'line', 'kind': 'rows', 'params': {'to': 'ph', 'conveyors': 2}},"
+                                 " {'name': 'ph', 'kind': 'phold', 'params': {'lps': 4}}],"
+                                 " 'dependencies': [{'from': 'line', 'to': 'ph', 'promise': 1}]}", NULL);
+    cr_assert(f, "%s", kr_last_error());
+    kr_model_t *m = kr_model_file_build(f, NULL);
+    cr_assert(m, "%s", kr_last_error());
+    cr_assert_eq(kr_model_run(m), KR_ERR_CORRUPT, "%s", kr_last_error());
+    cr_assert(strstr(kr_last_error(), "simulator 'ph'") && strstr(kr_last_error(), "not a final one"), "%s",
+              kr_last_error());
+    kr_model_destroy(m);
+    kr_model_file_free(f);
+}

@@ -1112,3 +1112,123 @@ Test(spatial, scan_checks_its_arguments)
     free(l);
     kr_world_destroy(w);
 }
+
+/* Visits that reshape the world as they go: entities moved anywhere (far
+ * off the dense grid, which creates cell records and moves them in
+ * memory), destroyed and created. At every visit the scan shows exactly
+ * what kr_spatial_cell_entities shows, with the right values, and skips no
+ * occupied cell; rectangles on, across and off the grid, and worlds
+ * without one. */
+typedef struct reshape {
+    int32_t x0, y0, x1, y1;
+    int64_t last;             /* scan position of the last visit, -1 before */
+    kr_component_t comp;
+    unsigned seed;
+    size_t visits;
+} reshape_t;
+
+static double reshape_rand(reshape_t *s, double lo, double hi)
+{
+    return lo + (hi - lo) * (rand_r(&s->seed) / (RAND_MAX + 1.0));
+}
+
+/* No entity in the cells after scan position `from` and before `to`. */
+static void assert_empty_between(kr_world_t *w, const reshape_t *s, int64_t from, int64_t to)
+{
+    int64_t width = s->x1 - s->x0;
+    for (int64_t k = from + 1; k < to; k++) {
+        size_t n = 0;
+        kr_cell_t c = { s->x0 + (int32_t)(k % width), s->y0 + (int32_t)(k / width) };
+        kr_spatial_cell_entities(w, c, &n);
+        cr_assert_eq(n, 0, "the scan skipped cell (%d, %d), holding %zu", c.x, c.y, n);
+    }
+}
+
+static kr_status_t reshape_visit(kr_world_t *w, const kr_spatial_visit_t *c, void *arg)
+{
+    reshape_t *s = arg;
+    s->visits++;
+    int64_t at = (int64_t)(c->cell.y - s->y0) * (s->x1 - s->x0) + (c->cell.x - s->x0);
+    cr_assert_gt(at, s->last, "cells in scan order");
+    assert_empty_between(w, s, s->last, at);
+    s->last = at;
+    size_t n = 0;
+    const kr_entity_t *in = kr_spatial_cell_entities(w, c->cell, &n);
+    cr_assert(n == c->count && !memcmp(in, c->entities, n * sizeof *in), "cell (%d, %d)", c->cell.x, c->cell.y);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(c->values[i], kr_component_has(w, in[i], s->comp) ? kr_component_get(w, in[i], s->comp) : NULL);
+    kr_entity_t mine[64];
+    size_t k = n < 64 ? n : 64;
+    memcpy(mine, in, k * sizeof *mine);
+    for (size_t i = 0; i < k; i++) {
+        int r = rand_r(&s->seed) % 6;
+        if (r == 0) kr_spatial_move(w, mine[i], reshape_rand(s, -200, 200), reshape_rand(s, -200, 200));
+        else if (r == 1) kr_spatial_move(w, mine[i], reshape_rand(s, s->x0 - 3, s->x1 + 3), reshape_rand(s, s->y0 - 3, s->y1 + 3));
+        else if (r == 2) kr_entity_destroy(w, mine[i]);
+    }
+    for (int i = rand_r(&s->seed) % 3; i > 0; i--) {
+        kr_entity_t e = make_entity(w);
+        if (rand_r(&s->seed) % 2) *(int *)kr_component_add(w, e, s->comp) = i;
+        put(w, e, reshape_rand(s, -1000, 1000), reshape_rand(s, -1000, 1000));
+        put(w, make_entity(w), reshape_rand(s, s->x0 - 3, s->x1 + 3), reshape_rand(s, s->y0 - 3, s->y1 + 3));
+    }
+    if (s->visits == 1) cr_assert_eq(kr_spatial_set_bounds(w, (double[4]){ 0, 0, 1, 1 }), KR_ERR_STATE);
+    return KR_OK;
+}
+
+Test(spatial, scan_survives_visits_that_reshape_the_world)
+{
+    size_t visits = 0;
+    for (unsigned trial = 0; trial < 150; trial++) {
+        kr_registry_t *reg = kr_registry_create();
+        kr_component_t tab = kr_component_register(reg, &(kr_component_desc_t){ .name = "tab", .size = sizeof(int) });
+        unsigned seed = trial * 7919 + 1;
+        int gw = 1 + rand_r(&seed) % 20, gh = 1 + rand_r(&seed) % 20;
+        int gx = rand_r(&seed) % 10 - 5, gy = rand_r(&seed) % 10 - 5;
+        kr_world_desc_t wd = { .registry = reg };
+        if (rand_r(&seed) % 4) { /* three worlds in four have a grid */
+            wd.spatial_bounds[0] = gx;
+            wd.spatial_bounds[1] = gy;
+            wd.spatial_bounds[2] = gx + gw - 0.5;
+            wd.spatial_bounds[3] = gy + gh - 0.5;
+        }
+        kr_world_t *w = kr_world_create(&wd);
+        cr_assert_not_null(w);
+        reshape_t s = { .comp = tab, .seed = seed, .last = -1 };
+        for (int i = 0; i < 300; i++) {
+            kr_entity_t e = make_entity(w);
+            if (rand_r(&s.seed) % 2) *(int *)kr_component_add(w, e, tab) = i;
+            double x = i % 10 ? reshape_rand(&s, gx - 8, gx + gw + 8) : gx + 0.5;
+            double y = i % 10 ? reshape_rand(&s, gy - 8, gy + gh + 8) : gy + 0.5;
+            put(w, e, x, y);
+        }
+        s.x0 = gx - 10 + rand_r(&s.seed) % 25;
+        s.x1 = s.x0 + 1 + rand_r(&s.seed) % 40;
+        s.y0 = gy - 10 + rand_r(&s.seed) % 25;
+        s.y1 = s.y0 + 1 + rand_r(&s.seed) % 40;
+        cr_assert_eq(kr_spatial_scan(w, &(kr_spatial_scan_desc_t){ .x0 = s.x0, .y0 = s.y0, .x1 = s.x1, .y1 = s.y1,
+                                                                   .component = tab, .visit = reshape_visit,
+                                                                   .arg = &s }), KR_OK, "%s", kr_last_error());
+        assert_empty_between(w, &s, s.last, (int64_t)(s.x1 - s.x0) * (s.y1 - s.y0));
+        visits += s.visits;
+        kr_world_destroy(w);
+        kr_registry_destroy(reg);
+    }
+    cr_assert_gt(visits, 5000);
+}
+
+/* A rectangle that ends at the last row an int32 can name: the cursors
+ * ahead of the visit stop there instead of overflowing. */
+Test(spatial, scan_to_the_last_row)
+{
+    kr_world_t *w = make_world(1.0);
+    kr_entity_t e = make_entity(w);
+    put(w, e, 2.5, 2147483646.5);
+    scan_log_t *l = calloc(1, sizeof *l);
+    cr_assert_eq(kr_spatial_scan(w, &(kr_spatial_scan_desc_t){ .x0 = 0, .y0 = INT32_MAX - 3, .x1 = 4,
+                                                               .y1 = INT32_MAX, .visit = log_visit, .arg = l }), KR_OK);
+    cr_assert_eq(l->n, 1);
+    cr_assert_eq(l->entities[0], e);
+    free(l);
+    kr_world_destroy(w);
+}
