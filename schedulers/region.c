@@ -159,15 +159,15 @@ struct kr_region {
     kr_entity_t acting;
     int32_t acting_x, acting_y;
     bool moved_other;        /* an act moved an agent other than itself */
+    /* ids of the migrants that arrived for the next step: checked for
+     * duplicates before it (two regions cannot both send one agent) */
+    uint64_t *arrived;
+    size_t arrived_count, arrived_cap;
     /* kr_region_scatter: the births of every region of the cut in this
      * process, placed once by the first region that asked, by region
      * (start[i] .. start[i + 1]); freed when the last local region has
      * taken its share. Held by a region of the cut whose slot was free,
      * so several populations may be under way at once. */
-    /* ids of the migrants that arrived for the next step: checked for
-     * duplicates before it (two regions cannot both send one agent) */
-    uint64_t *arrived;
-    size_t arrived_count, arrived_cap;
     struct scatter {
         uint64_t first, count;
         bool (*place)(uint64_t id, int32_t *x, int32_t *y, void *arg);
