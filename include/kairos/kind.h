@@ -96,8 +96,9 @@ void kr_report_int(kr_report_t *r, const char *name, int64_t value);
 void kr_report_string(kr_report_t *r, const char *name, const char *value);
 /* A per-step figure: values[s] at step s = 0 .. n-1, fixed-point with
  * `decimals` decimal digits (0..9) so that sums are exact and do not depend
- * on their order. The run adds it up over every simulator of the kind,
- * step by step, into stats.totals.KIND.NAME (the value of the last step)
+ * on their order. The run adds it up over the simulators of its model-file
+ * entry (the regions of one world, the replicas of a count), step by
+ * step, into stats.totals.ENTRY.NAME (the value of the last step)
  * and, with --series FILE (outputs.series), into a CSV with one row per
  * step. It does not appear under the simulator's own stats. */
 void kr_report_steps(kr_report_t *r, const char *name, const int64_t *values, size_t n, unsigned decimals);

@@ -224,7 +224,8 @@ static void begin_step(kr_region_t *r, void *arg)
                 return;
             }
             /* Seeds that landed on one cell: the oldest plant stays, then
-             * the lowest id. Only seeds sown in one step can meet here. */
+             * the lowest id. Seeds sown in one step can meet here, and so
+             * can seeds of two steps in a row (the field is one step old). */
             size_t keep = k;
             for (size_t i = 0; i < k; i++) {
                 const plant_t *pl = kr_component_get(eco->world, eco->cell[i].e, eco->plant_c);
@@ -286,7 +287,8 @@ static void plant_act(ecology_t *eco, kr_region_t *r, kr_entity_t a, uint64_t id
         double d = p->seed_min_distance + (p->seed_max_distance - p->seed_min_distance) * kr_rng_uniform(rng);
         /* nearbyint rounds half to even, as Python's round in PHIDS */
         int32_t tx = x + (int32_t)nearbyint(d * cos(angle)), ty = y + (int32_t)nearbyint(d * sin(angle));
-        /* occupied: a plant there at the end of the previous step (or the parent's own cell) */
+        /* occupied: a plant there at the start of the previous step (the
+         * field, one step old), or the parent's own cell */
         if (in_world(eco, tx, ty) && (tx != x || ty != y) &&
             kr_region_field(r, F_PLANTS)[kr_region_field_index(r, tx, ty)] == 0) {
             pl->energy -= p->seed_cost;
