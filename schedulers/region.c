@@ -682,7 +682,17 @@ static kr_status_t ghosts_prepare(kr_region_t *r)
 const kr_region_ghost_t *kr_region_ghosts(const kr_region_t *r, int32_t x, int32_t y, size_t *count)
 {
     *count = 0;
-    if (!r->ghosts_ready) return NULL; /* prepared at the start of every step */
+    /* Sorted on the first look of the step: a kind that never reads its
+     * halo (walkers) never pays for sorting it. The region is the
+     * simulator's own; only this cache changes. */
+    if (!r->ghosts_ready) {
+        kr_region_t *mut = (kr_region_t *)r;
+        if (ghosts_prepare(mut)) {
+            kr__model_fail(kr_sim_model(mut->sim), kr_last_status(), "region '%s': %s", kr_sim_name(mut->sim),
+                           kr_last_error());
+            return NULL;
+        }
+    }
     size_t lo = 0, hi = r->ghost_count;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -1091,7 +1101,6 @@ static void region_step(kr_region_t *r)
         r->nb[i].arrived = false;
     }
     kr_status_t st = arrivals_check(r);
-    if (!st) st = ghosts_prepare(r);
     if (!st && r->desc.fields) memcpy(r->next, r->cur, kr_rect_area(r->stored) * r->desc.fields * sizeof *r->next);
     if (!st && r->desc.begin_step) r->desc.begin_step(r, r->desc.arg);
     /* a begin_step that failed the run (kr_sim_fail) left the step's
