@@ -48,7 +48,7 @@ static inline void cursor_step(cursor_t *c, const kr_spatial_state_t *s, const k
     if (c->y >= d->y1) return; /* past the end (a cursor ahead of the visit): it stays there */
     if (++c->x == d->x1) {
         *c = cursor_at(s, d, d->x0, c->y + 1);
-    } else if (c->gi != KR_NONE && (uint32_t)(c->x - s->gx0) < s->gw) {
+    } else if (c->gi != KR_NONE && (uint32_t)c->x - (uint32_t)s->gx0 < s->gw) {
         c->gi++;
     } else {
         c->gi = c->y < d->y1 ? grid_at(s, c->x, c->y) : KR_NONE;
