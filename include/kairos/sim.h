@@ -47,7 +47,10 @@ kr_rng_t *kr_sim_rng(kr_sim_t *sim);
  * state it cannot go on from (an agent it could not move, memory it could
  * not get): the run stops after the current event, and kr_model_run (on
  * every rank) returns `status` (KR_ERR_STATE if KR_OK) with the message
- * "simulator 'NAME', time T: ...". The first failure of a run wins. */
+ * "simulator 'NAME', time T: ...". The first failure of a run wins.
+ * Outside a run (a kind's setup, on_start) it also logs the message and
+ * sets kr_last_error; kr_model_failure reports it, and kr_model_run then
+ * refuses to run. */
 void kr_sim_fail(kr_sim_t *sim, kr_status_t status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* From inside a long callback (a step over many agents, say): lets the
