@@ -595,9 +595,12 @@ static kr_status_t populate(ecology_t *eco, kr_sim_t *sim, const kr_params_t *kp
     const params_t *p = &eco->p;
     uint64_t seed = kr_model_seed(kr_sim_model(sim));
     kr_rect_t own = kr_region_rect(eco->region);
-    kr_rng_t *rng = kr_rng_create(seed, KR_RNG_AGENT, 0, BIRTH);
+    /* one stream, re-keyed per agent: the plants' here, the swarms' in
+     * place_swarm (which may run for other regions of this process too) */
+    eco->seed = seed;
+    if (!eco->birth && !(eco->birth = kr_rng_create(seed, KR_RNG_AGENT, 0, BIRTH))) return kr_last_status();
+    kr_rng_t *rng = eco->birth;
     kr_status_t st = KR_OK;
-    if (!rng) st = kr_last_status();
     for (int32_t y = own.y0; !st && y < own.y1; y++)
         for (int32_t x = own.x0; !st && x < own.x1; x++) {
             uint64_t id = 1 + (uint64_t)y * (uint64_t)p->width + (uint64_t)x;
@@ -617,12 +620,9 @@ static kr_status_t populate(ecology_t *eco, kr_sim_t *sim, const kr_params_t *kp
             kr_region_field_next(eco->region, F_ENERGY)[i] = pl->energy;
             kr_region_field_next(eco->region, F_PLANTS)[i] = 1;
         }
-    kr_rng_destroy(rng);
     uint64_t first = (uint64_t)p->width * (uint64_t)p->height + 1;
     kr_region_birth_t *born = NULL;
     size_t n = 0;
-    eco->seed = seed;
-    if (!st && !eco->birth && !(eco->birth = kr_rng_create(seed, KR_RNG_AGENT, 0, BIRTH))) st = kr_last_status();
     if (!st && (st = kr_region_scatter(eco->region, first, (uint64_t)p->swarms, place_swarm, eco, &born, &n)) ==
                    KR_ERR_NOMEM)
         st = kr_params_error(kp, "swarms", "a number of swarms that fits in memory", "too many");
