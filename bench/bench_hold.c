@@ -25,7 +25,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../schedulers/event_queue.h"
+#include "schedulers/event_queue.h"
 #include "bench_util.h"
 
 #define PRECISION 1000000.0

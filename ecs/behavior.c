@@ -2,7 +2,7 @@
  * call re-resolves the entity's table and row instead of keeping pointers. */
 #include <stdlib.h>
 
-#include "world_private.h"
+#include "ecs/world_private.h"
 
 static void fire_one(kr_world_t *w, kr_entity_t e, kr_component_t c, kr_callback_t cb, kr_entity_t arg,
                      kr_entity_t arg2)

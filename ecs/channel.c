@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "world_private.h"
+#include "ecs/world_private.h"
 
 /* ---- reading channels, without touching kr_last_error ---- */
 

@@ -1,7 +1,7 @@
 /* Adding, getting and removing components. Table components move the
  * entity's row along a cached table edge; sparse components live in their
  * own pool (sparse.c). */
-#include "world_private.h"
+#include "ecs/world_private.h"
 
 static const kr_registry_entry_t *registered(const kr_world_t *w, kr_component_t c, const char *fn)
 {

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "world_private.h"
+#include "ecs/world_private.h"
 
 kr_status_t kr__tree_reserve(kr_world_t *w)
 {

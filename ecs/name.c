@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "world_private.h"
+#include "ecs/world_private.h"
 
 static uint64_t hash_name(const char *s) { return kr_hash_bytes(s, strlen(s), 0x6e616d65); }
 

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serializer_private.h"
-#include "world_private.h"
+#include "ecs/serializer_private.h"
+#include "ecs/world_private.h"
 
 #define PACK_MAGIC 0x4b50524bu /* "KRPK" */
 #define PACK_VERSION 1u

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hmap.h"
-#include "world_private.h"
+#include "base/hmap.h"
+#include "ecs/world_private.h"
 
 
 static uint64_t name_hash(const char *name) { return kr_hash_bytes(name, strlen(name), 0); }

@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error_private.h"
-#include "serializer_private.h"
+#include "base/error.h"
+#include "ecs/serializer_private.h"
 
 void kr__serializer_saver(kr_serializer_t *s, kr_buf_t *out, kr_ref_save_fn fn, void *ctx)
 {

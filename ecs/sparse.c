@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memory_private.h"
-#include "world_private.h"
+#include "base/memory.h"
+#include "ecs/world_private.h"
 
 kr_sparse_pool_t *kr__pool_create(kr_world_t *w, kr_component_t c)
 {

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memory_private.h"
-#include "world_private.h"
+#include "base/memory.h"
+#include "ecs/world_private.h"
 
 /* Cell indices are int32: a quotient x / size must lie in [CELL_LO, CELL_HI)
  * for its floor to fit. */

@@ -17,7 +17,7 @@
  * the cells below matter most (8.5 M without them). */
 #include <stdlib.h>
 
-#include "world_private.h"
+#include "ecs/world_private.h"
 
 /* Cells ahead of the visit (distances from 4/12 to 10/24 all did about
  * as well). */

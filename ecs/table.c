@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memory_private.h"
-#include "world_private.h"
+#include "base/memory.h"
+#include "ecs/world_private.h"
 
 
 static uint64_t types_hash(const kr_component_t *types, uint32_t n)

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "world_private.h"
+#include "ecs/world_private.h"
 
 /* Tables are matched on table components only; sparse terms are tested per
  * entity (entity_matches). */

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memory_private.h"
-#include "world_private.h"
+#include "base/memory.h"
+#include "ecs/world_private.h"
 
 kr_record_t *kr__stale(const kr_world_t *w, kr_entity_t e, const char *fn)
 {

@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <string.h>
 #include "kairos/kairos.h"
-#include "error_private.h"
-#include "hmap.h"
+#include "base/error.h"
+#include "base/hmap.h"
 
 #define KR_NONE UINT32_MAX   /* "no index" for tables, rows and tree links */
 

@@ -2,13 +2,13 @@
  * its folder's header and append it here. */
 #include <stddef.h>
 
-#include "builtin.h"
-#include "ecology/ecology.h"
-#include "factory/factory.h"
-#include "phold/phold.h"
-#include "rows/rows.h"
-#include "sqss/sqss.h"
-#include "walkers/walkers.h"
+#include "models/builtin.h"
+#include "models/ecology/ecology.h"
+#include "models/factory/factory.h"
+#include "models/phold/phold.h"
+#include "models/rows/rows.h"
+#include "models/sqss/sqss.h"
+#include "models/walkers/walkers.h"
 
 static const kr_kind_desc_t *const builtin_kinds[] = {
     &kr_factory_assembly_kind,

@@ -17,7 +17,7 @@
 
 #include <mpi.h>
 #include <stdint.h>
-#include "../schedulers/transport.h"
+#include "net/transport.h"
 
 typedef struct kr_mpi_transport_desc {
     MPI_Comm comm;
@@ -34,16 +34,5 @@ typedef struct kr_mpi_transport_stats {
     uint64_t reductions;      /* window rounds' all-reduce pairs */
 } kr_mpi_transport_stats_t;
 void kr_transport_mpi_stats(const kr_transport_t *t, kr_mpi_transport_stats_t *out);
-
-/* Every rank's string, gathered on rank 0 in rank order (*all and each
- * entry malloc'ed, NULL elsewhere). */
-kr_status_t kr_net_gather_strings(MPI_Comm comm, const char *mine, char ***all);
-
-/* Checks that every rank has the same list of 64-bit entry digests (a
- * registry's components or a model's event types); on a mismatch, fails on
- * every rank naming the first differing entry with name_of(index) as rank
- * 0 knows it. */
-kr_status_t kr_net_check_same(MPI_Comm comm, const char *what, const uint64_t *digests, uint32_t count,
-                              const char *(*name_of)(void *arg, uint32_t index), void *arg);
 
 #endif

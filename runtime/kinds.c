@@ -1,8 +1,8 @@
 /* The registry of model kinds. */
 #include <stdlib.h>
 #include <string.h>
-#include "../ecs/error_private.h"
-#include "model_file.h"
+#include "base/error.h"
+#include "runtime/model_file.h"
 
 struct kr_kinds {
     kr_kind_desc_t *items;

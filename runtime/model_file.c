@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../ecs/error_private.h"
-#include "model_file.h"
+#include "base/error.h"
+#include "runtime/model_file.h"
 
 #define FAIL_IF(cond, where, expected, found) \
     do { if (cond) return kr__input_error(f->path, (where), (expected), (found)); } while (0)

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../ecs/error_private.h"
-#include "model_file.h"
+#include "base/error.h"
+#include "runtime/model_file.h"
 
 kr_status_t kr__input_error(const char *file, const char *path, const char *expected, const json_t *found)
 {

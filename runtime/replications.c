@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "../ecs/clock_private.h"
+#include "base/clock.h"
 #include "kairos/statistics.h"
-#include "../ecs/error_private.h"
-#include "../net/transport_mpi.h"
-#include "replications.h"
+#include "base/error.h"
+#include "net/collectives.h"
+#include "runtime/replications.h"
 
 uint64_t kr_replication_seed(uint64_t model_seed, uint64_t r)
 {

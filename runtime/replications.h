@@ -11,7 +11,7 @@
 #ifndef KAIROS_RUNTIME_REPLICATIONS_H
 #define KAIROS_RUNTIME_REPLICATIONS_H
 
-#include "run.h"
+#include "runtime/run.h"
 
 /* The seed of replication r: r = 0 keeps the model seed (so replication 0
  * is the plain run); r >= 1 gets splitmix64's r-th output from the state

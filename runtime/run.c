@@ -5,11 +5,13 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "../ecs/clock_private.h"
-#include "../ecs/error_private.h"
-#include "../ecs/hmap.h"
-#include "run.h"
-#include "../net/transport_mpi.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/hmap.h"
+#include "runtime/run.h"
+#include "net/collectives.h"
+#include "net/transport_mpi.h"
+#include "schedulers/model_private.h"
 
 kr_status_t kr_out_open(kr_out_file_t *o, const char *path)
 {

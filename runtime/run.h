@@ -7,7 +7,7 @@
 #include <mpi.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include "model_file.h"
+#include "runtime/model_file.h"
 
 #define KAIROS_VERSION_STRING "0.1.0"
 

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kairos/statistics.h"
-#include "../ecs/error_private.h"
-#include "model_file.h"
+#include "base/error.h"
+#include "runtime/model_file.h"
 
 /* ---- tally ---- */
 

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "../ecs/error_private.h"
-#include "sweep.h"
+#include "base/error.h"
+#include "runtime/sweep.h"
 
 extern char **environ;
 

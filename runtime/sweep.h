@@ -5,7 +5,7 @@
 #ifndef KAIROS_RUNTIME_SWEEP_H
 #define KAIROS_RUNTIME_SWEEP_H
 
-#include "replications.h"
+#include "runtime/replications.h"
 
 typedef struct kr_sweep_desc {
     const char *model;                  /* the model file */

@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "../ecs/clock_private.h"
-#include "../ecs/error_private.h"
-#include "model_private.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "schedulers/model_private.h"
 
 /* Opens or closes the blocked spans of a group's members. */
 static void note_blocked(kr_model_t *m, kr_group_t *g, bool blocked, uint64_t now)

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "event_queue.h"
-#include "../ecs/error_private.h"
+#include "schedulers/event_queue.h"
+#include "base/error.h"
 
 #define INITIAL_CAP 8u
 /* A split bucket gives back an array above this many entries. Buckets fill

@@ -2,8 +2,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include "../ecs/error_private.h"
-#include "model_private.h"
+#include "base/error.h"
+#include "schedulers/model_private.h"
 
 static const char *const level_names[] = { "trace", "debug", "info", "warn", "error", "critical", "off" };
 

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kairos/rng.h"
-#include "../ecs/error_private.h"
-#include "model_private.h"
+#include "base/error.h"
+#include "schedulers/model_private.h"
 
 kr_time_t kr__time_add(kr_time_t a, kr_time_t b)
 {

@@ -15,9 +15,13 @@
 #include "kairos/emulation.h"
 #include "kairos/model.h"
 #include "kairos/sync.h"
-#include "../ecs/hmap.h"
-#include "event_queue.h"
-#include "transport.h"
+#include "base/hmap.h"
+#include "schedulers/event_queue.h"
+#include "net/transport.h"
+
+/* Makes a model use `t` (owned by the model from then on) instead of the
+ * in-process transport; before kr_model_start. */
+kr_status_t kr_model_use_transport(kr_model_t *model, kr_transport_t *t);
 
 /* What a queued event record does when it runs. */
 typedef enum kr_event_kind {

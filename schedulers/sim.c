@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kairos/rng.h"
-#include "../ecs/error_private.h"
-#include "model_private.h"
+#include "base/error.h"
+#include "schedulers/model_private.h"
 
 /* Queue words: priority (sign flipped so it compares unsigned) and source,
  * then sequence and phase. */

@@ -22,8 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kairos/pack.h"
-#include "../ecs/error_private.h"
-#include "model_private.h"
+#include "base/error.h"
+#include "schedulers/model_private.h"
 
 enum { MSG_SYNC = 1, MSG_PAYLOAD, MSG_CANCEL, MSG_DELAY, MSG_GUARANTEE, MSG_REQUEST };
 

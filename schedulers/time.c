@@ -2,7 +2,7 @@
 #include <math.h>
 
 #include "kairos/time.h"
-#include "../ecs/error_private.h"
+#include "base/error.h"
 
 /* 2^64: the first double that no uint64_t holds. Every double below it is a
  * whole number of at most 2^64 - 2048 once past 2^53, so it converts. */

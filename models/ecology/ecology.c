@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kairos/kairos.h"
-#include "ecology.h"
+#include "models/ecology/ecology.h"
 
 #define ECOLOGY_CONTEXT "ecology.state"
 /* The extra word of the birth streams: no step number reaches it. */

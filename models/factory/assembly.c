@@ -6,7 +6,7 @@
  * edge's promise) to the simulator `to`. */
 #include <stdio.h>
 
-#include "factory.h"
+#include "models/factory/factory.h"
 
 #define FACTORY_MAKE "factory.make"
 

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "factory.h"
+#include "models/factory/factory.h"
 
 #define FACTORY_DONE "factory.done"
 

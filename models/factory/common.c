@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "factory.h"
+#include "models/factory/factory.h"
 
 static const kr_field_t part_fields[] = {
     KR_FIELD(factory_part_t, serial, KR_FIELD_U64),

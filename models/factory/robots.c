@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "factory.h"
+#include "models/factory/factory.h"
 
 #define FACTORY_ROBOT "factory.robot"
 

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kairos/kairos.h"
-#include "phold.h"
+#include "models/phold/phold.h"
 
 #define PHOLD_CONTEXT "phold.state"
 #define PHOLD_LP "phold.lp"

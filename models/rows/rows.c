@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kairos/kairos.h"
-#include "../factory/factory.h"
-#include "rows.h"
+#include "models/factory/factory.h"
+#include "models/rows/rows.h"
 
 #define ROWS_CONTEXT "rows.state"
 #define ROWS_TOTE "rows.tote"

@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "kairos/kairos.h"
-#include "sqss.h"
+#include "models/sqss/sqss.h"
 
 #define SQSS_CONTEXT "sqss.state"
 #define SQSS_PRODUCT "sqss.product"

@@ -15,7 +15,7 @@
  * only if at every step every walker acted once, in one region. */
 #include <stdlib.h>
 #include "kairos/kairos.h"
-#include "walkers.h"
+#include "models/walkers/walkers.h"
 
 #define WALKERS_CONTEXT "walkers.state"
 /* The extra word of the birth stream: no step number reaches it. */

@@ -16,8 +16,9 @@
 #include <string.h>
 
 #include "kairos/kairos.h"
-#include "../../net/transport_mpi.h"
-#include "../../schedulers/transport.h"
+#include "net/transport_mpi.h"
+#include "net/transport.h"
+#include "schedulers/model_private.h"
 
 #define S KR_PRECISION_DEFAULT
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "kairos/kairos.h"
-#include "../../net/transport_mpi.h"
+#include "net/collectives.h"
 
 static const char *names[] = { "kr_transform", "position", "speed", "cargo" };
 static const char *name_of(void *arg, uint32_t i)

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "kairos/kairos.h"
-#include "../../runtime/model_file.h"
-#include "builtin.h"
+#include "runtime/model_file.h"
+#include "models/builtin.h"
 
 static char mt_dir[64];
 static char mt_path[128];

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "kairos/kairos.h"
-#include "../../schedulers/model_private.h"
+#include "schedulers/model_private.h"
 
 #define S (KR_PRECISION_DEFAULT)
 

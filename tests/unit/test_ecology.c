@@ -4,7 +4,7 @@
  * tests/cli/test_cli_mpi.c. */
 #include <math.h>
 #include "model_text.h"
-#include "ecology/ecology.h"
+#include "models/ecology/ecology.h"
 
 TestSuite(ecology, .fini = mt_cleanup);
 

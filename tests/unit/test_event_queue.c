@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../schedulers/event_queue.h"
+#include "schedulers/event_queue.h"
 
 /* ---- the model: entries kept sorted by full key ---- */
 

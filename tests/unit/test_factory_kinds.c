@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "model_text.h"
-#include "../../runtime/run.h"
+#include "runtime/run.h"
 
 enum { ASSEMBLY, ROBOTS, BATH, NSIMS };
 

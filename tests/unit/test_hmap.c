@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../ecs/hmap.h"
+#include "base/hmap.h"
 
 static uint32_t home_of(const kr_hmap_t *m, uint64_t key)
 {

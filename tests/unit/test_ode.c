@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../../schedulers/ode_engine.h"
+#include "schedulers/formalisms/ode_engine.h"
 
 #define PREC UINT64_C(1000000)
 

@@ -6,7 +6,7 @@
  * --set simulators.phold.count on the example. */
 #include <math.h>
 #include "model_text.h"
-#include "../../runtime/run.h"
+#include "runtime/run.h"
 
 TestSuite(phold, .fini = mt_cleanup);
 

@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "kairos/kairos.h"
-#include "../../runtime/model_file.h"
-#include "builtin.h"
+#include "runtime/model_file.h"
+#include "models/builtin.h"
 
 static kr_model_file_t *load_text(const char *json)
 {

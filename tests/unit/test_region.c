@@ -4,7 +4,8 @@
  * and per-step audit do not depend on the cut. Multi-rank runs are in
  * tests/cli/test_cli_mpi.c. */
 #include "model_text.h"
-#include "../../schedulers/transport.h"
+#include "net/transport.h"
+#include "schedulers/model_private.h"
 
 TestSuite(region, .fini = mt_cleanup);
 

@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../runtime/replications.h"
-#include "../../runtime/sweep.h"
+#include "runtime/replications.h"
+#include "runtime/sweep.h"
 #include "model_text.h"
 
 TestSuite(replications, .fini = mt_cleanup);

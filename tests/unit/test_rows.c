@@ -6,7 +6,7 @@
  * refused with clear messages. */
 #include <math.h>
 #include "model_text.h"
-#include "../../runtime/run.h"
+#include "runtime/run.h"
 
 TestSuite(rows, .fini = mt_cleanup);
 

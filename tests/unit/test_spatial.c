@@ -9,7 +9,7 @@
 
 #include "kairos/kairos.h"
 /* Only for the memory test: the number of cell records ever made. */
-#include "../../ecs/world_private.h"
+#include "ecs/world_private.h"
 
 static kr_world_t *make_world(double cell_size)
 {

@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "kairos/kairos.h"
-#include "../../runtime/model_file.h"
-#include "../../runtime/run.h"
-#include "builtin.h"
+#include "runtime/model_file.h"
+#include "runtime/run.h"
+#include "models/builtin.h"
 
 typedef struct result {
     json_t *stats;      /* the kind's report */

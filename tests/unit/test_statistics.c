@@ -7,7 +7,7 @@
 #include <math.h>
 
 #include "kairos/kairos.h"
-#include "../../runtime/model_file.h"
+#include "runtime/model_file.h"
 
 Test(statistics, tally_known_values)
 {

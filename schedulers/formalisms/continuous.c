@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kairos/continuous.h"
-#include "../ecs/error_private.h"
-#include "model_private.h"
-#include "ode_engine.h"
+#include "base/error.h"
+#include "schedulers/model_private.h"
+#include "schedulers/formalisms/ode_engine.h"
 
 typedef struct state_event {
     kr_ode_threshold_t threshold;

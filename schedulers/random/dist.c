@@ -7,7 +7,7 @@
 #include <gsl/gsl_randist.h>
 
 #include "kairos/dist.h"
-#include "../ecs/error_private.h"
+#include "base/error.h"
 
 static const char *const kind_names[] = {
     [KR_DIST_CONSTANT] = "constant",

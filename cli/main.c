@@ -13,10 +13,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "../ecs/error_private.h"
-#include "../models/builtin.h"
-#include "run.h"
-#include "sweep.h"
+#include "base/error.h"
+#include "models/builtin.h"
+#include "runtime/run.h"
+#include "runtime/sweep.h"
 
 static const char *const main_help =
     "usage: kairos <command> [options]\n"

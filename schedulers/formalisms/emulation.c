@@ -9,9 +9,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "../ecs/clock_private.h"
-#include "../ecs/error_private.h"
-#include "model_private.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "schedulers/model_private.h"
 
 typedef struct replay_line {
     kr_time_t time;

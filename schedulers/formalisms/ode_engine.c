@@ -16,8 +16,8 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_odeiv2.h>
 
-#include "ode_engine.h"
-#include "../ecs/error_private.h"
+#include "schedulers/formalisms/ode_engine.h"
+#include "base/error.h"
 
 #define KR_ODE_DEFAULT_TOL 1e-10
 #define KR_ODE_DEFAULT_STEP 1e-6

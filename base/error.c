@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "error_private.h"
+#include "base/error.h"
 
 /* Per-thread, like errno: the only mutable state outside a world. */
 static _Thread_local char last_message[1024];

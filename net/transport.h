@@ -1,13 +1,13 @@
 /* The coordinator's transport: how messages between simulators travel.
- * Not public API; net/ implements it over MPI.
+ * Not public API; every transport lives in net/.
  *
  * The coordinator hands a transport encoded messages addressed to a
  * simulator and asks it to deliver what has arrived. A transport may delay
  * and reorder messages and may deliver one twice: the coordinator restores
  * each edge's order with per-edge message counts and drops duplicates. It
  * must not lose or corrupt them. */
-#ifndef KAIROS_SCHEDULERS_TRANSPORT_H
-#define KAIROS_SCHEDULERS_TRANSPORT_H
+#ifndef KAIROS_NET_TRANSPORT_H
+#define KAIROS_NET_TRANSPORT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -69,11 +69,6 @@ typedef struct kr_transport_vtbl {
 struct kr_transport {
     const kr_transport_vtbl_t *vtbl;
 };
-
-/* Makes a model use `t` (owned by the model from then on) instead of the
- * in-process transport; before kr_model_start. */
-typedef struct kr_model kr_model_t;
-kr_status_t kr_model_use_transport(kr_model_t *model, kr_transport_t *t);
 
 /* In order, at once: the transport of a single process. */
 kr_transport_t *kr_transport_local_create(void);

@@ -1,9 +1,9 @@
-#include "hmap.h"
+#include "base/hmap.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "error_private.h"
+#include "base/error.h"
 
 void kr_hmap_init(kr_hmap_t *m) { memset(m, 0, sizeof *m); }
 

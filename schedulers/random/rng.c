@@ -6,7 +6,7 @@
 #include <Random123/philox.h>
 
 #include "kairos/rng.h"
-#include "../ecs/error_private.h"
+#include "base/error.h"
 
 /* The GSL state. ctr[0] is the index of the next block to generate; buf
  * holds the last block, of which `used` 32-bit halves (0..8) are spent. */

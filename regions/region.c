@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kairos/kairos.h"
-#include "../ecs/error_private.h"
-#include "../ecs/hmap.h"
-#include "model_private.h"
+#include "base/error.h"
+#include "base/hmap.h"
+#include "schedulers/model_private.h"
 
 #define REGION_CONTEXT "kr.region"
 #define REGION_AGENT "kr.region.agent"

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "kairos/buffer.h"
-#include "error_private.h"
+#include "base/error.h"
 
 void kr_buf_init(kr_buf_t *b) { memset(b, 0, sizeof *b); }
 

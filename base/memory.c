@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "memory_private.h"
+#include "base/memory.h"
 
 #define HUGE_PAGE ((size_t)2 << 20)
 

@@ -1,0 +1,110 @@
+/* The test transport: holds messages back, delivers them in random order
+ * and some twice, all drawn from a seed (net/transport.h). */
+#include <stdlib.h>
+#include <string.h>
+#include "base/error.h"
+#include "net/message_list.h"
+#include "net/transport.h"
+
+typedef struct test_transport {
+    kr_transport_t base;
+    msg_list_t held;
+    uint64_t state;
+    kr_test_transport_desc_t desc;
+    uint32_t frozen;     /* sim id + 1, 0 = none */
+} test_transport_t;
+
+static double draw(test_transport_t *tt)
+{
+    return kr__msg_draw(&tt->state);
+}
+
+static kr_status_t test_send(kr_transport_t *t, uint32_t from, uint32_t to, const void *bytes, size_t len)
+{
+    test_transport_t *tt = (test_transport_t *)t;
+    kr_status_t st = kr__msg_list_push(&tt->held, from, to, bytes, len);
+    if (st) return st;
+    local_msg_t *m = &tt->held.items[tt->held.count - 1];
+    while (m->holds < 8 && draw(tt) < tt->desc.hold_probability) m->holds++;
+    if (draw(tt) < tt->desc.duplicate_probability) {
+        st = kr__msg_list_push(&tt->held, from, to, bytes, len);
+        if (st) return st;
+        tt->held.items[tt->held.count - 1].holds = (uint32_t)(draw(tt) * 4);
+    }
+    return KR_OK;
+}
+
+static kr_status_t test_poll(kr_transport_t *t, kr_deliver_fn deliver, void *arg, size_t *count)
+{
+    test_transport_t *tt = (test_transport_t *)t;
+    /* Take out what is due, shuffle it, deliver it; the rest ages one poll. */
+    msg_list_t due = { 0 };
+    size_t keep = 0;
+    for (size_t i = 0; i < tt->held.count; i++) {
+        local_msg_t m = tt->held.items[i];
+        bool frozen = tt->frozen && m.from + 1 == tt->frozen;
+        if (m.holds == 0 && !frozen) {
+            if (due.count == due.cap) {
+                size_t cap = due.cap ? due.cap * 2 : 16;
+                local_msg_t *items = realloc(due.items, cap * sizeof *items);
+                if (!items) { kr__msg_list_free(&due); return kr__fail(KR_ERR_NOMEM, "transport: out of memory"); }
+                due.items = items;
+                due.cap = cap;
+            }
+            due.items[due.count++] = m;
+        } else {
+            if (m.holds) m.holds--;
+            tt->held.items[keep++] = m;
+        }
+    }
+    tt->held.count = keep;
+    for (size_t i = due.count; i > 1; i--) {
+        size_t j = (size_t)(draw(tt) * (double)i);
+        local_msg_t tmp = due.items[i - 1];
+        due.items[i - 1] = due.items[j];
+        due.items[j] = tmp;
+    }
+    kr_status_t st = KR_OK;
+    size_t n = 0;
+    for (size_t i = 0; i < due.count; i++) {
+        if (!st) {
+            st = deliver(arg, due.items[i].bytes, due.items[i].len);
+            n++;
+        }
+        free(due.items[i].bytes);
+    }
+    free(due.items);
+    if (count) *count = n;
+    return st;
+}
+
+static size_t test_in_flight(const kr_transport_t *t)
+{
+    return ((const test_transport_t *)t)->held.count;
+}
+
+static void test_destroy(kr_transport_t *t)
+{
+    test_transport_t *tt = (test_transport_t *)t;
+    kr__msg_list_free(&tt->held);
+    free(tt);
+}
+
+static const kr_transport_vtbl_t test_vtbl = { .send = test_send, .poll = test_poll, .in_flight = test_in_flight,
+                                                .destroy = test_destroy };
+
+kr_transport_t *kr_transport_test_create(const kr_test_transport_desc_t *desc)
+{
+    test_transport_t *tt = calloc(1, sizeof *tt);
+    if (!tt) { kr__fail(KR_ERR_NOMEM, "transport: out of memory"); return NULL; }
+    tt->base.vtbl = &test_vtbl;
+    if (desc) tt->desc = *desc;
+    tt->state = tt->desc.seed;
+    return &tt->base;
+}
+
+void kr_transport_test_freeze(kr_transport_t *t, uint32_t from_sim, bool frozen)
+{
+    test_transport_t *tt = (test_transport_t *)t;
+    tt->frozen = frozen ? from_sim + 1 : 0;
+}
