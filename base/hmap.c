@@ -5,25 +5,25 @@
 
 #include "base/error.h"
 
-void kr_hmap_init(kr_hmap_t *m) { memset(m, 0, sizeof *m); }
+void kr__hmap_init(kr__hmap_t *m) { memset(m, 0, sizeof *m); }
 
-void kr_hmap_fini(kr_hmap_t *m)
+void kr__hmap_fini(kr__hmap_t *m)
 {
     free(m->slots);
     memset(m, 0, sizeof *m);
 }
 
-static kr_status_t grow(kr_hmap_t *m)
+static kr_status_t grow(kr__hmap_t *m)
 {
     uint32_t cap = m->capacity ? m->capacity * 2 : 16;
-    kr_hmap_slot_t *slots = cap > m->capacity ? malloc((size_t)cap * sizeof *slots) : NULL;
+    kr__hmap_slot_t *slots = cap > m->capacity ? malloc((size_t)cap * sizeof *slots) : NULL;
     if (!slots) return kr__fail(KR_ERR_NOMEM, "hash map: out of memory growing to %u slots", cap);
-    for (uint32_t i = 0; i < cap; i++) slots[i].value = KR_HMAP_EMPTY;
+    for (uint32_t i = 0; i < cap; i++) slots[i].value = KR__HMAP_EMPTY;
     uint32_t mask = cap - 1;
     for (uint32_t i = 0; i < m->capacity; i++) {
-        if (m->slots[i].value == KR_HMAP_EMPTY) continue;
-        uint32_t s = (uint32_t)kr_mix64(m->slots[i].key) & mask;
-        while (slots[s].value != KR_HMAP_EMPTY) s = (s + 1) & mask;
+        if (m->slots[i].value == KR__HMAP_EMPTY) continue;
+        uint32_t s = (uint32_t)kr__mix64(m->slots[i].key) & mask;
+        while (slots[s].value != KR__HMAP_EMPTY) s = (s + 1) & mask;
         slots[s] = m->slots[i];
     }
     free(m->slots);
@@ -32,76 +32,76 @@ static kr_status_t grow(kr_hmap_t *m)
     return KR_OK;
 }
 
-kr_status_t kr_hmap_insert(kr_hmap_t *m, uint64_t key, uint32_t value)
+kr_status_t kr__hmap_insert(kr__hmap_t *m, uint64_t key, uint32_t value)
 {
-    if (value == KR_HMAP_EMPTY) return kr__fail(KR_ERR_INVALID_ARG, "hash map: value %u is reserved", value);
+    if (value == KR__HMAP_EMPTY) return kr__fail(KR_ERR_INVALID_ARG, "hash map: value %u is reserved", value);
     if ((uint64_t)(m->count + 1) * 10 > (uint64_t)m->capacity * 7) {
         kr_status_t st = grow(m);
         if (st) return st;
     }
     uint32_t mask = m->capacity - 1;
-    uint32_t s = (uint32_t)kr_mix64(key) & mask;
-    while (m->slots[s].value != KR_HMAP_EMPTY) s = (s + 1) & mask;
-    m->slots[s] = (kr_hmap_slot_t){ key, value, 0 };
+    uint32_t s = (uint32_t)kr__mix64(key) & mask;
+    while (m->slots[s].value != KR__HMAP_EMPTY) s = (s + 1) & mask;
+    m->slots[s] = (kr__hmap_slot_t){ key, value, 0 };
     m->count++;
     return KR_OK;
 }
 
-static uint32_t find_slot(const kr_hmap_t *m, uint64_t key, uint32_t value)
+static uint32_t find_slot(const kr__hmap_t *m, uint64_t key, uint32_t value)
 {
-    if (!m->capacity) return KR_HMAP_EMPTY;
+    if (!m->capacity) return KR__HMAP_EMPTY;
     uint32_t mask = m->capacity - 1;
-    for (uint32_t s = (uint32_t)kr_mix64(key) & mask; m->slots[s].value != KR_HMAP_EMPTY; s = (s + 1) & mask)
+    for (uint32_t s = (uint32_t)kr__mix64(key) & mask; m->slots[s].value != KR__HMAP_EMPTY; s = (s + 1) & mask)
         if (m->slots[s].key == key && m->slots[s].value == value) return s;
-    return KR_HMAP_EMPTY;
+    return KR__HMAP_EMPTY;
 }
 
-bool kr_hmap_remove(kr_hmap_t *m, uint64_t key, uint32_t value)
+bool kr__hmap_remove(kr__hmap_t *m, uint64_t key, uint32_t value)
 {
     uint32_t hole = find_slot(m, key, value);
-    if (hole == KR_HMAP_EMPTY) return false;
+    if (hole == KR__HMAP_EMPTY) return false;
     uint32_t mask = m->capacity - 1;
     /* Backward shift: pull later entries of the probe run into the hole when
      * their home slot does not lie cyclically in (hole, s]. */
-    for (uint32_t s = (hole + 1) & mask; m->slots[s].value != KR_HMAP_EMPTY; s = (s + 1) & mask) {
-        uint32_t home = (uint32_t)kr_mix64(m->slots[s].key) & mask;
+    for (uint32_t s = (hole + 1) & mask; m->slots[s].value != KR__HMAP_EMPTY; s = (s + 1) & mask) {
+        uint32_t home = (uint32_t)kr__mix64(m->slots[s].key) & mask;
         bool stays = hole <= s ? (hole < home && home <= s) : (hole < home || home <= s);
         if (stays) continue;
         m->slots[hole] = m->slots[s];
         hole = s;
     }
-    m->slots[hole].value = KR_HMAP_EMPTY;
+    m->slots[hole].value = KR__HMAP_EMPTY;
     m->count--;
     return true;
 }
 
-bool kr_hmap_replace(kr_hmap_t *m, uint64_t key, uint32_t old_value, uint32_t new_value)
+bool kr__hmap_replace(kr__hmap_t *m, uint64_t key, uint32_t old_value, uint32_t new_value)
 {
-    if (new_value == KR_HMAP_EMPTY) return false;
+    if (new_value == KR__HMAP_EMPTY) return false;
     uint32_t s = find_slot(m, key, old_value);
-    if (s == KR_HMAP_EMPTY) return false;
+    if (s == KR__HMAP_EMPTY) return false;
     m->slots[s].value = new_value;
     return true;
 }
 
-uint32_t kr_hmap_next(const kr_hmap_t *m, uint64_t key, uint32_t *cursor)
+uint32_t kr__hmap_next(const kr__hmap_t *m, uint64_t key, uint32_t *cursor)
 {
-    if (!m->capacity) return KR_HMAP_EMPTY;
+    if (!m->capacity) return KR__HMAP_EMPTY;
     uint32_t mask = m->capacity - 1;
     /* The cursor counts probe steps from the home slot. */
     for (uint32_t step = *cursor; step < m->capacity; step++) {
-        uint32_t s = ((uint32_t)kr_mix64(key) + step) & mask;
-        if (m->slots[s].value == KR_HMAP_EMPTY) break;
+        uint32_t s = ((uint32_t)kr__mix64(key) + step) & mask;
+        if (m->slots[s].value == KR__HMAP_EMPTY) break;
         if (m->slots[s].key == key) {
             *cursor = step + 1;
             return m->slots[s].value;
         }
     }
     *cursor = m->capacity;
-    return KR_HMAP_EMPTY;
+    return KR__HMAP_EMPTY;
 }
 
-uint64_t kr_hash_bytes(const void *data, size_t n, uint64_t seed)
+uint64_t kr__hash_bytes(const void *data, size_t n, uint64_t seed)
 {
     const uint8_t *p = data;
     uint64_t h = 0xcbf29ce484222325ULL ^ seed;
@@ -109,5 +109,5 @@ uint64_t kr_hash_bytes(const void *data, size_t n, uint64_t seed)
         h ^= p[i];
         h *= 0x100000001b3ULL;
     }
-    return kr_mix64(h);
+    return kr__mix64(h);
 }

@@ -10,35 +10,35 @@
 #include <stdint.h>
 #include "kairos/status.h"
 
-#define KR_HMAP_EMPTY UINT32_MAX
+#define KR__HMAP_EMPTY UINT32_MAX
 
 /* Key and value share a slot, so a probe touches one cache line. */
-typedef struct kr_hmap_slot {
+typedef struct kr__hmap_slot {
     uint64_t key;
-    uint32_t value;       /* KR_HMAP_EMPTY marks a free slot */
+    uint32_t value;       /* KR__HMAP_EMPTY marks a free slot */
     uint32_t unused;
-} kr_hmap_slot_t;
+} kr__hmap_slot_t;
 
-typedef struct kr_hmap {
-    kr_hmap_slot_t *slots;
+typedef struct kr__hmap {
+    kr__hmap_slot_t *slots;
     uint32_t capacity;    /* power of two, or 0 */
     uint32_t count;
-} kr_hmap_t;
+} kr__hmap_t;
 
-void kr_hmap_init(kr_hmap_t *m);
-void kr_hmap_fini(kr_hmap_t *m);
-kr_status_t kr_hmap_insert(kr_hmap_t *m, uint64_t key, uint32_t value);
+void kr__hmap_init(kr__hmap_t *m);
+void kr__hmap_fini(kr__hmap_t *m);
+kr_status_t kr__hmap_insert(kr__hmap_t *m, uint64_t key, uint32_t value);
 /* Removes the entry (key, value); false if absent. */
-bool kr_hmap_remove(kr_hmap_t *m, uint64_t key, uint32_t value);
+bool kr__hmap_remove(kr__hmap_t *m, uint64_t key, uint32_t value);
 /* Replaces the value of entry (key, old) by new; false if absent. */
-bool kr_hmap_replace(kr_hmap_t *m, uint64_t key, uint32_t old_value, uint32_t new_value);
+bool kr__hmap_replace(kr__hmap_t *m, uint64_t key, uint32_t old_value, uint32_t new_value);
 
 /* Iterates the values under key: start with *cursor = 0; returns
- * KR_HMAP_EMPTY when there are no more. */
-uint32_t kr_hmap_next(const kr_hmap_t *m, uint64_t key, uint32_t *cursor);
+ * KR__HMAP_EMPTY when there are no more. */
+uint32_t kr__hmap_next(const kr__hmap_t *m, uint64_t key, uint32_t *cursor);
 
 /* A strong 64-bit mix (splitmix64's finalizer). */
-static inline uint64_t kr_mix64(uint64_t x)
+static inline uint64_t kr__mix64(uint64_t x)
 {
     x ^= x >> 30; x *= 0xbf58476d1ce4e5b9ULL;
     x ^= x >> 27; x *= 0x94d049bb133111ebULL;
@@ -47,6 +47,6 @@ static inline uint64_t kr_mix64(uint64_t x)
 }
 
 /* FNV-1a over bytes, then mixed. */
-uint64_t kr_hash_bytes(const void *data, size_t n, uint64_t seed);
+uint64_t kr__hash_bytes(const void *data, size_t n, uint64_t seed);
 
 #endif

@@ -63,14 +63,14 @@ typedef struct {
     uint64_t x, seq, sum;
 } gen_t;
 
-static inline kr_qentry_t gen_entry(gen_t *g, uint64_t base)
+static inline kr__qentry_t gen_entry(gen_t *g, uint64_t base)
 {
     uint64_t x = g->x;
     x ^= x << 13;
     x ^= x >> 7;
     x ^= x << 17;
     g->x = x;
-    kr_qentry_t e;
+    kr__qentry_t e;
     e.time = base + delay_table[x >> (64 - TABLE_BITS)];
     /* priority 0..3 in the high half, source simulator 0..63 in the low */
     e.hi = ((x & 3) << 32) | ((x >> 2) & 63);
@@ -80,7 +80,7 @@ static inline kr_qentry_t gen_entry(gen_t *g, uint64_t base)
     return e;
 }
 
-static inline void gen_popped(gen_t *g, const kr_qentry_t *e)
+static inline void gen_popped(gen_t *g, const kr__qentry_t *e)
 {
     g->sum = (g->sum ^ e->time ^ (e->lo << 20)) * 0x100000001b3ULL;
 }
@@ -88,11 +88,11 @@ static inline void gen_popped(gen_t *g, const kr_qentry_t *e)
 /* ---- textbook binary heap (the reference) ---- */
 
 typedef struct {
-    kr_qentry_t *a;
+    kr__qentry_t *a;
     size_t n, cap;
 } bheap_t;
 
-static inline void bheap_push(bheap_t *h, const kr_qentry_t *e)
+static inline void bheap_push(bheap_t *h, const kr__qentry_t *e)
 {
     if (h->n == h->cap) {
         h->cap = h->cap ? 2 * h->cap : 16;
@@ -102,23 +102,23 @@ static inline void bheap_push(bheap_t *h, const kr_qentry_t *e)
     size_t i = h->n++;
     while (i > 0) {
         size_t p = (i - 1) / 2;
-        if (!kr_qentry_less(e, &h->a[p])) break;
+        if (!kr__qentry_less(e, &h->a[p])) break;
         h->a[i] = h->a[p];
         i = p;
     }
     h->a[i] = *e;
 }
 
-static inline void bheap_pop(bheap_t *h, kr_qentry_t *out)
+static inline void bheap_pop(bheap_t *h, kr__qentry_t *out)
 {
     *out = h->a[0];
-    kr_qentry_t e = h->a[--h->n];
+    kr__qentry_t e = h->a[--h->n];
     size_t n = h->n, i = 0;
     for (;;) {
         size_t c = 2 * i + 1;
         if (c >= n) break;
-        if (c + 1 < n && kr_qentry_less(&h->a[c + 1], &h->a[c])) c++;
-        if (!kr_qentry_less(&h->a[c], &e)) break;
+        if (c + 1 < n && kr__qentry_less(&h->a[c + 1], &h->a[c])) c++;
+        if (!kr__qentry_less(&h->a[c], &e)) break;
         h->a[i] = h->a[c];
         i = c;
     }
@@ -130,15 +130,15 @@ static inline void bheap_pop(bheap_t *h, kr_qentry_t *out)
  * block, so children 4i+1..4i+4 begin on a line). ---- */
 
 typedef struct {
-    kr_qentry_t *base, *a;
+    kr__qentry_t *base, *a;
     size_t n, cap;
 } dheap_t;
 
-static inline void dheap_push(dheap_t *h, const kr_qentry_t *e)
+static inline void dheap_push(dheap_t *h, const kr__qentry_t *e)
 {
     if (h->n == h->cap) {
         size_t cap = h->cap ? 2 * h->cap : 16;
-        kr_qentry_t *base = aligned_alloc(64, (cap + 4) * sizeof *base);
+        kr__qentry_t *base = aligned_alloc(64, (cap + 4) * sizeof *base);
         if (!base) abort();
         if (h->n) memcpy(base + 3, h->a, h->n * sizeof *base);
         free(h->base);
@@ -149,25 +149,25 @@ static inline void dheap_push(dheap_t *h, const kr_qentry_t *e)
     size_t i = h->n++;
     while (i > 0) {
         size_t p = (i - 1) / 4;
-        if (!kr_qentry_less(e, &h->a[p])) break;
+        if (!kr__qentry_less(e, &h->a[p])) break;
         h->a[i] = h->a[p];
         i = p;
     }
     h->a[i] = *e;
 }
 
-static inline void dheap_pop(dheap_t *h, kr_qentry_t *out)
+static inline void dheap_pop(dheap_t *h, kr__qentry_t *out)
 {
     *out = h->a[0];
-    kr_qentry_t e = h->a[--h->n];
+    kr__qentry_t e = h->a[--h->n];
     size_t n = h->n, i = 0;
     for (;;) {
         size_t c = 4 * i + 1;
         if (c >= n) break;
         size_t best = c, end = c + 4 < n ? c + 4 : n;
         for (size_t j = c + 1; j < end; j++)
-            if (kr_qentry_less(&h->a[j], &h->a[best])) best = j;
-        if (!kr_qentry_less(&h->a[best], &e)) break;
+            if (kr__qentry_less(&h->a[j], &h->a[best])) best = j;
+        if (!kr__qentry_less(&h->a[best], &e)) break;
         h->a[i] = h->a[best];
         i = best;
     }
@@ -176,14 +176,14 @@ static inline void dheap_pop(dheap_t *h, kr_qentry_t *out)
 
 /* ---- the kairos queue ---- */
 
-static inline void kq_push(kr_equeue_t *q, const kr_qentry_t *e)
+static inline void kq_push(kr__equeue_t *q, const kr__qentry_t *e)
 {
-    if (kr_equeue_push(q, e) != KR_OK) abort();
+    if (kr__equeue_push(q, e) != KR_OK) abort();
 }
 
-static inline void kq_pop(kr_equeue_t *q, kr_qentry_t *out)
+static inline void kq_pop(kr__equeue_t *q, kr__qentry_t *out)
 {
-    if (!kr_equeue_pop(q, out)) abort();
+    if (!kr__equeue_pop(q, out)) abort();
 }
 
 /* One runner per structure: fill, warm up, and M timed holds. */
@@ -191,14 +191,14 @@ static inline void kq_pop(kr_equeue_t *q, kr_qentry_t *out)
     static void NAME##_fill(TYPE *q, gen_t *g, size_t n, size_t warm)          \
     {                                                                          \
         for (size_t i = 0; i < n; i++) {                                       \
-            kr_qentry_t e = gen_entry(g, 0);                                   \
+            kr__qentry_t e = gen_entry(g, 0);                                   \
             PUSH(q, &e);                                                       \
         }                                                                      \
         for (size_t i = 0; i < warm; i++) {                                    \
-            kr_qentry_t e;                                                     \
+            kr__qentry_t e;                                                     \
             POP(q, &e);                                                        \
             gen_popped(g, &e);                                                 \
-            kr_qentry_t f = gen_entry(g, e.time);                              \
+            kr__qentry_t f = gen_entry(g, e.time);                              \
             PUSH(q, &f);                                                       \
         }                                                                      \
     }                                                                          \
@@ -206,16 +206,16 @@ static inline void kq_pop(kr_equeue_t *q, kr_qentry_t *out)
     {                                                                          \
         double t0 = now_ns();                                                  \
         for (size_t i = 0; i < m; i++) {                                       \
-            kr_qentry_t e;                                                     \
+            kr__qentry_t e;                                                     \
             POP(q, &e);                                                        \
             gen_popped(g, &e);                                                 \
-            kr_qentry_t f = gen_entry(g, e.time);                              \
+            kr__qentry_t f = gen_entry(g, e.time);                              \
             PUSH(q, &f);                                                       \
         }                                                                      \
         return (now_ns() - t0) / (double)m;                                    \
     }
 
-DEFINE_RUNNER(kq, kr_equeue_t, kq_push, kq_pop)
+DEFINE_RUNNER(kq, kr__equeue_t, kq_push, kq_pop)
 DEFINE_RUNNER(bh, bheap_t, bheap_push, bheap_pop)
 DEFINE_RUNNER(dh, dheap_t, dheap_push, dheap_pop)
 
@@ -262,8 +262,8 @@ int main(int argc, char **argv)
         double t_kq[MAX_REPS], t_bh[MAX_REPS], t_dh[MAX_REPS];
         gen_t g_kq = { seed * 2 + 1, 0, 0 }, g_bh = g_kq, g_dh = g_kq;
 
-        kr_equeue_t q;
-        kr_equeue_init(&q);
+        kr__equeue_t q;
+        kr__equeue_init(&q);
         bheap_t bh = { 0 };
         dheap_t dh = { 0 };
         kq_fill(&q, &g_kq, n, warm);
@@ -292,7 +292,7 @@ int main(int argc, char **argv)
             snprintf(name, sizeof name, "alt_4ary_heap_%s", sizes[s].name);
             emit(name, median(t_dh, reps), "ns/op", n, reps);
         }
-        kr_equeue_fini(&q);
+        kr__equeue_fini(&q);
         free(bh.a);
         free(dh.base);
     }

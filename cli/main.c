@@ -309,10 +309,10 @@ static int parse(const cli_t *c, int argc, char **argv, int first, const char *c
     return 0;
 }
 
-static kr_model_file_t *load(const cli_t *c, const options_t *o)
+static kr__model_file_t *load(const cli_t *c, const options_t *o)
 {
-    kr_model_file_t *f = kr_model_file_load(&(kr_model_file_desc_t){
-        .path = o->model, .sets = o->sets, .set_count = o->set_count, .register_builtin = kr_models_register_builtin });
+    kr__model_file_t *f = kr__model_file_load(&(kr__model_file_desc_t){
+        .path = o->model, .sets = o->sets, .set_count = o->set_count, .register_builtin = kr__models_register_builtin });
     if (!f && c->rank == 0) fprintf(stderr, "kairos: %s\n", kr_last_error());
     return f;
 }
@@ -325,24 +325,24 @@ static int cmd_run(const cli_t *c, int argc, char **argv)
         options_free(&o);
         return rc < 0 ? 0 : rc;
     }
-    kr_model_file_t *f = load(c, &o);
+    kr__model_file_t *f = load(c, &o);
     if (!f) {
         options_free(&o);
         return status_exit(kr_last_status());
     }
-    /* Every rank runs its simulators; kr_run_file agrees on the outcome
+    /* Every rank runs its simulators; kr__run_file agrees on the outcome
      * across ranks, and only rank 0 prints. */
     char binding[192] = "";
     if (c->ranks > 1) bind_rank(binding, sizeof binding);
-    kr_run_options_t ro = { .binding = binding, .stats_path = o.stats, .event_log_dir = o.event_log, .trace_path = o.trace, .series_path = o.series,
+    kr__run_options_t ro = { .binding = binding, .stats_path = o.stats, .event_log_dir = o.event_log, .trace_path = o.trace, .series_path = o.series,
                             .quiet = o.quiet, .progress = c->rank == 0 && !o.quiet && isatty(2), .ranks = c->ranks,
                             .rank = c->rank, .comm = MPI_COMM_WORLD, .summary = c->rank == 0 ? stdout : NULL };
-    kr_status_t st = o.replications ? kr_replications_run_file(f, &ro, (uint32_t)o.replications, o.group_ranks)
-                                    : kr_run_file(f, &ro);
+    kr_status_t st = o.replications ? kr__replications_run_file(f, &ro, (uint32_t)o.replications, o.group_ranks)
+                                    : kr__run_file(f, &ro);
     if (st && c->rank == 0) fprintf(stderr, "kairos: %s\n", kr_last_error());
     fflush(stdout);
     int code = status_exit(st);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
     options_free(&o);
     return code;
 }
@@ -357,11 +357,11 @@ static int cmd_sweep(const cli_t *c, int argc, char **argv)
     }
     char binding[192];
     if (c->ranks > 1) bind_rank(binding, sizeof binding);
-    kr_status_t st = kr_sweep_run(&(kr_sweep_desc_t){
+    kr_status_t st = kr__sweep_run(&(kr__sweep_desc_t){
         .model = o.model, .sets = o.sets, .set_count = o.set_count, .varies = o.varies, .vary_count = o.vary_count,
         .replications = o.replications ? (uint32_t)o.replications : 1, .group_ranks = o.group_ranks,
         .csv_path = o.stats, .plot_dir = o.plot_dir, .quiet = o.quiet, .summary = c->rank == 0 ? stdout : NULL,
-        .ranks = c->ranks, .rank = c->rank, .comm = MPI_COMM_WORLD, .register_builtin = kr_models_register_builtin });
+        .ranks = c->ranks, .rank = c->rank, .comm = MPI_COMM_WORLD, .register_builtin = kr__models_register_builtin });
     if (st && c->rank == 0) fprintf(stderr, "kairos: %s\n", kr_last_error());
     fflush(stdout);
     options_free(&o);
@@ -376,10 +376,10 @@ static int cmd_validate(const cli_t *c, int argc, char **argv)
         options_free(&o);
         return rc < 0 ? 0 : rc;
     }
-    kr_model_file_t *f = load(c, &o);
-    kr_model_t *m = f ? kr_model_file_build(f, NULL) : NULL;
+    kr__model_file_t *f = load(c, &o);
+    kr_model_t *m = f ? kr__model_file_build(f, NULL) : NULL;
     int *rank_of = m ? calloc(f->sim_count, sizeof *rank_of) : NULL;
-    kr_status_t st = !f || !m ? kr_last_status() : !rank_of ? KR_ERR_NOMEM : kr_model_file_map(f, m, o.ranks, rank_of);
+    kr_status_t st = !f || !m ? kr_last_status() : !rank_of ? KR_ERR_NOMEM : kr__model_file_map(f, m, o.ranks, rank_of);
     if (st && f && c->rank == 0) fprintf(stderr, "kairos: %s\n", kr_last_error());
     if (!st && c->rank == 0) {
         double p = (double)f->precision;
@@ -387,10 +387,10 @@ static int cmd_validate(const cli_t *c, int argc, char **argv)
         printf("  precision %llu ticks per unit, seed %llu, end time %g, sync %s, mapping %s\n",
                (unsigned long long)f->precision, (unsigned long long)f->seed, (double)f->end_time / p,
                f->sync == KR_SYNC_WINDOW ? "window" : "null-message",
-               f->mapping == KR_MAP_BLOCK ? "block" : "round-robin");
+               f->mapping == KR__MAP_BLOCK ? "block" : "round-robin");
         printf("simulators (%zu):\n", f->sim_count);
         for (size_t i = 0; i < f->sim_count; i++) {
-            const kr_sim_entry_t *e = &f->sims[i];
+            const kr__sim_entry_t *e = &f->sims[i];
             printf("  %-4zu %-24s kind %-12s %-15s", i, e->name, e->kind, kr_formalism_name(e->formalism));
             if (e->time_step) printf(" time_step %g", (double)e->time_step / p);
             if (e->rank >= 0) printf(" pinned to rank %d", e->rank);
@@ -425,7 +425,7 @@ static int cmd_validate(const cli_t *c, int argc, char **argv)
     }
     free(rank_of);
     kr_model_destroy(m);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
     options_free(&o);
     return status_exit(st);
 }

@@ -22,18 +22,18 @@
 static bool alive(const kr_world_t *w, kr_entity_t e)
 {
     uint32_t idx = kr_entity_index(e);
-    return e && idx < w->record_count && (w->records[idx].flags & KR_REC_ALIVE) &&
+    return e && idx < w->record_count && (w->records[idx].flags & KR__REC_ALIVE) &&
            w->records[idx].generation == kr_entity_generation(e);
 }
 
 static bool dying(const kr_world_t *w, kr_entity_t e)
 {
-    return (w->records[kr_entity_index(e)].flags & KR_REC_DYING) != 0;
+    return (w->records[kr_entity_index(e)].flags & KR__REC_DYING) != 0;
 }
 
 static bool has_table_component(const kr_world_t *w, kr_entity_t e, kr_component_t c)
 {
-    const kr_record_t *r = &w->records[kr_entity_index(e)];
+    const kr__record_t *r = &w->records[kr_entity_index(e)];
     return kr__column_index(w->tables[r->table], c) >= 0;
 }
 
@@ -42,8 +42,8 @@ static bool has_table_component(const kr_world_t *w, kr_entity_t e, kr_component
 static kr_channel_t *chan(const kr_world_t *w, kr_entity_t e)
 {
     if (!alive(w, e)) return NULL;
-    const kr_record_t *r = &w->records[kr_entity_index(e)];
-    const kr_table_t *t = w->tables[r->table];
+    const kr__record_t *r = &w->records[kr_entity_index(e)];
+    const kr__table_t *t = w->tables[r->table];
     int col = kr__column_index(t, KR_CHANNEL);
     if (col < 0) return NULL;
     kr_channel_t *c = kr__column_ptr(t, (uint32_t)col, r->row);
@@ -52,7 +52,7 @@ static kr_channel_t *chan(const kr_world_t *w, kr_entity_t e)
 
 static uint32_t parent_index(const kr_world_t *w, uint32_t idx)
 {
-    return (w->records[idx].flags & KR_REC_TREE) ? w->tree[idx].parent : KR_NONE;
+    return (w->records[idx].flags & KR__REC_TREE) ? w->tree[idx].parent : KR__NONE;
 }
 
 /* The connected channel, checked from both sides. */
@@ -153,7 +153,7 @@ static void leave(kr_world_t *w)
             kr_entity_t e = w->channel_notes[w->note_head++];
             const kr_channel_t *c = chan(w, e);
             if (!c || not_ready(w, e, c)) continue;
-            kr_callback_t cb = c->kind == KR_CHANNEL_OUTPUT ? KR_CB_OUTPUT_READY : KR_CB_INPUT_READY;
+            kr__callback_t cb = c->kind == KR_CHANNEL_OUTPUT ? KR__CB_OUTPUT_READY : KR__CB_INPUT_READY;
             kr__behaviors_fire(w, c->resource, cb, e);
         }
         w->note_head = w->note_count = 0;
@@ -201,9 +201,9 @@ static size_t list_channels(const kr_world_t *w, kr_entity_t r, uint32_t kind, k
         return 0;
     }
     uint32_t ri = kr_entity_index(r);
-    if (!(w->records[ri].flags & KR_REC_TREE)) return 0;
+    if (!(w->records[ri].flags & KR__REC_TREE)) return 0;
     size_t n = 0;
-    for (uint32_t i = w->tree[ri].first_child; i != KR_NONE; i = w->tree[i].next) {
+    for (uint32_t i = w->tree[ri].first_child; i != KR__NONE; i = w->tree[i].next) {
         kr_entity_t e = kr__id_of(w, i);
         const kr_channel_t *c = chan(w, e);
         if (!c || c->kind != kind || c->resource != r) continue;
@@ -239,7 +239,7 @@ kr_status_t kr_channel_add(kr_world_t *w, kr_entity_t ch, kr_channel_kind_t kind
     if (!resource_arg(w, resource, fn)) return kr_last_status();
     if (has_table_component(w, ch, KR_CHANNEL))
         return kr__fail(KR_ERR_EXISTS, "%s: entity %u already is a channel", fn, ci);
-    for (uint32_t a = ri; a != KR_NONE; a = parent_index(w, a))
+    for (uint32_t a = ri; a != KR__NONE; a = parent_index(w, a))
         if (a == ci)
             return kr__fail(KR_ERR_CYCLE, "%s: entity %u is an ancestor of resource %u and cannot be its channel",
                             fn, ci, ri);
@@ -353,7 +353,7 @@ bool kr_channel_send(kr_world_t *w, kr_entity_t output, kr_entity_t child)
                  kr_entity_index(src));
         return false;
     }
-    for (uint32_t a = di; a != KR_NONE; a = parent_index(w, a))
+    for (uint32_t a = di; a != KR__NONE; a = parent_index(w, a))
         if (a == ci) {
             kr__fail(KR_ERR_CYCLE, "%s: entity %u is the receiving resource %u or one of its ancestors", fn,
                      ci, di);
@@ -370,7 +370,7 @@ bool kr_channel_send(kr_world_t *w, kr_entity_t output, kr_entity_t child)
         leave_keeping_error(w);
         return false;
     }
-    kr__behaviors_fire2(w, dst, KR_CB_RECEIVE, input, child);
+    kr__behaviors_fire2(w, dst, KR__CB_RECEIVE, input, child);
     const kr_channel_t *c = chan(w, output);
     if (c && !not_ready(w, output, c) && reserve_notes(w, 2, fn) == KR_OK) note_pair(w, output, c);
     leave(w);

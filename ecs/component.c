@@ -3,14 +3,14 @@
  * own pool (sparse.c). */
 #include "ecs/world_private.h"
 
-static const kr_registry_entry_t *registered(const kr_world_t *w, kr_component_t c, const char *fn)
+static const kr__registry_entry_t *registered(const kr_world_t *w, kr_component_t c, const char *fn)
 {
-    const kr_registry_entry_t *e = kr__registry_entry(w->registry, c);
+    const kr__registry_entry_t *e = kr__registry_entry(w->registry, c);
     if (!e) kr__fail(KR_ERR_UNREGISTERED, "%s: component %u is not registered", fn, c);
     return e;
 }
 
-static void *already(kr_entity_t e, const kr_registry_entry_t *entry)
+static void *already(kr_entity_t e, const kr__registry_entry_t *entry)
 {
     kr__fail(KR_ERR_EXISTS, "kr_component_add: entity %u already has '%s'", kr_entity_index(e), entry->info.name);
     return NULL;
@@ -19,32 +19,32 @@ static void *already(kr_entity_t e, const kr_registry_entry_t *entry)
 /* The value of sparse component c of entity idx, or NULL. */
 static void *sparse_get(const kr_world_t *w, uint32_t idx, kr_component_t c)
 {
-    const kr_sparse_pool_t *p = c < w->pool_slots ? w->pools[c] : NULL;
+    const kr__sparse_pool_t *p = c < w->pool_slots ? w->pools[c] : NULL;
     if (!p) return NULL;
     uint32_t slot = kr__sparse_slot(p, idx);
-    return slot == KR_NONE ? NULL : kr__sparse_value(p, slot);
+    return slot == KR__NONE ? NULL : kr__sparse_value(p, slot);
 }
 
 void *kr_component_add(kr_world_t *w, kr_entity_t e, kr_component_t c)
 {
-    kr_record_t *r = kr__live(w, e, "kr_component_add");
+    kr__record_t *r = kr__live(w, e, "kr_component_add");
     if (!r) return NULL;
-    const kr_registry_entry_t *entry = registered(w, c, "kr_component_add");
+    const kr__registry_entry_t *entry = registered(w, c, "kr_component_add");
     if (!entry || kr__structure_locked(w, "kr_component_add")) return NULL;
     if (entry->info.storage == KR_STORAGE_SPARSE) {
-        kr_sparse_pool_t *p = kr__pool(w, c, true);
+        kr__sparse_pool_t *p = kr__pool(w, c, true);
         if (!p) return NULL;
-        if (kr__sparse_slot(p, kr_entity_index(e)) != KR_NONE) return already(e, entry);
+        if (kr__sparse_slot(p, kr_entity_index(e)) != KR__NONE) return already(e, entry);
         void *v = kr__sparse_add(w, p, e);
-        if (v) r->flags |= KR_REC_SPARSE;
+        if (v) r->flags |= KR__REC_SPARSE;
         return v;
     }
-    kr_table_t *t = w->tables[r->table];
+    kr__table_t *t = w->tables[r->table];
     if (kr__column_index(t, c) >= 0) return already(e, entry);
     uint32_t to = kr__table_with(w, r->table, c);
-    if (to == KR_NONE || kr__table_move(w, e, r, to)) return NULL;
+    if (to == KR__NONE || kr__table_move(w, e, r, to)) return NULL;
     if (entry->info.vtbl && entry->info.vtbl->on_creation) {
-        kr__behavior_fire_one(w, e, c, KR_CB_CREATION, 0);
+        kr__behavior_fire_one(w, e, c, KR__CB_CREATION, 0);
         /* The callback may have changed or destroyed the entity. */
         if (!kr_entity_alive(w, e)) {
             kr__fail(KR_ERR_STALE_ENTITY, "kr_component_add: on_creation destroyed the entity");
@@ -52,20 +52,20 @@ void *kr_component_add(kr_world_t *w, kr_entity_t e, kr_component_t c)
         }
         return kr_component_get(w, e, c);
     }
-    kr_table_t *dst = w->tables[to];
+    kr__table_t *dst = w->tables[to];
     return kr__column_ptr(dst, (uint32_t)kr__column_index(dst, c), r->row);
 }
 
 void *kr_component_get(kr_world_t *w, kr_entity_t e, kr_component_t c)
 {
-    kr_record_t *r = kr__live(w, e, "kr_component_get");
+    kr__record_t *r = kr__live(w, e, "kr_component_get");
     if (!r) return NULL;
-    kr_table_t *t = w->tables[r->table];
+    kr__table_t *t = w->tables[r->table];
     int col = kr__column_index(t, c);
     if (col >= 0) return kr__column_ptr(t, (uint32_t)col, r->row);
-    const kr_registry_entry_t *entry = registered(w, c, "kr_component_get");
+    const kr__registry_entry_t *entry = registered(w, c, "kr_component_get");
     if (!entry) return NULL;
-    void *v = (r->flags & KR_REC_SPARSE) ? sparse_get(w, kr_entity_index(e), c) : NULL;
+    void *v = (r->flags & KR__REC_SPARSE) ? sparse_get(w, kr_entity_index(e), c) : NULL;
     if (!v)
         kr__fail(KR_ERR_NO_COMPONENT, "kr_component_get: entity %u has no '%s'", kr_entity_index(e),
                  entry->info.name);
@@ -74,23 +74,23 @@ void *kr_component_get(kr_world_t *w, kr_entity_t e, kr_component_t c)
 
 bool kr_component_has(const kr_world_t *w, kr_entity_t e, kr_component_t c)
 {
-    kr_record_t *r = kr__live(w, e, "kr_component_has");
+    kr__record_t *r = kr__live(w, e, "kr_component_has");
     if (!r) return false;
     if (kr__column_index(w->tables[r->table], c) >= 0) return true;
-    return (r->flags & KR_REC_SPARSE) && sparse_get(w, kr_entity_index(e), c);
+    return (r->flags & KR__REC_SPARSE) && sparse_get(w, kr_entity_index(e), c);
 }
 
 kr_status_t kr_component_remove(kr_world_t *w, kr_entity_t e, kr_component_t c)
 {
-    kr_record_t *r = kr__live(w, e, "kr_component_remove");
+    kr__record_t *r = kr__live(w, e, "kr_component_remove");
     if (!r) return kr_last_status();
-    const kr_registry_entry_t *entry = registered(w, c, "kr_component_remove");
+    const kr__registry_entry_t *entry = registered(w, c, "kr_component_remove");
     if (!entry) return KR_ERR_UNREGISTERED;
     if (kr__structure_locked(w, "kr_component_remove")) return KR_ERR_LOCKED;
     if (entry->info.storage == KR_STORAGE_SPARSE) {
-        kr_sparse_pool_t *p = kr__pool(w, c, false);
+        kr__sparse_pool_t *p = kr__pool(w, c, false);
         uint32_t idx = kr_entity_index(e);
-        if (!p || kr__sparse_slot(p, idx) == KR_NONE)
+        if (!p || kr__sparse_slot(p, idx) == KR__NONE)
             return kr__fail(KR_ERR_NO_COMPONENT, "kr_component_remove: entity %u has no '%s'", idx,
                             entry->info.name);
         kr__sparse_remove(p, idx);
@@ -104,7 +104,7 @@ kr_status_t kr_component_remove(kr_world_t *w, kr_entity_t e, kr_component_t c)
         kr_component_t sc = w->removing_c;
         w->removing_e = e;
         w->removing_c = c;
-        kr__behavior_fire_one(w, e, c, KR_CB_DESTROY, 0);
+        kr__behavior_fire_one(w, e, c, KR__CB_DESTROY, 0);
         w->removing_e = se;
         w->removing_c = sc;
         r = kr__live(w, e, "kr_component_remove");
@@ -112,6 +112,6 @@ kr_status_t kr_component_remove(kr_world_t *w, kr_entity_t e, kr_component_t c)
         if (kr__column_index(w->tables[r->table], c) < 0) return KR_OK; /* callback removed it */
     }
     uint32_t to = kr__table_without(w, r->table, c);
-    if (to == KR_NONE) return kr_last_status();
+    if (to == KR__NONE) return kr_last_status();
     return kr__table_move(w, e, r, to);
 }

@@ -4,7 +4,7 @@
  *   header: magic "KRPK" u32, version u32, registry hash u64, total bytes u64,
  *           root count u32, entity count u32
  *   entity (pre-order over each root's subtree):
- *           parent u32 (index within the pack, or KR_NONE for a root),
+ *           parent u32 (index within the pack, or KR__NONE for a root),
  *           old id u64, flags u8 (1 named, 2 spatial),
  *           [name length u32, bytes], [x f64, y f64],
  *           component count u32, then per component: id u32, length u32, bytes
@@ -82,7 +82,7 @@ static int cmp_component(const void *a, const void *b)
 
 /* Rewrites every entity field of a data component in place, in either direction. */
 static bool remap_fields(const kr_component_info_t *info, uint8_t *bytes,
-                         uint64_t (*save)(void *, kr_entity_t), kr_ref_load_fn load, void *ctx)
+                         uint64_t (*save)(void *, kr_entity_t), kr__ref_load_fn load, void *ctx)
 {
     for (size_t f = 0; f < info->field_count; f++) {
         const kr_field_t *fd = &info->fields[f];
@@ -108,7 +108,7 @@ static bool remap_fields(const kr_component_info_t *info, uint8_t *bytes,
 
 static uint32_t tree_link(const kr_world_t *w, uint32_t idx, size_t field)
 {
-    if (!(w->records[idx].flags & KR_REC_TREE)) return KR_NONE;
+    if (!(w->records[idx].flags & KR__REC_TREE)) return KR__NONE;
     uint32_t v;
     memcpy(&v, (const char *)&w->tree[idx] + field, sizeof v);
     return v;
@@ -133,23 +133,23 @@ static kr_status_t number_subtree(kr_world_t *w, uint32_t root, uint32_t **order
         }
         w->scratch[cur] = ((uint64_t)w->scratch_epoch << 32) | *n;
         (*order)[(*n)++] = cur;
-        uint32_t next = tree_link(w, cur, offsetof(kr_tree_t, first_child));
-        while (next == KR_NONE && cur != root) {
-            next = tree_link(w, cur, offsetof(kr_tree_t, next));
-            if (next == KR_NONE) cur = tree_link(w, cur, offsetof(kr_tree_t, parent));
+        uint32_t next = tree_link(w, cur, offsetof(kr__tree_t, first_child));
+        while (next == KR__NONE && cur != root) {
+            next = tree_link(w, cur, offsetof(kr__tree_t, next));
+            if (next == KR__NONE) cur = tree_link(w, cur, offsetof(kr__tree_t, parent));
         }
-        if (next == KR_NONE) return KR_OK;
+        if (next == KR__NONE) return KR_OK;
         cur = next;
     }
 }
 
 static kr_status_t write_entity(kr_world_t *w, uint32_t idx, kr_buf_t *out, uint32_t parent_local)
 {
-    kr_record_t *r = &w->records[idx];
+    kr__record_t *r = &w->records[idx];
     kr_entity_t e = kr_entity_make(idx, r->generation);
     kr_status_t st = kr_buf_put_u32(out, parent_local);
     st = st ? st : kr_buf_put_u64(out, e);
-    uint8_t flags = (r->flags & KR_REC_NAMED ? PACK_NAMED : 0) | (r->flags & KR_REC_SPATIAL ? PACK_SPATIAL : 0);
+    uint8_t flags = (r->flags & KR__REC_NAMED ? PACK_NAMED : 0) | (r->flags & KR__REC_SPATIAL ? PACK_SPATIAL : 0);
     st = st ? st : kr_buf_put_u8(out, flags);
     if (!st && (flags & PACK_NAMED)) {
         size_t len = strlen(w->names[idx].str);
@@ -166,14 +166,14 @@ static kr_status_t write_entity(kr_world_t *w, uint32_t idx, kr_buf_t *out, uint
     }
     /* Every component in ascending id order: the table's (sorted) merged
      * with the sparse ones the entity holds. */
-    kr_table_t *t = w->tables[r->table];
+    kr__table_t *t = w->tables[r->table];
     uint32_t n = t->type_count, ns = 0;
     kr_component_t small[32], *ids = small;
-    uint32_t room = n + ((r->flags & KR_REC_SPARSE) ? w->pool_count : 0);
+    uint32_t room = n + ((r->flags & KR__REC_SPARSE) ? w->pool_count : 0);
     if (room > 32 && !(ids = malloc(room * sizeof *ids))) return kr__fail(KR_ERR_NOMEM, "kr_pack: out of memory");
-    if (r->flags & KR_REC_SPARSE) {
+    if (r->flags & KR__REC_SPARSE) {
         for (uint32_t i = 0; i < w->pool_count; i++)
-            if (kr__sparse_slot(w->pools[w->pool_ids[i]], idx) != KR_NONE) ids[n + ns++] = w->pool_ids[i];
+            if (kr__sparse_slot(w->pools[w->pool_ids[i]], idx) != KR__NONE) ids[n + ns++] = w->pool_ids[i];
     }
     memcpy(ids, t->types, n * sizeof *ids);
     n += ns;
@@ -234,9 +234,9 @@ kr_status_t kr_pack(kr_world_t *w, const kr_entity_t *roots, size_t count, kr_bu
     }
     for (uint32_t k = 0; k < n && !st; k++) {
         uint32_t idx = order[k];
-        uint32_t parent = KR_NONE, local;
-        uint32_t p = tree_link(w, idx, offsetof(kr_tree_t, parent));
-        if (p != KR_NONE && scratch_get(w, p, &local) && local < k) parent = local;
+        uint32_t parent = KR__NONE, local;
+        uint32_t p = tree_link(w, idx, offsetof(kr__tree_t, parent));
+        if (p != KR__NONE && scratch_get(w, p, &local) && local < k) parent = local;
         /* A root whose real parent is outside the pack is written as a root. */
         st = write_entity(w, idx, out, parent);
     }
@@ -280,7 +280,7 @@ static kr_status_t parse(const kr_world_t *w, kr_reader_t *r, uint32_t roots, ui
         p->old_id = kr_reader_u64(r);
         p->flags = kr_reader_u8(r);
         if (r->failed) return corrupt("truncated entity header", at);
-        if (p->parent == KR_NONE) seen_roots++;
+        if (p->parent == KR__NONE) seen_roots++;
         else if (p->parent >= k) return corrupt("parent index does not precede its child", at);
         if (p->flags & ~(PACK_NAMED | PACK_SPATIAL)) return corrupt("unknown entity flags", at);
         if (p->flags & PACK_NAMED) {
@@ -305,7 +305,7 @@ static kr_status_t parse(const kr_world_t *w, kr_reader_t *r, uint32_t roots, ui
             kr_component_t id = kr_reader_u32(r);
             uint32_t len = kr_reader_u32(r);
             if (r->failed) return corrupt("truncated component header", cat);
-            const kr_registry_entry_t *e = kr__registry_entry(w->registry, id);
+            const kr__registry_entry_t *e = kr__registry_entry(w->registry, id);
             if (!e) return corrupt("unregistered component id", cat);
             if (id <= prev) return corrupt("components out of order or repeated", cat);
             prev = id;
@@ -391,7 +391,7 @@ kr_status_t kr_unpack(kr_world_t *w, const void *data, size_t len, const kr_unpa
     for (uint32_t k = 0; k < n && !st; k++) {
         parsed_entity_t *p = &ents[k];
         uint32_t idx = kr_entity_index(ids[k]);
-        if (p->parent != KR_NONE) st = kr__tree_link(w, idx, kr_entity_index(ids[p->parent]), KR_NONE);
+        if (p->parent != KR__NONE) st = kr__tree_link(w, idx, kr_entity_index(ids[p->parent]), KR__NONE);
         if (!st && (p->flags & PACK_NAMED)) {
             char *name = malloc(p->name_len + 1);
             if (!name) {
@@ -435,7 +435,7 @@ kr_status_t kr_unpack(kr_world_t *w, const void *data, size_t len, const kr_unpa
         }
     }
     if (!st && desc && desc->notify_move)
-        for (uint32_t k = 0; k < n; k++) kr__behaviors_fire(w, ids[k], KR_CB_SUBMODEL_MOVE, ents[k].old_id);
+        for (uint32_t k = 0; k < n; k++) kr__behaviors_fire(w, ids[k], KR__CB_SUBMODEL_MOVE, ents[k].old_id);
 
     if (st) {
         /* Nothing half-made stays behind: destroy what pass 2 created. */
@@ -450,7 +450,7 @@ kr_status_t kr_unpack(kr_world_t *w, const void *data, size_t len, const kr_unpa
     }
     size_t out_roots = 0;
     for (uint32_t k = 0; k < n; k++) {
-        if (ents[k].parent != KR_NONE) continue;
+        if (ents[k].parent != KR__NONE) continue;
         if (desc && desc->roots && out_roots < desc->roots_capacity) desc->roots[out_roots] = ids[k];
         out_roots++;
     }

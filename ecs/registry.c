@@ -8,14 +8,14 @@
 #include "ecs/world_private.h"
 
 
-static uint64_t name_hash(const char *name) { return kr_hash_bytes(name, strlen(name), 0); }
+static uint64_t name_hash(const char *name) { return kr__hash_bytes(name, strlen(name), 0); }
 
 kr_component_t kr_component_lookup(const kr_registry_t *reg, const char *name)
 {
     if (!reg || !name) return KR_COMPONENT_NONE;
     uint64_t h = name_hash(name);
     uint32_t cursor = 0, id;
-    while ((id = kr_hmap_next(&reg->by_name, h, &cursor)) != KR_HMAP_EMPTY)
+    while ((id = kr__hmap_next(&reg->by_name, h, &cursor)) != KR__HMAP_EMPTY)
         if (strcmp(reg->entries[id].name, name) == 0) return id;
     return KR_COMPONENT_NONE;
 }
@@ -92,7 +92,7 @@ static kr_component_t add_entry(kr_registry_t *reg, const char *kind, const char
     }
     if (reg->count == reg->capacity) {
         uint32_t cap = reg->capacity ? reg->capacity * 2 : 16;
-        kr_registry_entry_t *e = realloc(reg->entries, cap * sizeof *e);
+        kr__registry_entry_t *e = realloc(reg->entries, cap * sizeof *e);
         if (!e) {
             kr__fail(KR_ERR_NOMEM, "kr_%s_register: out of memory", kind);
             return KR_COMPONENT_NONE;
@@ -100,7 +100,7 @@ static kr_component_t add_entry(kr_registry_t *reg, const char *kind, const char
         reg->entries = e;
         reg->capacity = cap;
     }
-    kr_registry_entry_t *e = &reg->entries[reg->count];
+    kr__registry_entry_t *e = &reg->entries[reg->count];
     memset(e, 0, sizeof *e);
     e->name = strdup(name);
     e->fields = field_count ? malloc(field_count * sizeof *e->fields) : NULL;
@@ -117,7 +117,7 @@ static kr_component_t add_entry(kr_registry_t *reg, const char *kind, const char
     }
     e->info = (kr_component_info_t){ e->name, size, align, e->fields, field_count, vtbl, storage };
     kr_component_t id = reg->count;
-    if (kr_hmap_insert(&reg->by_name, name_hash(name), id)) return KR_COMPONENT_NONE;
+    if (kr__hmap_insert(&reg->by_name, name_hash(name), id)) return KR_COMPONENT_NONE;
     reg->count++;
     return id;
 }
@@ -151,7 +151,7 @@ kr_registry_t *kr_registry_create(void)
     }
     /* Ids index entries directly; entries[0] stands for the invalid id. */
     reg->count = 1;
-    kr_hmap_init(&reg->by_name);
+    kr__hmap_init(&reg->by_name);
     reg->entries = calloc(16, sizeof *reg->entries);
     if (!reg->entries) {
         free(reg);
@@ -196,7 +196,7 @@ void kr_registry_destroy(kr_registry_t *reg)
         free(reg->entries[i].name);
     }
     free(reg->entries);
-    kr_hmap_fini(&reg->by_name);
+    kr__hmap_fini(&reg->by_name);
     free(reg);
 }
 
@@ -204,7 +204,7 @@ uint32_t kr_registry_count(const kr_registry_t *reg) { return reg ? reg->count -
 
 const kr_component_info_t *kr_component_info(const kr_registry_t *reg, kr_component_t id)
 {
-    const kr_registry_entry_t *e = kr__registry_entry(reg, id);
+    const kr__registry_entry_t *e = kr__registry_entry(reg, id);
     if (!e) {
         kr__fail(KR_ERR_UNREGISTERED, "kr_component_info: component %u is not registered", id);
         return NULL;
@@ -215,19 +215,19 @@ const kr_component_info_t *kr_component_info(const kr_registry_t *reg, kr_compon
 uint64_t kr_registry_hash(const kr_registry_t *reg)
 {
     if (!reg) return 0;
-    uint64_t h = kr_mix64(reg->count);
+    uint64_t h = kr__mix64(reg->count);
     for (uint32_t i = 1; i < reg->count; i++) {
         const kr_component_info_t *in = &reg->entries[i].info;
-        h = kr_hash_bytes(in->name, strlen(in->name), h);
+        h = kr__hash_bytes(in->name, strlen(in->name), h);
         /* Whether a behavior serializes decides its pack format, so it counts. */
         uint64_t kind = in->vtbl ? (in->vtbl->serialize ? 2 : 1) : 3 + (uint64_t)in->storage;
         uint64_t shape[4] = { in->size, in->align, kind, in->field_count };
-        h = kr_hash_bytes(shape, sizeof shape, h);
+        h = kr__hash_bytes(shape, sizeof shape, h);
         for (size_t f = 0; f < in->field_count; f++) {
             const kr_field_t *fd = &in->fields[f];
-            h = kr_hash_bytes(fd->name, strlen(fd->name), h);
+            h = kr__hash_bytes(fd->name, strlen(fd->name), h);
             uint64_t fs[3] = { (uint64_t)fd->type, fd->offset, fd->count };
-            h = kr_hash_bytes(fs, sizeof fs, h);
+            h = kr__hash_bytes(fs, sizeof fs, h);
         }
     }
     return h;

@@ -5,12 +5,12 @@
 #include "base/error.h"
 #include "ecs/serializer_private.h"
 
-void kr__serializer_saver(kr_serializer_t *s, kr_buf_t *out, kr_ref_save_fn fn, void *ctx)
+void kr__serializer_saver(kr_serializer_t *s, kr_buf_t *out, kr__ref_save_fn fn, void *ctx)
 {
     *s = (kr_serializer_t){ .loading = false, .out = out, .ref_save = fn, .ref_ctx = ctx };
 }
 
-void kr__serializer_loader(kr_serializer_t *s, kr_reader_t *in, kr_ref_load_fn fn, void *ctx)
+void kr__serializer_loader(kr_serializer_t *s, kr_reader_t *in, kr__ref_load_fn fn, void *ctx)
 {
     *s = (kr_serializer_t){ .loading = true, .in = in, .ref_load = fn, .ref_ctx = ctx };
 }

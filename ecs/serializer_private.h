@@ -8,20 +8,20 @@
 
 /* Maps entity ids to and from portable references (0 = invalid, k + 1 =
  * the k-th entity of the pack). */
-typedef uint64_t (*kr_ref_save_fn)(void *ctx, kr_entity_t e);
-typedef kr_entity_t (*kr_ref_load_fn)(void *ctx, uint64_t ref, bool *ok);
+typedef uint64_t (*kr__ref_save_fn)(void *ctx, kr_entity_t e);
+typedef kr_entity_t (*kr__ref_load_fn)(void *ctx, uint64_t ref, bool *ok);
 
 struct kr_serializer {
     bool loading;
     kr_status_t status;
     kr_buf_t *out;          /* saving */
     kr_reader_t *in;        /* loading */
-    kr_ref_save_fn ref_save;
-    kr_ref_load_fn ref_load;
+    kr__ref_save_fn ref_save;
+    kr__ref_load_fn ref_load;
     void *ref_ctx;
 };
 
-void kr__serializer_saver(kr_serializer_t *s, kr_buf_t *out, kr_ref_save_fn fn, void *ctx);
-void kr__serializer_loader(kr_serializer_t *s, kr_reader_t *in, kr_ref_load_fn fn, void *ctx);
+void kr__serializer_saver(kr_serializer_t *s, kr_buf_t *out, kr__ref_save_fn fn, void *ctx);
+void kr__serializer_loader(kr_serializer_t *s, kr_reader_t *in, kr__ref_load_fn fn, void *ctx);
 
 #endif

@@ -8,12 +8,12 @@
 #include "base/memory.h"
 #include "ecs/world_private.h"
 
-kr_sparse_pool_t *kr__pool_create(kr_world_t *w, kr_component_t c)
+kr__sparse_pool_t *kr__pool_create(kr_world_t *w, kr_component_t c)
 {
     if (c >= w->pool_slots) {
         uint32_t n = kr_registry_count(w->registry) + 1;
         if (n <= c) n = c + 1;
-        kr_sparse_pool_t **p = realloc(w->pools, n * sizeof *p);
+        kr__sparse_pool_t **p = realloc(w->pools, n * sizeof *p);
         kr_component_t *ids = realloc(w->pool_ids, n * sizeof *ids);
         if (p) w->pools = p;
         if (ids) w->pool_ids = ids;
@@ -24,7 +24,7 @@ kr_sparse_pool_t *kr__pool_create(kr_world_t *w, kr_component_t c)
         memset(p + w->pool_slots, 0, (n - w->pool_slots) * sizeof *p);
         w->pool_slots = n;
     }
-    kr_sparse_pool_t *pool = calloc(1, sizeof *pool);
+    kr__sparse_pool_t *pool = calloc(1, sizeof *pool);
     if (!pool) {
         kr__fail(KR_ERR_NOMEM, "sparse storage: out of memory");
         return NULL;
@@ -37,7 +37,7 @@ kr_sparse_pool_t *kr__pool_create(kr_world_t *w, kr_component_t c)
     return pool;
 }
 
-void *kr__sparse_add_slow(kr_world_t *w, kr_sparse_pool_t *p, kr_entity_t e)
+void *kr__sparse_add_slow(kr_world_t *w, kr__sparse_pool_t *p, kr_entity_t e)
 {
     uint32_t idx = kr_entity_index(e);
     if (idx >= p->slot_capacity) {
@@ -85,16 +85,16 @@ void *kr__sparse_add_slow(kr_world_t *w, kr_sparse_pool_t *p, kr_entity_t e)
 void kr__sparse_forget(kr_world_t *w, uint32_t idx)
 {
     for (uint32_t i = 0; i < w->pool_count; i++) {
-        kr_sparse_pool_t *p = w->pools[w->pool_ids[i]];
-        if (kr__sparse_slot(p, idx) != KR_NONE) kr__sparse_remove(p, idx);
+        kr__sparse_pool_t *p = w->pools[w->pool_ids[i]];
+        if (kr__sparse_slot(p, idx) != KR__NONE) kr__sparse_remove(p, idx);
     }
-    w->records[idx].flags &= ~(uint32_t)KR_REC_SPARSE;
+    w->records[idx].flags &= ~(uint32_t)KR__REC_SPARSE;
 }
 
 void kr__sparse_fini(kr_world_t *w)
 {
     for (uint32_t i = 0; i < w->pool_count; i++) {
-        kr_sparse_pool_t *p = w->pools[w->pool_ids[i]];
+        kr__sparse_pool_t *p = w->pools[w->pool_ids[i]];
         free(p->slot_of);
         free(p->entities);
         free(p->data);

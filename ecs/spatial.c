@@ -41,19 +41,19 @@ static int32_t cell_clamped(double v, double size)
     return floor_i32(q);
 }
 
-/* The grid record of cell (cx, cy), or KR_NONE outside the grid. */
-static inline uint32_t grid_index(const kr_spatial_state_t *s, int32_t cx, int32_t cy)
+/* The grid record of cell (cx, cy), or KR__NONE outside the grid. */
+static inline uint32_t grid_index(const kr__spatial_state_t *s, int32_t cx, int32_t cy)
 {
     uint32_t dx = (uint32_t)cx - (uint32_t)s->gx0, dy = (uint32_t)cy - (uint32_t)s->gy0;
-    return dx < s->gw && dy < s->gh ? dy * s->gw + dx : KR_NONE;
+    return dx < s->gw && dy < s->gh ? dy * s->gw + dx : KR__NONE;
 }
 
-static uint32_t cell_find(const kr_spatial_state_t *s, int32_t cx, int32_t cy)
+static uint32_t cell_find(const kr__spatial_state_t *s, int32_t cx, int32_t cy)
 {
     uint32_t gi = grid_index(s, cx, cy);
-    if (gi != KR_NONE) return s->cells[gi].count ? gi : KR_HMAP_EMPTY;
+    if (gi != KR__NONE) return s->cells[gi].count ? gi : KR__HMAP_EMPTY;
     uint32_t cursor = 0;
-    return kr_hmap_next(&s->cell_map, cell_key(cx, cy), &cursor);
+    return kr__hmap_next(&s->cell_map, cell_key(cx, cy), &cursor);
 }
 
 __attribute__((cold, noinline)) static kr_status_t bad_position(const char *fn, double x, double y)
@@ -72,7 +72,7 @@ __attribute__((cold, noinline)) static kr_status_t not_in_hash(const char *fn, k
 
 #define GRID_MAX_CELLS (1u << 25)
 
-kr_status_t kr__spatial_init(kr_spatial_state_t *s, double cell_size, const double bounds[4])
+kr_status_t kr__spatial_init(kr__spatial_state_t *s, double cell_size, const double bounds[4])
 {
     memset(s, 0, sizeof *s);
     if (!(cell_size > 0) || !isfinite(cell_size)) cell_size = 1.0;
@@ -80,8 +80,8 @@ kr_status_t kr__spatial_init(kr_spatial_state_t *s, double cell_size, const doub
     s->inv_cell_size = 1.0 / cell_size;
     int exponent;
     s->pow2_size = frexp(cell_size, &exponent) == 0.5 && isfinite(s->inv_cell_size) && s->inv_cell_size > 0;
-    s->free_cell = KR_NONE;
-    kr_hmap_init(&s->cell_map);
+    s->free_cell = KR__NONE;
+    kr__hmap_init(&s->cell_map);
     if (!bounds || (bounds[0] == 0 && bounds[1] == 0 && bounds[2] == 0 && bounds[3] == 0)) return KR_OK;
     for (int i = 0; i < 4; i++)
         if (!isfinite(bounds[i]) || !in_cell_range(bounds[i] / cell_size))
@@ -99,8 +99,8 @@ kr_status_t kr__spatial_init(kr_spatial_state_t *s, double cell_size, const doub
     s->cells = kr__array_grow(NULL, 0, (size_t)n * sizeof *s->cells, 64);
     if (!s->cells) return kr__fail(KR_ERR_NOMEM, "spatial grid: out of memory for %u cells", n);
     for (uint32_t i = 0; i < n; i++)
-        s->cells[i] = (kr_spatial_cell_rec_t){ .cx = gx0 + (int32_t)(i % gw), .cy = gy0 + (int32_t)(i / gw),
-                                               .capacity = KR_CELL_INLINE, .next_free = KR_NONE };
+        s->cells[i] = (kr__spatial_cell_rec_t){ .cx = gx0 + (int32_t)(i % gw), .cy = gy0 + (int32_t)(i / gw),
+                                               .capacity = KR__CELL_INLINE, .next_free = KR__NONE };
     s->gx0 = gx0;
     s->gy0 = gy0;
     s->gw = (uint32_t)gw;
@@ -109,23 +109,23 @@ kr_status_t kr__spatial_init(kr_spatial_state_t *s, double cell_size, const doub
     return KR_OK;
 }
 
-void kr__spatial_fini(kr_spatial_state_t *s)
+void kr__spatial_fini(kr__spatial_state_t *s)
 {
     for (uint32_t i = 0; i < s->cell_count; i++) free(s->cells[i].heap);
     free(s->cells);
     free(s->entries);
-    kr_hmap_fini(&s->cell_map);
+    kr__hmap_fini(&s->cell_map);
     /* An empty hash: kr__spatial_forget is a no-op from now on. */
     double size = s->cell_size;
     memset(s, 0, sizeof *s);
     s->cell_size = size;
     s->inv_cell_size = 1.0 / size;
-    s->free_cell = KR_NONE;
+    s->free_cell = KR__NONE;
 }
 
 /* ---- cells ------------------------------------------------------------ */
 
-static kr_status_t reserve_members(kr_spatial_cell_rec_t *c, const char *fn)
+static kr_status_t reserve_members(kr__spatial_cell_rec_t *c, const char *fn)
 {
     if (c->count < c->capacity) return KR_OK;
     uint64_t cap = (uint64_t)c->capacity * 2;
@@ -143,80 +143,80 @@ static kr_status_t reserve_members(kr_spatial_cell_rec_t *c, const char *fn)
 
 /* An emptied cell gives back any heap buffer, so free records cost one
  * cache line each. */
-static void push_free(kr_spatial_state_t *s, uint32_t ci)
+static void push_free(kr__spatial_state_t *s, uint32_t ci)
 {
-    kr_spatial_cell_rec_t *c = &s->cells[ci];
+    kr__spatial_cell_rec_t *c = &s->cells[ci];
     c->count = 0;
     free(c->heap);
     c->heap = NULL;
-    c->capacity = KR_CELL_INLINE;
+    c->capacity = KR__CELL_INLINE;
     c->next_free = s->free_cell;
     s->free_cell = ci;
 }
 
 /* Creates cell (cx, cy), absent from the map, with room for one member;
- * its index, or KR_NONE with the error set (nothing changed then). May move
+ * its index, or KR__NONE with the error set (nothing changed then). May move
  * the cells array. */
-static uint32_t cell_create(kr_spatial_state_t *s, int32_t cx, int32_t cy, uint64_t key, const char *fn)
+static uint32_t cell_create(kr__spatial_state_t *s, int32_t cx, int32_t cy, uint64_t key, const char *fn)
 {
     uint32_t ci;
-    if (s->free_cell != KR_NONE) {
+    if (s->free_cell != KR__NONE) {
         ci = s->free_cell;
         s->free_cell = s->cells[ci].next_free;
     } else {
         if (s->cell_count == s->cell_capacity) {
             uint64_t cap = s->cell_capacity ? (uint64_t)s->cell_capacity * 2 : 16;
-            if (cap > KR_NONE) cap = KR_NONE;   /* KR_NONE itself is never an index */
+            if (cap > KR__NONE) cap = KR__NONE;   /* KR__NONE itself is never an index */
             if (cap <= s->cell_count) {
                 kr__fail(KR_ERR_NOMEM, "%s: too many occupied cells", fn);
-                return KR_NONE;
+                return KR__NONE;
             }
-            kr_spatial_cell_rec_t *cells = kr__array_grow(s->cells, (size_t)s->cell_count * sizeof *cells,
+            kr__spatial_cell_rec_t *cells = kr__array_grow(s->cells, (size_t)s->cell_count * sizeof *cells,
                                                           (size_t)cap * sizeof *cells, 64);
             if (!cells) {
                 kr__fail(KR_ERR_NOMEM, "%s: out of memory for %llu cells", fn, (unsigned long long)cap);
-                return KR_NONE;
+                return KR__NONE;
             }
             s->cells = cells;
             s->cell_capacity = (uint32_t)cap;
         }
         ci = s->cell_count++;
-        s->cells[ci] = (kr_spatial_cell_rec_t){ .capacity = KR_CELL_INLINE, .next_free = KR_NONE };
+        s->cells[ci] = (kr__spatial_cell_rec_t){ .capacity = KR__CELL_INLINE, .next_free = KR__NONE };
     }
-    kr_spatial_cell_rec_t *c = &s->cells[ci];
+    kr__spatial_cell_rec_t *c = &s->cells[ci];
     c->cx = cx;
     c->cy = cy;
     c->count = 0;
-    c->next_free = KR_NONE;
-    if (reserve_members(c, fn) || kr_hmap_insert(&s->cell_map, key, ci)) {
+    c->next_free = KR__NONE;
+    if (reserve_members(c, fn) || kr__hmap_insert(&s->cell_map, key, ci)) {
         push_free(s, ci);
-        return KR_NONE;
+        return KR__NONE;
     }
     s->live_cells++;
     return ci;
 }
 
 /* The cell (cx, cy), created if absent, with room for one more member; its
- * index, or KR_NONE with the error set (nothing changed then). */
-static uint32_t cell_acquire(kr_spatial_state_t *s, int32_t cx, int32_t cy, const char *fn)
+ * index, or KR__NONE with the error set (nothing changed then). */
+static uint32_t cell_acquire(kr__spatial_state_t *s, int32_t cx, int32_t cy, const char *fn)
 {
     uint32_t gi = grid_index(s, cx, cy);
-    if (gi != KR_NONE) {
-        if (reserve_members(&s->cells[gi], fn)) return KR_NONE;
+    if (gi != KR__NONE) {
+        if (reserve_members(&s->cells[gi], fn)) return KR__NONE;
         if (!s->cells[gi].count) s->live_cells++;
         return gi;
     }
     uint64_t key = cell_key(cx, cy);
     uint32_t cursor = 0;
-    uint32_t ci = kr_hmap_next(&s->cell_map, key, &cursor);
-    if (ci == KR_HMAP_EMPTY) return cell_create(s, cx, cy, key, fn);
-    return reserve_members(&s->cells[ci], fn) ? KR_NONE : ci;
+    uint32_t ci = kr__hmap_next(&s->cell_map, key, &cursor);
+    if (ci == KR__HMAP_EMPTY) return cell_create(s, cx, cy, key, fn);
+    return reserve_members(&s->cells[ci], fn) ? KR__NONE : ci;
 }
 
 /* Appends e to cell ci (room reserved) and points its entry there. */
-static inline void cell_push(kr_spatial_state_t *s, uint32_t ci, kr_entity_t e, kr_spatial_entry_t *en)
+static inline void cell_push(kr__spatial_state_t *s, uint32_t ci, kr_entity_t e, kr__spatial_entry_t *en)
 {
-    kr_spatial_cell_rec_t *c = &s->cells[ci];
+    kr__spatial_cell_rec_t *c = &s->cells[ci];
     en->cell = ci;
     en->cx = c->cx;
     en->cy = c->cy;
@@ -226,11 +226,11 @@ static inline void cell_push(kr_spatial_state_t *s, uint32_t ci, kr_entity_t e, 
 
 /* Takes entity idx out of its cell: swap-remove, fixing the slot of the
  * member moved into the hole; an emptied cell is released. */
-static inline void cell_unlink(kr_spatial_state_t *s, uint32_t idx)
+static inline void cell_unlink(kr__spatial_state_t *s, uint32_t idx)
 {
-    const kr_spatial_entry_t *en = &s->entries[idx];
+    const kr__spatial_entry_t *en = &s->entries[idx];
     uint32_t ci = en->cell, slot = en->slot;
-    kr_spatial_cell_rec_t *c = &s->cells[ci];
+    kr__spatial_cell_rec_t *c = &s->cells[ci];
     uint32_t last = --c->count;
     if (slot != last) {
         kr_entity_t *members = kr__cell_members(c);
@@ -245,23 +245,23 @@ static inline void cell_unlink(kr_spatial_state_t *s, uint32_t idx)
         if (c->heap) {
             free(c->heap);
             c->heap = NULL;
-            c->capacity = KR_CELL_INLINE;
+            c->capacity = KR__CELL_INLINE;
         }
         return;
     }
-    kr_hmap_remove(&s->cell_map, cell_key(c->cx, c->cy), ci);
+    kr__hmap_remove(&s->cell_map, cell_key(c->cx, c->cy), ci);
     push_free(s, ci);
 }
 
 static kr_status_t reserve_entries(kr_world_t *w, uint32_t idx, const char *fn)
 {
-    kr_spatial_state_t *s = &w->spatial;
+    kr__spatial_state_t *s = &w->spatial;
     if (idx < s->entry_capacity) return KR_OK;
     uint64_t need = (uint64_t)idx + 1;
     uint64_t cap = s->entry_capacity ? (uint64_t)s->entry_capacity * 2 : 64;
     if (cap > w->record_capacity) cap = w->record_capacity;
     if (cap < need) cap = need;
-    kr_spatial_entry_t *en = kr__array_grow(s->entries, (size_t)s->entry_capacity * sizeof *en,
+    kr__spatial_entry_t *en = kr__array_grow(s->entries, (size_t)s->entry_capacity * sizeof *en,
                                             (size_t)cap * sizeof *en, 64);
     if (!en) return kr__fail(KR_ERR_NOMEM, "%s: out of memory for %llu spatial entries", fn,
                              (unsigned long long)cap);
@@ -275,42 +275,42 @@ static kr_status_t reserve_entries(kr_world_t *w, uint32_t idx, const char *fn)
 kr_status_t kr_spatial_insert(kr_world_t *w, kr_entity_t e, double x, double y)
 {
     static const char fn[] = "kr_spatial_insert";
-    kr_record_t *r = kr__live(w, e, fn);
+    kr__record_t *r = kr__live(w, e, fn);
     if (!r) return kr_last_status();
-    if (r->flags & KR_REC_SPATIAL)
+    if (r->flags & KR__REC_SPATIAL)
         return kr__fail(KR_ERR_EXISTS, "%s: entity %u:%u is already in the spatial hash", fn,
                         kr_entity_index(e), kr_entity_generation(e));
-    kr_spatial_state_t *s = &w->spatial;
+    kr__spatial_state_t *s = &w->spatial;
     double qx = x / s->cell_size, qy = y / s->cell_size;
     if (!(in_cell_range(qx) && in_cell_range(qy))) return bad_position(fn, x, y);
     uint32_t idx = kr_entity_index(e);
     if (reserve_entries(w, idx, fn)) return kr_last_status();
     uint32_t ci = cell_acquire(s, floor_i32(qx), floor_i32(qy), fn);
-    if (ci == KR_NONE) return kr_last_status();
-    kr_spatial_entry_t *en = &s->entries[idx];
+    if (ci == KR__NONE) return kr_last_status();
+    kr__spatial_entry_t *en = &s->entries[idx];
     en->x = x;
     en->y = y;
     cell_push(s, ci, e, en);
     s->members++;
-    r->flags |= KR_REC_SPATIAL;
+    r->flags |= KR__REC_SPATIAL;
     return KR_OK;
 }
 
 /* The cell changed. A lone entity moving to an unoccupied cell takes its
  * cell record along (only the map key changes); otherwise it joins the new
  * cell first, so a failure leaves it where it was, then leaves the old one. */
-__attribute__((noinline)) static kr_status_t relocate(kr_spatial_state_t *s, kr_entity_t e, double x, double y, int32_t cx,
+__attribute__((noinline)) static kr_status_t relocate(kr__spatial_state_t *s, kr_entity_t e, double x, double y, int32_t cx,
                             int32_t cy)
 {
     uint32_t idx = kr_entity_index(e);
-    kr_spatial_entry_t *en = &s->entries[idx];
+    kr__spatial_entry_t *en = &s->entries[idx];
     uint32_t oi = en->cell;
-    kr_spatial_cell_rec_t *old = &s->cells[oi];
+    kr__spatial_cell_rec_t *old = &s->cells[oi];
     /* Read the old record before the map lookup so both misses overlap. */
     uint32_t old_count = old->count;
     int32_t ox = old->cx, oy = old->cy;
     uint32_t ci = grid_index(s, cx, cy);
-    if (ci != KR_NONE) {
+    if (ci != KR__NONE) {
         if (reserve_members(&s->cells[ci], "kr_spatial_move")) return kr_last_status();
         if (!s->cells[ci].count) s->live_cells++;
         cell_unlink(s, idx);
@@ -321,11 +321,11 @@ __attribute__((noinline)) static kr_status_t relocate(kr_spatial_state_t *s, kr_
     }
     uint64_t key = cell_key(cx, cy);
     uint32_t cursor = 0;
-    ci = kr_hmap_next(&s->cell_map, key, &cursor);
-    if (ci == KR_HMAP_EMPTY && old_count == 1 && oi >= s->grid_cells) {
+    ci = kr__hmap_next(&s->cell_map, key, &cursor);
+    if (ci == KR__HMAP_EMPTY && old_count == 1 && oi >= s->grid_cells) {
         /* Insert before remove: a failed insert changes nothing. */
-        if (kr_hmap_insert(&s->cell_map, key, oi)) return kr_last_status();
-        kr_hmap_remove(&s->cell_map, cell_key(ox, oy), oi);
+        if (kr__hmap_insert(&s->cell_map, key, oi)) return kr_last_status();
+        kr__hmap_remove(&s->cell_map, cell_key(ox, oy), oi);
         old->cx = cx;
         old->cy = cy;
         en->cx = cx;
@@ -334,9 +334,9 @@ __attribute__((noinline)) static kr_status_t relocate(kr_spatial_state_t *s, kr_
         en->y = y;
         return KR_OK;
     }
-    if (ci == KR_HMAP_EMPTY) ci = cell_create(s, cx, cy, key, "kr_spatial_move");
-    else if (reserve_members(&s->cells[ci], "kr_spatial_move")) ci = KR_NONE;
-    if (ci == KR_NONE) return kr_last_status();
+    if (ci == KR__HMAP_EMPTY) ci = cell_create(s, cx, cy, key, "kr_spatial_move");
+    else if (reserve_members(&s->cells[ci], "kr_spatial_move")) ci = KR__NONE;
+    if (ci == KR__NONE) return kr_last_status();
     cell_unlink(s, idx);
     en->x = x;
     en->y = y;
@@ -347,10 +347,10 @@ __attribute__((noinline)) static kr_status_t relocate(kr_spatial_state_t *s, kr_
 kr_status_t kr_spatial_move(kr_world_t *w, kr_entity_t e, double x, double y)
 {
     static const char fn[] = "kr_spatial_move";
-    kr_record_t *r = kr__live(w, e, fn);
+    kr__record_t *r = kr__live(w, e, fn);
     if (!r) return kr_last_status();
-    if (!(r->flags & KR_REC_SPATIAL)) return not_in_hash(fn, e);
-    kr_spatial_state_t *s = &w->spatial;
+    if (!(r->flags & KR__REC_SPATIAL)) return not_in_hash(fn, e);
+    kr__spatial_state_t *s = &w->spatial;
     double qx, qy;
     if (s->pow2_size) {
         qx = x * s->inv_cell_size; /* exact: the same as x / cell_size */
@@ -360,7 +360,7 @@ kr_status_t kr_spatial_move(kr_world_t *w, kr_entity_t e, double x, double y)
         qy = y / s->cell_size;
     }
     if (!(in_cell_range(qx) && in_cell_range(qy))) return bad_position(fn, x, y);
-    kr_spatial_entry_t *en = &s->entries[kr_entity_index(e)];
+    kr__spatial_entry_t *en = &s->entries[kr_entity_index(e)];
     int32_t cx = floor_i32(qx), cy = floor_i32(qy);
     if (((cx ^ en->cx) | (cy ^ en->cy)) == 0) {
         /* Same cell: no cell record is touched. */
@@ -371,7 +371,7 @@ kr_status_t kr_spatial_move(kr_world_t *w, kr_entity_t e, double x, double y)
     /* Grid to grid with room in the new cell: the common move of a bounded
      * world, with no hashing and no allocation. */
     uint32_t gi = grid_index(s, cx, cy);
-    if (gi != KR_NONE && en->cell < s->grid_cells && s->cells[gi].count < s->cells[gi].capacity) {
+    if (gi != KR__NONE && en->cell < s->grid_cells && s->cells[gi].count < s->cells[gi].capacity) {
         if (!s->cells[gi].count) s->live_cells++;
         cell_unlink(s, kr_entity_index(e));
         en->x = x;
@@ -385,19 +385,19 @@ kr_status_t kr_spatial_move(kr_world_t *w, kr_entity_t e, double x, double y)
 kr_status_t kr_spatial_remove(kr_world_t *w, kr_entity_t e)
 {
     static const char fn[] = "kr_spatial_remove";
-    kr_record_t *r = kr__live(w, e, fn);
+    kr__record_t *r = kr__live(w, e, fn);
     if (!r) return kr_last_status();
-    if (!(r->flags & KR_REC_SPATIAL)) return not_in_hash(fn, e);
+    if (!(r->flags & KR__REC_SPATIAL)) return not_in_hash(fn, e);
     kr__spatial_forget(w, kr_entity_index(e));
     return KR_OK;
 }
 
 void kr__spatial_forget(kr_world_t *w, uint32_t idx)
 {
-    kr_spatial_state_t *s = &w->spatial;
-    kr_record_t *r = &w->records[idx];
-    if (!(r->flags & KR_REC_SPATIAL)) return;
-    r->flags &= ~(uint32_t)KR_REC_SPATIAL;
+    kr__spatial_state_t *s = &w->spatial;
+    kr__record_t *r = &w->records[idx];
+    if (!(r->flags & KR__REC_SPATIAL)) return;
+    r->flags &= ~(uint32_t)KR__REC_SPATIAL;
     if (idx >= s->entry_capacity) return; /* only after kr__spatial_fini */
     cell_unlink(s, idx);
     s->members--;
@@ -405,9 +405,9 @@ void kr__spatial_forget(kr_world_t *w, uint32_t idx)
 
 bool kr_spatial_position(const kr_world_t *w, kr_entity_t e, double *x, double *y)
 {
-    const kr_record_t *r = kr__live(w, e, "kr_spatial_position");
-    if (!r || !(r->flags & KR_REC_SPATIAL)) return false;
-    const kr_spatial_entry_t *en = &w->spatial.entries[kr_entity_index(e)];
+    const kr__record_t *r = kr__live(w, e, "kr_spatial_position");
+    if (!r || !(r->flags & KR__REC_SPATIAL)) return false;
+    const kr__spatial_entry_t *en = &w->spatial.entries[kr_entity_index(e)];
     if (x) *x = en->x;
     if (y) *y = en->y;
     return true;
@@ -439,8 +439,8 @@ const kr_entity_t *kr_spatial_cell_entities(const kr_world_t *w, kr_cell_t cell,
         return NULL;
     }
     uint32_t ci = cell_find(&w->spatial, cell.x, cell.y);
-    if (ci == KR_HMAP_EMPTY) return NULL;
-    const kr_spatial_cell_rec_t *c = &w->spatial.cells[ci];
+    if (ci == KR__HMAP_EMPTY) return NULL;
+    const kr__spatial_cell_rec_t *c = &w->spatial.cells[ci];
     if (count) *count = c->count;
     return kr__cell_members(c);
 }
@@ -466,7 +466,7 @@ size_t kr_spatial_cell_count(const kr_world_t *w)
 /* ---- queries ------------------------------------------------------------- */
 
 typedef struct query {
-    const kr_spatial_state_t *s;
+    const kr__spatial_state_t *s;
     double x0, y0, x1, y1;      /* box filter (box queries) */
     double px, py, r2;          /* disc filter (radius queries) */
     bool radius;
@@ -477,8 +477,8 @@ typedef struct query {
 
 static void emit_cell(query_t *q, uint32_t ci)
 {
-    const kr_spatial_state_t *s = q->s;
-    const kr_spatial_cell_rec_t *c = &s->cells[ci];
+    const kr__spatial_state_t *s = q->s;
+    const kr__spatial_cell_rec_t *c = &s->cells[ci];
     const kr_entity_t *m = kr__cell_members(c);
     uint32_t count = c->count;
     /* Monotone rounding of x / size puts every point of a cell strictly
@@ -492,7 +492,7 @@ static void emit_cell(query_t *q, uint32_t ci)
         return;
     }
     for (uint32_t i = 0; i < count; i++) {
-        const kr_spatial_entry_t *en = &s->entries[kr_entity_index(m[i])];
+        const kr__spatial_entry_t *en = &s->entries[kr_entity_index(m[i])];
         bool hit;
         if (q->radius) {
             double dx = en->x - q->px, dy = en->y - q->py;
@@ -522,7 +522,7 @@ static int cmp_hit(const void *a, const void *b)
  * scan of the occupied cells sorted into the same order. */
 static size_t run_query(query_t *q, const char *fn)
 {
-    const kr_spatial_state_t *s = q->s;
+    const kr__spatial_state_t *s = q->s;
     uint64_t live = s->live_cells;
     if (!live) return 0;
     uint64_t nx = (uint64_t)((int64_t)q->gx1 - q->gx0) + 1;
@@ -531,7 +531,7 @@ static size_t run_query(query_t *q, const char *fn)
         for (int64_t cy = q->gy0; cy <= q->gy1; cy++)
             for (int64_t cx = q->gx0; cx <= q->gx1; cx++) {
                 uint32_t ci = cell_find(s, (int32_t)cx, (int32_t)cy);
-                if (ci != KR_HMAP_EMPTY) emit_cell(q, ci);
+                if (ci != KR__HMAP_EMPTY) emit_cell(q, ci);
             }
         return q->n;
     }
@@ -545,7 +545,7 @@ static size_t run_query(query_t *q, const char *fn)
     }
     size_t k = 0;
     for (uint32_t i = 0; i < s->cell_count; i++) {
-        const kr_spatial_cell_rec_t *c = &s->cells[i];
+        const kr__spatial_cell_rec_t *c = &s->cells[i];
         if (!c->count) continue;   /* on the free list */
         if (c->cx < q->gx0 || c->cx > q->gx1 || c->cy < q->gy0 || c->cy > q->gy1) continue;
         hits[k].order = ((uint64_t)((uint32_t)c->cy ^ 0x80000000u) << 32) | ((uint32_t)c->cx ^ 0x80000000u);
@@ -623,7 +623,7 @@ kr_status_t kr_spatial_set_bounds(kr_world_t *w, const double bounds[4])
                         w->spatial.members);
     /* a scan under way walks the grid by index */
     if (w->spatial_scans) return kr__fail(KR_ERR_STATE, "kr_spatial_set_bounds: during kr_spatial_scan");
-    kr_spatial_state_t fresh;
+    kr__spatial_state_t fresh;
     kr_status_t st = kr__spatial_init(&fresh, w->spatial.cell_size, bounds);
     if (st) return st;
     /* The reverse index by entity index is kept (all its entries unused). */
@@ -642,6 +642,6 @@ size_t kr_spatial_grid_cells(const kr_world_t *w)
 
 void kr_spatial_cell_prefetch(const kr_world_t *w, kr_cell_t cell)
 {
-    uint32_t gi = w ? grid_index(&w->spatial, cell.x, cell.y) : KR_NONE;
-    if (gi != KR_NONE) __builtin_prefetch(&w->spatial.cells[gi], 1);
+    uint32_t gi = w ? grid_index(&w->spatial, cell.x, cell.y) : KR__NONE;
+    if (gi != KR__NONE) __builtin_prefetch(&w->spatial.cells[gi], 1);
 }

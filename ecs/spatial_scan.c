@@ -25,33 +25,33 @@
 #define AHEAD_FAR 14
 
 /* A cursor over the rectangle's cells in scan order, with the cell's
- * index in the dense grid (KR_NONE off the grid, and past the end): along a
+ * index in the dense grid (KR__NONE off the grid, and past the end): along a
  * row it moves by one, so the scan computes no index per cell. */
 typedef struct cursor {
     int32_t x, y;
     uint32_t gi;
 } cursor_t;
 
-static inline uint32_t grid_at(const kr_spatial_state_t *s, int32_t cx, int32_t cy)
+static inline uint32_t grid_at(const kr__spatial_state_t *s, int32_t cx, int32_t cy)
 {
     uint32_t dx = (uint32_t)cx - (uint32_t)s->gx0, dy = (uint32_t)cy - (uint32_t)s->gy0;
-    return dx < s->gw && dy < s->gh ? dy * s->gw + dx : KR_NONE;
+    return dx < s->gw && dy < s->gh ? dy * s->gw + dx : KR__NONE;
 }
 
-static inline cursor_t cursor_at(const kr_spatial_state_t *s, const kr_spatial_scan_desc_t *d, int32_t x, int32_t y)
+static inline cursor_t cursor_at(const kr__spatial_state_t *s, const kr_spatial_scan_desc_t *d, int32_t x, int32_t y)
 {
-    return (cursor_t){ x, y, y < d->y1 ? grid_at(s, x, y) : KR_NONE };
+    return (cursor_t){ x, y, y < d->y1 ? grid_at(s, x, y) : KR__NONE };
 }
 
-static inline void cursor_step(cursor_t *c, const kr_spatial_state_t *s, const kr_spatial_scan_desc_t *d)
+static inline void cursor_step(cursor_t *c, const kr__spatial_state_t *s, const kr_spatial_scan_desc_t *d)
 {
     if (c->y >= d->y1) return; /* past the end (a cursor ahead of the visit): it stays there */
     if (++c->x == d->x1) {
         *c = cursor_at(s, d, d->x0, c->y + 1);
-    } else if (c->gi != KR_NONE && (uint32_t)c->x - (uint32_t)s->gx0 < s->gw) {
+    } else if (c->gi != KR__NONE && (uint32_t)c->x - (uint32_t)s->gx0 < s->gw) {
         c->gi++;
     } else {
-        c->gi = c->y < d->y1 ? grid_at(s, c->x, c->y) : KR_NONE;
+        c->gi = c->y < d->y1 ? grid_at(s, c->x, c->y) : KR__NONE;
     }
 }
 
@@ -59,28 +59,28 @@ static inline void cursor_step(cursor_t *c, const kr_spatial_state_t *s, const k
  * hash lookup, which costs what the hint would save. */
 static void prefetch_far(const kr_world_t *w, cursor_t c)
 {
-    if (c.gi == KR_NONE) return;
-    const kr_spatial_cell_rec_t *cell = &w->spatial.cells[c.gi];
+    if (c.gi == KR__NONE) return;
+    const kr__spatial_cell_rec_t *cell = &w->spatial.cells[c.gi];
     const kr_entity_t *m = kr__cell_members(cell);
     for (uint32_t i = 0; i < cell->count; i++) __builtin_prefetch(&w->records[kr_entity_index(m[i])]);
 }
 
 /* The value of table component c of a live entity's record; NULL when
  * absent or stored sparse. */
-static inline void *table_value(const kr_world_t *w, const kr_record_t *r, kr_component_t c)
+static inline void *table_value(const kr_world_t *w, const kr__record_t *r, kr_component_t c)
 {
-    const kr_table_t *t = w->tables[r->table];
+    const kr__table_t *t = w->tables[r->table];
     int col = kr__column_index(t, c);
     return col >= 0 ? kr__column_ptr(t, (uint32_t)col, r->row) : NULL;
 }
 
 static void prefetch_near(const kr_world_t *w, cursor_t c, kr_component_t comp)
 {
-    const kr_spatial_state_t *s = &w->spatial;
-    if (c.gi == KR_NONE) return;
+    const kr__spatial_state_t *s = &w->spatial;
+    if (c.gi == KR__NONE) return;
     if (c.gi >= s->gw) __builtin_prefetch(&s->cells[c.gi - s->gw], 1);
     if (c.gi + s->gw < s->grid_cells) __builtin_prefetch(&s->cells[c.gi + s->gw], 1);
-    const kr_spatial_cell_rec_t *cell = &s->cells[c.gi];
+    const kr__spatial_cell_rec_t *cell = &s->cells[c.gi];
     const kr_entity_t *m = kr__cell_members(cell);
     for (uint32_t i = 0; i < cell->count; i++) {
         uint32_t idx = kr_entity_index(m[i]);
@@ -93,9 +93,9 @@ static void prefetch_near(const kr_world_t *w, cursor_t c, kr_component_t comp)
 /* Component c of entity e, which is alive (it is in the hash). */
 static void *value_of(kr_world_t *w, kr_entity_t e, kr_component_t c)
 {
-    const kr_record_t *r = &w->records[kr_entity_index(e)];
+    const kr__record_t *r = &w->records[kr_entity_index(e)];
     void *v = table_value(w, r, c);
-    if (v || !(r->flags & KR_REC_SPARSE) || !kr_component_has(w, e, c)) return v;
+    if (v || !(r->flags & KR__REC_SPARSE) || !kr_component_has(w, e, c)) return v;
     return kr_component_get(w, e, c);
 }
 
@@ -111,7 +111,7 @@ kr_status_t kr_spatial_scan(kr_world_t *w, const kr_spatial_scan_desc_t *d)
     void **values = small;
     size_t values_cap = 16;
     kr_status_t st = KR_OK;
-    const kr_spatial_state_t *s = &w->spatial;
+    const kr__spatial_state_t *s = &w->spatial;
     cursor_t here = cursor_at(s, d, d->x0, d->y0), near = here, far = here;
     for (int i = 0; i < AHEAD_NEAR; i++) cursor_step(&near, s, d);
     for (int i = 0; i < AHEAD_FAR; i++) cursor_step(&far, s, d);
@@ -124,12 +124,12 @@ kr_status_t kr_spatial_scan(kr_world_t *w, const kr_spatial_scan_desc_t *d)
         /* The record found afresh at each cell: a visit may have
          * created cells off the grid, moving the records. */
         uint32_t ci = here.gi;
-        if (ci == KR_NONE) {
+        if (ci == KR__NONE) {
             uint32_t cursor = 0;
-            ci = kr_hmap_next(&s->cell_map, ((uint64_t)(uint32_t)x << 32) | (uint32_t)y, &cursor);
-            if (ci == KR_HMAP_EMPTY) continue;
+            ci = kr__hmap_next(&s->cell_map, ((uint64_t)(uint32_t)x << 32) | (uint32_t)y, &cursor);
+            if (ci == KR__HMAP_EMPTY) continue;
         }
-        const kr_spatial_cell_rec_t *cell = &s->cells[ci];
+        const kr__spatial_cell_rec_t *cell = &s->cells[ci];
         size_t count = cell->count;
         if (!count) continue;
         const kr_entity_t *members = kr__cell_members(cell);

@@ -10,10 +10,10 @@
 
 static uint64_t types_hash(const kr_component_t *types, uint32_t n)
 {
-    return kr_hash_bytes(types, (size_t)n * sizeof *types, n);
+    return kr__hash_bytes(types, (size_t)n * sizeof *types, n);
 }
 
-static kr_status_t table_grow(kr_table_t *t, uint32_t need)
+static kr_status_t table_grow(kr__table_t *t, uint32_t need)
 {
     if (need <= t->capacity) return KR_OK;
     uint64_t cap = t->capacity ? t->capacity : 8;
@@ -23,7 +23,7 @@ static kr_status_t table_grow(kr_table_t *t, uint32_t need)
     if (!ents) return kr__fail(KR_ERR_NOMEM, "table: out of memory for %llu rows", (unsigned long long)cap);
     t->entities = ents;
     for (uint32_t i = 0; i < t->type_count; i++) {
-        kr_column_t *c = &t->columns[i];
+        kr__column_t *c = &t->columns[i];
         if (!c->size) continue;
         void *d = kr__array_grow(c->data, (size_t)t->count * c->size, cap * c->size, c->align);
         if (!d) return kr__fail(KR_ERR_NOMEM, "table: out of memory for %llu rows", (unsigned long long)cap);
@@ -33,7 +33,7 @@ static kr_status_t table_grow(kr_table_t *t, uint32_t need)
     return KR_OK;
 }
 
-void kr__table_free(kr_table_t *t)
+void kr__table_free(kr__table_t *t)
 {
     if (!t) return;
     for (uint32_t i = 0; i < t->type_count; i++) free(t->columns[i].data);
@@ -48,9 +48,9 @@ void kr__table_free(kr_table_t *t)
     free(t);
 }
 
-static kr_table_t *table_new(kr_world_t *w, const kr_component_t *types, uint32_t n)
+static kr__table_t *table_new(kr_world_t *w, const kr_component_t *types, uint32_t n)
 {
-    kr_table_t *t = calloc(1, sizeof *t);
+    kr__table_t *t = calloc(1, sizeof *t);
     if (!t) return NULL;
     t->type_count = n;
     t->types = malloc((n ? n : 1) * sizeof *t->types);
@@ -66,7 +66,7 @@ static kr_table_t *table_new(kr_world_t *w, const kr_component_t *types, uint32_
     }
     memset(t->column_of, 0xff, t->column_of_size * sizeof *t->column_of);
     for (uint32_t i = 0; i < n; i++) {
-        const kr_registry_entry_t *e = kr__registry_entry(w->registry, types[i]);
+        const kr__registry_entry_t *e = kr__registry_entry(w->registry, types[i]);
         t->types[i] = types[i];
         t->columns[i].size = (uint32_t)e->info.size;
         t->columns[i].align = (uint32_t)e->info.align;
@@ -81,20 +81,20 @@ uint32_t kr__table_find_or_create(kr_world_t *w, const kr_component_t *types, ui
 {
     uint64_t h = types_hash(types, n);
     uint32_t cursor = 0, id;
-    while ((id = kr_hmap_next(&w->table_map, h, &cursor)) != KR_HMAP_EMPTY) {
-        kr_table_t *t = w->tables[id];
+    while ((id = kr__hmap_next(&w->table_map, h, &cursor)) != KR__HMAP_EMPTY) {
+        kr__table_t *t = w->tables[id];
         if (t->type_count == n && memcmp(t->types, types, n * sizeof *types) == 0) return id;
     }
     if (n > INT16_MAX) {
         kr__fail(KR_ERR_INVALID_ARG, "an entity may hold at most %d components", INT16_MAX);
-        return KR_NONE;
+        return KR__NONE;
     }
     if (w->table_count == w->table_capacity) {
         uint32_t cap = w->table_capacity ? w->table_capacity * 2 : 16;
-        kr_table_t **ts = realloc(w->tables, cap * sizeof *ts);
+        kr__table_t **ts = realloc(w->tables, cap * sizeof *ts);
         if (!ts) {
             kr__fail(KR_ERR_NOMEM, "out of memory for a new table");
-            return KR_NONE;
+            return KR__NONE;
         }
         w->tables = ts;
         w->table_capacity = cap;
@@ -103,22 +103,22 @@ uint32_t kr__table_find_or_create(kr_world_t *w, const kr_component_t *types, ui
         uint32_t *d = realloc(w->dirty_tables, w->table_capacity * sizeof *d);
         if (!d) {
             kr__fail(KR_ERR_NOMEM, "out of memory for a new table");
-            return KR_NONE;
+            return KR__NONE;
         }
         w->dirty_tables = d;
         w->dirty_capacity = w->table_capacity;
     }
-    kr_table_t *t = table_new(w, types, n);
-    if (!t || kr_hmap_insert(&w->table_map, h, w->table_count)) {
+    kr__table_t *t = table_new(w, types, n);
+    if (!t || kr__hmap_insert(&w->table_map, h, w->table_count)) {
         kr__table_free(t);
         kr__fail(KR_ERR_NOMEM, "out of memory for a new table");
-        return KR_NONE;
+        return KR__NONE;
     }
     w->tables[w->table_count] = t;
     return w->table_count++;
 }
 
-static uint32_t *edge_slot(kr_world_t *w, kr_table_t *t, kr_component_t c, bool add)
+static uint32_t *edge_slot(kr_world_t *w, kr__table_t *t, kr_component_t c, bool add)
 {
     if (c >= t->edge_size) {
         uint32_t size = kr_registry_count(w->registry) + 1;
@@ -139,13 +139,13 @@ static uint32_t *edge_slot(kr_world_t *w, kr_table_t *t, kr_component_t c, bool 
  * found once by type set and then remembered as an edge both ways. */
 static uint32_t table_neighbour(kr_world_t *w, uint32_t from, kr_component_t c, bool add)
 {
-    kr_table_t *t = w->tables[from];
+    kr__table_t *t = w->tables[from];
     uint32_t *edges = add ? t->add_edge : t->remove_edge;
-    if (c < t->edge_size && edges[c] != KR_NONE) return edges[c];
+    if (c < t->edge_size && edges[c] != KR__NONE) return edges[c];
     kr_component_t *types = malloc((t->type_count + 1) * sizeof *types);
     if (!types) {
         kr__fail(KR_ERR_NOMEM, "out of memory");
-        return KR_NONE;
+        return KR__NONE;
     }
     uint32_t n = 0;
     for (uint32_t i = 0; i < t->type_count; i++) {
@@ -155,7 +155,7 @@ static uint32_t table_neighbour(kr_world_t *w, uint32_t from, kr_component_t c, 
     if (add && (n == 0 || types[n - 1] < c)) types[n++] = c;
     uint32_t to = kr__table_find_or_create(w, types, n);
     free(types);
-    if (to == KR_NONE) return KR_NONE;
+    if (to == KR__NONE) return KR__NONE;
     uint32_t *slot = edge_slot(w, w->tables[from], c, add);
     if (slot) *slot = to;
     uint32_t *back = edge_slot(w, w->tables[to], c, !add);
@@ -173,14 +173,14 @@ uint32_t kr__table_without(kr_world_t *w, uint32_t from, kr_component_t c)
     return table_neighbour(w, from, c, false);
 }
 
-uint32_t kr__table_append(kr_world_t *w, kr_table_t *t, kr_entity_t e)
+uint32_t kr__table_append(kr_world_t *w, kr__table_t *t, kr_entity_t e)
 {
     (void)w;
-    if (t->count == t->capacity && table_grow(t, t->count + 1)) return KR_NONE;
+    if (t->count == t->capacity && table_grow(t, t->count + 1)) return KR__NONE;
     uint32_t row = t->count++;
     t->entities[row] = e;
     for (uint32_t i = 0; i < t->type_count; i++) {
-        kr_column_t *c = &t->columns[i];
+        kr__column_t *c = &t->columns[i];
         if (c->size) kr__zero_value(c->data + (size_t)row * c->size, c->size);
     }
     return row;
@@ -190,20 +190,20 @@ uint32_t kr__table_append(kr_world_t *w, kr_table_t *t, kr_entity_t e)
  * so marking cannot fail. */
 static void mark_dirty(kr_world_t *w, uint32_t table)
 {
-    kr_table_t *t = w->tables[table];
+    kr__table_t *t = w->tables[table];
     if (t->dirty) return;
     w->dirty_tables[w->dirty_count++] = table;
     t->dirty = true;
 }
 
-static void swap_remove(kr_world_t *w, kr_table_t *t, uint32_t row)
+static void swap_remove(kr_world_t *w, kr__table_t *t, uint32_t row)
 {
     uint32_t last = --t->count;
     if (row != last) {
         kr_entity_t moved = t->entities[last];
         t->entities[row] = moved;
         for (uint32_t i = 0; i < t->type_count; i++) {
-            kr_column_t *c = &t->columns[i];
+            kr__column_t *c = &t->columns[i];
                 if (c->size)
                 kr__copy_value(c->data + (size_t)row * c->size, c->data + (size_t)last * c->size, c->size);
         }
@@ -213,7 +213,7 @@ static void swap_remove(kr_world_t *w, kr_table_t *t, uint32_t row)
 
 void kr__table_remove_row(kr_world_t *w, uint32_t table, uint32_t row)
 {
-    kr_table_t *t = w->tables[table];
+    kr__table_t *t = w->tables[table];
     if (w->entity_passes == 0) {
         swap_remove(w, t, row);
         return;
@@ -237,17 +237,17 @@ void kr__table_remove_row(kr_world_t *w, uint32_t table, uint32_t row)
     }
 }
 
-kr_status_t kr__table_move(kr_world_t *w, kr_entity_t e, kr_record_t *rec, uint32_t to)
+kr_status_t kr__table_move(kr_world_t *w, kr_entity_t e, kr__record_t *rec, uint32_t to)
 {
-    kr_table_t *src = w->tables[rec->table];
-    kr_table_t *dst = w->tables[to];
+    kr__table_t *src = w->tables[rec->table];
+    kr__table_t *dst = w->tables[to];
     if (dst->count == dst->capacity && table_grow(dst, dst->count + 1)) return kr_last_status();
     uint32_t src_row = rec->row;
     uint32_t dst_row = dst->count++;
     dst->entities[dst_row] = e;
     /* Shared components are copied, new ones zeroed. */
     for (uint32_t j = 0; j < dst->type_count; j++) {
-        const kr_column_t *dc = &dst->columns[j];
+        const kr__column_t *dc = &dst->columns[j];
         if (!dc->size) continue;
         uint8_t *d = dc->data + (size_t)dst_row * dc->size;
         int i = kr__column_index(src, dst->types[j]);
@@ -271,7 +271,7 @@ static int cmp_u32(const void *a, const void *b)
 
 /* Fills the holes of one table from its end: O(holes) with the hole list,
  * O(rows) when it could not be kept (t->sweep). */
-static void compact_table(kr_world_t *w, kr_table_t *t)
+static void compact_table(kr_world_t *w, kr__table_t *t)
 {
     if (t->sweep) {
         for (uint32_t row = 0; row < t->count; row++) {

@@ -7,7 +7,7 @@
 
 /* Tables are matched on table components only; sparse terms are tested per
  * entity (entity_matches). */
-static bool table_matches(const kr_view_t *v, const kr_table_t *t)
+static bool table_matches(const kr_view_t *v, const kr__table_t *t)
 {
     for (uint32_t i = 0; i < v->include_count; i++)
         if (!(v->sparse_include >> i & 1) && kr__column_index(t, v->include[i]) < 0) return false;
@@ -18,8 +18,8 @@ static bool table_matches(const kr_view_t *v, const kr_table_t *t)
 
 static bool in_pool(const kr_world_t *w, kr_component_t c, kr_entity_t e)
 {
-    const kr_sparse_pool_t *p = c < w->pool_slots ? w->pools[c] : NULL;
-    return p && kr__sparse_slot(p, kr_entity_index(e)) != KR_NONE;
+    const kr__sparse_pool_t *p = c < w->pool_slots ? w->pools[c] : NULL;
+    return p && kr__sparse_slot(p, kr_entity_index(e)) != KR__NONE;
 }
 
 static bool entity_matches(const kr_view_t *v, kr_entity_t e)
@@ -60,7 +60,7 @@ static kr_status_t copy_terms(kr_component_t *dst, uint32_t *count, uint32_t *sp
     *count = 0;
     *sparse = 0;
     for (uint32_t i = 0; i < KR_VIEW_MAX_TERMS && src[i]; i++) {
-        const kr_registry_entry_t *e = kr__registry_entry(reg, src[i]);
+        const kr__registry_entry_t *e = kr__registry_entry(reg, src[i]);
         if (!e)
             return kr__fail(KR_ERR_UNREGISTERED, "kr_view_init: %s component %u is not registered",
                             list, src[i]);
@@ -124,7 +124,7 @@ bool kr_view_next(kr_view_t *v)
         v->cursor_row = 0;
     }
     for (; v->cursor_table < v->table_count; v->cursor_table++, v->cursor_row = 0) {
-        const kr_table_t *t = w->tables[v->tables[v->cursor_table]];
+        const kr__table_t *t = w->tables[v->tables[v->cursor_table]];
         uint32_t limit = v->limits[v->cursor_table];
         if (limit > t->count) limit = t->count;
         while (v->cursor_row < limit) {
@@ -172,7 +172,7 @@ bool kr_view_next_chunk(kr_view_t *v, kr_view_chunk_t *chunk)
         v->cursor_table = 0;
     }
     while (v->cursor_table < v->table_count) {
-        kr_table_t *t = w->tables[v->tables[v->cursor_table++]];
+        kr__table_t *t = w->tables[v->tables[v->cursor_table++]];
         if (!t->count) continue;
         chunk->count = t->count;
         chunk->entities = t->entities;
@@ -191,7 +191,7 @@ size_t kr_view_count(kr_view_t *v)
     size_t n = 0;
     bool per_entity = (v->sparse_include | v->sparse_exclude) != 0;
     for (uint32_t i = 0; i < v->table_count; i++) {
-        const kr_table_t *t = v->world->tables[v->tables[i]];
+        const kr__table_t *t = v->world->tables[v->tables[i]];
         if (!per_entity && !t->sweep) {
             n += t->count - t->hole_count;
             continue;

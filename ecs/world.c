@@ -7,7 +7,7 @@
 #include "base/memory.h"
 #include "ecs/world_private.h"
 
-kr_record_t *kr__stale(const kr_world_t *w, kr_entity_t e, const char *fn)
+kr__record_t *kr__stale(const kr_world_t *w, kr_entity_t e, const char *fn)
 {
     if (!w) {
         kr__fail(KR_ERR_INVALID_ARG, "%s: null world", fn);
@@ -19,8 +19,8 @@ kr_record_t *kr__stale(const kr_world_t *w, kr_entity_t e, const char *fn)
                  (unsigned long long)e);
         return NULL;
     }
-    kr_record_t *r = &w->records[idx];
-    if (!(r->flags & KR_REC_ALIVE) || r->generation != kr_entity_generation(e)) {
+    kr__record_t *r = &w->records[idx];
+    if (!(r->flags & KR__REC_ALIVE) || r->generation != kr_entity_generation(e)) {
         kr__fail(KR_ERR_STALE_ENTITY, "%s: entity %u:%u was destroyed", fn, idx,
                  kr_entity_generation(e));
         return NULL;
@@ -41,7 +41,7 @@ kr_status_t kr__world_reserve_records(kr_world_t *w, uint32_t need)
     while (cap < need) cap *= 2;
     if (cap > UINT32_MAX - 1) cap = UINT32_MAX - 1;
     if (cap < need) return kr__fail(KR_ERR_NOMEM, "world: more than 2^32-1 entity slots");
-    kr_record_t *r = kr__array_grow(w->records, (size_t)w->record_count * sizeof *r, cap * sizeof *r, 64);
+    kr__record_t *r = kr__array_grow(w->records, (size_t)w->record_count * sizeof *r, cap * sizeof *r, 64);
     if (!r) return kr__fail(KR_ERR_NOMEM, "world: out of memory for %llu entities", (unsigned long long)cap);
     w->records = r;
     w->record_capacity = (uint32_t)cap;
@@ -66,9 +66,9 @@ kr_world_t *kr_world_create(const kr_world_desc_t *desc)
         }
     }
     w->owner = d.owner;
-    w->free_head = KR_NONE;
-    kr_hmap_init(&w->table_map);
-    kr_hmap_init(&w->name_map);
+    w->free_head = KR__NONE;
+    kr__hmap_init(&w->table_map);
+    kr__hmap_init(&w->name_map);
     if (kr__spatial_init(&w->spatial, d.spatial_cell_size, d.spatial_bounds) ||
         kr__world_reserve_records(w, d.initial_capacity ? d.initial_capacity : 1024) ||
         kr__table_find_or_create(w, NULL, 0) != 0) {
@@ -84,14 +84,14 @@ void kr_world_destroy(kr_world_t *w)
     /* Destroy roots so that every behavior gets on_destroy exactly once. */
     w->chunk_passes = 0;
     for (uint32_t i = 0; i < w->record_count; i++) {
-        kr_record_t *r = &w->records[i];
-        if (!(r->flags & KR_REC_ALIVE)) continue;
-        if ((r->flags & KR_REC_TREE) && w->tree[i].parent != KR_NONE) continue;
+        kr__record_t *r = &w->records[i];
+        if (!(r->flags & KR__REC_ALIVE)) continue;
+        if ((r->flags & KR__REC_TREE) && w->tree[i].parent != KR__NONE) continue;
         kr_entity_destroy(w, kr_entity_make(i, r->generation));
     }
     for (uint32_t i = 0; i < w->table_count; i++) kr__table_free(w->tables[i]);
     free(w->tables);
-    kr_hmap_fini(&w->table_map);
+    kr__hmap_fini(&w->table_map);
     kr__names_fini(w);
     kr__spatial_fini(&w->spatial);
     kr__sparse_fini(w);
@@ -122,15 +122,15 @@ bool kr_entity_alive(const kr_world_t *w, kr_entity_t e)
     if (!w || e == KR_ENTITY_INVALID) return false;
     uint32_t idx = kr_entity_index(e);
     if (idx >= w->record_count) return false;
-    const kr_record_t *r = &w->records[idx];
-    return (r->flags & KR_REC_ALIVE) && r->generation == kr_entity_generation(e);
+    const kr__record_t *r = &w->records[idx];
+    return (r->flags & KR__REC_ALIVE) && r->generation == kr_entity_generation(e);
 }
 
 /* Takes a slot from the free list or the end; the entity is not yet in a table. */
 static kr_entity_t alloc_slot(kr_world_t *w)
 {
     uint32_t idx;
-    if (w->free_head != KR_NONE) {
+    if (w->free_head != KR__NONE) {
         idx = w->free_head;
         w->free_head = w->records[idx].row;
     } else {
@@ -143,19 +143,19 @@ static kr_entity_t alloc_slot(kr_world_t *w)
         idx = w->record_count++;
         w->records[idx].generation = 1;
     }
-    kr_record_t *r = &w->records[idx];
-    r->flags = KR_REC_ALIVE;
-    r->table = KR_NONE;
-    r->row = KR_NONE;
+    kr__record_t *r = &w->records[idx];
+    r->flags = KR__REC_ALIVE;
+    r->table = KR__NONE;
+    r->row = KR__NONE;
     w->live++;
     return kr_entity_make(idx, r->generation);
 }
 
 static void free_slot(kr_world_t *w, uint32_t idx)
 {
-    kr_record_t *r = &w->records[idx];
+    kr__record_t *r = &w->records[idx];
     r->flags = 0;
-    r->table = KR_NONE;
+    r->table = KR__NONE;
     /* Generation 0 never appears in a live id, so wrap past it. */
     if (++r->generation == 0) r->generation = 1;
     r->row = w->free_head;
@@ -177,7 +177,7 @@ static kr_entity_t abandon(kr_world_t *w, kr_entity_t e, const char *what)
     snprintf(msg, sizeof msg, "kr_entity_create: could not set %s: %s", what, kr_last_error());
     /* No on_creation ran: every behavior is pending. */
     kr_component_t small[16];
-    kr_creating_t outer = w->creating;
+    kr__creating_t outer = w->creating;
     w->creating.entity = e;
     w->creating.pending = kr__behavior_list(w->tables[w->records[kr_entity_index(e)].table], small,
                                             &w->creating.pending_count);
@@ -226,27 +226,27 @@ kr_entity_t kr_entity_create_desc(kr_world_t *w, const kr_entity_desc_t *desc)
                 return KR_ENTITY_INVALID;
             }
             table = kr__table_with(w, table, c);
-            if (table == KR_NONE) return KR_ENTITY_INVALID;
+            if (table == KR__NONE) return KR_ENTITY_INVALID;
         }
     }
     kr_entity_t e = alloc_slot(w);
     if (!e) return KR_ENTITY_INVALID;
-    kr_table_t *t = w->tables[table];
+    kr__table_t *t = w->tables[table];
     uint32_t row = kr__table_append(w, t, e);
-    if (row == KR_NONE) {
+    if (row == KR__NONE) {
         free_slot(w, kr_entity_index(e));
         return KR_ENTITY_INVALID;
     }
-    kr_record_t *r = &w->records[kr_entity_index(e)];
+    kr__record_t *r = &w->records[kr_entity_index(e)];
     r->table = table;
     r->row = row;
     if (!desc) return e;
     for (size_t i = 0; i < desc->component_count; i++) {
         kr_component_t c = desc->components[i];
         if (!kr__is_sparse(w, c)) continue;
-        kr_sparse_pool_t *p = kr__pool(w, c, true);
+        kr__sparse_pool_t *p = kr__pool(w, c, true);
         if (!p || !kr__sparse_add(w, p, e)) return abandon(w, e, "a sparse component");
-        w->records[kr_entity_index(e)].flags |= KR_REC_SPARSE;
+        w->records[kr_entity_index(e)].flags |= KR__REC_SPARSE;
     }
     if (desc->name && *desc->name && kr_entity_set_name(w, e, desc->name)) return abandon(w, e, "the name");
     /* on_creation for each behavior of the new entity, in component-id
@@ -256,12 +256,12 @@ kr_entity_t kr_entity_create_desc(kr_world_t *w, const kr_entity_desc_t *desc)
     uint32_t nb;
     kr_component_t *behaviors = kr__behavior_list(t, small, &nb);
     if (!behaviors) return abandon(w, e, "its behaviors (out of memory)");
-    kr_creating_t outer = w->creating;
+    kr__creating_t outer = w->creating;
     for (uint32_t b = 0; b < nb && kr_entity_alive(w, e); b++) {
         /* Behaviors later in the list have not had on_creation yet: should
          * this callback destroy the entity, they get no on_destroy. */
-        w->creating = (kr_creating_t){ e, behaviors + b + 1, nb - b - 1 };
-        kr__behavior_fire_one(w, e, behaviors[b], KR_CB_CREATION, 0);
+        w->creating = (kr__creating_t){ e, behaviors + b + 1, nb - b - 1 };
+        kr__behavior_fire_one(w, e, behaviors[b], KR__CB_CREATION, 0);
     }
     w->creating = outer;
     if (behaviors != small) free(behaviors);
@@ -282,33 +282,33 @@ kr_entity_t kr_entity_create_desc(kr_world_t *w, const kr_entity_desc_t *desc)
 static void destroy_one(kr_world_t *w, kr_entity_t e)
 {
     uint32_t idx = kr_entity_index(e);
-    kr_record_t *r = &w->records[idx];
-    r->flags |= KR_REC_DYING;
-    kr__behaviors_fire(w, e, KR_CB_DESTROY, 0);
+    kr__record_t *r = &w->records[idx];
+    r->flags |= KR__REC_DYING;
+    kr__behaviors_fire(w, e, KR__CB_DESTROY, 0);
     kr__channel_forget(w, idx);
     r = &w->records[idx];
-    if (r->flags & KR_REC_TREE) {
+    if (r->flags & KR__REC_TREE) {
         uint32_t parent = w->tree[idx].parent;
         kr__tree_unlink(w, idx);
-        if (parent != KR_NONE && (w->records[parent].flags & KR_REC_ALIVE) &&
-            !(w->records[parent].flags & KR_REC_DYING))
-            kr__behaviors_fire(w, kr__id_of(w, parent), KR_CB_EXITED, e);
+        if (parent != KR__NONE && (w->records[parent].flags & KR__REC_ALIVE) &&
+            !(w->records[parent].flags & KR__REC_DYING))
+            kr__behaviors_fire(w, kr__id_of(w, parent), KR__CB_EXITED, e);
         r = &w->records[idx];
     }
-    if (r->flags & KR_REC_NAMED) kr__name_release(w, idx);
-    if (r->flags & KR_REC_SPATIAL) kr__spatial_forget(w, idx);
-    if (r->flags & KR_REC_SPARSE) kr__sparse_forget(w, idx);
+    if (r->flags & KR__REC_NAMED) kr__name_release(w, idx);
+    if (r->flags & KR__REC_SPATIAL) kr__spatial_forget(w, idx);
+    if (r->flags & KR__REC_SPARSE) kr__sparse_forget(w, idx);
     kr__table_remove_row(w, r->table, r->row);
     free_slot(w, idx);
 }
 
 kr_status_t kr_entity_destroy(kr_world_t *w, kr_entity_t e)
 {
-    kr_record_t *r = kr__live(w, e, "kr_entity_destroy");
+    kr__record_t *r = kr__live(w, e, "kr_entity_destroy");
     if (!r) return kr_last_status();
     if (kr__structure_locked(w, "kr_entity_destroy")) return KR_ERR_LOCKED;
-    if (r->flags & KR_REC_DYING) return KR_OK; /* already on its way out */
-    if (!(r->flags & KR_REC_TREE) || w->tree[kr_entity_index(e)].first_child == KR_NONE) {
+    if (r->flags & KR__REC_DYING) return KR_OK; /* already on its way out */
+    if (!(r->flags & KR__REC_TREE) || w->tree[kr_entity_index(e)].first_child == KR__NONE) {
         destroy_one(w, e);
         return KR_OK;
     }
@@ -316,22 +316,22 @@ kr_status_t kr_entity_destroy(kr_world_t *w, kr_entity_t e)
      * destroy it, repeat. Callbacks may change the tree, so every step
      * re-reads it from the root of the walk. */
     uint32_t root = kr_entity_index(e);
-    w->records[root].flags |= KR_REC_DYING;
+    w->records[root].flags |= KR__REC_DYING;
     uint32_t cur = root;
     for (;;) {
         if (!kr_entity_alive(w, e)) return KR_OK;
-        if (!(w->records[cur].flags & KR_REC_ALIVE)) cur = root;
-        while ((w->records[cur].flags & KR_REC_TREE) && w->tree[cur].last_child != KR_NONE) {
+        if (!(w->records[cur].flags & KR__REC_ALIVE)) cur = root;
+        while ((w->records[cur].flags & KR__REC_TREE) && w->tree[cur].last_child != KR__NONE) {
             uint32_t next = w->tree[cur].last_child;
-            if (w->records[next].flags & KR_REC_DYING) {
+            if (w->records[next].flags & KR__REC_DYING) {
                 /* Another destroy up the stack owns it: cut it loose, it finishes there. */
                 kr__tree_unlink(w, next);
                 continue;
             }
-            w->records[next].flags |= KR_REC_DYING;
+            w->records[next].flags |= KR__REC_DYING;
             cur = next;
         }
-        uint32_t up = cur == root ? KR_NONE : w->tree[cur].parent;
+        uint32_t up = cur == root ? KR__NONE : w->tree[cur].parent;
         destroy_one(w, kr__id_of(w, cur));
         if (cur == root) return KR_OK;
         cur = up;
@@ -347,12 +347,12 @@ static kr_status_t behavior_snapshot(kr_world_t *w, bool only_unstarted, kr_enti
     kr_entity_t *ids = malloc((w->live ? w->live : 1) * sizeof *ids);
     if (!ids) return kr__fail(KR_ERR_NOMEM, "%s: out of memory", fn);
     for (uint32_t t = 0; t < w->table_count; t++) {
-        kr_table_t *tab = w->tables[t];
+        kr__table_t *tab = w->tables[t];
         if (!tab->behavior_count) continue;
         for (uint32_t row = 0; row < tab->count; row++) {
             kr_entity_t e = tab->entities[row];
             if (!e) continue;
-            if (only_unstarted && (w->records[kr_entity_index(e)].flags & KR_REC_STARTED)) continue;
+            if (only_unstarted && (w->records[kr_entity_index(e)].flags & KR__REC_STARTED)) continue;
             ids[n++] = e;
         }
     }
@@ -372,11 +372,11 @@ kr_status_t kr_world_start(kr_world_t *w)
     kr_status_t st = behavior_snapshot(w, true, &ids, &n, "kr_world_start");
     if (st) return st;
     for (size_t i = 0; i < n; i++)
-        if (kr_entity_alive(w, ids[i])) kr__behaviors_fire(w, ids[i], KR_CB_AWAKE, 0);
+        if (kr_entity_alive(w, ids[i])) kr__behaviors_fire(w, ids[i], KR__CB_AWAKE, 0);
     for (size_t i = 0; i < n; i++) {
         if (!kr_entity_alive(w, ids[i])) continue;
-        w->records[kr_entity_index(ids[i])].flags |= KR_REC_STARTED;
-        kr__behaviors_fire(w, ids[i], KR_CB_START, 0);
+        w->records[kr_entity_index(ids[i])].flags |= KR__REC_STARTED;
+        kr__behaviors_fire(w, ids[i], KR__CB_START, 0);
     }
     free(ids);
     return KR_OK;
@@ -392,9 +392,9 @@ kr_status_t kr_world_update(kr_world_t *w)
     kr_status_t st = behavior_snapshot(w, false, &ids, &n, "kr_world_update");
     if (st) return st;
     for (size_t i = 0; i < n; i++)
-        if (kr_entity_alive(w, ids[i])) kr__behaviors_fire(w, ids[i], KR_CB_UPDATE, 0);
+        if (kr_entity_alive(w, ids[i])) kr__behaviors_fire(w, ids[i], KR__CB_UPDATE, 0);
     for (size_t i = 0; i < n; i++)
-        if (kr_entity_alive(w, ids[i])) kr__behaviors_fire(w, ids[i], KR_CB_LATE_UPDATE, 0);
+        if (kr_entity_alive(w, ids[i])) kr__behaviors_fire(w, ids[i], KR__CB_LATE_UPDATE, 0);
     free(ids);
     return KR_OK;
 }

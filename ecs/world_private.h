@@ -9,47 +9,47 @@
 #include "base/error.h"
 #include "base/hmap.h"
 
-#define KR_NONE UINT32_MAX   /* "no index" for tables, rows and tree links */
+#define KR__NONE UINT32_MAX   /* "no index" for tables, rows and tree links */
 
 /* Record flags: side structures are touched only when their flag is set, so
  * the hot record stays 16 bytes. */
 enum {
-    KR_REC_ALIVE   = 1u << 0,
-    KR_REC_TREE    = 1u << 1,  /* has a parent or children */
-    KR_REC_NAMED   = 1u << 2,
-    KR_REC_SPATIAL = 1u << 3,
-    KR_REC_DYING   = 1u << 4,  /* destroy in progress (callbacks running) */
-    KR_REC_STARTED = 1u << 5,  /* behaviors got awake/start */
-    KR_REC_SPARSE  = 1u << 6   /* may hold sparse components */
+    KR__REC_ALIVE   = 1u << 0,
+    KR__REC_TREE    = 1u << 1,  /* has a parent or children */
+    KR__REC_NAMED   = 1u << 2,
+    KR__REC_SPATIAL = 1u << 3,
+    KR__REC_DYING   = 1u << 4,  /* destroy in progress (callbacks running) */
+    KR__REC_STARTED = 1u << 5,  /* behaviors got awake/start */
+    KR__REC_SPARSE  = 1u << 6   /* may hold sparse components */
 };
 
-typedef struct kr_record {
+typedef struct kr__record {
     uint32_t generation;
     uint32_t table;
     uint32_t row;
     uint32_t flags;
-} kr_record_t;
+} kr__record_t;
 
-/* Tree links by entity index (KR_NONE = none). */
-typedef struct kr_tree {
+/* Tree links by entity index (KR__NONE = none). */
+typedef struct kr__tree {
     uint32_t parent, first_child, last_child, prev, next, child_count;
-} kr_tree_t;
+} kr__tree_t;
 
-typedef struct kr_name_rec {
+typedef struct kr__name_rec {
     char *str;
     uint64_t hash;
     uint32_t prev, next;   /* other entities with the same name, oldest first */
-} kr_name_rec_t;
+} kr__name_rec_t;
 
-typedef struct kr_column {
+typedef struct kr__column {
     uint8_t *data;
     uint32_t size;
     uint32_t align;
-} kr_column_t;
+} kr__column_t;
 
-typedef struct kr_table {
+typedef struct kr__table {
     kr_component_t *types;     /* sorted ascending */
-    kr_column_t *columns;      /* parallel to types */
+    kr__column_t *columns;      /* parallel to types */
     uint32_t type_count;
     uint32_t count, capacity;
     kr_entity_t *entities;     /* KR_ENTITY_INVALID marks a hole (see view.h) */
@@ -57,7 +57,7 @@ typedef struct kr_table {
     uint32_t hole_count, hole_capacity;
     int16_t *column_of;        /* component id -> column, -1 when absent */
     uint32_t column_of_size;
-    uint32_t *add_edge;        /* component id -> table, KR_NONE unknown */
+    uint32_t *add_edge;        /* component id -> table, KR__NONE unknown */
     uint32_t *remove_edge;
     uint32_t edge_size;
     uint32_t *behavior_columns;/* columns holding behaviors */
@@ -65,106 +65,106 @@ typedef struct kr_table {
     uint64_t hash;
     bool dirty;                /* on the world's dirty list */
     bool sweep;                /* holes not all listed: compaction scans every row */
-} kr_table_t;
+} kr__table_t;
 
 /* A pool of one sparse component (sparse.c). */
-typedef struct kr_sparse_pool {
-    uint32_t *slot_of;           /* entity index -> dense slot, KR_NONE if absent */
+typedef struct kr__sparse_pool {
+    uint32_t *slot_of;           /* entity index -> dense slot, KR__NONE if absent */
     uint32_t slot_capacity;
     kr_entity_t *entities;       /* dense: owner of each slot */
     uint8_t *data;               /* dense: values */
     uint32_t count, capacity, size, align;
-} kr_sparse_pool_t;
+} kr__sparse_pool_t;
 
-static inline uint32_t kr__sparse_slot(const kr_sparse_pool_t *p, uint32_t idx)
+static inline uint32_t kr__sparse_slot(const kr__sparse_pool_t *p, uint32_t idx)
 {
-    return idx < p->slot_capacity ? p->slot_of[idx] : KR_NONE;
+    return idx < p->slot_capacity ? p->slot_of[idx] : KR__NONE;
 }
 
-static inline void *kr__sparse_value(const kr_sparse_pool_t *p, uint32_t slot)
+static inline void *kr__sparse_value(const kr__sparse_pool_t *p, uint32_t slot)
 {
     return p->size ? (void *)(p->data + (size_t)slot * p->size) : (void *)(p->entities + slot);
 }
 
 /* Spatial hash state; the reverse index is indexed by entity index. */
-typedef struct kr_spatial_entry {
+typedef struct kr__spatial_entry {
     double x, y;
     int32_t cx, cy;  /* the cell's coordinates, so a move compares integers */
     uint32_t cell;   /* index into cells */
     uint32_t slot;   /* position in the cell's member array */
-} kr_spatial_entry_t;
+} kr__spatial_entry_t;
 
 /* One cache line: most cells hold a few entities, which then live inline,
  * so finding a cell and its members is one memory access. */
-#define KR_CELL_INLINE 4
-typedef struct kr_spatial_cell_rec {
+#define KR__CELL_INLINE 4
+typedef struct kr__spatial_cell_rec {
     int32_t cx, cy;
-    uint32_t count, capacity;      /* capacity KR_CELL_INLINE: members inline */
+    uint32_t count, capacity;      /* capacity KR__CELL_INLINE: members inline */
     uint32_t next_free;
-    kr_entity_t *heap;             /* members when more than KR_CELL_INLINE */
-    kr_entity_t inline_members[KR_CELL_INLINE];
-} kr_spatial_cell_rec_t;
+    kr_entity_t *heap;             /* members when more than KR__CELL_INLINE */
+    kr_entity_t inline_members[KR__CELL_INLINE];
+} kr__spatial_cell_rec_t;
 
-static inline kr_entity_t *kr__cell_members(const kr_spatial_cell_rec_t *c)
+static inline kr_entity_t *kr__cell_members(const kr__spatial_cell_rec_t *c)
 {
     return c->heap ? c->heap : (kr_entity_t *)c->inline_members;
 }
 
-typedef struct kr_spatial_state {
+typedef struct kr__spatial_state {
     double cell_size, inv_cell_size;
     bool pow2_size;                  /* x * inv_cell_size == x / cell_size exactly */
     /* Optional dense grid: cells [gx0, gx0 + gw) x [gy0, gy0 + gh) are the
      * first grid_cells records, found by arithmetic instead of the map. */
     int32_t gx0, gy0;
     uint32_t gw, gh, grid_cells;
-    kr_spatial_entry_t *entries;     /* by entity index */
+    kr__spatial_entry_t *entries;     /* by entity index */
     uint32_t entry_capacity;
-    kr_spatial_cell_rec_t *cells;
+    kr__spatial_cell_rec_t *cells;
     uint32_t cell_count, cell_capacity, free_cell;
     uint32_t live_cells;
     size_t members;
-    kr_hmap_t cell_map;              /* packed (cx, cy) -> cell index */
-} kr_spatial_state_t;
+    kr__hmap_t cell_map;              /* packed (cx, cy) -> cell index */
+} kr__spatial_state_t;
 
 /* An entity whose behaviors are getting on_creation, and those still
  * waiting: if a callback destroys the entity, the waiting ones get no
  * on_destroy. Saved and restored around nested creations. */
-typedef struct kr_creating {
+typedef struct kr__creating {
     kr_entity_t entity;
     const kr_component_t *pending;
     uint32_t pending_count;
-} kr_creating_t;
+} kr__creating_t;
 
 struct kr_world {
     kr_registry_t *registry;
     bool owns_registry;
     void *owner;
 
-    kr_record_t *records;
+    kr__record_t *records;
     uint32_t record_count, record_capacity;
     uint32_t free_head;              /* free list through record.row */
     size_t live;
 
-    kr_tree_t *tree;                 /* lazily sized to record_capacity */
+    kr__tree_t *tree;                 /* lazily sized to record_capacity */
     uint32_t tree_capacity;
 
-    kr_name_rec_t *names;            /* lazily sized to record_capacity */
+    kr__name_rec_t *names;            /* lazily sized to record_capacity */
     uint32_t names_capacity;
-    kr_hmap_t name_map;              /* name hash -> oldest entity index */
+    kr__hmap_t name_map;              /* name hash -> oldest entity index */
 
-    kr_table_t **tables;             /* tables[0] is the empty table */
+    kr__table_t **tables;             /* tables[0] is the empty table */
     uint32_t table_count, table_capacity;
-    kr_hmap_t table_map;             /* type-set hash -> table id */
+    kr__hmap_t table_map;             /* type-set hash -> table id */
 
     uint32_t *dirty_tables;
     uint32_t dirty_count, dirty_capacity;
     uint32_t entity_passes;          /* active entity passes */
     uint32_t chunk_passes;           /* active chunk passes: structure locked */
 
-    kr_spatial_state_t spatial;
+    kr__spatial_state_t spatial;
     uint32_t spatial_scans;          /* kr_spatial_scan under way (nested in visits) */
 
-    kr_sparse_pool_t **pools;        /* by component id; NULL until first use */
+    kr__sparse_pool_t **pools;        /* by component id; NULL until first use */
     uint32_t pool_slots;
     kr_component_t *pool_ids;        /* components that have a pool */
     uint32_t pool_count;
@@ -174,7 +174,7 @@ struct kr_world {
     uint32_t scratch_epoch;
     kr_entity_t removing_e;          /* kr_component_remove: on_destroy already ran */
     kr_component_t removing_c;
-    kr_creating_t creating;          /* kr_entity_create_desc: on_creation under way */
+    kr__creating_t creating;          /* kr_entity_create_desc: on_creation under way */
 
     /* Channels (channel.c): ready notifications waiting to fire, as
      * channel ids, fired in order when the outermost channel call ends. */
@@ -184,40 +184,40 @@ struct kr_world {
 };
 
 /* Registry internals used by the world. */
-typedef struct kr_registry_entry {
+typedef struct kr__registry_entry {
     kr_component_info_t info;
     char *name;
     kr_field_t *fields;
-} kr_registry_entry_t;
+} kr__registry_entry_t;
 
 struct kr_registry {
-    kr_registry_entry_t *entries;   /* entries[0] unused: id 0 is invalid */
+    kr__registry_entry_t *entries;   /* entries[0] unused: id 0 is invalid */
     uint32_t count, capacity;
-    kr_hmap_t by_name;              /* name hash -> id */
+    kr__hmap_t by_name;              /* name hash -> id */
 };
 
-static inline const kr_registry_entry_t *kr__registry_entry(const kr_registry_t *reg, kr_component_t id)
+static inline const kr__registry_entry_t *kr__registry_entry(const kr_registry_t *reg, kr_component_t id)
 {
     return reg && id > 0 && id < reg->count ? &reg->entries[id] : NULL;
 }
 
 /* Returns the record of a live entity, or NULL with kr_last_error set. */
-__attribute__((cold)) kr_record_t *kr__stale(const kr_world_t *w, kr_entity_t e, const char *fn);
-static inline kr_record_t *kr__live(const kr_world_t *w, kr_entity_t e, const char *fn)
+__attribute__((cold)) kr__record_t *kr__stale(const kr_world_t *w, kr_entity_t e, const char *fn);
+static inline kr__record_t *kr__live(const kr_world_t *w, kr_entity_t e, const char *fn)
 {
     uint32_t idx = kr_entity_index(e);
     if (w && idx < w->record_count) {
-        kr_record_t *r = &w->records[idx];
-        if ((r->flags & KR_REC_ALIVE) && r->generation == kr_entity_generation(e) && e) return r;
+        kr__record_t *r = &w->records[idx];
+        if ((r->flags & KR__REC_ALIVE) && r->generation == kr_entity_generation(e) && e) return r;
     }
     return kr__stale(w, e, fn);
 }
 
-static inline kr_table_t *kr__table(const kr_world_t *w, uint32_t id) { return w->tables[id]; }
+static inline kr__table_t *kr__table(const kr_world_t *w, uint32_t id) { return w->tables[id]; }
 
-static inline void *kr__column_ptr(const kr_table_t *t, uint32_t col, uint32_t row)
+static inline void *kr__column_ptr(const kr__table_t *t, uint32_t col, uint32_t row)
 {
-    const kr_column_t *c = &t->columns[col];
+    const kr__column_t *c = &t->columns[col];
     return c->data ? c->data + (size_t)row * c->size : (void *)t->entities;
 }
 
@@ -242,7 +242,7 @@ static inline void kr__zero_value(void *dst, uint32_t size)
     }
 }
 
-static inline int kr__column_index(const kr_table_t *t, kr_component_t c)
+static inline int kr__column_index(const kr__table_t *t, kr_component_t c)
 {
     return c < t->column_of_size ? t->column_of[c] : -1;
 }
@@ -251,13 +251,13 @@ static inline int kr__column_index(const kr_table_t *t, kr_component_t c)
 uint32_t kr__table_find_or_create(kr_world_t *w, const kr_component_t *types, uint32_t n);
 uint32_t kr__table_with(kr_world_t *w, uint32_t from, kr_component_t c);    /* add edge */
 uint32_t kr__table_without(kr_world_t *w, uint32_t from, kr_component_t c); /* remove edge */
-/* Appends a zeroed row for e; returns the row or KR_NONE on allocation failure. */
-uint32_t kr__table_append(kr_world_t *w, kr_table_t *t, kr_entity_t e);
+/* Appends a zeroed row for e; returns the row or KR__NONE on allocation failure. */
+uint32_t kr__table_append(kr_world_t *w, kr__table_t *t, kr_entity_t e);
 /* Removes row: swap-remove, or a hole while an entity pass is active. */
 void kr__table_remove_row(kr_world_t *w, uint32_t table, uint32_t row);
 /* Moves entity e (record rec) to table `to`, copying shared components. */
-kr_status_t kr__table_move(kr_world_t *w, kr_entity_t e, kr_record_t *rec, uint32_t to);
-void kr__table_free(kr_table_t *t);
+kr_status_t kr__table_move(kr_world_t *w, kr_entity_t e, kr__record_t *rec, uint32_t to);
+void kr__table_free(kr__table_t *t);
 /* Fills holes once no entity pass is active. */
 void kr__world_compact(kr_world_t *w);
 kr_status_t kr__world_reserve_records(kr_world_t *w, uint32_t need);
@@ -270,21 +270,21 @@ static inline bool kr__structure_locked(const kr_world_t *w, const char *fn)
 }
 
 /* Behaviors (behavior.c). Call one callback slot on every behavior of e. */
-typedef enum kr_callback {
-    KR_CB_CREATION, KR_CB_DESTROY, KR_CB_AWAKE, KR_CB_START,
-    KR_CB_ENTERING, KR_CB_ENTERED, KR_CB_EXITING, KR_CB_EXITED,
-    KR_CB_SUBMODEL_MOVE, KR_CB_UPDATE, KR_CB_LATE_UPDATE,
-    KR_CB_INPUT_READY, KR_CB_OUTPUT_READY, KR_CB_RECEIVE
-} kr_callback_t;
-void kr__behaviors_fire(kr_world_t *w, kr_entity_t e, kr_callback_t cb, kr_entity_t arg);
+typedef enum kr__callback {
+    KR__CB_CREATION, KR__CB_DESTROY, KR__CB_AWAKE, KR__CB_START,
+    KR__CB_ENTERING, KR__CB_ENTERED, KR__CB_EXITING, KR__CB_EXITED,
+    KR__CB_SUBMODEL_MOVE, KR__CB_UPDATE, KR__CB_LATE_UPDATE,
+    KR__CB_INPUT_READY, KR__CB_OUTPUT_READY, KR__CB_RECEIVE
+} kr__callback_t;
+void kr__behaviors_fire(kr_world_t *w, kr_entity_t e, kr__callback_t cb, kr_entity_t arg);
 /* As kr__behaviors_fire, for on_receive: two entity arguments. */
-void kr__behaviors_fire2(kr_world_t *w, kr_entity_t e, kr_callback_t cb, kr_entity_t arg,
+void kr__behaviors_fire2(kr_world_t *w, kr_entity_t e, kr__callback_t cb, kr_entity_t arg,
                          kr_entity_t arg2);
 /* The behavior components of table t, in column order: a snapshot that
  * stays right while callbacks change the entity. Uses `small` when n <= 16,
  * else malloc (free it when it is not `small`); NULL, n = 0 if that fails. */
-kr_component_t *kr__behavior_list(const kr_table_t *t, kr_component_t small[16], uint32_t *n);
-void kr__behavior_fire_one(kr_world_t *w, kr_entity_t e, kr_component_t c, kr_callback_t cb,
+kr_component_t *kr__behavior_list(const kr__table_t *t, kr_component_t small[16], uint32_t *n);
+void kr__behavior_fire_one(kr_world_t *w, kr_entity_t e, kr_component_t c, kr__callback_t cb,
                            kr_entity_t arg);
 
 /* Tree (hierarchy.c). */
@@ -293,7 +293,7 @@ void kr__tree_unlink(kr_world_t *w, uint32_t idx);
 kr_status_t kr__tree_link(kr_world_t *w, uint32_t child, uint32_t parent, uint32_t before);
 static inline kr_entity_t kr__id_of(const kr_world_t *w, uint32_t idx)
 {
-    return idx == KR_NONE ? KR_ENTITY_INVALID : kr_entity_make(idx, w->records[idx].generation);
+    return idx == KR__NONE ? KR_ENTITY_INVALID : kr_entity_make(idx, w->records[idx].generation);
 }
 
 /* Channels (channel.c). Called by destroy on an entity that is going away:
@@ -305,11 +305,11 @@ void kr__name_release(kr_world_t *w, uint32_t idx);
 void kr__names_fini(kr_world_t *w);
 
 /* Sparse storage (sparse.c). */
-kr_sparse_pool_t *kr__pool_create(kr_world_t *w, kr_component_t c);
-void *kr__sparse_add_slow(kr_world_t *w, kr_sparse_pool_t *p, kr_entity_t e); /* grows, then adds */
+kr__sparse_pool_t *kr__pool_create(kr_world_t *w, kr_component_t c);
+void *kr__sparse_add_slow(kr_world_t *w, kr__sparse_pool_t *p, kr_entity_t e); /* grows, then adds */
 
 /* The pool of component c, made on first use when `create`. */
-static inline kr_sparse_pool_t *kr__pool(kr_world_t *w, kr_component_t c, bool create)
+static inline kr__sparse_pool_t *kr__pool(kr_world_t *w, kr_component_t c, bool create)
 {
     if (c < w->pool_slots && w->pools[c]) return w->pools[c];
     return create ? kr__pool_create(w, c) : NULL;
@@ -317,7 +317,7 @@ static inline kr_sparse_pool_t *kr__pool(kr_world_t *w, kr_component_t c, bool c
 
 /* Adds a zeroed value for e (absent from the pool); NULL on failure. The
  * common case, with room in both arrays, is inline. */
-static inline void *kr__sparse_add(kr_world_t *w, kr_sparse_pool_t *p, kr_entity_t e)
+static inline void *kr__sparse_add(kr_world_t *w, kr__sparse_pool_t *p, kr_entity_t e)
 {
     uint32_t idx = kr_entity_index(e);
     if (idx >= p->slot_capacity || p->count == p->capacity) return kr__sparse_add_slow(w, p, e);
@@ -330,7 +330,7 @@ static inline void *kr__sparse_add(kr_world_t *w, kr_sparse_pool_t *p, kr_entity
 }
 
 /* Removes entity idx's value (present): the last value fills its slot. */
-static inline void kr__sparse_remove(kr_sparse_pool_t *p, uint32_t idx)
+static inline void kr__sparse_remove(kr__sparse_pool_t *p, uint32_t idx)
 {
     uint32_t slot = p->slot_of[idx], last = --p->count;
     if (slot != last) {
@@ -340,20 +340,20 @@ static inline void kr__sparse_remove(kr_sparse_pool_t *p, uint32_t idx)
             kr__copy_value(p->data + (size_t)slot * p->size, p->data + (size_t)last * p->size, p->size);
         p->slot_of[kr_entity_index(moved)] = slot;
     }
-    p->slot_of[idx] = KR_NONE;
+    p->slot_of[idx] = KR__NONE;
 }
 void kr__sparse_forget(kr_world_t *w, uint32_t idx); /* on destroy */
 void kr__sparse_fini(kr_world_t *w);
 
 static inline bool kr__is_sparse(const kr_world_t *w, kr_component_t c)
 {
-    const kr_registry_entry_t *e = kr__registry_entry(w->registry, c);
+    const kr__registry_entry_t *e = kr__registry_entry(w->registry, c);
     return e && e->info.storage == KR_STORAGE_SPARSE;
 }
 
 /* Spatial hash (spatial.c). */
-kr_status_t kr__spatial_init(kr_spatial_state_t *s, double cell_size, const double bounds[4]);
-void kr__spatial_fini(kr_spatial_state_t *s);
+kr_status_t kr__spatial_init(kr__spatial_state_t *s, double cell_size, const double bounds[4]);
+void kr__spatial_fini(kr__spatial_state_t *s);
 void kr__spatial_forget(kr_world_t *w, uint32_t idx); /* on destroy */
 
 #endif

@@ -11,17 +11,17 @@
 #include "models/walkers/walkers.h"
 
 static const kr_kind_desc_t *const builtin_kinds[] = {
-    &kr_factory_assembly_kind,
-    &kr_factory_robots_kind,
-    &kr_factory_bath_kind,
-    &kr_sqss_kind,
-    &kr_phold_kind,
-    &kr_rows_kind,
-    &kr_walkers_kind,
-    &kr_ecology_kind,
+    &kr__factory_assembly_kind,
+    &kr__factory_robots_kind,
+    &kr__factory_bath_kind,
+    &kr__sqss_kind,
+    &kr__phold_kind,
+    &kr__rows_kind,
+    &kr__walkers_kind,
+    &kr__ecology_kind,
 };
 
-kr_status_t kr_models_register_builtin(kr_kinds_t *kinds)
+kr_status_t kr__models_register_builtin(kr_kinds_t *kinds)
 {
     for (size_t i = 0; i < sizeof builtin_kinds / sizeof builtin_kinds[0]; i++) {
         kr_status_t st = kr_kind_register(kinds, builtin_kinds[i]);

@@ -6,6 +6,6 @@
 
 /* Registers every built-in kind with kr_kind_register; stops at the first
  * failure (a duplicate name) and returns it. */
-kr_status_t kr_models_register_builtin(kr_kinds_t *kinds);
+kr_status_t kr__models_register_builtin(kr_kinds_t *kinds);
 
 #endif

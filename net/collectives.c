@@ -6,7 +6,7 @@
 #include "base/error.h"
 #include "net/collectives.h"
 
-kr_status_t kr_net_gather_strings(MPI_Comm comm, const char *mine, char ***all)
+kr_status_t kr__net_gather_strings(MPI_Comm comm, const char *mine, char ***all)
 {
     int rank, size;
     MPI_Comm_rank(comm, &rank);
@@ -44,7 +44,7 @@ kr_status_t kr_net_gather_strings(MPI_Comm comm, const char *mine, char ***all)
     return st;
 }
 
-kr_status_t kr_net_check_same(MPI_Comm comm, const char *what, const uint64_t *digests, uint32_t count,
+kr_status_t kr__net_check_same(MPI_Comm comm, const char *what, const uint64_t *digests, uint32_t count,
                               const char *(*name_of)(void *arg, uint32_t index), void *arg)
 {
     int rank, size;

@@ -31,5 +31,5 @@ void kr__msg_list_free(msg_list_t *l)
 double kr__msg_draw(uint64_t *state)
 {
     *state += 0x9e3779b97f4a7c15ULL;
-    return (double)(kr_mix64(*state) >> 11) * 0x1.0p-53;
+    return (double)(kr__mix64(*state) >> 11) * 0x1.0p-53;
 }

@@ -14,80 +14,80 @@
 #include <stdint.h>
 #include "kairos/status.h"
 
-typedef kr_status_t (*kr_deliver_fn)(void *arg, const void *bytes, size_t len);
+typedef kr_status_t (*kr__deliver_fn)(void *arg, const void *bytes, size_t len);
 
 /* What a distributed transport concludes about the whole run. */
-typedef enum kr_settle {
-    KR_SETTLE_RUNNING,  /* some process may still do something */
-    KR_SETTLE_FINISHED, /* every process is done and nothing is in flight */
-    KR_SETTLE_DEADLOCK  /* every process is idle, nothing is in flight, some
+typedef enum kr__settle {
+    KR__SETTLE_RUNNING,  /* some process may still do something */
+    KR__SETTLE_FINISHED, /* every process is done and nothing is in flight */
+    KR__SETTLE_DEADLOCK  /* every process is idle, nothing is in flight, some
                          * are not done (every process hears it at once) */
-} kr_settle_t;
+} kr__settle_t;
 
-typedef struct kr_transport kr_transport_t;
-typedef struct kr_transport_vtbl {
+typedef struct kr__transport kr__transport_t;
+typedef struct kr__transport_vtbl {
     /* Copies the message; the caller's buffer may be reused at once. */
-    kr_status_t (*send)(kr_transport_t *t, uint32_t from_sim, uint32_t to_sim, const void *bytes, size_t len);
+    kr_status_t (*send)(kr__transport_t *t, uint32_t from_sim, uint32_t to_sim, const void *bytes, size_t len);
     /* Delivers arrived messages; stops at the first failing delivery. *count
      * receives the number delivered. */
-    kr_status_t (*poll)(kr_transport_t *t, kr_deliver_fn deliver, void *arg, size_t *count);
+    kr_status_t (*poll)(kr__transport_t *t, kr__deliver_fn deliver, void *arg, size_t *count);
     /* Messages sent and not yet delivered here or handed to the network. */
-    size_t (*in_flight)(const kr_transport_t *t);
-    void (*destroy)(kr_transport_t *t);
+    size_t (*in_flight)(const kr__transport_t *t);
+    void (*destroy)(kr__transport_t *t);
     /* Distributed transports only (NULL otherwise): */
     /* Called when this process has nothing to run. `idle`: it will do
      * nothing until a message arrives (nothing runnable, nothing in flight
      * here); `locally_done`: its simulators are finished. Must not block. */
-    kr_status_t (*settle)(kr_transport_t *t, bool idle, bool locally_done, kr_settle_t *verdict);
+    kr_status_t (*settle)(kr__transport_t *t, bool idle, bool locally_done, kr__settle_t *verdict);
     /* Called by every process at once when the run is deadlocked: picks
      * the one that describes it (the lowest with `can_describe`, a blocked
      * event of its own) and sets *describe there; every other process
      * waits for that description (its abort) and fails with it. */
-    kr_status_t (*deadlock)(kr_transport_t *t, bool can_describe, bool *describe);
+    kr_status_t (*deadlock)(kr__transport_t *t, bool can_describe, bool *describe);
     /* Waits until a message may have arrived, for at most about a
      * millisecond: polling without pause when this process has a CPU of
      * its own, sleeping between polls when it shares one. */
-    void (*wait)(kr_transport_t *t);
+    void (*wait)(kr__transport_t *t);
     /* Tells every other process that the run failed with `message`. */
-    void (*abort)(kr_transport_t *t, kr_status_t status, const char *message);
+    void (*abort)(kr__transport_t *t, kr_status_t status, const char *message);
     /* Window rounds: element-wise minimum of `mins` over every process, in
      * place; returns once every message any process sent before calling it
      * has reached this one (poll delivers them). Keeps receiving (and
      * notices an abort) while it waits. */
-    kr_status_t (*reduce)(kr_transport_t *t, uint64_t *mins, size_t n_mins);
+    kr_status_t (*reduce)(kr__transport_t *t, uint64_t *mins, size_t n_mins);
     /* Optional: lets this process's sends under way move on, without
      * delivering anything; cheap. Called from inside long steps, so that
      * a large batch does not wait for the sender's next poll (MPI moves a
      * message above its eager size only while the sender is in MPI). */
-    void (*progress)(kr_transport_t *t);
+    void (*progress)(kr__transport_t *t);
     /* True if messages between simulators of this process need not travel:
      * the coordinator then applies them at once (edge counts kept). Test
      * transports that reorder leave it false, so that they are exercised. */
     bool direct_local;
-} kr_transport_vtbl_t;
+} kr__transport_vtbl_t;
 
-struct kr_transport {
-    const kr_transport_vtbl_t *vtbl;
+struct kr__transport {
+    const kr__transport_vtbl_t *vtbl;
 };
 
 /* In order, at once: the transport of a single process. */
-kr_transport_t *kr_transport_local_create(void);
+kr__transport_t *kr__transport_local_create(void);
 
 /* For tests: holds each message back for a random number of polls, delivers
  * what is due in random order, and delivers a fraction twice; all drawn
  * from `seed`. */
-typedef struct kr_test_transport_desc {
+typedef struct kr__test_transport_desc {
     uint64_t seed;
     double hold_probability;      /* chance a message waits another poll */
     double duplicate_probability; /* chance a message is delivered twice */
-} kr_test_transport_desc_t;
-kr_transport_t *kr_transport_test_create(const kr_test_transport_desc_t *desc);
+} kr__test_transport_desc_t;
+kr__transport_t *kr__transport_test_create(const kr__test_transport_desc_t *desc);
 /* For tests of a whole run (in one process or over ranks): wraps `inner`
  * (taking ownership) so that messages are held back and handed on in a
  * shuffled order, drawn from `seed`. */
-kr_transport_t *kr_transport_chaos_wrap(kr_transport_t *inner, uint64_t seed);
+kr__transport_t *kr__transport_chaos_wrap(kr__transport_t *inner, uint64_t seed);
 
 /* Test hook: while frozen, messages from `from_sim` are held (0 = none). */
-void kr_transport_test_freeze(kr_transport_t *t, uint32_t from_sim, bool frozen);
+void kr__transport_test_freeze(kr__transport_t *t, uint32_t from_sim, bool frozen);
 
 #endif

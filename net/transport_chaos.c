@@ -7,8 +7,8 @@
 #include "net/transport.h"
 
 typedef struct chaos_transport {
-    kr_transport_t base;
-    kr_transport_t *inner;
+    kr__transport_t base;
+    kr__transport_t *inner;
     msg_list_t held;
     uint64_t state;
 } chaos_transport_t;
@@ -18,7 +18,7 @@ static double chaos_draw(chaos_transport_t *ct)
     return kr__msg_draw(&ct->state);
 }
 
-static kr_status_t chaos_send(kr_transport_t *t, uint32_t from, uint32_t to, const void *bytes, size_t len)
+static kr_status_t chaos_send(kr__transport_t *t, uint32_t from, uint32_t to, const void *bytes, size_t len)
 {
     return kr__msg_list_push(&((chaos_transport_t *)t)->held, from, to, bytes, len);
 }
@@ -48,20 +48,20 @@ static kr_status_t chaos_release(chaos_transport_t *ct, bool all)
     return st;
 }
 
-static kr_status_t chaos_poll(kr_transport_t *t, kr_deliver_fn deliver, void *arg, size_t *count)
+static kr_status_t chaos_poll(kr__transport_t *t, kr__deliver_fn deliver, void *arg, size_t *count)
 {
     chaos_transport_t *ct = (chaos_transport_t *)t;
     kr_status_t st = chaos_release(ct, false);
     return st ? st : ct->inner->vtbl->poll(ct->inner, deliver, arg, count);
 }
 
-static size_t chaos_in_flight(const kr_transport_t *t)
+static size_t chaos_in_flight(const kr__transport_t *t)
 {
     const chaos_transport_t *ct = (const chaos_transport_t *)t;
     return ct->held.count + ct->inner->vtbl->in_flight(ct->inner);
 }
 
-static void chaos_destroy(kr_transport_t *t)
+static void chaos_destroy(kr__transport_t *t)
 {
     chaos_transport_t *ct = (chaos_transport_t *)t;
     ct->inner->vtbl->destroy(ct->inner);
@@ -69,47 +69,47 @@ static void chaos_destroy(kr_transport_t *t)
     free(ct);
 }
 
-static kr_status_t chaos_settle(kr_transport_t *t, bool idle, bool locally_done, kr_settle_t *verdict)
+static kr_status_t chaos_settle(kr__transport_t *t, bool idle, bool locally_done, kr__settle_t *verdict)
 {
     chaos_transport_t *ct = (chaos_transport_t *)t;
-    *verdict = KR_SETTLE_RUNNING;
+    *verdict = KR__SETTLE_RUNNING;
     if (ct->held.count) return chaos_release(ct, true);
     if (!ct->inner->vtbl->settle) {
         /* one process: idle and nothing held back decides it alone */
-        if (locally_done && ct->inner->vtbl->in_flight(ct->inner) == 0) *verdict = KR_SETTLE_FINISHED;
-        else if (idle && ct->inner->vtbl->in_flight(ct->inner) == 0) *verdict = KR_SETTLE_DEADLOCK;
+        if (locally_done && ct->inner->vtbl->in_flight(ct->inner) == 0) *verdict = KR__SETTLE_FINISHED;
+        else if (idle && ct->inner->vtbl->in_flight(ct->inner) == 0) *verdict = KR__SETTLE_DEADLOCK;
         return KR_OK;
     }
     return ct->inner->vtbl->settle(ct->inner, idle, locally_done, verdict);
 }
 
-static kr_status_t chaos_deadlock(kr_transport_t *t, bool can_describe, bool *describe)
+static kr_status_t chaos_deadlock(kr__transport_t *t, bool can_describe, bool *describe)
 {
     chaos_transport_t *ct = (chaos_transport_t *)t;
     *describe = true;
     return ct->inner->vtbl->deadlock ? ct->inner->vtbl->deadlock(ct->inner, can_describe, describe) : KR_OK;
 }
 
-static void chaos_progress(kr_transport_t *t)
+static void chaos_progress(kr__transport_t *t)
 {
     chaos_transport_t *ct = (chaos_transport_t *)t;
     if (ct->inner->vtbl->progress) ct->inner->vtbl->progress(ct->inner);
 }
 
-static void chaos_wait(kr_transport_t *t)
+static void chaos_wait(kr__transport_t *t)
 {
     chaos_transport_t *ct = (chaos_transport_t *)t;
     if (ct->held.count) return; /* the next poll releases some */
     if (ct->inner->vtbl->wait) ct->inner->vtbl->wait(ct->inner);
 }
 
-static void chaos_abort(kr_transport_t *t, kr_status_t status, const char *message)
+static void chaos_abort(kr__transport_t *t, kr_status_t status, const char *message)
 {
     chaos_transport_t *ct = (chaos_transport_t *)t;
     if (ct->inner->vtbl->abort) ct->inner->vtbl->abort(ct->inner, status, message);
 }
 
-static kr_status_t chaos_reduce(kr_transport_t *t, uint64_t *mins, size_t n_mins)
+static kr_status_t chaos_reduce(kr__transport_t *t, uint64_t *mins, size_t n_mins)
 {
     chaos_transport_t *ct = (chaos_transport_t *)t;
     /* what is held back was sent before the round: it must go first */
@@ -117,17 +117,17 @@ static kr_status_t chaos_reduce(kr_transport_t *t, uint64_t *mins, size_t n_mins
     return st ? st : ct->inner->vtbl->reduce(ct->inner, mins, n_mins);
 }
 
-static const kr_transport_vtbl_t chaos_vtbl = { .send = chaos_send, .poll = chaos_poll, .in_flight = chaos_in_flight,
+static const kr__transport_vtbl_t chaos_vtbl = { .send = chaos_send, .poll = chaos_poll, .in_flight = chaos_in_flight,
                                                 .destroy = chaos_destroy, .settle = chaos_settle,
                                                 .deadlock = chaos_deadlock, .wait = chaos_wait, .abort = chaos_abort,
                                                 .reduce = chaos_reduce, .progress = chaos_progress };
-static const kr_transport_vtbl_t chaos_local_vtbl = { .send = chaos_send, .poll = chaos_poll,
+static const kr__transport_vtbl_t chaos_local_vtbl = { .send = chaos_send, .poll = chaos_poll,
                                                       .in_flight = chaos_in_flight, .destroy = chaos_destroy,
                                                       .settle = chaos_settle, .deadlock = chaos_deadlock,
                                                       .wait = chaos_wait, .abort = chaos_abort,
                                                       .progress = chaos_progress };
 
-kr_transport_t *kr_transport_chaos_wrap(kr_transport_t *inner, uint64_t seed)
+kr__transport_t *kr__transport_chaos_wrap(kr__transport_t *inner, uint64_t seed)
 {
     if (!inner) return NULL;
     chaos_transport_t *ct = calloc(1, sizeof *ct);

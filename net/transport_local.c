@@ -6,12 +6,12 @@
 #include "net/transport.h"
 
 typedef struct local_transport {
-    kr_transport_t base;
+    kr__transport_t base;
     msg_list_t queue;
     size_t head;          /* first undelivered message */
 } local_transport_t;
 
-static kr_status_t local_send(kr_transport_t *t, uint32_t from, uint32_t to, const void *bytes, size_t len)
+static kr_status_t local_send(kr__transport_t *t, uint32_t from, uint32_t to, const void *bytes, size_t len)
 {
     local_transport_t *lt = (local_transport_t *)t;
     /* Reclaim the delivered prefix before the array grows. */
@@ -23,7 +23,7 @@ static kr_status_t local_send(kr_transport_t *t, uint32_t from, uint32_t to, con
     return kr__msg_list_push(&lt->queue, from, to, bytes, len);
 }
 
-static kr_status_t local_poll(kr_transport_t *t, kr_deliver_fn deliver, void *arg, size_t *count)
+static kr_status_t local_poll(kr__transport_t *t, kr__deliver_fn deliver, void *arg, size_t *count)
 {
     local_transport_t *lt = (local_transport_t *)t;
     size_t n = 0;
@@ -42,13 +42,13 @@ static kr_status_t local_poll(kr_transport_t *t, kr_deliver_fn deliver, void *ar
     return st;
 }
 
-static size_t local_in_flight(const kr_transport_t *t)
+static size_t local_in_flight(const kr__transport_t *t)
 {
     const local_transport_t *lt = (const local_transport_t *)t;
     return lt->queue.count - lt->head;
 }
 
-static void local_destroy(kr_transport_t *t)
+static void local_destroy(kr__transport_t *t)
 {
     local_transport_t *lt = (local_transport_t *)t;
     for (size_t i = lt->head; i < lt->queue.count; i++) free(lt->queue.items[i].bytes);
@@ -56,10 +56,10 @@ static void local_destroy(kr_transport_t *t)
     free(lt);
 }
 
-static const kr_transport_vtbl_t local_vtbl = { .send = local_send, .poll = local_poll, .in_flight = local_in_flight,
+static const kr__transport_vtbl_t local_vtbl = { .send = local_send, .poll = local_poll, .in_flight = local_in_flight,
                                                  .destroy = local_destroy, .direct_local = true };
 
-kr_transport_t *kr_transport_local_create(void)
+kr__transport_t *kr__transport_local_create(void)
 {
     local_transport_t *lt = calloc(1, sizeof *lt);
     if (!lt) { kr__fail(KR_ERR_NOMEM, "transport: out of memory"); return NULL; }

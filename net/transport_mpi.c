@@ -34,7 +34,7 @@ typedef struct inbox_item {
 } inbox_item_t;
 
 typedef struct mpi_transport {
-    kr_transport_t base;
+    kr__transport_t base;
     MPI_Comm comm;
     int rank, size;
     int *rank_of;
@@ -57,7 +57,7 @@ typedef struct mpi_transport {
     /* failure */
     bool aborted;
     char abort_msg[1024];
-    kr_mpi_transport_stats_t stats;
+    kr__mpi_transport_stats_t stats;
     bool spin;                   /* wait by polling: this rank has a core of its own */
     /* the window's reduction (see mpi_reduce) */
     size_t window_n;
@@ -190,7 +190,7 @@ static kr_status_t flush_all(mpi_transport_t *t)
     return KR_OK;
 }
 
-static kr_status_t mpi_send(kr_transport_t *base, uint32_t from, uint32_t to, const void *bytes, size_t len)
+static kr_status_t mpi_send(kr__transport_t *base, uint32_t from, uint32_t to, const void *bytes, size_t len)
 {
     (void)from;
     mpi_transport_t *t = (mpi_transport_t *)base;
@@ -213,7 +213,7 @@ static kr_status_t mpi_send(kr_transport_t *base, uint32_t from, uint32_t to, co
 }
 
 /* Delivers the records of one batch: u32 length, then that many bytes. */
-static kr_status_t deliver_batch(const kr_buf_t *b, size_t from, int source, kr_deliver_fn deliver, void *arg,
+static kr_status_t deliver_batch(const kr_buf_t *b, size_t from, int source, kr__deliver_fn deliver, void *arg,
                                  size_t *count)
 {
     kr_reader_t r;
@@ -238,7 +238,7 @@ static kr_status_t deliver_batch(const kr_buf_t *b, size_t from, int source, kr_
     return KR_OK;
 }
 
-static kr_status_t mpi_poll(kr_transport_t *base, kr_deliver_fn deliver, void *arg, size_t *count)
+static kr_status_t mpi_poll(kr__transport_t *base, kr__deliver_fn deliver, void *arg, size_t *count)
 {
     mpi_transport_t *t = (mpi_transport_t *)base;
     size_t n = 0;
@@ -267,7 +267,7 @@ static kr_status_t mpi_poll(kr_transport_t *base, kr_deliver_fn deliver, void *a
     return st;
 }
 
-static size_t mpi_in_flight(const kr_transport_t *base)
+static size_t mpi_in_flight(const kr__transport_t *base)
 {
     const mpi_transport_t *t = (const mpi_transport_t *)base;
     size_t n = t->loop_count + t->inbox_count;
@@ -303,12 +303,12 @@ static kr_status_t complete_sends(mpi_transport_t *t)
  * deadlock, calls mpi_deadlock together). Rounds are at
  * least 200 us apart on each rank, so blocked ranks do not flood the
  * network with them. */
-static kr_status_t mpi_settle(kr_transport_t *base, bool idle, bool locally_done, kr_settle_t *verdict)
+static kr_status_t mpi_settle(kr__transport_t *base, bool idle, bool locally_done, kr__settle_t *verdict)
 {
     mpi_transport_t *t = (mpi_transport_t *)base;
-    *verdict = KR_SETTLE_RUNNING;
+    *verdict = KR__SETTLE_RUNNING;
     if (t->finished) {
-        *verdict = KR_SETTLE_FINISHED;
+        *verdict = KR__SETTLE_FINISHED;
         return KR_OK;
     }
     kr_status_t st = flush_all(t);
@@ -327,10 +327,10 @@ static kr_status_t mpi_settle(kr_transport_t *base, bool idle, bool locally_done
         if (quiet && r[2] == 0) {
             if ((st = complete_sends(t))) return st;
             t->finished = true;
-            *verdict = KR_SETTLE_FINISHED;
+            *verdict = KR__SETTLE_FINISHED;
             return KR_OK;
         }
-        if (quiet) *verdict = KR_SETTLE_DEADLOCK;
+        if (quiet) *verdict = KR__SETTLE_DEADLOCK;
         return KR_OK;
     }
     if (idle && !t->round_active && kr__monotonic_ns() - t->round_end_ns >= 200000) {
@@ -344,7 +344,7 @@ static kr_status_t mpi_settle(kr_transport_t *base, bool idle, bool locally_done
     return KR_OK;
 }
 
-static kr_status_t mpi_deadlock(kr_transport_t *base, bool can_describe, bool *describe)
+static kr_status_t mpi_deadlock(kr__transport_t *base, bool can_describe, bool *describe)
 {
     mpi_transport_t *t = (mpi_transport_t *)base;
     /* every rank is here, in the same round: a blocking reduction is safe */
@@ -361,7 +361,7 @@ static kr_status_t mpi_deadlock(kr_transport_t *base, bool can_describe, bool *d
     return kr__fail(KR_ERR_STATE, "%s", t->abort_msg);
 }
 
-static void mpi_wait(kr_transport_t *base)
+static void mpi_wait(kr__transport_t *base)
 {
     mpi_transport_t *t = (mpi_transport_t *)base;
     /* Polls for up to about a millisecond. With a core to itself a rank
@@ -393,7 +393,7 @@ static void mpi_wait(kr_transport_t *base)
     }
 }
 
-static void mpi_abort(kr_transport_t *base, kr_status_t status, const char *message)
+static void mpi_abort(kr__transport_t *base, kr_status_t status, const char *message)
 {
     (void)status;
     mpi_transport_t *t = (mpi_transport_t *)base;
@@ -426,7 +426,7 @@ static void keep_until_finalize(void *p)
     MPI_Comm_set_attr(MPI_COMM_SELF, keyval, p);
 }
 
-static void mpi_destroy(kr_transport_t *base)
+static void mpi_destroy(kr__transport_t *base)
 {
     mpi_transport_t *t = (mpi_transport_t *)base;
     for (int r = 0; r < t->size; r++) {
@@ -481,7 +481,7 @@ static void window_op(void *in, void *inout, int *len, MPI_Datatype *type)
 
 /* Waits while receiving: a rank that failed never joins, and the others
  * must notice its abort instead of hanging. */
-static kr_status_t mpi_reduce(kr_transport_t *base, uint64_t *mins, size_t n_mins)
+static kr_status_t mpi_reduce(kr__transport_t *base, uint64_t *mins, size_t n_mins)
 {
     mpi_transport_t *t = (mpi_transport_t *)base;
     kr_status_t st = flush_all(t);
@@ -538,7 +538,7 @@ static kr_status_t mpi_reduce(kr_transport_t *base, uint64_t *mins, size_t n_min
 /* Tests the sends under way: a large batch (above the shared-memory
  * transport's eager size, without single-copy transfers) moves a fragment
  * at a time, and only while its sender is inside MPI. */
-static void mpi_progress(kr_transport_t *base)
+static void mpi_progress(kr__transport_t *base)
 {
     mpi_transport_t *t = (mpi_transport_t *)base;
     for (int r = 0; r < t->size; r++)
@@ -547,13 +547,13 @@ static void mpi_progress(kr_transport_t *base)
         if (t->peers[r].sends_used) reap_sends(&t->peers[r]);
 }
 
-static const kr_transport_vtbl_t mpi_vtbl = { .send = mpi_send, .poll = mpi_poll, .in_flight = mpi_in_flight,
+static const kr__transport_vtbl_t mpi_vtbl = { .send = mpi_send, .poll = mpi_poll, .in_flight = mpi_in_flight,
                                               .destroy = mpi_destroy, .settle = mpi_settle,
                                               .deadlock = mpi_deadlock, .wait = mpi_wait, .abort = mpi_abort,
                                               .reduce = mpi_reduce, .progress = mpi_progress,
                                               .direct_local = true };
 
-kr_transport_t *kr_transport_mpi_create(const kr_mpi_transport_desc_t *d)
+kr__transport_t *kr__transport_mpi_create(const kr__mpi_transport_desc_t *d)
 {
     mpi_transport_t *t = calloc(1, sizeof *t);
     if (!t) { kr__fail(KR_ERR_NOMEM, "MPI transport: out of memory"); return NULL; }
@@ -619,7 +619,7 @@ kr_transport_t *kr_transport_mpi_create(const kr_mpi_transport_desc_t *d)
     return &t->base;
 }
 
-void kr_transport_mpi_stats(const kr_transport_t *base, kr_mpi_transport_stats_t *out)
+void kr__transport_mpi_stats(const kr__transport_t *base, kr__mpi_transport_stats_t *out)
 {
     *out = ((const mpi_transport_t *)base)->stats;
 }

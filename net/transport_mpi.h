@@ -19,20 +19,20 @@
 #include <stdint.h>
 #include "net/transport.h"
 
-typedef struct kr_mpi_transport_desc {
+typedef struct kr__mpi_transport_desc {
     MPI_Comm comm;
     const int *rank_of_sim;   /* copied; rank of every simulator */
     uint32_t sim_count;
     size_t flush_bytes;       /* 0 = 64 KiB */
-} kr_mpi_transport_desc_t;
+} kr__mpi_transport_desc_t;
 
-kr_transport_t *kr_transport_mpi_create(const kr_mpi_transport_desc_t *desc);
+kr__transport_t *kr__transport_mpi_create(const kr__mpi_transport_desc_t *desc);
 
 /* Statistics of the transport, for the stats file. */
-typedef struct kr_mpi_transport_stats {
+typedef struct kr__mpi_transport_stats {
     uint64_t batches_sent, batches_received, bytes_sent;
     uint64_t reductions;      /* window rounds' all-reduce pairs */
-} kr_mpi_transport_stats_t;
-void kr_transport_mpi_stats(const kr_transport_t *t, kr_mpi_transport_stats_t *out);
+} kr__mpi_transport_stats_t;
+void kr__transport_mpi_stats(const kr__transport_t *t, kr__mpi_transport_stats_t *out);
 
 #endif

@@ -7,10 +7,10 @@
 #include "net/transport.h"
 
 typedef struct test_transport {
-    kr_transport_t base;
+    kr__transport_t base;
     msg_list_t held;
     uint64_t state;
-    kr_test_transport_desc_t desc;
+    kr__test_transport_desc_t desc;
     uint32_t frozen;     /* sim id + 1, 0 = none */
 } test_transport_t;
 
@@ -19,7 +19,7 @@ static double draw(test_transport_t *tt)
     return kr__msg_draw(&tt->state);
 }
 
-static kr_status_t test_send(kr_transport_t *t, uint32_t from, uint32_t to, const void *bytes, size_t len)
+static kr_status_t test_send(kr__transport_t *t, uint32_t from, uint32_t to, const void *bytes, size_t len)
 {
     test_transport_t *tt = (test_transport_t *)t;
     kr_status_t st = kr__msg_list_push(&tt->held, from, to, bytes, len);
@@ -34,7 +34,7 @@ static kr_status_t test_send(kr_transport_t *t, uint32_t from, uint32_t to, cons
     return KR_OK;
 }
 
-static kr_status_t test_poll(kr_transport_t *t, kr_deliver_fn deliver, void *arg, size_t *count)
+static kr_status_t test_poll(kr__transport_t *t, kr__deliver_fn deliver, void *arg, size_t *count)
 {
     test_transport_t *tt = (test_transport_t *)t;
     /* Take out what is due, shuffle it, deliver it; the rest ages one poll. */
@@ -78,22 +78,22 @@ static kr_status_t test_poll(kr_transport_t *t, kr_deliver_fn deliver, void *arg
     return st;
 }
 
-static size_t test_in_flight(const kr_transport_t *t)
+static size_t test_in_flight(const kr__transport_t *t)
 {
     return ((const test_transport_t *)t)->held.count;
 }
 
-static void test_destroy(kr_transport_t *t)
+static void test_destroy(kr__transport_t *t)
 {
     test_transport_t *tt = (test_transport_t *)t;
     kr__msg_list_free(&tt->held);
     free(tt);
 }
 
-static const kr_transport_vtbl_t test_vtbl = { .send = test_send, .poll = test_poll, .in_flight = test_in_flight,
+static const kr__transport_vtbl_t test_vtbl = { .send = test_send, .poll = test_poll, .in_flight = test_in_flight,
                                                 .destroy = test_destroy };
 
-kr_transport_t *kr_transport_test_create(const kr_test_transport_desc_t *desc)
+kr__transport_t *kr__transport_test_create(const kr__test_transport_desc_t *desc)
 {
     test_transport_t *tt = calloc(1, sizeof *tt);
     if (!tt) { kr__fail(KR_ERR_NOMEM, "transport: out of memory"); return NULL; }
@@ -103,7 +103,7 @@ kr_transport_t *kr_transport_test_create(const kr_test_transport_desc_t *desc)
     return &tt->base;
 }
 
-void kr_transport_test_freeze(kr_transport_t *t, uint32_t from_sim, bool frozen)
+void kr__transport_test_freeze(kr__transport_t *t, uint32_t from_sim, bool frozen)
 {
     test_transport_t *tt = (test_transport_t *)t;
     tt->frozen = frozen ? from_sim + 1 : 0;

@@ -508,7 +508,7 @@ size_t kr_region_agent_count(const kr_region_t *r)
 
 uint64_t kr_region_child_id(uint64_t parent, uint64_t step, uint32_t n)
 {
-    uint64_t h = kr_mix64(kr_mix64(parent ^ 0x6368696c64ULL) ^ kr_mix64(step + 0x9e3779b97f4a7c15ULL) ^ n);
+    uint64_t h = kr__mix64(kr__mix64(parent ^ 0x6368696c64ULL) ^ kr__mix64(step + 0x9e3779b97f4a7c15ULL) ^ n);
     return h ? h : 1;
 }
 
@@ -1128,9 +1128,9 @@ static void region_step(kr_region_t *r)
 
 uint64_t kr_region_agent_hash(uint64_t id, int32_t x, int32_t y, uint64_t word)
 {
-    uint64_t h = kr_mix64(id * 0x9e3779b97f4a7c15ULL ^ 0x7265676eULL);
-    h = kr_mix64(h ^ ((uint64_t)(uint32_t)x << 32 | (uint32_t)y));
-    return kr_mix64(h ^ word);
+    uint64_t h = kr__mix64(id * 0x9e3779b97f4a7c15ULL ^ 0x7265676eULL);
+    h = kr__mix64(h ^ ((uint64_t)(uint32_t)x << 32 | (uint32_t)y));
+    return kr__mix64(h ^ word);
 }
 
 uint64_t kr_region_state_digest(kr_region_t *r)

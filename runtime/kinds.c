@@ -9,29 +9,29 @@ struct kr_kinds {
     size_t count;
 };
 
-kr_kinds_t *kr_kinds_create(void)
+kr_kinds_t *kr__kinds_create(void)
 {
     kr_kinds_t *k = calloc(1, sizeof *k);
     if (!k) kr__fail(KR_ERR_NOMEM, "kinds: out of memory");
     return k;
 }
 
-void kr_kinds_destroy(kr_kinds_t *k)
+void kr__kinds_destroy(kr_kinds_t *k)
 {
     if (!k) return;
     free(k->items);
     free(k);
 }
 
-const kr_kind_desc_t *kr_kinds_find(const kr_kinds_t *k, const char *name)
+const kr_kind_desc_t *kr__kinds_find(const kr_kinds_t *k, const char *name)
 {
     for (size_t i = 0; k && name && i < k->count; i++)
         if (!strcmp(k->items[i].name, name)) return &k->items[i];
     return NULL;
 }
 
-size_t kr_kinds_count(const kr_kinds_t *k) { return k ? k->count : 0; }
-const kr_kind_desc_t *kr_kinds_at(const kr_kinds_t *k, size_t i) { return i < k->count ? &k->items[i] : NULL; }
+size_t kr__kinds_count(const kr_kinds_t *k) { return k ? k->count : 0; }
+const kr_kind_desc_t *kr__kinds_at(const kr_kinds_t *k, size_t i) { return i < k->count ? &k->items[i] : NULL; }
 
 kr_status_t kr_kind_register(kr_kinds_t *k, const kr_kind_desc_t *d)
 {
@@ -40,7 +40,7 @@ kr_status_t kr_kind_register(kr_kinds_t *k, const kr_kind_desc_t *d)
     if (!d->setup) return kr__fail(KR_ERR_INVALID_ARG, "kr_kind_register: kind '%s' has no setup", d->name);
     if (d->formalism > KR_EMULATION)
         return kr__fail(KR_ERR_INVALID_ARG, "kr_kind_register: kind '%s' has an unknown formalism", d->name);
-    if (kr_kinds_find(k, d->name))
+    if (kr__kinds_find(k, d->name))
         return kr__fail(KR_ERR_EXISTS, "kr_kind_register: kind '%s' is already registered", d->name);
     kr_kind_desc_t *items = realloc(k->items, (k->count + 1) * sizeof *items);
     if (!items) return kr__fail(KR_ERR_NOMEM, "kr_kind_register: out of memory");

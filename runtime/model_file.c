@@ -24,7 +24,7 @@ static const char *const sim_keys[] = { "name", "kind", "formalism", "time_step"
 static const char *const dep_keys[] = { "from", "to", "promise", NULL };
 static const char *const out_keys[] = { "stats", "event_log", "trace", "series", NULL };
 
-static kr_status_t check_keys(const kr_model_file_t *f, json_t *obj, const char *const *allowed, const char *where)
+static kr_status_t check_keys(const kr__model_file_t *f, json_t *obj, const char *const *allowed, const char *where)
 {
     const char *key;
     json_t *v;
@@ -71,7 +71,7 @@ static json_t *child(json_t *node, const char *seg, bool in_simulators)
  * `must_exist` the leaf must already be there (a sweep varies what the
  * file holds, and a misspelt key would otherwise add a field nobody
  * reads). */
-static kr_status_t apply_set(kr_model_file_t *f, const char *set, const char *option, bool must_exist)
+static kr_status_t apply_set(kr__model_file_t *f, const char *set, const char *option, bool must_exist)
 {
     const char *eq = strchr(set, '=');
     if (!eq || eq == set) {
@@ -134,7 +134,7 @@ static kr_status_t apply_set(kr_model_file_t *f, const char *set, const char *op
 
 /* ---- top level ---- */
 
-static kr_status_t read_time(kr_model_file_t *f, json_t *v, const char *path, bool is_duration, kr_time_t *out)
+static kr_status_t read_time(kr__model_file_t *f, json_t *v, const char *path, bool is_duration, kr_time_t *out)
 {
     double d = json_is_number(v) ? json_number_value(v) : NAN;
     FAIL_IF(!(d >= 0) || !isfinite(d), path, "a time >= 0 in model units", v);
@@ -146,7 +146,7 @@ static kr_status_t read_time(kr_model_file_t *f, json_t *v, const char *path, bo
     return KR_OK;
 }
 
-static kr_status_t check_top(kr_model_file_t *f)
+static kr_status_t check_top(kr__model_file_t *f)
 {
     json_t *r = f->root;
     FAIL_IF(!json_is_object(r), "(top)", "an object", r);
@@ -171,12 +171,12 @@ static kr_status_t check_top(kr_model_file_t *f)
         FAIL_IF(!s || (strcmp(s, "null-message") && strcmp(s, "window")), "sync", "\"null-message\" or \"window\"", v);
         f->sync = strcmp(s, "window") ? KR_SYNC_NULL_MESSAGE : KR_SYNC_WINDOW;
     }
-    f->mapping = KR_MAP_ROUND_ROBIN;
+    f->mapping = KR__MAP_ROUND_ROBIN;
     if ((v = json_object_get(r, "mapping"))) {
         const char *s = json_string_value(v);
         FAIL_IF(!s || (strcmp(s, "round-robin") && strcmp(s, "block") && strcmp(s, "metis")), "mapping",
                 "\"round-robin\", \"block\" or \"metis\"", v);
-        f->mapping = !strcmp(s, "block") ? KR_MAP_BLOCK : !strcmp(s, "metis") ? KR_MAP_METIS : KR_MAP_ROUND_ROBIN;
+        f->mapping = !strcmp(s, "block") ? KR__MAP_BLOCK : !strcmp(s, "metis") ? KR__MAP_METIS : KR__MAP_ROUND_ROBIN;
     }
     f->log_level = KR_LOG_WARN;
     if ((v = json_object_get(r, "log_level"))) {
@@ -202,7 +202,7 @@ static kr_status_t check_top(kr_model_file_t *f)
 
 /* ---- plugins ---- */
 
-static kr_status_t load_plugins(kr_model_file_t *f)
+static kr_status_t load_plugins(kr__model_file_t *f)
 {
     json_t *list = json_object_get(f->root, "plugins");
     if (!list) return KR_OK;
@@ -238,7 +238,7 @@ static kr_status_t load_plugins(kr_model_file_t *f)
 
 /* ---- simulators ---- */
 
-static kr_status_t add_entry(kr_model_file_t *f, const kr_sim_entry_t *e)
+static kr_status_t add_entry(kr__model_file_t *f, const kr__sim_entry_t *e)
 {
     for (size_t i = 0; i < f->sim_count; i++)
         if (!strcmp(f->sims[i].name, e->name)) {
@@ -252,7 +252,7 @@ static kr_status_t add_entry(kr_model_file_t *f, const kr_sim_entry_t *e)
             free(e->name);
             return st;
         }
-    kr_sim_entry_t *sims = realloc(f->sims, (f->sim_count + 1) * sizeof *sims);
+    kr__sim_entry_t *sims = realloc(f->sims, (f->sim_count + 1) * sizeof *sims);
     if (!sims) {
         free(e->name);
         return kr__fail(KR_ERR_NOMEM, "out of memory");
@@ -262,19 +262,19 @@ static kr_status_t add_entry(kr_model_file_t *f, const kr_sim_entry_t *e)
     return KR_OK;
 }
 
-static kr_status_t add_dep(kr_model_file_t *f, uint32_t from, uint32_t to, kr_time_t promise)
+static kr_status_t add_dep(kr__model_file_t *f, uint32_t from, uint32_t to, kr_time_t promise)
 {
-    kr_dep_entry_t *deps = realloc(f->deps, (f->dep_count + 1) * sizeof *deps);
+    kr__dep_entry_t *deps = realloc(f->deps, (f->dep_count + 1) * sizeof *deps);
     if (!deps) return kr__fail(KR_ERR_NOMEM, "out of memory");
     f->deps = deps;
-    deps[f->dep_count++] = (kr_dep_entry_t){ from, to, promise };
+    deps[f->dep_count++] = (kr__dep_entry_t){ from, to, promise };
     return KR_OK;
 }
 
 /* Every region depends on its 8-neighbourhood with promise = time step:
  * what a region sends at one step arrives for the next. The geometry of
  * the neighbourhood needs only the cut, not the world's size. */
-static kr_status_t add_region_dependencies(kr_model_file_t *f, const kr_sim_entry_t *first)
+static kr_status_t add_region_dependencies(kr__model_file_t *f, const kr__sim_entry_t *first)
 {
     kr_region_grid_t g = { .width = (int32_t)first->region_cols, .height = (int32_t)first->region_rows,
                            .cols = first->region_cols, .rows = first->region_rows };
@@ -289,7 +289,7 @@ static kr_status_t add_region_dependencies(kr_model_file_t *f, const kr_sim_entr
     return KR_OK;
 }
 
-static kr_status_t check_simulators(kr_model_file_t *f)
+static kr_status_t check_simulators(kr__model_file_t *f)
 {
     json_t *list = json_object_get(f->root, "simulators");
     FAIL_IF(!json_is_array(list) || json_array_size(list) == 0, "simulators", "a non-empty array of simulators", list);
@@ -306,17 +306,17 @@ static kr_status_t check_simulators(kr_model_file_t *f)
         const char *nm = json_string_value(name);
         FAIL_IF(!nm || !nm[0] || strpbrk(nm, "[]*."), path, "a non-empty name without '[', ']', '*' or '.'", name);
         snprintf(path, sizeof path, "%s.kind", at);
-        const kr_kind_desc_t *k = json_is_string(kind) ? kr_kinds_find(f->kinds, json_string_value(kind)) : NULL;
+        const kr_kind_desc_t *k = json_is_string(kind) ? kr__kinds_find(f->kinds, json_string_value(kind)) : NULL;
         if (!k) {
             char expected[1024];
             size_t n = (size_t)snprintf(expected, sizeof expected, "a known kind (");
-            for (size_t j = 0; j < kr_kinds_count(f->kinds) && n < sizeof expected; j++)
+            for (size_t j = 0; j < kr__kinds_count(f->kinds) && n < sizeof expected; j++)
                 n += (size_t)snprintf(expected + n, sizeof expected - n, "%s%s", j ? ", " : "",
-                                      kr_kinds_at(f->kinds, j)->name);
+                                      kr__kinds_at(f->kinds, j)->name);
             if (n < sizeof expected) snprintf(expected + n, sizeof expected - n, ")");
             return kr__input_error(f->path, path, expected, kind);
         }
-        kr_sim_entry_t e = { .kind = k->name, .formalism = k->formalism, .rank = -1, .index = i };
+        kr__sim_entry_t e = { .kind = k->name, .formalism = k->formalism, .rank = -1, .index = i };
         json_t *v;
         if ((v = json_object_get(s, "formalism"))) {
             snprintf(path, sizeof path, "%s.formalism", at);
@@ -407,7 +407,7 @@ static kr_status_t check_simulators(kr_model_file_t *f)
 
 /* The simulators a dependency end names: an exact name, or "base[*]" for
  * every replica of an entry with a count. */
-static size_t match(const kr_model_file_t *f, const char *pattern, uint32_t *out)
+static size_t match(const kr__model_file_t *f, const char *pattern, uint32_t *out)
 {
     size_t n = 0, len = strlen(pattern);
     bool wild = len > 3 && !strcmp(pattern + len - 3, "[*]");
@@ -426,7 +426,7 @@ static size_t match(const kr_model_file_t *f, const char *pattern, uint32_t *out
     return n;
 }
 
-static kr_status_t check_dependencies(kr_model_file_t *f)
+static kr_status_t check_dependencies(kr__model_file_t *f)
 {
     json_t *list = json_object_get(f->root, "dependencies");
     if (!list) return KR_OK;
@@ -476,14 +476,14 @@ static kr_status_t check_dependencies(kr_model_file_t *f)
 
 /* ---- load ---- */
 
-kr_model_file_t *kr_model_file_load(const kr_model_file_desc_t *desc)
+kr__model_file_t *kr__model_file_load(const kr__model_file_desc_t *desc)
 {
-    kr_model_file_t *f = calloc(1, sizeof *f);
+    kr__model_file_t *f = calloc(1, sizeof *f);
     if (!f) { kr__fail(KR_ERR_NOMEM, "out of memory"); return NULL; }
     f->path = strdup(desc->path ? desc->path : "");
     const char *slash = desc->path ? strrchr(desc->path, '/') : NULL;
     f->dir = slash ? strndup(desc->path, (size_t)(slash - desc->path)) : strdup(".");
-    f->kinds = kr_kinds_create();
+    f->kinds = kr__kinds_create();
     if (!f->path || !f->dir || !f->kinds) {
         kr__fail(KR_ERR_NOMEM, "out of memory");
         goto fail;
@@ -509,18 +509,18 @@ kr_model_file_t *kr_model_file_load(const kr_model_file_desc_t *desc)
     if (check_top(f) || load_plugins(f) || check_simulators(f) || check_dependencies(f)) goto fail;
     return f;
 fail:
-    kr_model_file_free(f);
+    kr__model_file_free(f);
     return NULL;
 }
 
-void kr_model_file_free(kr_model_file_t *f)
+void kr__model_file_free(kr__model_file_t *f)
 {
     if (!f) return;
     for (size_t i = 0; i < f->sim_count; i++) free(f->sims[i].name);
     free(f->sims);
     free(f->deps);
     json_decref(f->root);
-    kr_kinds_destroy(f->kinds);
+    kr__kinds_destroy(f->kinds);
     /* Plugins stay loaded: models built from them may still be alive and
      * their code must outlive them; the process exit unloads them. */
     free(f->plugins);
@@ -529,19 +529,19 @@ void kr_model_file_free(kr_model_file_t *f)
     free(f);
 }
 
-const kr_kind_desc_t *kr_model_file_kind(const kr_model_file_t *f, size_t i)
+const kr_kind_desc_t *kr__model_file_kind(const kr__model_file_t *f, size_t i)
 {
-    return i < f->sim_count ? kr_kinds_find(f->kinds, f->sims[i].kind) : NULL;
+    return i < f->sim_count ? kr__kinds_find(f->kinds, f->sims[i].kind) : NULL;
 }
 
 /* ---- build ---- */
 
-kr_model_t *kr_model_file_build(kr_model_file_t *f, const kr_observer_t *observer)
+kr_model_t *kr__model_file_build(kr__model_file_t *f, const kr_observer_t *observer)
 {
-    return kr_model_file_build_on(f, observer, 0, NULL);
+    return kr__model_file_build_on(f, observer, 0, NULL);
 }
 
-kr_model_t *kr_model_file_build_on(kr_model_file_t *f, const kr_observer_t *observer, int rank, const int *rank_of)
+kr_model_t *kr__model_file_build_on(kr__model_file_t *f, const kr_observer_t *observer, int rank, const int *rank_of)
 {
     kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .precision = f->precision, .seed = f->seed,
                                                          .end_time = f->end_time, .log_level = f->log_level,
@@ -552,7 +552,7 @@ kr_model_t *kr_model_file_build_on(kr_model_file_t *f, const kr_observer_t *obse
     for (size_t i = 0; i < f->sim_count; i++) {
         bool seen = false;
         for (size_t j = 0; j < i && !seen; j++) seen = !strcmp(f->sims[j].kind, f->sims[i].kind);
-        const kr_kind_desc_t *k = kr_model_file_kind(f, i);
+        const kr_kind_desc_t *k = kr__model_file_kind(f, i);
         if (seen || !k->register_types) continue;
         if (k->register_types(m)) {
             kr__fail(kr_last_status(), "%s: kind '%s': %s", f->path, k->name, kr_last_error());
@@ -560,7 +560,7 @@ kr_model_t *kr_model_file_build_on(kr_model_file_t *f, const kr_observer_t *obse
         }
     }
     for (size_t i = 0; i < f->sim_count; i++) {
-        kr_sim_entry_t *e = &f->sims[i];
+        kr__sim_entry_t *e = &f->sims[i];
         if (!kr_model_add_sim(m, &(kr_sim_desc_t){ .name = e->name, .formalism = e->formalism,
                                                     .time_step = e->time_step, .rank = rank_of ? rank_of[i] : 0 })) {
             snprintf(path, sizeof path, "simulators[%zu]", e->index);
@@ -578,7 +578,7 @@ kr_model_t *kr_model_file_build_on(kr_model_file_t *f, const kr_observer_t *obse
      * refuses it at start; say so here, in the standard form, so that
      * `kairos validate` refuses it too). */
     for (size_t i = 0; i < f->sim_count; i++) {
-        kr_sim_entry_t *e = &f->sims[i];
+        kr__sim_entry_t *e = &f->sims[i];
         if (e->formalism != KR_EMULATION) continue;
         uint32_t g = kr_model_group_of(m, (uint32_t)i);
         for (size_t j = 0; j < f->sim_count; j++) {
@@ -596,18 +596,18 @@ kr_model_t *kr_model_file_build_on(kr_model_file_t *f, const kr_observer_t *obse
         }
     }
     for (size_t i = 0; i < f->sim_count; i++) {
-        kr_sim_entry_t *e = &f->sims[i];
-        const kr_kind_desc_t *k = kr_model_file_kind(f, i);
+        kr__sim_entry_t *e = &f->sims[i];
+        const kr_kind_desc_t *k = kr__model_file_kind(f, i);
         /* A rank builds only the simulators it runs. */
         if (!kr_sim_is_local(kr_model_sim(m, (uint32_t)i))) continue;
         snprintf(path, sizeof path, "simulators[%zu].params", e->index);
-        kr_params_t *p = kr_params_open(f->path, path, e->params, f->precision);
+        kr_params_t *p = kr__params_open(f->path, path, e->params, f->precision);
         if (!p) goto fail;
-        kr_params_set_region(p, e, (uint32_t)i);
+        kr__params_set_region(p, e, (uint32_t)i);
         kr_status_t st = k->setup(kr_model_sim(m, (uint32_t)i), p);
         if (!st) st = kr_model_failure(m); /* kr_sim_fail during setup */
-        if (!st) st = kr_params_check_unread(p, k->name);
-        kr_params_close(p);
+        if (!st) st = kr__params_check_unread(p, k->name);
+        kr__params_close(p);
         if (st) {
             /* Kinds report params errors in the standard form already. */
             if (!strncmp(kr_last_error(), f->path, strlen(f->path))) kr__fail(KR_ERR_INVALID_ARG, "%s", kr_last_error());
@@ -634,7 +634,7 @@ fail:
  * weighted by its simulators) over the dependency graph (undirected, one
  * edge per pair of groups, weighted by how many dependencies join them):
  * parts of equal weight that cut as few dependencies as possible. */
-static kr_status_t metis_map(const kr_model_file_t *f, const kr_model_t *m, int ranks, int *rank_of)
+static kr_status_t metis_map(const kr__model_file_t *f, const kr_model_t *m, int ranks, int *rank_of)
 {
     size_t n = f->sim_count;
     idx_t *group_ix = malloc(n * sizeof *group_ix), groups = 0;
@@ -697,7 +697,7 @@ done:
     return st;
 }
 
-kr_status_t kr_model_file_plan(kr_model_file_t *f, int ranks, int *rank_of)
+kr_status_t kr__model_file_plan(kr__model_file_t *f, int ranks, int *rank_of)
 {
     /* The structure alone (every simulator elsewhere: no worlds, no kind
      * setups) is enough to find the zero-promise groups. */
@@ -711,21 +711,21 @@ kr_status_t kr_model_file_plan(kr_model_file_t *f, int ranks, int *rank_of)
             st = kr_last_status();
     for (size_t i = 0; !st && i < f->dep_count; i++)
         st = kr_model_add_dependency(m, f->deps[i].from, f->deps[i].to, f->deps[i].promise);
-    if (!st) st = kr_model_file_map(f, m, ranks, rank_of);
+    if (!st) st = kr__model_file_map(f, m, ranks, rank_of);
     kr_model_destroy(m);
     return st;
 }
 
-kr_status_t kr_model_file_map(const kr_model_file_t *f, const kr_model_t *m, int ranks, int *rank_of)
+kr_status_t kr__model_file_map(const kr__model_file_t *f, const kr_model_t *m, int ranks, int *rank_of)
 {
     if (ranks < 1) return kr__fail(KR_ERR_INVALID_ARG, "ranks must be at least 1");
     size_t n = f->sim_count;
-    if (f->mapping == KR_MAP_METIS) {
+    if (f->mapping == KR__MAP_METIS) {
         kr_status_t st = metis_map(f, m, ranks, rank_of);
         if (st) return st;
     } else {
         for (size_t i = 0; i < n; i++)
-            rank_of[i] = f->mapping == KR_MAP_BLOCK ? (int)((uint64_t)i * (uint64_t)ranks / n) : (int)(i % (size_t)ranks);
+            rank_of[i] = f->mapping == KR__MAP_BLOCK ? (int)((uint64_t)i * (uint64_t)ranks / n) : (int)(i % (size_t)ranks);
     }
     for (size_t i = 0; i < n; i++)
         if (f->sims[i].rank >= 0) {

@@ -12,10 +12,10 @@
 #include "kairos/kind.h"
 #include "kairos/model.h"
 
-typedef enum kr_mapping { KR_MAP_ROUND_ROBIN, KR_MAP_BLOCK, KR_MAP_METIS } kr_mapping_t;
+typedef enum kr__mapping { KR__MAP_ROUND_ROBIN, KR__MAP_BLOCK, KR__MAP_METIS } kr__mapping_t;
 
 /* One simulator after `count` expansion. */
-typedef struct kr_sim_entry {
+typedef struct kr__sim_entry {
     char *name;              /* "queue", or "line[3]" for a replica */
     const char *kind;        /* borrowed from the JSON tree */
     kr_formalism_t formalism;
@@ -26,35 +26,35 @@ typedef struct kr_sim_entry {
     /* "regions": [cols, rows]; 0 x 0 for an entry without. Region
      * region_index runs as simulator region_first + region_index. */
     uint32_t region_cols, region_rows, region_index, region_first;
-} kr_sim_entry_t;
+} kr__sim_entry_t;
 
-typedef struct kr_dep_entry {
+typedef struct kr__dep_entry {
     uint32_t from, to;
     kr_time_t promise;
-} kr_dep_entry_t;
+} kr__dep_entry_t;
 
-typedef struct kr_model_file {
+typedef struct kr__model_file {
     char *path;
     char *dir;               /* folder of the file, for relative plugin paths */
     json_t *root;
     uint64_t precision, seed;
     kr_time_t end_time;
     kr_sync_algorithm_t sync;
-    kr_mapping_t mapping;
+    kr__mapping_t mapping;
     kr_log_level_t log_level;
     const char *out_stats, *out_event_log, *out_trace, *out_series; /* borrowed; NULL if absent */
-    kr_sim_entry_t *sims;
+    kr__sim_entry_t *sims;
     size_t sim_count;
-    kr_dep_entry_t *deps;
+    kr__dep_entry_t *deps;
     size_t dep_count;
     kr_kinds_t *kinds;       /* built-in kinds plus the file's plugins */
     void **plugins;          /* dlopen handles */
     size_t plugin_count;
-} kr_model_file_t;
+} kr__model_file_t;
 
 /* Command-line overrides, applied to the JSON tree before it is checked.
  * `sets` are "dotted.path=VALUE" strings; VALUE is JSON, or else a string. */
-typedef struct kr_model_file_desc {
+typedef struct kr__model_file_desc {
     const char *path;
     const char *const *sets;
     size_t set_count;
@@ -63,52 +63,52 @@ typedef struct kr_model_file_desc {
     const char *const *varies;
     size_t vary_count;
     kr_status_t (*register_builtin)(kr_kinds_t *kinds); /* may be NULL */
-} kr_model_file_desc_t;
+} kr__model_file_desc_t;
 
 /* Loads, overrides and checks a model file; NULL with kr_last_error(). */
-kr_model_file_t *kr_model_file_load(const kr_model_file_desc_t *desc);
-void kr_model_file_free(kr_model_file_t *f);
+kr__model_file_t *kr__model_file_load(const kr__model_file_desc_t *desc);
+void kr__model_file_free(kr__model_file_t *f);
 
 /* Builds the model: simulators, dependencies, then every kind's setup from
  * its params (unknown params are refused). `observer` may be NULL. */
-kr_model_t *kr_model_file_build(kr_model_file_t *f, const kr_observer_t *observer);
+kr_model_t *kr__model_file_build(kr__model_file_t *f, const kr_observer_t *observer);
 /* The same for one rank of a distributed run: simulator i runs on
  * rank_of[i]; only this rank's simulators get worlds and kind setups. */
-kr_model_t *kr_model_file_build_on(kr_model_file_t *f, const kr_observer_t *observer, int rank, const int *rank_of);
+kr_model_t *kr__model_file_build_on(kr__model_file_t *f, const kr_observer_t *observer, int rank, const int *rank_of);
 /* The rank of every simulator for `ranks` ranks, from the file alone
- * (kr_model_file_map on the model's structure). */
-kr_status_t kr_model_file_plan(kr_model_file_t *f, int ranks, int *rank_of);
+ * (kr__model_file_map on the model's structure). */
+kr_status_t kr__model_file_plan(kr__model_file_t *f, int ranks, int *rank_of);
 
 /* The kind of simulator i, after build. */
-const kr_kind_desc_t *kr_model_file_kind(const kr_model_file_t *f, size_t i);
+const kr_kind_desc_t *kr__model_file_kind(const kr__model_file_t *f, size_t i);
 
 /* Rank of every simulator for `ranks` ranks: pins first, zero-promise groups
  * kept together on the rank of their lowest member, the rest round-robin, in
  * blocks, or by a METIS partition of the dependency graph. Needs the built model (for the groups). Fails for a group whose
  * members are pinned to different ranks. */
-kr_status_t kr_model_file_map(const kr_model_file_t *f, const kr_model_t *m, int ranks, int *rank_of);
+kr_status_t kr__model_file_map(const kr__model_file_t *f, const kr_model_t *m, int ranks, int *rank_of);
 
 /* ---- kinds (kinds.c) ---- */
-kr_kinds_t *kr_kinds_create(void);
-void kr_kinds_destroy(kr_kinds_t *kinds);
-const kr_kind_desc_t *kr_kinds_find(const kr_kinds_t *kinds, const char *name);
-size_t kr_kinds_count(const kr_kinds_t *kinds);
-const kr_kind_desc_t *kr_kinds_at(const kr_kinds_t *kinds, size_t i);
+kr_kinds_t *kr__kinds_create(void);
+void kr__kinds_destroy(kr_kinds_t *kinds);
+const kr_kind_desc_t *kr__kinds_find(const kr_kinds_t *kinds, const char *name);
+size_t kr__kinds_count(const kr_kinds_t *kinds);
+const kr_kind_desc_t *kr__kinds_at(const kr_kinds_t *kinds, size_t i);
 
 /* ---- params (params.c) ---- */
 /* A view of one simulator's "params" for its kind; tracks which keys the
  * kind read so that the rest can be reported as unknown. */
-kr_params_t *kr_params_open(const char *file, const char *path, json_t *object, uint64_t precision);
+kr_params_t *kr__params_open(const char *file, const char *path, json_t *object, uint64_t precision);
 /* The region cut the entry declared (kr_params_region_cut), absent: 1 x 1. */
-void kr_params_set_region(kr_params_t *p, const kr_sim_entry_t *e, uint32_t sim_id);
+void kr__params_set_region(kr_params_t *p, const kr__sim_entry_t *e, uint32_t sim_id);
 /* Fails naming the first key the kind never read. */
-kr_status_t kr_params_check_unread(const kr_params_t *p, const char *kind);
-void kr_params_close(kr_params_t *p);
+kr_status_t kr__params_check_unread(const kr_params_t *p, const char *kind);
+void kr__params_close(kr_params_t *p);
 
 /* ---- reports (params.c) ---- */
-kr_report_t *kr_report_open(void);
-json_t *kr_report_json(kr_report_t *r);   /* borrowed */
-void kr_report_close(kr_report_t *r);
+kr_report_t *kr__report_open(void);
+json_t *kr__report_json(kr_report_t *r);   /* borrowed */
+void kr__report_close(kr_report_t *r);
 
 /* "FILE: PATH: expected X, found <json of v>" (v NULL: "nothing"). */
 kr_status_t kr__input_error(const char *file, const char *path, const char *expected, const json_t *found);

@@ -32,7 +32,7 @@ struct kr_params {
     bool has_regions;
 };
 
-kr_params_t *kr_params_open(const char *file, const char *path, json_t *object, uint64_t precision)
+kr_params_t *kr__params_open(const char *file, const char *path, json_t *object, uint64_t precision)
 {
     kr_params_t *p = calloc(1, sizeof *p);
     if (!p || !(p->path = strdup(path))) {
@@ -47,7 +47,7 @@ kr_params_t *kr_params_open(const char *file, const char *path, json_t *object, 
     return p;
 }
 
-void kr_params_set_region(kr_params_t *p, const kr_sim_entry_t *e, uint32_t sim_id)
+void kr__params_set_region(kr_params_t *p, const kr__sim_entry_t *e, uint32_t sim_id)
 {
     p->has_regions = e->region_cols > 0;
     p->cut = p->has_regions ? (kr_region_cut_t){ e->region_cols, e->region_rows, e->region_index, e->region_first }
@@ -66,7 +66,7 @@ kr_status_t kr_params_region_cut(const kr_params_t *p, int64_t width, int64_t he
                     (long long)height, (long long)width, (long long)height, p->cut.cols, p->cut.rows);
 }
 
-void kr_params_close(kr_params_t *p)
+void kr__params_close(kr_params_t *p)
 {
     if (!p) return;
     free(p->read);
@@ -276,7 +276,7 @@ kr_status_t kr_params_dist(const kr_params_t *p, const char *key, const kr_dist_
     return st;
 }
 
-kr_status_t kr_params_check_unread(const kr_params_t *p, const char *kind)
+kr_status_t kr__params_check_unread(const kr_params_t *p, const char *kind)
 {
     const char *key;
     json_t *v;
@@ -305,7 +305,7 @@ struct kr_report {
     json_t *object;
 };
 
-kr_report_t *kr_report_open(void)
+kr_report_t *kr__report_open(void)
 {
     kr_report_t *r = calloc(1, sizeof *r);
     if (r && !(r->object = json_object())) {
@@ -315,9 +315,9 @@ kr_report_t *kr_report_open(void)
     return r;
 }
 
-json_t *kr_report_json(kr_report_t *r) { return r->object; }
+json_t *kr__report_json(kr_report_t *r) { return r->object; }
 
-void kr_report_close(kr_report_t *r)
+void kr__report_close(kr_report_t *r)
 {
     if (!r) return;
     json_decref(r->object);

@@ -10,7 +10,7 @@
 #include "net/collectives.h"
 #include "runtime/replications.h"
 
-uint64_t kr_replication_seed(uint64_t model_seed, uint64_t r)
+uint64_t kr__replication_seed(uint64_t model_seed, uint64_t r)
 {
     if (r == 0) return model_seed;
     /* splitmix64: state model_seed + r * golden gamma, then its finalizer
@@ -22,9 +22,9 @@ uint64_t kr_replication_seed(uint64_t model_seed, uint64_t r)
     return z & UINT64_C(0x7fffffffffffffff);
 }
 
-static int ranks_of(const kr_replications_desc_t *d) { return d->ranks > 0 ? d->ranks : 1; }
+static int ranks_of(const kr__replications_desc_t *d) { return d->ranks > 0 ? d->ranks : 1; }
 
-kr_status_t kr_replications_plan(const kr_replications_desc_t *d, int *groups, int *group_ranks)
+kr_status_t kr__replications_plan(const kr__replications_desc_t *d, int *groups, int *group_ranks)
 {
     int ranks = ranks_of(d);
     if (d->replications < 1)
@@ -53,7 +53,7 @@ kr_status_t kr_replications_plan(const kr_replications_desc_t *d, int *groups, i
     return KR_OK;
 }
 
-kr_status_t kr_replications_agree(const kr_replications_desc_t *d, bool speaks, kr_status_t st)
+kr_status_t kr__replications_agree(const kr__replications_desc_t *d, bool speaks, kr_status_t st)
 {
     int ranks = ranks_of(d);
     if (ranks == 1) return st;
@@ -73,7 +73,7 @@ kr_status_t kr_replications_agree(const kr_replications_desc_t *d, bool speaks, 
     free(codes);
     if (!agreed) return KR_OK;
     char **all = NULL;
-    kr_net_gather_strings(d->comm, speaks && st ? kr_last_error() : "", &all);
+    kr__net_gather_strings(d->comm, speaks && st ? kr_last_error() : "", &all);
     if (d->rank == 0) {
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", all && all[first] ? all[first] : "a group failed");
@@ -106,20 +106,20 @@ static json_t *record(json_t *stats, uint64_t item, uint32_t r, uint64_t seed)
 }
 
 /* One work item on this group; its leader appends the record to `mine`. */
-static kr_status_t run_item(const kr_replications_desc_t *d, uint64_t item, int group_ranks, int group_rank,
+static kr_status_t run_item(const kr__replications_desc_t *d, uint64_t item, int group_ranks, int group_rank,
                             MPI_Comm group, json_t *mine)
 {
-    kr_model_file_t *f = d->points[item / d->replications];
+    kr__model_file_t *f = d->points[item / d->replications];
     uint32_t r = (uint32_t)(item % d->replications);
     uint64_t model_seed = f->seed;
     const char *stats_out = f->out_stats, *log_out = f->out_event_log, *trace_out = f->out_trace;
-    uint64_t seed = kr_replication_seed(model_seed, r);
+    uint64_t seed = kr__replication_seed(model_seed, r);
     f->seed = seed;
     f->out_stats = f->out_event_log = f->out_trace = NULL;
     json_t *stats = NULL;
-    kr_run_options_t o = { .quiet = true, .ranks = group_ranks, .rank = group_rank, .comm = group,
+    kr__run_options_t o = { .quiet = true, .ranks = group_ranks, .rank = group_rank, .comm = group,
                            .stats_json = &stats, .no_idle_warning = true };
-    kr_status_t st = kr_run_file(f, &o);
+    kr_status_t st = kr__run_file(f, &o);
     f->seed = model_seed;
     f->out_stats = stats_out;
     f->out_event_log = log_out;
@@ -140,12 +140,12 @@ static kr_status_t run_item(const kr_replications_desc_t *d, uint64_t item, int 
 }
 
 /* Every leader's records to rank 0, placed in item order. */
-static kr_status_t collect(const kr_replications_desc_t *d, json_t *mine, uint64_t items, json_t **results)
+static kr_status_t collect(const kr__replications_desc_t *d, json_t *mine, uint64_t items, json_t **results)
 {
     char *text = json_dumps(mine, JSON_COMPACT | JSON_REAL_PRECISION(17));
     char **all = NULL;
     int ranks = ranks_of(d);
-    if (ranks > 1) kr_net_gather_strings(d->comm, text ? text : "null", &all);
+    if (ranks > 1) kr__net_gather_strings(d->comm, text ? text : "null", &all);
     if (d->rank != 0) {
         free(text);
         return KR_OK;
@@ -181,12 +181,12 @@ static kr_status_t collect(const kr_replications_desc_t *d, json_t *mine, uint64
 
 static double wall_now(void) { return (double)kr__monotonic_ns() * 1e-9; }
 
-kr_status_t kr_replications_run(const kr_replications_desc_t *d, json_t **results, double *wall_seconds)
+kr_status_t kr__replications_run(const kr__replications_desc_t *d, json_t **results, double *wall_seconds)
 {
     *results = NULL;
     double t0 = wall_now();
     int groups, group_ranks;
-    kr_status_t st = kr_replications_plan(d, &groups, &group_ranks);
+    kr_status_t st = kr__replications_plan(d, &groups, &group_ranks);
     if (st) return st;
     int ranks = ranks_of(d);
     int group = d->rank < groups * group_ranks ? d->rank / group_ranks : -1;
@@ -208,7 +208,7 @@ kr_status_t kr_replications_run(const kr_replications_desc_t *d, json_t **result
         if (!mine) own = kr__fail(KR_ERR_NOMEM, "out of memory");
         else if (group >= 0 && item < items)
             own = run_item(d, item, group_ranks, group_rank, comm, leader ? mine : NULL);
-        st = kr_replications_agree(d, leader || own, own);
+        st = kr__replications_agree(d, leader || own, own);
     }
     if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
     if (!st) st = collect(d, mine, items, results);
@@ -219,7 +219,7 @@ kr_status_t kr_replications_run(const kr_replications_desc_t *d, json_t **result
 
 static json_t *number_or_null(double x) { return isfinite(x) ? json_real(x) : json_null(); }
 
-json_t *kr_replications_pool(const json_t *records)
+json_t *kr__replications_pool(const json_t *records)
 {
     json_t *out = json_array();
     json_t *first = json_object_get(json_array_get(records, 0), "simulators");
@@ -261,14 +261,14 @@ json_t *kr_replications_pool(const json_t *records)
     return out;
 }
 
-void kr_replications_warn_idle(const kr_replications_desc_t *d, int groups, int group_ranks)
+void kr__replications_warn_idle(const kr__replications_desc_t *d, int groups, int group_ranks)
 {
     int ranks = ranks_of(d), busy = groups * group_ranks;
     if (d->rank != 0) return;
     size_t sims = SIZE_MAX;
     for (size_t p = 0; p < d->point_count; p++)
         if (d->points[p]->sim_count < sims) sims = d->points[p]->sim_count;
-    /* (kr_run_file's own warning is off inside groups: it would repeat
+    /* (kr__run_file's own warning is off inside groups: it would repeat
      * for every replication) */
     if (sims != SIZE_MAX && (size_t)group_ranks > sims)
         fprintf(stderr, "kairos: warning: groups of %d ranks for %zu simulator%s: %zu rank%s of each group idle%s\n",
@@ -282,7 +282,7 @@ void kr_replications_warn_idle(const kr_replications_desc_t *d, int groups, int 
             group_ranks, idle);
 }
 
-static void print_summary(FILE *o, const kr_model_file_t *f, json_t *stats)
+static void print_summary(FILE *o, const kr__model_file_t *f, json_t *stats)
 {
     fprintf(o, "kairos %s: %s, %lld replications on %lld rank%s (%lld group%s of %lld), sync %s\n",
             KAIROS_VERSION_STRING, f->path, (long long)json_integer_value(json_object_get(stats, "replication_count")),
@@ -313,25 +313,25 @@ static void print_summary(FILE *o, const kr_model_file_t *f, json_t *stats)
     }
 }
 
-kr_status_t kr_replications_run_file(kr_model_file_t *f, const kr_run_options_t *opt, uint32_t replications,
+kr_status_t kr__replications_run_file(kr__model_file_t *f, const kr__run_options_t *opt, uint32_t replications,
                                      int group_ranks)
 {
-    kr_replications_desc_t d = { .points = &f, .point_count = 1, .replications = replications,
+    kr__replications_desc_t d = { .points = &f, .point_count = 1, .replications = replications,
                                  .group_ranks = group_ranks, .ranks = opt->ranks, .rank = opt->rank,
                                  .comm = opt->comm };
     int groups, g;
-    kr_status_t st = kr_replications_plan(&d, &groups, &g);
+    kr_status_t st = kr__replications_plan(&d, &groups, &g);
     if (st) return st;
-    kr_replications_warn_idle(&d, groups, g);
+    kr__replications_warn_idle(&d, groups, g);
     /* The stats file opens first: an unwritable path fails before hours of
      * replications, and the file appears only once they all succeeded. */
     const char *stats_path = opt->stats_path ? opt->stats_path : f->out_stats;
-    kr_out_file_t out = { 0 };
-    if (opt->rank == 0 && stats_path) st = kr_out_open(&out, stats_path);
-    st = kr_replications_agree(&d, opt->rank == 0, st);
+    kr__out_file_t out = { 0 };
+    if (opt->rank == 0 && stats_path) st = kr__out_open(&out, stats_path);
+    st = kr__replications_agree(&d, opt->rank == 0, st);
     json_t *results = NULL;
     double wall = 0;
-    if (!st) st = kr_replications_run(&d, &results, &wall);
+    if (!st) st = kr__replications_run(&d, &results, &wall);
     json_t *stats = NULL;
     if (!st && opt->rank == 0) {
         json_int_t events = 0;
@@ -343,14 +343,14 @@ kr_status_t kr_replications_run_file(kr_model_file_t *f, const kr_run_options_t 
                           "group_ranks", g, "sync", f->sync == KR_SYNC_WINDOW ? "window" : "null-message", "end_time",
                           kr_time_to_units(f->end_time, f->precision), "seed", (json_int_t)f->seed,
                           "replication_count", (json_int_t)replications, "wall_seconds", wall, "events", events,
-                          "pooled", kr_replications_pool(results), "replications", results);
+                          "pooled", kr__replications_pool(results), "replications", results);
         if (!stats) st = kr__fail(KR_ERR_NOMEM, "out of memory building the stats");
         if (!st && out.fp && json_dumpf(stats, out.fp, JSON_INDENT(2) | JSON_REAL_PRECISION(17)))
             st = kr__fail(KR_ERR_IO, "%s: write failed", out.partial);
         if (!st && out.fp) fputc('\n', out.fp);
     }
     if (opt->rank == 0) {
-        kr_status_t closed = kr_out_close(&out, !st);
+        kr_status_t closed = kr__out_close(&out, !st);
         if (!st) st = closed;
         if (!st && !opt->quiet && opt->summary) print_summary(opt->summary, f, stats);
     }

@@ -17,32 +17,32 @@
  * is the plain run); r >= 1 gets splitmix64's r-th output from the state
  * `model_seed`, its top bit cleared (model-file seeds are JSON integers
  * >= 0). */
-uint64_t kr_replication_seed(uint64_t model_seed, uint64_t r);
+uint64_t kr__replication_seed(uint64_t model_seed, uint64_t r);
 
-typedef struct kr_replications_desc {
-    kr_model_file_t *const *points; /* one loaded model file per point, the same on every rank */
+typedef struct kr__replications_desc {
+    kr__model_file_t *const *points; /* one loaded model file per point, the same on every rank */
     size_t point_count;
     uint32_t replications;          /* R, per point, >= 1 */
-    int group_ranks;                /* ranks per group; 0: the default, see kr_replications_plan */
+    int group_ranks;                /* ranks per group; 0: the default, see kr__replications_plan */
     int ranks, rank;                /* of comm */
     MPI_Comm comm;                  /* used only when ranks > 1 */
-} kr_replications_desc_t;
+} kr__replications_desc_t;
 
 /* How the ranks are split. By default as many groups as there are work
  * items (at most one per rank), each with ranks / groups ranks but never
  * more than the smallest point's simulator count (a replication cannot use
  * more). `--group-ranks G` fixes G (1 to ranks). Ranks beyond groups * G
  * idle. Fails (KR_ERR_INVALID_ARG) for a G out of range. */
-kr_status_t kr_replications_plan(const kr_replications_desc_t *d, int *groups, int *group_ranks);
+kr_status_t kr__replications_plan(const kr__replications_desc_t *d, int *groups, int *group_ranks);
 
 /* Every rank of d->comm learns whether a rank that `speaks` failed; the
  * lowest such rank's status is returned everywhere and its message kept on
  * rank 0 (one line, printed once). Alone, returns st. */
-kr_status_t kr_replications_agree(const kr_replications_desc_t *d, bool speaks, kr_status_t st);
+kr_status_t kr__replications_agree(const kr__replications_desc_t *d, bool speaks, kr_status_t st);
 
 /* Rank 0 warns once when ranks are left out of every group, or when a
  * group has more ranks than a replication has simulators. */
-void kr_replications_warn_idle(const kr_replications_desc_t *d, int groups, int group_ranks);
+void kr__replications_warn_idle(const kr__replications_desc_t *d, int groups, int group_ranks);
 
 /* Runs every replication of every point. On rank 0, *results is a JSON
  * array in item order (the caller's): per item {"replication", "seed",
@@ -52,7 +52,7 @@ void kr_replications_warn_idle(const kr_replications_desc_t *d, int groups, int 
  * on rank 0. The point files' seed is restored and their outputs (stats,
  * event logs, trace) are ignored: replications report through *results.
  * *wall_seconds (may be NULL): this rank's wall time for all of it. */
-kr_status_t kr_replications_run(const kr_replications_desc_t *d, json_t **results, double *wall_seconds);
+kr_status_t kr__replications_run(const kr__replications_desc_t *d, json_t **results, double *wall_seconds);
 
 /* Pools the records of one point (an array as above): per simulator (by
  * position) {"name", "stats": {STAT: {"mean", "sd", "ci95", "n"}}} for
@@ -60,12 +60,12 @@ kr_status_t kr_replications_run(const kr_replications_desc_t *d, json_t **result
  * order; summed in array order. ci95 is the half-width of the Student t
  * interval, t(0.975, n - 1) sd / sqrt(n); figures that do not exist (sd
  * and ci95 of one replication) are null. NULL when out of memory. */
-json_t *kr_replications_pool(const json_t *records);
+json_t *kr__replications_pool(const json_t *records);
 
 /* `kairos run MODEL --replications R`: runs, pools, writes the stats JSON
  * (opt->stats_path, else the file's outputs.stats) and prints the summary
  * on rank 0. Trace and event logs are refused by the caller. */
-kr_status_t kr_replications_run_file(kr_model_file_t *f, const kr_run_options_t *opt, uint32_t replications,
+kr_status_t kr__replications_run_file(kr__model_file_t *f, const kr__run_options_t *opt, uint32_t replications,
                                      int group_ranks);
 
 #endif

@@ -13,7 +13,7 @@
 #include "net/transport_mpi.h"
 #include "schedulers/model_private.h"
 
-kr_status_t kr_out_open(kr_out_file_t *o, const char *path)
+kr_status_t kr__out_open(kr__out_file_t *o, const char *path)
 {
     size_t n = strlen(path);
     o->final = strdup(path);
@@ -25,7 +25,7 @@ kr_status_t kr_out_open(kr_out_file_t *o, const char *path)
     return KR_OK;
 }
 
-kr_status_t kr_out_close(kr_out_file_t *o, bool keep)
+kr_status_t kr__out_close(kr__out_file_t *o, bool keep)
 {
     kr_status_t st = KR_OK;
     if (o->fp) {
@@ -42,23 +42,23 @@ kr_status_t kr_out_close(kr_out_file_t *o, bool keep)
     }
     free(o->final);
     free(o->partial);
-    *o = (kr_out_file_t){ 0 };
+    *o = (kr__out_file_t){ 0 };
     return st;
 }
 
 /* ---- the observer: event logs, trace, progress ---- */
 
 typedef struct run_ctx {
-    kr_model_file_t *file;
+    kr__model_file_t *file;
     kr_model_t *model;
-    const kr_run_options_t *opt;
-    kr_out_file_t *logs;           /* one per simulator, or NULL */
-    kr_out_file_t trace;
+    const kr__run_options_t *opt;
+    kr__out_file_t *logs;           /* one per simulator, or NULL */
+    kr__out_file_t trace;
     bool tracing, first_trace_event;
     uint64_t t0;                /* wall start */
     uint64_t last_progress;
     bool progress_shown;
-    kr_transport_t *mpi;        /* the MPI transport (owned by the model), for its counts; NULL on one rank */
+    kr__transport_t *mpi;        /* the MPI transport (owned by the model), for its counts; NULL on one rank */
     json_t *steps;              /* rank 0: per-step figures summed per kind (kr_report_steps) */
 } run_ctx_t;
 
@@ -150,16 +150,16 @@ static void on_sync(void *arg, kr_sim_t *s, const kr_event_key_t *k)
 
 static uint64_t combine(uint64_t h, uint32_t id, uint64_t events, uint64_t state)
 {
-    h = kr_mix64(h ^ kr_mix64(events + id));
-    return kr_mix64(h ^ state);
+    h = kr__mix64(h ^ kr__mix64(events + id));
+    return kr__mix64(h ^ state);
 }
 
-uint64_t kr_run_checksum(const kr_model_file_t *f, kr_model_t *m)
+uint64_t kr__run_checksum(const kr__model_file_t *f, kr_model_t *m)
 {
     uint64_t h = 0x6b6169726f73ULL;
     for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
         kr_sim_t *s = kr_model_sim(m, i);
-        const kr_kind_desc_t *k = kr_model_file_kind(f, i);
+        const kr_kind_desc_t *k = kr__model_file_kind(f, i);
         h = combine(h, i, kr_sim_event_digest(s), k && k->digest ? k->digest(s) : 0);
     }
     return h;
@@ -170,16 +170,16 @@ uint64_t kr_run_checksum(const kr_model_file_t *f, kr_model_t *m)
 static json_t *local_stats(run_ctx_t *c, double wall)
 {
     kr_model_t *m = c->model;
-    kr_model_file_t *f = c->file;
+    kr__model_file_t *f = c->file;
     json_t *sims = json_array();
     for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
         kr_sim_t *s = kr_model_sim(m, i);
         if (!kr_sim_is_local(s)) continue;
-        const kr_kind_desc_t *k = kr_model_file_kind(f, i);
-        kr_report_t *r = kr_report_open();
+        const kr_kind_desc_t *k = kr__model_file_kind(f, i);
+        kr_report_t *r = kr__report_open();
         if (r && k->report) k->report(s, r);
-        json_t *own = r ? json_deep_copy(kr_report_json(r)) : json_object();
-        kr_report_close(r);
+        json_t *own = r ? json_deep_copy(kr__report_json(r)) : json_object();
+        kr__report_close(r);
         char ev[17], st[17];
         snprintf(ev, sizeof ev, "%016llx", (unsigned long long)kr_sim_event_digest(s));
         snprintf(st, sizeof st, "%016llx", (unsigned long long)(k->digest ? k->digest(s) : 0));
@@ -202,8 +202,8 @@ static json_t *local_stats(run_ctx_t *c, double wall)
     }
     char node[256] = "?";
     gethostname(node, sizeof node - 1);
-    kr_mpi_transport_stats_t net = { 0 };
-    if (c->mpi) kr_transport_mpi_stats(c->mpi, &net);
+    kr__mpi_transport_stats_t net = { 0 };
+    if (c->mpi) kr__transport_mpi_stats(c->mpi, &net);
     return json_pack("{s:i, s:s, s:s, s:f, s:I, s:I, s:I, s:I, s:I, s:o}", "rank", c->opt->rank, "node", node,
                      "cores", c->opt->binding && c->opt->binding[0] ? c->opt->binding : "all", "wall_seconds", wall,
                      "rounds", (json_int_t)kr_model_rounds(c->model),
@@ -248,7 +248,7 @@ static void add_steps(json_t *totals, const char *entry, json_t *steps)
 }
 
 /* The "name" of the model-file entry simulator `i` came from. */
-static const char *entry_name(const kr_model_file_t *f, size_t i)
+static const char *entry_name(const kr__model_file_t *f, size_t i)
 {
     json_t *entry = json_array_get(json_object_get(f->root, "simulators"), f->sims[i].index);
     const char *name = json_string_value(json_object_get(entry, "name"));
@@ -325,7 +325,7 @@ static void write_series(FILE *o, json_t *steps)
  * the checksum combined in that order. */
 static json_t *merge_stats(run_ctx_t *c, json_t **parts, int nparts)
 {
-    kr_model_file_t *f = c->file;
+    kr__model_file_t *f = c->file;
     size_t n = f->sim_count;
     json_t **by_id = calloc(n ? n : 1, sizeof *by_id);
     json_t *ranks = json_array();
@@ -477,14 +477,14 @@ static kr_status_t open_outputs(run_ctx_t *c, const char *log_dir, const char *t
             if (!kr_sim_is_local(kr_model_sim(m, i))) continue;
             char path[4096];
             snprintf(path, sizeof path, "%s/%s.jsonl", log_dir, kr_sim_name(kr_model_sim(m, i)));
-            kr_status_t st = kr_out_open(&c->logs[i], path);
+            kr_status_t st = kr__out_open(&c->logs[i], path);
             if (st) return st;
         }
     }
     if (trace_path) {
         char frag[4200];
         trace_fragment_path(c, trace_path, c->opt->rank, frag, sizeof frag);
-        kr_status_t st = kr_out_open(&c->trace, distributed(c) ? frag : trace_path);
+        kr_status_t st = kr__out_open(&c->trace, distributed(c) ? frag : trace_path);
         if (st) return st;
         c->tracing = true;
         c->first_trace_event = true;
@@ -509,13 +509,13 @@ static kr_status_t close_outputs(run_ctx_t *c, bool ok)
     kr_status_t st = KR_OK, s2;
     if (c->logs) {
         for (uint32_t i = 0; i < kr_model_sim_count(c->model); i++)
-            if ((s2 = kr_out_close(&c->logs[i], ok)) && !st) st = s2;
+            if ((s2 = kr__out_close(&c->logs[i], ok)) && !st) st = s2;
         free(c->logs);
         c->logs = NULL;
     }
     if (c->tracing) {
         fputs(distributed(c) ? "\n" : "\n]}\n", c->trace.fp);
-        if ((s2 = kr_out_close(&c->trace, ok)) && !st) st = s2;
+        if ((s2 = kr__out_close(&c->trace, ok)) && !st) st = s2;
         c->tracing = false;
     }
     return st;
@@ -525,8 +525,8 @@ static kr_status_t close_outputs(run_ctx_t *c, bool ok)
  * on failure, only removes them). */
 static kr_status_t join_trace(run_ctx_t *c, const char *path, bool ok)
 {
-    kr_out_file_t out = { 0 };
-    kr_status_t st = ok ? kr_out_open(&out, path) : KR_OK;
+    kr__out_file_t out = { 0 };
+    kr_status_t st = ok ? kr__out_open(&out, path) : KR_OK;
     if (!st && ok) fputs("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n", out.fp);
     bool first = true;
     for (int r = 0; r < c->opt->ranks; r++) {
@@ -555,7 +555,7 @@ static kr_status_t join_trace(run_ctx_t *c, const char *path, bool ok)
         remove(frag);
     }
     if (!st && ok) fputs("\n]}\n", out.fp);
-    kr_status_t closed = ok ? kr_out_close(&out, !st) : KR_OK;
+    kr_status_t closed = ok ? kr__out_close(&out, !st) : KR_OK;
     return st ? st : closed;
 }
 
@@ -569,7 +569,7 @@ static kr_status_t agree(run_ctx_t *c, kr_status_t st)
     MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, c->opt->comm);
     if (!worst) return KR_OK;
     char **all = NULL;
-    kr_net_gather_strings(c->opt->comm, st ? kr_last_error() : "", &all);
+    kr__net_gather_strings(c->opt->comm, st ? kr_last_error() : "", &all);
     if (c->opt->rank == 0 && all) {
         int first = -1;
         for (int r = 0; r < c->opt->ranks && first < 0; r++)
@@ -609,27 +609,27 @@ static kr_status_t check_registries(run_ctx_t *c)
     if (!d) return kr__fail(KR_ERR_NOMEM, "out of memory");
     for (uint32_t i = 0; i < n; i++) {
         const kr_component_info_t *info = kr_component_info(reg, i + 1);
-        uint64_t h = info ? kr_hash_bytes(info->name, strlen(info->name), info->size * 31 + info->align) : 0;
-        d[i] = info ? kr_mix64(h ^ (info->vtbl ? 1u : 0u) ^ ((uint64_t)info->field_count << 8)) : 0;
+        uint64_t h = info ? kr__hash_bytes(info->name, strlen(info->name), info->size * 31 + info->align) : 0;
+        d[i] = info ? kr__mix64(h ^ (info->vtbl ? 1u : 0u) ^ ((uint64_t)info->field_count << 8)) : 0;
     }
-    kr_status_t st = kr_net_check_same(c->opt->comm, "component registries", d, n, component_name, reg);
+    kr_status_t st = kr__net_check_same(c->opt->comm, "component registries", d, n, component_name, reg);
     for (uint32_t i = 0; !st && i < t; i++) {
         const char *name = kr_model_event_type_name(c->model, i + 1);
-        d[i] = kr_hash_bytes(name, strlen(name), kr_model_event_type_size(c->model, i + 1));
+        d[i] = kr__hash_bytes(name, strlen(name), kr_model_event_type_size(c->model, i + 1));
     }
-    if (!st) st = kr_net_check_same(c->opt->comm, "event types", d, t, event_type_name, c->model);
+    if (!st) st = kr__net_check_same(c->opt->comm, "event types", d, t, event_type_name, c->model);
     free(d);
     return st;
 }
 
-kr_status_t kr_run_file(kr_model_file_t *f, const kr_run_options_t *opt)
+kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
 {
     run_ctx_t c = { .file = f, .opt = opt };
     int ranks = opt->ranks > 0 ? opt->ranks : 1;
     /* The same checks of the rank mapping as `kairos validate --ranks N`
      * (every rank computes the same plan from the same file). */
     int *rank_of = calloc(f->sim_count ? f->sim_count : 1, sizeof *rank_of);
-    kr_status_t st = rank_of ? kr_model_file_plan(f, ranks, rank_of) : kr__fail(KR_ERR_NOMEM, "out of memory");
+    kr_status_t st = rank_of ? kr__model_file_plan(f, ranks, rank_of) : kr__fail(KR_ERR_NOMEM, "out of memory");
     if (st) {
         free(rank_of);
         return st;
@@ -651,7 +651,7 @@ kr_status_t kr_run_file(kr_model_file_t *f, const kr_run_options_t *opt)
     kr_observer_t obs = { .arg = &c, .on_event = log_dir || trace_path ? on_event : NULL,
                           .on_busy = trace_path || opt->progress ? on_busy : NULL,
                           .on_blocked = trace_path ? on_blocked : NULL, .on_sync = trace_path ? on_sync : NULL };
-    c.model = kr_model_file_build_on(f, &obs, opt->rank, ranks > 1 ? rank_of : NULL);
+    c.model = kr__model_file_build_on(f, &obs, opt->rank, ranks > 1 ? rank_of : NULL);
     st = c.model ? KR_OK : kr_last_status();
     /* A kind's params are checked only where the simulator is built. */
     st = agree(&c, st);
@@ -660,27 +660,27 @@ kr_status_t kr_run_file(kr_model_file_t *f, const kr_run_options_t *opt)
     const char *chaos = getenv("KAIROS_CHAOS_SEED");
     uint64_t chaos_seed = chaos && chaos[0] ? strtoull(chaos, NULL, 10) : 0;
     if (!st && ranks > 1) {
-        kr_transport_t *t = kr_transport_mpi_create(&(kr_mpi_transport_desc_t){ .comm = opt->comm,
+        kr__transport_t *t = kr__transport_mpi_create(&(kr__mpi_transport_desc_t){ .comm = opt->comm,
             .rank_of_sim = rank_of, .sim_count = (uint32_t)f->sim_count });
         c.mpi = t;
-        if (t && chaos_seed) t = kr_transport_chaos_wrap(t, chaos_seed + (uint64_t)opt->rank);
-        st = t ? kr_model_use_transport(c.model, t) : kr_last_status();
+        if (t && chaos_seed) t = kr__transport_chaos_wrap(t, chaos_seed + (uint64_t)opt->rank);
+        st = t ? kr__model_use_transport(c.model, t) : kr_last_status();
         st = agree(&c, st);
         if (!st) st = check_registries(&c);
     }
     else if (!st && chaos_seed) {
-        kr_transport_t *t = kr_transport_chaos_wrap(kr_transport_local_create(), chaos_seed);
-        st = t ? kr_model_use_transport(c.model, t) : kr_last_status();
+        kr__transport_t *t = kr__transport_chaos_wrap(kr__transport_local_create(), chaos_seed);
+        st = t ? kr__model_use_transport(c.model, t) : kr_last_status();
     }
     free(rank_of);
     if (st) {
         kr_model_destroy(c.model);
         return st;
     }
-    kr_out_file_t stats_out = { 0 }, series_out = { 0 };
+    kr__out_file_t stats_out = { 0 }, series_out = { 0 };
     st = open_outputs(&c, log_dir, trace_path);
-    if (!st && stats_path && opt->rank == 0) st = kr_out_open(&stats_out, stats_path);
-    if (!st && series_path && opt->rank == 0) st = kr_out_open(&series_out, series_path);
+    if (!st && stats_path && opt->rank == 0) st = kr__out_open(&stats_out, stats_path);
+    if (!st && series_path && opt->rank == 0) st = kr__out_open(&series_out, series_path);
     st = agree(&c, st);
     /* One start for every rank, so the ranks' traces share a time base. */
     if (distributed(&c)) MPI_Barrier(opt->comm);
@@ -701,7 +701,7 @@ kr_status_t kr_run_file(kr_model_file_t *f, const kr_run_options_t *opt)
         if (distributed(&c)) {
             char *text = json_dumps(part, JSON_COMPACT);
             char **all = NULL;
-            st = kr_net_gather_strings(opt->comm, text ? text : "{}", &all);
+            st = kr__net_gather_strings(opt->comm, text ? text : "{}", &all);
             free(text);
             if (!st && opt->rank == 0) {
                 json_t **parts = calloc((size_t)ranks, sizeof *parts);
@@ -726,10 +726,10 @@ kr_status_t kr_run_file(kr_model_file_t *f, const kr_run_options_t *opt)
         if (!st && stats_out.fp && json_dumpf(stats, stats_out.fp, JSON_INDENT(2) | JSON_REAL_PRECISION(17)))
             st = kr__fail(KR_ERR_IO, "%s: write failed", stats_out.partial);
         if (stats_out.fp) fputc('\n', stats_out.fp);
-        kr_status_t closed_stats = kr_out_close(&stats_out, !st);
+        kr_status_t closed_stats = kr__out_close(&stats_out, !st);
         if (!st) st = closed_stats;
         if (!st && series_out.fp) write_series(series_out.fp, c.steps);
-        kr_status_t closed_series = kr_out_close(&series_out, !st);
+        kr_status_t closed_series = kr__out_close(&series_out, !st);
         if (!st) st = closed_series;
         if (!st && !opt->quiet && opt->summary) print_summary(&c, stats);
         if (!st && opt->stats_json) {

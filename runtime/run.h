@@ -11,7 +11,7 @@
 
 #define KAIROS_VERSION_STRING "0.1.0"
 
-typedef struct kr_run_options {
+typedef struct kr__run_options {
     const char *stats_path;      /* NULL: the file's outputs.stats, else none */
     const char *event_log_dir;   /* NULL: the file's outputs.event_log, else none */
     const char *trace_path;      /* NULL: the file's outputs.trace, else none */
@@ -27,28 +27,28 @@ typedef struct kr_run_options {
      * communicator and pool the results themselves: */
     json_t **stats_json;         /* not NULL: rank 0 gets the merged stats here (the caller's to decref) */
     bool no_idle_warning;        /* the caller has warned about idle ranks once already */
-} kr_run_options_t;
+} kr__run_options_t;
 
 /* A file written as NAME.partial and renamed to NAME once complete, so
  * that a failed run never leaves a file that looks finished. */
-typedef struct kr_out_file {
+typedef struct kr__out_file {
     char *final, *partial;
     FILE *fp;
-} kr_out_file_t;
+} kr__out_file_t;
 
 /* Opens PATH.partial for writing. */
-kr_status_t kr_out_open(kr_out_file_t *o, const char *path);
+kr_status_t kr__out_open(kr__out_file_t *o, const char *path);
 /* Closes; renames into place when keep, removes otherwise. */
-kr_status_t kr_out_close(kr_out_file_t *o, bool keep);
+kr_status_t kr__out_close(kr__out_file_t *o, bool keep);
 
 /* Builds, runs and reports. Output files are written under temporary names
  * and renamed only when the run succeeded, so a failed run never leaves a
  * file that looks finished. Returns the run's status (input errors
  * KR_ERR_INVALID_ARG/KR_ERR_IO, run errors otherwise). */
-kr_status_t kr_run_file(kr_model_file_t *f, const kr_run_options_t *opt);
+kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt);
 
 /* The run's checksum: every simulator's event digest and its kind's digest
  * of its final state, combined in simulator-id order. */
-uint64_t kr_run_checksum(const kr_model_file_t *f, kr_model_t *m);
+uint64_t kr__run_checksum(const kr__model_file_t *f, kr_model_t *m);
 
 #endif

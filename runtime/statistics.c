@@ -172,7 +172,7 @@ void kr_report_histogram(kr_report_t *r, const char *name, const kr_histogram_t 
 {
     json_t *counts = json_array();
     for (size_t i = 0; i < h->bins; i++) json_array_append_new(counts, json_integer((json_int_t)h->counts[i]));
-    json_object_set_new(kr_report_json(r), name,
+    json_object_set_new(kr__report_json(r), name,
                         json_pack("{s:f, s:f, s:o, s:I, s:I}", "lo", h->lo, "hi", h->hi, "counts", counts, "under",
                                   (json_int_t)h->under, "over", (json_int_t)h->over));
 }
@@ -184,5 +184,5 @@ void kr_report_series(kr_report_t *r, const char *name, const double *time, cons
         json_array_append_new(ts, isfinite(time[i]) ? json_real(time[i]) : json_null());
         json_array_append_new(vs, isfinite(value[i]) ? json_real(value[i]) : json_null());
     }
-    json_object_set_new(kr_report_json(r), name, json_pack("{s:o, s:o}", "time", ts, "value", vs));
+    json_object_set_new(kr__report_json(r), name, json_pack("{s:o, s:o}", "time", ts, "value", vs));
 }

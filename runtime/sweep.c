@@ -16,7 +16,7 @@ extern char **environ;
  * not start a run of years. */
 #define MAX_ITEMS 10000000u
 
-void kr_sweep_format_double(char *out, size_t cap, double x)
+void kr__sweep_format_double(char *out, size_t cap, double x)
 {
     if (!isfinite(x)) {
         snprintf(out, cap, "%s", "");
@@ -41,7 +41,7 @@ typedef struct vary {
     json_t *values;    /* a non-empty array */
 } vary_t;
 
-static kr_status_t parse_varies(const kr_sweep_desc_t *d, vary_t *v)
+static kr_status_t parse_varies(const kr__sweep_desc_t *d, vary_t *v)
 {
     for (size_t i = 0; i < d->vary_count; i++) {
         const char *a = d->varies[i], *eq = strchr(a, '=');
@@ -69,7 +69,7 @@ static size_t value_index(const vary_t *v, size_t n, size_t p, size_t i)
     return p % json_array_size(v[i].values);
 }
 
-static kr_status_t load_points(const kr_sweep_desc_t *d, const vary_t *v, size_t points, kr_model_file_t **files)
+static kr_status_t load_points(const kr__sweep_desc_t *d, const vary_t *v, size_t points, kr__model_file_t **files)
 {
     char **sets = calloc(d->vary_count ? d->vary_count : 1, sizeof *sets);
     if (!sets) return kr__fail(KR_ERR_NOMEM, "out of memory");
@@ -86,7 +86,7 @@ static kr_status_t load_points(const kr_sweep_desc_t *d, const vary_t *v, size_t
             if (!sets[i]) st = kr__fail(KR_ERR_NOMEM, "out of memory");
         }
         if (st) break;
-        files[p] = kr_model_file_load(&(kr_model_file_desc_t){
+        files[p] = kr__model_file_load(&(kr__model_file_desc_t){
             .path = d->model, .sets = d->sets, .set_count = d->set_count, .varies = (const char *const *)sets,
             .vary_count = d->vary_count, .register_builtin = d->register_builtin });
         if (!files[p]) st = kr_last_status();
@@ -187,7 +187,7 @@ static void put_cell(FILE *fp, const char *s, bool first)
 static void put_number(FILE *fp, json_t *v)
 {
     char num[64] = "";
-    if (json_is_number(v)) kr_sweep_format_double(num, sizeof num, json_number_value(v));
+    if (json_is_number(v)) kr__sweep_format_double(num, sizeof num, json_number_value(v));
     put_cell(fp, num, false);
 }
 
@@ -197,7 +197,7 @@ static void put_value(FILE *fp, json_t *v, bool first)
 {
     if (json_is_number(v)) {
         char num[64];
-        kr_sweep_format_double(num, sizeof num, json_number_value(v));
+        kr__sweep_format_double(num, sizeof num, json_number_value(v));
         put_cell(fp, num, first);
     } else if (json_is_string(v)) {
         put_cell(fp, json_string_value(v), first);
@@ -210,7 +210,7 @@ static void put_value(FILE *fp, json_t *v, bool first)
 
 /* Rank 0: one row per point. The statistics are every (simulator,
  * statistic) pooled at some point, in the order they first appear. */
-static kr_status_t write_csv(FILE *fp, const kr_sweep_desc_t *d, const vary_t *v, size_t points, json_t *results,
+static kr_status_t write_csv(FILE *fp, const kr__sweep_desc_t *d, const vary_t *v, size_t points, json_t *results,
                              json_t **pooled_out)
 {
     json_t *pooled = json_array(), *columns = json_array(), *seen = json_object();
@@ -222,7 +222,7 @@ static kr_status_t write_csv(FILE *fp, const kr_sweep_desc_t *d, const vary_t *v
     for (size_t p = 0; p < points; p++) {
         json_t *recs = json_array();
         for (uint32_t k = 0; k < r; k++) json_array_append(recs, json_array_get(results, p * r + k));
-        json_t *pool = kr_replications_pool(recs);
+        json_t *pool = kr__replications_pool(recs);
         json_decref(recs);
         json_array_append_new(pooled, pool ? pool : json_array());
         size_t i;
@@ -277,13 +277,13 @@ static kr_status_t write_csv(FILE *fp, const kr_sweep_desc_t *d, const vary_t *v
     return KR_OK;
 }
 
-kr_status_t kr_sweep_run(const kr_sweep_desc_t *d)
+kr_status_t kr__sweep_run(const kr__sweep_desc_t *d)
 {
     vary_t *v = calloc(d->vary_count ? d->vary_count : 1, sizeof *v);
-    kr_model_file_t **files = NULL;
+    kr__model_file_t **files = NULL;
     size_t points = 1;
     json_t *results = NULL, *pooled = NULL;
-    kr_out_file_t out = { 0 };
+    kr__out_file_t out = { 0 };
     kr_status_t st = v ? parse_varies(d, v) : kr__fail(KR_ERR_NOMEM, "out of memory");
     if (!st && d->replications < 1)
         st = kr__fail(KR_ERR_INVALID_ARG, "--replications: expected a whole number >= 1, found %u", d->replications);
@@ -297,24 +297,24 @@ kr_status_t kr_sweep_run(const kr_sweep_desc_t *d)
         files = calloc(points, sizeof *files);
         st = files ? load_points(d, v, points, files) : kr__fail(KR_ERR_NOMEM, "out of memory");
     }
-    kr_replications_desc_t rd = { .points = files, .point_count = points, .replications = d->replications,
+    kr__replications_desc_t rd = { .points = files, .point_count = points, .replications = d->replications,
                                   .group_ranks = d->group_ranks, .ranks = d->ranks, .rank = d->rank,
                                   .comm = d->comm };
     int groups = 1, group_ranks = 1;
-    if (!st) st = kr_replications_plan(&rd, &groups, &group_ranks);
+    if (!st) st = kr__replications_plan(&rd, &groups, &group_ranks);
     /* Everything above is decided from the command line and the file
      * alone, the same on every rank; below, rank 0 alone learns things. */
     if (!st) {
-        kr_replications_warn_idle(&rd, groups, group_ranks);
+        kr__replications_warn_idle(&rd, groups, group_ranks);
         if (d->rank == 0 && d->plot_dir) st = check_plotting();
-        if (!st && d->rank == 0) st = kr_out_open(&out, d->csv_path);
-        st = kr_replications_agree(&rd, d->rank == 0, st);
+        if (!st && d->rank == 0) st = kr__out_open(&out, d->csv_path);
+        st = kr__replications_agree(&rd, d->rank == 0, st);
     }
     double wall = 0;
-    if (!st) st = kr_replications_run(&rd, &results, &wall);
+    if (!st) st = kr__replications_run(&rd, &results, &wall);
     if (d->rank == 0) {
         if (!st) st = write_csv(out.fp, d, v, points, results, &pooled);
-        kr_status_t closed = kr_out_close(&out, !st);
+        kr_status_t closed = kr__out_close(&out, !st);
         if (!st) st = closed;
         if (!st && d->plot_dir) {
             char err[512];
@@ -333,7 +333,7 @@ kr_status_t kr_sweep_run(const kr_sweep_desc_t *d)
     }
     json_decref(pooled);
     json_decref(results);
-    for (size_t p = 0; files && p < points; p++) kr_model_file_free(files[p]);
+    for (size_t p = 0; files && p < points; p++) kr__model_file_free(files[p]);
     free(files);
     for (size_t i = 0; v && i < d->vary_count; i++) {
         free(v[i].key);

@@ -7,7 +7,7 @@
 
 #include "runtime/replications.h"
 
-typedef struct kr_sweep_desc {
+typedef struct kr__sweep_desc {
     const char *model;                  /* the model file */
     const char *const *sets;            /* --set KEY=VALUE, applied first */
     size_t set_count;
@@ -22,7 +22,7 @@ typedef struct kr_sweep_desc {
     int ranks, rank;
     MPI_Comm comm;                      /* used only when ranks > 1 */
     kr_status_t (*register_builtin)(kr_kinds_t *kinds);
-} kr_sweep_desc_t;
+} kr__sweep_desc_t;
 
 /* Points are the combinations in the order of nested loops, the first
  * --vary outermost. Every point's file is loaded and checked (every --vary
@@ -30,10 +30,10 @@ typedef struct kr_sweep_desc {
  * matplotlib (with a plot folder) fails before the runs too. Outputs are
  * written as NAME.partial and renamed once complete. Input errors are
  * KR_ERR_INVALID_ARG or KR_ERR_IO, the same on every rank. */
-kr_status_t kr_sweep_run(const kr_sweep_desc_t *d);
+kr_status_t kr__sweep_run(const kr__sweep_desc_t *d);
 
 /* The shortest text that reads back (strtod) as x, at most 17 significant
  * digits; "" for a number that is not finite. */
-void kr_sweep_format_double(char *out, size_t cap, double x);
+void kr__sweep_format_double(char *out, size_t cap, double x);
 
 #endif

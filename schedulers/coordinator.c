@@ -20,7 +20,7 @@
 #include "schedulers/model_private.h"
 
 /* Opens or closes the blocked spans of a group's members. */
-static void note_blocked(kr_model_t *m, kr_group_t *g, bool blocked, uint64_t now)
+static void note_blocked(kr_model_t *m, kr__group_t *g, bool blocked, uint64_t now)
 {
     if (!g->local) return;
     for (uint32_t i = 0; i < g->count; i++) {
@@ -36,13 +36,13 @@ static void note_blocked(kr_model_t *m, kr_group_t *g, bool blocked, uint64_t no
 }
 
 /* The group's lowest pending record and the simulator that holds it. */
-static kr_event_rec_t *group_head(kr_model_t *m, kr_group_t *g, kr_sim_t **who)
+static kr__event_rec_t *group_head(kr_model_t *m, kr__group_t *g, kr_sim_t **who)
 {
-    kr_event_rec_t *best = NULL;
+    kr__event_rec_t *best = NULL;
     *who = NULL;
     for (uint32_t i = 0; i < g->count; i++) {
         kr_sim_t *s = m->sims[g->members[i]];
-        kr_event_rec_t *h = kr__sim_head(s);
+        kr__event_rec_t *h = kr__sim_head(s);
         if (h && (!best || kr__rec_less(h, best))) {
             best = h;
             *who = s;
@@ -56,7 +56,7 @@ static kr_time_t clamp_end(const kr_model_t *m, kr_time_t t)
     return t > m->end_time ? KR_TIME_NEVER : t;
 }
 
-static kr_time_t group_next(kr_model_t *m, kr_group_t *g)
+static kr_time_t group_next(kr_model_t *m, kr__group_t *g)
 {
     kr_time_t next = KR_TIME_NEVER;
     for (uint32_t i = 0; i < g->count; i++) {
@@ -66,7 +66,7 @@ static kr_time_t group_next(kr_model_t *m, kr_group_t *g)
     return next;
 }
 
-static void update_bound(kr_model_t *m, kr_group_t *g)
+static void update_bound(kr_model_t *m, kr__group_t *g)
 {
     if (!g->local || m->sync == KR_SYNC_WINDOW) return; /* the window sets bounds per round */
     kr_time_t b = KR_TIME_NEVER;
@@ -82,7 +82,7 @@ static void update_bound(kr_model_t *m, kr_group_t *g)
  * demand (while its receiver asks for more than it has), and unasked once
  * it has grown by a whole promise: one message per promise of model time
  * is cheap, and spares a receiver the round trip of asking. */
-static kr_status_t send_guarantees(kr_model_t *m, kr_group_t *g)
+static kr_status_t send_guarantees(kr_model_t *m, kr__group_t *g)
 {
     if (!g->local || m->sync == KR_SYNC_WINDOW) return KR_OK;
     kr_time_t next = group_next(m, g);
@@ -90,7 +90,7 @@ static kr_status_t send_guarantees(kr_model_t *m, kr_group_t *g)
     for (uint32_t i = 0; i < g->count; i++) {
         kr_sim_t *s = m->sims[g->members[i]];
         for (uint32_t k = 0; k < s->out_count; k++) {
-            kr_edge_t *e = &m->edges[s->out_edges[k]];
+            kr__edge_t *e = &m->edges[s->out_edges[k]];
             if (e->internal) continue;
             kr_time_t gt = clamp_end(m, kr__time_add(base, e->promise));
             if (gt > e->guarantee_sent && (e->direct || e->demand > e->guarantee_sent ||
@@ -100,7 +100,7 @@ static kr_status_t send_guarantees(kr_model_t *m, kr_group_t *g)
                 /* Applied at once: the receiver's bound moves now, and what
                  * it guarantees in turn may grow (kr__coord_step sends it). */
                 if (e->direct) {
-                    kr_group_t *to = &m->groups[m->sims[e->to]->group];
+                    kr__group_t *to = &m->groups[m->sims[e->to]->group];
                     kr_time_t before = to->bound;
                     update_bound(m, to);
                     if (to->bound != before) to->raised = m->bounds_raised = true;
@@ -116,12 +116,12 @@ static kr_status_t send_guarantees(kr_model_t *m, kr_group_t *g)
  * edge is asked once per need; the sender answers with every guarantee it
  * can give until it reaches the need, so a chain of blocked groups wakes
  * up link by link, as eagerly sent guarantees would wake it. */
-static kr_status_t ask_for_guarantees(kr_model_t *m, kr_group_t *g, const kr_event_rec_t *h)
+static kr_status_t ask_for_guarantees(kr_model_t *m, kr__group_t *g, const kr__event_rec_t *h)
 {
     kr_time_t need = kr__time_add(h && h->time <= m->end_time ? h->time : m->end_time, 1);
     if (g->bound >= need) return KR_OK;
     for (uint32_t i = 0; i < g->in_count; i++) {
-        kr_edge_t *e = &m->edges[g->in_edges[i]];
+        kr__edge_t *e = &m->edges[g->in_edges[i]];
         if (e->direct || e->guarantee >= need || e->requested >= need) continue;
         kr_status_t st = kr__sync_request_guarantee(m, e, need);
         if (st) return st;
@@ -129,9 +129,9 @@ static kr_status_t ask_for_guarantees(kr_model_t *m, kr_group_t *g, const kr_eve
     return KR_OK;
 }
 
-static bool runnable(kr_model_t *m, kr_group_t *g, kr_sim_t *s, const kr_event_rec_t *h)
+static bool runnable(kr_model_t *m, kr__group_t *g, kr_sim_t *s, const kr__event_rec_t *h)
 {
-    if (!h || (h->flags & KR_REC_AWAITING)) return false;
+    if (!h || (h->flags & KR__REC_AWAITING)) return false;
     kr_time_t t = h->time;
     if (t > m->end_time || t >= g->bound) return false;
     return !s->emu || kr__emulation_ready(s, t);
@@ -168,9 +168,9 @@ static kr_status_t report_deadlock(kr_model_t *m)
     if (m->transport->vtbl->deadlock) {
         bool blocked = false;
         for (uint32_t gi = 0; gi < m->group_count && !blocked; gi++) {
-            kr_group_t *g = &m->groups[gi];
+            kr__group_t *g = &m->groups[gi];
             kr_sim_t *s;
-            kr_event_rec_t *h = g->local ? group_head(m, g, &s) : NULL;
+            kr__event_rec_t *h = g->local ? group_head(m, g, &s) : NULL;
             blocked = h && h->time <= m->end_time;
         }
         kr_status_t st = m->transport->vtbl->deadlock(m->transport, blocked, &describe);
@@ -188,17 +188,17 @@ static kr_status_t describe_deadlock(kr_model_t *m)
     size_t n = 0;
     n += (size_t)snprintf(msg + n, sizeof msg - n, "deadlock: no simulator can advance and no message is in flight;");
     for (uint32_t gi = 0; gi < m->group_count && n < sizeof msg - 1; gi++) {
-        kr_group_t *g = &m->groups[gi];
+        kr__group_t *g = &m->groups[gi];
         if (g->done || !g->local) continue;
         kr_sim_t *s;
-        kr_event_rec_t *h = group_head(m, g, &s);
+        kr__event_rec_t *h = group_head(m, g, &s);
         if (!h) continue;
         const char *holder = NULL;
         kr_time_t held = g->bound;
         if (m->sync == KR_SYNC_WINDOW && g->bound != KR_TIME_NEVER) holder = m->sims[g->bound_from]->name;
         for (uint32_t i = 0; m->sync != KR_SYNC_WINDOW && i < g->in_count; i++)
             if (m->edges[g->in_edges[i]].guarantee == g->bound) holder = m->sims[m->edges[g->in_edges[i]].from]->name;
-        if (h->flags & KR_REC_AWAITING)
+        if (h->flags & KR__REC_AWAITING)
             n += (size_t)snprintf(msg + n, sizeof msg - n, " '%s' (now %g) waits for the payload of a sync-event at %g "
                                   "from '%s';", s->name, kr_time_to_units(s->now, m->precision),
                                   kr_time_to_units(h->time, m->precision), m->sims[h->source]->name);
@@ -217,15 +217,15 @@ static kr_status_t describe_deadlock(kr_model_t *m)
 
 /* Runs at most `budget` events of group g while it stays runnable. With an
  * on_busy hook, each stretch of one simulator's events is reported. */
-static uint32_t run_group(kr_model_t *m, kr_group_t *g, uint32_t budget)
+static uint32_t run_group(kr_model_t *m, kr__group_t *g, uint32_t budget)
 {
     uint32_t ran = 0;
     kr_sim_t *only = g->count == 1 ? m->sims[g->members[0]] : NULL;
     if (only && !only->cont && !only->emu && !m->observer.on_busy) {
         /* The common case, one plain simulator: its head is the group's. */
         while (ran < budget && !m->failure) {
-            const kr_event_rec_t *h = kr__sim_head(only);
-            if (!h || (h->flags & KR_REC_AWAITING) || h->time >= g->bound || h->time > m->end_time) break;
+            const kr__event_rec_t *h = kr__sim_head(only);
+            if (!h || (h->flags & KR__REC_AWAITING) || h->time >= g->bound || h->time > m->end_time) break;
             /* An agent-based step is usually long (every agent acts): what
              * it sent (halos, migrants) and the guarantees it allows must
              * leave before the next one, or a neighbour waits two steps. */
@@ -241,7 +241,7 @@ static uint32_t run_group(kr_model_t *m, kr_group_t *g, uint32_t budget)
     bool spans = m->observer.on_busy != NULL;
     while (ran < budget && !m->failure) {
         kr_sim_t *s;
-        kr_event_rec_t *h = group_head(m, g, &s);
+        kr__event_rec_t *h = group_head(m, g, &s);
         if (!runnable(m, g, s, h)) break;
         /* A continuous member could cross a threshold before this event:
          * bring it to the event's time first (its state event, if any, is
@@ -317,13 +317,13 @@ static kr_status_t window_round(kr_model_t *m, bool *over)
         for (uint32_t i = 0; i < m->sim_count; i++) mine[1] += m->sims[i]->executed;
         for (uint32_t g = 0; g < G; g++) {
             next[g] = m->groups[g].local ? group_next(m, &m->groups[g]) : KR_TIME_NEVER;
-            mine[2] = kr_mix64(mine[2] ^ next[g]);   /* every next time, in order */
+            mine[2] = kr__mix64(mine[2] ^ next[g]);   /* every next time, in order */
         }
         /* an emulation's event that became due on its clock is a change too */
         for (uint32_t i = 0; i < m->sim_count; i++) {
             kr_sim_t *e = m->sims[i];
-            const kr_event_rec_t *h = e->emu && m->groups[e->group].local ? kr__sim_head(e) : NULL;
-            if (h) mine[2] = kr_mix64(mine[2] ^ (kr__emulation_ready(e, h->time) ? 0x5245ULL + i : i));
+            const kr__event_rec_t *h = e->emu && m->groups[e->group].local ? kr__sim_head(e) : NULL;
+            if (h) mine[2] = kr__mix64(mine[2] ^ (kr__emulation_ready(e, h->time) ? 0x5245ULL + i : i));
         }
         if (!reduce) {
             /* one process: a test transport may hold messages back */
@@ -367,11 +367,11 @@ static kr_status_t window_round(kr_model_t *m, bool *over)
             if (!done[g] && (u == UINT32_MAX || key[g] < key[u])) u = g;
         if (u == UINT32_MAX || key[u] == KR_TIME_NEVER) break;
         done[u] = 1;
-        kr_group_t *gu = &m->groups[u];
+        kr__group_t *gu = &m->groups[u];
         for (uint32_t k = 0; k < gu->count; k++) {
             kr_sim_t *s = m->sims[gu->members[k]];
             for (uint32_t e = 0; e < s->out_count; e++) {
-                kr_edge_t *ed = &m->edges[s->out_edges[e]];
+                kr__edge_t *ed = &m->edges[s->out_edges[e]];
                 if (ed->internal) continue;
                 uint32_t v = m->sims[ed->to]->group;
                 kr_time_t arrive = kr__time_add(key[u], ed->promise);
@@ -429,15 +429,15 @@ bool kr__coord_step(kr_model_t *m, kr_status_t *status)
         if (m->sims[i]->emu) kr__emulation_poll(m->sims[i]);
 
     /* The group with the lowest runnable key goes next. */
-    kr_group_t *best = NULL;
-    kr_event_rec_t *best_head = NULL;
+    kr__group_t *best = NULL;
+    kr__event_rec_t *best_head = NULL;
     bool waiting = false, progressed = false;
     uint64_t now = kr__monotonic_ns();
     for (uint32_t i = 0; i < m->group_count; i++) {
-        kr_group_t *g = &m->groups[i];
+        kr__group_t *g = &m->groups[i];
         if (!g->local) continue;
         kr_sim_t *s;
-        kr_event_rec_t *h = group_head(m, g, &s);
+        kr__event_rec_t *h = group_head(m, g, &s);
         if (runnable(m, g, s, h)) {
             note_blocked(m, g, false, now);
             if (!best || kr__rec_less(h, best_head)) {
@@ -502,11 +502,11 @@ bool kr__coord_step(kr_model_t *m, kr_status_t *status)
      * deadlock, which one rank describes). One process decides alone. */
     bool idle = !waiting && m->transport->vtbl->in_flight(m->transport) == 0;
     if (m->transport->vtbl->settle) {
-        kr_settle_t verdict = KR_SETTLE_RUNNING;
+        kr__settle_t verdict = KR__SETTLE_RUNNING;
         st = m->transport->vtbl->settle(m->transport, idle, local_done, &verdict);
         if (st) { *status = kr__fail(st, "%s", kr_last_error()); return false; }
-        if (verdict == KR_SETTLE_DEADLOCK) { *status = report_deadlock(m); return false; }
-        local_done = verdict == KR_SETTLE_FINISHED;
+        if (verdict == KR__SETTLE_DEADLOCK) { *status = report_deadlock(m); return false; }
+        local_done = verdict == KR__SETTLE_FINISHED;
     }
     if (local_done) {
         for (uint32_t i = 0; i < m->group_count; i++) note_blocked(m, &m->groups[i], false, now);

@@ -15,35 +15,35 @@
  * peaked at 213 MB without the release and 71 MB with it, for some 15 %
  * more time per hold (bench/README.md). */
 #define RELEASE_CAP 1024u
-#ifndef KR_EQUEUE_ABSORB
-#define KR_EQUEUE_ABSORB 32u
+#ifndef KR__EQUEUE_ABSORB
+#define KR__EQUEUE_ABSORB 32u
 #endif
 
-static void *grow_array(kr_equeue_t *q, void *old, size_t new_count)
+static void *grow_array(kr__equeue_t *q, void *old, size_t new_count)
 {
     if (q->alloc_fail_after >= 0) {
         if (q->alloc_fail_after == 0) return NULL;
         q->alloc_fail_after--;
     }
-    if (new_count > SIZE_MAX / sizeof(kr_qentry_t)) return NULL;
-    return realloc(old, new_count * sizeof(kr_qentry_t));
+    if (new_count > SIZE_MAX / sizeof(kr__qentry_t)) return NULL;
+    return realloc(old, new_count * sizeof(kr__qentry_t));
 }
 
 static inline unsigned bucket_of(uint64_t time, uint64_t last)
 {
     unsigned high = 63u - (unsigned)__builtin_clzll(time ^ last);
-    unsigned level = high / KR_EQUEUE_DIGIT_BITS;
-    unsigned digit = (unsigned)(time >> (level * KR_EQUEUE_DIGIT_BITS)) & (KR_EQUEUE_DIGITS - 1);
-    return level * KR_EQUEUE_DIGITS + digit;
+    unsigned level = high / KR__EQUEUE_DIGIT_BITS;
+    unsigned digit = (unsigned)(time >> (level * KR__EQUEUE_DIGIT_BITS)) & (KR__EQUEUE_DIGITS - 1);
+    return level * KR__EQUEUE_DIGITS + digit;
 }
 
-static inline void mark(kr_equeue_t *q, unsigned b) { q->nonempty[b / 64] |= (uint64_t)1 << (b % 64); }
-static inline void unmark(kr_equeue_t *q, unsigned b) { q->nonempty[b / 64] &= ~((uint64_t)1 << (b % 64)); }
+static inline void mark(kr__equeue_t *q, unsigned b) { q->nonempty[b / 64] |= (uint64_t)1 << (b % 64); }
+static inline void unmark(kr__equeue_t *q, unsigned b) { q->nonempty[b / 64] &= ~((uint64_t)1 << (b % 64)); }
 
 /* Appends to bucket b; false (nothing changed) if it cannot grow. */
-static inline __attribute__((always_inline)) bool bucket_append(kr_equeue_t *q, unsigned b, const kr_qentry_t *e)
+static inline __attribute__((always_inline)) bool bucket_append(kr__equeue_t *q, unsigned b, const kr__qentry_t *e)
 {
-    kr_equeue_bucket_t *k = &q->buckets[b];
+    kr__equeue_bucket_t *k = &q->buckets[b];
     if (k->count == k->cap) {
         if (k->cap > UINT32_MAX / 2) return false;
         if (q->spare && q->spare_cap > k->cap) {
@@ -56,7 +56,7 @@ static inline __attribute__((always_inline)) bool bucket_append(kr_equeue_t *q, 
             goto append;
         }
         uint32_t cap = k->cap ? 2 * k->cap : INITIAL_CAP;
-        kr_qentry_t *items = grow_array(q, k->items, cap);
+        kr__qentry_t *items = grow_array(q, k->items, cap);
         if (!items) return false;
         k->items = items;
         k->cap = cap;
@@ -68,67 +68,67 @@ append:
     return true;
 }
 
-static bool heap_reserve(kr_equeue_t *q, size_t need)
+static bool heap_reserve(kr__equeue_t *q, size_t need)
 {
     if (need <= q->heap_cap) return true;
     if (need > UINT32_MAX) return false;   /* absorb() hands the array to a bucket */
     size_t cap = q->heap_cap ? 2 * q->heap_cap : INITIAL_CAP;
     while (cap < need) cap *= 2;
     if (cap > UINT32_MAX) cap = UINT32_MAX;
-    kr_qentry_t *h = grow_array(q, q->heap, cap);
+    kr__qentry_t *h = grow_array(q, q->heap, cap);
     if (!h) return false;
     q->heap = h;
     q->heap_cap = cap;
     return true;
 }
 
-static inline void sift_up(kr_qentry_t *h, size_t i, kr_qentry_t e)
+static inline void sift_up(kr__qentry_t *h, size_t i, kr__qentry_t e)
 {
     while (i > 0) {
         size_t p = (i - 1) / 2;
-        if (!kr_qentry_less(&e, &h[p])) break;
+        if (!kr__qentry_less(&e, &h[p])) break;
         h[i] = h[p];
         i = p;
     }
     h[i] = e;
 }
 
-static inline void sift_down(kr_qentry_t *h, size_t n, size_t i, kr_qentry_t e)
+static inline void sift_down(kr__qentry_t *h, size_t n, size_t i, kr__qentry_t e)
 {
     for (;;) {
         size_t c = 2 * i + 1;
         if (c >= n) break;
-        if (c + 1 < n && kr_qentry_less(&h[c + 1], &h[c])) c++;
-        if (!kr_qentry_less(&h[c], &e)) break;
+        if (c + 1 < n && kr__qentry_less(&h[c + 1], &h[c])) c++;
+        if (!kr__qentry_less(&h[c], &e)) break;
         h[i] = h[c];
         i = c;
     }
     h[i] = e;
 }
 
-static void heapify(kr_qentry_t *h, size_t n)
+static void heapify(kr__qentry_t *h, size_t n)
 {
     for (size_t i = n / 2; i-- > 0;) sift_down(h, n, i, h[i]);
 }
 
-kr_status_t kr_equeue_init(kr_equeue_t *q)
+kr_status_t kr__equeue_init(kr__equeue_t *q)
 {
     memset(q, 0, sizeof *q);
     q->alloc_fail_after = -1;
-    for (unsigned b = 0; b < KR_EQUEUE_BUCKETS; b++) q->buckets[b].min_time = UINT64_MAX;
+    for (unsigned b = 0; b < KR__EQUEUE_BUCKETS; b++) q->buckets[b].min_time = UINT64_MAX;
     return KR_OK;
 }
 
-void kr_equeue_fini(kr_equeue_t *q)
+void kr__equeue_fini(kr__equeue_t *q)
 {
     free(q->heap);
     free(q->spare);
-    for (unsigned b = 0; b < KR_EQUEUE_BUCKETS; b++) free(q->buckets[b].items);
+    for (unsigned b = 0; b < KR__EQUEUE_BUCKETS; b++) free(q->buckets[b].items);
     memset(q, 0, sizeof *q);
     q->alloc_fail_after = -1;
 }
 
-kr_status_t kr_equeue_push(kr_equeue_t *q, const kr_qentry_t *e)
+kr_status_t kr__equeue_push(kr__equeue_t *q, const kr__qentry_t *e)
 {
     if (e->time <= q->last) {
         if (!heap_reserve(q, q->heap_count + 1))
@@ -146,10 +146,10 @@ kr_status_t kr_equeue_push(kr_equeue_t *q, const kr_qentry_t *e)
  * small heap as a whole: swaps the arrays and raises last to the bucket's
  * latest time. Buckets above b stay valid: last keeps every digit above
  * b's level and b's digit. Allocates nothing. */
-static void absorb(kr_equeue_t *q, unsigned b)
+static void absorb(kr__equeue_t *q, unsigned b)
 {
-    kr_equeue_bucket_t *k = &q->buckets[b];
-    kr_qentry_t *spare = q->heap;
+    kr__equeue_bucket_t *k = &q->buckets[b];
+    kr__qentry_t *spare = q->heap;
     uint32_t spare_cap = (uint32_t)q->heap_cap;
     uint64_t latest = 0;
     q->heap = k->items;
@@ -170,13 +170,13 @@ static void absorb(kr_equeue_t *q, unsigned b)
  * last becomes its earliest time, entries at that time go to the small
  * heap, the others to lower buckets. If an array cannot grow, puts every
  * moved entry back and returns false, with the queue as before. */
-static bool split(kr_equeue_t *q, unsigned b)
+static bool split(kr__equeue_t *q, unsigned b)
 {
-    kr_equeue_bucket_t *k = &q->buckets[b];
+    kr__equeue_bucket_t *k = &q->buckets[b];
     uint64_t last = k->min_time;
     uint32_t n = k->count, i;
     for (i = 0; i < n; i++) {
-        const kr_qentry_t *e = &k->items[i];
+        const kr__qentry_t *e = &k->items[i];
         if (e->time == last) {
             if (q->heap_count == q->heap_cap && !heap_reserve(q, q->heap_count + 1)) break;
             q->heap[q->heap_count++] = *e;
@@ -191,8 +191,8 @@ static bool split(kr_equeue_t *q, unsigned b)
         for (size_t j = 0; j < q->heap_count; j++) k->items[pos++] = q->heap[j];
         q->heap_count = 0;
         for (unsigned c = 0; c < b; c++) {
-            kr_equeue_bucket_t *lo = &q->buckets[c];
-            if (lo->count) memcpy(&k->items[pos], lo->items, lo->count * sizeof(kr_qentry_t));
+            kr__equeue_bucket_t *lo = &q->buckets[c];
+            if (lo->count) memcpy(&k->items[pos], lo->items, lo->count * sizeof(kr__qentry_t));
             pos += lo->count;
             lo->count = 0;
             lo->min_time = UINT64_MAX;
@@ -219,7 +219,7 @@ static bool split(kr_equeue_t *q, unsigned b)
     return true;
 }
 
-static void refill(kr_equeue_t *q)
+static void refill(kr__equeue_t *q)
 {
     unsigned w = 0;
     while (!q->nonempty[w]) w++;
@@ -227,10 +227,10 @@ static void refill(kr_equeue_t *q)
     /* A small bucket becomes the heap as it is: sifting a few entries costs
      * less than moving each of them down the remaining levels one by one
      * (PHOLD, 16k pending events: ~3 moves per entry before, bench/README). */
-    if (q->buckets[b].count <= KR_EQUEUE_ABSORB || !split(q, b)) absorb(q, b);
+    if (q->buckets[b].count <= KR__EQUEUE_ABSORB || !split(q, b)) absorb(q, b);
 }
 
-const kr_qentry_t *kr_equeue_peek(kr_equeue_t *q)
+const kr__qentry_t *kr__equeue_peek(kr__equeue_t *q)
 {
     if (q->heap_count == 0) {
         if (q->size == 0) return NULL;
@@ -239,7 +239,7 @@ const kr_qentry_t *kr_equeue_peek(kr_equeue_t *q)
     return &q->heap[0];
 }
 
-bool kr_equeue_pop(kr_equeue_t *q, kr_qentry_t *out)
+bool kr__equeue_pop(kr__equeue_t *q, kr__qentry_t *out)
 {
     if (q->heap_count == 0) {
         if (q->size == 0) return false;
@@ -252,12 +252,12 @@ bool kr_equeue_pop(kr_equeue_t *q, kr_qentry_t *out)
     return true;
 }
 
-size_t kr_equeue_size(const kr_equeue_t *q)
+size_t kr__equeue_size(const kr__equeue_t *q)
 {
     return q->size;
 }
 
-kr_status_t kr_equeue_filter(kr_equeue_t *q, bool (*keep)(void *arg, const kr_qentry_t *e), void *arg)
+kr_status_t kr__equeue_filter(kr__equeue_t *q, bool (*keep)(void *arg, const kr__qentry_t *e), void *arg)
 {
     if (!keep) return kr__fail(KR_ERR_INVALID_ARG, "event queue: filter without a keep function");
     size_t kept = 0, total = 0;
@@ -266,8 +266,8 @@ kr_status_t kr_equeue_filter(kr_equeue_t *q, bool (*keep)(void *arg, const kr_qe
     q->heap_count = kept;
     heapify(q->heap, kept);
     total += kept;
-    for (unsigned b = 0; b < KR_EQUEUE_BUCKETS; b++) {
-        kr_equeue_bucket_t *k = &q->buckets[b];
+    for (unsigned b = 0; b < KR__EQUEUE_BUCKETS; b++) {
+        kr__equeue_bucket_t *k = &q->buckets[b];
         if (!k->count) continue;
         uint32_t n = 0;
         uint64_t min = UINT64_MAX;

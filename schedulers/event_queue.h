@@ -27,63 +27,63 @@
 
 /* One queued event: the key is (time, hi, lo) compared lexicographically as
  * unsigned 64-bit words; slot is an opaque payload index carried along. */
-typedef struct kr_qentry {
+typedef struct kr__qentry {
     uint64_t time;
     uint64_t hi;
     uint64_t lo;
     uint32_t slot;
     uint32_t aux;
-} kr_qentry_t;
+} kr__qentry_t;
 
 /* 4-bit digits: 1, 2, 3, 5 and 6 bits measured no faster (bench/README.md). */
-#define KR_EQUEUE_DIGIT_BITS 4
-#define KR_EQUEUE_DIGITS (1u << KR_EQUEUE_DIGIT_BITS)
-#define KR_EQUEUE_LEVELS ((64 + KR_EQUEUE_DIGIT_BITS - 1) / KR_EQUEUE_DIGIT_BITS)
-#define KR_EQUEUE_BUCKETS (KR_EQUEUE_LEVELS * KR_EQUEUE_DIGITS)
+#define KR__EQUEUE_DIGIT_BITS 4
+#define KR__EQUEUE_DIGITS (1u << KR__EQUEUE_DIGIT_BITS)
+#define KR__EQUEUE_LEVELS ((64 + KR__EQUEUE_DIGIT_BITS - 1) / KR__EQUEUE_DIGIT_BITS)
+#define KR__EQUEUE_BUCKETS (KR__EQUEUE_LEVELS * KR__EQUEUE_DIGITS)
 
-typedef struct kr_equeue_bucket {
-    kr_qentry_t *items;
+typedef struct kr__equeue_bucket {
+    kr__qentry_t *items;
     uint32_t count;
     uint32_t cap;
     uint64_t min_time;      /* earliest time in the bucket, when count > 0 */
-} kr_equeue_bucket_t;
+} kr__equeue_bucket_t;
 
-typedef struct kr_equeue {
+typedef struct kr__equeue {
     uint64_t last;          /* heap entries have time <= last, bucket entries > last */
     size_t size;            /* all entries */
-    kr_qentry_t *heap;      /* binary min-heap on the full key */
+    kr__qentry_t *heap;      /* binary min-heap on the full key */
     size_t heap_count;
     size_t heap_cap;
-    uint64_t nonempty[(KR_EQUEUE_BUCKETS + 63) / 64];   /* bit b: bucket b has entries */
+    uint64_t nonempty[(KR__EQUEUE_BUCKETS + 63) / 64];   /* bit b: bucket b has entries */
     int alloc_fail_after;   /* testing only: < 0 never; else allocations left before one fails */
     /* The largest array a split gave back, for the next bucket that must
      * grow: buckets fill and empty in turn, and regrowing each from
      * INITIAL_CAP by doubling costs a copy per doubling. */
-    kr_qentry_t *spare;
+    kr__qentry_t *spare;
     uint32_t spare_cap;
-    kr_equeue_bucket_t buckets[KR_EQUEUE_BUCKETS];
-} kr_equeue_t;
+    kr__equeue_bucket_t buckets[KR__EQUEUE_BUCKETS];
+} kr__equeue_t;
 
 /* An empty queue; allocates nothing. Always KR_OK. */
-kr_status_t kr_equeue_init(kr_equeue_t *q);
+kr_status_t kr__equeue_init(kr__equeue_t *q);
 /* Frees the queue's arrays; the queue may be initialized again. */
-void kr_equeue_fini(kr_equeue_t *q);
+void kr__equeue_fini(kr__equeue_t *q);
 /* Adds a copy of *e. KR_ERR_NOMEM on allocation failure, queue unchanged. */
-kr_status_t kr_equeue_push(kr_equeue_t *q, const kr_qentry_t *e);
+kr_status_t kr__equeue_push(kr__equeue_t *q, const kr__qentry_t *e);
 /* Removes the minimum into *out; false when empty. Never allocates in a way
  * that can fail the pop: if a bucket cannot be split for want of memory,
  * it becomes the small heap as a whole. */
-bool kr_equeue_pop(kr_equeue_t *q, kr_qentry_t *out);
+bool kr__equeue_pop(kr__equeue_t *q, kr__qentry_t *out);
 /* The minimum, NULL when empty; valid until the next push/pop/filter. */
-const kr_qentry_t *kr_equeue_peek(kr_equeue_t *q);
-size_t kr_equeue_size(const kr_equeue_t *q);
+const kr__qentry_t *kr__equeue_peek(kr__equeue_t *q);
+size_t kr__equeue_size(const kr__equeue_t *q);
 /* Keeps only the entries for which keep(arg, entry) is true (used to purge
  * cancelled events), calling keep once per entry; the rest stay a valid
  * queue. KR_ERR_INVALID_ARG if keep is NULL. */
-kr_status_t kr_equeue_filter(kr_equeue_t *q, bool (*keep)(void *arg, const kr_qentry_t *e), void *arg);
+kr_status_t kr__equeue_filter(kr__equeue_t *q, bool (*keep)(void *arg, const kr__qentry_t *e), void *arg);
 
 /* Full key order. */
-static inline bool kr_qentry_less(const kr_qentry_t *a, const kr_qentry_t *b)
+static inline bool kr__qentry_less(const kr__qentry_t *a, const kr__qentry_t *b)
 {
     if (a->time != b->time) return a->time < b->time;
     if (a->hi != b->hi) return a->hi < b->hi;

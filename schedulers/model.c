@@ -22,7 +22,7 @@ static char *dup_str(const char *s)
 
 static uint64_t name_hash(const char *name)
 {
-    return kr_hash_bytes(name, strlen(name), 0x6b616972);
+    return kr__hash_bytes(name, strlen(name), 0x6b616972);
 }
 
 void kr__model_fail(kr_model_t *m, kr_status_t status, const char *fmt, ...)
@@ -59,12 +59,12 @@ kr_model_t *kr_model_create(const kr_model_desc_t *desc)
         if (!m->registry) { free(m); return NULL; }
         m->owns_registry = true;
     }
-    kr_hmap_init(&m->sim_names);
+    kr__hmap_init(&m->sim_names);
     kr_buf_init(&m->msg);
     return m;
 }
 
-static void edge_fini(kr_edge_t *e)
+static void edge_fini(kr__edge_t *e)
 {
     free(e->pending);
     for (size_t i = 0; i < e->early_count; i++) kr_buf_fini(&e->early[i]);
@@ -97,7 +97,7 @@ void kr_model_destroy(kr_model_t *m)
     free(m->contexts);
     free_groups(m);
     if (m->transport && m->owns_transport) m->transport->vtbl->destroy(m->transport);
-    kr_hmap_fini(&m->sim_names);
+    kr__hmap_fini(&m->sim_names);
     kr_buf_fini(&m->msg);
     if (m->owns_registry) kr_registry_destroy(m->registry);
     free(m);
@@ -131,7 +131,7 @@ kr_event_type_t kr_model_find_event_type(const kr_model_t *m, const char *name)
 
 const char *kr_model_event_type_name(const kr_model_t *m, kr_event_type_t t)
 {
-    const kr_event_type_rec_t *r = m ? kr__event_type(m, t) : NULL;
+    const kr__event_type_rec_t *r = m ? kr__event_type(m, t) : NULL;
     return r ? r->name : "kairos";
 }
 
@@ -139,7 +139,7 @@ uint32_t kr_model_event_type_count(const kr_model_t *m) { return m ? m->type_cou
 
 size_t kr_model_event_type_size(const kr_model_t *m, kr_event_type_t t)
 {
-    const kr_event_type_rec_t *r = m ? kr__event_type(m, t) : NULL;
+    const kr__event_type_rec_t *r = m ? kr__event_type(m, t) : NULL;
     return r ? r->desc.size : 0;
 }
 
@@ -163,7 +163,7 @@ kr_event_type_t kr_model_event_type(kr_model_t *m, const kr_event_type_desc_t *d
         kr__fail(KR_ERR_EXISTS, "kr_model_event_type: event type '%s' is already registered", d->name);
         return 0;
     }
-    kr_event_type_rec_t *types = realloc(m->types, (m->type_count + 1) * sizeof *types);
+    kr__event_type_rec_t *types = realloc(m->types, (m->type_count + 1) * sizeof *types);
     if (!types) { kr__fail(KR_ERR_NOMEM, "kr_model_event_type: out of memory"); return 0; }
     m->types = types;
     char *name = dup_str(d->name);
@@ -186,7 +186,7 @@ kr_context_type_t kr_model_context_type(kr_model_t *m, const kr_context_desc_t *
             kr__fail(KR_ERR_EXISTS, "kr_model_context_type: context type '%s' is already registered", d->name);
             return 0;
         }
-    kr_context_rec_t *cs = realloc(m->contexts, (m->context_count + 1) * sizeof *cs);
+    kr__context_rec_t *cs = realloc(m->contexts, (m->context_count + 1) * sizeof *cs);
     if (!cs) { kr__fail(KR_ERR_NOMEM, "kr_model_context_type: out of memory"); return 0; }
     m->contexts = cs;
     char *name = dup_str(d->name);
@@ -277,7 +277,7 @@ kr_sim_t *kr_model_add_sim(kr_model_t *m, const kr_sim_desc_t *d)
         if (!s->rng) goto fail;
         if (d->formalism == KR_EMULATION && kr__emulation_create(s, d->emulation)) goto fail;
     }
-    if (kr_hmap_insert(&m->sim_names, name_hash(s->name), s->id)) goto fail;
+    if (kr__hmap_insert(&m->sim_names, name_hash(s->name), s->id)) goto fail;
     m->sims[m->sim_count++] = s;
     return s;
 fail:
@@ -301,14 +301,14 @@ kr_sim_t *kr_model_find_sim(kr_model_t *m, const char *name)
 {
     if (!m || !name) return NULL;
     uint32_t cursor = 0, id;
-    while ((id = kr_hmap_next(&m->sim_names, name_hash(name), &cursor)) != KR_HMAP_EMPTY)
+    while ((id = kr__hmap_next(&m->sim_names, name_hash(name), &cursor)) != KR__HMAP_EMPTY)
         if (!strcmp(m->sims[id]->name, name)) return m->sims[id];
     return NULL;
 }
 
 /* ---- dependencies ---- */
 
-kr_edge_t *kr__edge(kr_model_t *m, uint32_t from, uint32_t to)
+kr__edge_t *kr__edge(kr_model_t *m, uint32_t from, uint32_t to)
 {
     if (from >= m->sim_count) return NULL;
     kr_sim_t *s = m->sims[from];
@@ -344,7 +344,7 @@ kr_status_t kr_model_add_dependency(kr_model_t *m, uint32_t from, uint32_t to, k
                         m->sims[from]->name, m->sims[to]->name);
     if (m->edge_count == m->edge_cap) {
         uint32_t cap = m->edge_cap ? m->edge_cap * 2 : 8;
-        kr_edge_t *edges = realloc(m->edges, cap * sizeof *edges);
+        kr__edge_t *edges = realloc(m->edges, cap * sizeof *edges);
         if (!edges) return kr__fail(KR_ERR_NOMEM, "kr_model_add_dependency: out of memory");
         m->edges = edges;
         m->edge_cap = cap;
@@ -355,7 +355,7 @@ kr_status_t kr_model_add_dependency(kr_model_t *m, uint32_t from, uint32_t to, k
         m->sims[from]->out_count--;
         return st;
     }
-    m->edges[idx] = (kr_edge_t){ .from = from, .to = to, .promise = promise };
+    m->edges[idx] = (kr__edge_t){ .from = from, .to = to, .promise = promise };
     m->edge_count++;
     return KR_OK;
 }
@@ -364,7 +364,7 @@ kr_status_t kr_model_set_promise(kr_model_t *m, uint32_t from, uint32_t to, kr_t
 {
     kr_status_t st = refuse_after_start(m, "kr_model_set_promise");
     if (st) return st;
-    kr_edge_t *e = kr__edge(m, from, to);
+    kr__edge_t *e = kr__edge(m, from, to);
     if (!e) return kr__fail(KR_ERR_INVALID_ARG, "kr_model_set_promise: no dependency %u -> %u", from, to);
     if (promise == KR_TIME_NEVER) return kr__fail(KR_ERR_INVALID_ARG, "kr_model_set_promise: promise is not finite");
     e->promise = promise;
@@ -384,7 +384,7 @@ kr_status_t kr_model_set_promises(kr_model_t *m, uint32_t from, kr_time_t promis
 
 kr_time_t kr_model_promise(const kr_model_t *m, uint32_t from, uint32_t to)
 {
-    const kr_edge_t *e = kr__edge((kr_model_t *)m, from, to);
+    const kr__edge_t *e = kr__edge((kr_model_t *)m, from, to);
     return e ? e->promise : KR_TIME_NEVER;
 }
 
@@ -411,7 +411,7 @@ static void scc_visit(scc_state_t *st, uint32_t root)
         uint32_t v = st->call[depth - 1];
         kr_sim_t *s = m->sims[v];
         if (st->edge_pos[v] < s->out_count) {
-            kr_edge_t *e = &m->edges[s->out_edges[st->edge_pos[v]++]];
+            kr__edge_t *e = &m->edges[s->out_edges[st->edge_pos[v]++]];
             if (e->promise != 0) continue;
             uint32_t w = e->to;
             if (st->index[w] == UINT32_MAX) {
@@ -471,13 +471,13 @@ static kr_status_t build_groups(kr_model_t *m)
     for (uint32_t i = 0; i < n; i++) {
         uint32_t c = st.comp[i];
         if (group_of_comp[c] == UINT32_MAX) group_of_comp[c] = m->group_count++;
-        kr_group_t *g = &m->groups[group_of_comp[c]];
+        kr__group_t *g = &m->groups[group_of_comp[c]];
         m->sims[i]->group = group_of_comp[c];
         if ((status = append_u32(&g->members, &g->count, i))) break;
     }
     free(group_of_comp);
     for (uint32_t g = 0; !status && g < m->group_count; g++) {
-        kr_group_t *gr = &m->groups[g];
+        kr__group_t *gr = &m->groups[g];
         gr->local = m->sims[gr->members[0]]->local;
         for (uint32_t k = 1; k < gr->count; k++)
             if (m->sims[gr->members[k]]->rank != m->sims[gr->members[0]]->rank)
@@ -487,7 +487,7 @@ static kr_status_t build_groups(kr_model_t *m)
                                   m->sims[gr->members[k]]->rank);
     }
     for (uint32_t i = 0; !status && i < m->edge_count; i++) {
-        kr_edge_t *e = &m->edges[i];
+        kr__edge_t *e = &m->edges[i];
         e->internal = m->sims[e->from]->group == m->sims[e->to]->group;
         if (!e->internal) status = append_u32(&m->groups[m->sims[e->to]->group].in_edges,
                                               &m->groups[m->sims[e->to]->group].in_count, i);
@@ -511,11 +511,11 @@ static void free_groups(kr_model_t *m)
     m->window_sent_min = NULL;
 }
 
-kr_status_t kr_model_use_transport(kr_model_t *m, kr_transport_t *t)
+kr_status_t kr__model_use_transport(kr_model_t *m, kr__transport_t *t)
 {
-    kr_status_t st = refuse_after_start(m, "kr_model_use_transport");
+    kr_status_t st = refuse_after_start(m, "kr__model_use_transport");
     if (st) return st;
-    if (!t) return kr__fail(KR_ERR_INVALID_ARG, "kr_model_use_transport: null transport");
+    if (!t) return kr__fail(KR_ERR_INVALID_ARG, "kr__model_use_transport: null transport");
     if (m->transport && m->owns_transport) m->transport->vtbl->destroy(m->transport);
     m->transport = t;
     m->owns_transport = true;
@@ -547,7 +547,7 @@ kr_status_t kr_model_start(kr_model_t *m)
      * sharing its loop through zero promises could not run ahead of it
      * safely, so such a cycle needs a positive promise somewhere. */
     for (uint32_t gi = 0; gi < m->group_count; gi++) {
-        kr_group_t *g = &m->groups[gi];
+        kr__group_t *g = &m->groups[gi];
         for (uint32_t k = 0; g->count > 1 && k < g->count; k++)
             if (m->sims[g->members[k]]->formalism == KR_EMULATION) {
                 uint32_t other = g->members[k == 0 ? 1 : 0];
@@ -561,7 +561,7 @@ kr_status_t kr_model_start(kr_model_t *m)
     /* Sync-events may be scheduled from on_start on, so the transport
      * exists before any behavior runs. */
     if (!m->transport) {
-        m->transport = kr_transport_local_create();
+        m->transport = kr__transport_local_create();
         if (!m->transport) return kr_last_status();
         m->owns_transport = true;
     }
@@ -577,7 +577,7 @@ kr_status_t kr_model_start(kr_model_t *m)
     }
     m->started = true;
     for (uint32_t i = 0; i < m->edge_count; i++) {
-        kr_edge_t *e = &m->edges[i];
+        kr__edge_t *e = &m->edges[i];
         /* Every sender's time is at least 0, so before any message the
          * receiver may assume the promise itself. */
         e->guarantee = e->promise;
@@ -593,7 +593,7 @@ kr_status_t kr_model_start(kr_model_t *m)
             return st;
         }
         if (s->formalism == KR_AGENT_BASED) {
-            st = kr__sim_schedule_kind(s, KR_EV_STEP, KR_PRIORITY_STEP, s->time_step, 0, NULL, 0, NULL);
+            st = kr__sim_schedule_kind(s, KR__EV_STEP, KR_PRIORITY_STEP, s->time_step, 0, NULL, 0, NULL);
         } else if (s->formalism == KR_CONTINUOUS) {
             st = kr__continuous_start(s);
         }
@@ -632,6 +632,6 @@ uint64_t kr_model_checksum(const kr_model_t *m)
 {
     uint64_t h = 0x6b6169726f73ULL;
     for (uint32_t i = 0; m && i < m->sim_count; i++)
-        h = kr_mix64(h ^ kr_mix64(m->sims[i]->digest + i));
+        h = kr__mix64(h ^ kr__mix64(m->sims[i]->digest + i));
     return h;
 }

@@ -21,31 +21,31 @@
 
 /* Makes a model use `t` (owned by the model from then on) instead of the
  * in-process transport; before kr_model_start. */
-kr_status_t kr_model_use_transport(kr_model_t *model, kr_transport_t *t);
+kr_status_t kr__model_use_transport(kr_model_t *model, kr__transport_t *t);
 
 /* What a queued event record does when it runs. */
-typedef enum kr_event_kind {
-    KR_EV_LOCAL,     /* type's on_event */
-    KR_EV_STEP,      /* agent-based step: on_update, on_late_update, next step */
-    KR_EV_OBSERVE,   /* continuous observation point (also the end) */
-    KR_EV_SENDER,    /* sync-event sender side: on_sender_side, then the payload leaves */
-    KR_EV_TARGET,    /* sync-event target side (awaiting_payload while a placeholder) */
-    KR_EV_INPUT,     /* emulation input line */
-    KR_EV_STATE      /* continuous state event (threshold crossing) */
-} kr_event_kind_t;
+typedef enum kr__event_kind {
+    KR__EV_LOCAL,     /* type's on_event */
+    KR__EV_STEP,      /* agent-based step: on_update, on_late_update, next step */
+    KR__EV_OBSERVE,   /* continuous observation point (also the end) */
+    KR__EV_SENDER,    /* sync-event sender side: on_sender_side, then the payload leaves */
+    KR__EV_TARGET,    /* sync-event target side (awaiting_payload while a placeholder) */
+    KR__EV_INPUT,     /* emulation input line */
+    KR__EV_STATE      /* continuous state event (threshold crossing) */
+} kr__event_kind_t;
 
-enum { KR_REC_FREE, KR_REC_PENDING };
+enum { KR__REC_FREE, KR__REC_PENDING };
 
 /* Record flags. */
 enum {
-    KR_REC_AWAITING = 1,    /* target-side placeholder: payload not here yet */
-    KR_REC_HEAP = 2,        /* payload in data.heap, not inline */
-    KR_REC_INDEXED = 4      /* in the simulator's by_source index */
+    KR__REC_AWAITING = 1,    /* target-side placeholder: payload not here yet */
+    KR__REC_HEAP = 2,        /* payload in data.heap, not inline */
+    KR__REC_INDEXED = 4      /* in the simulator's by_source index */
 };
 
 /* Payloads up to this size live in the record itself; 24 keeps a record
  * at one 64-byte cache line. */
-#define KR_INLINE_DATA 24
+#define KR__INLINE_DATA 24
 
 /* One pending event: one cache line, touched once when scheduled and once
  * when run. Queue entries point at records by slot; the simulator's
@@ -53,7 +53,7 @@ enum {
  * cancel, free), so stale entries are skipped when they surface. The key
  * is stored flat (its target is the simulator holding the record); the
  * rare fields (entities, input text) live in a side table. */
-typedef struct kr_event_rec {
+typedef struct kr__event_rec {
     kr_time_t time;
     uint64_t sequence;
     kr_priority_t priority;
@@ -66,26 +66,26 @@ typedef struct kr_event_rec {
     uint8_t state;
     uint8_t flags;
     union {
-        uint8_t bytes[KR_INLINE_DATA];
+        uint8_t bytes[KR__INLINE_DATA];
         void *heap;
         uint32_t next_free;     /* while free */
     } data;
-} kr_event_rec_t;
+} kr__event_rec_t;
 
 /* The rare fields of a record (sync-events that carry entities, emulation
  * input), allocated on demand. */
-typedef struct kr_rec_extra {
+typedef struct kr__rec_extra {
     kr_buf_t pack;              /* target side: entities to unpack */
     kr_entity_t *roots;         /* sender side: entities to pack after it ran */
     size_t root_count;          /* target side: roots in pack; sender side: roots */
     char *text;                 /* input: "event\0data" */
     uint32_t target;            /* sender side: the target simulator */
     uint32_t next_free;
-} kr_rec_extra_t;
+} kr__rec_extra_t;
 
 /* A sync-event this simulator sent that it may still cancel or delay: the
  * sender's own record of it, whatever edge or transport carried it. */
-typedef struct kr_outgoing {
+typedef struct kr__outgoing {
     uint64_t sequence;
     kr_time_t time;             /* current time, after delays */
     kr_time_t promise;          /* of its edge */
@@ -94,10 +94,10 @@ typedef struct kr_outgoing {
     uint32_t target_handle;     /* 1 + slot of the target record, when the sender placed it directly */
     bool live;
     bool carries_entities;
-} kr_outgoing_t;
+} kr__outgoing_t;
 
-typedef struct kr_continuous kr_continuous_t; /* continuous.c */
-typedef struct kr_emulation kr_emulation_t;   /* emulation.c */
+typedef struct kr__continuous kr__continuous_t; /* continuous.c */
+typedef struct kr__emulation kr__emulation_t;   /* emulation.c */
 
 struct kr_sim {
     kr_model_t *model;
@@ -113,12 +113,12 @@ struct kr_sim {
     void *user;                 /* kr_sim_set_user, for the owner `user_tag` */
     const void *user_tag;
 
-    kr_equeue_t queue;
-    kr_event_rec_t *recs;       /* 64-byte aligned */
+    kr__equeue_t queue;
+    kr__event_rec_t *recs;       /* 64-byte aligned */
     uint32_t *versions;         /* by slot: a queue entry is live iff its aux equals this */
     uint32_t rec_count, rec_cap, free_head;
     uint32_t stale_entries;     /* queue entries known to be stale (exact) */
-    kr_rec_extra_t *extras;
+    kr__rec_extra_t *extras;
     uint32_t extra_count, extra_cap, extra_free;
     /* (source, sequence) -> slot of target-side records, which other
      * simulators name that way (payloads, cancel, delay). Local events are
@@ -126,7 +126,7 @@ struct kr_sim {
      * indexed; the other target records only once a lookup needed the
      * index (index_targets), so a model that never cancels a sync-event
      * never pays for it. */
-    kr_hmap_t by_source;
+    kr__hmap_t by_source;
     bool index_targets;
 
     uint64_t sequence;          /* advanced by every schedule */
@@ -144,21 +144,21 @@ struct kr_sim {
 
     /* Sync-events sent, for cancel and delay, in increasing sequence order
      * (so found by binary search); pruned when full. */
-    kr_outgoing_t *outgoing;
+    kr__outgoing_t *outgoing;
     uint32_t outgoing_count, outgoing_cap, outgoing_live;
 
     kr_entity_t *moved;         /* entities of the executing target side */
     size_t moved_count, moved_cap;
 
     void **contexts;            /* by context type id */
-    kr_continuous_t *cont;
-    kr_emulation_t *emu;
+    kr__continuous_t *cont;
+    kr__emulation_t *emu;
 };
 
 /* A pending guarantee: applies once `count` data messages have arrived. */
-typedef struct kr_pending_guarantee { uint64_t count; kr_time_t time; } kr_pending_guarantee_t;
+typedef struct kr__pending_guarantee { uint64_t count; kr_time_t time; } kr__pending_guarantee_t;
 
-typedef struct kr_edge {
+typedef struct kr__edge {
     uint32_t from, to;
     kr_time_t promise;
     bool internal;              /* both ends in one zero-promise group */
@@ -176,12 +176,12 @@ typedef struct kr_edge {
     uint64_t next_sync_seq;     /* sync-events arrive in increasing sender sequence */
     kr_time_t guarantee;        /* applied: no sync-event from `from` before it */
     kr_time_t requested;        /* the largest guarantee asked of the sender */
-    kr_pending_guarantee_t *pending; size_t pending_count, pending_cap;
+    kr__pending_guarantee_t *pending; size_t pending_count, pending_cap;
     kr_buf_t *early;            /* data messages that arrived ahead of their turn */
     uint64_t *early_seq; size_t early_count, early_cap;
-} kr_edge_t;
+} kr__edge_t;
 
-typedef struct kr_group {
+typedef struct kr__group {
     uint32_t *members, count;   /* sim ids, ascending */
     uint32_t *in_edges, in_count; /* edges from outside into the group */
     kr_time_t bound;            /* min guarantee over in_edges */
@@ -189,17 +189,17 @@ typedef struct kr_group {
     bool raised;                /* its bound grew by a direct guarantee: its own guarantees may grow */
     bool done;
     bool local;                 /* its members run in this process */
-} kr_group_t;
+} kr__group_t;
 
-typedef struct kr_event_type_rec {
+typedef struct kr__event_type_rec {
     char *name;
     kr_event_type_desc_t desc;
-} kr_event_type_rec_t;
+} kr__event_type_rec_t;
 
-typedef struct kr_context_rec {
+typedef struct kr__context_rec {
     char *name;
     kr_context_desc_t desc;
-} kr_context_rec_t;
+} kr__context_rec_t;
 
 struct kr_model {
     int rank;                   /* this process's rank */
@@ -226,19 +226,19 @@ struct kr_model {
 
     kr_sim_t **sims;
     uint32_t sim_count, sim_cap;
-    kr_hmap_t sim_names;        /* name hash -> id */
-    kr_edge_t *edges;
+    kr__hmap_t sim_names;        /* name hash -> id */
+    kr__edge_t *edges;
     uint32_t edge_count, edge_cap;
-    kr_event_type_rec_t *types; /* id 1 at index 0 */
+    kr__event_type_rec_t *types; /* id 1 at index 0 */
     uint32_t type_count;
-    kr_context_rec_t *contexts; /* id 1 at index 0 */
+    kr__context_rec_t *contexts; /* id 1 at index 0 */
     uint32_t context_count;
 
-    kr_group_t *groups;
+    kr__group_t *groups;
     uint32_t group_count;
     bool started, running, finished;
 
-    kr_transport_t *transport;  /* NULL until run: the in-process one */
+    kr__transport_t *transport;  /* NULL until run: the in-process one */
     bool owns_transport;
     kr_buf_t msg;               /* scratch for encoding one message */
     kr_status_t failure;        /* first error inside a handler stops the run */
@@ -246,11 +246,11 @@ struct kr_model {
 };
 
 /* model.c */
-static inline kr_event_type_rec_t *kr__event_type(const kr_model_t *m, kr_event_type_t t)
+static inline kr__event_type_rec_t *kr__event_type(const kr_model_t *m, kr_event_type_t t)
 {
     return t >= 1 && t <= m->type_count ? &m->types[t - 1] : NULL;
 }
-kr_edge_t *kr__edge(kr_model_t *m, uint32_t from, uint32_t to);
+kr__edge_t *kr__edge(kr_model_t *m, uint32_t from, uint32_t to);
 /* Stops the run after the current event with this error (first one wins). */
 void kr__model_fail(kr_model_t *m, kr_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -262,23 +262,23 @@ void kr__sim_fini(kr_sim_t *s);
 /* A fresh record (state pending, no data); returns its slot or UINT32_MAX. */
 uint32_t kr__rec_alloc(kr_sim_t *s);
 void kr__rec_free(kr_sim_t *s, uint32_t slot);
-kr_status_t kr__rec_set_data(kr_event_rec_t *r, const void *data, size_t size);
-static inline void *kr__rec_data(kr_event_rec_t *r) { return r->flags & KR_REC_HEAP ? r->data.heap : r->data.bytes; }
+kr_status_t kr__rec_set_data(kr__event_rec_t *r, const void *data, size_t size);
+static inline void *kr__rec_data(kr__event_rec_t *r) { return r->flags & KR__REC_HEAP ? r->data.heap : r->data.bytes; }
 /* The record's rare fields, allocated on first use (NULL: out of memory). */
-kr_rec_extra_t *kr__rec_extra(kr_sim_t *s, kr_event_rec_t *r);
+kr__rec_extra_t *kr__rec_extra(kr_sim_t *s, kr__event_rec_t *r);
 /* The record's rare fields if it has any, else NULL. */
-static inline kr_rec_extra_t *kr__rec_extra_peek(kr_sim_t *s, const kr_event_rec_t *r)
+static inline kr__rec_extra_t *kr__rec_extra_peek(kr_sim_t *s, const kr__event_rec_t *r)
 {
     return r->extra ? &s->extras[r->extra - 1] : NULL;
 }
 /* The public key of the record at `slot` of s. */
-static inline kr_event_key_t kr__rec_key(const kr_sim_t *s, const kr_event_rec_t *r, uint32_t slot)
+static inline kr_event_key_t kr__rec_key(const kr_sim_t *s, const kr__event_rec_t *r, uint32_t slot)
 {
     return (kr_event_key_t){ .time = r->time, .priority = r->priority, .source = r->source, .sequence = r->sequence,
                              .phase = r->phase, .target = s->id, .handle = slot + 1 };
 }
 /* Key order of two records. */
-static inline bool kr__rec_less(const kr_event_rec_t *a, const kr_event_rec_t *b)
+static inline bool kr__rec_less(const kr__event_rec_t *a, const kr__event_rec_t *b)
 {
     if (a->time != b->time) return a->time < b->time;
     if (a->priority != b->priority) return a->priority < b->priority;
@@ -291,10 +291,10 @@ kr_status_t kr__rec_enqueue(kr_sim_t *s, uint32_t slot);
 /* The pending record (source, sequence) of s, or UINT32_MAX. A non-zero
  * handle (1 + slot, from a key or the outgoing table) is authoritative. */
 uint32_t kr__rec_find(kr_sim_t *s, uint32_t source, uint64_t sequence, uint32_t handle);
-kr_event_rec_t *kr__sim_head_slow(kr_sim_t *s);
+kr__event_rec_t *kr__sim_head_slow(kr_sim_t *s);
 /* The lowest pending record, stale queue entries dropped; NULL if none.
  * Without stale entries (the common case) it is the queue's head. */
-static inline kr_event_rec_t *kr__sim_head(kr_sim_t *s)
+static inline kr__event_rec_t *kr__sim_head(kr_sim_t *s)
 {
     if (s->stale_entries == 0 && s->queue.heap_count) return &s->recs[s->queue.heap[0].slot];
     return kr__sim_head_slow(s);
@@ -307,7 +307,7 @@ bool kr__sim_run_head(kr_sim_t *s);
 kr_time_t kr__sim_next_time(kr_sim_t *s);
 uint64_t kr__sim_next_sequence(kr_sim_t *s);
 /* Schedules a record of `kind` in s at time t with the given priority. */
-kr_status_t kr__sim_schedule_kind(kr_sim_t *s, kr_event_kind_t kind, kr_priority_t prio, kr_time_t t,
+kr_status_t kr__sim_schedule_kind(kr_sim_t *s, kr__event_kind_t kind, kr_priority_t prio, kr_time_t t,
                                   kr_event_type_t type, const void *data, size_t size,
                                   kr_event_key_t *key);
 
@@ -315,13 +315,13 @@ kr_status_t kr__sim_schedule_kind(kr_sim_t *s, kr_event_kind_t kind, kr_priority
 /* Applies one message from the transport; a malformed one fails the run. */
 kr_status_t kr__sync_deliver(kr_model_t *m, const void *bytes, size_t len);
 /* The sender side ran in s: pack the entities and send the payload. */
-void kr__sync_send_payload(kr_sim_t *s, kr_event_rec_t *r);
+void kr__sync_send_payload(kr_sim_t *s, kr__event_rec_t *r);
 /* Unpacks a target side's entities into s->moved. */
-kr_status_t kr__sync_unpack(kr_sim_t *s, kr_event_rec_t *r);
-kr_status_t kr__sync_send_guarantee(kr_model_t *m, kr_edge_t *e, kr_time_t g);
+kr_status_t kr__sync_unpack(kr_sim_t *s, kr__event_rec_t *r);
+kr_status_t kr__sync_send_guarantee(kr_model_t *m, kr__edge_t *e, kr_time_t g);
 /* Asks the sender of edge e (in another process) for a guarantee of at
  * least `need` (on demand: it sends guarantees that grow until then). */
-kr_status_t kr__sync_request_guarantee(kr_model_t *m, kr_edge_t *e, kr_time_t need);
+kr_status_t kr__sync_request_guarantee(kr_model_t *m, kr__edge_t *e, kr_time_t need);
 
 /* coordinator.c */
 kr_status_t kr__coord_run(kr_model_t *m);
@@ -356,6 +356,6 @@ size_t kr__emulation_leftover(const kr_sim_t *s);
 bool kr__emulation_waiting(kr_sim_t *s);
 /* Blocks until the earliest of the emulation simulators can move. */
 void kr__emulation_wait(kr_model_t *m);
-void kr__emulation_run_input(kr_sim_t *s, kr_event_rec_t *r);
+void kr__emulation_run_input(kr_sim_t *s, kr__event_rec_t *r);
 
 #endif

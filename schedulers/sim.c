@@ -11,9 +11,9 @@
 
 /* Queue words: priority (sign flipped so it compares unsigned) and source,
  * then sequence and phase. */
-static inline kr_qentry_t entry_of(const kr_sim_t *s, const kr_event_rec_t *r, uint32_t slot)
+static inline kr__qentry_t entry_of(const kr_sim_t *s, const kr__event_rec_t *r, uint32_t slot)
 {
-    kr_qentry_t q;
+    kr__qentry_t q;
     q.time = r->time;
     q.hi = ((uint64_t)((uint32_t)r->priority ^ 0x80000000u) << 32) | r->source;
     q.lo = (r->sequence << 1) | r->phase;
@@ -24,7 +24,7 @@ static inline kr_qentry_t entry_of(const kr_sim_t *s, const kr_event_rec_t *r, u
 
 static uint64_t source_hash(uint32_t source, uint64_t sequence)
 {
-    return kr_mix64(sequence * 0x100000001b3ULL ^ ((uint64_t)source << 48 | source));
+    return kr__mix64(sequence * 0x100000001b3ULL ^ ((uint64_t)source << 48 | source));
 }
 
 int kr_event_key_compare(const kr_event_key_t *a, const kr_event_key_t *b)
@@ -41,26 +41,26 @@ kr_status_t kr__sim_init(kr_sim_t *s)
 {
     s->free_head = UINT32_MAX;
     s->extra_free = UINT32_MAX;
-    kr_hmap_init(&s->by_source);
-    return kr_equeue_init(&s->queue);
+    kr__hmap_init(&s->by_source);
+    return kr__equeue_init(&s->queue);
 }
 
 static void extra_release(kr_sim_t *s, uint32_t extra)
 {
     if (!extra) return;
-    kr_rec_extra_t *x = &s->extras[extra - 1];
+    kr__rec_extra_t *x = &s->extras[extra - 1];
     kr_buf_fini(&x->pack);
     free(x->roots);
     free(x->text);
-    *x = (kr_rec_extra_t){ .next_free = s->extra_free };
+    *x = (kr__rec_extra_t){ .next_free = s->extra_free };
     s->extra_free = extra - 1;
 }
 
 /* Frees what the record owns (heap payload, rare fields). */
-static void rec_release(kr_sim_t *s, kr_event_rec_t *r)
+static void rec_release(kr_sim_t *s, kr__event_rec_t *r)
 {
-    if (r->flags & KR_REC_HEAP) free(r->data.heap);
-    r->flags &= (uint8_t)~KR_REC_HEAP;
+    if (r->flags & KR__REC_HEAP) free(r->data.heap);
+    r->flags &= (uint8_t)~KR__REC_HEAP;
     extra_release(s, r->extra);
     r->extra = 0;
 }
@@ -70,12 +70,12 @@ void kr__sim_fini(kr_sim_t *s)
     if (s->world) kr_world_destroy(s->world);
     if (s->rng) kr_rng_destroy(s->rng);
     for (uint32_t i = 0; i < s->rec_count; i++)
-        if (s->recs[i].state == KR_REC_PENDING) rec_release(s, &s->recs[i]);
+        if (s->recs[i].state == KR__REC_PENDING) rec_release(s, &s->recs[i]);
     free(s->recs);
     free(s->versions);
     free(s->extras);
-    kr_equeue_fini(&s->queue);
-    kr_hmap_fini(&s->by_source);
+    kr__equeue_fini(&s->queue);
+    kr__hmap_fini(&s->by_source);
     free(s->outgoing);
     kr__continuous_fini(s);
     kr__emulation_fini(s);
@@ -91,7 +91,7 @@ static kr_status_t grow_recs(kr_sim_t *s)
 {
     uint32_t cap = s->rec_cap ? s->rec_cap * 2 : 64;
     if (cap <= s->rec_cap) return kr__fail(KR_ERR_NOMEM, "simulator '%s': too many pending events", s->name);
-    kr_event_rec_t *recs = aligned_alloc(64, (size_t)cap * sizeof *recs);
+    kr__event_rec_t *recs = aligned_alloc(64, (size_t)cap * sizeof *recs);
     uint32_t *versions = recs ? realloc(s->versions, (size_t)cap * sizeof *versions) : NULL;
     if (!versions) {
         free(recs);
@@ -116,34 +116,34 @@ uint32_t kr__rec_alloc(kr_sim_t *s)
         slot = s->rec_count++;
         s->versions[slot] = 0;
     }
-    kr_event_rec_t *r = &s->recs[slot];
-    memset(r, 0, offsetof(kr_event_rec_t, data));
-    r->state = KR_REC_PENDING;
+    kr__event_rec_t *r = &s->recs[slot];
+    memset(r, 0, offsetof(kr__event_rec_t, data));
+    r->state = KR__REC_PENDING;
     return slot;
 }
 
 static void rec_unindex(kr_sim_t *s, uint32_t slot)
 {
-    kr_event_rec_t *r = &s->recs[slot];
-    if (!(r->flags & KR_REC_INDEXED)) return;
-    kr_hmap_remove(&s->by_source, source_hash(r->source, r->sequence), slot);
-    r->flags &= (uint8_t)~KR_REC_INDEXED;
+    kr__event_rec_t *r = &s->recs[slot];
+    if (!(r->flags & KR__REC_INDEXED)) return;
+    kr__hmap_remove(&s->by_source, source_hash(r->source, r->sequence), slot);
+    r->flags &= (uint8_t)~KR__REC_INDEXED;
 }
 
 static kr_status_t rec_index(kr_sim_t *s, uint32_t slot)
 {
-    kr_event_rec_t *r = &s->recs[slot];
-    kr_status_t st = kr_hmap_insert(&s->by_source, source_hash(r->source, r->sequence), slot);
-    if (!st) r->flags |= KR_REC_INDEXED;
+    kr__event_rec_t *r = &s->recs[slot];
+    kr_status_t st = kr__hmap_insert(&s->by_source, source_hash(r->source, r->sequence), slot);
+    if (!st) r->flags |= KR__REC_INDEXED;
     return st;
 }
 
 /* Returns the slot to the pool; any entry still queued for it is stale. */
 static void rec_free_slot(kr_sim_t *s, uint32_t slot)
 {
-    kr_event_rec_t *r = &s->recs[slot];
+    kr__event_rec_t *r = &s->recs[slot];
     rec_unindex(s, slot);
-    r->state = KR_REC_FREE;
+    r->state = KR__REC_FREE;
     s->versions[slot]++;
     r->data.next_free = s->free_head;
     s->free_head = slot;
@@ -155,14 +155,14 @@ void kr__rec_free(kr_sim_t *s, uint32_t slot)
     rec_free_slot(s, slot);
 }
 
-kr_status_t kr__rec_set_data(kr_event_rec_t *r, const void *data, size_t size)
+kr_status_t kr__rec_set_data(kr__event_rec_t *r, const void *data, size_t size)
 {
-    if (r->flags & KR_REC_HEAP) free(r->data.heap);
-    r->flags &= (uint8_t)~KR_REC_HEAP;
+    if (r->flags & KR__REC_HEAP) free(r->data.heap);
+    r->flags &= (uint8_t)~KR__REC_HEAP;
     r->data_size = (uint32_t)size;
-    if (size > KR_INLINE_DATA) {
+    if (size > KR__INLINE_DATA) {
         if (!(r->data.heap = malloc(size))) return kr__fail(KR_ERR_NOMEM, "out of memory for an event payload");
-        r->flags |= KR_REC_HEAP;
+        r->flags |= KR__REC_HEAP;
     }
     void *dst = kr__rec_data(r);
     if (data && size) memcpy(dst, data, size);
@@ -170,7 +170,7 @@ kr_status_t kr__rec_set_data(kr_event_rec_t *r, const void *data, size_t size)
     return KR_OK;
 }
 
-kr_rec_extra_t *kr__rec_extra(kr_sim_t *s, kr_event_rec_t *r)
+kr__rec_extra_t *kr__rec_extra(kr_sim_t *s, kr__event_rec_t *r)
 {
     if (r->extra) return &s->extras[r->extra - 1];
     uint32_t i;
@@ -180,14 +180,14 @@ kr_rec_extra_t *kr__rec_extra(kr_sim_t *s, kr_event_rec_t *r)
     } else {
         if (s->extra_count == s->extra_cap) {
             uint32_t cap = s->extra_cap ? s->extra_cap * 2 : 16;
-            kr_rec_extra_t *x = realloc(s->extras, (size_t)cap * sizeof *x);
+            kr__rec_extra_t *x = realloc(s->extras, (size_t)cap * sizeof *x);
             if (!x) { kr__fail(KR_ERR_NOMEM, "simulator '%s': out of memory for events", s->name); return NULL; }
             s->extras = x;
             s->extra_cap = cap;
         }
         i = s->extra_count++;
     }
-    s->extras[i] = (kr_rec_extra_t){ .next_free = UINT32_MAX };
+    s->extras[i] = (kr__rec_extra_t){ .next_free = UINT32_MAX };
     kr_buf_init(&s->extras[i].pack);
     r->extra = i + 1;
     return &s->extras[i];
@@ -195,11 +195,11 @@ kr_rec_extra_t *kr__rec_extra(kr_sim_t *s, kr_event_rec_t *r)
 
 kr_status_t kr__rec_enqueue(kr_sim_t *s, uint32_t slot)
 {
-    kr_event_rec_t *r = &s->recs[slot];
-    kr_qentry_t q = entry_of(s, r, slot);
-    kr_status_t st = kr_equeue_push(&s->queue, &q);
+    kr__event_rec_t *r = &s->recs[slot];
+    kr__qentry_t q = entry_of(s, r, slot);
+    kr_status_t st = kr__equeue_push(&s->queue, &q);
     if (st) return st;
-    if (r->kind == KR_EV_TARGET && ((r->flags & KR_REC_AWAITING) || s->index_targets)) {
+    if (r->kind == KR__EV_TARGET && ((r->flags & KR__REC_AWAITING) || s->index_targets)) {
         st = rec_index(s, slot);
         if (st) {
             s->versions[slot]++;
@@ -213,8 +213,8 @@ kr_status_t kr__rec_enqueue(kr_sim_t *s, uint32_t slot)
 static kr_status_t index_all_targets(kr_sim_t *s)
 {
     for (uint32_t i = 0; i < s->rec_count; i++) {
-        kr_event_rec_t *r = &s->recs[i];
-        if (r->state != KR_REC_PENDING || r->kind != KR_EV_TARGET || (r->flags & KR_REC_INDEXED)) continue;
+        kr__event_rec_t *r = &s->recs[i];
+        if (r->state != KR__REC_PENDING || r->kind != KR__EV_TARGET || (r->flags & KR__REC_INDEXED)) continue;
         kr_status_t st = rec_index(s, i);
         if (st) return st;
     }
@@ -227,28 +227,28 @@ uint32_t kr__rec_find(kr_sim_t *s, uint32_t source, uint64_t sequence, uint32_t 
     if (handle) {
         uint32_t slot = handle - 1;
         if (slot < s->rec_count) {
-            const kr_event_rec_t *r = &s->recs[slot];
-            if (r->state == KR_REC_PENDING && r->source == source && r->sequence == sequence) return slot;
+            const kr__event_rec_t *r = &s->recs[slot];
+            if (r->state == KR__REC_PENDING && r->source == source && r->sequence == sequence) return slot;
         }
         return UINT32_MAX;
     }
     if (source != s->id && (s->index_targets || index_all_targets(s) == KR_OK)) {
         uint32_t cursor = 0, slot;
-        while ((slot = kr_hmap_next(&s->by_source, source_hash(source, sequence), &cursor)) != KR_HMAP_EMPTY) {
-            const kr_event_rec_t *r = &s->recs[slot];
-            if (r->state == KR_REC_PENDING && r->source == source && r->sequence == sequence) return slot;
+        while ((slot = kr__hmap_next(&s->by_source, source_hash(source, sequence), &cursor)) != KR__HMAP_EMPTY) {
+            const kr__event_rec_t *r = &s->recs[slot];
+            if (r->state == KR__REC_PENDING && r->source == source && r->sequence == sequence) return slot;
         }
         return UINT32_MAX;
     }
     /* A key built by hand: search. */
     for (uint32_t slot = 0; slot < s->rec_count; slot++) {
-        const kr_event_rec_t *r = &s->recs[slot];
-        if (r->state == KR_REC_PENDING && r->source == source && r->sequence == sequence) return slot;
+        const kr__event_rec_t *r = &s->recs[slot];
+        if (r->state == KR__REC_PENDING && r->source == source && r->sequence == sequence) return slot;
     }
     return UINT32_MAX;
 }
 
-static bool entry_is_live(void *arg, const kr_qentry_t *q)
+static bool entry_is_live(void *arg, const kr__qentry_t *q)
 {
     const kr_sim_t *s = arg;
     return s->versions[q->slot] == q->aux;
@@ -258,18 +258,18 @@ static bool entry_is_live(void *arg, const kr_qentry_t *q)
  * model that delays one event many times does not grow the queue. */
 static void maybe_purge(kr_sim_t *s)
 {
-    if (s->stale_entries > 1024 && s->stale_entries > kr_equeue_size(&s->queue) / 2) {
-        if (kr_equeue_filter(&s->queue, entry_is_live, s) == KR_OK) s->stale_entries = 0;
+    if (s->stale_entries > 1024 && s->stale_entries > kr__equeue_size(&s->queue) / 2) {
+        if (kr__equeue_filter(&s->queue, entry_is_live, s) == KR_OK) s->stale_entries = 0;
     }
 }
 
-kr_event_rec_t *kr__sim_head_slow(kr_sim_t *s)
+kr__event_rec_t *kr__sim_head_slow(kr_sim_t *s)
 {
-    const kr_qentry_t *q;
-    while ((q = kr_equeue_peek(&s->queue))) {
+    const kr__qentry_t *q;
+    while ((q = kr__equeue_peek(&s->queue))) {
         if (s->stale_entries == 0 || entry_is_live(s, q)) return &s->recs[q->slot];
-        kr_qentry_t dropped;
-        kr_equeue_pop(&s->queue, &dropped);
+        kr__qentry_t dropped;
+        kr__equeue_pop(&s->queue, &dropped);
         s->stale_entries--;
     }
     return NULL;
@@ -277,7 +277,7 @@ kr_event_rec_t *kr__sim_head_slow(kr_sim_t *s)
 
 kr_time_t kr__sim_next_time(kr_sim_t *s)
 {
-    kr_event_rec_t *h = kr__sim_head(s);
+    kr__event_rec_t *h = kr__sim_head(s);
     kr_time_t t = h ? h->time : KR_TIME_NEVER;
     if (s->executing && s->current.time < t) t = s->current.time;
     if (s->cont) t = kr__continuous_next(s, t);
@@ -285,12 +285,12 @@ kr_time_t kr__sim_next_time(kr_sim_t *s)
     return t;
 }
 
-kr_status_t kr__sim_schedule_kind(kr_sim_t *s, kr_event_kind_t kind, kr_priority_t prio, kr_time_t t,
+kr_status_t kr__sim_schedule_kind(kr_sim_t *s, kr__event_kind_t kind, kr_priority_t prio, kr_time_t t,
                                   kr_event_type_t type, const void *data, size_t size, kr_event_key_t *key)
 {
     uint32_t slot = kr__rec_alloc(s);
     if (slot == UINT32_MAX) return kr_last_status();
-    kr_event_rec_t *r = &s->recs[slot];
+    kr__event_rec_t *r = &s->recs[slot];
     r->time = t;
     r->priority = prio;
     r->source = s->id;
@@ -308,14 +308,14 @@ kr_status_t kr_schedule(kr_sim_t *s, kr_priority_t priority, kr_time_t delay, kr
                         const void *data, kr_event_key_t *key)
 {
     if (!s) return kr__fail(KR_ERR_INVALID_ARG, "kr_schedule: null simulator");
-    const kr_event_type_rec_t *t = kr__event_type(s->model, type);
+    const kr__event_type_rec_t *t = kr__event_type(s->model, type);
     if (!t) return kr__fail(KR_ERR_INVALID_ARG, "kr_schedule: '%s': unknown event type %u", s->name, type);
     if (!t->desc.on_event)
         return kr__fail(KR_ERR_INVALID_ARG, "kr_schedule: '%s': event type '%s' has no on_event (a sync-event type?)",
                         s->name, t->name);
     if (priority == KR_PRIORITY_STEP)
         return kr__fail(KR_ERR_INVALID_ARG, "kr_schedule: '%s': priority %d is reserved for steps", s->name, priority);
-    return kr__sim_schedule_kind(s, KR_EV_LOCAL, priority, kr__time_add(s->now, delay), type, data, t->desc.size, key);
+    return kr__sim_schedule_kind(s, KR__EV_LOCAL, priority, kr__time_add(s->now, delay), type, data, t->desc.size, key);
 }
 
 kr_status_t kr__sync_cancel(kr_sim_t *s, const kr_event_key_t *key, bool delay, kr_time_t extra,
@@ -324,7 +324,7 @@ kr_status_t kr__sync_cancel(kr_sim_t *s, const kr_event_key_t *key, bool delay, 
 /* Cancels (extra ignored) or delays a pending record of this simulator. */
 static kr_status_t change_local(kr_sim_t *s, uint32_t slot, bool delay, kr_time_t extra, kr_event_key_t *new_key)
 {
-    kr_event_rec_t *r = &s->recs[slot];
+    kr__event_rec_t *r = &s->recs[slot];
     s->stale_entries++;
     s->versions[slot]++;
     if (!delay) {
@@ -333,8 +333,8 @@ static kr_status_t change_local(kr_sim_t *s, uint32_t slot, bool delay, kr_time_
         return KR_OK;
     }
     r->time = kr__time_add(r->time, extra);
-    kr_qentry_t q = entry_of(s, r, slot);
-    kr_status_t st = kr_equeue_push(&s->queue, &q);
+    kr__qentry_t q = entry_of(s, r, slot);
+    kr_status_t st = kr__equeue_push(&s->queue, &q);
     if (st) {
         kr__rec_free(s, slot);
         return st;
@@ -381,12 +381,12 @@ const kr_event_key_t *kr_event_current(const kr_sim_t *s)
     return s && s->executing ? &s->current : NULL;
 }
 
-static uint64_t key_digest(const kr_event_rec_t *r)
+static uint64_t key_digest(const kr__event_rec_t *r)
 {
-    uint64_t h = kr_mix64(r->time ^ 0x9e3779b97f4a7c15ULL);
-    h = kr_mix64(h ^ ((uint64_t)(uint32_t)r->priority << 32 | r->source));
-    h = kr_mix64(h ^ r->sequence);
-    return kr_mix64(h ^ ((uint64_t)r->type << 8 | r->phase));
+    uint64_t h = kr__mix64(r->time ^ 0x9e3779b97f4a7c15ULL);
+    h = kr__mix64(h ^ ((uint64_t)(uint32_t)r->priority << 32 | r->source));
+    h = kr__mix64(h ^ r->sequence);
+    return kr__mix64(h ^ ((uint64_t)r->type << 8 | r->phase));
 }
 
 bool kr__sim_run_head(kr_sim_t *s)
@@ -394,48 +394,48 @@ bool kr__sim_run_head(kr_sim_t *s)
     kr_model_t *m = s->model;
     if (s->cont && !kr__continuous_advance(s, kr__sim_head(s)->time)) return false;
     kr__sim_head(s); /* drops stale entries: the queue's head is the record */
-    kr_qentry_t q;
-    kr_equeue_pop(&s->queue, &q);
+    kr__qentry_t q;
+    kr__equeue_pop(&s->queue, &q);
     /* Take the record out of the pool before running it: handlers schedule
      * events, which may move the pool, and must not see it as pending. Its
      * payload and rare fields now belong to `cur`. */
     uint32_t slot = q.slot;
-    kr_event_rec_t cur = s->recs[slot];
+    kr__event_rec_t cur = s->recs[slot];
     rec_unindex(s, slot);
-    cur.flags &= (uint8_t)~KR_REC_INDEXED;
+    cur.flags &= (uint8_t)~KR__REC_INDEXED;
     s->recs[slot].flags = 0;
     s->recs[slot].extra = 0;
     rec_free_slot(s, slot);
     /* The next head's record is a cache miss of its own: start it now, so
      * it overlaps with this event's handler. */
-    const kr_qentry_t *next = kr_equeue_peek(&s->queue);
+    const kr__qentry_t *next = kr__equeue_peek(&s->queue);
     if (next) __builtin_prefetch(&s->recs[next->slot]);
 
     void *data = kr__rec_data(&cur);
     s->now = cur.time;
     s->current = kr__rec_key(s, &cur, slot);
     s->executing = true;
-    const kr_event_type_rec_t *type = kr__event_type(m, cur.type);
-    switch ((kr_event_kind_t)cur.kind) {
-    case KR_EV_LOCAL:
-    case KR_EV_STATE:
+    const kr__event_type_rec_t *type = kr__event_type(m, cur.type);
+    switch ((kr__event_kind_t)cur.kind) {
+    case KR__EV_LOCAL:
+    case KR__EV_STATE:
         type->desc.on_event(s, data);
         break;
-    case KR_EV_STEP: {
+    case KR__EV_STEP: {
         kr_status_t st = kr_world_update(s->world);
-        if (!st) st = kr__sim_schedule_kind(s, KR_EV_STEP, KR_PRIORITY_STEP, kr__time_add(s->now, s->time_step), 0,
+        if (!st) st = kr__sim_schedule_kind(s, KR__EV_STEP, KR_PRIORITY_STEP, kr__time_add(s->now, s->time_step), 0,
                                             NULL, 0, NULL);
         if (st) kr__model_fail(m, st, "agent-based step of '%s': %s", s->name, kr_last_error());
         break;
     }
-    case KR_EV_OBSERVE:
+    case KR__EV_OBSERVE:
         kr__continuous_observe(s, true);
         break;
-    case KR_EV_SENDER:
+    case KR__EV_SENDER:
         if (type->desc.on_sender_side) type->desc.on_sender_side(s, data);
         kr__sync_send_payload(s, &cur);
         break;
-    case KR_EV_TARGET:
+    case KR__EV_TARGET:
         if (kr__sync_unpack(s, &cur) == KR_OK) {
             /* A continuous simulator comes up to date before it handles an
              * arrival (the seed's update on receiving a sync-event). */
@@ -444,14 +444,14 @@ bool kr__sim_run_head(kr_sim_t *s)
         }
         s->moved_count = 0;
         break;
-    case KR_EV_INPUT:
+    case KR__EV_INPUT:
         kr__emulation_run_input(s, &cur);
         break;
     }
     s->executing = false;
     s->executed++;
-    s->digest = kr_mix64(s->digest ^ key_digest(&cur));
-    if (cur.kind == KR_EV_TARGET) s->sync_received++;
+    s->digest = kr__mix64(s->digest ^ key_digest(&cur));
+    if (cur.kind == KR__EV_TARGET) s->sync_received++;
     if (m->observer.on_event) {
         kr_event_key_t k = kr__rec_key(s, &cur, slot);
         m->observer.on_event(m->observer.arg, s, &k, cur.type);
@@ -500,7 +500,7 @@ void *kr_sim_user(const kr_sim_t *s, const void *tag)
 
 void kr_sim_progress(kr_sim_t *s)
 {
-    kr_transport_t *t = s ? s->model->transport : NULL;
+    kr__transport_t *t = s ? s->model->transport : NULL;
     if (t && t->vtbl->progress) t->vtbl->progress(t);
 }
 kr_rng_t *kr_sim_rng(kr_sim_t *s) { return s->rng; }

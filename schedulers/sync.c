@@ -52,10 +52,10 @@ static kr_status_t pack_roots(kr_sim_t *s, const kr_entity_t *roots, size_t n, k
     return st;
 }
 
-kr_status_t kr__sync_unpack(kr_sim_t *s, kr_event_rec_t *r)
+kr_status_t kr__sync_unpack(kr_sim_t *s, kr__event_rec_t *r)
 {
     s->moved_count = 0;
-    kr_rec_extra_t *x = kr__rec_extra_peek(s, r);
+    kr__rec_extra_t *x = kr__rec_extra_peek(s, r);
     if (!x || !x->root_count) return KR_OK;
     size_t root_count = x->root_count;
     if (root_count > s->moved_cap) {
@@ -121,7 +121,7 @@ static inline uint64_t rd(kr_reader_t *r, size_t n)
     return v;
 }
 
-static void put_header(kr_buf_t *b, uint8_t kind, const kr_edge_t *e, uint64_t edge_seq, kr_time_t time)
+static void put_header(kr_buf_t *b, uint8_t kind, const kr__edge_t *e, uint64_t edge_seq, kr_time_t time)
 {
     kr_buf_clear(b);
     wr(b, kind, 1);
@@ -135,7 +135,7 @@ static void put_header(kr_buf_t *b, uint8_t kind, const kr_edge_t *e, uint64_t e
  * gives: nothing s still does comes before min(now, bound) (its group runs
  * in time order and nothing reaches it before its bound), so no later
  * message on the edge is earlier than that plus the promise. */
-static void put_data_header(kr_model_t *m, kr_sim_t *s, uint8_t kind, kr_edge_t *e, kr_time_t time)
+static void put_data_header(kr_model_t *m, kr_sim_t *s, uint8_t kind, kr__edge_t *e, kr_time_t time)
 {
     put_header(&m->msg, kind, e, e->sent++, time);
     kr_time_t bound = m->groups[s->group].bound;
@@ -153,7 +153,7 @@ static void put_payload(kr_buf_t *b, const void *data, uint32_t size, uint32_t r
     kr_buf_append(b, pack->data, pack->len);
 }
 
-static kr_status_t transmit(kr_model_t *m, const kr_edge_t *e)
+static kr_status_t transmit(kr_model_t *m, const kr__edge_t *e)
 {
     uint8_t kind = m->msg.data[0];
     if (kind < MSG_GUARANTEE) {
@@ -175,7 +175,7 @@ static kr_status_t transmit(kr_model_t *m, const kr_edge_t *e)
     return st;
 }
 
-kr_status_t kr__sync_send_guarantee(kr_model_t *m, kr_edge_t *e, kr_time_t g)
+kr_status_t kr__sync_send_guarantee(kr_model_t *m, kr__edge_t *e, kr_time_t g)
 {
     if (e->direct) {
         /* Both halves are here and every data message is already applied. */
@@ -189,7 +189,7 @@ kr_status_t kr__sync_send_guarantee(kr_model_t *m, kr_edge_t *e, kr_time_t g)
     return transmit(m, e);
 }
 
-kr_status_t kr__sync_request_guarantee(kr_model_t *m, kr_edge_t *e, kr_time_t need)
+kr_status_t kr__sync_request_guarantee(kr_model_t *m, kr__edge_t *e, kr_time_t need)
 {
     put_header(&m->msg, MSG_REQUEST, e, 0, need);
     e->requested = need;
@@ -202,7 +202,7 @@ kr_status_t kr__sync_request_guarantee(kr_model_t *m, kr_edge_t *e, kr_time_t ne
 /* A data message applied at once on a direct edge: counted as sent and
  * delivered, so the edge's counts and the window's quiescence test see the
  * same numbers as over a transport. */
-static void count_direct(kr_model_t *m, kr_edge_t *e)
+static void count_direct(kr_model_t *m, kr__edge_t *e)
 {
     if (!e->direct) return;
     e->sent++;
@@ -217,18 +217,18 @@ static kr_status_t add_target(kr_sim_t *t, const kr_event_key_t *key, kr_event_t
 {
     uint32_t slot = kr__rec_alloc(t);
     if (slot == UINT32_MAX) return kr_last_status();
-    kr_event_rec_t *r = &t->recs[slot];
+    kr__event_rec_t *r = &t->recs[slot];
     r->time = key->time;
     r->priority = key->priority;
     r->source = key->source;
     r->sequence = key->sequence;
     r->phase = 1;
-    r->kind = KR_EV_TARGET;
+    r->kind = KR__EV_TARGET;
     r->type = type;
-    if (placeholder) r->flags |= KR_REC_AWAITING;
+    if (placeholder) r->flags |= KR__REC_AWAITING;
     kr_status_t st = kr__rec_set_data(r, data, size);
     if (!st && (roots || pack_len)) {
-        kr_rec_extra_t *x = kr__rec_extra(t, r);
+        kr__rec_extra_t *x = kr__rec_extra(t, r);
         if (!x) st = kr_last_status();
         else {
             x->root_count = roots;
@@ -245,13 +245,13 @@ static kr_status_t fill_target(kr_sim_t *t, uint32_t source, uint64_t seq, const
                                uint32_t roots, const void *pack, size_t pack_len)
 {
     uint32_t slot = kr__rec_find(t, source, seq, 0);
-    if (slot == UINT32_MAX || !(t->recs[slot].flags & KR_REC_AWAITING))
+    if (slot == UINT32_MAX || !(t->recs[slot].flags & KR__REC_AWAITING))
         return kr__fail(KR_ERR_CORRUPT, "payload for an unknown sync-event (sequence %llu)", (unsigned long long)seq);
-    kr_event_rec_t *r = &t->recs[slot];
+    kr__event_rec_t *r = &t->recs[slot];
     if (size != r->data_size)
         return kr__fail(KR_ERR_CORRUPT, "payload of %u bytes for an event type of %u", size, r->data_size);
     if (size) memcpy(kr__rec_data(r), data, size);
-    kr_rec_extra_t *x = roots || pack_len ? kr__rec_extra(t, r) : kr__rec_extra_peek(t, r);
+    kr__rec_extra_t *x = roots || pack_len ? kr__rec_extra(t, r) : kr__rec_extra_peek(t, r);
     if (roots || pack_len) {
         if (!x) return kr_last_status();
     }
@@ -260,7 +260,7 @@ static kr_status_t fill_target(kr_sim_t *t, uint32_t source, uint64_t seq, const
         if (pack_len && kr_buf_append(&x->pack, pack, pack_len)) return kr_last_status();
         x->root_count = roots;
     }
-    r->flags &= (uint8_t)~KR_REC_AWAITING;
+    r->flags &= (uint8_t)~KR__REC_AWAITING;
     return KR_OK;
 }
 
@@ -291,21 +291,21 @@ static void outgoing_prune(kr_sim_t *s)
 {
     uint32_t keep = 0;
     for (uint32_t i = 0; i < s->outgoing_count; i++) {
-        kr_outgoing_t o = s->outgoing[i];
+        kr__outgoing_t o = s->outgoing[i];
         if (!o.live || o.time < kr__time_add(s->now, o.promise)) continue;
         s->outgoing[keep++] = o;
     }
     s->outgoing_count = s->outgoing_live = keep;
 }
 
-static kr_status_t outgoing_add(kr_sim_t *s, const kr_outgoing_t *o)
+static kr_status_t outgoing_add(kr_sim_t *s, const kr__outgoing_t *o)
 {
     if (s->outgoing_count == s->outgoing_cap) {
         outgoing_prune(s);
         /* Grow when pruning freed less than half. */
         if (s->outgoing_cap == 0 || s->outgoing_count * 2 > s->outgoing_cap) {
             uint32_t cap = s->outgoing_cap ? s->outgoing_cap * 2 : 64;
-            kr_outgoing_t *n = realloc(s->outgoing, cap * sizeof *n);
+            kr__outgoing_t *n = realloc(s->outgoing, cap * sizeof *n);
             if (!n) return kr__fail(KR_ERR_NOMEM, "'%s': out of memory", s->name);
             s->outgoing = n;
             s->outgoing_cap = cap;
@@ -332,7 +332,7 @@ kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_
     if (!m->started) return kr__fail(KR_ERR_STATE, "kr_schedule_sync: '%s': the model has not started", s->name);
     if (d->target >= m->sim_count)
         return kr__fail(KR_ERR_INVALID_ARG, "kr_schedule_sync: '%s': no simulator with id %u", s->name, d->target);
-    const kr_event_type_rec_t *type = kr__event_type(m, d->type);
+    const kr__event_type_rec_t *type = kr__event_type(m, d->type);
     if (!type || !type->desc.on_target_side)
         return kr__fail(KR_ERR_INVALID_ARG, "kr_schedule_sync: '%s': event type %u is not a sync-event type", s->name,
                         d->type);
@@ -340,7 +340,7 @@ kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_
         return kr__fail(KR_ERR_INVALID_ARG, "kr_schedule_sync: '%s': priority %d is reserved for steps", s->name,
                         d->priority);
     kr_time_t t = kr__time_add(s->now, d->delay);
-    kr_edge_t *e = kr__edge(m, s->id, d->target);
+    kr__edge_t *e = kr__edge(m, s->id, d->target);
     char why[160];
     if (!e) {
         snprintf(why, sizeof why, "no dependency '%s' -> '%s'", s->name, m->sims[d->target]->name);
@@ -371,7 +371,7 @@ kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_
     kr_sim_t *target = m->sims[d->target];
     uint32_t size = (uint32_t)type->desc.size;
     bool direct = e->internal || e->direct;
-    kr_outgoing_t out = { .sequence = k.sequence, .time = t, .promise = e->promise, .target = d->target,
+    kr__outgoing_t out = { .sequence = k.sequence, .time = t, .promise = e->promise, .target = d->target,
                           .live = true, .carries_entities = d->entity_count > 0 };
     uint32_t target_slot = UINT32_MAX;
     kr_status_t st = KR_OK;
@@ -380,15 +380,15 @@ kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_
          * the target learns of the event now and waits for its payload. */
         uint32_t slot = kr__rec_alloc(s);
         if (slot == UINT32_MAX) return kr_last_status();
-        kr_event_rec_t *r = &s->recs[slot];
+        kr__event_rec_t *r = &s->recs[slot];
         r->time = t;
         r->priority = k.priority;
         r->source = s->id;
         r->sequence = k.sequence;
         r->phase = 0;
-        r->kind = KR_EV_SENDER;
+        r->kind = KR__EV_SENDER;
         r->type = d->type;
-        kr_rec_extra_t *x = kr__rec_extra(s, r);
+        kr__rec_extra_t *x = kr__rec_extra(s, r);
         if (!x) st = kr_last_status();
         else x->target = d->target;
         if (!st && d->entity_count) {
@@ -451,11 +451,11 @@ kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_
     return st;
 }
 
-void kr__sync_send_payload(kr_sim_t *s, kr_event_rec_t *r)
+void kr__sync_send_payload(kr_sim_t *s, kr__event_rec_t *r)
 {
     kr_model_t *m = s->model;
-    kr_rec_extra_t *x = kr__rec_extra_peek(s, r);
-    kr_edge_t *e = x ? kr__edge(m, s->id, x->target) : NULL;
+    kr__rec_extra_t *x = kr__rec_extra_peek(s, r);
+    kr__edge_t *e = x ? kr__edge(m, s->id, x->target) : NULL;
     if (!e) {
         kr__model_fail(m, KR_ERR_STATE, "'%s': a sync-event's sender side without its target", s->name);
         return;
@@ -496,8 +496,8 @@ kr_status_t kr__sync_cancel(kr_sim_t *s, const kr_event_key_t *key, bool delay, 
     if (oi == UINT32_MAX || s->outgoing[oi].target != key->target)
         return kr__fail(KR_ERR_STATE, "%s: '%s': no sync-event with sequence %llu it may still change (already run, "
                         "cancelled, or past now + promise)", fn, s->name, (unsigned long long)key->sequence);
-    kr_outgoing_t o = s->outgoing[oi];
-    kr_edge_t *e = kr__edge(m, s->id, o.target);
+    kr__outgoing_t o = s->outgoing[oi];
+    kr__edge_t *e = kr__edge(m, s->id, o.target);
     kr_time_t limit = kr__time_add(s->now, e->promise);
     kr_time_t new_time = kr__time_add(o.time, delay ? extra : 0);
     if (o.time < limit)
@@ -559,7 +559,7 @@ static kr_status_t read_payload(kr_reader_t *r, const void **data, uint32_t *siz
 }
 
 /* Applies one data message that is next in its edge's order. */
-static kr_status_t apply_data(kr_model_t *m, kr_edge_t *e, uint8_t kind, kr_time_t time, kr_reader_t *r)
+static kr_status_t apply_data(kr_model_t *m, kr__edge_t *e, uint8_t kind, kr_time_t time, kr_reader_t *r)
 {
     kr_sim_t *t = m->sims[e->to];
     if (time < t->now && kind != MSG_CANCEL) return bad(m, e->from, "event time before the target's current time");
@@ -574,7 +574,7 @@ static kr_status_t apply_data(kr_model_t *m, kr_edge_t *e, uint8_t kind, kr_time
         uint32_t size, roots, pack_len;
         if (read_payload(r, &data, &size, &roots, &pack, &pack_len) || kr_reader_left(r))
             return bad(m, e->from, "truncated or overlong sync-event");
-        const kr_event_type_rec_t *tr = kr__event_type(m, type);
+        const kr__event_type_rec_t *tr = kr__event_type(m, type);
         if (!tr || !tr->desc.on_target_side) return bad(m, e->from, "unknown sync-event type");
         if (placeholder > 1 || k.priority == KR_PRIORITY_STEP) return bad(m, e->from, "bad sync-event flags");
         if (placeholder ? size != 0 || pack_len || roots : size != tr->desc.size)
@@ -617,7 +617,7 @@ static kr_status_t apply_data(kr_model_t *m, kr_edge_t *e, uint8_t kind, kr_time
 
 /* Keeps a message that arrived ahead of its turn (deliver_one has already
  * dropped duplicates of kept ones). */
-static kr_status_t keep_early(kr_edge_t *e, uint64_t seq, const void *bytes, size_t len)
+static kr_status_t keep_early(kr__edge_t *e, uint64_t seq, const void *bytes, size_t len)
 {
     if (e->early_count == e->early_cap) {
         size_t cap = e->early_cap ? e->early_cap * 2 : 8;
@@ -639,7 +639,7 @@ static kr_status_t keep_early(kr_edge_t *e, uint64_t seq, const void *bytes, siz
 static kr_status_t deliver_one(kr_model_t *m, const void *bytes, size_t len, bool from_early);
 
 /* Guarantees and early messages waiting for the edge's count to catch up. */
-static kr_status_t catch_up(kr_model_t *m, kr_edge_t *e)
+static kr_status_t catch_up(kr_model_t *m, kr__edge_t *e)
 {
     for (;;) {
         size_t i = 0;
@@ -655,7 +655,7 @@ static kr_status_t catch_up(kr_model_t *m, kr_edge_t *e)
     }
     size_t keep = 0;
     for (size_t i = 0; i < e->pending_count; i++) {
-        kr_pending_guarantee_t p = e->pending[i];
+        kr__pending_guarantee_t p = e->pending[i];
         if (p.count <= e->received) {
             if (p.time > e->guarantee) e->guarantee = p.time;
         } else {
@@ -676,7 +676,7 @@ static kr_status_t deliver_one(kr_model_t *m, const void *bytes, size_t len, boo
     kr_time_t time = rd(&r, 8);
     if (r.failed) return bad(m, UINT32_MAX, "truncated header");
     if (from >= m->sim_count || to >= m->sim_count) return bad(m, from, "unknown simulator id");
-    kr_edge_t *e = kr__edge(m, from, to);
+    kr__edge_t *e = kr__edge(m, from, to);
     if (!e || e->internal) return bad(m, from, "no such dependency");
     if (kind == MSG_GUARANTEE) {
         if (kr_reader_left(&r)) return bad(m, from, "overlong guarantee");
@@ -686,12 +686,12 @@ static kr_status_t deliver_one(kr_model_t *m, const void *bytes, size_t len, boo
         }
         if (e->pending_count == e->pending_cap) {
             size_t cap = e->pending_cap ? e->pending_cap * 2 : 4;
-            kr_pending_guarantee_t *p = realloc(e->pending, cap * sizeof *p);
+            kr__pending_guarantee_t *p = realloc(e->pending, cap * sizeof *p);
             if (!p) return kr__fail(KR_ERR_NOMEM, "out of memory holding guarantees");
             e->pending = p;
             e->pending_cap = cap;
         }
-        e->pending[e->pending_count++] = (kr_pending_guarantee_t){ edge_seq, time };
+        e->pending[e->pending_count++] = (kr__pending_guarantee_t){ edge_seq, time };
         return KR_OK;
     }
     if (kind == MSG_REQUEST) {

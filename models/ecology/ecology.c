@@ -37,12 +37,12 @@
 /* Values below this are zero (PHIDS's flow and signal floors). */
 #define FLOOR 1e-4
 
-enum { F_ENERGY = KR_ECOLOGY_ENERGY, F_FLOW = KR_ECOLOGY_FLOW, F_SIGNAL = KR_ECOLOGY_SIGNAL,
-       F_PLANTS = KR_ECOLOGY_PLANTS, F_COUNT = KR_ECOLOGY_FIELDS };
+enum { F_ENERGY = KR__ECOLOGY_ENERGY, F_FLOW = KR__ECOLOGY_FLOW, F_SIGNAL = KR__ECOLOGY_SIGNAL,
+       F_PLANTS = KR__ECOLOGY_PLANTS, F_COUNT = KR__ECOLOGY_FIELDS };
 enum { S_PLANTS, S_SWARMS, S_HERBIVORES, S_ENERGY, S_COUNT };
 
-typedef kr_ecology_plant_t plant_t;
-typedef kr_ecology_swarm_t swarm_t;
+typedef kr__ecology_plant_t plant_t;
+typedef kr__ecology_swarm_t swarm_t;
 
 typedef struct params {
     int64_t width, height, swarms, swarm_population, seed_interval, sweeps, repel_steps, split_population;
@@ -504,9 +504,9 @@ static kr_status_t ecology_register(kr_model_t *m)
     kr_registry_t *reg = kr_model_registry(m);
     if (!kr_model_context_type(m, &(kr_context_desc_t){ .name = ECOLOGY_CONTEXT, .size = sizeof(ecology_t),
                                                         .fini = context_fini }) ||
-        !kr_component_register(reg, &(kr_component_desc_t){ .name = KR_ECOLOGY_PLANT, .size = sizeof(plant_t),
+        !kr_component_register(reg, &(kr_component_desc_t){ .name = KR__ECOLOGY_PLANT, .size = sizeof(plant_t),
                                                             .align = _Alignof(plant_t) }) ||
-        !kr_component_register(reg, &(kr_component_desc_t){ .name = KR_ECOLOGY_SWARM, .size = sizeof(swarm_t),
+        !kr_component_register(reg, &(kr_component_desc_t){ .name = KR__ECOLOGY_SWARM, .size = sizeof(swarm_t),
                                                             .align = _Alignof(swarm_t) }))
         return kr_last_status();
     return KR_OK;
@@ -670,8 +670,8 @@ static kr_status_t ecology_setup(kr_sim_t *sim, const kr_params_t *kp)
     if (!(eco->region = kr_region_create(sim, &d))) return kr_last_status();
     eco->world = kr_region_world(eco->region);
     kr_registry_t *reg = kr_model_registry(kr_sim_model(sim));
-    eco->plant_c = kr_component_lookup(reg, KR_ECOLOGY_PLANT);
-    eco->swarm_c = kr_component_lookup(reg, KR_ECOLOGY_SWARM);
+    eco->plant_c = kr_component_lookup(reg, KR__ECOLOGY_PLANT);
+    eco->swarm_c = kr_component_lookup(reg, KR__ECOLOGY_SWARM);
     size_t area = kr_rect_area(kr_region_stored(eco->region));
     eco->sweep_a = malloc(area * sizeof *eco->sweep_a);
     eco->sweep_b = malloc(area * sizeof *eco->sweep_b);
@@ -755,7 +755,7 @@ static uint64_t ecology_state_digest(kr_sim_t *sim)
     return eco && eco->region ? kr_region_state_digest(eco->region) : 0;
 }
 
-const kr_kind_desc_t kr_ecology_kind = {
+const kr_kind_desc_t kr__ecology_kind = {
     .name = "ecology",
     .summary = "plants and herbivore swarms (PHIDS-like) on a grid that may be cut into regions",
     .formalism = KR_AGENT_BASED,

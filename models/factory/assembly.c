@@ -99,7 +99,7 @@ static uint64_t assembly_digest(kr_sim_t *sim)
     return a ? factory_mix(UINT64_C(0xa55e3b1e), a->made) : 0;
 }
 
-const kr_kind_desc_t kr_factory_assembly_kind = {
+const kr_kind_desc_t kr__factory_assembly_kind = {
     .name = "assembly",
     .summary = "factory assembly line: makes parts at random intervals and sends them on",
     .formalism = KR_DISCRETE_EVENT,

@@ -318,7 +318,7 @@ static uint64_t bath_digest(kr_sim_t *sim)
     return h;
 }
 
-const kr_kind_desc_t kr_factory_bath_kind = {
+const kr_kind_desc_t kr__factory_bath_kind = {
     .name = "bath",
     .summary = "factory chemical bath: heats each part along an ODE until a state event finds it at the target",
     .formalism = KR_CONTINUOUS,

@@ -2,7 +2,7 @@
  * makes parts, transport robots (agent-based) carry them one per robot
  * along a path, a chemical bath (continuous) heats them along an ODE until
  * a state event takes them out. Private to models/factory; the kinds are
- * reached through kr_models_register_builtin (models/builtin.h).
+ * reached through kr__models_register_builtin (models/builtin.h).
  *
  * Parts are entities (a factory.part data component and a factory.tracker
  * behavior that counts the simulators a part has moved into) and travel
@@ -17,9 +17,9 @@
 #include <stdint.h>
 #include "kairos/kairos.h"
 
-extern const kr_kind_desc_t kr_factory_assembly_kind;
-extern const kr_kind_desc_t kr_factory_robots_kind;
-extern const kr_kind_desc_t kr_factory_bath_kind;
+extern const kr_kind_desc_t kr__factory_assembly_kind;
+extern const kr_kind_desc_t kr__factory_robots_kind;
+extern const kr_kind_desc_t kr__factory_bath_kind;
 
 /* The "factory.part" data component: what travels along the line. */
 typedef struct factory_part {

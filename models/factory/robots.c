@@ -215,7 +215,7 @@ static uint64_t robots_digest(kr_sim_t *sim)
     return h;
 }
 
-const kr_kind_desc_t kr_factory_robots_kind = {
+const kr_kind_desc_t kr__factory_robots_kind = {
     .name = "robots",
     .summary = "factory transport robots: carry one part each along a path at a speed, then send it on",
     .formalism = KR_AGENT_BASED,

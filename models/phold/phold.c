@@ -101,7 +101,7 @@ static inline void send_next(kr_sim_t *sim, phold_t *ph, uint32_t lp, kr_time_t 
 static void lp_event(kr_sim_t *sim, void *data)
 {
     const phold_msg_t *m = data;
-    phold_t *ph = kr_sim_user(sim, &kr_phold_kind);
+    phold_t *ph = kr_sim_user(sim, &kr__phold_kind);
     if (!ph || m->lp >= (uint64_t)ph->lps) {
         kr_sim_fail(sim, KR_ERR_CORRUPT, "phold: an event for LP %u, which this simulator does not have", m->lp);
         return;
@@ -175,7 +175,7 @@ static kr_status_t phold_setup(kr_sim_t *sim, const kr_params_t *p)
     phold_t *ph = ctx ? kr_sim_context(sim, ctx) : NULL;
     if (!ph) return kr_last_status();
     ph->ctx = ctx;
-    kr_sim_set_user(sim, &kr_phold_kind, ph);
+    kr_sim_set_user(sim, &kr__phold_kind, ph);
     kr_status_t st = kr_params_int(p, "lps", 1, 1, 100000000, &ph->lps);
     if (!st) st = kr_params_int(p, "start_events", 1, 1, 1000000, &ph->start_events);
     if (!st) st = kr_params_number(p, "remote", 0.25, &ph->remote);
@@ -283,7 +283,7 @@ static uint64_t phold_digest(kr_sim_t *sim)
     return mix(h, ph->remote_sent);
 }
 
-const kr_kind_desc_t kr_phold_kind = {
+const kr_kind_desc_t kr__phold_kind = {
     .name = "phold",
     .summary = "PHOLD: LPs passing events, a fraction of them to LPs of other replicas",
     .formalism = KR_DISCRETE_EVENT,

@@ -4,6 +4,6 @@
 
 #include "kairos/kind.h"
 
-extern const kr_kind_desc_t kr_phold_kind;
+extern const kr_kind_desc_t kr__phold_kind;
 
 #endif

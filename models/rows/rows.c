@@ -162,7 +162,7 @@ static void receive(kr_sim_t *sim, void *data)
 {
     const rows_ship_t *m = data;
     /* the receiver's own state: nothing from the wire picks it */
-    rows_t *r = kr_sim_user(sim, &kr_rows_kind);
+    rows_t *r = kr_sim_user(sim, &kr__rows_kind);
     if (!r || !r->final) {
         kr_sim_fail(sim, KR_ERR_CORRUPT, "rows: a tote from simulator %u arrived at a simulator that is not a final "
                     "one", m->line);
@@ -278,7 +278,7 @@ static kr_status_t rows_setup(kr_sim_t *sim, const kr_params_t *p)
     rows_t *r = ctx ? kr_sim_context(sim, ctx) : NULL;
     if (!r) return kr_last_status();
     r->ctx = ctx; /* local events carry it; a shipment finds its receiver by kr_sim_user */
-    kr_sim_set_user(sim, &kr_rows_kind, r);
+    kr_sim_set_user(sim, &kr__rows_kind, r);
     r->precision = kr_model_precision(m);
     r->end_time = kr_model_end_time(m);
     r->world = kr_sim_world(sim);
@@ -345,7 +345,7 @@ static uint64_t rows_digest(kr_sim_t *sim)
     return mix(mix(mix(0x11e5, r->generated), mix(r->shipped, r->passes)), mix(r->snags, r->extra_total));
 }
 
-const kr_kind_desc_t kr_rows_kind = {
+const kr_kind_desc_t kr__rows_kind = {
     .name = "rows",
     .summary = "fan-in production lines: totes along conveyor sections with random snags, shipped to a final simulator",
     .formalism = KR_DISCRETE_EVENT,

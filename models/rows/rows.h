@@ -4,6 +4,6 @@
 
 #include "kairos/kind.h"
 
-extern const kr_kind_desc_t kr_rows_kind;
+extern const kr_kind_desc_t kr__rows_kind;
 
 #endif

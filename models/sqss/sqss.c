@@ -347,7 +347,7 @@ static uint64_t sqss_digest(kr_sim_t *sim)
     return h;
 }
 
-const kr_kind_desc_t kr_sqss_kind = {
+const kr_kind_desc_t kr__sqss_kind = {
     .name = "sqss",
     .summary = "Source -> Queue -> Server(s) -> Sink joined by channels",
     .formalism = KR_DISCRETE_EVENT,

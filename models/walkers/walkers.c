@@ -141,7 +141,7 @@ static uint64_t walkers_state_digest(kr_sim_t *sim)
     return w && w->region ? kr_region_state_digest(w->region) : 0;
 }
 
-const kr_kind_desc_t kr_walkers_kind = {
+const kr_kind_desc_t kr__walkers_kind = {
     .name = "walkers",
     .summary = "random walkers on a grid that may be cut into regions",
     .formalism = KR_AGENT_BASED,

@@ -4,6 +4,6 @@
 
 #include "kairos/kind.h"
 
-extern const kr_kind_desc_t kr_walkers_kind;
+extern const kr_kind_desc_t kr__walkers_kind;
 
 #endif

@@ -13,15 +13,15 @@ typedef struct state_event {
     void *data;
 } state_event_t;
 
-struct kr_continuous {
-    kr_ode_engine_t *engine;
+struct kr__continuous {
+    kr__ode_engine_t *engine;
     kr_ode_threshold_t *thresholds;  /* mirrors events[i].threshold, as the engine wants them */
     state_event_t *events;
     size_t event_count;
     kr_time_t checkpoint;            /* spacing of integration checkpoints */
 };
 
-static kr_continuous_t *cont_of(kr_sim_t *s, const char *fn)
+static kr__continuous_t *cont_of(kr_sim_t *s, const char *fn)
 {
     if (!s) { kr__fail(KR_ERR_INVALID_ARG, "%s: null simulator", fn); return NULL; }
     if (s->formalism != KR_CONTINUOUS) {
@@ -34,10 +34,10 @@ static kr_continuous_t *cont_of(kr_sim_t *s, const char *fn)
 
 kr_status_t kr_continuous_set_ode(kr_sim_t *s, const kr_ode_desc_t *desc)
 {
-    kr_continuous_t *c = cont_of(s, "kr_continuous_set_ode");
+    kr__continuous_t *c = cont_of(s, "kr_continuous_set_ode");
     if (!c) return kr_last_status();
     if (s->model->started) return kr__fail(KR_ERR_STATE, "kr_continuous_set_ode: '%s': the model has started", s->name);
-    kr_ode_engine_t *e = kr__ode_engine_create(desc, s->model->precision, 0);
+    kr__ode_engine_t *e = kr__ode_engine_create(desc, s->model->precision, 0);
     if (!e) return kr__fail(kr_last_status(), "simulator '%s': %s", s->name, kr_last_error());
     if (c->engine) kr__ode_engine_destroy(c->engine);
     c->engine = e;
@@ -55,12 +55,12 @@ double *kr_continuous_state(kr_sim_t *s, size_t *dim)
 kr_status_t kr_continuous_add_state_event(kr_sim_t *s, const kr_ode_threshold_t *th, kr_event_type_t type,
                                           const void *data)
 {
-    kr_continuous_t *c = cont_of(s, "kr_continuous_add_state_event");
+    kr__continuous_t *c = cont_of(s, "kr_continuous_add_state_event");
     if (!c) return kr_last_status();
     if (s->model->started)
         return kr__fail(KR_ERR_STATE, "kr_continuous_add_state_event: '%s': the model has started", s->name);
     if (!th || !th->g) return kr__fail(KR_ERR_INVALID_ARG, "kr_continuous_add_state_event: a threshold function is needed");
-    const kr_event_type_rec_t *t = kr__event_type(s->model, type);
+    const kr__event_type_rec_t *t = kr__event_type(s->model, type);
     if (!t || !t->desc.on_event)
         return kr__fail(KR_ERR_INVALID_ARG, "kr_continuous_add_state_event: '%s': event type %u is not a local event type",
                         s->name, type);
@@ -83,7 +83,7 @@ kr_status_t kr_continuous_add_state_event(kr_sim_t *s, const kr_ode_threshold_t 
 
 void kr__continuous_fini(kr_sim_t *s)
 {
-    kr_continuous_t *c = s->cont;
+    kr__continuous_t *c = s->cont;
     if (!c) return;
     if (c->engine) kr__ode_engine_destroy(c->engine);
     for (size_t i = 0; i < c->event_count; i++) free(c->events[i].data);
@@ -111,9 +111,9 @@ kr_status_t kr__continuous_start(kr_sim_t *s)
     s->cont->checkpoint = cycle > 0 && cycle < s->time_step ? cycle : s->time_step;
     /* The end is always an update point; observation points only matter
      * when someone downstream can be told about the state. */
-    kr_status_t st = kr__sim_schedule_kind(s, KR_EV_OBSERVE, KR_PRIORITY_STEP, m->end_time, 0, NULL, 0, NULL);
+    kr_status_t st = kr__sim_schedule_kind(s, KR__EV_OBSERVE, KR_PRIORITY_STEP, m->end_time, 0, NULL, 0, NULL);
     if (!st && s->out_count && s->time_step < m->end_time)
-        st = kr__sim_schedule_kind(s, KR_EV_OBSERVE, KR_PRIORITY_STEP, s->time_step, 0, NULL, 0, NULL);
+        st = kr__sim_schedule_kind(s, KR__EV_OBSERVE, KR_PRIORITY_STEP, s->time_step, 0, NULL, 0, NULL);
     return st;
 }
 
@@ -130,7 +130,7 @@ static kr_time_t next_checkpoint(const kr_sim_t *s, kr_time_t from)
 
 bool kr__continuous_advance(kr_sim_t *s, kr_time_t t)
 {
-    kr_continuous_t *c = s->cont;
+    kr__continuous_t *c = s->cont;
     while (c->engine && kr__ode_engine_time(c->engine) < t) {
         kr_time_t to = t;
         if (c->event_count) {
@@ -146,8 +146,8 @@ bool kr__continuous_advance(kr_sim_t *s, kr_time_t t)
         }
         if (hit < 0) continue;
         const state_event_t *ev = &c->events[hit];
-        const kr_event_type_rec_t *type = kr__event_type(s->model, ev->type);
-        st = kr__sim_schedule_kind(s, KR_EV_STATE, KR_PRIORITY_DEFAULT, kr__ode_engine_time(c->engine), ev->type,
+        const kr__event_type_rec_t *type = kr__event_type(s->model, ev->type);
+        st = kr__sim_schedule_kind(s, KR__EV_STATE, KR_PRIORITY_DEFAULT, kr__ode_engine_time(c->engine), ev->type,
                                    ev->data, type->desc.size, NULL);
         if (st) kr__model_fail(s->model, st, "continuous simulator '%s': %s", s->name, kr_last_error());
         return false;
@@ -157,14 +157,14 @@ bool kr__continuous_advance(kr_sim_t *s, kr_time_t t)
 
 bool kr__continuous_lookahead(kr_sim_t *s, kr_time_t bound)
 {
-    kr_continuous_t *c = s->cont;
+    kr__continuous_t *c = s->cont;
     if (!c || !c->engine || !c->event_count) return false;
     kr_time_t from = kr__ode_engine_time(c->engine);
     kr_time_t cp = next_checkpoint(s, from);
     if (cp >= bound) return false;
     /* the last checkpoint below the bound, not past the next event */
     kr_time_t last = ((bound - 1) / c->checkpoint) * c->checkpoint;
-    kr_event_rec_t *h = kr__sim_head(s);
+    kr__event_rec_t *h = kr__sim_head(s);
     if (h && h->time < last) last = h->time;
     if (last > s->model->end_time) last = s->model->end_time; /* nothing runs past the end */
     if (last <= from) return false;
@@ -180,14 +180,14 @@ void kr__continuous_observe(kr_sim_t *s, bool observation_point)
     if (!st && observation_point && s->out_count && s->now < m->end_time) {
         kr_time_t next = kr__time_add(s->now, s->time_step);
         if (next < m->end_time)
-            st = kr__sim_schedule_kind(s, KR_EV_OBSERVE, KR_PRIORITY_STEP, next, 0, NULL, 0, NULL);
+            st = kr__sim_schedule_kind(s, KR__EV_OBSERVE, KR_PRIORITY_STEP, next, 0, NULL, 0, NULL);
     }
     if (st) kr__model_fail(m, st, "continuous simulator '%s': %s", s->name, kr_last_error());
 }
 
 kr_time_t kr__continuous_next(kr_sim_t *s, kr_time_t head)
 {
-    kr_continuous_t *c = s->cont;
+    kr__continuous_t *c = s->cont;
     /* A crossing may come at any tick after the state's time. */
     if (c->engine && c->event_count) {
         kr_time_t t = kr__time_add(kr__ode_engine_time(c->engine), 1);

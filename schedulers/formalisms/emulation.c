@@ -20,7 +20,7 @@ typedef struct replay_line {
     size_t text_len;
 } replay_line_t;
 
-struct kr_emulation {
+struct kr__emulation {
     kr_clock_t clock;
     bool custom_clock;
     double speed;
@@ -63,7 +63,7 @@ static char *make_text(const char *event, const char *data, size_t *len)
     return t;
 }
 
-static kr_status_t load_replay(kr_sim_t *s, kr_emulation_t *em, const char *path)
+static kr_status_t load_replay(kr_sim_t *s, kr__emulation_t *em, const char *path)
 {
     FILE *f = fopen(path, "r");
     if (!f) return kr__fail(KR_ERR_IO, "emulation '%s': cannot open replay log %s: %s", s->name, path, strerror(errno));
@@ -114,7 +114,7 @@ static kr_status_t load_replay(kr_sim_t *s, kr_emulation_t *em, const char *path
 
 kr_status_t kr__emulation_create(kr_sim_t *s, const kr_emulation_desc_t *d)
 {
-    kr_emulation_t *em = calloc(1, sizeof *em);
+    kr__emulation_t *em = calloc(1, sizeof *em);
     if (!em) return kr__fail(KR_ERR_NOMEM, "emulation '%s': out of memory", s->name);
     s->emu = em;
     kr_emulation_desc_t desc = d ? *d : (kr_emulation_desc_t){ .input_fd = -1 };
@@ -146,7 +146,7 @@ kr_status_t kr__emulation_create(kr_sim_t *s, const kr_emulation_desc_t *d)
 
 void kr__emulation_fini(kr_sim_t *s)
 {
-    kr_emulation_t *em = s->emu;
+    kr__emulation_t *em = s->emu;
     if (!em) return;
     if (em->log) fclose(em->log);
     for (size_t i = 0; i < em->replay_count; i++) free(em->replay[i].text);
@@ -165,7 +165,7 @@ kr_status_t kr__emulation_begin(kr_sim_t *s)
 /* The clock in ticks of model time since the run began. */
 static kr_time_t clock_ticks(kr_sim_t *s)
 {
-    kr_emulation_t *em = s->emu;
+    kr__emulation_t *em = s->emu;
     uint64_t now = em->clock.now_ns(em->clock.arg);
     if (now <= em->start_ns) return 0;
     double ticks = (double)(now - em->start_ns) * 1e-9 * em->speed * (double)s->model->precision;
@@ -187,14 +187,14 @@ static void inject(kr_sim_t *s, kr_time_t t, char *text, size_t len)
         kr__model_fail(m, KR_ERR_NOMEM, "emulation '%s': out of memory", s->name);
         return;
     }
-    kr_event_rec_t *r = &s->recs[slot];
+    kr__event_rec_t *r = &s->recs[slot];
     r->time = t;
     r->priority = KR_PRIORITY_DEFAULT;
     r->source = s->id;
     r->sequence = s->sequence++;
-    r->kind = KR_EV_INPUT;
+    r->kind = KR__EV_INPUT;
     (void)len;
-    kr_rec_extra_t *x = kr__rec_extra(s, r);
+    kr__rec_extra_t *x = kr__rec_extra(s, r);
     if (x) x->text = text;
     else free(text);
     if (!x || kr__rec_enqueue(s, slot)) {
@@ -205,7 +205,7 @@ static void inject(kr_sim_t *s, kr_time_t t, char *text, size_t len)
 
 static void take_line(kr_sim_t *s, const char *line, size_t n)
 {
-    kr_emulation_t *em = s->emu;
+    kr__emulation_t *em = s->emu;
     kr_model_t *m = s->model;
     json_error_t err;
     json_t *j = json_loadb(line, n, 0, &err);
@@ -245,7 +245,7 @@ static void take_line(kr_sim_t *s, const char *line, size_t n)
 
 void kr__emulation_poll(kr_sim_t *s)
 {
-    kr_emulation_t *em = s->emu;
+    kr__emulation_t *em = s->emu;
     if (em->replaying) {
         while (em->replay_next < em->replay_count && em->replay[em->replay_next].after == s->executed) {
             replay_line_t *l = &em->replay[em->replay_next++];
@@ -303,7 +303,7 @@ bool kr__emulation_ready(kr_sim_t *s, kr_time_t t)
 
 kr_time_t kr__emulation_next(kr_sim_t *s, kr_time_t head)
 {
-    kr_emulation_t *em = s->emu;
+    kr__emulation_t *em = s->emu;
     kr_time_t t = head;
     if (em->replaying) {
         if (em->replay_next < em->replay_count && em->replay[em->replay_next].time < t)
@@ -318,10 +318,10 @@ kr_time_t kr__emulation_next(kr_sim_t *s, kr_time_t head)
 
 bool kr__emulation_waiting(kr_sim_t *s)
 {
-    kr_emulation_t *em = s->emu;
+    kr__emulation_t *em = s->emu;
     if (em->replaying) return false;
-    kr_event_rec_t *h = kr__sim_head(s);
-    bool pending = h && h->time <= s->model->end_time && !(h->flags & KR_REC_AWAITING);
+    kr__event_rec_t *h = kr__sim_head(s);
+    bool pending = h && h->time <= s->model->end_time && !(h->flags & KR__REC_AWAITING);
     return (pending && !kr__emulation_ready(s, h->time)) ||
            (em->input_open && clock_ticks(s) < s->model->end_time);
 }
@@ -329,7 +329,7 @@ bool kr__emulation_waiting(kr_sim_t *s)
 /* Wall-clock nanoseconds at which the clock of s reads t. */
 static uint64_t deadline_of(kr_sim_t *s, kr_time_t t)
 {
-    kr_emulation_t *em = s->emu;
+    kr__emulation_t *em = s->emu;
     double ns = (double)t / ((double)s->model->precision * em->speed) * 1e9;
     if (ns >= 1.8e19) return UINT64_MAX;
     return em->start_ns + (uint64_t)ceil(ns);
@@ -342,7 +342,7 @@ void kr__emulation_wait(kr_model_t *m)
     for (uint32_t i = 0; i < m->sim_count; i++) {
         kr_sim_t *s = m->sims[i];
         if (!s->emu || !kr__emulation_waiting(s)) continue;
-        kr_event_rec_t *h = kr__sim_head(s);
+        kr__event_rec_t *h = kr__sim_head(s);
         kr_time_t t = h && h->time <= m->end_time ? h->time : m->end_time;
         uint64_t d = deadline_of(s, t);
         if (!first || d < deadline) {
@@ -358,10 +358,10 @@ void kr__emulation_wait(kr_model_t *m)
     first->emu->clock.wait_ns(first->emu->clock.arg, deadline, first->emu->fd);
 }
 
-void kr__emulation_run_input(kr_sim_t *s, kr_event_rec_t *r)
+void kr__emulation_run_input(kr_sim_t *s, kr__event_rec_t *r)
 {
-    kr_emulation_t *em = s->emu;
-    kr_rec_extra_t *x = kr__rec_extra_peek(s, r);
+    kr__emulation_t *em = s->emu;
+    kr__rec_extra_t *x = kr__rec_extra_peek(s, r);
     if (!x || !x->text) return;
     /* on_input may schedule events, which may move the side table */
     char *text = x->text;

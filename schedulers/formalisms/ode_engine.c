@@ -19,10 +19,10 @@
 #include "schedulers/formalisms/ode_engine.h"
 #include "base/error.h"
 
-#define KR_ODE_DEFAULT_TOL 1e-10
-#define KR_ODE_DEFAULT_STEP 1e-6
+#define KR__ODE_DEFAULT_TOL 1e-10
+#define KR__ODE_DEFAULT_STEP 1e-6
 
-struct kr_ode_engine {
+struct kr__ode_engine {
     size_t dim;
     uint64_t precision;
     kr_time_t time;
@@ -108,7 +108,7 @@ static void gsl_handler_off(void)
 
 static int rhs_trampoline(double t, const double y[], double dydt[], void *p)
 {
-    kr_ode_engine_t *e = p;
+    kr__ode_engine_t *e = p;
     int s = e->rhs(t, y, dydt, e->params);
     if (s != GSL_SUCCESS && e->fn_status == GSL_SUCCESS) {
         e->fn_status = s;
@@ -120,7 +120,7 @@ static int rhs_trampoline(double t, const double y[], double dydt[], void *p)
 
 static int jac_trampoline(double t, const double y[], double *dfdy, double dfdt[], void *p)
 {
-    kr_ode_engine_t *e = p;
+    kr__ode_engine_t *e = p;
     int s = e->jacobian(t, y, dfdy, dfdt, e->params);
     if (s != GSL_SUCCESS && e->fn_status == GSL_SUCCESS) {
         e->fn_status = s;
@@ -130,13 +130,13 @@ static int jac_trampoline(double t, const double y[], double *dfdy, double dfdt[
     return s;
 }
 
-static double units(const kr_ode_engine_t *e, kr_time_t ticks)
+static double units(const kr__ode_engine_t *e, kr_time_t ticks)
 {
     return (double)ticks / (double)e->precision;
 }
 
 /* The last tick k with units(k) <= t (t >= 0). */
-static kr_time_t tick_floor(const kr_ode_engine_t *e, double t)
+static kr_time_t tick_floor(const kr__ode_engine_t *e, double t)
 {
     double x = floor(t * (double)e->precision);
     kr_time_t k = x <= 0.0 ? 0 : x >= 0x1p64 ? KR_TIME_NEVER : (kr_time_t)x;
@@ -147,7 +147,7 @@ static kr_time_t tick_floor(const kr_ode_engine_t *e, double t)
     return k;
 }
 
-void kr__ode_engine_destroy(kr_ode_engine_t *e)
+void kr__ode_engine_destroy(kr__ode_engine_t *e)
 {
     if (!e)
         return;
@@ -173,7 +173,7 @@ static bool check_tol(double v, const char *what)
     return true;
 }
 
-kr_ode_engine_t *kr__ode_engine_create(const kr_ode_desc_t *desc, uint64_t precision,
+kr__ode_engine_t *kr__ode_engine_create(const kr_ode_desc_t *desc, uint64_t precision,
                                        kr_time_t start)
 {
     if (!desc) {
@@ -222,7 +222,7 @@ kr_ode_engine_t *kr__ode_engine_create(const kr_ode_desc_t *desc, uint64_t preci
 
     gsl_handler_off();
 
-    kr_ode_engine_t *e = calloc(1, sizeof *e);
+    kr__ode_engine_t *e = calloc(1, sizeof *e);
     if (!e) {
         kr__fail(KR_ERR_NOMEM, "ode: out of memory");
         return NULL;
@@ -234,7 +234,7 @@ kr_ode_engine_t *kr__ode_engine_create(const kr_ode_desc_t *desc, uint64_t preci
     e->rhs = desc->rhs;
     e->jacobian = desc->jacobian;
     e->params = desc->params;
-    e->initial_step = desc->initial_step > 0.0 ? desc->initial_step : KR_ODE_DEFAULT_STEP;
+    e->initial_step = desc->initial_step > 0.0 ? desc->initial_step : KR__ODE_DEFAULT_STEP;
     e->sys = (gsl_odeiv2_system){
         .function = rhs_trampoline,
         .jacobian = desc->jacobian ? jac_trampoline : NULL,
@@ -248,8 +248,8 @@ kr_ode_engine_t *kr__ode_engine_create(const kr_ode_desc_t *desc, uint64_t preci
     e->y_probe = malloc(bytes);
     e->y_hit = malloc(bytes);
     e->y_last = malloc(bytes);
-    double abs_tol = desc->abs_tol > 0.0 ? desc->abs_tol : KR_ODE_DEFAULT_TOL;
-    double rel_tol = desc->rel_tol > 0.0 ? desc->rel_tol : KR_ODE_DEFAULT_TOL;
+    double abs_tol = desc->abs_tol > 0.0 ? desc->abs_tol : KR__ODE_DEFAULT_TOL;
+    double rel_tol = desc->rel_tol > 0.0 ? desc->rel_tol : KR__ODE_DEFAULT_TOL;
     if (e->y && e->y_call && e->y_step && e->y_probe && e->y_hit && e->y_last)
         e->drv = gsl_odeiv2_driver_alloc_y_new(&e->sys, step_type(desc->method),
                                                e->initial_step, abs_tol, rel_tol);
@@ -262,12 +262,12 @@ kr_ode_engine_t *kr__ode_engine_create(const kr_ode_desc_t *desc, uint64_t preci
     return e;
 }
 
-double *kr__ode_engine_state(kr_ode_engine_t *e) { return e->y; }
-size_t kr__ode_engine_dim(const kr_ode_engine_t *e) { return e->dim; }
-kr_time_t kr__ode_engine_time(const kr_ode_engine_t *e) { return e->time; }
+double *kr__ode_engine_state(kr__ode_engine_t *e) { return e->y; }
+size_t kr__ode_engine_dim(const kr__ode_engine_t *e) { return e->dim; }
+kr_time_t kr__ode_engine_time(const kr__ode_engine_t *e) { return e->time; }
 
 /* Reports a failed GSL call, naming the callback that caused it if one did. */
-static kr_status_t gsl_failure(const kr_ode_engine_t *e, int status, double t)
+static kr_status_t gsl_failure(const kr__ode_engine_t *e, int status, double t)
 {
     if (e->fn_status != GSL_SUCCESS)
         return kr__fail(KR_ERR_NUMERIC, "ode: the %s returned %d at t = %.17g",
@@ -280,7 +280,7 @@ static kr_status_t gsl_failure(const kr_ode_engine_t *e, int status, double t)
 }
 
 /* One accepted GSL step from *t towards t1, with the state checked. */
-static kr_status_t step(kr_ode_engine_t *e, double *t, double t1, double *y)
+static kr_status_t step(kr__ode_engine_t *e, double *t, double t1, double *y)
 {
     gsl_odeiv2_driver *d = e->drv;
     double t0 = *t;
@@ -294,7 +294,7 @@ static kr_status_t step(kr_ode_engine_t *e, double *t, double t1, double *y)
     return KR_OK;
 }
 
-static kr_status_t restart(kr_ode_engine_t *e)
+static kr_status_t restart(kr__ode_engine_t *e)
 {
     if (gsl_odeiv2_driver_reset_hstart(e->drv, e->initial_step) != GSL_SUCCESS)
         return kr__fail(KR_ERR_NUMERIC, "ode: could not reset the GSL driver");
@@ -302,7 +302,7 @@ static kr_status_t restart(kr_ode_engine_t *e)
 }
 
 /* Integrates y from ta to tb (ta <= tb) afresh. */
-static kr_status_t integrate(kr_ode_engine_t *e, double ta, double tb, double *y)
+static kr_status_t integrate(kr__ode_engine_t *e, double ta, double tb, double *y)
 {
     kr_status_t st = restart(e);
     for (double t = ta; st == KR_OK && t < tb;)
@@ -312,7 +312,7 @@ static kr_status_t integrate(kr_ode_engine_t *e, double ta, double tb, double *y
 
 static int sign_of(double v) { return (v > 0.0) - (v < 0.0); }
 
-static kr_status_t eval(const kr_ode_engine_t *e, const kr_ode_threshold_t *th, size_t i,
+static kr_status_t eval(const kr__ode_engine_t *e, const kr_ode_threshold_t *th, size_t i,
                         double t, const double *y, int *sign)
 {
     double v = th[i].g(t, y, e->params);
@@ -329,7 +329,7 @@ static bool fires(int ref, int now, int direction)
 
 /* The lowest threshold that fires at (t, y) against the signs in e->sign,
  * or -1. */
-static kr_status_t first_firing(const kr_ode_engine_t *e, const kr_ode_threshold_t *th,
+static kr_status_t first_firing(const kr__ode_engine_t *e, const kr_ode_threshold_t *th,
                                 size_t nth, double t, const double *y, int *which)
 {
     *which = -1;
@@ -348,7 +348,7 @@ static kr_status_t first_firing(const kr_ode_engine_t *e, const kr_ode_threshold
 
 /* Probes tick k from the start of the step (ts, e->y_step): the state there
  * goes to e->y_probe, the firing threshold to *which. */
-static kr_status_t probe(kr_ode_engine_t *e, const kr_ode_threshold_t *th, size_t nth,
+static kr_status_t probe(kr__ode_engine_t *e, const kr_ode_threshold_t *th, size_t nth,
                          double ts, kr_time_t k, int *which)
 {
     memcpy(e->y_probe, e->y_step, e->dim * sizeof(double));
@@ -362,7 +362,7 @@ static kr_status_t probe(kr_ode_engine_t *e, const kr_ode_threshold_t *th, size_
  * (ts, e->y_step); hi_max is the advance's target tick. Finds the first
  * tick after ts at which one fires and leaves the state there. *found is
  * false when no tick shows the crossing (it flips back within a tick). */
-static kr_status_t locate(kr_ode_engine_t *e, const kr_ode_threshold_t *th, size_t nth,
+static kr_status_t locate(kr__ode_engine_t *e, const kr_ode_threshold_t *th, size_t nth,
                           double ts, double te, kr_time_t hi_max, int *hit, bool *found)
 {
     size_t bytes = e->dim * sizeof(double);
@@ -413,7 +413,7 @@ static kr_status_t locate(kr_ode_engine_t *e, const kr_ode_threshold_t *th, size
     return KR_OK;
 }
 
-static kr_status_t run(kr_ode_engine_t *e, kr_time_t to, const kr_ode_threshold_t *th,
+static kr_status_t run(kr__ode_engine_t *e, kr_time_t to, const kr_ode_threshold_t *th,
                        size_t nth, int *hit)
 {
     size_t bytes = e->dim * sizeof(double);
@@ -473,7 +473,7 @@ static kr_status_t run(kr_ode_engine_t *e, kr_time_t to, const kr_ode_threshold_
     return KR_OK;
 }
 
-kr_status_t kr__ode_engine_advance(kr_ode_engine_t *e, kr_time_t to,
+kr_status_t kr__ode_engine_advance(kr__ode_engine_t *e, kr_time_t to,
                                    const kr_ode_threshold_t *th, size_t nth, int *hit)
 {
     if (!e)

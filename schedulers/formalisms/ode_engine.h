@@ -12,7 +12,7 @@
 #include "kairos/status.h"
 #include "kairos/time.h"
 
-typedef struct kr_ode_engine kr_ode_engine_t;
+typedef struct kr__ode_engine kr__ode_engine_t;
 
 /* Creates an engine whose state is desc->initial at tick start; precision
  * is ticks per model unit. Returns NULL with kr_last_error() on a bad desc
@@ -20,17 +20,17 @@ typedef struct kr_ode_engine kr_ode_engine_t;
  * tolerances or initial step, unknown method, an implicit method without a
  * jacobian), a zero precision, or no memory. Turns GSL's aborting default
  * error handler off (see ode.h). */
-kr_ode_engine_t *kr__ode_engine_create(const kr_ode_desc_t *desc, uint64_t precision,
+kr__ode_engine_t *kr__ode_engine_create(const kr_ode_desc_t *desc, uint64_t precision,
                                        kr_time_t start);
 /* Frees the engine (NULL is fine). */
-void kr__ode_engine_destroy(kr_ode_engine_t *e);
+void kr__ode_engine_destroy(kr__ode_engine_t *e);
 
 /* The state y, dim doubles, owned by the engine. The owner may change it
  * between advances (an event handler resetting a variable). */
-double *kr__ode_engine_state(kr_ode_engine_t *e);
-size_t kr__ode_engine_dim(const kr_ode_engine_t *e);
+double *kr__ode_engine_state(kr__ode_engine_t *e);
+size_t kr__ode_engine_dim(const kr__ode_engine_t *e);
 /* The tick the state holds. */
-kr_time_t kr__ode_engine_time(const kr_ode_engine_t *e);
+kr_time_t kr__ode_engine_time(const kr__ode_engine_t *e);
 
 /* Integrates from the state's tick to `to` (>= it). If one of the nth
  * thresholds changes sign (per its direction) on the way, stops instead at
@@ -42,7 +42,7 @@ kr_time_t kr__ode_engine_time(const kr_ode_engine_t *e);
  * state's tick, bad thresholds) or KR_ERR_NUMERIC (a callback returned an
  * error, GSL could not meet the tolerance, a NaN threshold or non-finite
  * state); on failure the state and its tick are left as they were. */
-kr_status_t kr__ode_engine_advance(kr_ode_engine_t *e, kr_time_t to,
+kr_status_t kr__ode_engine_advance(kr__ode_engine_t *e, kr_time_t to,
                                    const kr_ode_threshold_t *th, size_t nth, int *hit);
 
 #endif

@@ -39,9 +39,9 @@ static int run(int rank, int size, const int rank_of[3], kr_sync_algorithm_t syn
                                                                         .on_target_side = noop });
     kr_model_add_dependency(m, 0, 1, S);
     kr_model_add_dependency(m, 1, 0, 0);
-    kr_transport_t *tr = kr_transport_mpi_create(&(kr_mpi_transport_desc_t){ .comm = MPI_COMM_WORLD,
+    kr__transport_t *tr = kr__transport_mpi_create(&(kr__mpi_transport_desc_t){ .comm = MPI_COMM_WORLD,
                                                                              .rank_of_sim = rank_of, .sim_count = 3 });
-    if (!tr || kr_model_use_transport(m, tr) || kr_model_start(m)) {
+    if (!tr || kr__model_use_transport(m, tr) || kr_model_start(m)) {
         fprintf(stderr, "rank %d: %s: setting up: %s\n", rank, label, kr_last_error());
         kr_model_destroy(m);
         return 1;

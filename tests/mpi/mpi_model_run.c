@@ -124,9 +124,9 @@ int main(int argc, char **argv)
     for (int i = 0; i < SIMS; i++) rank_of[i] = i % size;
     for (int alg = 0; alg < 2; alg++) {
         kr_model_t *m = build(rank, rank_of, alg ? KR_SYNC_WINDOW : KR_SYNC_NULL_MESSAGE);
-        kr_transport_t *t = kr_transport_mpi_create(&(kr_mpi_transport_desc_t){ .comm = MPI_COMM_WORLD,
+        kr__transport_t *t = kr__transport_mpi_create(&(kr__mpi_transport_desc_t){ .comm = MPI_COMM_WORLD,
                                                                                 .rank_of_sim = rank_of, .sim_count = SIMS });
-        if (!t || kr_model_use_transport(m, t) || start(m) || kr_model_run(m)) {
+        if (!t || kr__model_use_transport(m, t) || start(m) || kr_model_run(m)) {
             fprintf(stderr, "rank %d: distributed run (%s): %s\n", rank, alg ? "window" : "null-message", kr_last_error());
             MPI_Abort(MPI_COMM_WORLD, 1);
         }

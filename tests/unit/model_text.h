@@ -45,7 +45,7 @@ static void mt_cleanup(void)
 
 /* Loads a model file from text with the built-in kinds and the --set
  * overrides given as further arguments, NULL-terminated. */
-static kr_model_file_t *mt_load(const char *text, ...)
+static kr__model_file_t *mt_load(const char *text, ...)
 {
     const char *sets[16];
     size_t n = 0;
@@ -54,8 +54,8 @@ static kr_model_file_t *mt_load(const char *text, ...)
     for (const char *s; (s = va_arg(ap, const char *)) && n < 16;) sets[n++] = s;
     va_end(ap);
     mt_write(text);
-    return kr_model_file_load(&(kr_model_file_desc_t){ .path = mt_path, .sets = sets, .set_count = n,
-                                                       .register_builtin = kr_models_register_builtin });
+    return kr__model_file_load(&(kr__model_file_desc_t){ .path = mt_path, .sets = sets, .set_count = n,
+                                                       .register_builtin = kr__models_register_builtin });
 }
 
 /* The text of examples/NAME (the tests run from the source root, or from

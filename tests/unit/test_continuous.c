@@ -228,7 +228,7 @@ static int heat(double t, const double y[], double dydt[], void *params)
     return 0;
 }
 
-static void run_factory(kr_transport_t *tr, uint64_t digests[3], int *received, double *final_heat)
+static void run_factory(kr__transport_t *tr, uint64_t digests[3], int *received, double *final_heat)
 {
     memset(&cx, 0, sizeof cx);
     kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = 60 * S, .seed = 2024, .log_level = KR_LOG_OFF });
@@ -273,7 +273,7 @@ Test(continuous, seed_factory_chain_repeats_its_event_sequences)
     double h1, h2, h3;
     run_factory(NULL, d1, &r1, &h1);
     run_factory(NULL, d2, &r2, &h2);
-    run_factory(kr_transport_test_create(&(kr_test_transport_desc_t){ .seed = 3, .hold_probability = 0.5,
+    run_factory(kr__transport_test_create(&(kr__test_transport_desc_t){ .seed = 3, .hold_probability = 0.5,
                                                                       .duplicate_probability = 0.2 }), d3, &r3, &h3);
     for (int i = 0; i < 3; i++) {
         cr_assert_eq(d1[i], d2[i], "simulator %d", i);

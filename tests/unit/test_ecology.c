@@ -18,7 +18,7 @@ TestSuite(ecology, .fini = mt_cleanup);
               "'repel_steps': 0, 'emit': 0"
 
 typedef struct world {
-    kr_model_file_t *f;
+    kr__model_file_t *f;
     kr_model_t *m;
     kr_region_t *r;
     kr_world_t *w;
@@ -30,12 +30,12 @@ static world_t build(const char *text)
     world_t t = { 0 };
     t.f = mt_load(text, NULL);
     cr_assert(t.f, "%s", kr_last_error());
-    t.m = kr_model_file_build(t.f, NULL);
+    t.m = kr__model_file_build(t.f, NULL);
     cr_assert(t.m, "%s", kr_last_error());
     t.r = kr_region_of(kr_model_sim(t.m, 0));
     t.w = kr_region_world(t.r);
-    t.plant = kr_component_lookup(kr_model_registry(t.m), KR_ECOLOGY_PLANT);
-    t.swarm = kr_component_lookup(kr_model_registry(t.m), KR_ECOLOGY_SWARM);
+    t.plant = kr_component_lookup(kr_model_registry(t.m), KR__ECOLOGY_PLANT);
+    t.swarm = kr_component_lookup(kr_model_registry(t.m), KR__ECOLOGY_SWARM);
     return t;
 }
 
@@ -47,16 +47,16 @@ static void run(world_t *t)
 static void done(world_t *t)
 {
     kr_model_destroy(t->m);
-    kr_model_file_free(t->f);
+    kr__model_file_free(t->f);
 }
 
 /* Adds an agent before the run (ids above any initial one). */
-static kr_ecology_plant_t *add_plant(world_t *t, uint64_t id, int32_t x, int32_t y, double energy)
+static kr__ecology_plant_t *add_plant(world_t *t, uint64_t id, int32_t x, int32_t y, double energy)
 {
     kr_entity_t e = kr_region_agent_create(t->r, id, x, y);
     cr_assert(e != KR_ENTITY_INVALID, "%s", kr_last_error());
-    kr_ecology_plant_t *p = kr_component_add(t->w, e, t->plant);
-    *p = (kr_ecology_plant_t){ .energy = energy, .last_seed = 0, .attacked = -1 };
+    kr__ecology_plant_t *p = kr_component_add(t->w, e, t->plant);
+    *p = (kr__ecology_plant_t){ .energy = energy, .last_seed = 0, .attacked = -1 };
     return p;
 }
 
@@ -64,8 +64,8 @@ static void add_swarm(world_t *t, uint64_t id, int32_t x, int32_t y, int64_t pop
 {
     kr_entity_t e = kr_region_agent_create(t->r, id, x, y);
     cr_assert(e != KR_ENTITY_INVALID, "%s", kr_last_error());
-    kr_ecology_swarm_t *s = kr_component_add(t->w, e, t->swarm);
-    *s = (kr_ecology_swarm_t){ .energy = energy, .population = pop };
+    kr__ecology_swarm_t *s = kr_component_add(t->w, e, t->swarm);
+    *s = (kr__ecology_swarm_t){ .energy = energy, .population = pop };
 }
 
 /* The agents with component c after the run, at most `cap`, with cells. */
@@ -105,13 +105,13 @@ Test(ecology, plants_grow_up_to_their_maximum)
     run(&t);
     found_t p[2];
     cr_assert_eq(find(&t, t.plant, p, 2), 1);
-    cr_assert_float_eq(((const kr_ecology_plant_t *)p[0].data)->energy, 15.0, 1e-12, "10 + 2 + 2, then capped");
+    cr_assert_float_eq(((const kr__ecology_plant_t *)p[0].data)->energy, 15.0, 1e-12, "10 + 2 + 2, then capped");
     done(&t);
     t = build(ECO(2, "'width': 1, 'height': 1, 'plant_density': 1, 'swarms': 0, 'plant_energy': 10, "
                      "'growth': 2, 'max_energy': 50, " QUIET));
     run(&t);
     cr_assert_eq(find(&t, t.plant, p, 2), 1);
-    cr_assert_float_eq(((const kr_ecology_plant_t *)p[0].data)->energy, 14.0, 1e-12);
+    cr_assert_float_eq(((const kr__ecology_plant_t *)p[0].data)->energy, 14.0, 1e-12);
     done(&t);
 }
 
@@ -144,8 +144,8 @@ Test(ecology, seeds_land_within_the_distance_and_cost_the_parent)
         cr_assert_eq(find(&t, t.plant, p, 4), 2, "one seed (seed %llu)", (unsigned long long)seed);
         const found_t *parent = p[0].id == 1000 ? &p[0] : &p[1], *child = p[0].id == 1000 ? &p[1] : &p[0];
         cr_assert_eq(child->id, kr_region_child_id(1000, 1, 0), "the child's id derives from the parent");
-        cr_assert_float_eq(((const kr_ecology_plant_t *)parent->data)->energy, 26.0, 1e-12);
-        cr_assert_float_eq(((const kr_ecology_plant_t *)child->data)->energy, 3.0, 1e-12);
+        cr_assert_float_eq(((const kr__ecology_plant_t *)parent->data)->energy, 26.0, 1e-12);
+        cr_assert_float_eq(((const kr__ecology_plant_t *)child->data)->energy, 3.0, 1e-12);
         double dx = child->x - 10, dy = child->y - 10, d = sqrt(dx * dx + dy * dy);
         /* a distance in [2.5, 4], each coordinate rounded by at most 1/2 */
         cr_assert(d >= 2.5 - 0.70711 && d <= 4 + 0.70711, "seed at (%d, %d)", child->x, child->y);
@@ -161,7 +161,7 @@ Test(ecology, seeds_need_energy_above_survival_and_a_free_cell)
     run(&t);
     found_t p[2];
     cr_assert_eq(find(&t, t.plant, p, 2), 1);
-    cr_assert_float_eq(((const kr_ecology_plant_t *)p[0].data)->energy, 5.9, 1e-12, "nothing spent");
+    cr_assert_float_eq(((const kr__ecology_plant_t *)p[0].data)->energy, 5.9, 1e-12, "nothing spent");
     done(&t);
     /* a full world: every target is occupied */
     t = build(ECO(1, "'width': 5, 'height': 5, 'plant_density': 1, 'swarms': 0, 'growth': 0, "
@@ -180,9 +180,9 @@ Test(ecology, swarms_feed_on_their_cells_plants)
     found_t p[2], s[2];
     cr_assert_eq(find(&t, t.plant, p, 2), 1);
     cr_assert_eq(find(&t, t.swarm, s, 2), 1);
-    cr_assert_float_eq(((const kr_ecology_plant_t *)p[0].data)->energy, 8.0, 1e-12, "2 eaten");
-    cr_assert_eq(((const kr_ecology_plant_t *)p[0].data)->attacked, 1);
-    const kr_ecology_swarm_t *sw = s[0].data;
+    cr_assert_float_eq(((const kr__ecology_plant_t *)p[0].data)->energy, 8.0, 1e-12, "2 eaten");
+    cr_assert_eq(((const kr__ecology_plant_t *)p[0].data)->attacked, 1);
+    const kr__ecology_swarm_t *sw = s[0].data;
     cr_assert_float_eq(sw->energy, 1.0, 1e-12, "half of 2 digested");
     cr_assert_eq(sw->population, 2);
     done(&t);
@@ -208,7 +208,7 @@ Test(ecology, swarms_pay_upkeep_and_starve)
     found_t s[4];
     cr_assert_eq(find(&t, t.swarm, s, 4), 2);
     for (int i = 0; i < 2; i++) {
-        const kr_ecology_swarm_t *sw = s[i].data;
+        const kr__ecology_swarm_t *sw = s[i].data;
         if (s[i].id == 101) {
             cr_assert_eq(sw->population, 2);
             cr_assert_float_eq(sw->energy, 0.0, 1e-12);
@@ -232,10 +232,10 @@ Test(ecology, swarms_reproduce_and_split)
     cr_assert_eq(find(&t, t.swarm, s, 3), 2);
     const found_t *parent = s[0].id == 100 ? &s[0] : &s[1], *child = s[0].id == 100 ? &s[1] : &s[0];
     cr_assert_eq(child->id, kr_region_child_id(100, 1, 0));
-    cr_assert_eq(((const kr_ecology_swarm_t *)parent->data)->population, 8);
-    cr_assert_eq(((const kr_ecology_swarm_t *)child->data)->population, 7);
-    cr_assert_float_eq(((const kr_ecology_swarm_t *)parent->data)->energy, 5.0, 1e-12);
-    cr_assert_float_eq(((const kr_ecology_swarm_t *)child->data)->energy, 5.0, 1e-12);
+    cr_assert_eq(((const kr__ecology_swarm_t *)parent->data)->population, 8);
+    cr_assert_eq(((const kr__ecology_swarm_t *)child->data)->population, 7);
+    cr_assert_float_eq(((const kr__ecology_swarm_t *)parent->data)->energy, 5.0, 1e-12);
+    cr_assert_float_eq(((const kr__ecology_swarm_t *)child->data)->energy, 5.0, 1e-12);
     cr_assert(abs(child->x - 1) + abs(child->y - 1) <= 1, "the child walks at most one cell");
     done(&t);
 }
@@ -252,10 +252,10 @@ Test(ecology, the_signal_of_fed_on_plants_diffuses_and_decays)
     add_swarm(&t, 101, 1, 1, 1, 0);
     run(&t);
     cr_assert_eq(find(&t, t.plant, NULL, 0), 0);
-    cr_assert_float_eq(field(&t, KR_ECOLOGY_SIGNAL, 1, 1), 0.5 * (1 - 4 * 0.1), 1e-12);
-    cr_assert_float_eq(field(&t, KR_ECOLOGY_SIGNAL, 0, 1), 0.5 * 0.1, 1e-12);
-    cr_assert_float_eq(field(&t, KR_ECOLOGY_SIGNAL, 1, 2), 0.5 * 0.1, 1e-12);
-    cr_assert_float_eq(field(&t, KR_ECOLOGY_SIGNAL, 0, 0), 0.0, 1e-12, "diagonals get nothing in one step");
+    cr_assert_float_eq(field(&t, KR__ECOLOGY_SIGNAL, 1, 1), 0.5 * (1 - 4 * 0.1), 1e-12);
+    cr_assert_float_eq(field(&t, KR__ECOLOGY_SIGNAL, 0, 1), 0.5 * 0.1, 1e-12);
+    cr_assert_float_eq(field(&t, KR__ECOLOGY_SIGNAL, 1, 2), 0.5 * 0.1, 1e-12);
+    cr_assert_float_eq(field(&t, KR__ECOLOGY_SIGNAL, 0, 0), 0.0, 1e-12, "diagonals get nothing in one step");
     done(&t);
 }
 
@@ -277,9 +277,9 @@ static bool swarm_left_its_food(uint64_t seed, const char *threshold)
     cr_assert_eq(find(&t, t.swarm, s, 1), 1);
     cr_assert_eq(find(&t, t.plant, p, 1), 1);
     bool moved = s[0].x != 1 || s[0].y != 1;
-    bool ate = ((const kr_ecology_plant_t *)p[0].data)->energy < 20;
+    bool ate = ((const kr__ecology_plant_t *)p[0].data)->energy < 20;
     cr_assert(moved != ate, "a swarm feeds only when it stays");
-    if (moved) cr_assert_eq(((const kr_ecology_swarm_t *)s[0].data)->repelled, 2, "one of 3 repelled steps spent");
+    if (moved) cr_assert_eq(((const kr__ecology_swarm_t *)s[0].data)->repelled, 2, "one of 3 repelled steps spent");
     done(&t);
     return moved;
 }
@@ -303,7 +303,7 @@ Test(ecology, the_flow_field_points_to_plant_energy)
     add_swarm(&t, 101, 0, 0, 1, 100);
     run(&t);
     for (int32_t x = 0; x < 6; x++)
-        cr_assert_lt(field(&t, KR_ECOLOGY_FLOW, x, 0), field(&t, KR_ECOLOGY_FLOW, x + 1, 0),
+        cr_assert_lt(field(&t, KR__ECOLOGY_FLOW, x, 0), field(&t, KR__ECOLOGY_FLOW, x + 1, 0),
                      "the flow rises toward the plant at x = %d", x);
     found_t s[1];
     cr_assert_eq(find(&t, t.swarm, s, 1), 1);
@@ -320,7 +320,7 @@ Test(ecology, the_signal_lowers_the_flow)
     add_plant(&t, 100, 1, 0, 1);
     add_swarm(&t, 101, 1, 0, 1, 0);
     run(&t);
-    cr_assert_lt(field(&t, KR_ECOLOGY_FLOW, 1, 0), 0, "a signalling cell repels");
+    cr_assert_lt(field(&t, KR__ECOLOGY_FLOW, 1, 0), 0, "a signalling cell repels");
     done(&t);
 }
 
@@ -329,11 +329,11 @@ Test(ecology, the_signal_lowers_the_flow)
 /* A kind's params are checked when its simulators are built. */
 static void refused(const char *text)
 {
-    kr_model_file_t *f = mt_load(text, NULL);
+    kr__model_file_t *f = mt_load(text, NULL);
     cr_assert(f, "%s", kr_last_error());
-    kr_model_t *m = kr_model_file_build(f, NULL);
+    kr_model_t *m = kr__model_file_build(f, NULL);
     cr_assert_null(m, "refused");
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }
 
 Test(ecology, bad_params_name_their_json_path)
@@ -371,21 +371,21 @@ static uint64_t digest_of(const char *regions, uint64_t *agents)
 {
     char set[64];
     snprintf(set, sizeof set, "simulators.eco.regions=%s", regions);
-    kr_model_file_t *f = mt_load("{'end_time': 25, 'seed': 9, 'simulators': [{'name': 'eco', 'kind': 'ecology', "
+    kr__model_file_t *f = mt_load("{'end_time': 25, 'seed': 9, 'simulators': [{'name': 'eco', 'kind': 'ecology', "
                                  "'time_step': 1, 'params': {'width': 30, 'height': 24, 'swarms': 30, "
                                  "'seed_max_distance': 3, 'sweeps': 3}}]}", set, NULL);
     cr_assert(f, "%s", kr_last_error());
-    kr_model_t *m = kr_model_file_build(f, NULL);
+    kr_model_t *m = kr__model_file_build(f, NULL);
     cr_assert(m, "%s", kr_last_error());
     cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
     uint64_t d = 0;
     *agents = 0;
     for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
-        d += kr_model_file_kind(f, i)->state_digest(kr_model_sim(m, i));
+        d += kr__model_file_kind(f, i)->state_digest(kr_model_sim(m, i));
         *agents += kr_region_agent_count(kr_region_of(kr_model_sim(m, i)));
     }
     kr_model_destroy(m);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
     return d;
 }
 

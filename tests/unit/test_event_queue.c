@@ -13,8 +13,8 @@
 
 /* ---- the model: entries kept sorted by full key ---- */
 
-/* The key order written out again, so a bug in kr_qentry_less shows. */
-static bool key_less(const kr_qentry_t *a, const kr_qentry_t *b)
+/* The key order written out again, so a bug in kr__qentry_less shows. */
+static bool key_less(const kr__qentry_t *a, const kr__qentry_t *b)
 {
     if (a->time != b->time) return a->time < b->time;
     if (a->hi != b->hi) return a->hi < b->hi;
@@ -22,11 +22,11 @@ static bool key_less(const kr_qentry_t *a, const kr_qentry_t *b)
 }
 
 typedef struct {
-    kr_qentry_t *a;
+    kr__qentry_t *a;
     size_t n, cap;
 } model_t;
 
-static void model_push(model_t *m, const kr_qentry_t *e)
+static void model_push(model_t *m, const kr__qentry_t *e)
 {
     if (m->n == m->cap) {
         m->cap = m->cap ? 2 * m->cap : 64;
@@ -44,10 +44,10 @@ static void model_push(model_t *m, const kr_qentry_t *e)
     m->n++;
 }
 
-static kr_qentry_t model_pop(model_t *m)
+static kr__qentry_t model_pop(model_t *m)
 {
     cr_assert_gt(m->n, 0);
-    kr_qentry_t e = m->a[0];
+    kr__qentry_t e = m->a[0];
     memmove(&m->a[0], &m->a[1], (m->n - 1) * sizeof *m->a);
     m->n--;
     return e;
@@ -62,7 +62,7 @@ static uint64_t rnd(void)
     return z ^ (z >> 31);
 }
 
-static void assert_same(const kr_qentry_t *got, const kr_qentry_t *want, const char *what, size_t step)
+static void assert_same(const kr__qentry_t *got, const kr__qentry_t *want, const char *what, size_t step)
 {
     cr_assert(got->time == want->time && got->hi == want->hi && got->lo == want->lo &&
               got->slot == want->slot && got->aux == want->aux,
@@ -72,33 +72,33 @@ static void assert_same(const kr_qentry_t *got, const kr_qentry_t *want, const c
               (unsigned long long)want->time, (unsigned long long)want->hi, (unsigned long long)want->lo, want->slot);
 }
 
-static void check_pop(kr_equeue_t *q, model_t *m, size_t step)
+static void check_pop(kr__equeue_t *q, model_t *m, size_t step)
 {
-    kr_qentry_t got;
+    kr__qentry_t got;
     if (m->n == 0) {
-        cr_assert_null(kr_equeue_peek(q), "peek on an empty queue at step %zu", step);
-        cr_assert_not(kr_equeue_pop(q, &got), "pop on an empty queue at step %zu", step);
+        cr_assert_null(kr__equeue_peek(q), "peek on an empty queue at step %zu", step);
+        cr_assert_not(kr__equeue_pop(q, &got), "pop on an empty queue at step %zu", step);
         return;
     }
-    const kr_qentry_t *p = kr_equeue_peek(q);
+    const kr__qentry_t *p = kr__equeue_peek(q);
     cr_assert_not_null(p, "peek returned NULL with %zu entries at step %zu", m->n, step);
     assert_same(p, &m->a[0], "peek", step);
-    cr_assert(kr_equeue_pop(q, &got), "pop failed with %zu entries at step %zu", m->n, step);
-    kr_qentry_t want = model_pop(m);
+    cr_assert(kr__equeue_pop(q, &got), "pop failed with %zu entries at step %zu", m->n, step);
+    kr__qentry_t want = model_pop(m);
     assert_same(&got, &want, "pop", step);
 }
 
-static void drain_and_check(kr_equeue_t *q, model_t *m)
+static void drain_and_check(kr__equeue_t *q, model_t *m)
 {
     size_t step = 0;
     while (m->n) {
-        cr_assert_eq(kr_equeue_size(q), m->n);
+        cr_assert_eq(kr__equeue_size(q), m->n);
         check_pop(q, m, step++);
     }
-    cr_assert_eq(kr_equeue_size(q), 0);
-    kr_qentry_t e;
-    cr_assert_not(kr_equeue_pop(q, &e));
-    cr_assert_null(kr_equeue_peek(q));
+    cr_assert_eq(kr__equeue_size(q), 0);
+    kr__qentry_t e;
+    cr_assert_not(kr__equeue_pop(q, &e));
+    cr_assert_null(kr__equeue_peek(q));
 }
 
 static uint32_t next_slot;
@@ -106,7 +106,7 @@ static uint32_t next_slot;
 /* An entry at or after now: often at now exactly (with a hi/lo that may
  * sort before entries already popped), often a tick or a few later, some
  * far away. lo is unique (a counter in its low bits) so the order is total. */
-static kr_qentry_t random_entry(uint64_t now, uint64_t seq)
+static kr__qentry_t random_entry(uint64_t now, uint64_t seq)
 {
     uint64_t r = rnd();
     uint64_t delay;
@@ -118,7 +118,7 @@ static kr_qentry_t random_entry(uint64_t now, uint64_t seq)
     case 6: delay = (r >> 8) % ((uint64_t)1 << 40); break;
     default: delay = (r >> 8) % 20; break;
     }
-    kr_qentry_t e;
+    kr__qentry_t e;
     e.time = now + delay;
     e.hi = (rnd() % 4) << 32 | (rnd() % 3);
     e.lo = (rnd() % 8) << 40 | seq;
@@ -129,123 +129,123 @@ static kr_qentry_t random_entry(uint64_t now, uint64_t seq)
 
 Test(event_queue, empty_queue)
 {
-    kr_equeue_t q;
-    cr_assert_eq(kr_equeue_init(&q), KR_OK);
-    kr_qentry_t e;
-    cr_assert_eq(kr_equeue_size(&q), 0);
-    cr_assert_null(kr_equeue_peek(&q));
-    cr_assert_not(kr_equeue_pop(&q, &e));
-    cr_assert_eq(kr_equeue_size(&q), 0);
-    kr_equeue_fini(&q);
+    kr__equeue_t q;
+    cr_assert_eq(kr__equeue_init(&q), KR_OK);
+    kr__qentry_t e;
+    cr_assert_eq(kr__equeue_size(&q), 0);
+    cr_assert_null(kr__equeue_peek(&q));
+    cr_assert_not(kr__equeue_pop(&q, &e));
+    cr_assert_eq(kr__equeue_size(&q), 0);
+    kr__equeue_fini(&q);
     /* fini, then init again, reuses nothing stale */
-    cr_assert_eq(kr_equeue_init(&q), KR_OK);
-    kr_qentry_t a = { .time = 5, .hi = 1, .lo = 2, .slot = 7 };
-    cr_assert_eq(kr_equeue_push(&q, &a), KR_OK);
-    cr_assert(kr_equeue_pop(&q, &e));
+    cr_assert_eq(kr__equeue_init(&q), KR_OK);
+    kr__qentry_t a = { .time = 5, .hi = 1, .lo = 2, .slot = 7 };
+    cr_assert_eq(kr__equeue_push(&q, &a), KR_OK);
+    cr_assert(kr__equeue_pop(&q, &e));
     cr_assert_eq(e.slot, 7);
-    cr_assert_not(kr_equeue_pop(&q, &e));
-    cr_assert_null(kr_equeue_peek(&q));
-    kr_equeue_fini(&q);
+    cr_assert_not(kr__equeue_pop(&q, &e));
+    cr_assert_null(kr__equeue_peek(&q));
+    kr__equeue_fini(&q);
 }
 
 Test(event_queue, peek_then_push_smaller)
 {
-    kr_equeue_t q;
-    kr_equeue_init(&q);
-    kr_qentry_t e;
-    kr_qentry_t a = { .time = 100, .hi = 5, .lo = 5, .slot = 1 };
-    kr_qentry_t b = { .time = 200, .hi = 0, .lo = 0, .slot = 2 };
-    kr_equeue_push(&q, &a);
-    kr_equeue_push(&q, &b);
-    cr_assert(kr_equeue_pop(&q, &e));
+    kr__equeue_t q;
+    kr__equeue_init(&q);
+    kr__qentry_t e;
+    kr__qentry_t a = { .time = 100, .hi = 5, .lo = 5, .slot = 1 };
+    kr__qentry_t b = { .time = 200, .hi = 0, .lo = 0, .slot = 2 };
+    kr__equeue_push(&q, &a);
+    kr__equeue_push(&q, &b);
+    cr_assert(kr__equeue_pop(&q, &e));
     cr_assert_eq(e.slot, 1);
     /* peek looks ahead to time 200 ... */
-    cr_assert_eq(kr_equeue_peek(&q)->slot, 2);
+    cr_assert_eq(kr__equeue_peek(&q)->slot, 2);
     /* ... then entries between the last popped time and it arrive */
-    kr_qentry_t c = { .time = 150, .hi = 9, .lo = 9, .slot = 3 };
-    cr_assert_eq(kr_equeue_push(&q, &c), KR_OK);
-    cr_assert_eq(kr_equeue_peek(&q)->slot, 3);
+    kr__qentry_t c = { .time = 150, .hi = 9, .lo = 9, .slot = 3 };
+    cr_assert_eq(kr__equeue_push(&q, &c), KR_OK);
+    cr_assert_eq(kr__equeue_peek(&q)->slot, 3);
     /* and one at the last popped time itself, with a smaller (hi, lo) */
-    kr_qentry_t d = { .time = 100, .hi = 0, .lo = 1, .slot = 4 };
-    cr_assert_eq(kr_equeue_push(&q, &d), KR_OK);
-    cr_assert_eq(kr_equeue_peek(&q)->slot, 4);
+    kr__qentry_t d = { .time = 100, .hi = 0, .lo = 1, .slot = 4 };
+    cr_assert_eq(kr__equeue_push(&q, &d), KR_OK);
+    cr_assert_eq(kr__equeue_peek(&q)->slot, 4);
     /* and one at 200 with a smaller key than the peeked 200 */
-    kr_qentry_t f = { .time = 199, .hi = 0, .lo = 0, .slot = 5 };
-    cr_assert_eq(kr_equeue_push(&q, &f), KR_OK);
+    kr__qentry_t f = { .time = 199, .hi = 0, .lo = 0, .slot = 5 };
+    cr_assert_eq(kr__equeue_push(&q, &f), KR_OK);
     uint32_t want[] = { 4, 3, 5, 2 };
     for (int i = 0; i < 4; i++) {
-        cr_assert(kr_equeue_pop(&q, &e));
+        cr_assert(kr__equeue_pop(&q, &e));
         cr_assert_eq(e.slot, want[i], "pop %d: slot %u, want %u", i, e.slot, want[i]);
     }
-    cr_assert_not(kr_equeue_pop(&q, &e));
-    kr_equeue_fini(&q);
+    cr_assert_not(kr__equeue_pop(&q, &e));
+    kr__equeue_fini(&q);
 }
 
 Test(event_queue, ties_in_time_come_out_in_key_order)
 {
-    kr_equeue_t q;
-    kr_equeue_init(&q);
+    kr__equeue_t q;
+    kr__equeue_init(&q);
     model_t m = { 0 };
     rng_state = 11;
     /* 2,000 entries over 5 distinct times */
     for (uint64_t i = 0; i < 2000; i++) {
-        kr_qentry_t e = { .time = 1000 + (rnd() % 5) * 7, .hi = rnd() % 3, .lo = rnd(), .slot = (uint32_t)i };
-        cr_assert_eq(kr_equeue_push(&q, &e), KR_OK);
+        kr__qentry_t e = { .time = 1000 + (rnd() % 5) * 7, .hi = rnd() % 3, .lo = rnd(), .slot = (uint32_t)i };
+        cr_assert_eq(kr__equeue_push(&q, &e), KR_OK);
         model_push(&m, &e);
     }
     drain_and_check(&q, &m);
     free(m.a);
-    kr_equeue_fini(&q);
+    kr__equeue_fini(&q);
 }
 
 Test(event_queue, extreme_times)
 {
-    kr_equeue_t q;
-    kr_equeue_init(&q);
+    kr__equeue_t q;
+    kr__equeue_init(&q);
     model_t m = { 0 };
     uint64_t times[] = { 0, UINT64_MAX, 1, UINT64_MAX - 1, (uint64_t)1 << 63, ((uint64_t)1 << 63) - 1, 0, UINT64_MAX };
     for (uint32_t i = 0; i < sizeof times / sizeof times[0]; i++) {
-        kr_qentry_t e = { .time = times[i], .hi = UINT64_MAX - i, .lo = i, .slot = i };
-        kr_equeue_push(&q, &e);
+        kr__qentry_t e = { .time = times[i], .hi = UINT64_MAX - i, .lo = i, .slot = i };
+        kr__equeue_push(&q, &e);
         model_push(&m, &e);
     }
     /* pop half, push more at and after the popped time, drain */
     for (size_t i = 0; i < 4; i++) check_pop(&q, &m, i);
-    kr_qentry_t e = { .time = UINT64_MAX, .hi = 0, .lo = 0, .slot = 100 };
-    kr_equeue_push(&q, &e);
+    kr__qentry_t e = { .time = UINT64_MAX, .hi = 0, .lo = 0, .slot = 100 };
+    kr__equeue_push(&q, &e);
     model_push(&m, &e);
     drain_and_check(&q, &m);
     free(m.a);
-    kr_equeue_fini(&q);
+    kr__equeue_fini(&q);
 }
 
 /* Random pushes and pops (and peeks) checked op by op against the model.
  * Pushes go at or after the last popped time, as a simulator's do. */
 static void random_run(uint64_t seed, size_t steps, unsigned push_weight)
 {
-    kr_equeue_t q;
-    kr_equeue_init(&q);
+    kr__equeue_t q;
+    kr__equeue_init(&q);
     model_t m = { 0 };
     rng_state = seed;
     uint64_t now = 0, seq = 0;
     for (size_t step = 0; step < steps; step++) {
         unsigned op = (unsigned)(rnd() % 10);
         if (op < push_weight) {
-            kr_qentry_t e = random_entry(now, seq++);
-            cr_assert_eq(kr_equeue_push(&q, &e), KR_OK);
+            kr__qentry_t e = random_entry(now, seq++);
+            cr_assert_eq(kr__equeue_push(&q, &e), KR_OK);
             model_push(&m, &e);
         } else if (op == 9 && m.n) {
             /* peek only: may look ahead, the next pushes may sort before it */
-            assert_same(kr_equeue_peek(&q), &m.a[0], "peek", step);
+            assert_same(kr__equeue_peek(&q), &m.a[0], "peek", step);
         } else {
             if (m.n) now = m.a[0].time;
             check_pop(&q, &m, step);
         }
-        cr_assert_eq(kr_equeue_size(&q), m.n, "size %zu, want %zu at step %zu", kr_equeue_size(&q), m.n, step);
+        cr_assert_eq(kr__equeue_size(&q), m.n, "size %zu, want %zu at step %zu", kr__equeue_size(&q), m.n, step);
     }
     drain_and_check(&q, &m);
     free(m.a);
-    kr_equeue_fini(&q);
+    kr__equeue_fini(&q);
 }
 
 Test(event_queue, random_balanced) { random_run(1, 200000, 5); }
@@ -257,14 +257,14 @@ typedef struct {
     size_t calls;
 } filter_arg_t;
 
-static bool keep_not_multiple(void *arg, const kr_qentry_t *e)
+static bool keep_not_multiple(void *arg, const kr__qentry_t *e)
 {
     filter_arg_t *f = arg;
     f->calls++;
     return e->slot % f->modulus != 0;
 }
 
-static bool keep_none(void *arg, const kr_qentry_t *e)
+static bool keep_none(void *arg, const kr__qentry_t *e)
 {
     (void)e;
     ((filter_arg_t *)arg)->calls++;
@@ -273,63 +273,63 @@ static bool keep_none(void *arg, const kr_qentry_t *e)
 
 Test(event_queue, filter)
 {
-    kr_equeue_t q;
-    kr_equeue_init(&q);
+    kr__equeue_t q;
+    kr__equeue_init(&q);
     model_t m = { 0 };
     rng_state = 4;
     uint64_t now = 0, seq = 0;
-    cr_assert_eq(kr_equeue_filter(&q, NULL, NULL), KR_ERR_INVALID_ARG);
+    cr_assert_eq(kr__equeue_filter(&q, NULL, NULL), KR_ERR_INVALID_ARG);
     for (size_t round = 0; round < 200; round++) {
         size_t pushes = rnd() % 600, pops = rnd() % 500;
         for (size_t i = 0; i < pushes; i++) {
-            kr_qentry_t e = random_entry(now, seq++);
-            kr_equeue_push(&q, &e);
+            kr__qentry_t e = random_entry(now, seq++);
+            kr__equeue_push(&q, &e);
             model_push(&m, &e);
         }
         for (size_t i = 0; i < pops && m.n; i++) {
             now = m.a[0].time;
             check_pop(&q, &m, round);
         }
-        if (round % 3 == 0 && m.n) kr_equeue_peek(&q);
+        if (round % 3 == 0 && m.n) kr__equeue_peek(&q);
         filter_arg_t f = { .modulus = 2 + (uint32_t)(rnd() % 5), .calls = 0 };
         size_t before = m.n;
-        cr_assert_eq(kr_equeue_filter(&q, keep_not_multiple, &f), KR_OK);
+        cr_assert_eq(kr__equeue_filter(&q, keep_not_multiple, &f), KR_OK);
         cr_assert_eq(f.calls, before, "keep called %zu times for %zu entries", f.calls, before);
         size_t kept = 0;
         for (size_t i = 0; i < m.n; i++)
             if (m.a[i].slot % f.modulus != 0) m.a[kept++] = m.a[i];
         m.n = kept;
-        cr_assert_eq(kr_equeue_size(&q), m.n);
-        if (m.n) assert_same(kr_equeue_peek(&q), &m.a[0], "peek after filter", round);
+        cr_assert_eq(kr__equeue_size(&q), m.n);
+        if (m.n) assert_same(kr__equeue_peek(&q), &m.a[0], "peek after filter", round);
     }
     filter_arg_t f = { .modulus = 1, .calls = 0 };
     size_t before = m.n;
-    cr_assert_eq(kr_equeue_filter(&q, keep_none, &f), KR_OK);
+    cr_assert_eq(kr__equeue_filter(&q, keep_none, &f), KR_OK);
     cr_assert_eq(f.calls, before);
-    cr_assert_eq(kr_equeue_size(&q), 0);
+    cr_assert_eq(kr__equeue_size(&q), 0);
     m.n = 0;
     drain_and_check(&q, &m);
     /* usable after being emptied by a filter */
-    kr_qentry_t e = random_entry(now, seq++);
-    kr_equeue_push(&q, &e);
+    kr__qentry_t e = random_entry(now, seq++);
+    kr__equeue_push(&q, &e);
     model_push(&m, &e);
     drain_and_check(&q, &m);
     free(m.a);
-    kr_equeue_fini(&q);
+    kr__equeue_fini(&q);
 }
 
 static int cmp_entry(const void *a, const void *b)
 {
-    const kr_qentry_t *x = a, *y = b;
+    const kr__qentry_t *x = a, *y = b;
     return key_less(x, y) ? -1 : key_less(y, x);
 }
 
 Test(event_queue, large_drain_exact_order)
 {
     enum { N = 100000 };
-    kr_equeue_t q;
-    kr_equeue_init(&q);
-    kr_qentry_t *all = malloc(N * sizeof *all);
+    kr__equeue_t q;
+    kr__equeue_init(&q);
+    kr__qentry_t *all = malloc(N * sizeof *all);
     cr_assert_not_null(all);
     rng_state = 5;
     for (uint32_t i = 0; i < N; i++) {
@@ -340,46 +340,46 @@ Test(event_queue, large_drain_exact_order)
         all[i].lo = rnd() % 16 << 32 | i;
         all[i].slot = i;
         all[i].aux = ~i;
-        cr_assert_eq(kr_equeue_push(&q, &all[i]), KR_OK);
+        cr_assert_eq(kr__equeue_push(&q, &all[i]), KR_OK);
     }
-    cr_assert_eq(kr_equeue_size(&q), N);
+    cr_assert_eq(kr__equeue_size(&q), N);
     qsort(all, N, sizeof *all, cmp_entry);
     for (size_t i = 0; i < N; i++) {
-        kr_qentry_t e;
-        cr_assert(kr_equeue_pop(&q, &e), "pop %zu of %d failed", i, N);
+        kr__qentry_t e;
+        cr_assert(kr__equeue_pop(&q, &e), "pop %zu of %d failed", i, N);
         assert_same(&e, &all[i], "drain", i);
     }
-    kr_qentry_t e;
-    cr_assert_not(kr_equeue_pop(&q, &e));
-    cr_assert_eq(kr_equeue_size(&q), 0);
+    kr__qentry_t e;
+    cr_assert_not(kr__equeue_pop(&q, &e));
+    cr_assert_eq(kr__equeue_size(&q), 0);
     free(all);
-    kr_equeue_fini(&q);
+    kr__equeue_fini(&q);
 }
 
 /* The hold pattern of a simulation: pop, push one a little later; checked
  * against the model on every step. */
 Test(event_queue, hold_against_model)
 {
-    kr_equeue_t q;
-    kr_equeue_init(&q);
+    kr__equeue_t q;
+    kr__equeue_init(&q);
     model_t m = { 0 };
     rng_state = 6;
     uint64_t seq = 0;
     for (int i = 0; i < 3000; i++) {
-        kr_qentry_t e = random_entry(0, seq++);
-        kr_equeue_push(&q, &e);
+        kr__qentry_t e = random_entry(0, seq++);
+        kr__equeue_push(&q, &e);
         model_push(&m, &e);
     }
     for (size_t step = 0; step < 100000; step++) {
         uint64_t now = m.a[0].time;
         check_pop(&q, &m, step);
-        kr_qentry_t e = random_entry(now, seq++);
-        kr_equeue_push(&q, &e);
+        kr__qentry_t e = random_entry(now, seq++);
+        kr__equeue_push(&q, &e);
         model_push(&m, &e);
     }
     drain_and_check(&q, &m);
     free(m.a);
-    kr_equeue_fini(&q);
+    kr__equeue_fini(&q);
 }
 
 /* Allocations fail at random points: a refused push returns KR_ERR_NOMEM
@@ -387,8 +387,8 @@ Test(event_queue, hold_against_model)
  * bucket that cannot be split becomes the small heap whole). */
 Test(event_queue, allocation_failures)
 {
-    kr_equeue_t q;
-    kr_equeue_init(&q);
+    kr__equeue_t q;
+    kr__equeue_init(&q);
     model_t m = { 0 };
     rng_state = 7;
     uint64_t now = 0, seq = 0;
@@ -397,8 +397,8 @@ Test(event_queue, allocation_failures)
         if (rnd() % 50 == 0) q.alloc_fail_after = (int)(rnd() % 3);
         else if (rnd() % 10 == 0) q.alloc_fail_after = -1;
         if (rnd() % 10 < 6) {
-            kr_qentry_t e = random_entry(now, seq++);
-            kr_status_t s = kr_equeue_push(&q, &e);
+            kr__qentry_t e = random_entry(now, seq++);
+            kr_status_t s = kr__equeue_push(&q, &e);
             if (s == KR_OK) {
                 model_push(&m, &e);
             } else {
@@ -414,12 +414,12 @@ Test(event_queue, allocation_failures)
             check_pop(&q, &m, step);
             q.alloc_fail_after = saved;
         }
-        cr_assert_eq(kr_equeue_size(&q), m.n, "size %zu, want %zu at step %zu", kr_equeue_size(&q), m.n, step);
+        cr_assert_eq(kr__equeue_size(&q), m.n, "size %zu, want %zu at step %zu", kr__equeue_size(&q), m.n, step);
     }
     cr_assert_gt(refused, 0, "no allocation was refused: the test tests nothing");
     /* drain with every allocation failing: splits must fall back */
     q.alloc_fail_after = 0;
     drain_and_check(&q, &m);
     free(m.a);
-    kr_equeue_fini(&q);
+    kr__equeue_fini(&q);
 }

@@ -22,7 +22,7 @@ static const char *const kind_names[NSIMS] = { "assembly", "robots", "bath" };
 TestSuite(factory_kinds, .fini = mt_cleanup);
 
 typedef struct run {
-    kr_model_file_t *f;
+    kr__model_file_t *f;
     kr_model_t *m;
     json_t *reports[NSIMS];
     uint64_t digests[NSIMS];
@@ -52,7 +52,7 @@ static void run_go(run_t *r, const char *text)
     memset(r, 0, sizeof *r);
     r->f = mt_load(text, NULL);
     cr_assert(r->f, "load: %s", kr_last_error());
-    r->m = kr_model_file_build(r->f, NULL);
+    r->m = kr__model_file_build(r->f, NULL);
     cr_assert(r->m, "build: %s", kr_last_error());
 
     fflush(stderr);
@@ -75,13 +75,13 @@ static void run_go(run_t *r, const char *text)
     cr_assert_eq(n, 0, "logged: %s", logged);
 
     for (uint32_t i = 0; i < NSIMS; i++) {
-        const kr_kind_desc_t *k = kr_model_file_kind(r->f, i);
+        const kr_kind_desc_t *k = kr__model_file_kind(r->f, i);
         cr_assert_str_eq(k->name, kind_names[i]);
-        kr_report_t *rep = kr_report_open();
+        kr_report_t *rep = kr__report_open();
         cr_assert(rep);
         k->report(kr_model_sim(r->m, i), rep);
-        r->reports[i] = json_deep_copy(kr_report_json(rep));
-        kr_report_close(rep);
+        r->reports[i] = json_deep_copy(kr__report_json(rep));
+        kr__report_close(rep);
         r->digests[i] = k->digest(kr_model_sim(r->m, i));
     }
 }
@@ -90,7 +90,7 @@ static void run_free(run_t *r)
 {
     for (int i = 0; i < NSIMS; i++) json_decref(r->reports[i]);
     kr_model_destroy(r->m);
-    kr_model_file_free(r->f);
+    kr__model_file_free(r->f);
 }
 
 static int64_t fig_int(const run_t *r, int sim, const char *name)
@@ -114,12 +114,12 @@ static double fig_num(const run_t *r, int sim, const char *name)
 static void expect_setup_error(const char *text, const char *set, const char *jpath, const char *expected,
                                const char *found)
 {
-    kr_model_file_t *f = mt_load(text, set, NULL);
+    kr__model_file_t *f = mt_load(text, set, NULL);
     cr_assert(f, "load: %s", kr_last_error());
-    kr_model_t *m = kr_model_file_build(f, NULL);
+    kr_model_t *m = kr__model_file_build(f, NULL);
     cr_assert_null(m, "setup should fail (%s)", jpath);
     mt_expect(KR_ERR_INVALID_ARG, jpath, expected, found);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }
 
 /* A bath held at a constant temperature (no heater, no loss, parts take no
@@ -179,19 +179,19 @@ static int64_t parts_in(const run_t *r, int sim, uint64_t *moves_min, uint64_t *
 
 Test(factory_kinds, builtin_list)
 {
-    kr_kinds_t *kinds = kr_kinds_create();
-    cr_assert_eq(kr_models_register_builtin(kinds), KR_OK);
-    cr_assert_geq(kr_kinds_count(kinds), 3); /* the factory's three, and the other built-in kinds */
-    cr_assert_eq(kr_kinds_find(kinds, "assembly")->formalism, KR_DISCRETE_EVENT);
-    cr_assert_eq(kr_kinds_find(kinds, "robots")->formalism, KR_AGENT_BASED);
-    cr_assert_eq(kr_kinds_find(kinds, "bath")->formalism, KR_CONTINUOUS);
-    for (size_t i = 0; i < kr_kinds_count(kinds); i++) {
-        const kr_kind_desc_t *k = kr_kinds_at(kinds, i);
+    kr_kinds_t *kinds = kr__kinds_create();
+    cr_assert_eq(kr__models_register_builtin(kinds), KR_OK);
+    cr_assert_geq(kr__kinds_count(kinds), 3); /* the factory's three, and the other built-in kinds */
+    cr_assert_eq(kr__kinds_find(kinds, "assembly")->formalism, KR_DISCRETE_EVENT);
+    cr_assert_eq(kr__kinds_find(kinds, "robots")->formalism, KR_AGENT_BASED);
+    cr_assert_eq(kr__kinds_find(kinds, "bath")->formalism, KR_CONTINUOUS);
+    for (size_t i = 0; i < kr__kinds_count(kinds); i++) {
+        const kr_kind_desc_t *k = kr__kinds_at(kinds, i);
         cr_assert(k->summary && k->summary[0]);
         cr_assert(k->register_types && k->report && k->digest);
     }
-    cr_assert_neq(kr_models_register_builtin(kinds), KR_OK, "duplicates are refused");
-    kr_kinds_destroy(kinds);
+    cr_assert_neq(kr__models_register_builtin(kinds), KR_OK, "duplicates are refused");
+    kr__kinds_destroy(kinds);
 }
 
 /* One part: made at 0.5, picked up at once (promise 0), 10 / 2 = 5 steps to
@@ -437,7 +437,7 @@ static void run_digest(uint64_t seed, uint64_t *checksum, uint64_t *run_checksum
     run_go(&r, factory(seed, 500, "'interval': {'dist': 'uniform', 'min': 0.5, 'max': 2.5}", "'robots': 6",
                        "'capacity': 4"));
     *checksum = kr_model_checksum(r.m);
-    *run_checksum = kr_run_checksum(r.f, r.m);
+    *run_checksum = kr__run_checksum(r.f, r.m);
     memcpy(digests, r.digests, sizeof r.digests);
     for (int i = 0; i < NSIMS; i++) reports[i] = json_incref(r.reports[i]);
     run_free(&r);
@@ -538,25 +538,25 @@ Test(factory_kinds, formalisms_refused)
 /* The assembly line may feed the bath directly (any factory receiver). */
 Test(factory_kinds, assembly_straight_to_bath)
 {
-    kr_model_file_t *f = mt_load("{'seed': 5, 'end_time': 100, 'simulators': ["
+    kr__model_file_t *f = mt_load("{'seed': 5, 'end_time': 100, 'simulators': ["
                                  " {'name': 'Line', 'kind': 'assembly', 'params': {'to': 'Bath', 'limit': 10}},"
                                  " {'name': 'Bath', 'kind': 'bath', 'time_step': 1, 'params': {'initial': 100, "
                                  CONST_BATH "}}],"
                                  " 'dependencies': [{'from': 'Line', 'to': 'Bath', 'promise': 0.5}]}", NULL);
     cr_assert(f, "%s", kr_last_error());
-    kr_model_t *m = kr_model_file_build(f, NULL);
+    kr_model_t *m = kr__model_file_build(f, NULL);
     cr_assert(m, "%s", kr_last_error());
     cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
-    kr_report_t *ra = kr_report_open(), *rb = kr_report_open();
-    kr_model_file_kind(f, 0)->report(kr_model_sim(m, 0), ra);
-    kr_model_file_kind(f, 1)->report(kr_model_sim(m, 1), rb);
-    cr_assert_eq(json_integer_value(json_object_get(kr_report_json(ra), "made")), 10);
-    cr_assert_eq(json_integer_value(json_object_get(kr_report_json(rb), "received")), 10);
-    cr_assert_eq(json_integer_value(json_object_get(kr_report_json(rb), "finished")), 10);
-    double lead = json_real_value(json_object_get(kr_report_json(rb), "lead_time_max"));
+    kr_report_t *ra = kr__report_open(), *rb = kr__report_open();
+    kr__model_file_kind(f, 0)->report(kr_model_sim(m, 0), ra);
+    kr__model_file_kind(f, 1)->report(kr_model_sim(m, 1), rb);
+    cr_assert_eq(json_integer_value(json_object_get(kr__report_json(ra), "made")), 10);
+    cr_assert_eq(json_integer_value(json_object_get(kr__report_json(rb), "received")), 10);
+    cr_assert_eq(json_integer_value(json_object_get(kr__report_json(rb), "finished")), 10);
+    double lead = json_real_value(json_object_get(kr__report_json(rb), "lead_time_max"));
     expect_after_crossing(lead, 0.5 + heat_time(100, 20, 60, 0.1), 1, "lead time");
-    kr_report_close(ra);
-    kr_report_close(rb);
+    kr__report_close(ra);
+    kr__report_close(rb);
     kr_model_destroy(m);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }

@@ -11,22 +11,22 @@
 
 #include "base/hmap.h"
 
-static uint32_t home_of(const kr_hmap_t *m, uint64_t key)
+static uint32_t home_of(const kr__hmap_t *m, uint64_t key)
 {
-    return (uint32_t)kr_mix64(key) & (m->capacity - 1);
+    return (uint32_t)kr__mix64(key) & (m->capacity - 1);
 }
 
 /* Every value under key, in iteration order; returns how many. */
-static size_t values_of(const kr_hmap_t *m, uint64_t key, uint32_t *out, size_t cap)
+static size_t values_of(const kr__hmap_t *m, uint64_t key, uint32_t *out, size_t cap)
 {
     uint32_t cursor = 0, v;
     size_t n = 0;
-    while ((v = kr_hmap_next(m, key, &cursor)) != KR_HMAP_EMPTY) {
+    while ((v = kr__hmap_next(m, key, &cursor)) != KR__HMAP_EMPTY) {
         cr_assert_lt(n, cap, "iteration under key %llu does not end", (unsigned long long)key);
         out[n++] = v;
     }
     /* Once exhausted, it stays exhausted. */
-    cr_assert_eq(kr_hmap_next(m, key, &cursor), KR_HMAP_EMPTY);
+    cr_assert_eq(kr__hmap_next(m, key, &cursor), KR__HMAP_EMPTY);
     return n;
 }
 
@@ -39,7 +39,7 @@ static int cmp_u32(const void *a, const void *b)
 /* Structural invariants: count matches the occupied slots, capacity is a
  * power of two with a bounded load, and no free slot separates an entry
  * from its home. */
-static void check_invariants(const kr_hmap_t *m)
+static void check_invariants(const kr__hmap_t *m)
 {
     if (!m->capacity) {
         cr_assert_eq(m->count, 0);
@@ -53,10 +53,10 @@ static void check_invariants(const kr_hmap_t *m)
                   m->count, m->capacity);
     uint32_t used = 0, mask = m->capacity - 1;
     for (uint32_t s = 0; s < m->capacity; s++) {
-        if (m->slots[s].value == KR_HMAP_EMPTY) continue;
+        if (m->slots[s].value == KR__HMAP_EMPTY) continue;
         used++;
         for (uint32_t p = home_of(m, m->slots[s].key); p != s; p = (p + 1) & mask)
-            cr_assert_neq(m->slots[p].value, KR_HMAP_EMPTY,
+            cr_assert_neq(m->slots[p].value, KR__HMAP_EMPTY,
                           "slot %u (key %llu) unreachable: free slot %u lies between it and its home",
                           s, (unsigned long long)m->slots[s].key, p);
     }
@@ -65,23 +65,23 @@ static void check_invariants(const kr_hmap_t *m)
 
 Test(hmap, empty_map)
 {
-    kr_hmap_t m;
-    kr_hmap_init(&m);
+    kr__hmap_t m;
+    kr__hmap_init(&m);
     uint32_t cursor = 0;
-    cr_assert_eq(kr_hmap_next(&m, 1, &cursor), KR_HMAP_EMPTY);
-    cr_assert_not(kr_hmap_remove(&m, 1, 0));
-    cr_assert_not(kr_hmap_replace(&m, 1, 0, 5));
+    cr_assert_eq(kr__hmap_next(&m, 1, &cursor), KR__HMAP_EMPTY);
+    cr_assert_not(kr__hmap_remove(&m, 1, 0));
+    cr_assert_not(kr__hmap_replace(&m, 1, 0, 5));
     check_invariants(&m);
-    kr_hmap_fini(&m);
-    kr_hmap_fini(&m); /* twice is harmless: fini leaves an empty map */
+    kr__hmap_fini(&m);
+    kr__hmap_fini(&m); /* twice is harmless: fini leaves an empty map */
     cr_assert_eq(m.capacity, 0);
 }
 
 Test(hmap, insert_and_find)
 {
-    kr_hmap_t m;
-    kr_hmap_init(&m);
-    for (uint32_t i = 0; i < 100; i++) cr_assert_eq(kr_hmap_insert(&m, (uint64_t)i * 1000003u, i), KR_OK);
+    kr__hmap_t m;
+    kr__hmap_init(&m);
+    for (uint32_t i = 0; i < 100; i++) cr_assert_eq(kr__hmap_insert(&m, (uint64_t)i * 1000003u, i), KR_OK);
     cr_assert_eq(m.count, 100);
     check_invariants(&m);
     for (uint32_t i = 0; i < 100; i++) {
@@ -91,20 +91,20 @@ Test(hmap, insert_and_find)
     }
     uint32_t v[4];
     cr_assert_eq(values_of(&m, 7, v, 4), 0);
-    kr_hmap_fini(&m);
+    kr__hmap_fini(&m);
 }
 
 Test(hmap, duplicate_keys_yield_every_value)
 {
-    kr_hmap_t m;
-    kr_hmap_init(&m);
+    kr__hmap_t m;
+    kr__hmap_init(&m);
     /* Interleave a heavy key with others so its run is fragmented. */
     for (uint32_t i = 0; i < 60; i++) {
-        cr_assert_eq(kr_hmap_insert(&m, 42, 1000 + i), KR_OK);
-        cr_assert_eq(kr_hmap_insert(&m, 100 + i, i), KR_OK);
+        cr_assert_eq(kr__hmap_insert(&m, 42, 1000 + i), KR_OK);
+        cr_assert_eq(kr__hmap_insert(&m, 100 + i, i), KR_OK);
     }
     /* The same (key, value) twice is two entries. */
-    cr_assert_eq(kr_hmap_insert(&m, 42, 1000), KR_OK);
+    cr_assert_eq(kr__hmap_insert(&m, 42, 1000), KR_OK);
     check_invariants(&m);
     uint32_t v[128];
     size_t n = values_of(&m, 42, v, 128);
@@ -115,36 +115,36 @@ Test(hmap, duplicate_keys_yield_every_value)
     for (size_t i = 2; i < n; i++) cr_assert_eq(v[i], 1000 + i - 1);
 
     /* Removing one (key, value) leaves the rest, including its twin. */
-    cr_assert(kr_hmap_remove(&m, 42, 1000));
-    cr_assert(kr_hmap_remove(&m, 42, 1030));
-    cr_assert_not(kr_hmap_remove(&m, 42, 1030));
-    cr_assert_not(kr_hmap_remove(&m, 42, 5)); /* value under another key */
+    cr_assert(kr__hmap_remove(&m, 42, 1000));
+    cr_assert(kr__hmap_remove(&m, 42, 1030));
+    cr_assert_not(kr__hmap_remove(&m, 42, 1030));
+    cr_assert_not(kr__hmap_remove(&m, 42, 5)); /* value under another key */
     check_invariants(&m);
     n = values_of(&m, 42, v, 128);
     cr_assert_eq(n, 59);
     qsort(v, n, sizeof v[0], cmp_u32);
     cr_assert_eq(v[0], 1000);
     for (size_t i = 0; i < n; i++) cr_assert_neq(v[i], 1030);
-    cr_assert(kr_hmap_remove(&m, 42, 1000));
-    cr_assert_not(kr_hmap_remove(&m, 42, 1000));
+    cr_assert(kr__hmap_remove(&m, 42, 1000));
+    cr_assert_not(kr__hmap_remove(&m, 42, 1000));
     for (uint32_t i = 0; i < 60; i++) {
         uint32_t w[2];
         cr_assert_eq(values_of(&m, 100 + i, w, 2), 1);
         cr_assert_eq(w[0], i);
     }
-    kr_hmap_fini(&m);
+    kr__hmap_fini(&m);
 }
 
 Test(hmap, replace_changes_one_entry)
 {
-    kr_hmap_t m;
-    kr_hmap_init(&m);
-    cr_assert_eq(kr_hmap_insert(&m, 9, 1), KR_OK);
-    cr_assert_eq(kr_hmap_insert(&m, 9, 2), KR_OK);
-    cr_assert_eq(kr_hmap_insert(&m, 10, 1), KR_OK);
-    cr_assert(kr_hmap_replace(&m, 9, 1, 77));
-    cr_assert_not(kr_hmap_replace(&m, 9, 1, 78)); /* already replaced */
-    cr_assert_not(kr_hmap_replace(&m, 11, 1, 78)); /* absent key */
+    kr__hmap_t m;
+    kr__hmap_init(&m);
+    cr_assert_eq(kr__hmap_insert(&m, 9, 1), KR_OK);
+    cr_assert_eq(kr__hmap_insert(&m, 9, 2), KR_OK);
+    cr_assert_eq(kr__hmap_insert(&m, 10, 1), KR_OK);
+    cr_assert(kr__hmap_replace(&m, 9, 1, 77));
+    cr_assert_not(kr__hmap_replace(&m, 9, 1, 78)); /* already replaced */
+    cr_assert_not(kr__hmap_replace(&m, 11, 1, 78)); /* absent key */
     cr_assert_eq(m.count, 3);
     uint32_t v[4];
     size_t n = values_of(&m, 9, v, 4);
@@ -155,25 +155,25 @@ Test(hmap, replace_changes_one_entry)
     cr_assert_eq(values_of(&m, 10, v, 4), 1);
     cr_assert_eq(v[0], 1, "replace touched another key's entry");
     /* The replaced entry is removable under its new value only. */
-    cr_assert_not(kr_hmap_remove(&m, 9, 1));
-    cr_assert(kr_hmap_remove(&m, 9, 77));
+    cr_assert_not(kr__hmap_remove(&m, 9, 1));
+    cr_assert(kr__hmap_remove(&m, 9, 77));
     cr_assert_eq(values_of(&m, 9, v, 4), 1);
     cr_assert_eq(v[0], 2);
     check_invariants(&m);
-    kr_hmap_fini(&m);
+    kr__hmap_fini(&m);
 }
 
 Test(hmap, growth_keeps_every_entry)
 {
     const uint64_t HEAVY = 1ull << 40;
-    kr_hmap_t m;
-    kr_hmap_init(&m);
+    kr__hmap_t m;
+    kr__hmap_init(&m);
     uint32_t last_cap = 0, grows = 0;
     const uint32_t n = 100000;
     for (uint32_t i = 0; i < n; i++) {
         /* Half the keys repeat so runs are long. */
         uint64_t key = (i & 1) ? (uint64_t)i : (uint64_t)(i / 64) | HEAVY;
-        cr_assert_eq(kr_hmap_insert(&m, key, i), KR_OK);
+        cr_assert_eq(kr__hmap_insert(&m, key, i), KR_OK);
         if (m.capacity != last_cap) {
             cr_assert_gt(m.capacity, last_cap);
             last_cap = m.capacity;
@@ -197,22 +197,22 @@ Test(hmap, growth_keeps_every_entry)
         qsort(v, c, sizeof v[0], cmp_u32);
         for (size_t j = 0; j < c; j++) cr_assert_eq(v[j], (uint32_t)(k * 64 + 2 * j));
     }
-    kr_hmap_fini(&m);
+    kr__hmap_fini(&m);
 }
 
 /* Finds a key whose home slot in a table of `cap` slots is `slot`. */
 static uint64_t key_with_home(uint32_t cap, uint32_t slot, uint64_t from)
 {
     for (uint64_t k = from;; k++)
-        if (((uint32_t)kr_mix64(k) & (cap - 1)) == slot) return k;
+        if (((uint32_t)kr__mix64(k) & (cap - 1)) == slot) return k;
 }
 
 Test(hmap, backward_shift_wraps_around_the_end)
 {
-    kr_hmap_t m;
-    kr_hmap_init(&m);
-    cr_assert_eq(kr_hmap_insert(&m, 123456789, 0), KR_OK); /* sizes the table */
-    cr_assert(kr_hmap_remove(&m, 123456789, 0));
+    kr__hmap_t m;
+    kr__hmap_init(&m);
+    cr_assert_eq(kr__hmap_insert(&m, 123456789, 0), KR_OK); /* sizes the table */
+    cr_assert(kr__hmap_remove(&m, 123456789, 0));
     const uint32_t cap = m.capacity;
     cr_assert_geq(cap, 16);
     /* A run from slot cap-2 that wraps to slots 0..: homes cap-2, cap-2,
@@ -224,18 +224,18 @@ Test(hmap, backward_shift_wraps_around_the_end)
     for (size_t i = 0; i < n; i++) {
         keys[i] = key_with_home(cap, homes[i], from);
         from = keys[i] + 1;
-        cr_assert_eq(kr_hmap_insert(&m, keys[i], (uint32_t)i), KR_OK);
+        cr_assert_eq(kr__hmap_insert(&m, keys[i], (uint32_t)i), KR_OK);
     }
     cr_assert_eq(m.capacity, cap, "test assumes no growth");
     check_invariants(&m);
     /* Remove each entry in turn (from a fresh copy of the run), checking
      * every survivor is still found. */
     for (size_t victim = 0; victim < n; victim++) {
-        kr_hmap_t c;
-        kr_hmap_init(&c);
-        for (size_t i = 0; i < n; i++) cr_assert_eq(kr_hmap_insert(&c, keys[i], (uint32_t)i), KR_OK);
+        kr__hmap_t c;
+        kr__hmap_init(&c);
+        for (size_t i = 0; i < n; i++) cr_assert_eq(kr__hmap_insert(&c, keys[i], (uint32_t)i), KR_OK);
         cr_assert_eq(c.capacity, cap);
-        cr_assert(kr_hmap_remove(&c, keys[victim], (uint32_t)victim));
+        cr_assert(kr__hmap_remove(&c, keys[victim], (uint32_t)victim));
         check_invariants(&c);
         for (size_t i = 0; i < n; i++) {
             uint32_t v[2];
@@ -247,9 +247,9 @@ Test(hmap, backward_shift_wraps_around_the_end)
                 cr_assert_eq(v[0], i);
             }
         }
-        kr_hmap_fini(&c);
+        kr__hmap_fini(&c);
     }
-    kr_hmap_fini(&m);
+    kr__hmap_fini(&m);
 }
 
 /* ---- random churn against a brute-force multiset -------------------------- */
@@ -264,7 +264,7 @@ typedef struct model {
 static uint64_t rng_next(uint64_t *s)
 {
     *s += 0x9e3779b97f4a7c15ull;
-    return kr_mix64(*s);
+    return kr__mix64(*s);
 }
 
 static void model_add(model_t *md, uint64_t key, uint32_t value)
@@ -298,7 +298,7 @@ static bool model_replace(model_t *md, uint64_t key, uint32_t old, uint32_t new_
 }
 
 /* Compares the values under every key of a key universe with the model. */
-static void compare_with_model(const kr_hmap_t *m, const model_t *md, uint64_t key_lo, uint64_t key_hi)
+static void compare_with_model(const kr__hmap_t *m, const model_t *md, uint64_t key_lo, uint64_t key_hi)
 {
     cr_assert_eq(m->count, md->n, "map holds %u entries, model %zu", m->count, md->n);
     uint32_t *got = malloc((md->n + 1) * sizeof *got), *want = malloc((md->n + 1) * sizeof *want);
@@ -321,8 +321,8 @@ static void compare_with_model(const kr_hmap_t *m, const model_t *md, uint64_t k
 
 static void churn(uint64_t seed, uint64_t key_space, uint32_t steps, uint32_t target, uint32_t check_every)
 {
-    kr_hmap_t m;
-    kr_hmap_init(&m);
+    kr__hmap_t m;
+    kr__hmap_init(&m);
     model_t md = { 0 };
     uint64_t s = seed;
     uint32_t next_value = 0;
@@ -342,21 +342,21 @@ static void churn(uint64_t seed, uint64_t key_space, uint32_t steps, uint32_t ta
             } else {
                 value = next_value++;
             }
-            cr_assert_eq(kr_hmap_insert(&m, key, value), KR_OK);
+            cr_assert_eq(kr__hmap_insert(&m, key, value), KR_OK);
             model_add(&md, key, value);
         } else if (op < 85) {
             pair_t victim = md.p[rng_next(&s) % md.n];
-            cr_assert(kr_hmap_remove(&m, victim.key, victim.value), "present entry not removed");
+            cr_assert(kr__hmap_remove(&m, victim.key, victim.value), "present entry not removed");
             cr_assert(model_remove(&md, victim.key, victim.value));
         } else if (op < 92) {
             /* Removing something absent changes nothing. */
             uint64_t key = rng_next(&s) % key_space;
             uint32_t value = next_value + 1000000;
-            cr_assert_not(kr_hmap_remove(&m, key, value));
+            cr_assert_not(kr__hmap_remove(&m, key, value));
         } else {
             pair_t victim = md.p[rng_next(&s) % md.n];
             uint32_t nv = next_value++;
-            cr_assert(kr_hmap_replace(&m, victim.key, victim.value, nv));
+            cr_assert(kr__hmap_replace(&m, victim.key, victim.value, nv));
             cr_assert(model_replace(&md, victim.key, victim.value, nv));
         }
         if (step % check_every == 0) {
@@ -369,15 +369,15 @@ static void churn(uint64_t seed, uint64_t key_space, uint32_t steps, uint32_t ta
     /* Drain completely: the map must end empty and consistent. */
     while (md.n) {
         pair_t victim = md.p[rng_next(&s) % md.n];
-        cr_assert(kr_hmap_remove(&m, victim.key, victim.value));
+        cr_assert(kr__hmap_remove(&m, victim.key, victim.value));
         cr_assert(model_remove(&md, victim.key, victim.value));
     }
     cr_assert_eq(m.count, 0);
     check_invariants(&m);
-    for (uint32_t i = 0; i < m.capacity; i++) cr_assert_eq(m.slots[i].value, KR_HMAP_EMPTY);
+    for (uint32_t i = 0; i < m.capacity; i++) cr_assert_eq(m.slots[i].value, KR__HMAP_EMPTY);
     compare_with_model(&m, &md, 0, key_space - 1);
     free(md.p);
-    kr_hmap_fini(&m);
+    kr__hmap_fini(&m);
 }
 
 Test(hmap, churn_few_keys_many_duplicates)
@@ -406,9 +406,9 @@ Test(hmap, churn_near_load_limit)
 Test(hmap, hash_bytes_depends_on_bytes_and_seed)
 {
     const char a[] = "kairos", b[] = "kairoz";
-    cr_assert_eq(kr_hash_bytes(a, 6, 0), kr_hash_bytes(a, 6, 0));
-    cr_assert_neq(kr_hash_bytes(a, 6, 0), kr_hash_bytes(b, 6, 0));
-    cr_assert_neq(kr_hash_bytes(a, 6, 0), kr_hash_bytes(a, 6, 1));
-    cr_assert_neq(kr_hash_bytes(a, 6, 0), kr_hash_bytes(a, 5, 0));
-    cr_assert_neq(kr_mix64(1), kr_mix64(2));
+    cr_assert_eq(kr__hash_bytes(a, 6, 0), kr__hash_bytes(a, 6, 0));
+    cr_assert_neq(kr__hash_bytes(a, 6, 0), kr__hash_bytes(b, 6, 0));
+    cr_assert_neq(kr__hash_bytes(a, 6, 0), kr__hash_bytes(a, 6, 1));
+    cr_assert_neq(kr__hash_bytes(a, 6, 0), kr__hash_bytes(a, 5, 0));
+    cr_assert_neq(kr__mix64(1), kr__mix64(2));
 }

@@ -23,23 +23,23 @@ TestSuite(model_file, .fini = mt_cleanup);
     "{'end_time': 10, " extra " 'simulators': [{'name': 'b', 'kind': 'bath', 'time_step': 1, 'count': 6}], " \
     "'dependencies': [" deps "]}"
 
-static void expect_load_error(kr_model_file_t *f, const char *jpath, const char *expected, const char *found)
+static void expect_load_error(kr__model_file_t *f, const char *jpath, const char *expected, const char *found)
 {
     cr_assert_null(f, "the file should be refused");
     mt_expect(KR_ERR_INVALID_ARG, jpath, expected, found);
 }
 
 /* Loads fine, then build refuses. */
-static void expect_build_error(kr_model_file_t *f, const char *jpath, const char *expected, const char *found)
+static void expect_build_error(kr__model_file_t *f, const char *jpath, const char *expected, const char *found)
 {
     cr_assert(f, "load: %s", kr_last_error());
-    kr_model_t *m = kr_model_file_build(f, NULL);
+    kr_model_t *m = kr__model_file_build(f, NULL);
     cr_assert_null(m, "build should fail");
     mt_expect(KR_ERR_INVALID_ARG, jpath, expected, found);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }
 
-static bool has_dep(const kr_model_file_t *f, const char *from, const char *to, kr_time_t promise)
+static bool has_dep(const kr__model_file_t *f, const char *from, const char *to, kr_time_t promise)
 {
     for (size_t i = 0; i < f->dep_count; i++)
         if (!strcmp(f->sims[f->deps[i].from].name, from) && !strcmp(f->sims[f->deps[i].to].name, to))
@@ -51,13 +51,13 @@ static bool has_dep(const kr_model_file_t *f, const char *from, const char *to, 
 
 Test(model_file, valid_factory_defaults)
 {
-    kr_model_file_t *f = mt_load(FACTORY, NULL);
+    kr__model_file_t *f = mt_load(FACTORY, NULL);
     cr_assert(f, "%s", kr_last_error());
     cr_assert_eq(f->precision, S);
     cr_assert_eq(f->seed, 3);
     cr_assert_eq(f->end_time, 100 * S);
     cr_assert_eq(f->sync, KR_SYNC_NULL_MESSAGE);
-    cr_assert_eq(f->mapping, KR_MAP_ROUND_ROBIN);
+    cr_assert_eq(f->mapping, KR__MAP_ROUND_ROBIN);
     cr_assert_eq(f->log_level, KR_LOG_WARN);
     cr_assert_null(f->out_stats);
     cr_assert_null(f->out_event_log);
@@ -75,19 +75,19 @@ Test(model_file, valid_factory_defaults)
     cr_assert_eq(f->dep_count, 2);
     cr_assert(has_dep(f, "Line", "Robots", 0));
     cr_assert(has_dep(f, "Robots", "Bath", 2 * S));
-    kr_model_t *m = kr_model_file_build(f, NULL);
+    kr_model_t *m = kr__model_file_build(f, NULL);
     cr_assert(m, "%s", kr_last_error());
     cr_assert_eq(kr_model_sim_count(m), 3);
     cr_assert_eq(kr_model_promise(m, 1, 2), 2 * S);
-    cr_assert_str_eq(kr_model_file_kind(f, 2)->name, "bath");
+    cr_assert_str_eq(kr__model_file_kind(f, 2)->name, "bath");
     cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
     kr_model_destroy(m);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }
 
 Test(model_file, valid_every_top_level_field)
 {
-    kr_model_file_t *f = mt_load("{'precision': 1000, 'seed': 0, 'end_time': 2.5, 'sync': 'window',"
+    kr__model_file_t *f = mt_load("{'precision': 1000, 'seed': 0, 'end_time': 2.5, 'sync': 'window',"
                                  " 'mapping': 'block', 'log_level': 'error', 'description': 'd',"
                                  " 'outputs': {'stats': 's.json', 'event_log': 'ev', 'trace': 't.json'},"
                                  " 'plugins': [],"
@@ -98,68 +98,68 @@ Test(model_file, valid_every_top_level_field)
     cr_assert_eq(f->precision, 1000);
     cr_assert_eq(f->end_time, 2500);
     cr_assert_eq(f->sync, KR_SYNC_WINDOW);
-    cr_assert_eq(f->mapping, KR_MAP_BLOCK);
+    cr_assert_eq(f->mapping, KR__MAP_BLOCK);
     cr_assert_eq(f->log_level, KR_LOG_ERROR);
     cr_assert_str_eq(f->out_stats, "s.json");
     cr_assert_str_eq(f->out_event_log, "ev");
     cr_assert_str_eq(f->out_trace, "t.json");
     cr_assert_eq(f->sims[0].time_step, 1, "0.001 is one tick at precision 1000");
     cr_assert_eq(f->sims[0].rank, 0);
-    kr_model_t *m = kr_model_file_build(f, NULL);
+    kr_model_t *m = kr__model_file_build(f, NULL);
     cr_assert(m, "%s", kr_last_error());
     kr_model_destroy(m);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }
 
 Test(model_file, decimal_step_is_whole_ticks)
 {
     /* 0.1 is not exact in binary, but 0.1 * 10^6 is a whole number of ticks. */
-    kr_model_file_t *f = mt_load(FACTORY, "simulators.Robots.time_step=0.1", NULL);
+    kr__model_file_t *f = mt_load(FACTORY, "simulators.Robots.time_step=0.1", NULL);
     cr_assert(f, "%s", kr_last_error());
     cr_assert_eq(f->sims[1].time_step, S / 10);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }
 
 /* ---- --set ---- */
 
 Test(model_file, set_top_level)
 {
-    kr_model_file_t *f = mt_load(FACTORY, "end_time=20", "seed=9", "sync=window", NULL);
+    kr__model_file_t *f = mt_load(FACTORY, "end_time=20", "seed=9", "sync=window", NULL);
     cr_assert(f, "%s", kr_last_error());
     cr_assert_eq(f->end_time, 20 * S);
     cr_assert_eq(f->seed, 9);
     cr_assert_eq(f->sync, KR_SYNC_WINDOW, "a bare word is a string");
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }
 
 Test(model_file, set_nested_params_by_name)
 {
     /* adds a key to an existing params object, addressed by simulator name */
-    kr_model_file_t *f = mt_load(FACTORY, "simulators.Line.params.limit=5", "simulators.Bath.time_step=0.5", NULL);
+    kr__model_file_t *f = mt_load(FACTORY, "simulators.Line.params.limit=5", "simulators.Bath.time_step=0.5", NULL);
     cr_assert(f, "%s", kr_last_error());
     cr_assert_eq(json_integer_value(json_object_get(f->sims[0].params, "limit")), 5);
     cr_assert_eq(f->sims[2].time_step, S / 2);
-    kr_model_t *m = kr_model_file_build(f, NULL);
+    kr_model_t *m = kr__model_file_build(f, NULL);
     cr_assert(m, "%s", kr_last_error());
     cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
     cr_assert_eq(kr_sim_event_count(kr_model_sim(m, 0)), 5, "five parts made, one event each");
     kr_model_destroy(m);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }
 
 Test(model_file, set_by_array_index)
 {
-    kr_model_file_t *f = mt_load(FACTORY, "dependencies.1.promise=1.5", "simulators.0.params.to=Robots",
+    kr__model_file_t *f = mt_load(FACTORY, "dependencies.1.promise=1.5", "simulators.0.params.to=Robots",
                                  "simulators.1.params.delay=3", NULL);
     cr_assert(f, "%s", kr_last_error());
     cr_assert(has_dep(f, "Robots", "Bath", 3 * S / 2));
     cr_assert_eq(json_number_value(json_object_get(f->sims[1].params, "delay")), 3.0);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }
 
 Test(model_file, set_json_versus_bare_string)
 {
-    kr_model_file_t *f = mt_load(FACTORY, "description=hello world", "simulators.Line.description=\"42\"",
+    kr__model_file_t *f = mt_load(FACTORY, "description=hello world", "simulators.Line.description=\"42\"",
                                  "simulators.Line.params.interval={\"dist\": \"constant\", \"value\": 3}",
                                  "outputs={\"stats\": \"out.json\"}", NULL);
     cr_assert(f, "%s", kr_last_error());
@@ -168,7 +168,7 @@ Test(model_file, set_json_versus_bare_string)
     cr_assert_str_eq(json_string_value(json_object_get(line, "description")), "42", "quoted JSON stays a string");
     cr_assert(json_is_object(json_object_get(f->sims[0].params, "interval")));
     cr_assert_str_eq(f->out_stats, "out.json");
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 
     /* 42 is JSON: a number, refused where a string belongs */
     expect_load_error(mt_load(FACTORY, "description=42", NULL), "description", "a string", "42");
@@ -178,17 +178,17 @@ Test(model_file, set_json_versus_bare_string)
 
 Test(model_file, set_later_wins)
 {
-    kr_model_file_t *f = mt_load(FACTORY, "seed=1", "seed=2", NULL);
+    kr__model_file_t *f = mt_load(FACTORY, "seed=1", "seed=2", NULL);
     cr_assert(f, "%s", kr_last_error());
     cr_assert_eq(f->seed, 2);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }
 
 /* ---- count and wildcards ---- */
 
 Test(model_file, count_expands_names)
 {
-    kr_model_file_t *f = mt_load(BATHS("", ""), NULL);
+    kr__model_file_t *f = mt_load(BATHS("", ""), NULL);
     cr_assert(f, "%s", kr_last_error());
     cr_assert_eq(f->sim_count, 6);
     for (size_t i = 0; i < 6; i++) {
@@ -197,12 +197,12 @@ Test(model_file, count_expands_names)
         cr_assert_str_eq(f->sims[i].name, name);
         cr_assert_eq(f->sims[i].index, 0, "every replica comes from entry 0");
     }
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }
 
 Test(model_file, wildcards_expand_without_self_edges)
 {
-    kr_model_file_t *f = mt_load("{'end_time': 10, 'simulators': ["
+    kr__model_file_t *f = mt_load("{'end_time': 10, 'simulators': ["
                                  " {'name': 'src', 'kind': 'bath', 'time_step': 1},"
                                  " {'name': 'line', 'kind': 'bath', 'time_step': 1, 'count': 3},"
                                  " {'name': 'lines', 'kind': 'bath', 'time_step': 1}],"
@@ -217,7 +217,7 @@ Test(model_file, wildcards_expand_without_self_edges)
     cr_assert(has_dep(f, "line[2]", "line[0]", 2 * S));
     cr_assert(has_dep(f, "line[1]", "lines", 0));
     cr_assert(!has_dep(f, "src", "lines", S), "'line[*]' does not match 'lines'");
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }
 
 Test(model_file, explicit_self_edge_refused)
@@ -243,11 +243,11 @@ Test(model_file, wildcard_matching_nothing_refused)
 
 /* ---- mapping ---- */
 
-static void map(kr_model_file_t *f, int ranks, int *rank_of, kr_status_t want)
+static void map(kr__model_file_t *f, int ranks, int *rank_of, kr_status_t want)
 {
-    kr_model_t *m = kr_model_file_build(f, NULL);
+    kr_model_t *m = kr__model_file_build(f, NULL);
     cr_assert(m, "%s", kr_last_error());
-    kr_status_t st = kr_model_file_map(f, m, ranks, rank_of);
+    kr_status_t st = kr__model_file_map(f, m, ranks, rank_of);
     cr_assert_eq(st, want, "map: %s", st ? kr_last_error() : "ok");
     kr_model_destroy(m);
 }
@@ -260,45 +260,45 @@ static void expect_ranks(const int *got, const int *want, size_t n)
 Test(model_file, map_round_robin_and_block)
 {
     int r[6];
-    kr_model_file_t *f = mt_load(BATHS("", ""), NULL);
+    kr__model_file_t *f = mt_load(BATHS("", ""), NULL);
     cr_assert(f);
     map(f, 2, r, KR_OK);
     expect_ranks(r, (int[]){ 0, 1, 0, 1, 0, 1 }, 6);
     map(f, 1, r, KR_OK);
     expect_ranks(r, (int[]){ 0, 0, 0, 0, 0, 0 }, 6);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
     f = mt_load(BATHS("", "'mapping': 'block',"), NULL);
     cr_assert(f);
     map(f, 2, r, KR_OK);
     expect_ranks(r, (int[]){ 0, 0, 0, 1, 1, 1 }, 6);
     map(f, 4, r, KR_OK);
     expect_ranks(r, (int[]){ 0, 0, 1, 2, 2, 3 }, 6);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }
 
 Test(model_file, map_pins)
 {
     int r[6];
-    kr_model_file_t *f = mt_load("{'end_time': 10, 'simulators': [{'name': 'a', 'kind': 'bath', 'time_step': 1, 'count': 3},"
+    kr__model_file_t *f = mt_load("{'end_time': 10, 'simulators': [{'name': 'a', 'kind': 'bath', 'time_step': 1, 'count': 3},"
                 " {'name': 'p', 'kind': 'bath', 'time_step': 1, 'rank': 2}, {'name': 'q', 'kind': 'bath',"
                 " 'time_step': 1, 'rank': 0}]}", NULL);
     cr_assert(f, "%s", kr_last_error());
     map(f, 3, r, KR_OK);
     expect_ranks(r, (int[]){ 0, 1, 2, 2, 0 }, 5);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }
 
 Test(model_file, map_zero_promise_group_kept_together)
 {
     int r[6];
     /* b[1] <-> b[4] with promise 0: one group, on the rank of b[1] */
-    kr_model_file_t *f = mt_load(BATHS("{'from': 'b[1]', 'to': 'b[4]', 'promise': 0},"
+    kr__model_file_t *f = mt_load(BATHS("{'from': 'b[1]', 'to': 'b[4]', 'promise': 0},"
                                        "{'from': 'b[4]', 'to': 'b[1]', 'promise': 0},"
                                        "{'from': 'b[0]', 'to': 'b[1]', 'promise': 0}", ""), NULL);
     cr_assert(f, "%s", kr_last_error());
     map(f, 3, r, KR_OK);
     expect_ranks(r, (int[]){ 0, 1, 2, 0, 1, 2 }, 6);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
     /* a pinned member decides for its group */
     f = mt_load("{'end_time': 10, 'simulators': [{'name': 'a', 'kind': 'bath', 'time_step': 1, 'count': 3},"
                 " {'name': 'p', 'kind': 'bath', 'time_step': 1, 'rank': 2}],"
@@ -307,13 +307,13 @@ Test(model_file, map_zero_promise_group_kept_together)
     cr_assert(f, "%s", kr_last_error());
     map(f, 3, r, KR_OK);
     expect_ranks(r, (int[]){ 2, 1, 2, 2 }, 4);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }
 
 Test(model_file, map_pin_splitting_group_refused)
 {
     int r[6];
-    kr_model_file_t *f = mt_load("{'end_time': 10, 'simulators': [{'name': 'p', 'kind': 'bath', 'time_step': 1,"
+    kr__model_file_t *f = mt_load("{'end_time': 10, 'simulators': [{'name': 'p', 'kind': 'bath', 'time_step': 1,"
                                  " 'rank': 0}, {'name': 'q', 'kind': 'bath', 'time_step': 1, 'rank': 1}],"
                                  " 'dependencies': [{'from': 'p', 'to': 'q', 'promise': 0},"
                                  " {'from': 'q', 'to': 'p', 'promise': 0}]}", NULL);
@@ -322,14 +322,14 @@ Test(model_file, map_pin_splitting_group_refused)
     mt_expect(KR_ERR_INVALID_ARG, "simulators[1].rank",
               "rank 0, where 'p' is pinned (a cycle of zero promises joins them and runs as one loop on one rank)",
               "1");
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }
 
 /* The group's lowest member is free; two others are pinned apart. */
 Test(model_file, map_pins_split_group_with_free_lowest_member)
 {
     int r[6];
-    kr_model_file_t *f = mt_load("{'end_time': 10, 'simulators': [{'name': 'a', 'kind': 'bath', 'time_step': 1},"
+    kr__model_file_t *f = mt_load("{'end_time': 10, 'simulators': [{'name': 'a', 'kind': 'bath', 'time_step': 1},"
                                  " {'name': 'p', 'kind': 'bath', 'time_step': 1, 'rank': 0},"
                                  " {'name': 'q', 'kind': 'bath', 'time_step': 1, 'rank': 1}],"
                                  " 'dependencies': [{'from': 'a', 'to': 'p', 'promise': 0},"
@@ -340,19 +340,19 @@ Test(model_file, map_pins_split_group_with_free_lowest_member)
     mt_expect(KR_ERR_INVALID_ARG, "simulators[2].rank",
               "rank 0, where 'p' is pinned (a cycle of zero promises joins them and runs as one loop on one rank)",
               "1");
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }
 
 Test(model_file, map_rank_out_of_range)
 {
     int r[6];
-    kr_model_file_t *f = mt_load(BATHS("", ""), "simulators.0.rank=3", NULL);
+    kr__model_file_t *f = mt_load(BATHS("", ""), "simulators.0.rank=3", NULL);
     cr_assert(f, "%s", kr_last_error());
     map(f, 4, r, KR_OK);
     expect_ranks(r, (int[]){ 3, 3, 3, 3, 3, 3 }, 6);
     map(f, 3, r, KR_ERR_INVALID_ARG);
     mt_expect(KR_ERR_INVALID_ARG, "simulators[0].rank", "a rank below 3", "3");
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }
 
 /* ---- bad input: one test each ---- */
@@ -362,8 +362,8 @@ Test(model_file, bad_unreadable_file)
     mt_write("{}");
     char missing[160];
     snprintf(missing, sizeof missing, "%s/missing.json", mt_dir);
-    kr_model_file_t *f = kr_model_file_load(&(kr_model_file_desc_t){ .path = missing,
-                                                                    .register_builtin = kr_models_register_builtin });
+    kr__model_file_t *f = kr__model_file_load(&(kr__model_file_desc_t){ .path = missing,
+                                                                    .register_builtin = kr__models_register_builtin });
     cr_assert_null(f);
     cr_assert_eq(kr_last_status(), KR_ERR_IO);
     char want[300];
@@ -725,12 +725,12 @@ Test(model_file, every_distribution_form_accepted)
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
         char set[200];
         snprintf(set, sizeof set, "simulators.Line.params.interval=%s", forms[i]);
-        kr_model_file_t *f = mt_load(FACTORY, set, NULL);
+        kr__model_file_t *f = mt_load(FACTORY, set, NULL);
         cr_assert(f, "%s", kr_last_error());
-        kr_model_t *m = kr_model_file_build(f, NULL);
+        kr_model_t *m = kr__model_file_build(f, NULL);
         cr_assert(m, "%s: %s", forms[i], kr_last_error());
         kr_model_destroy(m);
-        kr_model_file_free(f);
+        kr__model_file_free(f);
     }
 }
 
@@ -752,13 +752,13 @@ Test(model_file, bad_emulation_in_zero_promise_cycle)
                        "no emulation simulator in a cycle of zero promises (A is in one with B; give an edge of the "
                        "cycle a positive promise)", "\"emulation\"");
     /* a positive promise on the way back lets it run */
-    kr_model_file_t *f = mt_load("{'end_time': 0.01, 'simulators': [{'name': 'A', 'kind': 'assembly', 'formalism':"
+    kr__model_file_t *f = mt_load("{'end_time': 0.01, 'simulators': [{'name': 'A', 'kind': 'assembly', 'formalism':"
                                  " 'emulation', 'params': {'to': 'B'}}, {'name': 'B', 'kind': 'bath', 'time_step': 1}],"
                                  " 'dependencies': [{'from': 'A', 'to': 'B', 'promise': 0},"
                                  " {'from': 'B', 'to': 'A', 'promise': 1}]}", NULL);
     cr_assert(f, "%s", kr_last_error());
-    kr_model_t *m = kr_model_file_build(f, NULL);
+    kr_model_t *m = kr__model_file_build(f, NULL);
     cr_assert(m, "%s", kr_last_error());
     kr_model_destroy(m);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }

@@ -80,26 +80,26 @@ static double y0_itself(double t, const double y[], void *p)
 
 static double one_k = 1.0;
 
-static kr_ode_engine_t *decay_engine(double y0, double *k, kr_time_t start)
+static kr__ode_engine_t *decay_engine(double y0, double *k, kr_time_t start)
 {
     double init[1] = {y0};
     kr_ode_desc_t d = {.dim = 1, .rhs = decay_rhs, .params = k, .initial = init};
-    kr_ode_engine_t *e = kr__ode_engine_create(&d, PREC, start);
+    kr__ode_engine_t *e = kr__ode_engine_create(&d, PREC, start);
     cr_assert_not_null(e, "create failed: %s", kr_last_error());
     return e;
 }
 
-static kr_ode_engine_t *osc_engine(kr_ode_method_t m)
+static kr__ode_engine_t *osc_engine(kr_ode_method_t m)
 {
     double init[2] = {0.0, 1.0};
     kr_ode_desc_t d = {.dim = 2, .rhs = osc_rhs, .jacobian = osc_jac, .initial = init,
                        .method = m};
-    kr_ode_engine_t *e = kr__ode_engine_create(&d, PREC, 0);
+    kr__ode_engine_t *e = kr__ode_engine_create(&d, PREC, 0);
     cr_assert_not_null(e, "create failed: %s", kr_last_error());
     return e;
 }
 
-static void advance_ok(kr_ode_engine_t *e, kr_time_t to, const kr_ode_threshold_t *th,
+static void advance_ok(kr__ode_engine_t *e, kr_time_t to, const kr_ode_threshold_t *th,
                        size_t nth, int *hit)
 {
     kr_status_t st = kr__ode_engine_advance(e, to, th, nth, hit);
@@ -118,12 +118,12 @@ static void assert_rel(double got, double want, double tol, const char *what)
 Test(ode, decay_one_chunk_and_many_chunks)
 {
     double k = 0.5;
-    kr_ode_engine_t *one = decay_engine(1.0, &k, 0);
+    kr__ode_engine_t *one = decay_engine(1.0, &k, 0);
     advance_ok(one, ticks(10), NULL, 0, NULL);
     cr_assert_eq(kr__ode_engine_time(one), ticks(10));
     assert_rel(kr__ode_engine_state(one)[0], exp(-5.0), 1e-6, "one chunk");
 
-    kr_ode_engine_t *many = decay_engine(1.0, &k, 0);
+    kr__ode_engine_t *many = decay_engine(1.0, &k, 0);
     for (int i = 1; i <= 1000; i++) {
         kr_time_t to = (kr_time_t)i * 10000; /* 0.01 units */
         advance_ok(many, to, NULL, 0, NULL);
@@ -139,7 +139,7 @@ Test(ode, uneven_chunks_and_a_start_tick)
 {
     double k = 1.3;
     kr_time_t start = 2500001; /* 2.500001 */
-    kr_ode_engine_t *e = decay_engine(2.0, &k, start);
+    kr__ode_engine_t *e = decay_engine(2.0, &k, start);
     cr_assert_eq(kr__ode_engine_time(e), start);
     kr_time_t to = start;
     for (kr_time_t step = 1; to < start + ticks(6); step = step * 3 + 7) {
@@ -157,7 +157,7 @@ Test(ode, uneven_chunks_and_a_start_tick)
 
 Test(ode, harmonic_oscillator_against_sin_cos)
 {
-    kr_ode_engine_t *e = osc_engine(KR_ODE_RK8PD);
+    kr__ode_engine_t *e = osc_engine(KR_ODE_RK8PD);
     for (int i = 1; i <= 200; i++) {
         kr_time_t to = (kr_time_t)i * 100000; /* 0.1 units, up to 20 */
         advance_ok(e, to, NULL, 0, NULL);
@@ -177,7 +177,7 @@ Test(ode, every_method_integrates_the_oscillator)
     for (size_t m = 0; m < sizeof methods / sizeof methods[0]; m++) {
         /* rk1imp is first order: give it a coarser target. */
         double tol = methods[m] == KR_ODE_RK1IMP ? 1e-3 : 1e-6;
-        kr_ode_engine_t *e = osc_engine(methods[m]);
+        kr__ode_engine_t *e = osc_engine(methods[m]);
         advance_ok(e, ticks(1), NULL, 0, NULL);
         advance_ok(e, ticks(3), NULL, 0, NULL);
         double *y = kr__ode_engine_state(e);
@@ -195,7 +195,7 @@ Test(ode, implicit_methods_on_decay)
     for (size_t m = 0; m < 2; m++) {
         kr_ode_desc_t d = {.dim = 1, .rhs = decay_rhs, .jacobian = decay_jac, .params = &k,
                            .initial = init, .method = ms[m]};
-        kr_ode_engine_t *e = kr__ode_engine_create(&d, PREC, 0);
+        kr__ode_engine_t *e = kr__ode_engine_create(&d, PREC, 0);
         cr_assert_not_null(e, "%s", kr_last_error());
         for (int i = 1; i <= 10; i++) {
             advance_ok(e, ticks(i), NULL, 0, NULL);
@@ -207,7 +207,7 @@ Test(ode, implicit_methods_on_decay)
 
 Test(ode, the_owner_may_change_the_state_between_advances)
 {
-    kr_ode_engine_t *e = decay_engine(1.0, &one_k, 0);
+    kr__ode_engine_t *e = decay_engine(1.0, &one_k, 0);
     advance_ok(e, ticks(5), NULL, 0, NULL);
     kr__ode_engine_state(e)[0] = 3.0;
     advance_ok(e, ticks(7), NULL, 0, NULL);
@@ -219,7 +219,7 @@ Test(ode, the_owner_may_change_the_state_between_advances)
 
 Test(ode, falling_crossing_within_one_tick)
 {
-    kr_ode_engine_t *e = decay_engine(1.0, &one_k, 0);
+    kr__ode_engine_t *e = decay_engine(1.0, &one_k, 0);
     kr_ode_threshold_t th = {y0_minus_half, -1};
     int hit = 7;
     advance_ok(e, ticks(5), &th, 1, &hit);
@@ -242,7 +242,7 @@ Test(ode, falling_crossing_within_one_tick)
 
 Test(ode, rising_only_ignores_falling_and_fires_on_rising)
 {
-    kr_ode_engine_t *e = decay_engine(1.0, &one_k, 0);
+    kr__ode_engine_t *e = decay_engine(1.0, &one_k, 0);
     kr_ode_threshold_t rising = {y0_minus_half, +1};
     int hit = 7;
     advance_ok(e, ticks(5), &rising, 1, &hit);
@@ -271,7 +271,7 @@ Test(ode, rising_only_ignores_falling_and_fires_on_rising)
 
 Test(ode, earliest_of_two_thresholds_wins_and_ties_go_to_the_lowest_index)
 {
-    kr_ode_engine_t *e = decay_engine(1.0, &one_k, 0);
+    kr__ode_engine_t *e = decay_engine(1.0, &one_k, 0);
     kr_ode_threshold_t th[2] = {{y0_minus_half, 0}, {y0_minus_08, 0}};
     int hit = 7;
     advance_ok(e, ticks(5), th, 2, &hit);
@@ -297,7 +297,7 @@ Test(ode, earliest_of_two_thresholds_wins_and_ties_go_to_the_lowest_index)
 
 Test(ode, sine_crossing_zero_repeatedly)
 {
-    kr_ode_engine_t *e = osc_engine(KR_ODE_RK8PD);
+    kr__ode_engine_t *e = osc_engine(KR_ODE_RK8PD);
     kr_ode_threshold_t th = {y0_itself, 0};
     int hit = 7;
     /* sin is exactly 0 at the start: that does not fire. */
@@ -321,7 +321,7 @@ Test(ode, a_threshold_zero_at_the_start_takes_its_first_nonzero_sign)
 {
     /* y = 0.5 at the start, falling: g starts at 0 then goes negative, which
      * is its first sign, not a crossing. */
-    kr_ode_engine_t *e = decay_engine(0.5, &one_k, 0);
+    kr__ode_engine_t *e = decay_engine(0.5, &one_k, 0);
     kr_ode_threshold_t th = {y0_minus_half, 0};
     int hit = 7;
     advance_ok(e, ticks(3), &th, 1, &hit);
@@ -353,7 +353,7 @@ static kr_time_t dip_hit(double a, double b, int *hit)
     dip_a = a, dip_b = b;
     double init[1] = {0.0};
     kr_ode_desc_t d = {.dim = 1, .rhs = still_rhs, .initial = init, .initial_step = 0.5000005};
-    kr_ode_engine_t *e = kr__ode_engine_create(&d, PREC, 0);
+    kr__ode_engine_t *e = kr__ode_engine_create(&d, PREC, 0);
     cr_assert_not_null(e);
     kr_ode_threshold_t th = {dip, 0};
     advance_ok(e, ticks(2), &th, 1, hit);
@@ -382,7 +382,7 @@ Test(ode, same_calls_give_bit_identical_states)
 {
     double r[2][2];
     for (int run = 0; run < 2; run++) {
-        kr_ode_engine_t *e = osc_engine(KR_ODE_RK8PD);
+        kr__ode_engine_t *e = osc_engine(KR_ODE_RK8PD);
         advance_ok(e, ticks(3), NULL, 0, NULL);
         advance_ok(e, ticks(10), NULL, 0, NULL);
         memcpy(r[run], kr__ode_engine_state(e), sizeof r[run]);
@@ -390,7 +390,7 @@ Test(ode, same_calls_give_bit_identical_states)
     }
     cr_assert_eq(memcmp(r[0], r[1], sizeof r[0]), 0, "two identical runs differ");
 
-    kr_ode_engine_t *e = osc_engine(KR_ODE_RK8PD);
+    kr__ode_engine_t *e = osc_engine(KR_ODE_RK8PD);
     advance_ok(e, ticks(10), NULL, 0, NULL);
     double *y = kr__ode_engine_state(e);
     cr_assert(fabs(y[0] - r[0][0]) < 1e-7 && fabs(y[1] - r[0][1]) < 1e-7,
@@ -404,14 +404,14 @@ Test(ode, same_calls_give_bit_identical_states)
 Test(ode, an_advance_does_not_depend_on_earlier_calls)
 {
     for (kr_ode_method_t m = KR_ODE_RK8PD; m <= KR_ODE_MSADAMS; m++) {
-        kr_ode_engine_t *a = osc_engine(m);
+        kr__ode_engine_t *a = osc_engine(m);
         advance_ok(a, ticks(1), NULL, 0, NULL);
         advance_ok(a, ticks(2), NULL, 0, NULL);
         double init[2];
         memcpy(init, kr__ode_engine_state(a), sizeof init);
         kr_ode_desc_t d = {.dim = 2, .rhs = osc_rhs, .jacobian = osc_jac, .initial = init,
                            .method = m};
-        kr_ode_engine_t *b = kr__ode_engine_create(&d, PREC, ticks(2));
+        kr__ode_engine_t *b = kr__ode_engine_create(&d, PREC, ticks(2));
         cr_assert_not_null(b);
         advance_ok(a, ticks(5), NULL, 0, NULL);
         advance_ok(b, ticks(5), NULL, 0, NULL);
@@ -425,8 +425,8 @@ Test(ode, an_advance_does_not_depend_on_earlier_calls)
 Test(ode, the_crossing_does_not_depend_on_the_target)
 {
     kr_ode_threshold_t th = {y0_minus_half, 0};
-    kr_ode_engine_t *a = decay_engine(1.0, &one_k, 0);
-    kr_ode_engine_t *b = decay_engine(1.0, &one_k, 0);
+    kr__ode_engine_t *a = decay_engine(1.0, &one_k, 0);
+    kr__ode_engine_t *b = decay_engine(1.0, &one_k, 0);
     int ha, hb;
     advance_ok(a, ticks(5), &th, 1, &ha);
     advance_ok(b, ticks(8), &th, 1, &hb);
@@ -457,7 +457,7 @@ Test(ode, the_crossing_does_not_depend_on_the_target)
 static void refused(const kr_ode_desc_t *d, uint64_t precision, const char *needle)
 {
     kr_clear_error();
-    kr_ode_engine_t *e = kr__ode_engine_create(d, precision, 0);
+    kr__ode_engine_t *e = kr__ode_engine_create(d, precision, 0);
     cr_assert_null(e, "a bad desc was accepted (expected: %s)", needle);
     cr_assert_eq(kr_last_status(), KR_ERR_INVALID_ARG);
     cr_assert_not_null(strstr(kr_last_error(), needle), "message '%s' lacks '%s'",
@@ -500,7 +500,7 @@ Test(ode, bad_descs_are_refused_with_a_message)
 
     /* Explicit methods are fine without one; tolerances given explicitly too. */
     d = good, d.method = KR_ODE_MSADAMS, d.abs_tol = 1e-8, d.rel_tol = 1e-8;
-    kr_ode_engine_t *e = kr__ode_engine_create(&d, PREC, 0);
+    kr__ode_engine_t *e = kr__ode_engine_create(&d, PREC, 0);
     cr_assert_not_null(e, "%s", kr_last_error());
     cr_assert_eq(kr__ode_engine_dim(e), 1);
     kr__ode_engine_destroy(e);
@@ -509,7 +509,7 @@ Test(ode, bad_descs_are_refused_with_a_message)
 
 Test(ode, bad_advances_are_refused)
 {
-    kr_ode_engine_t *e = decay_engine(1.0, &one_k, ticks(2));
+    kr__ode_engine_t *e = decay_engine(1.0, &one_k, ticks(2));
     int hit;
     cr_assert_eq(kr__ode_engine_advance(e, ticks(1), NULL, 0, NULL), KR_ERR_INVALID_ARG);
     cr_assert_not_null(strstr(kr_last_error(), "backwards"));
@@ -538,7 +538,7 @@ Test(ode, an_rhs_error_is_reported_not_aborted)
     for (size_t c = 0; c < 3; c++) {
         double init[1] = {1.0};
         kr_ode_desc_t d = {.dim = 1, .rhs = failing_rhs, .params = &codes[c], .initial = init};
-        kr_ode_engine_t *e = kr__ode_engine_create(&d, PREC, 0);
+        kr__ode_engine_t *e = kr__ode_engine_create(&d, PREC, 0);
         cr_assert_not_null(e);
         advance_ok(e, ticks(1), NULL, 0, NULL); /* fine up to t = 1 */
         double before = kr__ode_engine_state(e)[0];
@@ -570,7 +570,7 @@ Test(ode, a_jacobian_error_is_reported)
     double init[1] = {1.0}, k = 1.0;
     kr_ode_desc_t d = {.dim = 1, .rhs = decay_rhs, .jacobian = failing_jac, .params = &k,
                        .initial = init, .method = KR_ODE_MSBDF};
-    kr_ode_engine_t *e = kr__ode_engine_create(&d, PREC, 0);
+    kr__ode_engine_t *e = kr__ode_engine_create(&d, PREC, 0);
     cr_assert_not_null(e);
     cr_assert_eq(kr__ode_engine_advance(e, ticks(1), NULL, 0, NULL), KR_ERR_NUMERIC);
     cr_assert_not_null(strstr(kr_last_error(), "jacobian returned"), "%s", kr_last_error());
@@ -594,7 +594,7 @@ static int blowup_rhs(double t, const double y[], double dydt[], void *p)
 
 Test(ode, nan_thresholds_and_blowups_are_errors)
 {
-    kr_ode_engine_t *e = decay_engine(1.0, &one_k, 0);
+    kr__ode_engine_t *e = decay_engine(1.0, &one_k, 0);
     kr_ode_threshold_t th = {nan_threshold, 0};
     int hit;
     cr_assert_eq(kr__ode_engine_advance(e, ticks(1), &th, 1, &hit), KR_ERR_NUMERIC);
@@ -618,7 +618,7 @@ Test(ode, nan_thresholds_and_blowups_are_errors)
  * implicit methods can meet). */
 Test(ode, creating_an_engine_turns_gsls_aborting_handler_off)
 {
-    kr_ode_engine_t *e = decay_engine(1.0, &one_k, 0);
+    kr__ode_engine_t *e = decay_engine(1.0, &one_k, 0);
     double a[4] = {1, 2, 2, 4};
     gsl_matrix_view m = gsl_matrix_view_array(a, 2, 2);
     gsl_permutation *p = gsl_permutation_alloc(2);
@@ -645,7 +645,7 @@ static void app_handler(const char *reason, const char *file, int line, int gsl_
 Test(ode, an_application_gsl_handler_is_kept)
 {
     gsl_set_error_handler(app_handler);
-    kr_ode_engine_t *e = decay_engine(1.0, &one_k, 0);
+    kr__ode_engine_t *e = decay_engine(1.0, &one_k, 0);
     cr_assert_eq(gsl_set_error_handler(NULL), app_handler);
     kr__ode_engine_destroy(e);
 }

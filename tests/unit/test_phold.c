@@ -65,10 +65,10 @@ static result_t run_sets(const char *text, const char *const *sets)
     size_t n = 0;
     while (sets && sets[n]) n++;
     mt_write(text);
-    kr_model_file_t *f = kr_model_file_load(&(kr_model_file_desc_t){
-        .path = mt_path, .sets = sets, .set_count = n, .register_builtin = kr_models_register_builtin });
+    kr__model_file_t *f = kr__model_file_load(&(kr__model_file_desc_t){
+        .path = mt_path, .sets = sets, .set_count = n, .register_builtin = kr__models_register_builtin });
     kr_observer_t obs = { .arg = &r.seen, .on_event = on_event, .on_sync = on_sync };
-    kr_model_t *m = f ? kr_model_file_build(f, &obs) : NULL;
+    kr_model_t *m = f ? kr__model_file_build(f, &obs) : NULL;
     r.status = !f || !m ? kr_last_status() : kr_model_run(m);
     if (r.status) {
         snprintf(r.error, sizeof r.error, "%s", kr_last_error());
@@ -76,22 +76,22 @@ static result_t run_sets(const char *text, const char *const *sets)
         r.sims = kr_model_sim_count(m);
         for (size_t i = 0; i < r.sims; i++) {
             kr_sim_t *s = kr_model_sim(m, (uint32_t)i);
-            kr_report_t *rep = kr_report_open();
-            kr_model_file_kind(f, i)->report(s, rep);
-            json_t *j = kr_report_json(rep);
+            kr_report_t *rep = kr__report_open();
+            kr__model_file_kind(f, i)->report(s, rep);
+            json_t *j = kr__report_json(rep);
             r.events += figure(j, "events");
             r.remote_sent += figure(j, "remote_sent");
             r.lps += figure(j, "lps");
             json_t *md = json_object_get(j, "min_delay");
             if (json_is_number(md) && json_number_value(md) < r.min_delay) r.min_delay = json_number_value(md);
-            kr_report_close(rep);
+            kr__report_close(rep);
             r.kernel_events += (int64_t)kr_sim_event_count(s);
             r.entities += (int64_t)kr_world_entity_count(kr_sim_world(s));
         }
-        r.checksum = kr_run_checksum(f, m);
+        r.checksum = kr__run_checksum(f, m);
     }
     kr_model_destroy(m);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
     return r;
 }
 
@@ -199,9 +199,9 @@ static void expect_refused(const char *text, const char *set, const char *jpath,
 Test(phold, params_are_checked)
 {
     const char *base = PHOLD("2", "'lps': 4");
-    kr_model_file_t *f = mt_load(base, NULL);
+    kr__model_file_t *f = mt_load(base, NULL);
     cr_assert(f, "%s", kr_last_error());
-    kr_model_file_free(f);
+    kr__model_file_free(f);
     expect_refused(base, "simulators.phold.params.lookahead=2", "simulators[0].params.lookahead",
                    "a lookahead <= mean (1)", "2");
     expect_refused(base, "simulators.phold.params.lookahead=-0.5", "simulators[0].params.lookahead",

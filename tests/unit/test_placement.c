@@ -11,15 +11,15 @@
 #include "runtime/model_file.h"
 #include "models/builtin.h"
 
-static kr_model_file_t *load_text(const char *json)
+static kr__model_file_t *load_text(const char *json)
 {
     char path[] = "/tmp/kairos-place-XXXXXX";
     int fd = mkstemp(path);
     cr_assert_geq(fd, 0);
     cr_assert_eq(write(fd, json, strlen(json)), (ssize_t)strlen(json));
     close(fd);
-    kr_model_file_t *f = kr_model_file_load(&(kr_model_file_desc_t){ .path = path,
-                                                                     .register_builtin = kr_models_register_builtin });
+    kr__model_file_t *f = kr__model_file_load(&(kr__model_file_desc_t){ .path = path,
+                                                                     .register_builtin = kr__models_register_builtin });
     unlink(path);
     cr_assert_not_null(f, "%s", kr_last_error());
     return f;
@@ -30,12 +30,12 @@ static const char *const four_lines =
 
 Test(placement, a_rank_builds_only_its_simulators)
 {
-    kr_model_file_t *f = load_text(four_lines);
+    kr__model_file_t *f = load_text(four_lines);
     int rank_of[4];
-    cr_assert_eq(kr_model_file_plan(f, 2, rank_of), KR_OK);
+    cr_assert_eq(kr__model_file_plan(f, 2, rank_of), KR_OK);
     cr_assert(rank_of[0] == 0 && rank_of[1] == 1 && rank_of[2] == 0 && rank_of[3] == 1);
     for (int rank = 0; rank < 2; rank++) {
-        kr_model_t *m = kr_model_file_build_on(f, NULL, rank, rank_of);
+        kr_model_t *m = kr__model_file_build_on(f, NULL, rank, rank_of);
         cr_assert_not_null(m, "%s", kr_last_error());
         cr_assert_eq(kr_model_sim_count(m), 4);
         for (uint32_t i = 0; i < 4; i++) {
@@ -54,18 +54,18 @@ Test(placement, a_rank_builds_only_its_simulators)
         }
         kr_model_destroy(m);
     }
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }
 
 Test(placement, block_pins_and_groups)
 {
-    kr_model_file_t *f = load_text(
+    kr__model_file_t *f = load_text(
         "{\"end_time\": 10, \"mapping\": \"block\", \"simulators\": ["
         "{\"name\": \"a\", \"kind\": \"sqss\"}, {\"name\": \"b\", \"kind\": \"sqss\"},"
         "{\"name\": \"c\", \"kind\": \"sqss\", \"rank\": 0}, {\"name\": \"d\", \"kind\": \"sqss\"}],"
         "\"dependencies\": [{\"from\": \"b\", \"to\": \"d\", \"promise\": 0}, {\"from\": \"d\", \"to\": \"b\", \"promise\": 0}]}");
     int rank_of[4];
-    cr_assert_eq(kr_model_file_plan(f, 2, rank_of), KR_OK);
+    cr_assert_eq(kr__model_file_plan(f, 2, rank_of), KR_OK);
     /* block: a b | c d; c pinned to 0; b and d share a zero-promise cycle:
      * on b's rank */
     cr_assert_eq(rank_of[0], 0);
@@ -73,9 +73,9 @@ Test(placement, block_pins_and_groups)
     cr_assert_eq(rank_of[2], 0);
     cr_assert_eq(rank_of[3], 0);
     int three[4];
-    cr_assert_eq(kr_model_file_plan(f, 3, three), KR_OK);
+    cr_assert_eq(kr__model_file_plan(f, 3, three), KR_OK);
     cr_assert_eq(three[1], three[3], "a zero-promise group stays on one rank");
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }
 
 /* "mapping": "metis" keeps tightly joined simulators together: two cliques
@@ -83,13 +83,13 @@ Test(placement, block_pins_and_groups)
  * (round-robin would split both). */
 Test(placement, metis_cuts_few_dependencies)
 {
-    kr_model_file_t *f = load_text(
+    kr__model_file_t *f = load_text(
         "{\"end_time\": 10, \"mapping\": \"metis\", \"simulators\": [{\"name\": \"a\", \"kind\": \"sqss\", \"count\": 4},"
         " {\"name\": \"b\", \"kind\": \"sqss\", \"count\": 4}], \"dependencies\": ["
         "{\"from\": \"a[*]\", \"to\": \"a[*]\", \"promise\": 1}, {\"from\": \"b[*]\", \"to\": \"b[*]\", \"promise\": 1},"
         "{\"from\": \"a[0]\", \"to\": \"b[0]\", \"promise\": 1}]}");
     int rank_of[8];
-    cr_assert_eq(kr_model_file_plan(f, 2, rank_of), KR_OK, "%s", kr_last_error());
+    cr_assert_eq(kr__model_file_plan(f, 2, rank_of), KR_OK, "%s", kr_last_error());
     for (int i = 1; i < 4; i++) {
         cr_assert_eq(rank_of[i], rank_of[0], "a[%d]", i);
         cr_assert_eq(rank_of[4 + i], rank_of[4], "b[%d]", i);
@@ -97,7 +97,7 @@ Test(placement, metis_cuts_few_dependencies)
     cr_assert_neq(rank_of[0], rank_of[4]);
     /* the same plan every time (a fixed seed) */
     int again[8];
-    cr_assert_eq(kr_model_file_plan(f, 2, again), KR_OK);
+    cr_assert_eq(kr__model_file_plan(f, 2, again), KR_OK);
     cr_assert_eq(memcmp(rank_of, again, sizeof again), 0);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }

@@ -22,43 +22,43 @@ static const char *counter_model(const char *period)
 
 Test(plugin_load, counter_ticks)
 {
-    kr_model_file_t *f = mt_load(counter_model("0.5"), NULL);
+    kr__model_file_t *f = mt_load(counter_model("0.5"), NULL);
     cr_assert(f, "%s", kr_last_error());
     cr_assert_eq(f->plugin_count, 1);
-    const kr_kind_desc_t *k = kr_kinds_find(f->kinds, "counter");
+    const kr_kind_desc_t *k = kr__kinds_find(f->kinds, "counter");
     cr_assert(k, "the plugin registered its kind");
-    cr_assert(kr_kinds_find(f->kinds, "bath"), "next to the built-in kinds");
+    cr_assert(kr__kinds_find(f->kinds, "bath"), "next to the built-in kinds");
     cr_assert_eq(k->formalism, KR_DISCRETE_EVENT);
     cr_assert_eq(f->sims[0].formalism, KR_DISCRETE_EVENT);
 
-    kr_model_t *m = kr_model_file_build(f, NULL);
+    kr_model_t *m = kr__model_file_build(f, NULL);
     cr_assert(m, "%s", kr_last_error());
-    cr_assert_eq(kr_model_file_kind(f, 0), k);
+    cr_assert_eq(kr__model_file_kind(f, 0), k);
     cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
     kr_sim_t *clock = kr_model_sim(m, 0);
-    kr_report_t *r = kr_report_open();
+    kr_report_t *r = kr__report_open();
     k->report(clock, r);
-    cr_assert_eq(json_integer_value(json_object_get(kr_report_json(r), "ticks")), 20, "ticks at 0.5, 1, ..., 10");
-    kr_report_close(r);
+    cr_assert_eq(json_integer_value(json_object_get(kr__report_json(r), "ticks")), 20, "ticks at 0.5, 1, ..., 10");
+    kr__report_close(r);
     cr_assert_neq(k->digest(clock), 0);
     kr_model_destroy(m);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }
 
 /* A zero period is refused with the file and the parameter's path named. */
 Test(plugin_load, zero_period_refused)
 {
-    kr_model_file_t *f = mt_load(counter_model("0"), NULL);
+    kr__model_file_t *f = mt_load(counter_model("0"), NULL);
     cr_assert(f, "%s", kr_last_error());
-    cr_assert_null(kr_model_file_build(f, NULL));
+    cr_assert_null(kr__model_file_build(f, NULL));
     mt_expect(KR_ERR_INVALID_ARG, "simulators[0].params.period", "a duration of at least one tick", "0");
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 
     f = mt_load(counter_model("\"fast\""), NULL);
     cr_assert(f, "%s", kr_last_error());
-    cr_assert_null(kr_model_file_build(f, NULL));
+    cr_assert_null(kr__model_file_build(f, NULL));
     mt_expect(KR_ERR_INVALID_ARG, "simulators[0].params.period", "a duration >= 0 in model units", "\"fast\"");
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }
 
 /* Loading the plugin twice registers its kind twice: refused, named. */

@@ -90,7 +90,7 @@ Test(region, child_ids_depend_on_parent_step_and_ordinal_only)
     "{'end_time': 20, 'seed': 5, 'simulators': [{'name': 'w', 'kind': 'walkers', 'time_step': 1, "        \
     regions " 'params': {'width': 60, 'height': 40, 'agents': 3000 " extra "}}]}"
 
-static bool has_dep(const kr_model_file_t *f, uint32_t from, uint32_t to, kr_time_t promise)
+static bool has_dep(const kr__model_file_t *f, uint32_t from, uint32_t to, kr_time_t promise)
 {
     for (size_t i = 0; i < f->dep_count; i++)
         if (f->deps[i].from == from && f->deps[i].to == to) return f->deps[i].promise == promise;
@@ -99,7 +99,7 @@ static bool has_dep(const kr_model_file_t *f, uint32_t from, uint32_t to, kr_tim
 
 Test(region, regions_expand_to_named_simulators_and_neighbour_dependencies)
 {
-    kr_model_file_t *f = mt_load(WALKERS("'regions': [3, 2],", ""), NULL);
+    kr__model_file_t *f = mt_load(WALKERS("'regions': [3, 2],", ""), NULL);
     cr_assert(f, "%s", kr_last_error());
     cr_assert_eq(f->sim_count, 6);
     for (size_t i = 0; i < 6; i++) {
@@ -114,16 +114,16 @@ Test(region, regions_expand_to_named_simulators_and_neighbour_dependencies)
     cr_assert(has_dep(f, 0, 4, KR_PRECISION_DEFAULT), "diagonal neighbours depend on each other");
     cr_assert(has_dep(f, 4, 0, KR_PRECISION_DEFAULT));
     cr_assert(!has_dep(f, 0, 2, KR_PRECISION_DEFAULT), "regions that do not touch do not");
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }
 
 Test(region, set_recuts_the_world)
 {
-    kr_model_file_t *f = mt_load(WALKERS("'regions': [2, 2],", ""), "simulators.w.regions=[4,1]", NULL);
+    kr__model_file_t *f = mt_load(WALKERS("'regions': [2, 2],", ""), "simulators.w.regions=[4,1]", NULL);
     cr_assert(f, "%s", kr_last_error());
     cr_assert_eq(f->sim_count, 4);
     cr_assert_eq(f->dep_count, 6, "a row of 4: 3 pairs, both ways");
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }
 
 Test(region, bad_regions_refused)
@@ -146,23 +146,23 @@ Test(region, bad_regions_refused)
 
 Test(region, more_regions_than_cells_refused)
 {
-    kr_model_file_t *f = mt_load(WALKERS("'regions': [61, 1],", ""), NULL);
+    kr__model_file_t *f = mt_load(WALKERS("'regions': [61, 1],", ""), NULL);
     cr_assert(f, "%s", kr_last_error());
-    cr_assert_null(kr_model_file_build(f, NULL));
+    cr_assert_null(kr__model_file_build(f, NULL));
     mt_expect(KR_ERR_INVALID_ARG, "simulators[0].regions",
               "at most 60 x 40 regions for a 60 x 40 grid (params.width, params.height)", "[61,1]");
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }
 
 /* ---- storage ---- */
 
 Test(region, a_region_stores_its_cells_and_the_halo_only)
 {
-    kr_model_file_t *f = mt_load(WALKERS("'regions': [2, 2],", ", 'halo': 2"), NULL);
+    kr__model_file_t *f = mt_load(WALKERS("'regions': [2, 2],", ", 'halo': 2"), NULL);
     cr_assert(f, "%s", kr_last_error());
     /* this process runs regions 0 and 3 only, as rank 0 of 2 would with a mapping that put them there */
     int rank_of[4] = { 0, 1, 1, 0 };
-    kr_model_t *m = kr_model_file_build_on(f, NULL, 0, rank_of);
+    kr_model_t *m = kr__model_file_build_on(f, NULL, 0, rank_of);
     cr_assert(m, "%s", kr_last_error());
     uint64_t stored = 0;
     for (uint32_t i = 0; i < 4; i++) {
@@ -181,16 +181,16 @@ Test(region, a_region_stores_its_cells_and_the_halo_only)
     cr_assert_eq(stored, 2 * 32 * 22);
     cr_assert_lt(stored, 60 * 40, "never the whole world");
     kr_model_destroy(m);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }
 
 /* A region's step driver holds a pointer into this process: packing an
  * entity that carries it fails, so no message can carry one across. */
 Test(region, the_step_driver_never_travels)
 {
-    kr_model_file_t *f = mt_load(WALKERS("'regions': [2, 1],", ""), NULL);
+    kr__model_file_t *f = mt_load(WALKERS("'regions': [2, 1],", ""), NULL);
     cr_assert(f, "%s", kr_last_error());
-    kr_model_t *m = kr_model_file_build_on(f, NULL, 0, NULL);
+    kr_model_t *m = kr__model_file_build_on(f, NULL, 0, NULL);
     cr_assert(m, "%s", kr_last_error());
     kr_world_t *w = kr_sim_world(kr_model_sim(m, 0));
     kr_component_t driver = kr_component_lookup(kr_model_registry(m), "kr.region.driver");
@@ -203,7 +203,7 @@ Test(region, the_step_driver_never_travels)
     cr_assert(strstr(kr_last_error(), "step driver cannot move"), "%s", kr_last_error());
     kr_buf_fini(&b);
     kr_model_destroy(m);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }
 
 /* kr_region_scatter: every region of a cut gets exactly the agents placed
@@ -240,9 +240,9 @@ static bool place_outside(uint64_t id, int32_t *x, int32_t *y, void *arg)
 
 Test(region, scatter_places_once_and_hands_each_region_its_own)
 {
-    kr_model_file_t *f = mt_load(WALKERS("'regions': [3, 2],", ""), NULL);
+    kr__model_file_t *f = mt_load(WALKERS("'regions': [3, 2],", ""), NULL);
     cr_assert(f, "%s", kr_last_error());
-    kr_model_t *m = kr_model_file_build_on(f, NULL, 0, NULL);
+    kr_model_t *m = kr__model_file_build_on(f, NULL, 0, NULL);
     cr_assert(m, "%s", kr_last_error());
     placing_t pl = { 0, 60, 40 };
     const uint64_t first = 1000000, count = 5000;
@@ -274,7 +274,7 @@ Test(region, scatter_places_once_and_hands_each_region_its_own)
                  KR_ERR_INVALID_ARG);
     cr_assert(strstr(kr_last_error(), "agent 5 placed in cell (-1, 0), outside"), "%s", kr_last_error());
     kr_model_destroy(m);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }
 
 static bool place_unsteady(uint64_t id, int32_t *x, int32_t *y, void *arg)
@@ -290,9 +290,9 @@ static bool place_unsteady(uint64_t id, int32_t *x, int32_t *y, void *arg)
  * that does not depend on the id alone is caught, not written past. */
 Test(region, scatter_keeps_two_populations_apart)
 {
-    kr_model_file_t *f = mt_load(WALKERS("'regions': [3, 2],", ""), NULL);
+    kr__model_file_t *f = mt_load(WALKERS("'regions': [3, 2],", ""), NULL);
     cr_assert(f, "%s", kr_last_error());
-    kr_model_t *m = kr_model_file_build_on(f, NULL, 0, NULL);
+    kr_model_t *m = kr__model_file_build_on(f, NULL, 0, NULL);
     cr_assert(m, "%s", kr_last_error());
     placing_t a = { 0, 60, 40 }, b = { 0, 60, 40 };
     uint64_t got_a = 0, got_b = 0;
@@ -323,7 +323,7 @@ Test(region, scatter_keeps_two_populations_apart)
     cr_assert(strstr(kr_last_error(), "must depend on the id alone"), "%s", kr_last_error());
     cr_assert_eq(kr_region_scatter(NULL, 1, 1, place_test, &u, &bu, &nu), KR_ERR_INVALID_ARG);
     kr_model_destroy(m);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }
 
 /* ---- runs in one process ---- */
@@ -336,21 +336,21 @@ static run_result_t run_cut(const char *regions)
 {
     char set[64];
     snprintf(set, sizeof set, "simulators.w.regions=%s", regions);
-    kr_model_file_t *f = mt_load(WALKERS("'regions': [1, 1],", ", 'audit': true"), set, NULL);
+    kr__model_file_t *f = mt_load(WALKERS("'regions': [1, 1],", ", 'audit': true"), set, NULL);
     cr_assert(f, "%s", kr_last_error());
-    kr_model_t *m = kr_model_file_build(f, NULL);
+    kr_model_t *m = kr__model_file_build(f, NULL);
     cr_assert(m, "%s", kr_last_error());
     cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
     run_result_t res = { 0 };
     for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
         kr_sim_t *s = kr_model_sim(m, i);
         kr_region_t *r = kr_region_of(s);
-        res.digest += kr_model_file_kind(f, i)->state_digest(s);
+        res.digest += kr__model_file_kind(f, i)->state_digest(s);
         res.agents += kr_region_agent_count(r);
         res.acts += kr_region_updates(r);
     }
     kr_model_destroy(m);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
     return res;
 }
 
@@ -372,60 +372,60 @@ Test(region, walkers_digest_is_the_same_for_every_cut)
 /* A transport that counts the progress calls made to it and hands
  * everything else to the in-process one. */
 typedef struct counting_transport {
-    kr_transport_t base;
-    kr_transport_t *inner;
+    kr__transport_t base;
+    kr__transport_t *inner;
     int progress_calls;
 } counting_transport_t;
 
-static kr_status_t ct_send(kr_transport_t *t, uint32_t from, uint32_t to, const void *bytes, size_t len)
+static kr_status_t ct_send(kr__transport_t *t, uint32_t from, uint32_t to, const void *bytes, size_t len)
 {
-    kr_transport_t *in = ((counting_transport_t *)t)->inner;
+    kr__transport_t *in = ((counting_transport_t *)t)->inner;
     return in->vtbl->send(in, from, to, bytes, len);
 }
-static kr_status_t ct_poll(kr_transport_t *t, kr_deliver_fn deliver, void *arg, size_t *count)
+static kr_status_t ct_poll(kr__transport_t *t, kr__deliver_fn deliver, void *arg, size_t *count)
 {
-    kr_transport_t *in = ((counting_transport_t *)t)->inner;
+    kr__transport_t *in = ((counting_transport_t *)t)->inner;
     return in->vtbl->poll(in, deliver, arg, count);
 }
-static size_t ct_in_flight(const kr_transport_t *t)
+static size_t ct_in_flight(const kr__transport_t *t)
 {
-    const kr_transport_t *in = ((const counting_transport_t *)t)->inner;
+    const kr__transport_t *in = ((const counting_transport_t *)t)->inner;
     return in->vtbl->in_flight(in);
 }
 static int progress_calls; /* outlives the transport, which the model frees */
-static void ct_destroy(kr_transport_t *t)
+static void ct_destroy(kr__transport_t *t)
 {
     counting_transport_t *ct = (counting_transport_t *)t;
     progress_calls = ct->progress_calls;
     ct->inner->vtbl->destroy(ct->inner);
     free(ct);
 }
-static void ct_progress(kr_transport_t *t) { ((counting_transport_t *)t)->progress_calls++; }
+static void ct_progress(kr__transport_t *t) { ((counting_transport_t *)t)->progress_calls++; }
 
 /* A long step gives the transport a chance to move its sends along
  * (kr_sim_progress), through a wrapping transport too; it changes nothing
  * in the run. */
 Test(region, long_steps_let_sends_progress)
 {
-    static const kr_transport_vtbl_t vtbl = { .send = ct_send, .poll = ct_poll, .in_flight = ct_in_flight,
+    static const kr__transport_vtbl_t vtbl = { .send = ct_send, .poll = ct_poll, .in_flight = ct_in_flight,
                                               .destroy = ct_destroy, .progress = ct_progress };
     kr_sim_progress(NULL); /* nothing to do */
     run_result_t plain = run_cut("[2,1]");
-    kr_model_file_t *f = mt_load(WALKERS("'regions': [2, 1],", ", 'audit': true"), NULL);
+    kr__model_file_t *f = mt_load(WALKERS("'regions': [2, 1],", ", 'audit': true"), NULL);
     cr_assert(f, "%s", kr_last_error());
-    kr_model_t *m = kr_model_file_build(f, NULL);
+    kr_model_t *m = kr__model_file_build(f, NULL);
     cr_assert(m, "%s", kr_last_error());
     kr_sim_progress(kr_model_sim(m, 0)); /* before the run: no transport yet, nothing to do */
     counting_transport_t *ct = calloc(1, sizeof *ct);
     ct->base.vtbl = &vtbl;
-    ct->inner = kr_transport_local_create();
-    cr_assert_eq(kr_model_use_transport(m, kr_transport_chaos_wrap(&ct->base, 3)), KR_OK, "%s", kr_last_error());
+    ct->inner = kr__transport_local_create();
+    cr_assert_eq(kr__model_use_transport(m, kr__transport_chaos_wrap(&ct->base, 3)), KR_OK, "%s", kr_last_error());
     progress_calls = -1;
     cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
     uint64_t digest = 0;
-    for (uint32_t i = 0; i < 2; i++) digest += kr_model_file_kind(f, i)->state_digest(kr_model_sim(m, i));
+    for (uint32_t i = 0; i < 2; i++) digest += kr__model_file_kind(f, i)->state_digest(kr_model_sim(m, i));
     kr_model_destroy(m);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
     cr_assert_eq(digest, plain.digest);
     /* 3000 walkers, 20 steps: 60,000 acts, a call every 2048 of a region's */
     cr_assert_geq(progress_calls, 28, "progress was called %d times", progress_calls);
@@ -433,18 +433,18 @@ Test(region, long_steps_let_sends_progress)
 
 Test(region, walkers_really_move_and_migrate)
 {
-    kr_model_file_t *f = mt_load(WALKERS("'regions': [2, 2],", ""), NULL);
+    kr__model_file_t *f = mt_load(WALKERS("'regions': [2, 2],", ""), NULL);
     cr_assert(f, "%s", kr_last_error());
-    kr_model_t *m = kr_model_file_build(f, NULL);
+    kr_model_t *m = kr__model_file_build(f, NULL);
     cr_assert(m, "%s", kr_last_error());
-    uint64_t before = kr_model_file_kind(f, 0)->state_digest(kr_model_sim(m, 0));
+    uint64_t before = kr__model_file_kind(f, 0)->state_digest(kr_model_sim(m, 0));
     cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
     uint64_t sent = 0;
     for (uint32_t i = 0; i < 4; i++) sent += kr_region_migrants_sent(kr_region_of(kr_model_sim(m, i)));
     cr_assert_gt(sent, 100, "walkers crossed region borders (%llu)", (unsigned long long)sent);
-    cr_assert_neq(kr_model_file_kind(f, 0)->state_digest(kr_model_sim(m, 0)), before);
+    cr_assert_neq(kr__model_file_kind(f, 0)->state_digest(kr_model_sim(m, 0)), before);
     kr_model_destroy(m);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }
 
 /* ---- halos: a kind whose agents read their neighbourhood ----
@@ -644,9 +644,9 @@ static uint64_t run_probe(const char *regions, int halo, uint64_t *bad)
              "'time_step': 1, 'regions': %s, 'params': {'width': 30, 'height': 20, 'agents': 900, 'halo': %d}}]}",
              regions, halo);
     mt_write(text);
-    kr_model_file_t *f = kr_model_file_load(&(kr_model_file_desc_t){ .path = mt_path, .register_builtin = register_probe });
+    kr__model_file_t *f = kr__model_file_load(&(kr__model_file_desc_t){ .path = mt_path, .register_builtin = register_probe });
     cr_assert(f, "%s", kr_last_error());
-    kr_model_t *m = kr_model_file_build(f, NULL);
+    kr_model_t *m = kr__model_file_build(f, NULL);
     cr_assert(m, "%s", kr_last_error());
     cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
     uint64_t digest = 0;
@@ -656,7 +656,7 @@ static uint64_t run_probe(const char *regions, int halo, uint64_t *bad)
         *bad += probe_of(kr_model_sim(m, i))->bad_ghosts;
     }
     kr_model_destroy(m);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
     return digest;
 }
 
@@ -677,9 +677,9 @@ Test(region, halos_show_the_previous_step_as_an_uncut_world_would)
 
 Test(region, moves_are_checked)
 {
-    kr_model_file_t *f = mt_load(WALKERS("'regions': [3, 1],", ""), NULL);
+    kr__model_file_t *f = mt_load(WALKERS("'regions': [3, 1],", ""), NULL);
     cr_assert(f, "%s", kr_last_error());
-    kr_model_t *m = kr_model_file_build(f, NULL);
+    kr_model_t *m = kr__model_file_build(f, NULL);
     cr_assert(m, "%s", kr_last_error());
     kr_region_t *r = kr_region_of(kr_model_sim(m, 0)); /* columns 0..19 of 60 */
     cr_assert_eq(kr_rect_area(kr_region_rect(r)), 20 * 40);
@@ -697,16 +697,16 @@ Test(region, moves_are_checked)
     cr_assert_eq(kr_region_agent_move(r, plain, 20, 5), KR_ERR_INVALID_ARG, "only agents migrate");
     cr_assert_eq(kr_region_agent_move(r, a, 20, 5), KR_OK, "%s", kr_last_error());
     kr_model_destroy(m);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }
 
 /* Two regions that both send an agent with one id (a kind's bug, or a
  * forged message) do not make two of it: the receiver stops the run. */
 Test(region, an_agent_arriving_twice_stops_the_run)
 {
-    kr_model_file_t *f = mt_load(WALKERS("'regions': [3, 1],", ""), NULL);
+    kr__model_file_t *f = mt_load(WALKERS("'regions': [3, 1],", ""), NULL);
     cr_assert(f, "%s", kr_last_error());
-    kr_model_t *m = kr_model_file_build(f, NULL);
+    kr_model_t *m = kr__model_file_build(f, NULL);
     cr_assert(m, "%s", kr_last_error());
     kr_region_t *left = kr_region_of(kr_model_sim(m, 0)), *right = kr_region_of(kr_model_sim(m, 2));
     kr_entity_t a = kr_region_agent_create(left, 999999, 19, 5), b = kr_region_agent_create(right, 999999, 40, 5);
@@ -717,5 +717,5 @@ Test(region, an_agent_arriving_twice_stops_the_run)
     cr_assert_eq(kr_model_run(m), KR_ERR_CORRUPT);
     cr_assert(strstr(kr_last_error(), "region 1: agent 999999 arrived twice for step 1"), "%s", kr_last_error());
     kr_model_destroy(m);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }

@@ -15,25 +15,25 @@ TestSuite(replications, .fini = mt_cleanup);
 
 Test(replications, seeds_are_stable_distinct_and_start_with_the_model_seed)
 {
-    cr_assert_eq(kr_replication_seed(1, 0), 1);
-    cr_assert_eq(kr_replication_seed(987654321, 0), 987654321);
+    cr_assert_eq(kr__replication_seed(1, 0), 1);
+    cr_assert_eq(kr__replication_seed(987654321, 0), 987654321);
     /* splitmix64 from state 1 (its first two outputs), top bit cleared:
      * values from an independent implementation, so that a change of the
      * derivation (which would change every published replication) fails. */
-    cr_assert_eq(kr_replication_seed(1, 1), UINT64_C(1227844342346046657));
-    cr_assert_eq(kr_replication_seed(1, 2), UINT64_C(4533873174211652711));
-    cr_assert_eq(kr_replication_seed(0, 1), UINT64_C(7070836379803831727));
+    cr_assert_eq(kr__replication_seed(1, 1), UINT64_C(1227844342346046657));
+    cr_assert_eq(kr__replication_seed(1, 2), UINT64_C(4533873174211652711));
+    cr_assert_eq(kr__replication_seed(0, 1), UINT64_C(7070836379803831727));
     enum { N = 2000 };
     static uint64_t seen[N];
     for (uint64_t r = 0; r < N; r++) {
-        seen[r] = kr_replication_seed(42, r);
+        seen[r] = kr__replication_seed(42, r);
         cr_assert_leq(seen[r], UINT64_C(0x7fffffffffffffff), "a seed a model file can hold");
         for (uint64_t q = 0; q < r; q++) cr_assert_neq(seen[q], seen[r], "replications %llu and %llu",
                                                        (unsigned long long)q, (unsigned long long)r);
     }
 }
 
-/* A record as kr_replications_run makes them: one simulator "s". */
+/* A record as kr__replications_run makes them: one simulator "s". */
 static json_t *record(double a, json_t *b)
 {
     return json_pack("{s:i, s:[{s:s, s:{s:f, s:o, s:s}}]}", "replication", 0, "simulators", "name", "s", "stats",
@@ -47,7 +47,7 @@ Test(replications, pooling_matches_a_hand_computation)
     for (int i = 0; i < 5; i++) {
         json_array_append_new(recs, record(xs[i], i == 2 ? json_null() : json_integer(i)));
     }
-    json_t *pooled = kr_replications_pool(recs);
+    json_t *pooled = kr__replications_pool(recs);
     cr_assert(pooled);
     json_t *stats = json_object_get(json_array_get(pooled, 0), "stats");
     cr_assert_str_eq(json_string_value(json_object_get(json_array_get(pooled, 0), "name")), "s");
@@ -66,7 +66,7 @@ Test(replications, pooling_matches_a_hand_computation)
     /* One replication: a mean, no spread */
     json_t *one = json_array();
     json_array_append(one, json_array_get(recs, 0));
-    pooled = kr_replications_pool(one);
+    pooled = kr__replications_pool(one);
     a = json_object_get(json_object_get(json_array_get(pooled, 0), "stats"), "a");
     cr_assert_float_eq(json_real_value(json_object_get(a, "mean")), 1.0, 1e-15);
     cr_assert(json_is_null(json_object_get(a, "sd")) && json_is_null(json_object_get(a, "ci95")));
@@ -75,9 +75,9 @@ Test(replications, pooling_matches_a_hand_computation)
     json_decref(recs);
 }
 
-static kr_model_file_t *load_text(const char *json)
+static kr__model_file_t *load_text(const char *json)
 {
-    kr_model_file_t *f = mt_load(json, NULL);
+    kr__model_file_t *f = mt_load(json, NULL);
     cr_assert(f, "%s", kr_last_error());
     return f;
 }
@@ -90,10 +90,10 @@ static const char *const mm1 =
 
 Test(replications, mm1_pooled_interval_covers_the_theory, .timeout = 120)
 {
-    kr_model_file_t *f = load_text(mm1);
+    kr__model_file_t *f = load_text(mm1);
     const uint32_t R = 12;
     json_t *results = NULL;
-    kr_status_t st = kr_replications_run(&(kr_replications_desc_t){ .points = &f, .point_count = 1,
+    kr_status_t st = kr__replications_run(&(kr__replications_desc_t){ .points = &f, .point_count = 1,
                                                                      .replications = R, .ranks = 1 }, &results, NULL);
     cr_assert_eq(st, KR_OK, "%s", kr_last_error());
     cr_assert_eq(json_array_size(results), R);
@@ -101,12 +101,12 @@ Test(replications, mm1_pooled_interval_covers_the_theory, .timeout = 120)
     for (uint32_t r = 0; r < R; r++) {
         json_t *rec = json_array_get(results, r);
         cr_assert_eq(json_integer_value(json_object_get(rec, "replication")), r);
-        cr_assert_eq((uint64_t)json_integer_value(json_object_get(rec, "seed")), kr_replication_seed(3, r));
+        cr_assert_eq((uint64_t)json_integer_value(json_object_get(rec, "seed")), kr__replication_seed(3, r));
         if (r) cr_assert_str_neq(json_string_value(json_object_get(rec, "checksum")),
                                  json_string_value(json_object_get(json_array_get(results, 0), "checksum")),
                                  "replication %u repeats replication 0", r);
     }
-    json_t *pooled = kr_replications_pool(results);
+    json_t *pooled = kr__replications_pool(results);
     json_t *stats = json_object_get(json_array_get(pooled, 0), "stats");
     json_t *w = json_object_get(stats, "mean_time_in_system"), *u = json_object_get(stats, "utilisation");
     double wm = json_real_value(json_object_get(w, "mean")), wc = json_real_value(json_object_get(w, "ci95"));
@@ -117,62 +117,62 @@ Test(replications, mm1_pooled_interval_covers_the_theory, .timeout = 120)
     cr_assert(fabs(um - 0.9) <= uc, "utilisation: %g +- %g does not cover 0.9", um, uc);
     /* The same replications again: bit for bit the same pool. */
     json_t *again = NULL;
-    st = kr_replications_run(&(kr_replications_desc_t){ .points = &f, .point_count = 1, .replications = R,
+    st = kr__replications_run(&(kr__replications_desc_t){ .points = &f, .point_count = 1, .replications = R,
                                                         .ranks = 1 }, &again, NULL);
     cr_assert_eq(st, KR_OK);
-    json_t *pooled2 = kr_replications_pool(again);
+    json_t *pooled2 = kr__replications_pool(again);
     cr_assert(json_equal(pooled, pooled2));
     json_decref(pooled2);
     json_decref(again);
     json_decref(pooled);
     json_decref(results);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }
 
 Test(replications, varied_keys_must_exist)
 {
     const char *path = mt_write(mm1);
     const char *varies[] = { "simulators.mm1.params.capacity=7" };
-    kr_model_file_t *f = kr_model_file_load(&(kr_model_file_desc_t){
-        .path = path, .varies = varies, .vary_count = 1, .register_builtin = kr_models_register_builtin });
+    kr__model_file_t *f = kr__model_file_load(&(kr__model_file_desc_t){
+        .path = path, .varies = varies, .vary_count = 1, .register_builtin = kr__models_register_builtin });
     cr_assert(f, "%s", kr_last_error());
     cr_assert_eq(json_integer_value(json_object_get(f->sims[0].params, "capacity")), 7);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
     /* --set may add a key; --vary may not */
     varies[0] = "simulators.mm1.params.servers=2";
-    cr_assert_null(kr_model_file_load(&(kr_model_file_desc_t){
-        .path = path, .varies = varies, .vary_count = 1, .register_builtin = kr_models_register_builtin }));
+    cr_assert_null(kr__model_file_load(&(kr__model_file_desc_t){
+        .path = path, .varies = varies, .vary_count = 1, .register_builtin = kr__models_register_builtin }));
     mt_expect(KR_ERR_INVALID_ARG, "simulators.mm1.params.servers", "an existing key (--vary)", "nothing");
 }
 
 Test(replications, group_plan)
 {
-    kr_model_file_t *f = load_text(mm1);
+    kr__model_file_t *f = load_text(mm1);
     int groups, g;
-    kr_replications_desc_t d = { .points = &f, .point_count = 1, .replications = 10, .ranks = 4 };
-    cr_assert_eq(kr_replications_plan(&d, &groups, &g), KR_OK);
+    kr__replications_desc_t d = { .points = &f, .point_count = 1, .replications = 10, .ranks = 4 };
+    cr_assert_eq(kr__replications_plan(&d, &groups, &g), KR_OK);
     /* one simulator: a replication uses one rank, four groups */
     cr_assert_eq(g, 1);
     cr_assert_eq(groups, 4);
     d.group_ranks = 3;
-    cr_assert_eq(kr_replications_plan(&d, &groups, &g), KR_OK);
+    cr_assert_eq(kr__replications_plan(&d, &groups, &g), KR_OK);
     cr_assert_eq(g, 3);
     cr_assert_eq(groups, 1);
     /* never more groups than replications: 2 on 4 ranks leaves 2 ranks
      * idle (and warned about), not 4 groups with 2 silent */
     d.group_ranks = 0;
     d.replications = 2;
-    cr_assert_eq(kr_replications_plan(&d, &groups, &g), KR_OK);
+    cr_assert_eq(kr__replications_plan(&d, &groups, &g), KR_OK);
     cr_assert_eq(g, 1);
     cr_assert_eq(groups, 2);
     d.replications = 10;
     d.group_ranks = 5;
-    cr_assert_eq(kr_replications_plan(&d, &groups, &g), KR_ERR_INVALID_ARG);
+    cr_assert_eq(kr__replications_plan(&d, &groups, &g), KR_ERR_INVALID_ARG);
     cr_assert_str_eq(kr_last_error(), "--group-ranks: expected a whole number from 1 to 4 (the ranks), found 5");
     d.group_ranks = 0;
     d.replications = 0;
-    cr_assert_eq(kr_replications_plan(&d, &groups, &g), KR_ERR_INVALID_ARG);
-    kr_model_file_free(f);
+    cr_assert_eq(kr__replications_plan(&d, &groups, &g), KR_ERR_INVALID_ARG);
+    kr__model_file_free(f);
 }
 
 Test(replications, sweep_numbers_are_short_and_exact)
@@ -182,10 +182,10 @@ Test(replications, sweep_numbers_are_short_and_exact)
     const char *want[] = { "10", "370", "0.9", "1.1111111111111112", "1e-07", "1.2345678901234568e+17", "-2.5",
                            "0.30000000000000004" };
     for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) {
-        kr_sweep_format_double(s, sizeof s, xs[i]);
+        kr__sweep_format_double(s, sizeof s, xs[i]);
         cr_assert_str_eq(s, want[i]);
         cr_assert_eq(strtod(s, NULL), xs[i]);
     }
-    kr_sweep_format_double(s, sizeof s, NAN);
+    kr__sweep_format_double(s, sizeof s, NAN);
     cr_assert_str_empty(s);
 }

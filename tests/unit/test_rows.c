@@ -53,19 +53,19 @@ static result_t run_sets(const char *text, const char *const *sets)
     size_t n = 0;
     while (sets && sets[n]) n++;
     mt_write(text);
-    kr_model_file_t *f = kr_model_file_load(&(kr_model_file_desc_t){
-        .path = mt_path, .sets = sets, .set_count = n, .register_builtin = kr_models_register_builtin });
+    kr__model_file_t *f = kr__model_file_load(&(kr__model_file_desc_t){
+        .path = mt_path, .sets = sets, .set_count = n, .register_builtin = kr__models_register_builtin });
     kr_observer_t obs = { .arg = &r.ship_events, .on_event = on_event };
-    kr_model_t *m = f ? kr_model_file_build(f, &obs) : NULL;
+    kr_model_t *m = f ? kr__model_file_build(f, &obs) : NULL;
     r.status = !f || !m ? kr_last_status() : kr_model_run(m);
     if (r.status) {
         snprintf(r.error, sizeof r.error, "%s", kr_last_error());
     } else {
         for (size_t i = 0; i < kr_model_sim_count(m); i++) {
             kr_sim_t *s = kr_model_sim(m, (uint32_t)i);
-            kr_report_t *rep = kr_report_open();
-            kr_model_file_kind(f, i)->report(s, rep);
-            json_t *j = kr_report_json(rep);
+            kr_report_t *rep = kr__report_open();
+            kr__model_file_kind(f, i)->report(s, rep);
+            json_t *j = kr__report_json(rep);
             if (!strcmp(json_string_value(json_object_get(j, "role")), "final")) {
                 r.received += figure(j, "received");
                 r.received_snagged += figure(j, "received_snagged");
@@ -82,12 +82,12 @@ static result_t run_sets(const char *text, const char *const *sets)
                 if (json_is_number(ms)) r.mean_snag = json_number_value(ms);
                 r.entities += (int64_t)kr_world_entity_count(kr_sim_world(s));
             }
-            kr_report_close(rep);
+            kr__report_close(rep);
         }
-        r.checksum = kr_run_checksum(f, m);
+        r.checksum = kr__run_checksum(f, m);
     }
     kr_model_destroy(m);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
     return r;
 }
 
@@ -236,11 +236,11 @@ Test(rows, the_example_runs_the_issue_model)
     /* 50 lines, 10 sections each, 3 % snags of Uniform(1, 10), a day,
      * promise 1: checked through the loader, run for 10 minutes */
     const char *text = mt_read_example("rows.json");
-    kr_model_file_t *f = mt_load(text, NULL);
+    kr__model_file_t *f = mt_load(text, NULL);
     cr_assert(f, "%s", kr_last_error());
     cr_assert_eq(f->sim_count, 51);
     cr_assert_float_eq(kr_time_to_units(f->end_time, f->precision), 86400.0, 1e-9);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
     result_t r = run1(text, "end_time=600");
     cr_assert_eq(r.status, KR_OK, "%s", r.error);
     /* a tote needs at least 10 x 20 + 1 to arrive; then about one per 4 s
@@ -254,16 +254,16 @@ Test(rows, the_example_runs_the_issue_model)
  * with one line, instead of writing into the other kind's state. */
 Test(rows, a_shipment_to_another_kind_fails_the_run)
 {
-    kr_model_file_t *f = mt_load("{'seed': 1, 'end_time': 100, 'simulators': ["
+    kr__model_file_t *f = mt_load("{'seed': 1, 'end_time': 100, 'simulators': ["
                                  " {'name': 'line', 'kind': 'rows', 'params': {'to': 'ph', 'conveyors': 2}},"
                                  " {'name': 'ph', 'kind': 'phold', 'params': {'lps': 4}}],"
                                  " 'dependencies': [{'from': 'line', 'to': 'ph', 'promise': 1}]}", NULL);
     cr_assert(f, "%s", kr_last_error());
-    kr_model_t *m = kr_model_file_build(f, NULL);
+    kr_model_t *m = kr__model_file_build(f, NULL);
     cr_assert(m, "%s", kr_last_error());
     cr_assert_eq(kr_model_run(m), KR_ERR_CORRUPT, "%s", kr_last_error());
     cr_assert(strstr(kr_last_error(), "simulator 'ph'") && strstr(kr_last_error(), "not a final one"), "%s",
               kr_last_error());
     kr_model_destroy(m);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
 }

@@ -30,21 +30,21 @@ static result_t run_text(const char *json, const char *const *sets, size_t set_c
     cr_assert_eq(write(fd, json, strlen(json)), (ssize_t)strlen(json));
     close(fd);
     result_t r = { 0 };
-    kr_model_file_t *f = kr_model_file_load(&(kr_model_file_desc_t){ .path = path, .sets = sets, .set_count = set_count,
-                                                                     .register_builtin = kr_models_register_builtin });
-    kr_model_t *m = f ? kr_model_file_build(f, NULL) : NULL;
+    kr__model_file_t *f = kr__model_file_load(&(kr__model_file_desc_t){ .path = path, .sets = sets, .set_count = set_count,
+                                                                     .register_builtin = kr__models_register_builtin });
+    kr_model_t *m = f ? kr__model_file_build(f, NULL) : NULL;
     r.status = !f || !m ? kr_last_status() : kr_model_run(m);
     if (r.status) {
         snprintf(r.error, sizeof r.error, "%s", kr_last_error());
     } else {
-        kr_report_t *rep = kr_report_open();
-        kr_model_file_kind(f, 0)->report(kr_model_sim(m, 0), rep);
-        r.stats = json_deep_copy(kr_report_json(rep));
-        kr_report_close(rep);
-        r.checksum = kr_run_checksum(f, m);
+        kr_report_t *rep = kr__report_open();
+        kr__model_file_kind(f, 0)->report(kr_model_sim(m, 0), rep);
+        r.stats = json_deep_copy(kr__report_json(rep));
+        kr__report_close(rep);
+        r.checksum = kr__run_checksum(f, m);
     }
     kr_model_destroy(m);
-    kr_model_file_free(f);
+    kr__model_file_free(f);
     unlink(path);
     return r;
 }

@@ -122,7 +122,7 @@ Test(statistics, histogram_and_quantiles)
 
 Test(statistics, reports_carry_them)
 {
-    kr_report_t *r = kr_report_open();
+    kr_report_t *r = kr__report_open();
     kr_tally_t t;
     kr_tally_init(&t);
     kr_tally_add(&t, 2);
@@ -134,12 +134,12 @@ Test(statistics, reports_carry_them)
     kr_report_histogram(r, "hist", &h);
     double ts[2] = { 0, 1.5 }, vs[2] = { 20, NAN };
     kr_report_series(r, "temp", ts, vs, 2);
-    json_t *j = kr_report_json(r);
+    json_t *j = kr__report_json(r);
     cr_assert_eq(json_integer_value(json_object_get(j, "wait_count")), 2);
     cr_assert_float_eq(json_real_value(json_object_get(j, "wait_mean")), 3.0, 1e-12);
     cr_assert_float_eq(json_real_value(json_object_get(j, "wait_sd")), sqrt(2.0), 1e-12);
     cr_assert_eq(json_integer_value(json_array_get(json_object_get(json_object_get(j, "hist"), "counts"), 0)), 1);
     cr_assert(json_is_null(json_array_get(json_object_get(json_object_get(j, "temp"), "value"), 1)));
     kr_histogram_fini(&h);
-    kr_report_close(r);
+    kr__report_close(r);
 }

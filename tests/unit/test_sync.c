@@ -304,11 +304,11 @@ Test(sync, held_exactly_at_the_guarantee_of_a_slow_upstream)
     /* b has events at 0, 1, ..., 10; a one at 10 */
     for (int i = 0; i <= 10; i++) cr_assert_eq(kr_schedule(b, 0, (kr_time_t)i * S, t, NULL, NULL), KR_OK);
     cr_assert_eq(kr_schedule(a, 0, 10 * S, t, NULL, NULL), KR_OK);
-    kr_transport_t *tr = kr_transport_test_create(&(kr_test_transport_desc_t){ .seed = 1 });
+    kr__transport_t *tr = kr__transport_test_create(&(kr__test_transport_desc_t){ .seed = 1 });
     m->transport = tr;
     m->owns_transport = true;
     cr_assert_eq(kr_model_start(m), KR_OK);
-    kr_transport_test_freeze(tr, 0, true);   /* nothing from upstream arrives */
+    kr__transport_test_freeze(tr, 0, true);   /* nothing from upstream arrives */
     cr_assert_eq(kr__coord_prepare(m), KR_OK);
     kr_status_t st;
     for (int i = 0; i < 200; i++) cr_assert(kr__coord_step(m, &st), "%s", kr_last_error());
@@ -316,7 +316,7 @@ Test(sync, held_exactly_at_the_guarantee_of_a_slow_upstream)
     cr_assert_eq(kr_sim_event_count(b), 3);
     cr_assert_eq(kr_sim_now(b), 2 * S);
     cr_assert_eq(kr_sim_event_count(a), 1);
-    kr_transport_test_freeze(tr, 0, false);
+    kr__transport_test_freeze(tr, 0, false);
     while (kr__coord_step(m, &st)) {}
     cr_assert_eq(st, KR_OK, "%s", kr_last_error());
     cr_assert_eq(kr_sim_event_count(b), 11);
@@ -346,7 +346,7 @@ static void local_noop(kr_sim_t *sim, void *data)
     (void)data;
 }
 
-static void run_ring_sync(kr_transport_t *tr, uint64_t digests[4], kr_sync_algorithm_t sync)
+static void run_ring_sync(kr__transport_t *tr, uint64_t digests[4], kr_sync_algorithm_t sync)
 {
     kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = 200 * S, .seed = 42, .log_level = KR_LOG_OFF,
                                                          .sync = sync });
@@ -385,7 +385,7 @@ static void run_ring_sync(kr_transport_t *tr, uint64_t digests[4], kr_sync_algor
     kr_model_destroy(m);
 }
 
-static void run_ring(kr_transport_t *tr, uint64_t digests[4])
+static void run_ring(kr__transport_t *tr, uint64_t digests[4])
 {
     run_ring_sync(tr, digests, KR_SYNC_NULL_MESSAGE);
 }
@@ -395,7 +395,7 @@ Test(sync, same_sequences_under_a_reordering_transport)
     uint64_t plain[4], again[4], shaken[4];
     run_ring(NULL, plain);
     run_ring(NULL, again);
-    run_ring(kr_transport_test_create(&(kr_test_transport_desc_t){ .seed = 7, .hold_probability = 0.6,
+    run_ring(kr__transport_test_create(&(kr__test_transport_desc_t){ .seed = 7, .hold_probability = 0.6,
                                                                    .duplicate_probability = 0.3 }), shaken);
     for (int i = 0; i < 4; i++) {
         cr_assert_eq(plain[i], again[i]);
@@ -408,7 +408,7 @@ Test(sync, window_algorithm_gives_the_same_sequences)
     uint64_t plain[4], window[4], shaken[4];
     run_ring(NULL, plain);
     run_ring_sync(NULL, window, KR_SYNC_WINDOW);
-    run_ring_sync(kr_transport_test_create(&(kr_test_transport_desc_t){ .seed = 9, .hold_probability = 0.6,
+    run_ring_sync(kr__transport_test_create(&(kr__test_transport_desc_t){ .seed = 9, .hold_probability = 0.6,
                                                                         .duplicate_probability = 0.3 }),
                   shaken, KR_SYNC_WINDOW);
     for (int i = 0; i < 4; i++) {
@@ -646,7 +646,7 @@ Test(sync, on_destroy_of_a_sent_entity_may_schedule_sync_events)
         cr_assert_eq(kr_model_add_dependency(m, 0, 1, S), KR_OK);
         kr_entity_t e = kr_entity_create(kr_sim_world(a));
         kr_component_add(kr_sim_world(a), e, beh);
-        if (shaken) cr_assert_eq(kr_model_use_transport(m, kr_transport_test_create(&(kr_test_transport_desc_t){
+        if (shaken) cr_assert_eq(kr__model_use_transport(m, kr__transport_test_create(&(kr__test_transport_desc_t){
                                      .seed = 1, .hold_probability = 0.5 })), KR_OK);
         cr_assert_eq(kr_model_start(m), KR_OK);
         kr_event_key_t outer;
@@ -679,11 +679,11 @@ Test(sync, guarantees_ride_on_data_and_are_asked_for)
     cr_assert_eq(kr_model_add_dependency(m, 0, 1, S), KR_OK);
     cr_assert_eq(kr_schedule(b, 0, 6 * S, local, NULL, NULL), KR_OK);
     cr_assert_eq(kr_schedule(b, 0, 7 * S, local, NULL, NULL), KR_OK);
-    kr_transport_t *tr = kr_transport_test_create(&(kr_test_transport_desc_t){ .seed = 1 });
+    kr__transport_t *tr = kr__transport_test_create(&(kr__test_transport_desc_t){ .seed = 1 });
     m->transport = tr;
     m->owns_transport = true;
     cr_assert_eq(kr_model_start(m), KR_OK);
-    kr_transport_test_freeze(tr, 0, true);   /* upstream's own messages are held */
+    kr__transport_test_freeze(tr, 0, true);   /* upstream's own messages are held */
     /* a sync-event at 5 from upstream, carrying the guarantee 8 (handed to
      * the transport as if from elsewhere, so the freeze lets it through) */
     kr_buf_t raw;
@@ -706,7 +706,7 @@ Test(sync, guarantees_ride_on_data_and_are_asked_for)
     /* nothing left below the end: it asked upstream once, and waits */
     cr_assert_eq(kr_sim_guarantee_requests(b), 1);
     cr_assert(!m->finished);
-    kr_transport_test_freeze(tr, 0, false);
+    kr__transport_test_freeze(tr, 0, false);
     while (kr__coord_step(m, &st)) {}
     cr_assert_eq(st, KR_OK, "%s", kr_last_error());
     cr_assert_eq(kr_sim_guarantee_requests(b), 1);
