@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "kairos/export.h"
 #include "kairos/status.h"
 
 typedef struct kr_buf {
@@ -13,16 +14,16 @@ typedef struct kr_buf {
     size_t len, cap;
 } kr_buf_t;
 
-void kr_buf_init(kr_buf_t *buf);
-void kr_buf_fini(kr_buf_t *buf);
-void kr_buf_clear(kr_buf_t *buf);
+KR_API void kr_buf_init(kr_buf_t *buf);
+KR_API void kr_buf_fini(kr_buf_t *buf);
+KR_API void kr_buf_clear(kr_buf_t *buf);
 /* Makes room for `extra` more bytes. */
-kr_status_t kr_buf_reserve(kr_buf_t *buf, size_t extra);
-kr_status_t kr_buf_append(kr_buf_t *buf, const void *data, size_t n);
-kr_status_t kr_buf_put_u8(kr_buf_t *buf, uint8_t v);
-kr_status_t kr_buf_put_u32(kr_buf_t *buf, uint32_t v);
-kr_status_t kr_buf_put_u64(kr_buf_t *buf, uint64_t v);
-kr_status_t kr_buf_put_f64(kr_buf_t *buf, double v);
+KR_API kr_status_t kr_buf_reserve(kr_buf_t *buf, size_t extra);
+KR_API kr_status_t kr_buf_append(kr_buf_t *buf, const void *data, size_t n);
+KR_API kr_status_t kr_buf_put_u8(kr_buf_t *buf, uint8_t v);
+KR_API kr_status_t kr_buf_put_u32(kr_buf_t *buf, uint32_t v);
+KR_API kr_status_t kr_buf_put_u64(kr_buf_t *buf, uint64_t v);
+KR_API kr_status_t kr_buf_put_f64(kr_buf_t *buf, double v);
 
 /* A reader never reads past its end: the first short read sets `failed`,
  * later reads return zeros, and the caller checks `failed` once. */
@@ -32,12 +33,12 @@ typedef struct kr_reader {
     bool failed;
 } kr_reader_t;
 
-void kr_reader_init(kr_reader_t *r, const void *data, size_t len);
-bool kr_reader_get(kr_reader_t *r, void *out, size_t n);
-uint8_t kr_reader_u8(kr_reader_t *r);
-uint32_t kr_reader_u32(kr_reader_t *r);
-uint64_t kr_reader_u64(kr_reader_t *r);
-double kr_reader_f64(kr_reader_t *r);
+KR_API void kr_reader_init(kr_reader_t *r, const void *data, size_t len);
+KR_API bool kr_reader_get(kr_reader_t *r, void *out, size_t n);
+KR_API uint8_t kr_reader_u8(kr_reader_t *r);
+KR_API uint32_t kr_reader_u32(kr_reader_t *r);
+KR_API uint64_t kr_reader_u64(kr_reader_t *r);
+KR_API double kr_reader_f64(kr_reader_t *r);
 /* Returns a pointer to the next n bytes and skips them, or NULL if short.
  * Inline: the wire decoders call it for every field. */
 static inline const void *kr_reader_view(kr_reader_t *r, size_t n)

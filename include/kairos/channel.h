@@ -52,6 +52,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "kairos/export.h"
 #include "kairos/entity.h"
 #include "kairos/registry.h"
 #include "kairos/status.h"
@@ -74,37 +75,37 @@ typedef struct kr_channel {
 
 /* Makes e a resource (adds the KR_RESOURCE tag; kr_component_add(w, e,
  * KR_RESOURCE) does the same). Fails with KR_ERR_EXISTS if it already is. */
-kr_status_t kr_resource_add(kr_world_t *world, kr_entity_t e);
+KR_API kr_status_t kr_resource_add(kr_world_t *world, kr_entity_t e);
 
 /* Writes the resource's input (or output) channels, in child order, to
  * out[0..cap) and returns how many it has (which may exceed cap). Returns 0
  * with kr_last_error() set if resource is stale or not a resource. */
-size_t kr_resource_inputs(const kr_world_t *world, kr_entity_t resource, kr_entity_t *out, size_t cap);
-size_t kr_resource_outputs(const kr_world_t *world, kr_entity_t resource, kr_entity_t *out, size_t cap);
+KR_API size_t kr_resource_inputs(const kr_world_t *world, kr_entity_t resource, kr_entity_t *out, size_t cap);
+KR_API size_t kr_resource_outputs(const kr_world_t *world, kr_entity_t resource, kr_entity_t *out, size_t cap);
 
 /* Makes channel a closed, unconnected channel of the given kind and the
  * last child of resource (hierarchy callbacks fire as for
  * kr_entity_set_parent). Refuses stale ids, an unknown kind, channel ==
  * resource, a resource without KR_RESOURCE, an entity that already is a
  * channel, and a channel that is an ancestor of resource (KR_ERR_CYCLE). */
-kr_status_t kr_channel_add(kr_world_t *world, kr_entity_t channel, kr_channel_kind_t kind,
-                           kr_entity_t resource);
+KR_API kr_status_t kr_channel_add(kr_world_t *world, kr_entity_t channel, kr_channel_kind_t kind,
+                                  kr_entity_t resource);
 
 /* Connects an output to an input, one to one. Refuses wrong kinds and ends
  * already connected (KR_ERR_EXISTS). If both ends are open the pair is
  * ready now and the ready callbacks fire. The two may belong to the same
  * resource. */
-kr_status_t kr_channel_connect(kr_world_t *world, kr_entity_t output, kr_entity_t input);
+KR_API kr_status_t kr_channel_connect(kr_world_t *world, kr_entity_t output, kr_entity_t input);
 /* Disconnects channel (either end) from its peer; KR_ERR_STATE if it is
  * not connected. Fires nothing. */
-kr_status_t kr_channel_disconnect(kr_world_t *world, kr_entity_t channel);
+KR_API kr_status_t kr_channel_disconnect(kr_world_t *world, kr_entity_t channel);
 
 /* Opens channel. Opening the second end of a connected pair makes it ready:
  * on_output_channel_ready, then on_input_channel_ready, fire. Opening an
  * open channel does nothing. */
-kr_status_t kr_channel_open(kr_world_t *world, kr_entity_t channel);
+KR_API kr_status_t kr_channel_open(kr_world_t *world, kr_entity_t channel);
 /* Closes channel. Fires nothing. */
-kr_status_t kr_channel_close(kr_world_t *world, kr_entity_t channel);
+KR_API kr_status_t kr_channel_close(kr_world_t *world, kr_entity_t channel);
 
 /* Sends child through output to the resource of its peer. child must be a
  * live, direct child of output's resource (what the resource holds), and
@@ -116,19 +117,19 @@ kr_status_t kr_channel_close(kr_world_t *world, kr_entity_t channel);
  * still ready, fires its ready callbacks again (see the top of this file).
  * When output and input belong to one resource the child just moves to its
  * last place, without hierarchy callbacks, and on_receive still fires. */
-bool kr_channel_send(kr_world_t *world, kr_entity_t output, kr_entity_t child);
+KR_API bool kr_channel_send(kr_world_t *world, kr_entity_t output, kr_entity_t child);
 
 /* False both for a closed channel and on failure (then kr_last_error()). */
-bool kr_channel_is_open(const kr_world_t *world, kr_entity_t channel);
+KR_API bool kr_channel_is_open(const kr_world_t *world, kr_entity_t channel);
 /* True if channel's pair is ready (see the top of this file). */
-bool kr_channel_is_ready(const kr_world_t *world, kr_entity_t channel);
+KR_API bool kr_channel_is_ready(const kr_world_t *world, kr_entity_t channel);
 /* The connected channel; KR_ENTITY_INVALID when not connected, or on
  * failure (then kr_last_error()). */
-kr_entity_t kr_channel_peer(const kr_world_t *world, kr_entity_t channel);
+KR_API kr_entity_t kr_channel_peer(const kr_world_t *world, kr_entity_t channel);
 /* The resource holding channel; KR_ENTITY_INVALID if the channel was moved
  * away from it or it lost its resource tag, or on failure. */
-kr_entity_t kr_channel_resource(const kr_world_t *world, kr_entity_t channel);
+KR_API kr_entity_t kr_channel_resource(const kr_world_t *world, kr_entity_t channel);
 /* KR_CHANNEL_INPUT or KR_CHANNEL_OUTPUT; KR_CHANNEL_KIND_NONE on failure. */
-kr_channel_kind_t kr_channel_kind(const kr_world_t *world, kr_entity_t channel);
+KR_API kr_channel_kind_t kr_channel_kind(const kr_world_t *world, kr_entity_t channel);
 
 #endif

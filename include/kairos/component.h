@@ -13,6 +13,7 @@
 #define KAIROS_COMPONENT_H
 
 #include <stdbool.h>
+#include "kairos/export.h"
 #include "kairos/entity.h"
 #include "kairos/registry.h"
 
@@ -20,15 +21,15 @@
  * on_creation has run). Fails (NULL, kr_last_error) on a stale entity, an
  * unregistered id, a component already present, or during a chunk pass.
  * Tags (size 0) return a non-NULL pointer that must not be dereferenced. */
-void *kr_component_add(kr_world_t *world, kr_entity_t e, kr_component_t c);
+KR_API void *kr_component_add(kr_world_t *world, kr_entity_t e, kr_component_t c);
 
 /* Returns the component, or NULL (and kr_last_error) if absent. */
-void *kr_component_get(kr_world_t *world, kr_entity_t e, kr_component_t c);
+KR_API void *kr_component_get(kr_world_t *world, kr_entity_t e, kr_component_t c);
 
 /* True if the live entity has the component. */
-bool kr_component_has(const kr_world_t *world, kr_entity_t e, kr_component_t c);
+KR_API bool kr_component_has(const kr_world_t *world, kr_entity_t e, kr_component_t c);
 
 /* Removes the component (behaviors: on_destroy runs first). */
-kr_status_t kr_component_remove(kr_world_t *world, kr_entity_t e, kr_component_t c);
+KR_API kr_status_t kr_component_remove(kr_world_t *world, kr_entity_t e, kr_component_t c);
 
 #endif

@@ -19,23 +19,24 @@
 #define KAIROS_CONTINUOUS_H
 
 #include <stddef.h>
+#include "kairos/export.h"
 #include "kairos/event.h"
 #include "kairos/ode.h"
 
 /* Gives a continuous simulator its ODE (before the model starts). The
  * initial state is copied; the integration starts at time 0. */
-kr_status_t kr_continuous_set_ode(kr_sim_t *sim, const kr_ode_desc_t *desc);
+KR_API kr_status_t kr_continuous_set_ode(kr_sim_t *sim, const kr_ode_desc_t *desc);
 
 /* The state vector (dimension *dim when non-NULL), up to date at the
  * simulator's current time inside its events and behavior callbacks. A
  * handler may change it; integration restarts from the changed state. NULL
  * for a simulator without an ODE. */
-double *kr_continuous_state(kr_sim_t *sim, size_t *dim);
+KR_API double *kr_continuous_state(kr_sim_t *sim, size_t *dim);
 
 /* Adds a state event: when threshold->g changes sign in threshold->direction,
  * an event of `type` (a local event type) runs at the crossing with a copy
  * of `data` (the type's size). Before the model starts. */
-kr_status_t kr_continuous_add_state_event(kr_sim_t *sim, const kr_ode_threshold_t *threshold, kr_event_type_t type,
-                                          const void *data);
+KR_API kr_status_t kr_continuous_add_state_event(kr_sim_t *sim, const kr_ode_threshold_t *threshold, kr_event_type_t type,
+                                                 const void *data);
 
 #endif

@@ -24,6 +24,7 @@
 #define KAIROS_DIST_H
 
 #include <stddef.h>
+#include "kairos/export.h"
 #include "kairos/rng.h"
 #include "kairos/status.h"
 #include "kairos/time.h"
@@ -69,22 +70,22 @@ typedef struct kr_dist {
 /* Checks desc and prepares *dist. Fails with KR_ERR_INVALID_ARG and a
  * message naming the distribution and parameter ("uniform: min 5 is greater
  * than max 3"), or KR_ERR_NOMEM; *dist is then zeroed (fini is harmless). */
-kr_status_t kr_dist_init(kr_dist_t *dist, const kr_dist_desc_t *desc);
+KR_API kr_status_t kr_dist_init(kr_dist_t *dist, const kr_dist_desc_t *desc);
 /* Frees what init allocated and zeroes *dist; NULL and zeroed are allowed. */
-void kr_dist_fini(kr_dist_t *dist);
+KR_API void kr_dist_fini(kr_dist_t *dist);
 
 /* One sample, drawn from rng. */
-double kr_dist_sample(const kr_dist_t *dist, kr_rng_t *rng);
+KR_API double kr_dist_sample(const kr_dist_t *dist, kr_rng_t *rng);
 /* One sample taken as a delay: kr_time_delay_ticks of it (rounded up to
  * whole ticks, negative samples give 0). */
-kr_time_t kr_dist_sample_ticks(const kr_dist_t *dist, kr_rng_t *rng, uint64_t precision);
+KR_API kr_time_t kr_dist_sample_ticks(const kr_dist_t *dist, kr_rng_t *rng, uint64_t precision);
 /* The theoretical mean. */
-double kr_dist_mean(const kr_dist_t *dist);
+KR_API double kr_dist_mean(const kr_dist_t *dist);
 
 /* The kind of a model-file name ("exponential"); KR_DIST_NONE if unknown.
  * Names are the lower-case kind names. */
-kr_dist_kind_t kr_dist_kind_from_name(const char *name);
+KR_API kr_dist_kind_t kr_dist_kind_from_name(const char *name);
 /* The model-file name of a kind; NULL for KR_DIST_NONE or out of range. */
-const char *kr_dist_kind_name(kr_dist_kind_t kind);
+KR_API const char *kr_dist_kind_name(kr_dist_kind_t kind);
 
 #endif

@@ -19,6 +19,8 @@
 #ifndef KAIROS_EMULATION_H
 #define KAIROS_EMULATION_H
 
+#include "kairos/export.h"
+
 #include <stdint.h>
 
 typedef struct kr_sim kr_sim_t;
@@ -46,6 +48,6 @@ typedef struct kr_emulation_desc {
 
 /* The emulation clock of a simulator, in ticks of model time (for tests and
  * progress displays); the simulator's current time for other formalisms. */
-uint64_t kr_emulation_clock(kr_sim_t *sim);
+KR_API uint64_t kr_emulation_clock(kr_sim_t *sim);
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "kairos/export.h"
 #include "kairos/status.h"
 
 typedef uint64_t kr_entity_t;
@@ -36,24 +37,24 @@ typedef struct kr_entity_desc {
 
 /* Creates an entity with no components. Returns KR_ENTITY_INVALID on failure
  * (null world, or a structural change during a chunk pass). */
-kr_entity_t kr_entity_create(kr_world_t *world);
+KR_API kr_entity_t kr_entity_create(kr_world_t *world);
 
 /* Creates an entity with a name, a parent and components in one step; the
  * components are placed directly in their final storage, which is faster
  * than adding them one by one. Behaviors get on_creation, the parent gets
  * on_entered. Returns KR_ENTITY_INVALID on failure; nothing is created then. */
-kr_entity_t kr_entity_create_desc(kr_world_t *world, const kr_entity_desc_t *desc);
+KR_API kr_entity_t kr_entity_create_desc(kr_world_t *world, const kr_entity_desc_t *desc);
 
 /* Destroys an entity and its whole subtree, children first (post-order):
  * on_destroy fires on every behavior, the parent gets on_exited, the entity
  * leaves the spatial hash and its name is released. */
-kr_status_t kr_entity_destroy(kr_world_t *world, kr_entity_t e);
+KR_API kr_status_t kr_entity_destroy(kr_world_t *world, kr_entity_t e);
 
 /* True if e names a live entity of this world (false for 0 and stale ids). */
-bool kr_entity_alive(const kr_world_t *world, kr_entity_t e);
+KR_API bool kr_entity_alive(const kr_world_t *world, kr_entity_t e);
 /* A hint that e's record and spatial-hash entry are needed soon: starts
  * loading them into the cache, changes nothing. Any id is fine. For loops
  * that visit entities in an order memory does not follow (cell by cell). */
-void kr_entity_prefetch(const kr_world_t *world, kr_entity_t e);
+KR_API void kr_entity_prefetch(const kr_world_t *world, kr_entity_t e);
 
 #endif

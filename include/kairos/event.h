@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "kairos/export.h"
 #include "kairos/time.h"
 
 typedef struct kr_sim kr_sim_t;
@@ -44,7 +45,7 @@ typedef struct kr_event_key {
 } kr_event_key_t;
 
 /* <0, 0, >0 as a sorts before, equals, after b (target and handle are ignored). */
-int kr_event_key_compare(const kr_event_key_t *a, const kr_event_key_t *b);
+KR_API int kr_event_key_compare(const kr_event_key_t *a, const kr_event_key_t *b);
 
 typedef void (*kr_event_fn)(kr_sim_t *sim, void *data);
 
@@ -60,23 +61,23 @@ typedef struct kr_event_type_desc {
  * NULL for zeros) is copied. The key is written to *key when non-NULL.
  * Fails for an unknown type or one without on_event, and for the reserved
  * step priority. Events after the end time are accepted and never run. */
-kr_status_t kr_schedule(kr_sim_t *sim, kr_priority_t priority, kr_time_t delay, kr_event_type_t type,
-                        const void *data, kr_event_key_t *key);
+KR_API kr_status_t kr_schedule(kr_sim_t *sim, kr_priority_t priority, kr_time_t delay, kr_event_type_t type,
+                               const void *data, kr_event_key_t *key);
 
 /* Cancels a pending event by key: a local event of this simulator (also one
  * at the current time, never the one executing), or a sync-event it sent
  * while the event time is at least now + the edge's promise. Fails with
  * KR_ERR_STATE for an event already run, cancelled or executing, and for a
  * sync-event past that limit. */
-kr_status_t kr_cancel(kr_sim_t *sim, const kr_event_key_t *key);
+KR_API kr_status_t kr_cancel(kr_sim_t *sim, const kr_event_key_t *key);
 
 /* Postpones a pending event by `extra` ticks, keeping its sequence (and so
  * its place among events of the same time and priority); the same rules as
  * kr_cancel apply, to the old and the new time. The new key goes to
  * *new_key when non-NULL. */
-kr_status_t kr_delay(kr_sim_t *sim, const kr_event_key_t *key, kr_time_t extra, kr_event_key_t *new_key);
+KR_API kr_status_t kr_delay(kr_sim_t *sim, const kr_event_key_t *key, kr_time_t extra, kr_event_key_t *new_key);
 
 /* The key of the event executing in this simulator, NULL between events. */
-const kr_event_key_t *kr_event_current(const kr_sim_t *sim);
+KR_API const kr_event_key_t *kr_event_current(const kr_sim_t *sim);
 
 #endif

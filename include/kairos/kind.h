@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "kairos/export.h"
 #include "kairos/dist.h"
 #include "kairos/model.h"
 #include "kairos/region.h"
@@ -54,7 +55,7 @@ typedef struct kr_kind_desc {
 } kr_kind_desc_t;
 
 /* Registers a kind; refuses a duplicate or empty name and a missing setup. */
-kr_status_t kr_kind_register(kr_kinds_t *kinds, const kr_kind_desc_t *desc);
+KR_API kr_status_t kr_kind_register(kr_kinds_t *kinds, const kr_kind_desc_t *desc);
 
 /* The signature of a plugin's entry point, "kairos_plugin_init". */
 typedef kr_status_t (*kr_plugin_init_fn)(kr_kinds_t *kinds);
@@ -65,35 +66,35 @@ typedef kr_status_t (*kr_plugin_init_fn)(kr_kinds_t *kinds);
  * message naming the file and the JSON path (e.g. "model.json:
  * simulators[2].params.capacity: expected a whole number >= 1, found 2.5")
  * when the value has the wrong type or range. */
-kr_status_t kr_params_number(const kr_params_t *p, const char *key, double def, double *out);
+KR_API kr_status_t kr_params_number(const kr_params_t *p, const char *key, double def, double *out);
 /* A whole number within [min, max]. */
-kr_status_t kr_params_int(const kr_params_t *p, const char *key, int64_t def, int64_t min, int64_t max,
-                          int64_t *out);
-kr_status_t kr_params_bool(const kr_params_t *p, const char *key, bool def, bool *out);
+KR_API kr_status_t kr_params_int(const kr_params_t *p, const char *key, int64_t def, int64_t min, int64_t max,
+                                 int64_t *out);
+KR_API kr_status_t kr_params_bool(const kr_params_t *p, const char *key, bool def, bool *out);
 /* The string stays valid as long as the model. */
-kr_status_t kr_params_string(const kr_params_t *p, const char *key, const char *def, const char **out);
+KR_API kr_status_t kr_params_string(const kr_params_t *p, const char *key, const char *def, const char **out);
 /* A duration in model units converted to ticks (rounded up, see time.h);
  * negative values are refused. */
-kr_status_t kr_params_duration(const kr_params_t *p, const char *key, kr_time_t def, kr_time_t *out);
+KR_API kr_status_t kr_params_duration(const kr_params_t *p, const char *key, kr_time_t def, kr_time_t *out);
 /* A distribution in the form of docs/model-file.md ({"dist": ...}); `def`
  * (may be NULL: the key is then required) when absent. The caller owns
  * *out (kr_dist_fini). */
-kr_status_t kr_params_dist(const kr_params_t *p, const char *key, const kr_dist_desc_t *def, kr_dist_t *out);
-bool kr_params_has(const kr_params_t *p, const char *key);
+KR_API kr_status_t kr_params_dist(const kr_params_t *p, const char *key, const kr_dist_desc_t *def, kr_dist_t *out);
+KR_API bool kr_params_has(const kr_params_t *p, const char *key);
 /* The region cut of this simulator's entry ("regions": [P, Q], see
  * kairos/region.h): a 1 x 1 cut when the entry has none. Fails in the
  * standard form, naming the entry's "regions", when the cut has more
  * columns than `width` or more rows than `height` cells. */
-kr_status_t kr_params_region_cut(const kr_params_t *p, int64_t width, int64_t height, kr_region_cut_t *out);
+KR_API kr_status_t kr_params_region_cut(const kr_params_t *p, int64_t width, int64_t height, kr_region_cut_t *out);
 /* Reports an error about one parameter in the standard form. */
-kr_status_t kr_params_error(const kr_params_t *p, const char *key, const char *expected, const char *found);
+KR_API kr_status_t kr_params_error(const kr_params_t *p, const char *key, const char *expected, const char *found);
 
 /* ---- reporting ----
  * Figures appear under the simulator's "stats" in the stats file, in the
  * order given. */
-void kr_report_number(kr_report_t *r, const char *name, double value);
-void kr_report_int(kr_report_t *r, const char *name, int64_t value);
-void kr_report_string(kr_report_t *r, const char *name, const char *value);
+KR_API void kr_report_number(kr_report_t *r, const char *name, double value);
+KR_API void kr_report_int(kr_report_t *r, const char *name, int64_t value);
+KR_API void kr_report_string(kr_report_t *r, const char *name, const char *value);
 /* A per-step figure: values[s] at step s = 0 .. n-1, fixed-point with
  * `decimals` decimal digits (0..9) so that sums are exact and do not depend
  * on their order. The run adds it up over the simulators of its model-file
@@ -101,6 +102,6 @@ void kr_report_string(kr_report_t *r, const char *name, const char *value);
  * step, into stats.totals.ENTRY.NAME (the value of the last step)
  * and, with --series FILE (outputs.series), into a CSV with one row per
  * step. It does not appear under the simulator's own stats. */
-void kr_report_steps(kr_report_t *r, const char *name, const int64_t *values, size_t n, unsigned decimals);
+KR_API void kr_report_steps(kr_report_t *r, const char *name, const int64_t *values, size_t n, unsigned decimals);
 
 #endif

@@ -6,6 +6,7 @@
 #ifndef KAIROS_LOG_H
 #define KAIROS_LOG_H
 
+#include "kairos/export.h"
 #include "kairos/time.h"
 
 typedef struct kr_sim kr_sim_t;
@@ -21,15 +22,15 @@ typedef void (*kr_log_fn)(void *arg, kr_log_level_t level, const char *sim_name,
                           const char *message);
 
 /* Logs on behalf of a simulator (its name and current time are attached). */
-void kr_log(kr_sim_t *sim, kr_log_level_t level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+KR_API void kr_log(kr_sim_t *sim, kr_log_level_t level, const char *fmt, ...)
+           __attribute__((format(printf, 3, 4)));
 /* Logs on behalf of the model. */
-void kr_model_log(kr_model_t *model, kr_log_level_t level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+KR_API void kr_model_log(kr_model_t *model, kr_log_level_t level, const char *fmt, ...)
+           __attribute__((format(printf, 3, 4)));
 
 /* "trace", "debug", "info", "warn", "error", "critical", "off". */
-const char *kr_log_level_name(kr_log_level_t level);
+KR_API const char *kr_log_level_name(kr_log_level_t level);
 /* Parses a level name; returns KR_ERR_INVALID_ARG for an unknown one. */
-kr_status_t kr_log_level_from_name(const char *name, kr_log_level_t *out);
+KR_API kr_status_t kr_log_level_from_name(const char *name, kr_log_level_t *out);
 
 #endif

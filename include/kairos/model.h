@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "kairos/export.h"
 #include "kairos/event.h"
 #include "kairos/log.h"
 #include "kairos/sim.h"
@@ -58,25 +59,25 @@ typedef struct kr_model_desc {
     kr_sync_algorithm_t sync;
 } kr_model_desc_t;
 
-kr_model_t *kr_model_create(const kr_model_desc_t *desc);
+KR_API kr_model_t *kr_model_create(const kr_model_desc_t *desc);
 /* Destroys every simulator (their worlds fire on_destroy) and the model. */
-void kr_model_destroy(kr_model_t *model);
+KR_API void kr_model_destroy(kr_model_t *model);
 
-uint64_t kr_model_precision(const kr_model_t *model);
-uint64_t kr_model_seed(const kr_model_t *model);
-kr_time_t kr_model_end_time(const kr_model_t *model);
-kr_registry_t *kr_model_registry(kr_model_t *model);
+KR_API uint64_t kr_model_precision(const kr_model_t *model);
+KR_API uint64_t kr_model_seed(const kr_model_t *model);
+KR_API kr_time_t kr_model_end_time(const kr_model_t *model);
+KR_API kr_registry_t *kr_model_registry(kr_model_t *model);
 
 /* Registers an event type (kairos/event.h); returns its id, 0 on failure
  * (duplicate name, missing handler, after start). */
-kr_event_type_t kr_model_event_type(kr_model_t *model, const kr_event_type_desc_t *desc);
-kr_event_type_t kr_model_find_event_type(const kr_model_t *model, const char *name);
+KR_API kr_event_type_t kr_model_event_type(kr_model_t *model, const kr_event_type_desc_t *desc);
+KR_API kr_event_type_t kr_model_find_event_type(const kr_model_t *model, const char *name);
 /* The name of an event type; "kairos" for the runtime's own events (steps,
  * observation points, input lines), which have type 0. */
-const char *kr_model_event_type_name(const kr_model_t *model, kr_event_type_t type);
+KR_API const char *kr_model_event_type_name(const kr_model_t *model, kr_event_type_t type);
 /* Registered event types (ids 1..count), and a type's payload size. */
-uint32_t kr_model_event_type_count(const kr_model_t *model);
-size_t kr_model_event_type_size(const kr_model_t *model, kr_event_type_t type);
+KR_API uint32_t kr_model_event_type_count(const kr_model_t *model);
+KR_API size_t kr_model_event_type_size(const kr_model_t *model, kr_event_type_t type);
 
 typedef struct kr_context_desc {
     const char *name;
@@ -84,9 +85,9 @@ typedef struct kr_context_desc {
     void (*fini)(kr_sim_t *sim, void *context); /* optional, before the block is freed */
 } kr_context_desc_t;
 /* Registers a per-simulator context type (kr_sim_context); 0 on failure. */
-kr_context_type_t kr_model_context_type(kr_model_t *model, const kr_context_desc_t *desc);
+KR_API kr_context_type_t kr_model_context_type(kr_model_t *model, const kr_context_desc_t *desc);
 /* A context type by name; 0 if none. */
-kr_context_type_t kr_model_find_context_type(const kr_model_t *model, const char *name);
+KR_API kr_context_type_t kr_model_find_context_type(const kr_model_t *model, const char *name);
 
 typedef struct kr_sim_desc {
     const char *name;              /* unique in the model; copied */
@@ -100,51 +101,51 @@ typedef struct kr_sim_desc {
 
 /* Adds a simulator; NULL with kr_last_error for a duplicate or empty name,
  * a missing time step where the formalism needs one, or after start. */
-kr_sim_t *kr_model_add_sim(kr_model_t *model, const kr_sim_desc_t *desc);
-size_t kr_model_sim_count(const kr_model_t *model);
+KR_API kr_sim_t *kr_model_add_sim(kr_model_t *model, const kr_sim_desc_t *desc);
+KR_API size_t kr_model_sim_count(const kr_model_t *model);
 /* True if this process runs the simulator (always, without distribution). */
-bool kr_sim_is_local(const kr_sim_t *sim);
+KR_API bool kr_sim_is_local(const kr_sim_t *sim);
 /* The rank of this process, and the rank that runs a simulator. */
-int kr_model_rank(const kr_model_t *model);
-int kr_sim_rank(const kr_sim_t *sim);
-kr_sim_t *kr_model_sim(kr_model_t *model, uint32_t id);           /* NULL if out of range */
-kr_sim_t *kr_model_find_sim(kr_model_t *model, const char *name);  /* NULL if none */
+KR_API int kr_model_rank(const kr_model_t *model);
+KR_API int kr_sim_rank(const kr_sim_t *sim);
+KR_API kr_sim_t *kr_model_sim(kr_model_t *model, uint32_t id);           /* NULL if out of range */
+       KR_API kr_sim_t *kr_model_find_sim(kr_model_t *model, const char *name);  /* NULL if none */
 
-/* A dependency from -> to lets `from` schedule sync-events on `to`, each at
- * least `promise` ticks after from's current time. Refused for a self edge,
- * an unknown id, a duplicate edge, or after start. */
-kr_status_t kr_model_add_dependency(kr_model_t *model, uint32_t from, uint32_t to, kr_time_t promise);
+       /* A dependency from -> to lets `from` schedule sync-events on `to`, each at
+        * least `promise` ticks after from's current time. Refused for a self edge,
+        * an unknown id, a duplicate edge, or after start. */
+       KR_API kr_status_t kr_model_add_dependency(kr_model_t *model, uint32_t from, uint32_t to, kr_time_t promise);
 /* Changes the promise of one edge, or of every outgoing edge of `from`. */
-kr_status_t kr_model_set_promise(kr_model_t *model, uint32_t from, uint32_t to, kr_time_t promise);
-kr_status_t kr_model_set_promises(kr_model_t *model, uint32_t from, kr_time_t promise);
+KR_API kr_status_t kr_model_set_promise(kr_model_t *model, uint32_t from, uint32_t to, kr_time_t promise);
+KR_API kr_status_t kr_model_set_promises(kr_model_t *model, uint32_t from, kr_time_t promise);
 /* The promise of an edge, or KR_TIME_NEVER when there is no such edge. */
-kr_time_t kr_model_promise(const kr_model_t *model, uint32_t from, uint32_t to);
+KR_API kr_time_t kr_model_promise(const kr_model_t *model, uint32_t from, uint32_t to);
 
 /* Fixes the structure, finds the zero-promise groups, fires on_awake then
  * on_start on every behavior of every simulator (in id order), and places
  * the first steps and observation points. */
-kr_status_t kr_model_start(kr_model_t *model);
+KR_API kr_status_t kr_model_start(kr_model_t *model);
 /* Runs to the end time (starting first if needed). Fails, naming simulators
  * and times, on a deadlock or an error in a simulator. */
-kr_status_t kr_model_run(kr_model_t *model);
+KR_API kr_status_t kr_model_run(kr_model_t *model);
 /* The failure recorded so far (kr_sim_fail, or an error inside a run):
  * KR_OK if none, otherwise its status, with its message as kr_last_error.
  * A model that failed before its run (in a kind's setup) does not run. */
-kr_status_t kr_model_failure(const kr_model_t *model);
+KR_API kr_status_t kr_model_failure(const kr_model_t *model);
 
 /* After a run: a digest over every simulator's event sequence, in id order. */
-uint64_t kr_model_checksum(const kr_model_t *model);
+KR_API uint64_t kr_model_checksum(const kr_model_t *model);
 /* After a run with the window algorithm: the rounds it took (0 otherwise). */
-uint64_t kr_model_rounds(const kr_model_t *model);
+KR_API uint64_t kr_model_rounds(const kr_model_t *model);
 /* After a run: the coordinator's messages that left this process's
  * simulators through the transport (sync-events, payloads, cancels, delays
  * and guarantees; not those applied at once between simulators of one
  * process). */
-uint64_t kr_model_transport_messages(const kr_model_t *model);
+KR_API uint64_t kr_model_transport_messages(const kr_model_t *model);
 
 /* The zero-promise group (strongly connected component of the zero-promise
  * graph) of a simulator, numbered by its lowest member; valid after start.
  * Members of one group run as one event loop on one rank. */
-uint32_t kr_model_group_of(const kr_model_t *model, uint32_t sim);
+KR_API uint32_t kr_model_group_of(const kr_model_t *model, uint32_t sim);
 
 #endif

@@ -4,14 +4,15 @@
 #ifndef KAIROS_NAME_H
 #define KAIROS_NAME_H
 
+#include "kairos/export.h"
 #include "kairos/entity.h"
 
 /* Sets or replaces the name; NULL or "" removes it. */
-kr_status_t kr_entity_set_name(kr_world_t *world, kr_entity_t e, const char *name);
+KR_API kr_status_t kr_entity_set_name(kr_world_t *world, kr_entity_t e, const char *name);
 /* The entity's name, or NULL if it has none (or is stale). Valid until the
  * name changes or the entity is destroyed. */
-const char *kr_entity_name(const kr_world_t *world, kr_entity_t e);
+KR_API const char *kr_entity_name(const kr_world_t *world, kr_entity_t e);
 /* The live entity with this name, or KR_ENTITY_INVALID. */
-kr_entity_t kr_entity_find(const kr_world_t *world, const char *name);
+KR_API kr_entity_t kr_entity_find(const kr_world_t *world, const char *name);
 
 #endif

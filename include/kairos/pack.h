@@ -15,12 +15,13 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include "kairos/export.h"
 #include "kairos/buffer.h"
 #include "kairos/entity.h"
 
 /* Appends one pack holding `count` subtrees to `out`. Roots must be live and
  * none may lie inside another root's subtree. The world is not changed. */
-kr_status_t kr_pack(kr_world_t *world, const kr_entity_t *roots, size_t count, kr_buf_t *out);
+KR_API kr_status_t kr_pack(kr_world_t *world, const kr_entity_t *roots, size_t count, kr_buf_t *out);
 
 typedef struct kr_unpack_desc {
     kr_entity_t *roots;     /* optional: receives the new root ids, in order */
@@ -35,7 +36,7 @@ typedef struct kr_unpack_desc {
  * back to back; `root_count` (optional) the number of roots. A truncated or
  * corrupt pack, or one from another registry, is refused with nothing
  * created. */
-kr_status_t kr_unpack(kr_world_t *world, const void *data, size_t len,
-                      const kr_unpack_desc_t *desc, size_t *root_count, size_t *used);
+KR_API kr_status_t kr_unpack(kr_world_t *world, const void *data, size_t len,
+                             const kr_unpack_desc_t *desc, size_t *root_count, size_t *used);
 
 #endif

@@ -41,6 +41,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "kairos/export.h"
 #include "kairos/entity.h"
 #include "kairos/model.h"
 #include "kairos/rng.h"
@@ -71,17 +72,17 @@ typedef struct kr_region_grid {
 
 /* Fails (KR_ERR_INVALID_ARG, one line) for sizes out of range, more
  * regions than cells on a side, or more than KR_REGION_MAX regions. */
-kr_status_t kr_region_grid_check(const kr_region_grid_t *g);
-uint32_t kr_region_grid_count(const kr_region_grid_t *g);
+KR_API kr_status_t kr_region_grid_check(const kr_region_grid_t *g);
+KR_API uint32_t kr_region_grid_count(const kr_region_grid_t *g);
 /* Region `i`'s own cells. */
-kr_rect_t kr_region_grid_rect(const kr_region_grid_t *g, uint32_t i);
+KR_API kr_rect_t kr_region_grid_rect(const kr_region_grid_t *g, uint32_t i);
 /* Region `i`'s own cells plus its halo, clipped to the world: what it stores. */
-kr_rect_t kr_region_grid_stored(const kr_region_grid_t *g, uint32_t i);
+KR_API kr_rect_t kr_region_grid_stored(const kr_region_grid_t *g, uint32_t i);
 /* The region owning cell (x, y); UINT32_MAX outside the world. */
-uint32_t kr_region_grid_owner(const kr_region_grid_t *g, int32_t x, int32_t y);
+KR_API uint32_t kr_region_grid_owner(const kr_region_grid_t *g, int32_t x, int32_t y);
 /* Region i's neighbours among the 8 around it, in increasing index order;
  * returns their number (0..8). */
-size_t kr_region_grid_neighbours(const kr_region_grid_t *g, uint32_t i, uint32_t out[8]);
+KR_API size_t kr_region_grid_neighbours(const kr_region_grid_t *g, uint32_t i, uint32_t out[8]);
 
 static inline bool kr_rect_contains(kr_rect_t r, int32_t x, int32_t y)
 {
@@ -144,47 +145,47 @@ typedef struct kr_region_desc {
 /* Registers the region layer's components, behaviors, event and context
  * types. Call it from every region kind's register_types; calling it again
  * (two kinds, one model) is fine. */
-kr_status_t kr_region_register(kr_model_t *model);
+KR_API kr_status_t kr_region_register(kr_model_t *model);
 
 /* Makes `sim` (agent-based, with a time step) region desc->cut.index of the
  * cut: sizes its world's spatial grid and its fields to the stored cells,
  * and checks that the cut's simulators exist and depend on their
  * neighbours with promise = time_step. The simulator owns the region
  * (freed with the model). NULL with kr_last_error on failure. */
-kr_region_t *kr_region_create(kr_sim_t *sim, const kr_region_desc_t *desc);
+KR_API kr_region_t *kr_region_create(kr_sim_t *sim, const kr_region_desc_t *desc);
 /* The region of a simulator; NULL if it is none. */
-kr_region_t *kr_region_of(kr_sim_t *sim);
+KR_API kr_region_t *kr_region_of(kr_sim_t *sim);
 
-kr_sim_t *kr_region_sim(const kr_region_t *r);
-kr_world_t *kr_region_world(const kr_region_t *r);
-const kr_region_grid_t *kr_region_grid(const kr_region_t *r);
-uint32_t kr_region_index(const kr_region_t *r);
-kr_rect_t kr_region_rect(const kr_region_t *r);    /* own cells */
-kr_rect_t kr_region_stored(const kr_region_t *r);  /* own cells + halo */
-/* Cells allocated for fields and the spatial grid: the stored rectangle. */
-uint64_t kr_region_stored_cells(const kr_region_t *r);
+KR_API kr_sim_t *kr_region_sim(const kr_region_t *r);
+KR_API kr_world_t *kr_region_world(const kr_region_t *r);
+KR_API const kr_region_grid_t *kr_region_grid(const kr_region_t *r);
+KR_API uint32_t kr_region_index(const kr_region_t *r);
+KR_API kr_rect_t kr_region_rect(const kr_region_t *r);    /* own cells */
+       KR_API kr_rect_t kr_region_stored(const kr_region_t *r);  /* own cells + halo */
+       /* Cells allocated for fields and the spatial grid: the stored rectangle. */
+       KR_API uint64_t kr_region_stored_cells(const kr_region_t *r);
 /* The current step: now / time_step. */
-uint64_t kr_region_step(const kr_region_t *r);
+KR_API uint64_t kr_region_step(const kr_region_t *r);
 
 /* ---- agents ---- */
 
 /* Creates an agent with global id `id` (never 0) in cell (x, y), which must
  * be one of the region's own cells. Add the model's components to it. */
-kr_entity_t kr_region_agent_create(kr_region_t *r, uint64_t id, int32_t x, int32_t y);
+KR_API kr_entity_t kr_region_agent_create(kr_region_t *r, uint64_t id, int32_t x, int32_t y);
 /* The global id of an agent; 0 if e is none. */
-uint64_t kr_region_agent_id(const kr_region_t *r, kr_entity_t e);
+KR_API uint64_t kr_region_agent_id(const kr_region_t *r, kr_entity_t e);
 /* The cell of an agent; false if it is not in the spatial hash. */
-bool kr_region_agent_cell(const kr_region_t *r, kr_entity_t e, int32_t *x, int32_t *y);
+KR_API bool kr_region_agent_cell(const kr_region_t *r, kr_entity_t e, int32_t *x, int32_t *y);
 /* Moves an agent to cell (x, y): inside the world and owned by this region
  * or one of its neighbours; move agents only through this call. A cell of
  * a neighbour makes it a migrant: it leaves at the end of the step (and
  * acts there from the next one). */
-kr_status_t kr_region_agent_move(kr_region_t *r, kr_entity_t e, int32_t x, int32_t y);
+KR_API kr_status_t kr_region_agent_move(kr_region_t *r, kr_entity_t e, int32_t x, int32_t y);
 /* Agents in this region's world (own cells and migrants not yet gone). */
-size_t kr_region_agent_count(const kr_region_t *r);
+KR_API size_t kr_region_agent_count(const kr_region_t *r);
 /* The id of the n-th agent born to `parent` in step `step`: a function of
  * the three alone, so births do not depend on the cut. Never 0. */
-uint64_t kr_region_child_id(uint64_t parent, uint64_t step, uint32_t n);
+KR_API uint64_t kr_region_child_id(uint64_t parent, uint64_t step, uint32_t n);
 /* One initial agent: its id and the cell it starts in. */
 typedef struct kr_region_birth {
     uint64_t id;
@@ -203,40 +204,40 @@ typedef struct kr_region_birth {
  * the same; `place` must depend on the id alone (KR_ERR_STATE otherwise)
  * and its arg outlive the setup of the last region. Several populations
  * may be under way at once, up to one per region of the process. */
-kr_status_t kr_region_scatter(kr_region_t *r, uint64_t first, uint64_t count,
-                              bool (*place)(uint64_t id, int32_t *x, int32_t *y, void *arg), void *arg,
-                              kr_region_birth_t **out, size_t *n);
+KR_API kr_status_t kr_region_scatter(kr_region_t *r, uint64_t first, uint64_t count,
+                                     bool (*place)(uint64_t id, int32_t *x, int32_t *y, void *arg), void *arg,
+                                     kr_region_birth_t **out, size_t *n);
 /* The random stream of agent `id` in the current step, rewound: keyed by
  * (model seed, KR_RNG_AGENT, id, step). Valid until the next call. */
-kr_rng_t *kr_region_rng(kr_region_t *r, uint64_t id);
+KR_API kr_rng_t *kr_region_rng(kr_region_t *r, uint64_t id);
 
 /* ---- halo ---- */
 
 /* Field layer `layer` as of the end of the previous step, over the stored
  * cells (own and halo), row-major: the value of cell (x, y) is at
  * kr_region_field_index(r, x, y). */
-const double *kr_region_field(const kr_region_t *r, uint32_t layer);
+KR_API const double *kr_region_field(const kr_region_t *r, uint32_t layer);
 /* The values this step writes, over the same cells (only own cells count);
  * at the start of each step a copy of kr_region_field. During setup it is
  * the initial state (own cells). */
-double *kr_region_field_next(kr_region_t *r, uint32_t layer);
-size_t kr_region_field_index(const kr_region_t *r, int32_t x, int32_t y);
+KR_API double *kr_region_field_next(kr_region_t *r, uint32_t layer);
+KR_API size_t kr_region_field_index(const kr_region_t *r, int32_t x, int32_t y);
 /* The halo agents in halo cell (x, y) as of the end of the previous step,
  * in id order; NULL and *count = 0 when none. Valid during the step. */
-const kr_region_ghost_t *kr_region_ghosts(const kr_region_t *r, int32_t x, int32_t y, size_t *count);
+KR_API const kr_region_ghost_t *kr_region_ghosts(const kr_region_t *r, int32_t x, int32_t y, size_t *count);
 
 /* ---- results ---- */
 
 /* Sum over this region's agents of a hash of (id, cell, desc.digest word):
  * an order-free digest, so summing it over regions gives the same value
  * for every cut (the run sums kinds' state_digest into stats.state_digest). */
-uint64_t kr_region_state_digest(kr_region_t *r);
+KR_API uint64_t kr_region_state_digest(kr_region_t *r);
 /* The hash one agent adds to the digest. */
-uint64_t kr_region_agent_hash(uint64_t id, int32_t x, int32_t y, uint64_t word);
+KR_API uint64_t kr_region_agent_hash(uint64_t id, int32_t x, int32_t y, uint64_t word);
 /* Agents sent to neighbours so far, and the bytes of their packs. */
-uint64_t kr_region_migrants_sent(const kr_region_t *r);
-uint64_t kr_region_migrant_bytes(const kr_region_t *r);
+KR_API uint64_t kr_region_migrants_sent(const kr_region_t *r);
+KR_API uint64_t kr_region_migrant_bytes(const kr_region_t *r);
 /* Agent updates (acts) so far. */
-uint64_t kr_region_updates(const kr_region_t *r);
+KR_API uint64_t kr_region_updates(const kr_region_t *r);
 
 #endif

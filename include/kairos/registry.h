@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "kairos/export.h"
 #include "kairos/status.h"
 
 /* Component type id; 0 is never a valid component. */
@@ -70,20 +71,20 @@ typedef struct kr_behavior_desc {
 
 /* Creates a registry holding the built-in components: kr_transform,
  * kr_resource and kr_channel (ids KR_TRANSFORM, KR_RESOURCE, KR_CHANNEL). */
-kr_registry_t *kr_registry_create(void);
-void kr_registry_destroy(kr_registry_t *reg);
+KR_API kr_registry_t *kr_registry_create(void);
+KR_API void kr_registry_destroy(kr_registry_t *reg);
 
 /* Registers a data component. Returns its id, or KR_COMPONENT_NONE with
  * kr_last_error() set (missing name, duplicate name, fields outside size,
  * unknown storage). */
-kr_component_t kr_component_register(kr_registry_t *reg, const kr_component_desc_t *desc);
+KR_API kr_component_t kr_component_register(kr_registry_t *reg, const kr_component_desc_t *desc);
 /* Registers a behavior component. Same failure rules. */
-kr_component_t kr_behavior_register(kr_registry_t *reg, const kr_behavior_desc_t *desc);
+KR_API kr_component_t kr_behavior_register(kr_registry_t *reg, const kr_behavior_desc_t *desc);
 
 /* Finds a component by name; KR_COMPONENT_NONE if absent. */
-kr_component_t kr_component_lookup(const kr_registry_t *reg, const char *name);
+KR_API kr_component_t kr_component_lookup(const kr_registry_t *reg, const char *name);
 /* Number of registered components, built-ins included. */
-uint32_t kr_registry_count(const kr_registry_t *reg);
+KR_API uint32_t kr_registry_count(const kr_registry_t *reg);
 
 typedef struct kr_component_info {
     const char *name;
@@ -95,11 +96,11 @@ typedef struct kr_component_info {
 } kr_component_info_t;
 
 /* Metadata of a component; NULL (and kr_last_error) if unregistered. */
-const kr_component_info_t *kr_component_info(const kr_registry_t *reg, kr_component_t id);
+KR_API const kr_component_info_t *kr_component_info(const kr_registry_t *reg, kr_component_t id);
 
 /* A 64-bit digest of every entry (name, kind, size, alignment, fields), in
  * id order: two registries with the same hash describe the same layout. */
-uint64_t kr_registry_hash(const kr_registry_t *reg);
+KR_API uint64_t kr_registry_hash(const kr_registry_t *reg);
 
 /* The built-in transform component, registered in every registry. */
 typedef struct kr_transform {

@@ -25,6 +25,7 @@
 
 #include <stdint.h>
 #include <gsl/gsl_rng.h>
+#include "kairos/export.h"
 #include "kairos/status.h"
 
 typedef enum kr_rng_domain {
@@ -45,30 +46,30 @@ typedef struct kr_rng_state {
 
 /* A new stream at its start. NULL (KR_ERR_INVALID_ARG) for an unknown
  * domain, or KR_ERR_NOMEM. The caller owns it: kr_rng_destroy. */
-kr_rng_t *kr_rng_create(uint64_t seed, kr_rng_domain_t domain, uint64_t id, uint64_t extra);
+KR_API kr_rng_t *kr_rng_create(uint64_t seed, kr_rng_domain_t domain, uint64_t id, uint64_t extra);
 /* Frees a stream (NULL allowed), and with it its gsl_rng view. */
-void kr_rng_destroy(kr_rng_t *rng);
+KR_API void kr_rng_destroy(kr_rng_t *rng);
 /* Re-keys a stream in place and rewinds it: afterwards it draws exactly what
  * kr_rng_create with the same key would. Allocates nothing. Fails
  * (KR_ERR_INVALID_ARG, stream unchanged) for an unknown domain. */
-kr_status_t kr_rng_reset(kr_rng_t *rng, uint64_t seed, kr_rng_domain_t domain, uint64_t id,
-                         uint64_t extra);
+KR_API kr_status_t kr_rng_reset(kr_rng_t *rng, uint64_t seed, kr_rng_domain_t domain, uint64_t id,
+                                uint64_t extra);
 
 /* The stream as a gsl_rng, owned by the stream and valid until it is
  * destroyed. Draws through it and through kr_rng_* share one position. */
-gsl_rng *kr_rng_gsl(kr_rng_t *rng);
+KR_API gsl_rng *kr_rng_gsl(kr_rng_t *rng);
 
 /* Next 64 random bits (two 32-bit draws: low half first). */
-uint64_t kr_rng_u64(kr_rng_t *rng);
+KR_API uint64_t kr_rng_u64(kr_rng_t *rng);
 /* Uniform in [0, 1): the top 53 bits of kr_rng_u64, times 2^-53. */
-double kr_rng_uniform(kr_rng_t *rng);
+KR_API double kr_rng_uniform(kr_rng_t *rng);
 
 /* Writes the stream's key and position to *state. */
-void kr_rng_save(const kr_rng_t *rng, kr_rng_state_t *state);
+KR_API void kr_rng_save(const kr_rng_t *rng, kr_rng_state_t *state);
 /* Puts the stream where *state says: it then draws what the saved stream
  * would have drawn next. Fails (KR_ERR_CORRUPT, stream unchanged) for a
  * state that kr_rng_save did not write: wrong format tag or check word,
  * unknown domain, position out of range. */
-kr_status_t kr_rng_restore(kr_rng_t *rng, const kr_rng_state_t *state);
+KR_API kr_status_t kr_rng_restore(kr_rng_t *rng, const kr_rng_state_t *state);
 
 #endif

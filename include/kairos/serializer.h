@@ -9,27 +9,28 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "kairos/export.h"
 #include "kairos/entity.h"
 #include "kairos/status.h"
 
 typedef struct kr_serializer kr_serializer_t;
 
-bool kr_serializer_loading(const kr_serializer_t *s);
+KR_API bool kr_serializer_loading(const kr_serializer_t *s);
 /* Bytes left to load (0 when saving): check a length read from the wire
  * against it before allocating for it. */
-size_t kr_serializer_left(const kr_serializer_t *s);
-kr_status_t kr_serializer_status(const kr_serializer_t *s);
+KR_API size_t kr_serializer_left(const kr_serializer_t *s);
+KR_API kr_status_t kr_serializer_status(const kr_serializer_t *s);
 
-kr_status_t kr_ser_bytes(kr_serializer_t *s, void *data, size_t n);
-kr_status_t kr_ser_u32(kr_serializer_t *s, uint32_t *v);
-kr_status_t kr_ser_u64(kr_serializer_t *s, uint64_t *v);
-kr_status_t kr_ser_i64(kr_serializer_t *s, int64_t *v);
-kr_status_t kr_ser_f64(kr_serializer_t *s, double *v);
+KR_API kr_status_t kr_ser_bytes(kr_serializer_t *s, void *data, size_t n);
+KR_API kr_status_t kr_ser_u32(kr_serializer_t *s, uint32_t *v);
+KR_API kr_status_t kr_ser_u64(kr_serializer_t *s, uint64_t *v);
+KR_API kr_status_t kr_ser_i64(kr_serializer_t *s, int64_t *v);
+KR_API kr_status_t kr_ser_f64(kr_serializer_t *s, double *v);
 /* An entity reference: remapped like KR_FIELD_ENTITY fields (a reference
  * outside the packed subtree loads as KR_ENTITY_INVALID). */
-kr_status_t kr_ser_entity(kr_serializer_t *s, kr_entity_t *v);
+KR_API kr_status_t kr_ser_entity(kr_serializer_t *s, kr_entity_t *v);
 /* A NUL-terminated string (NULL allowed). Loading allocates it with malloc;
  * the behavior owns it. */
-kr_status_t kr_ser_string(kr_serializer_t *s, char **v);
+KR_API kr_status_t kr_ser_string(kr_serializer_t *s, char **v);
 
 #endif

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "kairos/export.h"
 #include "kairos/event.h"
 #include "kairos/time.h"
 #include "kairos/world.h"
@@ -24,24 +25,24 @@ typedef enum kr_formalism {
 } kr_formalism_t;
 
 /* "discrete-event", "agent-based", "continuous", "emulation". */
-const char *kr_formalism_name(kr_formalism_t f);
+KR_API const char *kr_formalism_name(kr_formalism_t f);
 /* The formalism of a name; also accepts "discrete_event" and "agent_based"
  * (kr_formalism_name still gives the hyphenated name). */
-kr_status_t kr_formalism_from_name(const char *name, kr_formalism_t *out);
+KR_API kr_status_t kr_formalism_from_name(const char *name, kr_formalism_t *out);
 
-uint32_t kr_sim_id(const kr_sim_t *sim);              /* 0 .. count-1, in add order */
-const char *kr_sim_name(const kr_sim_t *sim);
-kr_formalism_t kr_sim_formalism(const kr_sim_t *sim);
-kr_time_t kr_sim_now(const kr_sim_t *sim);            /* time of the current or last event */
-kr_time_t kr_sim_time_step(const kr_sim_t *sim);
-kr_world_t *kr_sim_world(kr_sim_t *sim);
-kr_model_t *kr_sim_model(kr_sim_t *sim);
+KR_API uint32_t kr_sim_id(const kr_sim_t *sim);              /* 0 .. count-1, in add order */
+       KR_API const char *kr_sim_name(const kr_sim_t *sim);
+KR_API kr_formalism_t kr_sim_formalism(const kr_sim_t *sim);
+KR_API kr_time_t kr_sim_now(const kr_sim_t *sim);            /* time of the current or last event */
+       KR_API kr_time_t kr_sim_time_step(const kr_sim_t *sim);
+KR_API kr_world_t *kr_sim_world(kr_sim_t *sim);
+KR_API kr_model_t *kr_sim_model(kr_sim_t *sim);
 /* The simulator owning a world (NULL for a world made outside a model). */
-kr_sim_t *kr_sim_of_world(kr_world_t *world);
+KR_API kr_sim_t *kr_sim_of_world(kr_world_t *world);
 
 /* The simulator's random stream, keyed by (model seed, simulator id): the
  * same numbers whichever rank runs it. */
-kr_rng_t *kr_sim_rng(kr_sim_t *sim);
+KR_API kr_rng_t *kr_sim_rng(kr_sim_t *sim);
 
 /* Ends the run with an error, for a callback that finds the model in a
  * state it cannot go on from (an agent it could not move, memory it could
@@ -51,36 +52,36 @@ kr_rng_t *kr_sim_rng(kr_sim_t *sim);
  * Outside a run (a kind's setup, on_start) it also logs the message and
  * sets kr_last_error; kr_model_failure reports it, and kr_model_run then
  * refuses to run. */
-void kr_sim_fail(kr_sim_t *sim, kr_status_t status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+KR_API void kr_sim_fail(kr_sim_t *sim, kr_status_t status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* From inside a long callback (a step over many agents, say): lets the
  * messages this process has sent move on to other ranks, which a large one
  * may otherwise not do until the callback returns. Delivers nothing and
  * changes no state; cheap, so call it every few hundred microseconds of
  * work. Region steps call it themselves. */
-void kr_sim_progress(kr_sim_t *sim);
+KR_API void kr_sim_progress(kr_sim_t *sim);
 
 /* Events executed so far, and a digest of their keys and types in order:
  * two runs that executed the same event sequence have equal digests. */
-uint64_t kr_sim_event_count(const kr_sim_t *sim);
-uint64_t kr_sim_event_digest(const kr_sim_t *sim);
+KR_API uint64_t kr_sim_event_count(const kr_sim_t *sim);
+KR_API uint64_t kr_sim_event_digest(const kr_sim_t *sim);
 
 /* Traffic and waiting, for stats: sync-events scheduled by this simulator
  * and executed in it, guarantees (null messages) it sent, and the wall
  * time it spent blocked with work it could not run yet. */
-uint64_t kr_sim_sync_sent(const kr_sim_t *sim);
-uint64_t kr_sim_sync_received(const kr_sim_t *sim);
-uint64_t kr_sim_null_messages(const kr_sim_t *sim);
+KR_API uint64_t kr_sim_sync_sent(const kr_sim_t *sim);
+KR_API uint64_t kr_sim_sync_received(const kr_sim_t *sim);
+KR_API uint64_t kr_sim_null_messages(const kr_sim_t *sim);
 /* Guarantee requests it sent to senders in other processes (null-message
  * algorithm: guarantees are sent there on demand). */
-uint64_t kr_sim_guarantee_requests(const kr_sim_t *sim);
-double kr_sim_blocked_seconds(const kr_sim_t *sim);
+KR_API uint64_t kr_sim_guarantee_requests(const kr_sim_t *sim);
+KR_API double kr_sim_blocked_seconds(const kr_sim_t *sim);
 
 /* Per-simulator user data (the seed's SubModelContext): one block of the
  * context type's size per simulator, zeroed, created on first use, freed
  * (after the type's fini) with the model. NULL on allocation failure. */
 typedef uint32_t kr_context_type_t;
-void *kr_sim_context(kr_sim_t *sim, kr_context_type_t type);
+KR_API void *kr_sim_context(kr_sim_t *sim, kr_context_type_t type);
 
 /* One pointer a kind may keep per simulator (its context block, say), for
  * event handlers, which get no user pointer: O(1), where finding a context
@@ -91,7 +92,7 @@ void *kr_sim_context(kr_sim_t *sim, kr_context_type_t type);
  * finds nothing instead of another kind's state. Handlers must not pick
  * their state by an id in the event data instead: a sync-event's data
  * comes from another process. */
-void kr_sim_set_user(kr_sim_t *sim, const void *tag, void *user);
-void *kr_sim_user(const kr_sim_t *sim, const void *tag);
+KR_API void kr_sim_set_user(kr_sim_t *sim, const void *tag, void *user);
+KR_API void *kr_sim_user(const kr_sim_t *sim, const void *tag);
 
 #endif

@@ -18,44 +18,45 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "kairos/export.h"
 #include "kairos/entity.h"
 
 typedef struct kr_cell { int32_t x, y; } kr_cell_t;
 
 /* Puts e at (x, y). Fails if e is stale or already in the hash, or x, y are
  * not finite. */
-kr_status_t kr_spatial_insert(kr_world_t *world, kr_entity_t e, double x, double y);
+KR_API kr_status_t kr_spatial_insert(kr_world_t *world, kr_entity_t e, double x, double y);
 /* Moves e to (x, y); O(1), and free of cell work when the cell is unchanged. */
-kr_status_t kr_spatial_move(kr_world_t *world, kr_entity_t e, double x, double y);
+KR_API kr_status_t kr_spatial_move(kr_world_t *world, kr_entity_t e, double x, double y);
 /* Takes e out of the hash. */
-kr_status_t kr_spatial_remove(kr_world_t *world, kr_entity_t e);
+KR_API kr_status_t kr_spatial_remove(kr_world_t *world, kr_entity_t e);
 /* True if e is in the hash; its position goes to *x, *y (either may be NULL). */
-bool kr_spatial_position(const kr_world_t *world, kr_entity_t e, double *x, double *y);
+KR_API bool kr_spatial_position(const kr_world_t *world, kr_entity_t e, double *x, double *y);
 
 /* The cell that holds point (x, y). */
-kr_cell_t kr_spatial_cell_of(const kr_world_t *world, double x, double y);
+KR_API kr_cell_t kr_spatial_cell_of(const kr_world_t *world, double x, double y);
 /* The entities in one cell, in slot order; *count gets their number. The
  * array is valid until the next change of the hash. NULL when empty. */
-const kr_entity_t *kr_spatial_cell_entities(const kr_world_t *world, kr_cell_t cell, size_t *count);
+KR_API const kr_entity_t *kr_spatial_cell_entities(const kr_world_t *world, kr_cell_t cell, size_t *count);
 /* Entities whose position lies in [x0, x1] x [y0, y1]. */
-size_t kr_spatial_query_box(const kr_world_t *world, double x0, double y0, double x1, double y1,
-                            kr_entity_t *out, size_t capacity);
+KR_API size_t kr_spatial_query_box(const kr_world_t *world, double x0, double y0, double x1, double y1,
+                                   kr_entity_t *out, size_t capacity);
 /* Entities within distance r of (x, y), boundary included. */
-size_t kr_spatial_query_radius(const kr_world_t *world, double x, double y, double r,
-                               kr_entity_t *out, size_t capacity);
+KR_API size_t kr_spatial_query_radius(const kr_world_t *world, double x, double y, double r,
+                                      kr_entity_t *out, size_t capacity);
 /* Lays the dense grid over bounds x0, y0, x1, y1 (as kr_world_desc_t's
  * spatial_bounds; all zero: no grid) for a world made without it. Only
  * while the hash is empty (KR_ERR_STATE otherwise). */
-kr_status_t kr_spatial_set_bounds(kr_world_t *world, const double bounds[4]);
+KR_API kr_status_t kr_spatial_set_bounds(kr_world_t *world, const double bounds[4]);
 /* Cells of the dense grid (allocated up front), 0 without one. */
-size_t kr_spatial_grid_cells(const kr_world_t *world);
+KR_API size_t kr_spatial_grid_cells(const kr_world_t *world);
 /* A hint that cell `cell` of the dense grid is about to change (an entity
  * moving in): starts loading its record into the cache. Changes nothing;
  * cells off the grid are ignored. */
-void kr_spatial_cell_prefetch(const kr_world_t *world, kr_cell_t cell);
+KR_API void kr_spatial_cell_prefetch(const kr_world_t *world, kr_cell_t cell);
 /* Entities in the hash, and cells occupied. */
-size_t kr_spatial_count(const kr_world_t *world);
-size_t kr_spatial_cell_count(const kr_world_t *world);
+KR_API size_t kr_spatial_count(const kr_world_t *world);
+KR_API size_t kr_spatial_cell_count(const kr_world_t *world);
 
 /* ---- scanning cells in order ---- */
 
@@ -88,6 +89,6 @@ typedef struct kr_spatial_scan_desc {
  * cells' entities will need (records, spatial entries, the component's
  * rows, and the cells above and below). KR_ERR_INVALID_ARG without a world
  * or visit, KR_ERR_UNREGISTERED for an unknown component. */
-kr_status_t kr_spatial_scan(kr_world_t *world, const kr_spatial_scan_desc_t *desc);
+KR_API kr_status_t kr_spatial_scan(kr_world_t *world, const kr_spatial_scan_desc_t *desc);
 
 #endif

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "kairos/export.h"
 #include "kairos/status.h"
 #include "kairos/time.h"
 
@@ -22,15 +23,15 @@ typedef struct kr_tally {
     double mean, m2, min, max;
 } kr_tally_t;
 
-void kr_tally_init(kr_tally_t *t);
-void kr_tally_add(kr_tally_t *t, double x);
+KR_API void kr_tally_init(kr_tally_t *t);
+KR_API void kr_tally_add(kr_tally_t *t, double x);
 /* Sample variance (n - 1 in the denominator); NaN below two observations. */
-double kr_tally_variance(const kr_tally_t *t);
-double kr_tally_sd(const kr_tally_t *t);
+KR_API double kr_tally_variance(const kr_tally_t *t);
+KR_API double kr_tally_sd(const kr_tally_t *t);
 /* Mean, min and max are NaN for an empty tally. */
-double kr_tally_mean(const kr_tally_t *t);
-double kr_tally_min(const kr_tally_t *t);
-double kr_tally_max(const kr_tally_t *t);
+KR_API double kr_tally_mean(const kr_tally_t *t);
+KR_API double kr_tally_min(const kr_tally_t *t);
+KR_API double kr_tally_max(const kr_tally_t *t);
 
 /* ---- time-weighted average of a piecewise-constant value (a queue
  * length, a number of busy servers) ---- */
@@ -42,14 +43,14 @@ typedef struct kr_timeavg {
 } kr_timeavg_t;
 
 /* Starts observing at `start` with `value`. */
-void kr_timeavg_init(kr_timeavg_t *a, kr_time_t start, double value);
+KR_API void kr_timeavg_init(kr_timeavg_t *a, kr_time_t start, double value);
 /* The value changes to `value` at time t (t >= the last change; an earlier
  * t is treated as the last change's time). */
-void kr_timeavg_set(kr_timeavg_t *a, kr_time_t t, double value);
+KR_API void kr_timeavg_set(kr_timeavg_t *a, kr_time_t t, double value);
 /* Restarts the average at t keeping the current value (end of a warm-up). */
-void kr_timeavg_reset(kr_timeavg_t *a, kr_time_t t);
+KR_API void kr_timeavg_reset(kr_timeavg_t *a, kr_time_t t);
 /* The average over [start, t]; the current value when no time has passed. */
-double kr_timeavg_mean(const kr_timeavg_t *a, kr_time_t t);
+KR_API double kr_timeavg_mean(const kr_timeavg_t *a, kr_time_t t);
 
 /* ---- batch means: a 95% confidence interval for the mean of a correlated
  * series (waiting times in a queue), streaming in O(1) memory.
@@ -70,12 +71,12 @@ typedef struct kr_batchmeans {
     kr_tally_t all;        /* every observation */
 } kr_batchmeans_t;
 
-void kr_batchmeans_init(kr_batchmeans_t *b);
-void kr_batchmeans_add(kr_batchmeans_t *b, double x);
-double kr_batchmeans_mean(const kr_batchmeans_t *b);
+KR_API void kr_batchmeans_init(kr_batchmeans_t *b);
+KR_API void kr_batchmeans_add(kr_batchmeans_t *b, double x);
+KR_API double kr_batchmeans_mean(const kr_batchmeans_t *b);
 /* Half-width of the 95% interval; NaN with fewer than 2 full batches. */
-double kr_batchmeans_halfwidth(const kr_batchmeans_t *b);
-uint32_t kr_batchmeans_batches(const kr_batchmeans_t *b);
+KR_API double kr_batchmeans_halfwidth(const kr_batchmeans_t *b);
+KR_API uint32_t kr_batchmeans_batches(const kr_batchmeans_t *b);
 
 /* ---- histogram: `bins` equal bins over [lo, hi), plus counts below and
  * at or above ---- */
@@ -87,20 +88,20 @@ typedef struct kr_histogram {
 } kr_histogram_t;
 
 /* Fails (KR_ERR_INVALID_ARG) unless lo < hi, both finite, and bins >= 1. */
-kr_status_t kr_histogram_init(kr_histogram_t *h, double lo, double hi, size_t bins);
-void kr_histogram_fini(kr_histogram_t *h);
-void kr_histogram_add(kr_histogram_t *h, double x);
+KR_API kr_status_t kr_histogram_init(kr_histogram_t *h, double lo, double hi, size_t bins);
+KR_API void kr_histogram_fini(kr_histogram_t *h);
+KR_API void kr_histogram_add(kr_histogram_t *h, double x);
 /* The value below which a fraction q of the binned observations lies,
  * interpolated within its bin; NaN when empty. */
-double kr_histogram_quantile(const kr_histogram_t *h, double q);
+KR_API double kr_histogram_quantile(const kr_histogram_t *h, double q);
 
 /* ---- into a kind's report ----
  * kr_report_tally writes NAME_count, NAME_mean, NAME_sd, NAME_min, NAME_max;
  * kr_report_histogram writes NAME as {"lo", "hi", "counts", "under", "over"};
  * kr_report_series writes NAME as {"time": [...], "value": [...]} (times in
  * model units). */
-void kr_report_tally(kr_report_t *r, const char *name, const kr_tally_t *t);
-void kr_report_histogram(kr_report_t *r, const char *name, const kr_histogram_t *h);
-void kr_report_series(kr_report_t *r, const char *name, const double *time, const double *value, size_t n);
+KR_API void kr_report_tally(kr_report_t *r, const char *name, const kr_tally_t *t);
+KR_API void kr_report_histogram(kr_report_t *r, const char *name, const kr_histogram_t *h);
+KR_API void kr_report_series(kr_report_t *r, const char *name, const double *time, const double *value, size_t n);
 
 #endif

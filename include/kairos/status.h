@@ -6,6 +6,8 @@
 #ifndef KAIROS_STATUS_H
 #define KAIROS_STATUS_H
 
+#include "kairos/export.h"
+
 typedef enum kr_status {
     KR_OK = 0,
     KR_ERR_INVALID_ARG,   /* null world, bad size, malformed description */
@@ -24,12 +26,12 @@ typedef enum kr_status {
 } kr_status_t;
 
 /* Message of the last failure on this thread ("" when none yet). */
-const char *kr_last_error(void);
+KR_API const char *kr_last_error(void);
 /* Status of the last failure on this thread (KR_OK when none yet). */
-kr_status_t kr_last_status(void);
+KR_API kr_status_t kr_last_status(void);
 /* Short name of a status, e.g. "stale entity". */
-const char *kr_status_str(kr_status_t status);
+KR_API const char *kr_status_str(kr_status_t status);
 /* Clears the last error of this thread. */
-void kr_clear_error(void);
+KR_API void kr_clear_error(void);
 
 #endif

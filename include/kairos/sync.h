@@ -18,6 +18,7 @@
 #define KAIROS_SYNC_H
 
 #include <stddef.h>
+#include "kairos/export.h"
 #include "kairos/entity.h"
 #include "kairos/event.h"
 
@@ -33,10 +34,10 @@ typedef struct kr_sync_desc {
 
 /* Schedules a sync-event; writes its key (target = the target simulator) to
  * *key when non-NULL. Cancel and delay it with kr_cancel / kr_delay. */
-kr_status_t kr_schedule_sync(kr_sim_t *sim, const kr_sync_desc_t *desc, kr_event_key_t *key);
+KR_API kr_status_t kr_schedule_sync(kr_sim_t *sim, const kr_sync_desc_t *desc, kr_event_key_t *key);
 
 /* During on_target_side: the ids, in this world, of the entities the event
  * carried (in the order they were given), and their number. */
-const kr_entity_t *kr_event_entities(const kr_sim_t *sim, size_t *count);
+KR_API const kr_entity_t *kr_event_entities(const kr_sim_t *sim, size_t *count);
 
 #endif

@@ -10,6 +10,7 @@
 #define KAIROS_TIME_H
 
 #include <stdint.h>
+#include "kairos/export.h"
 #include "kairos/status.h"
 
 typedef uint64_t kr_time_t;
@@ -21,7 +22,7 @@ typedef uint64_t kr_time_t;
 /* Converts a point in time given in model units to ticks, rounded to the
  * nearest tick. Fails (KR_ERR_INVALID_ARG) for a negative, non-finite or
  * unrepresentable value, or a zero precision. */
-kr_status_t kr_time_from_units(double units, uint64_t precision, kr_time_t *out);
+KR_API kr_status_t kr_time_from_units(double units, uint64_t precision, kr_time_t *out);
 
 /* Converts a delay in model units to ticks, rounded up, so that a delay
  * drawn at or above a promise never falls below it once in ticks. Negative
@@ -35,10 +36,10 @@ kr_status_t kr_time_from_units(double units, uint64_t precision, kr_time_t *out)
  * excess (0.3000001 s -> 300000.1) still rounds up. The result is never
  * below the nearest tick, so a delay at or above a promise converted by
  * kr_time_from_units stays at or above it. */
-kr_time_t kr_time_delay_ticks(double units, uint64_t precision);
+KR_API kr_time_t kr_time_delay_ticks(double units, uint64_t precision);
 
 /* Converts ticks to model units (KR_TIME_NEVER gives +infinity, a zero
  * precision NaN). */
-double kr_time_to_units(kr_time_t ticks, uint64_t precision);
+KR_API double kr_time_to_units(kr_time_t ticks, uint64_t precision);
 
 #endif

@@ -37,6 +37,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "kairos/export.h"
 #include "kairos/entity.h"
 #include "kairos/registry.h"
 
@@ -74,25 +75,25 @@ typedef struct kr_view {
 
 /* Prepares a view. Fails on a null world, an empty include list or an
  * unregistered component. */
-kr_status_t kr_view_init(kr_view_t *view, kr_world_t *world, const kr_view_desc_t *desc);
+KR_API kr_status_t kr_view_init(kr_view_t *view, kr_world_t *world, const kr_view_desc_t *desc);
 /* Ends any pass and frees the view's memory. */
-void kr_view_fini(kr_view_t *view);
+KR_API void kr_view_fini(kr_view_t *view);
 
 /* Entity pass: moves to the next entity; false at the end of the pass. */
-bool kr_view_next(kr_view_t *view);
+KR_API bool kr_view_next(kr_view_t *view);
 /* The current entity of an entity pass. */
-kr_entity_t kr_view_entity(const kr_view_t *view);
+KR_API kr_entity_t kr_view_entity(const kr_view_t *view);
 /* Component `term` (index into include) of the current entity; valid until
  * the next structural change of the world. */
-void *kr_view_get(const kr_view_t *view, size_t term);
+KR_API void *kr_view_get(const kr_view_t *view, size_t term);
 
 /* Chunk pass: fills *chunk with the next non-empty table; false at the end. */
-bool kr_view_next_chunk(kr_view_t *view, kr_view_chunk_t *chunk);
+KR_API bool kr_view_next_chunk(kr_view_t *view, kr_view_chunk_t *chunk);
 
 /* Ends the current pass early (no-op when idle). */
-void kr_view_end(kr_view_t *view);
+KR_API void kr_view_end(kr_view_t *view);
 
 /* Number of entities the view matches right now (no pass needed). */
-size_t kr_view_count(kr_view_t *view);
+KR_API size_t kr_view_count(kr_view_t *view);
 
 #endif

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "kairos/export.h"
 #include "kairos/entity.h"
 #include "kairos/registry.h"
 #include "kairos/status.h"
@@ -25,28 +26,28 @@ typedef struct kr_world_desc {
 
 /* Creates an empty world; NULL desc takes every default. Returns NULL with
  * kr_last_error() on failure. */
-kr_world_t *kr_world_create(const kr_world_desc_t *desc);
+KR_API kr_world_t *kr_world_create(const kr_world_desc_t *desc);
 /* Destroys every entity (firing on_destroy) and frees the world. */
-void kr_world_destroy(kr_world_t *world);
+KR_API void kr_world_destroy(kr_world_t *world);
 
-kr_registry_t *kr_world_registry(const kr_world_t *world);
-void *kr_world_owner(const kr_world_t *world);
-void kr_world_set_owner(kr_world_t *world, void *owner);
+KR_API kr_registry_t *kr_world_registry(const kr_world_t *world);
+KR_API void *kr_world_owner(const kr_world_t *world);
+KR_API void kr_world_set_owner(kr_world_t *world, void *owner);
 
 /* Number of live entities. */
-size_t kr_world_entity_count(const kr_world_t *world);
+KR_API size_t kr_world_entity_count(const kr_world_t *world);
 
 /* The seed's model start: fires on_awake on every behavior of every entity
  * not yet started, then on_start on each of them, in storage order. An
  * entity is started once; entities created after (or during) a call get
  * both callbacks at the next call. */
-kr_status_t kr_world_start(kr_world_t *world);
+KR_API kr_status_t kr_world_start(kr_world_t *world);
 
 /* One step of the seed's update loop: on_update on every behavior of every
  * entity, then on_late_update on every behavior, both in storage order over
  * one snapshot taken at the call (entities created during the step join at
  * the next one; entities destroyed during it are skipped). The agent-based
  * and continuous simulators call it; models rarely need to. */
-kr_status_t kr_world_update(kr_world_t *world);
+KR_API kr_status_t kr_world_update(kr_world_t *world);
 
 #endif

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Includes follow the layers (docs/internals.md): a file in a layer's folder
+includes private headers of its own layer and the layers below it only,
+always by their layer's name ("base/error.h"), and nothing anywhere includes
+with "../". schedulers/ reaches net/ through the transport interface alone.
+
+Usage: check_includes.py SOURCE_ROOT"""
+import re
+import sys
+from pathlib import Path
+
+BELOW = {
+    "base": set(),
+    "ecs": {"base"},
+    "net": {"base"},
+    "schedulers": {"base", "ecs", "net"},
+    "regions": {"base", "ecs", "net", "schedulers"},
+    "runtime": {"base", "ecs", "net", "schedulers", "regions"},
+    "models": {"base", "ecs", "net", "schedulers", "regions", "runtime"},
+    "cli": {"base", "ecs", "net", "schedulers", "regions", "runtime", "models"},
+}
+# What a layer may include from a lower one, where not everything.
+ONLY = {("schedulers", "net"): {"net/transport.h"}}
+SOURCE_DIRS = list(BELOW) + ["include", "tests", "bench", "examples"]
+INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+
+
+def main():
+    root = Path(sys.argv[1])
+    problems = []
+    files = 0
+    for top in SOURCE_DIRS:
+        for path in sorted((root / top).rglob("*")):
+            if path.suffix not in (".c", ".h"):
+                continue
+            files += 1
+            rel = path.relative_to(root)
+            for m in INCLUDE.finditer(path.read_text(errors="replace")):
+                target = m.group(1)
+                line = path.read_text(errors="replace").count("\n", 0, m.start()) + 1
+                where = f"{rel}:{line}"
+                if target.startswith("../") or "/../" in target:
+                    problems.append(f'{where}: #include "{target}" climbs out of its folder; name the header by its layer')
+                    continue
+                if top not in BELOW:
+                    continue
+                layer_of_target = target.split("/")[0]
+                if "/" not in target or layer_of_target == "kairos":
+                    if "/" not in target and not (path.parent / target).exists():
+                        problems.append(f'{where}: #include "{target}" is not a file beside it; name it by its layer')
+                    continue
+                if layer_of_target == top:
+                    continue
+                if layer_of_target not in BELOW[top]:
+                    problems.append(f'{where}: {top}/ includes "{target}" from {layer_of_target}/, which is not below it')
+                    continue
+                only = ONLY.get((top, layer_of_target))
+                if only is not None and target not in only:
+                    problems.append(f'{where}: {top}/ may include only {", ".join(sorted(only))} from {layer_of_target}/, not "{target}"')
+    for p in problems:
+        print(p)
+    print(f"{files} files; {len(problems)} problems")
+    if files < 100:
+        print("too few files found: wrong source root?")
+        return 1
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
