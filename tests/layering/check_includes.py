@@ -2,7 +2,8 @@
 """Includes follow the layers (docs/internals.md): a file in a layer's folder
 includes private headers of its own layer and the layers below it only,
 always by their layer's name ("base/error.h"), and nothing anywhere includes
-with "../". schedulers/ reaches net/ through the transport interface alone.
+with "../". schedulers/ reaches net/ through the transport interface alone,
+and public headers never include MPI's or jansson's.
 
 Usage: check_includes.py SOURCE_ROOT"""
 import re
@@ -23,6 +24,9 @@ BELOW = {
 ONLY = {("schedulers", "net"): {"net/transport.h"}}
 SOURCE_DIRS = list(BELOW) + ["include", "tests", "bench", "examples"]
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+SYSTEM_INCLUDE = re.compile(r'^\s*#\s*include\s*<([^>]+)>', re.M)
+# Plug-ins compile against include/ alone, without MPI's or jansson's flags.
+NOT_IN_PUBLIC = ("mpi.h", "jansson.h")
 
 
 def main():
@@ -35,6 +39,10 @@ def main():
                 continue
             files += 1
             rel = path.relative_to(root)
+            if top == "include":
+                for m in SYSTEM_INCLUDE.finditer(path.read_text(errors="replace")):
+                    if m.group(1) in NOT_IN_PUBLIC:
+                        problems.append(f"{rel}: a public header includes <{m.group(1)}>")
             for m in INCLUDE.finditer(path.read_text(errors="replace")):
                 target = m.group(1)
                 line = path.read_text(errors="replace").count("\n", 0, m.start()) + 1
