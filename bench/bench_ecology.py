@@ -2,7 +2,7 @@
 """Ecology benchmark (issue 7): runs `kairos run examples/ecology-large.json`
 (plants and herbivore swarms on 240 x 240 cells cut into 2 x 1 regions,
 100 steps) through the general runtime and prints one JSON line per figure
-(DESIGN.md §7), the median over --reps runs.
+(bench/README.md), the median over --reps runs.
 
 Cases: 1 rank (both regions on it) and 2 ranks (one region each). Figures
 from the stats file: steps per second (steps over the run's wall time,

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """PHOLD benchmark (issue 6): runs `kairos run examples/phold.json` through
-the general runtime and prints one JSON line per case (DESIGN.md §7).
+the general runtime and prints one JSON line per case (bench/README.md).
 
 Every case keeps 1024 LPs in total (lps = 1024 / simulators), 16 start
 events per LP, mean 1.0, end time 2000, and varies ranks (1, or 2 under

@@ -1,4 +1,4 @@
-/* Behavior components (the seed's script behaviors): registration, and the
+/* Behavior components (ERS's script behaviors): registration, and the
  * exact order of every lifecycle and hierarchy callback, recorded into a log
  * (entity, behavior, callback, argument, plus what the callback could see).
  * Also: state zeroed on add and kept across table moves, heap-owning state

@@ -1,5 +1,5 @@
 /* Channels and resources (kairos/channel.h): adding, connecting, opening,
- * sending, the exact order of every callback (the seed's example among
+ * sending, the exact order of every callback (ERS's example among
  * them), re-entrant callbacks, destroy, packs, and every refusal with its
  * message. Callbacks are logged as text, "Resource 1.output_ready(Channel
  * 1)", so an order is asserted as one string. */
@@ -507,7 +507,7 @@ Test(channel, send_refusals_have_messages_and_change_nothing)
     cr_assert_eq(kr_entity_parent(W, grandchild), child, "the child's subtree travels with it");
 }
 
-/* The seed's code example, step by step, with every callback in order. */
+/* ERS's code example, step by step, with every callback in order. */
 Test(channel, seed_example_exact_order)
 {
     kr_entity_t resource1 = named("Resource 1", 0), resource2 = named("Resource 2", 0);

@@ -2,7 +2,7 @@
  * exactly the documented points (incoming sync-event times, observation
  * points only with outgoing dependencies, the end) and nowhere else; an ODE
  * against its closed form; a state event located within one tick and run
- * at the crossing; and the seed's factory chain (discrete-event ->
+ * at the crossing; and ERS's factory chain (discrete-event ->
  * agent-based -> continuous, promises 0 and 2) repeating its event
  * sequences, also under a reordering transport. */
 #include <criterion/criterion.h>
@@ -166,7 +166,7 @@ Test(continuous, state_event_within_one_tick)
     kr_model_destroy(m);
 }
 
-/* ---- the seed's factory chain ---- */
+/* ---- ERS's factory chain ---- */
 
 typedef struct part { int32_t serial; int32_t steps; } part_t;
 typedef struct chain_ctx {
@@ -250,7 +250,7 @@ static void run_factory(kr__transport_t *tr, uint64_t digests[3], int *received,
     cr_assert_eq(kr_continuous_set_ode(bath, &(kr_ode_desc_t){ .dim = 1, .rhs = heat, .initial = &zero }), KR_OK);
     cr_assert_eq(kr_model_add_dependency(m, 0, 1, 0), KR_OK);
     cr_assert_eq(kr_model_add_dependency(m, 1, 2, 0), KR_OK);
-    /* the seed sets promises from inside each simulator; here per edge and per simulator */
+    /* ERS sets promises from inside each simulator; here per edge and per simulator */
     cr_assert_eq(kr_model_set_promise(m, 0, 1, 0), KR_OK);
     cr_assert_eq(kr_model_set_promises(m, 1, 2 * S), KR_OK);
     if (tr) {

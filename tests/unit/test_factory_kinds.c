@@ -1,4 +1,4 @@
-/* The factory kinds (models/factory) through the real runtime: the seed's
+/* The factory kinds (models/factory) through the real runtime: ERS's
  * chain assembly -> robots (promise 0) -> bath (promise 2) written as a
  * model file, loaded and built by runtime/model_file.c (every kind's setup
  * reads its params through kr_params_*, unread keys are refused), run, and
@@ -28,7 +28,7 @@ typedef struct run {
     uint64_t digests[NSIMS];
 } run_t;
 
-/* The seed's model; each *_params is the body of a params object (' for "),
+/* ERS's model; each *_params is the body of a params object (' for "),
  * next to the "to" the model always names. */
 static const char *factory(uint64_t seed, double end, const char *line, const char *robots, const char *bath)
 {
@@ -333,7 +333,7 @@ Test(factory_kinds, bath_slots_and_queue)
     run_free(&r);
 }
 
-/* Cut in full flow (the seed's model, unlimited): nothing lost, only held. */
+/* Cut in full flow (ERS's model, unlimited): nothing lost, only held. */
 Test(factory_kinds, conservation_mid_flow)
 {
     run_t r;
@@ -388,7 +388,7 @@ Test(factory_kinds, parts_move_as_entities)
     run_free(&r);
 }
 
-/* The seed's example: many parts finish, the bath stays in a sane range. */
+/* ERS's example: many parts finish, the bath stays in a sane range. */
 Test(factory_kinds, example_figures)
 {
     run_t r;

@@ -1,4 +1,4 @@
-/* The entity tree: the seed's ordered children and sibling links, creation
+/* The entity tree: ERS's ordered children and sibling links, creation
  * under a parent, insert_before, reparenting, detaching, reordering without
  * callbacks, cycle refusal, post-order subtree destruction, stale ids, a deep
  * chain, and random operations checked link by link against a plain model. */
@@ -147,7 +147,7 @@ static kr_entity_t make_logged(kr_world_t *w, kr_component_t b, kr_entity_t pare
     return e;
 }
 
-/* ---- the seed's examples ---------------------------------------------- */
+/* ---- ERS's examples ---------------------------------------------- */
 
 Test(hierarchy, new_entity_is_a_root_without_links)
 {

@@ -8,7 +8,7 @@
 
 TestSuite(model_file, .fini = mt_cleanup);
 
-/* The seed's factory, short. */
+/* ERS's factory, short. */
 #define FACTORY                                                                                       \
     "{'end_time': 100, 'seed': 3, 'description': 'the factory',"                                      \
     " 'simulators': ["                                                                                \

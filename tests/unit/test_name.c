@@ -1,4 +1,4 @@
-/* Entity names: the seed's create / find / destroy example, renaming and
+/* Entity names: ERS's create / find / destroy example, renaming and
  * removing, duplicate names (find answers the oldest holder, then the next
  * oldest), release on destroy, recycled slots, 100k names, bad arguments. */
 #include <criterion/criterion.h>
@@ -50,7 +50,7 @@ static void set_name(kr_world_t *w, kr_entity_t e, const char *name)
     cr_assert_eq(kr_entity_set_name(w, e, name), KR_OK, "%s", kr_last_error());
 }
 
-/* ---- the seed's example ------------------------------------------------ */
+/* ---- ERS's example ------------------------------------------------ */
 
 Test(name, seed_create_find_destroy)
 {
