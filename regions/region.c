@@ -13,7 +13,7 @@
 #include "kairos/kairos.h"
 #include "base/error.h"
 #include "base/hmap.h"
-#include "schedulers/model_private.h"
+#include "schedulers/model_fail.h"
 
 #define REGION_CONTEXT "kr.region"
 #define REGION_AGENT "kr.region.agent"
@@ -1088,6 +1088,9 @@ static kr_status_t arrivals_check(kr_region_t *r)
     return KR_OK;
 }
 
+/* a + b, saturating at KR_TIME_NEVER as the schedulers' time arithmetic */
+static kr_time_t time_add(kr_time_t a, kr_time_t b) { return a > KR_TIME_NEVER - b ? KR_TIME_NEVER : a + b; }
+
 static void region_step(kr_region_t *r)
 {
     kr_sim_t *sim = r->sim;
@@ -1104,8 +1107,9 @@ static void region_step(kr_region_t *r)
     if (!st && r->desc.fields) memcpy(r->next, r->cur, kr_rect_area(r->stored) * r->desc.fields * sizeof *r->next);
     if (!st && r->desc.begin_step) r->desc.begin_step(r, r->desc.arg);
     /* a begin_step that failed the run (kr_sim_fail) left the step's
-     * state half made: no act runs on it */
-    if (!st && kr_sim_model(sim)->failure) return;
+     * state half made: no act runs on it (kr_model_failure also sets
+     * kr_last_error to that failure, as the end of the run does) */
+    if (!st && kr_model_failure(kr_sim_model(sim))) return;
     if (!st) st = act_all(r);
     if (!st && r->desc.end_step) r->desc.end_step(r, r->desc.arg);
     double *t = r->cur;
@@ -1117,8 +1121,8 @@ static void region_step(kr_region_t *r)
     r->ghosts_ready = false;
     /* In the last step a migrant's arrival would fall after the end: it
      * stays, so that it is counted once, in its new cell. */
-    if (!st && kr__time_add(kr_sim_now(sim), r->time_step) <= r->end_time) st = exchange_send(r);
-    if (!st && kr__time_add(kr_sim_now(sim), r->time_step) > r->end_time)
+    if (!st && time_add(kr_sim_now(sim), r->time_step) <= r->end_time) st = exchange_send(r);
+    if (!st && time_add(kr_sim_now(sim), r->time_step) > r->end_time)
         for (size_t i = 0; i < r->nb_count; i++) r->nb[i].out_count = 0;
     if (st) kr__model_fail(kr_sim_model(sim), st, "region '%s', step %llu: %s", kr_sim_name(sim),
                            (unsigned long long)r->step, kr_last_error());
