@@ -310,6 +310,11 @@ uint64_t kr__sim_next_sequence(kr_sim_t *s);
 kr_status_t kr__sim_schedule_kind(kr_sim_t *s, kr__event_kind_t kind, kr_priority_t prio, kr_time_t t,
                                   kr_event_type_t type, const void *data, size_t size,
                                   kr_event_key_t *key);
+/* Cancels (extra ignored) or delays by `extra` the pending record `key`
+ * names in s itself, local or a sync-event's side; `fn` names the caller
+ * in errors. */
+kr_status_t kr__sim_change(kr_sim_t *s, const kr_event_key_t *key, bool delay, kr_time_t extra,
+                           kr_event_key_t *new_key, const char *fn);
 
 /* sync.c */
 /* Applies one message from the transport; a malformed one fails the run. */
@@ -322,6 +327,10 @@ kr_status_t kr__sync_send_guarantee(kr_model_t *m, kr__edge_t *e, kr_time_t g);
 /* Asks the sender of edge e (in another process) for a guarantee of at
  * least `need` (on demand: it sends guarantees that grow until then). */
 kr_status_t kr__sync_request_guarantee(kr_model_t *m, kr__edge_t *e, kr_time_t need);
+/* kr_cancel (extra ignored) and kr_delay of a sync-event s sent: checked
+ * against the sender's own record of it, then applied to both sides. */
+kr_status_t kr__sync_cancel(kr_sim_t *s, const kr_event_key_t *key, bool delay, kr_time_t extra,
+                            kr_event_key_t *new_key);
 
 /* coordinator.c */
 kr_status_t kr__coord_run(kr_model_t *m);

@@ -318,9 +318,6 @@ kr_status_t kr_schedule(kr_sim_t *s, kr_priority_t priority, kr_time_t delay, kr
     return kr__sim_schedule_kind(s, KR__EV_LOCAL, priority, kr__time_add(s->now, delay), type, data, t->desc.size, key);
 }
 
-kr_status_t kr__sync_cancel(kr_sim_t *s, const kr_event_key_t *key, bool delay, kr_time_t extra,
-                            kr_event_key_t *new_key);
-
 /* Cancels (extra ignored) or delays a pending record of this simulator. */
 static kr_status_t change_local(kr_sim_t *s, uint32_t slot, bool delay, kr_time_t extra, kr_event_key_t *new_key)
 {

@@ -478,9 +478,6 @@ void kr__sync_send_payload(kr_sim_t *s, kr__event_rec_t *r)
     if (st) kr__model_fail(m, st, "'%s': sending the payload of a sync-event: %s", s->name, kr_last_error());
 }
 
-kr_status_t kr__sim_change(kr_sim_t *s, const kr_event_key_t *key, bool delay, kr_time_t extra,
-                           kr_event_key_t *new_key, const char *fn);
-
 kr_status_t kr__sync_cancel(kr_sim_t *s, const kr_event_key_t *key, bool delay, kr_time_t extra,
                             kr_event_key_t *new_key)
 {
