@@ -131,7 +131,7 @@ static kr_status_t ask_for_guarantees(kr_model_t *m, kr__group_t *g, const kr__e
 
 static bool runnable(kr_model_t *m, kr__group_t *g, kr_sim_t *s, const kr__event_rec_t *h)
 {
-    if (!h || (h->flags & KR__REC_AWAITING)) return false;
+    if (!h || (h->flags & KR__EVREC_AWAITING)) return false;
     kr_time_t t = h->time;
     if (t > m->end_time || t >= g->bound) return false;
     return !s->emu || kr__emulation_ready(s, t);
@@ -198,7 +198,7 @@ static kr_status_t describe_deadlock(kr_model_t *m)
         if (m->sync == KR_SYNC_WINDOW && g->bound != KR_TIME_NEVER) holder = m->sims[g->bound_from]->name;
         for (uint32_t i = 0; m->sync != KR_SYNC_WINDOW && i < g->in_count; i++)
             if (m->edges[g->in_edges[i]].guarantee == g->bound) holder = m->sims[m->edges[g->in_edges[i]].from]->name;
-        if (h->flags & KR__REC_AWAITING)
+        if (h->flags & KR__EVREC_AWAITING)
             n += (size_t)snprintf(msg + n, sizeof msg - n, " '%s' (now %g) waits for the payload of a sync-event at %g "
                                   "from '%s';", s->name, kr_time_to_units(s->now, m->precision),
                                   kr_time_to_units(h->time, m->precision), m->sims[h->source]->name);
@@ -225,7 +225,7 @@ static uint32_t run_group(kr_model_t *m, kr__group_t *g, uint32_t budget)
         /* The common case, one plain simulator: its head is the group's. */
         while (ran < budget && !m->failure) {
             const kr__event_rec_t *h = kr__sim_head(only);
-            if (!h || (h->flags & KR__REC_AWAITING) || h->time >= g->bound || h->time > m->end_time) break;
+            if (!h || (h->flags & KR__EVREC_AWAITING) || h->time >= g->bound || h->time > m->end_time) break;
             /* An agent-based step is usually long (every agent acts): what
              * it sent (halos, migrants) and the guarantees it allows must
              * leave before the next one, or a neighbour waits two steps. */

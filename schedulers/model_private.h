@@ -34,13 +34,15 @@ typedef enum kr__event_kind {
     KR__EV_STATE      /* continuous state event (threshold crossing) */
 } kr__event_kind_t;
 
-enum { KR__REC_FREE, KR__REC_PENDING };
+/* An event record's state (kr__event_rec_t.state). KR__EVREC_, not
+ * KR__REC_: that prefix is the ECS's entity records (ecs/world_private.h). */
+enum { KR__EVREC_FREE, KR__EVREC_PENDING };
 
-/* Record flags. */
+/* An event record's flags (kr__event_rec_t.flags). */
 enum {
-    KR__REC_AWAITING = 1,    /* target-side placeholder: payload not here yet */
-    KR__REC_HEAP = 2,        /* payload in data.heap, not inline */
-    KR__REC_INDEXED = 4      /* in the simulator's by_source index */
+    KR__EVREC_AWAITING = 1,  /* target-side placeholder: payload not here yet */
+    KR__EVREC_HEAP = 2,      /* payload in data.heap, not inline */
+    KR__EVREC_INDEXED = 4    /* in the simulator's by_source index */
 };
 
 /* Payloads up to this size live in the record itself; 24 keeps a record
@@ -263,7 +265,10 @@ void kr__sim_fini(kr_sim_t *s);
 uint32_t kr__rec_alloc(kr_sim_t *s);
 void kr__rec_free(kr_sim_t *s, uint32_t slot);
 kr_status_t kr__rec_set_data(kr__event_rec_t *r, const void *data, size_t size);
-static inline void *kr__rec_data(kr__event_rec_t *r) { return r->flags & KR__REC_HEAP ? r->data.heap : r->data.bytes; }
+static inline void *kr__rec_data(kr__event_rec_t *r)
+{
+    return r->flags & KR__EVREC_HEAP ? r->data.heap : r->data.bytes;
+}
 /* The record's rare fields, allocated on first use (NULL: out of memory). */
 kr__rec_extra_t *kr__rec_extra(kr_sim_t *s, kr__event_rec_t *r);
 /* The record's rare fields if it has any, else NULL. */

@@ -225,7 +225,7 @@ static kr_status_t add_target(kr_sim_t *t, const kr_event_key_t *key, kr_event_t
     r->phase = 1;
     r->kind = KR__EV_TARGET;
     r->type = type;
-    if (placeholder) r->flags |= KR__REC_AWAITING;
+    if (placeholder) r->flags |= KR__EVREC_AWAITING;
     kr_status_t st = kr__rec_set_data(r, data, size);
     if (!st && (roots || pack_len)) {
         kr__rec_extra_t *x = kr__rec_extra(t, r);
@@ -245,7 +245,7 @@ static kr_status_t fill_target(kr_sim_t *t, uint32_t source, uint64_t seq, const
                                uint32_t roots, const void *pack, size_t pack_len)
 {
     uint32_t slot = kr__rec_find(t, source, seq, 0);
-    if (slot == UINT32_MAX || !(t->recs[slot].flags & KR__REC_AWAITING))
+    if (slot == UINT32_MAX || !(t->recs[slot].flags & KR__EVREC_AWAITING))
         return kr__fail(KR_ERR_CORRUPT, "payload for an unknown sync-event (sequence %llu)", (unsigned long long)seq);
     kr__event_rec_t *r = &t->recs[slot];
     if (size != r->data_size)
@@ -260,7 +260,7 @@ static kr_status_t fill_target(kr_sim_t *t, uint32_t source, uint64_t seq, const
         if (pack_len && kr_buf_append(&x->pack, pack, pack_len)) return kr_last_status();
         x->root_count = roots;
     }
-    r->flags &= (uint8_t)~KR__REC_AWAITING;
+    r->flags &= (uint8_t)~KR__EVREC_AWAITING;
     return KR_OK;
 }
 
