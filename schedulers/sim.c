@@ -435,7 +435,8 @@ bool kr__sim_run_head(kr_sim_t *s)
     case KR__EV_TARGET:
         if (kr__sync_unpack(s, &cur) == KR_OK) {
             /* A continuous simulator comes up to date before it handles an
-             * arrival (the seed's update on receiving a sync-event). */
+             * arrival (ERS's update on receiving a sync-event;
+             * docs/concepts.md, "The four formalisms"). */
             if (s->cont) kr__continuous_observe(s, false);
             type->desc.on_target_side(s, data);
         }
