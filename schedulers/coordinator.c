@@ -98,7 +98,8 @@ static kr_status_t send_guarantees(kr_model_t *m, kr__group_t *g)
                 kr_status_t st = kr__sync_send_guarantee(m, e, gt);
                 if (st) return st;
                 /* Applied at once: the receiver's bound moves now, and what
-                 * it guarantees in turn may grow (kr__coord_step sends it). */
+                 * it guarantees in turn may grow (deliver_and_propagate
+                 * sends it). */
                 if (e->direct) {
                     kr__group_t *to = &m->groups[m->sims[e->to]->group];
                     kr_time_t before = to->bound;
@@ -107,6 +108,16 @@ static kr_status_t send_guarantees(kr_model_t *m, kr__group_t *g)
                 }
             }
         }
+    }
+    return KR_OK;
+}
+
+/* send_guarantees for every group, in order; the first failure stops it. */
+static kr_status_t send_all_guarantees(kr_model_t *m)
+{
+    for (uint32_t i = 0; i < m->group_count; i++) {
+        kr_status_t st = send_guarantees(m, &m->groups[i]);
+        if (st) return st;
     }
     return KR_OK;
 }
@@ -131,7 +142,7 @@ static kr_status_t ask_for_guarantees(kr_model_t *m, kr__group_t *g, const kr__e
 
 static bool runnable(kr_model_t *m, kr__group_t *g, kr_sim_t *s, const kr__event_rec_t *h)
 {
-    if (!h || (h->flags & KR__REC_AWAITING)) return false;
+    if (!h || (h->flags & KR__EVREC_AWAITING)) return false;
     kr_time_t t = h->time;
     if (t > m->end_time || t >= g->bound) return false;
     return !s->emu || kr__emulation_ready(s, t);
@@ -146,11 +157,7 @@ kr_status_t kr__coord_prepare(kr_model_t *m)
             if (st) return st;
         }
     for (uint32_t i = 0; i < m->group_count; i++) update_bound(m, &m->groups[i]);
-    for (uint32_t i = 0; i < m->group_count; i++) {
-        kr_status_t st = send_guarantees(m, &m->groups[i]);
-        if (st) return st;
-    }
-    return KR_OK;
+    return send_all_guarantees(m);
 }
 
 static kr_status_t deliver(void *arg, const void *bytes, size_t len)
@@ -198,7 +205,7 @@ static kr_status_t describe_deadlock(kr_model_t *m)
         if (m->sync == KR_SYNC_WINDOW && g->bound != KR_TIME_NEVER) holder = m->sims[g->bound_from]->name;
         for (uint32_t i = 0; m->sync != KR_SYNC_WINDOW && i < g->in_count; i++)
             if (m->edges[g->in_edges[i]].guarantee == g->bound) holder = m->sims[m->edges[g->in_edges[i]].from]->name;
-        if (h->flags & KR__REC_AWAITING)
+        if (h->flags & KR__EVREC_AWAITING)
             n += (size_t)snprintf(msg + n, sizeof msg - n, " '%s' (now %g) waits for the payload of a sync-event at %g "
                                   "from '%s';", s->name, kr_time_to_units(s->now, m->precision),
                                   kr_time_to_units(h->time, m->precision), m->sims[h->source]->name);
@@ -225,7 +232,7 @@ static uint32_t run_group(kr_model_t *m, kr__group_t *g, uint32_t budget)
         /* The common case, one plain simulator: its head is the group's. */
         while (ran < budget && !m->failure) {
             const kr__event_rec_t *h = kr__sim_head(only);
-            if (!h || (h->flags & KR__REC_AWAITING) || h->time >= g->bound || h->time > m->end_time) break;
+            if (!h || (h->flags & KR__EVREC_AWAITING) || h->time >= g->bound || h->time > m->end_time) break;
             /* An agent-based step is usually long (every agent acts): what
              * it sent (halos, migrants) and the guarantees it allows must
              * leave before the next one, or a neighbour waits two steps. */
@@ -390,145 +397,211 @@ static kr_status_t window_round(kr_model_t *m, bool *over)
     return KR_OK;
 }
 
-bool kr__coord_step(kr_model_t *m, kr_status_t *status)
+/* ---- one step ----
+ *
+ * kr__coord_step does one unit of work in three phases:
+ *   (a) deliver and propagate: a window round if one is due, the messages
+ *       that arrived, and the guarantees that then grow, to a fixpoint;
+ *   (b) pick the runnable group with the lowest head and run it, noting on
+ *       the way which groups are blocked and asking for what they need;
+ *   (c) with nothing runnable here: idle, settle with the other processes,
+ *       or finish.
+ * Each phase either hands on to the next or ends the step. */
+
+/* Where a phase leaves the step: ended, with kr__coord_step's answer
+ * (STEP_END: the run is over, finished or failed with *status; STEP_MORE:
+ * call again), or handed on to the next phase. */
+typedef enum step { STEP_END, STEP_MORE, STEP_NEXT } step_t;
+
+/* Every failed step ends here: its status goes to *status, its message to
+ * kr_last_error(). With recorded_first, the failure the run recorded
+ * (m->failure: a handler's, a delivery's, a deadlock found by the window
+ * round) is reported, if there is one; otherwise `st`, as the failing call
+ * reported it. (A failed send records itself too, naming the edge, and a
+ * deadlock report records a shorter copy of its message; the caller gets
+ * the call's own words from both.) */
+static step_t step_failed(kr_model_t *m, kr_status_t st, bool recorded_first, kr_status_t *status)
 {
-    *status = KR_OK;
-    if (m->failure) { *status = kr__fail(m->failure, "%s", m->failure_msg); return false; }
+    if (recorded_first && m->failure) *status = kr__fail(m->failure, "%s", m->failure_msg);
+    else *status = kr__fail(st, "%s", kr_last_error());
+    return STEP_END;
+}
+
+/* Phase (a). A failure recorded since the last step (a handler's after
+ * its event, or outside a run) ends the run before anything moves. */
+static step_t deliver_and_propagate(kr_model_t *m, kr_status_t *status)
+{
+    if (m->failure) return step_failed(m, KR_OK, true, status);
+    kr_status_t st;
     if (m->sync == KR_SYNC_WINDOW && !m->window_open) {
         bool over = false;
-        kr_status_t st = window_round(m, &over);
-        if (st) { *status = kr__fail(m->failure ? m->failure : st, "%s", m->failure ? m->failure_msg : kr_last_error()); return false; }
+        if ((st = window_round(m, &over))) return step_failed(m, st, true, status);
         if (over) {
             m->running = false;
             m->finished = true;
-            return false;
+            return STEP_END;
         }
         m->window_open = true;
     }
     size_t delivered = 0;
-    kr_status_t st = m->transport->vtbl->poll(m->transport, deliver, m, &delivered);
-    if (st) { *status = kr__fail(m->failure ? m->failure : st, "%s", m->failure ? m->failure_msg : kr_last_error()); return false; }
+    if ((st = m->transport->vtbl->poll(m->transport, deliver, m, &delivered))) return step_failed(m, st, true, status);
     if (delivered) {
         for (uint32_t i = 0; i < m->group_count; i++) update_bound(m, &m->groups[i]);
-        for (uint32_t i = 0; i < m->group_count && !st; i++) st = send_guarantees(m, &m->groups[i]);
-        if (st) { *status = st; return false; }
+        if ((st = send_all_guarantees(m))) return step_failed(m, st, false, status);
     }
     /* Direct guarantees raised bounds: pass the growth on, to a fixpoint
      * (guarantees only grow, and each is at most a member's next time
      * plus a promise). */
-    while (m->bounds_raised && !st) {
+    while (m->bounds_raised) {
         m->bounds_raised = false;
-        for (uint32_t i = 0; i < m->group_count && !st; i++)
+        for (uint32_t i = 0; i < m->group_count; i++)
             if (m->groups[i].raised) {
                 m->groups[i].raised = false;
-                st = send_guarantees(m, &m->groups[i]);
+                if ((st = send_guarantees(m, &m->groups[i]))) return step_failed(m, st, false, status);
             }
     }
-    if (st) { *status = st; return false; }
     for (uint32_t i = 0; i < m->sim_count; i++)
         if (m->sims[i]->emu) kr__emulation_poll(m->sims[i]);
+    return STEP_NEXT;
+}
 
-    /* The group with the lowest runnable key goes next. */
-    kr__group_t *best = NULL;
+/* What phase (b)'s look over the groups found, for phase (c). */
+typedef struct group_scan {
+    kr__group_t *best;          /* the runnable group with the lowest head; NULL: none */
+    bool waiting;               /* an emulation member waits for its clock or input */
+    bool progressed;            /* a continuous member integrated ahead */
+    uint64_t now;               /* when the look began, for the blocked spans */
+} group_scan_t;
+
+/* Finds the runnable group with the lowest head. The others are blocked
+ * (their spans open), done, or ask their senders for what they need. */
+static kr_status_t scan_groups(kr_model_t *m, group_scan_t *sc)
+{
     kr__event_rec_t *best_head = NULL;
-    bool waiting = false, progressed = false;
-    uint64_t now = kr__monotonic_ns();
+    *sc = (group_scan_t){ .now = kr__monotonic_ns() };
     for (uint32_t i = 0; i < m->group_count; i++) {
         kr__group_t *g = &m->groups[i];
         if (!g->local) continue;
         kr_sim_t *s;
         kr__event_rec_t *h = group_head(m, g, &s);
         if (runnable(m, g, s, h)) {
-            note_blocked(m, g, false, now);
-            if (!best || kr__rec_less(h, best_head)) {
-                best = g;
+            note_blocked(m, g, false, sc->now);
+            if (!sc->best || kr__rec_less(h, best_head)) {
+                sc->best = g;
                 best_head = h;
             }
             continue;
         }
-        note_blocked(m, g, h && h->time <= m->end_time, now);
+        note_blocked(m, g, h && h->time <= m->end_time, sc->now);
         /* Continuous members with state events integrate ahead while they
          * wait, so a cycle of dependencies cannot stall on them. */
         for (uint32_t k = 0; k < g->count; k++) {
             kr_sim_t *cs = m->sims[g->members[k]];
-            if (cs->cont && kr__continuous_lookahead(cs, g->bound)) progressed = true;
+            if (cs->cont && kr__continuous_lookahead(cs, g->bound)) sc->progressed = true;
         }
         bool emu_waiting = false;
         for (uint32_t k = 0; k < g->count; k++)
             if (m->sims[g->members[k]]->emu && kr__emulation_waiting(m->sims[g->members[k]])) emu_waiting = true;
         g->done = (!h || h->time > m->end_time) && g->bound > m->end_time && !emu_waiting;
-        if (emu_waiting) waiting = true;
+        if (emu_waiting) sc->waiting = true;
         if (m->sync == KR_SYNC_NULL_MESSAGE && !g->done) {
             kr_status_t st = ask_for_guarantees(m, g, h);
-            if (st) { *status = st; return false; }
+            if (st) return st;
         }
     }
-    if (best) {
-        run_group(m, best, 256);
-        if (m->failure) { *status = kr__fail(m->failure, "%s", m->failure_msg); return false; }
-        if ((st = send_guarantees(m, best))) { *status = st; return false; }
-        return true;
+    return KR_OK;
+}
+
+/* Phase (b): the group with the lowest runnable head goes next, for at
+ * most 256 events, and then sends what it may now guarantee. */
+static step_t run_lowest_group(kr_model_t *m, group_scan_t *sc, kr_status_t *status)
+{
+    kr_status_t st = scan_groups(m, sc);
+    if (st) return step_failed(m, st, false, status);
+    if (!sc->best) return STEP_NEXT;
+    run_group(m, sc->best, 256);
+    if (m->failure) return step_failed(m, KR_OK, true, status);
+    if ((st = send_guarantees(m, sc->best))) return step_failed(m, st, false, status);
+    return STEP_MORE;
+}
+
+/* An emulation replaying a log must have used it up by the end: lines
+ * left over mean the log came from another run. */
+static kr_status_t check_replays(kr_model_t *m)
+{
+    for (uint32_t i = 0; i < m->sim_count; i++) {
+        size_t left = m->sims[i]->emu ? kr__emulation_leftover(m->sims[i]) : 0;
+        if (left) {
+            kr_status_t st = kr__fail(KR_ERR_CORRUPT, "emulation '%s': the replay log has %zu line%s the run never "
+                                      "reached (a log from another model or seed?)", m->sims[i]->name, left,
+                                      left == 1 ? "" : "s");
+            kr__model_fail(m, st, "%s", kr_last_error());
+            return st;
+        }
     }
-    if (m->failure) { *status = kr__fail(m->failure, "%s", m->failure_msg); return false; }
+    return KR_OK;
+}
+
+/* Phase (c): nothing is runnable here. */
+static step_t idle_settle_finish(kr_model_t *m, const group_scan_t *sc, kr_status_t *status)
+{
+    if (m->failure) return step_failed(m, KR_OK, true, status);
     if (m->sync == KR_SYNC_WINDOW) {
         /* nothing left below this round's bounds: the next round, once an
          * emulation waiting for its clock or input has something */
-        if (waiting) kr__emulation_wait(m);
+        if (sc->waiting) kr__emulation_wait(m);
         m->window_open = false;
-        return true;
+        return STEP_MORE;
     }
-    if (progressed) {
-        for (uint32_t i = 0; i < m->group_count && !st; i++) st = send_guarantees(m, &m->groups[i]);
-        if (st) { *status = st; return false; }
-        return true;
+    kr_status_t st;
+    if (sc->progressed) {
+        if ((st = send_all_guarantees(m))) return step_failed(m, st, false, status);
+        return STEP_MORE;
     }
     bool local_done = true;
     for (uint32_t i = 0; i < m->group_count; i++) local_done &= !m->groups[i].local || m->groups[i].done;
     local_done = local_done && m->transport->vtbl->in_flight(m->transport) == 0;
-    if (local_done) {
-        for (uint32_t i = 0; i < m->sim_count; i++) {
-            size_t left = m->sims[i]->emu ? kr__emulation_leftover(m->sims[i]) : 0;
-            if (left) {
-                *status = kr__fail(KR_ERR_CORRUPT, "emulation '%s': the replay log has %zu line%s the run never "
-                                   "reached (a log from another model or seed?)", m->sims[i]->name, left,
-                                   left == 1 ? "" : "s");
-                kr__model_fail(m, *status, "%s", kr_last_error());
-                return false;
-            }
-        }
-    }
+    if (local_done && (st = check_replays(m))) return step_failed(m, st, false, status);
     /* Over ranks, the transport decides when the run is over: every rank
      * idle, nothing in flight, and either every rank done or not (a
      * deadlock, which one rank describes). One process decides alone. */
-    bool idle = !waiting && m->transport->vtbl->in_flight(m->transport) == 0;
+    bool idle = !sc->waiting && m->transport->vtbl->in_flight(m->transport) == 0;
     if (m->transport->vtbl->settle) {
         kr__settle_t verdict = KR__SETTLE_RUNNING;
-        st = m->transport->vtbl->settle(m->transport, idle, local_done, &verdict);
-        if (st) { *status = kr__fail(st, "%s", kr_last_error()); return false; }
-        if (verdict == KR__SETTLE_DEADLOCK) { *status = report_deadlock(m); return false; }
+        if ((st = m->transport->vtbl->settle(m->transport, idle, local_done, &verdict)))
+            return step_failed(m, st, false, status);
+        if (verdict == KR__SETTLE_DEADLOCK) return step_failed(m, report_deadlock(m), false, status);
         local_done = verdict == KR__SETTLE_FINISHED;
     }
     if (local_done) {
-        for (uint32_t i = 0; i < m->group_count; i++) note_blocked(m, &m->groups[i], false, now);
+        for (uint32_t i = 0; i < m->group_count; i++) note_blocked(m, &m->groups[i], false, sc->now);
         m->running = false;
         m->finished = true;
-        return false;
+        return STEP_END;
     }
-    if (!idle && !waiting) return true;
-    if (waiting) {
+    if (!idle && !sc->waiting) return STEP_MORE;
+    if (sc->waiting) {
         kr__emulation_wait(m);
-        for (uint32_t i = 0; i < m->group_count && !st; i++) st = send_guarantees(m, &m->groups[i]);
-        if (st) { *status = st; return false; }
-        return true;
+        if ((st = send_all_guarantees(m))) return step_failed(m, st, false, status);
+        return STEP_MORE;
     }
     /* Other ranks may still send (or still run): wait for them, without
      * spinning. */
     if (m->transport->vtbl->wait) {
         m->transport->vtbl->wait(m->transport);
-        return true;
+        return STEP_MORE;
     }
-    *status = report_deadlock(m);
-    return false;
+    return step_failed(m, report_deadlock(m), false, status);
+}
+
+bool kr__coord_step(kr_model_t *m, kr_status_t *status)
+{
+    *status = KR_OK;
+    group_scan_t sc;
+    step_t r = deliver_and_propagate(m, status);
+    if (r == STEP_NEXT) r = run_lowest_group(m, &sc, status);
+    if (r == STEP_NEXT) r = idle_settle_finish(m, &sc, status);
+    return r == STEP_MORE;
 }
 
 kr_status_t kr__coord_run(kr_model_t *m)

@@ -1,18 +1,20 @@
 /* The per-simulator pending-event queue. Not public API.
  *
- * A radix heap keyed on time (DESIGN.md §3: a simulator never schedules
- * before the time it last ran), with radix-16 digits, plus a small binary
- * heap on the full key (time, hi, lo) for the entries at or below the
- * queue's reference time `last`. Entries above `last` sit in the bucket of
- * the highest hex digit where their time differs from `last` and of their
- * digit there; every entry of a lower bucket is earlier than every entry of
- * a higher one, so a pop only looks at the lowest non-empty bucket. When the
- * small heap runs dry, that bucket is split: `last` becomes its earliest
- * time and its entries drop to lower buckets (or, at `last` itself, into the
- * heap). An entry is moved at most once per hex digit of its distance from
- * `last`, so push and pop cost O(1) amortized for a bounded time horizon,
- * and the moves are sequential appends, which is what makes the structure
- * fast once the queue outgrows the caches (bench/README.md, "Event queue").
+ * A radix heap keyed on time (nothing is scheduled in a simulator before the
+ * time it last ran: delays are never negative, docs/concepts.md, "Model
+ * time", and no sync-event arrives in its target's past), with radix-16
+ * digits, plus a small binary heap on the full key (time, hi, lo) for the
+ * entries at or below the queue's reference time `last`. Entries above
+ * `last` sit in the bucket of the highest hex digit where their time differs
+ * from `last` and of their digit there; every entry of a lower bucket is
+ * earlier than every entry of a higher one, so a pop only looks at the
+ * lowest non-empty bucket. When the small heap runs dry, that bucket is
+ * split: `last` becomes its earliest time and its entries drop to lower
+ * buckets (or, at `last` itself, into the heap). An entry is moved at most
+ * once per hex digit of its distance from `last`, so push and pop cost O(1)
+ * amortized for a bounded time horizon, and the moves are sequential
+ * appends, which is what makes the structure fast once the queue outgrows
+ * the caches (bench/README.md, "Event queue").
  *
  * Entries pushed at or below `last` (ties at the current time, or after a
  * peek raised `last`) go to the small heap, which orders them by the full

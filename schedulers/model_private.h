@@ -34,13 +34,15 @@ typedef enum kr__event_kind {
     KR__EV_STATE      /* continuous state event (threshold crossing) */
 } kr__event_kind_t;
 
-enum { KR__REC_FREE, KR__REC_PENDING };
+/* An event record's state (kr__event_rec_t.state). KR__EVREC_, not
+ * KR__REC_: that prefix is the ECS's entity records (ecs/world_private.h). */
+enum { KR__EVREC_FREE, KR__EVREC_PENDING };
 
-/* Record flags. */
+/* An event record's flags (kr__event_rec_t.flags). */
 enum {
-    KR__REC_AWAITING = 1,    /* target-side placeholder: payload not here yet */
-    KR__REC_HEAP = 2,        /* payload in data.heap, not inline */
-    KR__REC_INDEXED = 4      /* in the simulator's by_source index */
+    KR__EVREC_AWAITING = 1,  /* target-side placeholder: payload not here yet */
+    KR__EVREC_HEAP = 2,      /* payload in data.heap, not inline */
+    KR__EVREC_INDEXED = 4    /* in the simulator's by_source index */
 };
 
 /* Payloads up to this size live in the record itself; 24 keeps a record
@@ -263,7 +265,10 @@ void kr__sim_fini(kr_sim_t *s);
 uint32_t kr__rec_alloc(kr_sim_t *s);
 void kr__rec_free(kr_sim_t *s, uint32_t slot);
 kr_status_t kr__rec_set_data(kr__event_rec_t *r, const void *data, size_t size);
-static inline void *kr__rec_data(kr__event_rec_t *r) { return r->flags & KR__REC_HEAP ? r->data.heap : r->data.bytes; }
+static inline void *kr__rec_data(kr__event_rec_t *r)
+{
+    return r->flags & KR__EVREC_HEAP ? r->data.heap : r->data.bytes;
+}
 /* The record's rare fields, allocated on first use (NULL: out of memory). */
 kr__rec_extra_t *kr__rec_extra(kr_sim_t *s, kr__event_rec_t *r);
 /* The record's rare fields if it has any, else NULL. */
@@ -310,6 +315,11 @@ uint64_t kr__sim_next_sequence(kr_sim_t *s);
 kr_status_t kr__sim_schedule_kind(kr_sim_t *s, kr__event_kind_t kind, kr_priority_t prio, kr_time_t t,
                                   kr_event_type_t type, const void *data, size_t size,
                                   kr_event_key_t *key);
+/* Cancels (extra ignored) or delays by `extra` the pending record `key`
+ * names in s itself, local or a sync-event's side; `fn` names the caller
+ * in errors. */
+kr_status_t kr__sim_change(kr_sim_t *s, const kr_event_key_t *key, bool delay, kr_time_t extra,
+                           kr_event_key_t *new_key, const char *fn);
 
 /* sync.c */
 /* Applies one message from the transport; a malformed one fails the run. */
@@ -322,6 +332,10 @@ kr_status_t kr__sync_send_guarantee(kr_model_t *m, kr__edge_t *e, kr_time_t g);
 /* Asks the sender of edge e (in another process) for a guarantee of at
  * least `need` (on demand: it sends guarantees that grow until then). */
 kr_status_t kr__sync_request_guarantee(kr_model_t *m, kr__edge_t *e, kr_time_t need);
+/* kr_cancel (extra ignored) and kr_delay of a sync-event s sent: checked
+ * against the sender's own record of it, then applied to both sides. */
+kr_status_t kr__sync_cancel(kr_sim_t *s, const kr_event_key_t *key, bool delay, kr_time_t extra,
+                            kr_event_key_t *new_key);
 
 /* coordinator.c */
 kr_status_t kr__coord_run(kr_model_t *m);

@@ -59,8 +59,8 @@ static void extra_release(kr_sim_t *s, uint32_t extra)
 /* Frees what the record owns (heap payload, rare fields). */
 static void rec_release(kr_sim_t *s, kr__event_rec_t *r)
 {
-    if (r->flags & KR__REC_HEAP) free(r->data.heap);
-    r->flags &= (uint8_t)~KR__REC_HEAP;
+    if (r->flags & KR__EVREC_HEAP) free(r->data.heap);
+    r->flags &= (uint8_t)~KR__EVREC_HEAP;
     extra_release(s, r->extra);
     r->extra = 0;
 }
@@ -70,7 +70,7 @@ void kr__sim_fini(kr_sim_t *s)
     if (s->world) kr_world_destroy(s->world);
     if (s->rng) kr_rng_destroy(s->rng);
     for (uint32_t i = 0; i < s->rec_count; i++)
-        if (s->recs[i].state == KR__REC_PENDING) rec_release(s, &s->recs[i]);
+        if (s->recs[i].state == KR__EVREC_PENDING) rec_release(s, &s->recs[i]);
     free(s->recs);
     free(s->versions);
     free(s->extras);
@@ -118,23 +118,23 @@ uint32_t kr__rec_alloc(kr_sim_t *s)
     }
     kr__event_rec_t *r = &s->recs[slot];
     memset(r, 0, offsetof(kr__event_rec_t, data));
-    r->state = KR__REC_PENDING;
+    r->state = KR__EVREC_PENDING;
     return slot;
 }
 
 static void rec_unindex(kr_sim_t *s, uint32_t slot)
 {
     kr__event_rec_t *r = &s->recs[slot];
-    if (!(r->flags & KR__REC_INDEXED)) return;
+    if (!(r->flags & KR__EVREC_INDEXED)) return;
     kr__hmap_remove(&s->by_source, source_hash(r->source, r->sequence), slot);
-    r->flags &= (uint8_t)~KR__REC_INDEXED;
+    r->flags &= (uint8_t)~KR__EVREC_INDEXED;
 }
 
 static kr_status_t rec_index(kr_sim_t *s, uint32_t slot)
 {
     kr__event_rec_t *r = &s->recs[slot];
     kr_status_t st = kr__hmap_insert(&s->by_source, source_hash(r->source, r->sequence), slot);
-    if (!st) r->flags |= KR__REC_INDEXED;
+    if (!st) r->flags |= KR__EVREC_INDEXED;
     return st;
 }
 
@@ -143,7 +143,7 @@ static void rec_free_slot(kr_sim_t *s, uint32_t slot)
 {
     kr__event_rec_t *r = &s->recs[slot];
     rec_unindex(s, slot);
-    r->state = KR__REC_FREE;
+    r->state = KR__EVREC_FREE;
     s->versions[slot]++;
     r->data.next_free = s->free_head;
     s->free_head = slot;
@@ -157,12 +157,12 @@ void kr__rec_free(kr_sim_t *s, uint32_t slot)
 
 kr_status_t kr__rec_set_data(kr__event_rec_t *r, const void *data, size_t size)
 {
-    if (r->flags & KR__REC_HEAP) free(r->data.heap);
-    r->flags &= (uint8_t)~KR__REC_HEAP;
+    if (r->flags & KR__EVREC_HEAP) free(r->data.heap);
+    r->flags &= (uint8_t)~KR__EVREC_HEAP;
     r->data_size = (uint32_t)size;
     if (size > KR__INLINE_DATA) {
         if (!(r->data.heap = malloc(size))) return kr__fail(KR_ERR_NOMEM, "out of memory for an event payload");
-        r->flags |= KR__REC_HEAP;
+        r->flags |= KR__EVREC_HEAP;
     }
     void *dst = kr__rec_data(r);
     if (data && size) memcpy(dst, data, size);
@@ -199,7 +199,7 @@ kr_status_t kr__rec_enqueue(kr_sim_t *s, uint32_t slot)
     kr__qentry_t q = entry_of(s, r, slot);
     kr_status_t st = kr__equeue_push(&s->queue, &q);
     if (st) return st;
-    if (r->kind == KR__EV_TARGET && ((r->flags & KR__REC_AWAITING) || s->index_targets)) {
+    if (r->kind == KR__EV_TARGET && ((r->flags & KR__EVREC_AWAITING) || s->index_targets)) {
         st = rec_index(s, slot);
         if (st) {
             s->versions[slot]++;
@@ -214,7 +214,7 @@ static kr_status_t index_all_targets(kr_sim_t *s)
 {
     for (uint32_t i = 0; i < s->rec_count; i++) {
         kr__event_rec_t *r = &s->recs[i];
-        if (r->state != KR__REC_PENDING || r->kind != KR__EV_TARGET || (r->flags & KR__REC_INDEXED)) continue;
+        if (r->state != KR__EVREC_PENDING || r->kind != KR__EV_TARGET || (r->flags & KR__EVREC_INDEXED)) continue;
         kr_status_t st = rec_index(s, i);
         if (st) return st;
     }
@@ -228,7 +228,7 @@ uint32_t kr__rec_find(kr_sim_t *s, uint32_t source, uint64_t sequence, uint32_t 
         uint32_t slot = handle - 1;
         if (slot < s->rec_count) {
             const kr__event_rec_t *r = &s->recs[slot];
-            if (r->state == KR__REC_PENDING && r->source == source && r->sequence == sequence) return slot;
+            if (r->state == KR__EVREC_PENDING && r->source == source && r->sequence == sequence) return slot;
         }
         return UINT32_MAX;
     }
@@ -236,14 +236,14 @@ uint32_t kr__rec_find(kr_sim_t *s, uint32_t source, uint64_t sequence, uint32_t 
         uint32_t cursor = 0, slot;
         while ((slot = kr__hmap_next(&s->by_source, source_hash(source, sequence), &cursor)) != KR__HMAP_EMPTY) {
             const kr__event_rec_t *r = &s->recs[slot];
-            if (r->state == KR__REC_PENDING && r->source == source && r->sequence == sequence) return slot;
+            if (r->state == KR__EVREC_PENDING && r->source == source && r->sequence == sequence) return slot;
         }
         return UINT32_MAX;
     }
     /* A key built by hand: search. */
     for (uint32_t slot = 0; slot < s->rec_count; slot++) {
         const kr__event_rec_t *r = &s->recs[slot];
-        if (r->state == KR__REC_PENDING && r->source == source && r->sequence == sequence) return slot;
+        if (r->state == KR__EVREC_PENDING && r->source == source && r->sequence == sequence) return slot;
     }
     return UINT32_MAX;
 }
@@ -317,9 +317,6 @@ kr_status_t kr_schedule(kr_sim_t *s, kr_priority_t priority, kr_time_t delay, kr
         return kr__fail(KR_ERR_INVALID_ARG, "kr_schedule: '%s': priority %d is reserved for steps", s->name, priority);
     return kr__sim_schedule_kind(s, KR__EV_LOCAL, priority, kr__time_add(s->now, delay), type, data, t->desc.size, key);
 }
-
-kr_status_t kr__sync_cancel(kr_sim_t *s, const kr_event_key_t *key, bool delay, kr_time_t extra,
-                            kr_event_key_t *new_key);
 
 /* Cancels (extra ignored) or delays a pending record of this simulator. */
 static kr_status_t change_local(kr_sim_t *s, uint32_t slot, bool delay, kr_time_t extra, kr_event_key_t *new_key)
@@ -402,7 +399,7 @@ bool kr__sim_run_head(kr_sim_t *s)
     uint32_t slot = q.slot;
     kr__event_rec_t cur = s->recs[slot];
     rec_unindex(s, slot);
-    cur.flags &= (uint8_t)~KR__REC_INDEXED;
+    cur.flags &= (uint8_t)~KR__EVREC_INDEXED;
     s->recs[slot].flags = 0;
     s->recs[slot].extra = 0;
     rec_free_slot(s, slot);
@@ -438,7 +435,8 @@ bool kr__sim_run_head(kr_sim_t *s)
     case KR__EV_TARGET:
         if (kr__sync_unpack(s, &cur) == KR_OK) {
             /* A continuous simulator comes up to date before it handles an
-             * arrival (the seed's update on receiving a sync-event). */
+             * arrival (ERS's update on receiving a sync-event;
+             * docs/concepts.md, "The four formalisms"). */
             if (s->cont) kr__continuous_observe(s, false);
             type->desc.on_target_side(s, data);
         }

@@ -175,6 +175,32 @@ static kr_status_t transmit(kr_model_t *m, const kr__edge_t *e)
     return st;
 }
 
+/* Sends a SYNC message for the sync-event k of type `type`: with its
+ * payload and entities, or as a placeholder (its type has a sender side,
+ * whose PAYLOAD message brings them once it ran), with neither. A NULL
+ * payload travels as zeros, as kr__rec_set_data stores it. */
+static kr_status_t send_sync(kr_model_t *m, kr_sim_t *s, kr__edge_t *e, const kr_event_key_t *k,
+                             kr_event_type_t type, bool placeholder, const void *data, uint32_t size,
+                             uint32_t roots, const kr_buf_t *pack)
+{
+    static const uint8_t zeros[64];
+    uint8_t *tmp = NULL;
+    if (placeholder) size = 0;
+    if (!data && size) {
+        if (size <= sizeof zeros) data = zeros;
+        else if (!(data = tmp = calloc(1, size))) return kr__fail(KR_ERR_NOMEM, "kr_schedule_sync: out of memory");
+    }
+    put_data_header(m, s, MSG_SYNC, e, k->time);
+    wr(&m->msg, (uint32_t)k->priority, 4);
+    wr(&m->msg, k->sequence, 8);
+    wr(&m->msg, type, 4);
+    wr(&m->msg, placeholder, 1);
+    put_payload(&m->msg, data, size, roots, pack);
+    kr_status_t st = transmit(m, e);
+    free(tmp);
+    return st;
+}
+
 kr_status_t kr__sync_send_guarantee(kr_model_t *m, kr__edge_t *e, kr_time_t g)
 {
     if (e->direct) {
@@ -225,7 +251,7 @@ static kr_status_t add_target(kr_sim_t *t, const kr_event_key_t *key, kr_event_t
     r->phase = 1;
     r->kind = KR__EV_TARGET;
     r->type = type;
-    if (placeholder) r->flags |= KR__REC_AWAITING;
+    if (placeholder) r->flags |= KR__EVREC_AWAITING;
     kr_status_t st = kr__rec_set_data(r, data, size);
     if (!st && (roots || pack_len)) {
         kr__rec_extra_t *x = kr__rec_extra(t, r);
@@ -245,7 +271,7 @@ static kr_status_t fill_target(kr_sim_t *t, uint32_t source, uint64_t seq, const
                                uint32_t roots, const void *pack, size_t pack_len)
 {
     uint32_t slot = kr__rec_find(t, source, seq, 0);
-    if (slot == UINT32_MAX || !(t->recs[slot].flags & KR__REC_AWAITING))
+    if (slot == UINT32_MAX || !(t->recs[slot].flags & KR__EVREC_AWAITING))
         return kr__fail(KR_ERR_CORRUPT, "payload for an unknown sync-event (sequence %llu)", (unsigned long long)seq);
     kr__event_rec_t *r = &t->recs[slot];
     if (size != r->data_size)
@@ -260,7 +286,7 @@ static kr_status_t fill_target(kr_sim_t *t, uint32_t source, uint64_t seq, const
         if (pack_len && kr_buf_append(&x->pack, pack, pack_len)) return kr_last_status();
         x->root_count = roots;
     }
-    r->flags &= (uint8_t)~KR__REC_AWAITING;
+    r->flags &= (uint8_t)~KR__EVREC_AWAITING;
     return KR_OK;
 }
 
@@ -359,10 +385,11 @@ kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_
     /* Entities go first: destroying them fires on_destroy, which may itself
      * schedule sync-events; the sequence is taken after, so that sequences
      * stay in send order on every edge and in the outgoing table. */
+    bool placeholder = type->desc.on_sender_side != NULL;
     kr_buf_t pack;
     kr_buf_init(&pack);
     uint32_t roots = 0;
-    if (!type->desc.on_sender_side && d->entity_count) {
+    if (!placeholder && d->entity_count) {
         kr_status_t pst = pack_roots(s, d->entities, d->entity_count, &pack, &roots);
         if (pst) { kr_buf_fini(&pack); return pst; }
     }
@@ -375,7 +402,7 @@ kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_
                           .live = true, .carries_entities = d->entity_count > 0 };
     uint32_t target_slot = UINT32_MAX;
     kr_status_t st = KR_OK;
-    if (type->desc.on_sender_side) {
+    if (placeholder) {
         /* The sender side waits in s's queue with the data and the roots;
          * the target learns of the event now and waits for its payload. */
         uint32_t slot = kr__rec_alloc(s);
@@ -403,44 +430,17 @@ kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_
         if (!st) st = kr__rec_enqueue(s, slot);
         if (st) { kr__rec_free(s, slot); return st; }
         out.sender_handle = slot + 1;
-        if (direct) {
-            st = add_target(target, &k, d->type, true, NULL, size, 0, NULL, 0, &target_slot);
-            if (!st) count_direct(m, e);
-        } else {
-            put_data_header(m, s, MSG_SYNC, e, t);
-            wr(&m->msg, (uint32_t)k.priority, 4);
-            wr(&m->msg, k.sequence, 8);
-            wr(&m->msg, d->type, 4);
-            wr(&m->msg, 1, 1);
-            kr_buf_t none = { 0 };
-            put_payload(&m->msg, NULL, 0, 0, &none);
-            st = transmit(m, e);
-        }
-    } else {
-        if (direct) {
-            st = add_target(target, &k, d->type, false, d->data, size, roots, pack.data, pack.len, &target_slot);
-            if (!st) count_direct(m, e);
-        } else {
-            static const uint8_t zeros[64];
-            uint8_t *tmp = NULL;
-            const void *data = d->data;
-            if (!data && size) {
-                if (size <= sizeof zeros) data = zeros;
-                else if (!(data = tmp = calloc(1, size))) st = kr__fail(KR_ERR_NOMEM, "kr_schedule_sync: out of memory");
-            }
-            if (!st) {
-                put_data_header(m, s, MSG_SYNC, e, t);
-                wr(&m->msg, (uint32_t)k.priority, 4);
-                wr(&m->msg, k.sequence, 8);
-                wr(&m->msg, d->type, 4);
-                wr(&m->msg, 0, 1);
-                put_payload(&m->msg, data, size, roots, &pack);
-                st = transmit(m, e);
-            }
-            free(tmp);
-        }
-        kr_buf_fini(&pack);
     }
+    /* The target side (a placeholder when the sender side brings the
+     * payload): applied at once on a direct or internal edge, else sent. */
+    const void *data = placeholder ? NULL : d->data;
+    if (direct) {
+        st = add_target(target, &k, d->type, placeholder, data, size, roots, pack.data, pack.len, &target_slot);
+        if (!st) count_direct(m, e);
+    } else {
+        st = send_sync(m, s, e, &k, d->type, placeholder, data, size, roots, &pack);
+    }
+    kr_buf_fini(&pack);
     if (target_slot != UINT32_MAX) out.target_handle = target_slot + 1;
     if (!st) st = outgoing_add(s, &out);
     if (!st) {
@@ -477,9 +477,6 @@ void kr__sync_send_payload(kr_sim_t *s, kr__event_rec_t *r)
     kr_buf_fini(&pack);
     if (st) kr__model_fail(m, st, "'%s': sending the payload of a sync-event: %s", s->name, kr_last_error());
 }
-
-kr_status_t kr__sim_change(kr_sim_t *s, const kr_event_key_t *key, bool delay, kr_time_t extra,
-                           kr_event_key_t *new_key, const char *fn);
 
 kr_status_t kr__sync_cancel(kr_sim_t *s, const kr_event_key_t *key, bool delay, kr_time_t extra,
                             kr_event_key_t *new_key)

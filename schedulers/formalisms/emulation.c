@@ -321,7 +321,7 @@ bool kr__emulation_waiting(kr_sim_t *s)
     kr__emulation_t *em = s->emu;
     if (em->replaying) return false;
     kr__event_rec_t *h = kr__sim_head(s);
-    bool pending = h && h->time <= s->model->end_time && !(h->flags & KR__REC_AWAITING);
+    bool pending = h && h->time <= s->model->end_time && !(h->flags & KR__EVREC_AWAITING);
     return (pending && !kr__emulation_ready(s, h->time)) ||
            (em->input_open && clock_ticks(s) < s->model->end_time);
 }
