@@ -10,6 +10,7 @@
 #include "kairos/kairos.h"
 #include "base/error.h"
 #include "schedulers/model_fail.h"
+#include "schedulers/time_private.h"
 #include "regions/region_private.h"
 
 /* Acts between two calls of kr_sim_progress (a walker update is ~0.1 us). */
@@ -96,9 +97,6 @@ static kr_status_t arrivals_check(kr_region_t *r)
     return KR_OK;
 }
 
-/* a + b, saturating at KR_TIME_NEVER as the schedulers' time arithmetic */
-static kr_time_t time_add(kr_time_t a, kr_time_t b) { return a > KR_TIME_NEVER - b ? KR_TIME_NEVER : a + b; }
-
 static void region_step(kr_region_t *r)
 {
     kr_sim_t *sim = r->sim;
@@ -129,8 +127,8 @@ static void region_step(kr_region_t *r)
     r->ghosts_ready = false;
     /* In the last step a migrant's arrival would fall after the end: it
      * stays, so that it is counted once, in its new cell. */
-    if (!st && time_add(kr_sim_now(sim), r->time_step) <= r->end_time) st = kr__region_exchange_send(r);
-    if (!st && time_add(kr_sim_now(sim), r->time_step) > r->end_time)
+    if (!st && kr__time_add(kr_sim_now(sim), r->time_step) <= r->end_time) st = kr__region_exchange_send(r);
+    if (!st && kr__time_add(kr_sim_now(sim), r->time_step) > r->end_time)
         for (size_t i = 0; i < r->nb_count; i++) r->nb[i].out_count = 0;
     if (st) kr__model_fail(kr_sim_model(sim), st, "region '%s', step %llu: %s", kr_sim_name(sim),
                            (unsigned long long)r->step, kr_last_error());

@@ -7,11 +7,6 @@
 #include "base/error.h"
 #include "schedulers/model_private.h"
 
-kr_time_t kr__time_add(kr_time_t a, kr_time_t b)
-{
-    return a > KR_TIME_NEVER - b ? KR_TIME_NEVER : a + b;
-}
-
 static char *dup_str(const char *s)
 {
     size_t n = strlen(s) + 1;

@@ -1,8 +1,8 @@
 /* Failing a run from a layer above the schedulers with a message of the
  * caller's own making (regions/ reports "region 'NAME', step S: ..."), where
  * the public kr_sim_fail (kairos/sim.h) would prefix the simulator and the
- * time. Not public API. model_private.h declares the same function for
- * schedulers/ itself; model.c defines it. */
+ * time. Not public API; model.c defines it, and model_private.h includes
+ * this header for schedulers/ itself. */
 #ifndef KAIROS_SCHEDULERS_MODEL_FAIL_H
 #define KAIROS_SCHEDULERS_MODEL_FAIL_H
 

@@ -18,6 +18,8 @@
 #include "base/hmap.h"
 #include "schedulers/event_queue.h"
 #include "net/transport.h"
+#include "schedulers/model_fail.h"
+#include "schedulers/time_private.h"
 
 /* Makes a model use `t` (owned by the model from then on) instead of the
  * in-process transport; before kr_model_start. */
@@ -253,10 +255,7 @@ static inline kr__event_type_rec_t *kr__event_type(const kr_model_t *m, kr_event
     return t >= 1 && t <= m->type_count ? &m->types[t - 1] : NULL;
 }
 kr__edge_t *kr__edge(kr_model_t *m, uint32_t from, uint32_t to);
-/* Stops the run after the current event with this error (first one wins). */
-void kr__model_fail(kr_model_t *m, kr_status_t status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-kr_time_t kr__time_add(kr_time_t a, kr_time_t b); /* saturating at KR_TIME_NEVER */
+/* kr__model_fail: schedulers/model_fail.h. */
 
 /* sim.c */
 kr_status_t kr__sim_init(kr_sim_t *s);
