@@ -1,6 +1,6 @@
 #define _GNU_SOURCE
 /* ECS benchmark (issue 2): prints one JSON line per figure (bench/README.md,
- * "ECS").
+ * "ECS (issue 2)").
  *
  *   build/bench/bench_ecs [--n ENTITIES] [--reps R] [--seed S]
  *
