@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
-/* ECS benchmark (issue 2): prints one JSON line per figure, DESIGN.md §7.
+/* ECS benchmark (issue 2): prints one JSON line per figure (bench/README.md,
+ * "ECS (issue 2)").
  *
  *   build/bench/bench_ecs [--n ENTITIES] [--reps R] [--seed S]
  *

@@ -1,5 +1,5 @@
-/* Event queue hold benchmark (issue 3): prints one JSON line per figure,
- * DESIGN.md §7.
+/* Event queue hold benchmark (issue 3): prints one JSON line per figure
+ * (bench/README.md, "Event queue (issue 3)").
  *
  *   build/bench/bench_hold [--reps R] [--holds M] [--seed S] [--alts] [--cpu-time] [--queue-only]
  *

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "ecs/world_private.h"
 
 /* ---- reading channels, without touching kr_last_error ---- */
@@ -123,13 +124,7 @@ static kr_status_t reserve_notes(kr_world_t *w, uint32_t more, const char *fn)
         w->note_head = 0;
         if (w->note_count + more <= w->note_capacity) return KR_OK;
     }
-    uint32_t cap = w->note_capacity ? w->note_capacity : 16;
-    while (cap < w->note_count + more) cap *= 2;
-    kr_entity_t *n = realloc(w->channel_notes, cap * sizeof *n);
-    if (!n) return kr__fail(KR_ERR_NOMEM, "%s: out of memory", fn);
-    w->channel_notes = n;
-    w->note_capacity = cap;
-    return KR_OK;
+    return KR__GROW_U32(w->channel_notes, w->note_capacity, w->note_count + more, 16, fn);
 }
 
 /* Queues the ready callbacks of e's pair, output first; room was reserved. */

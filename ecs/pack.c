@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "ecs/serializer_private.h"
 #include "ecs/world_private.h"
 
@@ -124,13 +125,7 @@ static kr_status_t number_subtree(kr_world_t *w, uint32_t root, uint32_t **order
         uint32_t seen;
         if (scratch_get(w, cur, &seen))
             return kr__fail(KR_ERR_INVALID_ARG, "kr_pack: entity %u is packed twice (a root lies in another root's subtree)", cur);
-        if (*n == *cap) {
-            uint32_t c = *cap ? *cap * 2 : 64;
-            uint32_t *o = realloc(*order, c * sizeof *o);
-            if (!o) return kr__fail(KR_ERR_NOMEM, "kr_pack: out of memory");
-            *order = o;
-            *cap = c;
-        }
+        if (*n == *cap && KR__GROW_U32(*order, *cap, *n + 1, 64, "kr_pack")) return kr_last_status();
         w->scratch[cur] = ((uint64_t)w->scratch_epoch << 32) | *n;
         (*order)[(*n)++] = cur;
         uint32_t next = tree_link(w, cur, offsetof(kr__tree_t, first_child));

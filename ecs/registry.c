@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "base/hmap.h"
 #include "ecs/world_private.h"
 
@@ -90,15 +91,9 @@ static kr_component_t add_entry(kr_registry_t *reg, const char *kind, const char
             return KR_COMPONENT_NONE;
         }
     }
-    if (reg->count == reg->capacity) {
-        uint32_t cap = reg->capacity ? reg->capacity * 2 : 16;
-        kr__registry_entry_t *e = realloc(reg->entries, cap * sizeof *e);
-        if (!e) {
-            kr__fail(KR_ERR_NOMEM, "kr_%s_register: out of memory", kind);
-            return KR_COMPONENT_NONE;
-        }
-        reg->entries = e;
-        reg->capacity = cap;
+    if (reg->count == reg->capacity && KR__GROW_U32(reg->entries, reg->capacity, reg->count + 1, 16, NULL)) {
+        kr__fail(KR_ERR_NOMEM, "kr_%s_register: out of memory", kind);
+        return KR_COMPONENT_NONE;
     }
     kr__registry_entry_t *e = &reg->entries[reg->count];
     memset(e, 0, sizeof *e);

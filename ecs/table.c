@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "base/memory.h"
 #include "ecs/world_private.h"
 
@@ -89,15 +90,10 @@ uint32_t kr__table_find_or_create(kr_world_t *w, const kr_component_t *types, ui
         kr__fail(KR_ERR_INVALID_ARG, "an entity may hold at most %d components", INT16_MAX);
         return KR__NONE;
     }
-    if (w->table_count == w->table_capacity) {
-        uint32_t cap = w->table_capacity ? w->table_capacity * 2 : 16;
-        kr__table_t **ts = realloc(w->tables, cap * sizeof *ts);
-        if (!ts) {
-            kr__fail(KR_ERR_NOMEM, "out of memory for a new table");
-            return KR__NONE;
-        }
-        w->tables = ts;
-        w->table_capacity = cap;
+    if (w->table_count == w->table_capacity &&
+        KR__GROW_U32(w->tables, w->table_capacity, w->table_count + 1, 16, NULL)) {
+        kr__fail(KR_ERR_NOMEM, "out of memory for a new table");
+        return KR__NONE;
     }
     if (w->dirty_capacity < w->table_capacity) {
         uint32_t *d = realloc(w->dirty_tables, w->table_capacity * sizeof *d);
@@ -223,15 +219,10 @@ void kr__table_remove_row(kr_world_t *w, uint32_t table, uint32_t row)
     t->entities[row] = KR_ENTITY_INVALID;
     mark_dirty(w, table);
     if (!t->sweep) {
-        if (t->hole_count == t->hole_capacity) {
-            uint32_t cap = t->hole_capacity ? t->hole_capacity * 2 : 16;
-            uint32_t *h = realloc(t->holes, cap * sizeof *h);
-            if (!h) {
-                t->sweep = true; /* no list: compaction scans the whole table */
-                return;
-            }
-            t->holes = h;
-            t->hole_capacity = cap;
+        if (t->hole_count == t->hole_capacity &&
+            KR__GROW_U32(t->holes, t->hole_capacity, t->hole_count + 1, 16, NULL)) {
+            t->sweep = true; /* no list: compaction scans the whole table */
+            return;
         }
         t->holes[t->hole_count++] = row;
     }

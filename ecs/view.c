@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "ecs/world_private.h"
 
 /* Tables are matched on table components only; sparse terms are tested per
@@ -37,13 +38,11 @@ static kr_status_t refresh(kr_view_t *v)
     for (; v->tables_checked < w->table_count; v->tables_checked++) {
         if (!table_matches(v, w->tables[v->tables_checked])) continue;
         if (v->table_count == v->table_capacity) {
-            uint32_t cap = v->table_capacity ? v->table_capacity * 2 : 8;
-            uint32_t *t = realloc(v->tables, cap * sizeof *t);
-            if (!t) return kr__fail(KR_ERR_NOMEM, "view: out of memory");
-            v->tables = t;
-            uint32_t *l = realloc(v->limits, cap * sizeof *l);
-            if (!l) return kr__fail(KR_ERR_NOMEM, "view: out of memory");
-            v->limits = l;
+            /* Two arrays, one capacity: it grows once both have. */
+            uint32_t cap = v->table_capacity, limits_cap = v->table_capacity;
+            if (KR__GROW_U32(v->tables, cap, v->table_count + 1, 8, "view") ||
+                KR__GROW_U32(v->limits, limits_cap, v->table_count + 1, 8, "view"))
+                return kr_last_status();
             v->table_capacity = cap;
         }
         /* A table found during a pass (kr_view_count refreshes too) holds no

@@ -2,19 +2,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/error.h"
+#include "base/grow.h"
 #include "base/hmap.h"
 #include "net/message_list.h"
 
 kr_status_t kr__msg_list_push(msg_list_t *l, uint32_t from, uint32_t to, const void *bytes, size_t len)
 {
     if (len > UINT32_MAX) return kr__fail(KR_ERR_INVALID_ARG, "transport: message of %zu bytes", len);
-    if (l->count == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 64;
-        local_msg_t *items = realloc(l->items, cap * sizeof *items);
-        if (!items) return kr__fail(KR_ERR_NOMEM, "transport: out of memory");
-        l->items = items;
-        l->cap = cap;
-    }
+    if (l->count == l->cap && KR__GROW(l->items, l->cap, l->count + 1, 64, "transport")) return kr_last_status();
     uint8_t *copy = malloc(len ? len : 1);
     if (!copy) return kr__fail(KR_ERR_NOMEM, "transport: out of memory");
     memcpy(copy, bytes, len);

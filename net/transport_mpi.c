@@ -9,6 +9,7 @@
 #endif
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/grow.h"
 #include "kairos/buffer.h"
 #include "net/transport_mpi.h"
 
@@ -126,13 +127,9 @@ static kr_status_t receive_all(mpi_transport_t *t)
             MPI_Recv(&sink, 0, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, t->comm, MPI_STATUS_IGNORE);
             continue;
         }
-        if (t->inbox_count == t->inbox_cap) {
-            size_t cap = t->inbox_cap ? t->inbox_cap * 2 : 16;
-            inbox_item_t *in = realloc(t->inbox, cap * sizeof *in);
-            if (!in) return kr__fail(KR_ERR_NOMEM, "MPI transport: out of memory");
-            t->inbox = in;
-            t->inbox_cap = cap;
-        }
+        if (t->inbox_count == t->inbox_cap &&
+            KR__GROW(t->inbox, t->inbox_cap, t->inbox_count + 1, 16, "MPI transport"))
+            return kr_last_status();
         inbox_item_t *it = &t->inbox[t->inbox_count];
         kr_buf_init(&it->buf);
         if (kr_buf_reserve(&it->buf, count > 0 ? (size_t)count : 1)) return kr_last_status();

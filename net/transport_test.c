@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/error.h"
+#include "base/grow.h"
 #include "net/message_list.h"
 #include "net/transport.h"
 
@@ -44,12 +45,9 @@ static kr_status_t test_poll(kr__transport_t *t, kr__deliver_fn deliver, void *a
         local_msg_t m = tt->held.items[i];
         bool frozen = tt->frozen && m.from + 1 == tt->frozen;
         if (m.holds == 0 && !frozen) {
-            if (due.count == due.cap) {
-                size_t cap = due.cap ? due.cap * 2 : 16;
-                local_msg_t *items = realloc(due.items, cap * sizeof *items);
-                if (!items) { kr__msg_list_free(&due); return kr__fail(KR_ERR_NOMEM, "transport: out of memory"); }
-                due.items = items;
-                due.cap = cap;
+            if (due.count == due.cap && KR__GROW(due.items, due.cap, due.count + 1, 16, "transport")) {
+                kr__msg_list_free(&due);
+                return kr_last_status();
             }
             due.items[due.count++] = m;
         } else {

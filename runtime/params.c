@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/error.h"
+#include "base/grow.h"
 #include "runtime/model_file.h"
 
 kr_status_t kr__input_error(const char *file, const char *path, const char *expected, const json_t *found)
@@ -80,14 +81,9 @@ static json_t *take(const kr_params_t *cp, const char *key)
     kr_params_t *p = (kr_params_t *)cp;
     bool known = false;
     for (size_t i = 0; i < p->read_count && !known; i++) known = !strcmp(p->read[i], key);
-    if (!known && p->read_count == p->read_cap) {
-        size_t cap = p->read_cap ? p->read_cap * 2 : 16;
-        const char **r = realloc(p->read, cap * sizeof *r);
-        if (r) {
-            p->read = r;
-            p->read_cap = cap;
-        }
-    }
+    /* Out of memory the key is not remembered, and no error is recorded. */
+    if (!known && p->read_count == p->read_cap)
+        (void)KR__GROW(p->read, p->read_cap, p->read_count + 1, 16, NULL);
     if (!known && p->read_count < p->read_cap) p->read[p->read_count++] = key;
     return json_object_get(p->object, key);
 }

@@ -1,4 +1,4 @@
-/* Behavior components: the seed's script behaviors.
+/* Behavior components: ERS's script behaviors (docs/ecs.md, "Behaviors").
  *
  * A behavior type is a callback table plus a per-instance state of
  * state_size bytes, zeroed on add. The state lives in component storage and

@@ -1,4 +1,5 @@
-/* Channels and resources: the seed's ChannelComponent and ResourceComponent.
+/* Channels and resources: ERS's ChannelComponent and ResourceComponent
+ * (docs/channels.md).
  *
  * A *resource* is an entity with the built-in KR_RESOURCE tag. A *channel*
  * is an entity with the built-in KR_CHANNEL component, an input or an

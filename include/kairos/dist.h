@@ -1,4 +1,5 @@
-/* Distributions of the model-file form (DESIGN.md §6), drawn from a stream.
+/* Distributions of the model-file form (docs/model-file.md and
+ * docs/random.md, "Distributions"), drawn from a stream.
  *
  * A kr_dist_desc_t names the kind and its parameters with the same names as
  * the JSON keys ({"dist": "erlang", "k": 3, "mean": 2.0} is kind

@@ -1,5 +1,6 @@
 /* The model: precision, seed, end time, simulators, dependencies with
- * promises, and the run (the seed's ModelContainer and ModelManager).
+ * promises, and the run (ERS's ModelContainer and ModelManager;
+ * docs/concepts.md).
  *
  * Build a model, add simulators and dependencies, register event and
  * context types, then kr_model_start (on_awake/on_start on every behavior)

@@ -1,4 +1,4 @@
-/* Symmetric serialization for behavior state (the seed's Serialization
+/* Symmetric serialization for behavior state (ERS's Serialization
  * callback): one function both saves and loads. While saving, each call
  * writes *value; while loading, it reads into *value. Errors are sticky: after
  * the first failure (a truncated buffer, say) every call returns it and

@@ -77,9 +77,10 @@ KR_API uint64_t kr_sim_null_messages(const kr_sim_t *sim);
 KR_API uint64_t kr_sim_guarantee_requests(const kr_sim_t *sim);
 KR_API double kr_sim_blocked_seconds(const kr_sim_t *sim);
 
-/* Per-simulator user data (the seed's SubModelContext): one block of the
- * context type's size per simulator, zeroed, created on first use, freed
- * (after the type's fini) with the model. NULL on allocation failure. */
+/* Per-simulator user data (ERS's SubModelContext; docs/concepts.md,
+ * "Per-simulator context"): one block of the context type's size per
+ * simulator, zeroed, created on first use, freed (after the type's fini)
+ * with the model. NULL on allocation failure. */
 typedef uint32_t kr_context_type_t;
 KR_API void *kr_sim_context(kr_sim_t *sim, kr_context_type_t type);
 

@@ -37,13 +37,13 @@ KR_API void kr_world_set_owner(kr_world_t *world, void *owner);
 /* Number of live entities. */
 KR_API size_t kr_world_entity_count(const kr_world_t *world);
 
-/* The seed's model start: fires on_awake on every behavior of every entity
+/* ERS's model start: fires on_awake on every behavior of every entity
  * not yet started, then on_start on each of them, in storage order. An
  * entity is started once; entities created after (or during) a call get
  * both callbacks at the next call. */
 KR_API kr_status_t kr_world_start(kr_world_t *world);
 
-/* One step of the seed's update loop: on_update on every behavior of every
+/* One step of ERS's update loop: on_update on every behavior of every
  * entity, then on_late_update on every behavior, both in storage order over
  * one snapshot taken at the call (entities created during the step join at
  * the next one; entities destroyed during it are skipped). The agent-based

@@ -1,7 +1,7 @@
-/* The seed's multi-formalism factory: an assembly line (discrete-event)
- * makes parts, transport robots (agent-based) carry them one per robot
- * along a path, a chemical bath (continuous) heats them along an ODE until
- * a state event takes them out. Private to models/factory; the kinds are
+/* ERS's multi-formalism factory (docs/models/factory.md): an assembly line
+ * (discrete-event) makes parts, transport robots (agent-based) carry them
+ * one per robot along a path, a chemical bath (continuous) heats them along
+ * an ODE until a state event takes them out. Private to models/factory; the kinds are
  * reached through kr__models_register_builtin (models/builtin.h).
  *
  * Parts are entities (a factory.part data component and a factory.tracker
