@@ -1,8 +1,8 @@
 /* The monotonic clock in nanoseconds, for wall times in stats, traces,
  * emulation and waits: never for what a simulation computes. Not public
  * API; shared by every layer. */
-#ifndef KAIROS_ECS_CLOCK_PRIVATE_H
-#define KAIROS_ECS_CLOCK_PRIVATE_H
+#ifndef KAIROS_BASE_CLOCK_H
+#define KAIROS_BASE_CLOCK_H
 
 #include <stdint.h>
 #include <time.h>

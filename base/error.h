@@ -1,6 +1,6 @@
 /* Setting the per-thread last error. Not public API. */
-#ifndef KAIROS_ECS_ERROR_PRIVATE_H
-#define KAIROS_ECS_ERROR_PRIVATE_H
+#ifndef KAIROS_BASE_ERROR_H
+#define KAIROS_BASE_ERROR_H
 
 #include "kairos/status.h"
 

@@ -2,8 +2,8 @@
  * linear probing and backward-shift deletion (no tombstones, so lookups stay
  * short after many removals). Keys may repeat: callers that key by a hash
  * of something larger walk every value stored under the key and compare. */
-#ifndef KAIROS_ECS_HMAP_H
-#define KAIROS_ECS_HMAP_H
+#ifndef KAIROS_BASE_HMAP_H
+#define KAIROS_BASE_HMAP_H
 
 #include <stdbool.h>
 #include <stddef.h>

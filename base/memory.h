@@ -1,6 +1,6 @@
 /* Large-array allocation for the ECS. Not public API. */
-#ifndef KAIROS_ECS_MEMORY_PRIVATE_H
-#define KAIROS_ECS_MEMORY_PRIVATE_H
+#ifndef KAIROS_BASE_MEMORY_H
+#define KAIROS_BASE_MEMORY_H
 
 #include <stdbool.h>
 #include <stddef.h>

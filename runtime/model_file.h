@@ -76,7 +76,7 @@ kr_model_t *kr__model_file_build(kr__model_file_t *f, const kr_observer_t *obser
  * rank_of[i]; only this rank's simulators get worlds and kind setups. */
 kr_model_t *kr__model_file_build_on(kr__model_file_t *f, const kr_observer_t *observer, int rank, const int *rank_of);
 /* The rank of every simulator for `ranks` ranks, from the file alone
- * (kr__model_file_map on the model's structure). */
+ * (kr__model_file_map on the model's structure). Mapping: runtime/mapping.c. */
 kr_status_t kr__model_file_plan(kr__model_file_t *f, int ranks, int *rank_of);
 
 /* The kind of simulator i, after build. */
@@ -84,8 +84,9 @@ const kr_kind_desc_t *kr__model_file_kind(const kr__model_file_t *f, size_t i);
 
 /* Rank of every simulator for `ranks` ranks: pins first, zero-promise groups
  * kept together on the rank of their lowest member, the rest round-robin, in
- * blocks, or by a METIS partition of the dependency graph. Needs the built model (for the groups). Fails for a group whose
- * members are pinned to different ranks. */
+ * blocks, or by a METIS partition of the dependency graph. Needs the built
+ * model (for the groups). Fails for a group whose members are pinned to
+ * different ranks. runtime/mapping.c. */
 kr_status_t kr__model_file_map(const kr__model_file_t *f, const kr_model_t *m, int ranks, int *rank_of);
 
 /* ---- kinds (kinds.c) ---- */

@@ -1,6 +1,7 @@
 /* Running a model file and writing what a run produces: the summary, the
  * stats JSON, per-simulator event logs, the Chrome trace and the progress
- * line. Not public API. */
+ * line (run.c drives the run, report.c and observer.c write, output_file.c
+ * keeps unfinished files under .partial names). Not public API. */
 #ifndef KAIROS_RUNTIME_RUN_H
 #define KAIROS_RUNTIME_RUN_H
 

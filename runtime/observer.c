@@ -1,0 +1,209 @@
+/* What a run writes as it goes: per-simulator event logs, the Chrome
+ * trace (one fragment per rank, joined by rank 0) and the progress line;
+ * docs/stats.md describes each. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "base/clock.h"
+#include "base/error.h"
+#include "runtime/run_private.h"
+
+static void trace_event(run_ctx_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void trace_event(run_ctx_t *c, const char *fmt, ...)
+{
+    if (!c->first_trace_event) fputs(",\n", c->trace.fp);
+    c->first_trace_event = false;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(c->trace.fp, fmt, ap);
+    va_end(ap);
+}
+
+static double us(const run_ctx_t *c, uint64_t ns) { return (double)(ns - c->t0) / 1000.0; }
+
+void kr__run_show_progress(run_ctx_t *c, bool final)
+{
+    uint64_t now = kr__monotonic_ns();
+    if (!final && now - c->last_progress < 250000000u) return; /* four refreshes a second at most */
+    c->last_progress = now;
+    kr_model_t *m = c->model;
+    kr_time_t frontier = KR_TIME_NEVER;
+    uint64_t events = 0;
+    for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
+        if (!kr_sim_is_local(kr_model_sim(m, i))) continue;
+        kr_time_t t = kr_sim_now(kr_model_sim(m, i));
+        if (t < frontier) frontier = t;
+        events += kr_sim_event_count(kr_model_sim(m, i));
+    }
+    if (frontier == KR_TIME_NEVER) frontier = 0;
+    double end = kr_time_to_units(kr_model_end_time(m), kr_model_precision(m));
+    double at = kr_time_to_units(frontier, kr_model_precision(m));
+    double wall = (double)(now - c->t0) * 1e-9;
+    double rate = wall > 0 ? (double)events / wall : 0;
+    double left = at > 0 && end > at ? wall * (end - at) / at : 0;
+    fprintf(stderr, "\r  model time %.6g of %.6g  %.3g events/s  %s%.0f s left   ", at, end, rate,
+            at > 0 ? "" : "~", left);
+    if (final) fputc('\n', stderr);
+    fflush(stderr);
+    c->progress_shown = true;
+}
+
+static void on_event(void *arg, kr_sim_t *s, const kr_event_key_t *k, kr_event_type_t type)
+{
+    run_ctx_t *c = arg;
+    if (c->logs) {
+        FILE *fp = c->logs[kr_sim_id(s)].fp;
+        fprintf(fp, "{\"time\": %llu, \"priority\": %d, \"source\": %u, \"sequence\": %llu, \"phase\": %u, "
+                "\"type\": \"%s\"}\n", (unsigned long long)k->time, k->priority, k->source,
+                (unsigned long long)k->sequence, k->phase, kr_model_event_type_name(c->model, type));
+    }
+    if (c->tracing && k->phase == 1 && k->source != kr_sim_id(s))
+        trace_event(c, "{\"name\": \"sync\", \"cat\": \"sync\", \"ph\": \"f\", \"bp\": \"e\", \"id\": %llu, "
+                    "\"pid\": %d, \"tid\": %u, \"ts\": %.3f}",
+                    (unsigned long long)((uint64_t)k->source << 40 ^ k->sequence), c->opt->rank, kr_sim_id(s),
+                    us(c, kr__monotonic_ns()));
+}
+
+static void on_busy(void *arg, kr_sim_t *s, uint64_t begin, uint64_t end, uint64_t events)
+{
+    run_ctx_t *c = arg;
+    if (c->tracing)
+        trace_event(c, "{\"name\": \"busy\", \"cat\": \"sim\", \"ph\": \"X\", \"pid\": %d, \"tid\": %u, \"ts\": %.3f, "
+                    "\"dur\": %.3f, \"args\": {\"events\": %llu}}", c->opt->rank, kr_sim_id(s), us(c, begin),
+                    (double)(end - begin) / 1000.0, (unsigned long long)events);
+    if (c->opt->progress) kr__run_show_progress(c, false);
+}
+
+static void on_blocked(void *arg, kr_sim_t *s, uint64_t begin, uint64_t end)
+{
+    run_ctx_t *c = arg;
+    if (c->tracing)
+        trace_event(c, "{\"name\": \"blocked\", \"cat\": \"sim\", \"ph\": \"X\", \"pid\": %d, \"tid\": %u, "
+                    "\"ts\": %.3f, \"dur\": %.3f}", c->opt->rank, kr_sim_id(s), us(c, begin),
+                    (double)(end - begin) / 1000.0);
+}
+
+static void on_sync(void *arg, kr_sim_t *s, const kr_event_key_t *k)
+{
+    run_ctx_t *c = arg;
+    if (c->tracing)
+        trace_event(c, "{\"name\": \"sync\", \"cat\": \"sync\", \"ph\": \"s\", \"id\": %llu, \"pid\": %d, "
+                    "\"tid\": %u, \"ts\": %.3f}", (unsigned long long)((uint64_t)k->source << 40 ^ k->sequence),
+                    c->opt->rank, kr_sim_id(s), us(c, kr__monotonic_ns()));
+}
+
+kr_observer_t kr__run_observer(run_ctx_t *c, bool event_logs, bool trace, bool progress)
+{
+    return (kr_observer_t){ .arg = c, .on_event = event_logs || trace ? on_event : NULL,
+                            .on_busy = trace || progress ? on_busy : NULL,
+                            .on_blocked = trace ? on_blocked : NULL, .on_sync = trace ? on_sync : NULL };
+}
+
+/* The trace of rank k: the whole file on one rank; a fragment FILE.rankK
+ * (events only) that rank 0 joins afterwards on several. */
+static void trace_fragment_path(const run_ctx_t *c, const char *path, int rank, char *out, size_t cap)
+{
+    (void)c;
+    snprintf(out, cap, "%s.rank%d", path, rank);
+}
+
+kr_status_t kr__run_open_outputs(run_ctx_t *c, const char *log_dir, const char *trace_path)
+{
+    kr_model_t *m = c->model;
+    if (log_dir) {
+        if (mkdir(log_dir, 0777) && errno != EEXIST)
+            return kr__fail(KR_ERR_IO, "%s: cannot create the event-log folder: %s", log_dir, strerror(errno));
+        c->logs = calloc(kr_model_sim_count(m), sizeof *c->logs);
+        if (!c->logs) return kr__fail(KR_ERR_NOMEM, "out of memory");
+        for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
+            if (!kr_sim_is_local(kr_model_sim(m, i))) continue;
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s.jsonl", log_dir, kr_sim_name(kr_model_sim(m, i)));
+            kr_status_t st = kr__out_open(&c->logs[i], path);
+            if (st) return st;
+        }
+    }
+    if (trace_path) {
+        char frag[4200];
+        trace_fragment_path(c, trace_path, c->opt->rank, frag, sizeof frag);
+        kr_status_t st = kr__out_open(&c->trace, kr__run_distributed(c) ? frag : trace_path);
+        if (st) return st;
+        c->tracing = true;
+        c->first_trace_event = true;
+        if (!kr__run_distributed(c)) fputs("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n", c->trace.fp);
+        trace_event(c, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"args\": {\"name\": \"rank %d\"}}",
+                    c->opt->rank, c->opt->rank);
+        for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
+            if (!kr_sim_is_local(kr_model_sim(m, i))) continue;
+            json_t *name = json_string(kr_sim_name(kr_model_sim(m, i)));
+            char *quoted = json_dumps(name, JSON_ENCODE_ANY);
+            trace_event(c, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": %u, \"args\": "
+                        "{\"name\": %s}}", c->opt->rank, i, quoted ? quoted : "\"?\"");
+            free(quoted);
+            json_decref(name);
+        }
+    }
+    return KR_OK;
+}
+
+kr_status_t kr__run_close_outputs(run_ctx_t *c, bool ok)
+{
+    kr_status_t st = KR_OK, s2;
+    if (c->logs) {
+        for (uint32_t i = 0; i < kr_model_sim_count(c->model); i++)
+            if ((s2 = kr__out_close(&c->logs[i], ok)) && !st) st = s2;
+        free(c->logs);
+        c->logs = NULL;
+    }
+    if (c->tracing) {
+        fputs(kr__run_distributed(c) ? "\n" : "\n]}\n", c->trace.fp);
+        if ((s2 = kr__out_close(&c->trace, ok)) && !st) st = s2;
+        c->tracing = false;
+    }
+    return st;
+}
+
+/* Rank 0 joins the ranks' trace fragments into one file (and removes them;
+ * on failure, only removes them). */
+kr_status_t kr__run_join_trace(run_ctx_t *c, const char *path, bool ok)
+{
+    kr__out_file_t out = { 0 };
+    kr_status_t st = ok ? kr__out_open(&out, path) : KR_OK;
+    if (!st && ok) fputs("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n", out.fp);
+    bool first = true;
+    for (int r = 0; r < c->opt->ranks; r++) {
+        char frag[4200];
+        trace_fragment_path(c, path, r, frag, sizeof frag);
+        FILE *in = fopen(frag, "r");
+        if (!in) {
+            if (ok && !st) st = kr__fail(KR_ERR_IO, "%s: the trace of rank %d is missing: %s", frag, r, strerror(errno));
+            continue;
+        }
+        if (ok && !st) {
+            if (!first) fputs(",\n", out.fp);
+            first = false;
+            char buf[65536];
+            size_t n;
+            long body = 0;
+            while ((n = fread(buf, 1, sizeof buf, in)) > 0) {
+                /* drop the fragment's trailing newline so the commas line up */
+                if (feof(in) && n && buf[n - 1] == '\n') n--;
+                fwrite(buf, 1, n, out.fp);
+                body += (long)n;
+            }
+            (void)body;
+        }
+        fclose(in);
+        remove(frag);
+    }
+    if (!st && ok) fputs("\n]}\n", out.fp);
+    kr_status_t closed = ok ? kr__out_close(&out, !st) : KR_OK;
+    return st ? st : closed;
+}
+
+/* Every rank learns whether any failed; rank 0 gets the first failing
+ * rank's message. Returns the agreed status (this rank's own when it
+ * failed). */

@@ -1,0 +1,41 @@
+/* Output files written under NAME.partial and renamed into place only
+ * when complete (runtime/run.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "base/error.h"
+#include "runtime/run.h"
+
+kr_status_t kr__out_open(kr__out_file_t *o, const char *path)
+{
+    size_t n = strlen(path);
+    o->final = strdup(path);
+    o->partial = malloc(n + 9);
+    if (!o->final || !o->partial) return kr__fail(KR_ERR_NOMEM, "out of memory");
+    snprintf(o->partial, n + 9, "%s.partial", path);
+    o->fp = fopen(o->partial, "w");
+    if (!o->fp) return kr__fail(KR_ERR_IO, "%s: cannot write: %s", o->partial, strerror(errno));
+    return KR_OK;
+}
+
+kr_status_t kr__out_close(kr__out_file_t *o, bool keep)
+{
+    kr_status_t st = KR_OK;
+    if (o->fp) {
+        bool bad = ferror(o->fp) != 0;
+        if (fclose(o->fp) || bad) {
+            if (keep) st = kr__fail(KR_ERR_IO, "%s: write failed: %s", o->partial, strerror(errno));
+            keep = false;
+        }
+        if (keep && rename(o->partial, o->final)) {
+            st = kr__fail(KR_ERR_IO, "%s: cannot rename to %s: %s", o->partial, o->final, strerror(errno));
+            keep = false;
+        }
+        if (!keep) remove(o->partial);
+    }
+    free(o->final);
+    free(o->partial);
+    *o = (kr__out_file_t){ 0 };
+    return st;
+}

@@ -1,0 +1,320 @@
+/* What a run reports at its end: the checksum, the stats JSON (each
+ * rank's part, merged on rank 0), the per-step series and the summary;
+ * docs/stats.md describes each. */
+#include <math.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "base/clock.h"
+#include "base/error.h"
+#include "runtime/run_private.h"
+#include "base/hmap.h"
+#include "net/transport_mpi.h"
+
+static uint64_t combine(uint64_t h, uint32_t id, uint64_t events, uint64_t state)
+{
+    h = kr__mix64(h ^ kr__mix64(events + id));
+    return kr__mix64(h ^ state);
+}
+
+uint64_t kr__run_checksum(const kr__model_file_t *f, kr_model_t *m)
+{
+    uint64_t h = 0x6b6169726f73ULL;
+    for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
+        kr_sim_t *s = kr_model_sim(m, i);
+        const kr_kind_desc_t *k = kr__model_file_kind(f, i);
+        h = combine(h, i, kr_sim_event_digest(s), k && k->digest ? k->digest(s) : 0);
+    }
+    return h;
+}
+
+/* This rank's part of the stats: its simulators, each with its id and
+ * digests (for the checksum, combined on rank 0), and its wall time. */
+json_t *kr__run_local_stats(run_ctx_t *c, double wall)
+{
+    kr_model_t *m = c->model;
+    kr__model_file_t *f = c->file;
+    json_t *sims = json_array();
+    for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
+        kr_sim_t *s = kr_model_sim(m, i);
+        if (!kr_sim_is_local(s)) continue;
+        const kr_kind_desc_t *k = kr__model_file_kind(f, i);
+        kr_report_t *r = kr__report_open();
+        if (r && k->report) k->report(s, r);
+        json_t *own = r ? json_deep_copy(kr__report_json(r)) : json_object();
+        kr__report_close(r);
+        char ev[17], st[17];
+        snprintf(ev, sizeof ev, "%016llx", (unsigned long long)kr_sim_event_digest(s));
+        snprintf(st, sizeof st, "%016llx", (unsigned long long)(k->digest ? k->digest(s) : 0));
+        if (k->state_digest) {
+            /* this simulator's part of stats.state_digest, summed on rank 0 */
+            char part[17];
+            snprintf(part, sizeof part, "%016llx", (unsigned long long)k->state_digest(s));
+            json_object_set_new(own ? own : (own = json_object()), "_state_part", json_string(part));
+        }
+        json_array_append_new(sims, json_pack("{s:I, s:s, s:s, s:s, s:i, s:s, s:s, s:f, s:I, s:I, s:I, s:I, s:I, "
+                                              "s:f, s:I, s:o}",
+            "_id", (json_int_t)i, "_events_digest", ev, "_state_digest", st,
+            "name", kr_sim_name(s), "rank", kr_sim_rank(s), "kind", k->name,
+            "formalism", kr_formalism_name(kr_sim_formalism(s)),
+            "final_time", kr_time_to_units(kr_sim_now(s), f->precision),
+            "events", (json_int_t)kr_sim_event_count(s), "sync_sent", (json_int_t)kr_sim_sync_sent(s),
+            "sync_received", (json_int_t)kr_sim_sync_received(s), "null_messages", (json_int_t)kr_sim_null_messages(s),
+            "guarantee_requests", (json_int_t)kr_sim_guarantee_requests(s), "blocked_seconds", kr_sim_blocked_seconds(s), "entities", (json_int_t)kr_world_entity_count(kr_sim_world(s)),
+            "stats", own ? own : json_object()));
+    }
+    char node[256] = "?";
+    gethostname(node, sizeof node - 1);
+    kr__mpi_transport_stats_t net = { 0 };
+    if (c->mpi) kr__transport_mpi_stats(c->mpi, &net);
+    return json_pack("{s:i, s:s, s:s, s:f, s:I, s:I, s:I, s:I, s:I, s:o}", "rank", c->opt->rank, "node", node,
+                     "cores", c->opt->binding && c->opt->binding[0] ? c->opt->binding : "all", "wall_seconds", wall,
+                     "rounds", (json_int_t)kr_model_rounds(c->model),
+                     "messages", (json_int_t)kr_model_transport_messages(c->model),
+                     "batches", (json_int_t)net.batches_sent, "bytes", (json_int_t)net.bytes_sent,
+                     "reductions", (json_int_t)net.reductions, "simulators", sims);
+}
+
+static uint64_t hex64(const char *s)
+{
+    return s ? strtoull(s, NULL, 16) : 0;
+}
+
+/* One simulator's per-step figures (kr_report_steps) added into those of
+ * its model-file entry (every region of a world, every replica of a
+ * `count`), step by step; called in simulator-id order. Whole numbers, so
+ * the sums are exact whatever simulators hold the figures. */
+static void add_steps(json_t *totals, const char *entry, json_t *steps)
+{
+    json_t *k = json_object_get(totals, entry);
+    if (!k) json_object_set_new(totals, entry, k = json_object());
+    const char *name;
+    json_t *fig;
+    json_object_foreach(steps, name, fig) {
+        json_t *acc = json_object_get(k, name);
+        if (!acc) {
+            json_object_set_new(k, name, json_deep_copy(fig));
+            continue;
+        }
+        json_t *sum = json_object_get(acc, "values");
+        size_t i;
+        json_t *v;
+        json_array_foreach(json_object_get(fig, "values"), i, v) {
+            json_int_t a = json_integer_value(json_array_get(sum, i)), b = json_integer_value(v), total;
+            /* (saturates rather than wraps: kinds keep their figures far below) */
+            if (__builtin_add_overflow(a, b, &total)) total = a > 0 ? INT64_MAX : INT64_MIN;
+            if (i < json_array_size(sum))
+                json_array_set_new(sum, i, json_integer(total));
+            else json_array_append(sum, v);
+        }
+    }
+}
+
+/* The "name" of the model-file entry simulator `i` came from. */
+static const char *entry_name(const kr__model_file_t *f, size_t i)
+{
+    json_t *entry = json_array_get(json_object_get(f->root, "simulators"), f->sims[i].index);
+    const char *name = json_string_value(json_object_get(entry, "name"));
+    return name ? name : f->sims[i].name;
+}
+
+static double pow10u(json_int_t d)
+{
+    double p = 1;
+    while (d-- > 0) p *= 10;
+    return p;
+}
+
+/* stats.totals: the last step's value of every summed per-step figure,
+ * by model-file entry. */
+static json_t *step_totals(json_t *steps)
+{
+    json_t *out = json_object();
+    const char *kind, *name;
+    json_t *k, *fig;
+    json_object_foreach(steps, kind, k) {
+        json_t *t = json_object();
+        json_object_foreach(k, name, fig) {
+            json_t *vs = json_object_get(fig, "values");
+            json_int_t d = json_integer_value(json_object_get(fig, "decimals"));
+            json_int_t last = json_array_size(vs) ? json_integer_value(json_array_get(vs, json_array_size(vs) - 1)) : 0;
+            json_object_set_new(t, name, d ? json_real((double)last / pow10u(d)) : json_integer(last));
+        }
+        json_object_set_new(out, kind, t);
+    }
+    return out;
+}
+
+/* The CSV of --series: one row per step, one column per summed figure
+ * (ENTRY.NAME when several model-file entries report some), fixed-point
+ * values written exactly. */
+void kr__run_write_series(FILE *o, json_t *steps)
+{
+    size_t rows = 0;
+    const char *kind, *name;
+    json_t *k, *fig;
+    fputs("step", o);
+    json_object_foreach(steps, kind, k) json_object_foreach(k, name, fig) {
+        if (json_object_size(steps) > 1) fprintf(o, ",%s.%s", kind, name);
+        else fprintf(o, ",%s", name);
+        size_t n = json_array_size(json_object_get(fig, "values"));
+        if (n > rows) rows = n;
+    }
+    fputc('\n', o);
+    for (size_t i = 0; i < rows; i++) {
+        fprintf(o, "%zu", i);
+        json_object_foreach(steps, kind, k) json_object_foreach(k, name, fig) {
+            json_t *v = json_array_get(json_object_get(fig, "values"), i);
+            json_int_t d = json_integer_value(json_object_get(fig, "decimals"));
+            if (!v) {
+                fputc(',', o);
+                continue;
+            }
+            long long x = (long long)json_integer_value(v);
+            if (!d) {
+                fprintf(o, ",%lld", x);
+                continue;
+            }
+            long long p = (long long)pow10u(d);
+            unsigned long long ax = x < 0 ? 0ull - (unsigned long long)x : (unsigned long long)x;
+            fprintf(o, ",%s%llu.%0*llu", x < 0 ? "-" : "", ax / (unsigned long long)p, (int)d,
+                    ax % (unsigned long long)p);
+        }
+        fputc('\n', o);
+    }
+}
+
+/* Rank 0: every rank's part into the stats object, simulators in id order,
+ * the checksum combined in that order. */
+json_t *kr__run_merge_stats(run_ctx_t *c, json_t **parts, int nparts)
+{
+    kr__model_file_t *f = c->file;
+    size_t n = f->sim_count;
+    json_t **by_id = calloc(n ? n : 1, sizeof *by_id);
+    json_t *ranks = json_array();
+    double wall = 0;
+    if (!by_id) return NULL;
+    for (int r = 0; r < nparts; r++) {
+        json_t *p = parts[r];
+        double w = json_number_value(json_object_get(p, "wall_seconds"));
+        if (w > wall) wall = w;
+        json_array_append_new(ranks, json_pack("{s:O, s:O, s:O, s:O, s:O, s:O, s:O}", "rank",
+                                               json_object_get(p, "rank"), "node", json_object_get(p, "node"),
+                                               "cores", json_object_get(p, "cores"), "wall_seconds",
+                                               json_object_get(p, "wall_seconds"), "messages",
+                                               json_object_get(p, "messages"), "batches",
+                                               json_object_get(p, "batches"), "bytes", json_object_get(p, "bytes")));
+        size_t i;
+        json_t *sim;
+        json_array_foreach(json_object_get(p, "simulators"), i, sim) {
+            json_int_t id = json_integer_value(json_object_get(sim, "_id"));
+            if (id >= 0 && (size_t)id < n && !by_id[id]) by_id[id] = sim;
+        }
+    }
+    uint64_t h = 0x6b6169726f73ULL, events = 0, nulls = 0, requests = 0, messages = 0, batches = 0, bytes = 0;
+    uint64_t state_sum = 0;
+    bool has_state = false;
+    json_int_t rounds = 0, reductions = 0;
+    for (int r = 0; r < nparts; r++) {
+        /* rounds and reductions are collective: every rank counts each one */
+        json_int_t x = json_integer_value(json_object_get(parts[r], "rounds"));
+        if (x > rounds) rounds = x;
+        x = json_integer_value(json_object_get(parts[r], "reductions"));
+        if (x > reductions) reductions = x;
+        messages += (uint64_t)json_integer_value(json_object_get(parts[r], "messages"));
+        batches += (uint64_t)json_integer_value(json_object_get(parts[r], "batches"));
+        bytes += (uint64_t)json_integer_value(json_object_get(parts[r], "bytes"));
+    }
+    json_t *sims = json_array();
+    json_decref(c->steps);
+    c->steps = json_object();
+    for (size_t i = 0; i < n; i++) {
+        json_t *sim = by_id[i];
+        if (!sim) continue; /* cannot happen: every simulator runs on one rank */
+        h = combine(h, (uint32_t)i, hex64(json_string_value(json_object_get(sim, "_events_digest"))),
+                    hex64(json_string_value(json_object_get(sim, "_state_digest"))));
+        events += (uint64_t)json_integer_value(json_object_get(sim, "events"));
+        nulls += (uint64_t)json_integer_value(json_object_get(sim, "null_messages"));
+        json_t *part = json_object_get(json_object_get(sim, "stats"), "_state_part");
+        if (part) {
+            /* A sum: the same whatever simulator holds which agent. */
+            state_sum += hex64(json_string_value(part));
+            has_state = true;
+        }
+        requests += (uint64_t)json_integer_value(json_object_get(sim, "guarantee_requests"));
+        json_t *steps = json_object_get(json_object_get(sim, "stats"), "_steps");
+        if (steps) add_steps(c->steps, entry_name(f, i), steps);
+        json_t *copy = json_deep_copy(sim);
+        json_object_del(json_object_get(copy, "stats"), "_state_part");
+        json_object_del(json_object_get(copy, "stats"), "_steps");
+        json_object_del(copy, "_id");
+        json_object_del(copy, "_events_digest");
+        json_object_del(copy, "_state_digest");
+        json_array_append_new(sims, copy);
+    }
+    free(by_id);
+    char sum[17];
+    snprintf(sum, sizeof sum, "%016llx", (unsigned long long)h);
+    double end = kr_time_to_units(f->end_time, f->precision), per_event = events ? 1.0 / (double)events : 0.0;
+    json_t *out = json_pack("{s:s, s:i, s:s, s:f, s:f, s:I, s:f, s:f, s:I, s:I, s:I, s:f, s:s, s:o, s:o}", "version",
+                            KAIROS_VERSION_STRING, "ranks", c->opt->ranks > 0 ? c->opt->ranks : 1,
+                            "sync", f->sync == KR_SYNC_WINDOW ? "window" : "null-message",
+                            "end_time", end, "wall_seconds", wall,
+                            "events", (json_int_t)events, "events_per_second", wall > 0 ? (double)events / wall : 0.0,
+                            "speedup", wall > 0 ? end / wall : 0.0,
+                            "rounds", rounds, "null_messages", (json_int_t)nulls,
+                            "guarantee_requests", (json_int_t)requests,
+                            "null_messages_per_event", (double)(nulls + requests) * per_event,
+                            "checksum", sum, "simulators", sims, "rank_info", ranks);
+    /* The coordinator's traffic between processes (docs/stats.md, docs/scaling.md). */
+    if (out && json_object_update_new(out, json_pack("{s:I, s:f, s:I, s:f, s:I, s:I}", "messages",
+                                                     (json_int_t)messages, "messages_per_event",
+                                                     (double)messages * per_event, "batches", (json_int_t)batches,
+                                                     "batches_per_event", (double)batches * per_event, "bytes",
+                                                     (json_int_t)bytes, "reductions", reductions))) {
+        json_decref(out);
+        out = NULL;
+    }
+    if (out && json_object_size(c->steps)) json_object_set_new(out, "totals", step_totals(c->steps));
+    if (out && has_state) {
+        char digest[17];
+        snprintf(digest, sizeof digest, "%016llx", (unsigned long long)state_sum);
+        json_object_set_new(out, "state_digest", json_string(digest));
+    }
+    return out;
+}
+
+void kr__run_print_summary(run_ctx_t *c, json_t *stats)
+{
+    FILE *o = c->opt->summary;
+    json_t *sims = json_object_get(stats, "simulators");
+    fprintf(o, "kairos %s: %s, %zu simulator%s on %d rank%s, sync %s\n", KAIROS_VERSION_STRING, c->file->path,
+            json_array_size(sims), json_array_size(sims) == 1 ? "" : "s", c->opt->ranks, c->opt->ranks == 1 ? "" : "s",
+            json_string_value(json_object_get(stats, "sync")));
+    fprintf(o, "  end time %g, wall %.3f s, %lld events (%.3g events/s)\n",
+            json_real_value(json_object_get(stats, "end_time")), json_real_value(json_object_get(stats, "wall_seconds")),
+            (long long)json_integer_value(json_object_get(stats, "events")),
+            json_real_value(json_object_get(stats, "events_per_second")));
+    fprintf(o, "  checksum %s\n", json_string_value(json_object_get(stats, "checksum")));
+    if (json_object_get(stats, "state_digest"))
+        fprintf(o, "  state digest %s\n", json_string_value(json_object_get(stats, "state_digest")));
+    size_t i;
+    json_t *s;
+    json_array_foreach(sims, i, s) {
+        fprintf(o, "  %-20s %-10s %-15s", json_string_value(json_object_get(s, "name")),
+                json_string_value(json_object_get(s, "kind")), json_string_value(json_object_get(s, "formalism")));
+        if (c->opt->ranks > 1) fprintf(o, " rank %-3lld", (long long)json_integer_value(json_object_get(s, "rank")));
+        fprintf(o, " events %-10lld", (long long)json_integer_value(json_object_get(s, "events")));
+        const char *key;
+        json_t *v;
+        json_object_foreach(json_object_get(s, "stats"), key, v) {
+            if (json_is_integer(v)) fprintf(o, " %s=%lld", key, (long long)json_integer_value(v));
+            else if (json_is_real(v)) fprintf(o, " %s=%.6g", key, json_real_value(v));
+            else if (json_is_string(v)) fprintf(o, " %s=%s", key, json_string_value(v));
+        }
+        fputc('\n', o);
+    }
+}

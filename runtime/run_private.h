@@ -1,0 +1,53 @@
+/* What the files of runtime/ that make up a run share: the run's context,
+ * the observer that writes event logs, the trace and the progress line
+ * (observer.c), and the stats, series and summary (report.c). run.c drives
+ * the run. Not public API. */
+#ifndef KAIROS_RUNTIME_RUN_PRIVATE_H
+#define KAIROS_RUNTIME_RUN_PRIVATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "runtime/run.h"
+#include "net/transport.h"
+
+/* One run on this rank. */
+typedef struct run_ctx {
+    kr__model_file_t *file;
+    kr_model_t *model;
+    const kr__run_options_t *opt;
+    kr__out_file_t *logs;           /* one per simulator, or NULL */
+    kr__out_file_t trace;
+    bool tracing, first_trace_event;
+    uint64_t t0;                /* wall start */
+    uint64_t last_progress;
+    bool progress_shown;
+    kr__transport_t *mpi;        /* the MPI transport (owned by the model), for its counts; NULL on one rank */
+    json_t *steps;              /* rank 0: per-step figures summed per kind (kr_report_steps) */
+} run_ctx_t;
+
+static inline bool kr__run_distributed(const run_ctx_t *c) { return c->opt->ranks > 1; }
+
+/* observer.c */
+/* The hooks the outputs need, and only those: a hook costs a call per
+ * event (or per span) even when it does nothing. */
+kr_observer_t kr__run_observer(run_ctx_t *c, bool event_logs, bool trace, bool progress);
+/* Opens the event logs (DIR/NAME.jsonl per local simulator) and the trace
+ * (the whole file on one rank, a fragment FILE.rankK on several), each
+ * under its .partial name. */
+kr_status_t kr__run_open_outputs(run_ctx_t *c, const char *log_dir, const char *trace_path);
+/* Closes them, renaming into place when ok. */
+kr_status_t kr__run_close_outputs(run_ctx_t *c, bool ok);
+/* Rank 0: joins the ranks' trace fragments into the trace file. */
+kr_status_t kr__run_join_trace(run_ctx_t *c, const char *path, bool ok);
+void kr__run_show_progress(run_ctx_t *c, bool final);
+
+/* report.c */
+/* This rank's part of the stats. */
+json_t *kr__run_local_stats(run_ctx_t *c, double wall);
+/* Rank 0: the stats of the run from every rank's part. */
+json_t *kr__run_merge_stats(run_ctx_t *c, json_t **parts, int nparts);
+void kr__run_write_series(FILE *o, json_t *steps);
+void kr__run_print_summary(run_ctx_t *c, json_t *stats);
+
+#endif
