@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include "kairos/kairos.h"
 #include "base/error.h"
+#include "base/grow.h"
 #include "base/hmap.h"
 #include "regions/region_private.h"
 
@@ -88,13 +89,8 @@ kr_status_t kr_region_agent_move(kr_region_t *r, kr_entity_t e, int32_t x, int32
     kr_status_t st = place(r, e, x, y);
     if (st) return st;
     kr__region_neighbour_t *n = &r->nb[slot];
-    if (n->out_count == n->out_cap) {
-        size_t cap = n->out_cap ? n->out_cap * 2 : 64;
-        kr__region_snap_t *o = realloc(n->out, cap * sizeof *o);
-        if (!o) return kr__fail(KR_ERR_NOMEM, "region %u: out of memory for migrants", r->index);
-        n->out = o;
-        n->out_cap = cap;
-    }
+    if (n->out_count == n->out_cap && KR__GROW(n->out, n->out_cap, n->out_count + 1, 64, NULL))
+        return kr__fail(KR_ERR_NOMEM, "region %u: out of memory for migrants", r->index);
     n->out[n->out_count++] = (kr__region_snap_t){ id, e, x, y };
     return KR_OK;
 }

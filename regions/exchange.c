@@ -14,6 +14,7 @@
 #include <string.h>
 #include "kairos/kairos.h"
 #include "base/error.h"
+#include "base/grow.h"
 #include "schedulers/model_fail.h"
 #include "regions/region_private.h"
 
@@ -114,13 +115,9 @@ static kr_status_t emigrants_collect(kr_region_t *r)
             kr_region_agent_cell(r, m->e, &x, &y);
             kr_status_t st = emigrant_reach(r, x, y);
             if (st) return st;
-            if (r->emigrant_count == r->emigrant_cap) {
-                size_t cap = r->emigrant_cap ? r->emigrant_cap * 2 : 64;
-                kr__region_ghost_rec_t *g = realloc(r->emigrants, cap * sizeof *g);
-                if (!g) return kr__fail(KR_ERR_NOMEM, "region %u: out of memory for migrants", r->index);
-                r->emigrants = g;
-                r->emigrant_cap = cap;
-            }
+            if (r->emigrant_count == r->emigrant_cap &&
+                KR__GROW(r->emigrants, r->emigrant_cap, r->emigrant_count + 1, 64, NULL))
+                return kr__fail(KR_ERR_NOMEM, "region %u: out of memory for migrants", r->index);
             size_t at = r->emigrant_bytes.len;
             if ((st = kr_buf_reserve(&r->emigrant_bytes, gsize))) return st;
             if (gsize) {
@@ -262,14 +259,9 @@ static kr_status_t arrive(kr_region_t *r, const kr__region_exchange_msg_t *msg)
     const kr__region_strip_t *ss = kr_component_get(r->world, in[0], r->strip);
     kr_status_t st = strip_read(r, n, ss->data, ss->len);
     kr_entity_destroy(r->world, in[0]);
-    if (!st && r->arrived_count + count > r->arrived_cap) {
-        size_t cap = r->arrived_cap ? r->arrived_cap : 256;
-        while (cap < r->arrived_count + count) cap *= 2;
-        uint64_t *a = realloc(r->arrived, cap * sizeof *a);
-        if (!a) return kr__fail(KR_ERR_NOMEM, "region %u: out of memory for migrants", r->index);
-        r->arrived = a;
-        r->arrived_cap = cap;
-    }
+    if (!st && r->arrived_count + count > r->arrived_cap &&
+        KR__GROW(r->arrived, r->arrived_cap, r->arrived_count + count, 256, NULL))
+        return kr__fail(KR_ERR_NOMEM, "region %u: out of memory for migrants", r->index);
     for (size_t i = 1; !st && i < count; i++) {
         int32_t x, y;
         uint64_t id = kr_region_agent_id(r, in[i]);

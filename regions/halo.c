@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include "kairos/kairos.h"
 #include "base/error.h"
+#include "base/grow.h"
 #include "schedulers/model_fail.h"
 #include "regions/region_private.h"
 
@@ -78,13 +79,8 @@ const kr_region_ghost_t *kr_region_ghosts(const kr_region_t *r, int32_t x, int32
 /* Adds a ghost for the next step to this region's halo. */
 kr_status_t kr__region_ghost_add(kr_region_t *r, uint64_t id, int32_t x, int32_t y, const void *bytes)
 {
-    if (r->ghost_count == r->ghost_cap) {
-        size_t cap = r->ghost_cap ? r->ghost_cap * 2 : 256;
-        kr__region_ghost_rec_t *g = realloc(r->ghost_recs, cap * sizeof *g);
-        if (!g) return kr__fail(KR_ERR_NOMEM, "region %u: out of memory for the halo", r->index);
-        r->ghost_recs = g;
-        r->ghost_cap = cap;
-    }
+    if (r->ghost_count == r->ghost_cap && KR__GROW(r->ghost_recs, r->ghost_cap, r->ghost_count + 1, 256, NULL))
+        return kr__fail(KR_ERR_NOMEM, "region %u: out of memory for the halo", r->index);
     r->ghost_recs[r->ghost_count++] = (kr__region_ghost_rec_t){ id, x, y, r->ghost_bytes.len };
     r->ghosts_ready = false;
     return kr_buf_append(&r->ghost_bytes, bytes, r->desc.ghost_size);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "kairos/kairos.h"
 #include "base/error.h"
+#include "base/grow.h"
 #include "schedulers/model_fail.h"
 #include "schedulers/time_private.h"
 #include "regions/region_private.h"
@@ -28,14 +29,8 @@ static kr_status_t act_cell(kr_world_t *w, const kr_spatial_visit_t *cell, void 
     kr_region_t *r = arg;
     uint64_t step = r->step;
     size_t k = cell->count;
-    if (k > r->snap_cap) {
-        size_t cap = r->snap_cap ? r->snap_cap : 64;
-        while (cap < k) cap *= 2;
-        kr__region_snap_t *b = realloc(r->snap, cap * sizeof *b);
-        if (!b) return kr__fail(KR_ERR_NOMEM, "region %u: out of memory for the step", r->index);
-        r->snap = b;
-        r->snap_cap = cap;
-    }
+    if (k > r->snap_cap && KR__GROW(r->snap, r->snap_cap, k, 64, NULL))
+        return kr__fail(KR_ERR_NOMEM, "region %u: out of memory for the step", r->index);
     int32_t x = cell->cell.x, y = cell->cell.y;
     size_t n = 0;
     for (size_t i = 0; i < k; i++) {

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "kairos/rng.h"
 #include "base/error.h"
+#include "base/grow.h"
 #include "schedulers/model_private.h"
 
 static char *dup_str(const char *s)
@@ -244,13 +245,8 @@ kr_sim_t *kr_model_add_sim(kr_model_t *m, const kr_sim_desc_t *d)
                  d->name, kr_formalism_name(d->formalism));
         return NULL;
     }
-    if (m->sim_count == m->sim_cap) {
-        uint32_t cap = m->sim_cap ? m->sim_cap * 2 : 8;
-        kr_sim_t **sims = realloc(m->sims, cap * sizeof *sims);
-        if (!sims) { kr__fail(KR_ERR_NOMEM, "kr_model_add_sim: out of memory"); return NULL; }
-        m->sims = sims;
-        m->sim_cap = cap;
-    }
+    if (m->sim_count == m->sim_cap && KR__GROW_U32(m->sims, m->sim_cap, m->sim_count + 1, 8, "kr_model_add_sim"))
+        return NULL;
     kr_sim_t *s = calloc(1, sizeof *s);
     if (!s) { kr__fail(KR_ERR_NOMEM, "kr_model_add_sim: out of memory"); return NULL; }
     s->model = m;
@@ -337,13 +333,9 @@ kr_status_t kr_model_add_dependency(kr_model_t *m, uint32_t from, uint32_t to, k
     if (kr__edge(m, from, to))
         return kr__fail(KR_ERR_EXISTS, "kr_model_add_dependency: '%s' -> '%s' already exists",
                         m->sims[from]->name, m->sims[to]->name);
-    if (m->edge_count == m->edge_cap) {
-        uint32_t cap = m->edge_cap ? m->edge_cap * 2 : 8;
-        kr__edge_t *edges = realloc(m->edges, cap * sizeof *edges);
-        if (!edges) return kr__fail(KR_ERR_NOMEM, "kr_model_add_dependency: out of memory");
-        m->edges = edges;
-        m->edge_cap = cap;
-    }
+    if (m->edge_count == m->edge_cap &&
+        KR__GROW_U32(m->edges, m->edge_cap, m->edge_count + 1, 8, "kr_model_add_dependency"))
+        return kr_last_status();
     uint32_t idx = m->edge_count;
     if ((st = append_u32(&m->sims[from]->out_edges, &m->sims[from]->out_count, idx))) return st;
     if ((st = append_u32(&m->sims[to]->in_edges, &m->sims[to]->in_count, idx))) {

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "kairos/rng.h"
 #include "base/error.h"
+#include "base/grow.h"
 #include "schedulers/model_private.h"
 
 /* Queue words: priority (sign flipped so it compares unsigned) and source,
@@ -178,12 +179,10 @@ kr__rec_extra_t *kr__rec_extra(kr_sim_t *s, kr__event_rec_t *r)
         i = s->extra_free;
         s->extra_free = s->extras[i].next_free;
     } else {
-        if (s->extra_count == s->extra_cap) {
-            uint32_t cap = s->extra_cap ? s->extra_cap * 2 : 16;
-            kr__rec_extra_t *x = realloc(s->extras, (size_t)cap * sizeof *x);
-            if (!x) { kr__fail(KR_ERR_NOMEM, "simulator '%s': out of memory for events", s->name); return NULL; }
-            s->extras = x;
-            s->extra_cap = cap;
+        if (s->extra_count == s->extra_cap &&
+            KR__GROW_U32(s->extras, s->extra_cap, s->extra_count + 1, 16, NULL)) {
+            kr__fail(KR_ERR_NOMEM, "simulator '%s': out of memory for events", s->name);
+            return NULL;
         }
         i = s->extra_count++;
     }

@@ -23,6 +23,7 @@
 #include <string.h>
 #include "kairos/pack.h"
 #include "base/error.h"
+#include "base/grow.h"
 #include "schedulers/model_private.h"
 
 enum { MSG_SYNC = 1, MSG_PAYLOAD, MSG_CANCEL, MSG_DELAY, MSG_GUARANTEE, MSG_REQUEST };
@@ -328,14 +329,11 @@ static kr_status_t outgoing_add(kr_sim_t *s, const kr__outgoing_t *o)
 {
     if (s->outgoing_count == s->outgoing_cap) {
         outgoing_prune(s);
-        /* Grow when pruning freed less than half. */
-        if (s->outgoing_cap == 0 || s->outgoing_count * 2 > s->outgoing_cap) {
-            uint32_t cap = s->outgoing_cap ? s->outgoing_cap * 2 : 64;
-            kr__outgoing_t *n = realloc(s->outgoing, cap * sizeof *n);
-            if (!n) return kr__fail(KR_ERR_NOMEM, "'%s': out of memory", s->name);
-            s->outgoing = n;
-            s->outgoing_cap = cap;
-        }
+        /* Double when pruning freed less than half, even if it freed some:
+         * hence a need of cap + 1 rather than count + 1. */
+        if ((s->outgoing_cap == 0 || s->outgoing_count * 2 > s->outgoing_cap) &&
+            KR__GROW_U32(s->outgoing, s->outgoing_cap, (size_t)s->outgoing_cap + 1, 64, NULL))
+            return kr__fail(KR_ERR_NOMEM, "'%s': out of memory", s->name);
     }
     s->outgoing[s->outgoing_count++] = *o;
     s->outgoing_live++;
@@ -617,13 +615,11 @@ static kr_status_t apply_data(kr_model_t *m, kr__edge_t *e, uint8_t kind, kr_tim
 static kr_status_t keep_early(kr__edge_t *e, uint64_t seq, const void *bytes, size_t len)
 {
     if (e->early_count == e->early_cap) {
-        size_t cap = e->early_cap ? e->early_cap * 2 : 8;
-        kr_buf_t *early = realloc(e->early, cap * sizeof *early);
-        if (!early) return kr__fail(KR_ERR_NOMEM, "out of memory holding early messages");
-        e->early = early;
-        uint64_t *seqs = realloc(e->early_seq, cap * sizeof *seqs);
-        if (!seqs) return kr__fail(KR_ERR_NOMEM, "out of memory holding early messages");
-        e->early_seq = seqs;
+        /* Two arrays, one capacity: it grows once both have. */
+        size_t cap = e->early_cap, seq_cap = e->early_cap;
+        if (KR__GROW(e->early, cap, e->early_count + 1, 8, NULL) ||
+            KR__GROW(e->early_seq, seq_cap, e->early_count + 1, 8, NULL))
+            return kr__fail(KR_ERR_NOMEM, "out of memory holding early messages");
         e->early_cap = cap;
     }
     kr_buf_init(&e->early[e->early_count]);
@@ -681,13 +677,8 @@ static kr_status_t deliver_one(kr_model_t *m, const void *bytes, size_t len, boo
             if (time > e->guarantee) e->guarantee = time;
             return KR_OK;
         }
-        if (e->pending_count == e->pending_cap) {
-            size_t cap = e->pending_cap ? e->pending_cap * 2 : 4;
-            kr__pending_guarantee_t *p = realloc(e->pending, cap * sizeof *p);
-            if (!p) return kr__fail(KR_ERR_NOMEM, "out of memory holding guarantees");
-            e->pending = p;
-            e->pending_cap = cap;
-        }
+        if (e->pending_count == e->pending_cap && KR__GROW(e->pending, e->pending_cap, e->pending_count + 1, 4, NULL))
+            return kr__fail(KR_ERR_NOMEM, "out of memory holding guarantees");
         e->pending[e->pending_count++] = (kr__pending_guarantee_t){ edge_seq, time };
         return KR_OK;
     }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/grow.h"
 #include "schedulers/model_private.h"
 
 typedef struct replay_line {
@@ -261,12 +262,10 @@ void kr__emulation_poll(kr_sim_t *s)
         return;
     }
     while (em->input_open) {
-        if (em->line_cap - em->line_len < 4096) {
-            size_t cap = em->line_cap ? em->line_cap * 2 : 8192;
-            char *line = realloc(em->line, cap);
-            if (!line) { kr__model_fail(s->model, KR_ERR_NOMEM, "emulation '%s': out of memory", s->name); return; }
-            em->line = line;
-            em->line_cap = cap;
+        /* At least 4096 bytes free for the next read. */
+        if (em->line_cap - em->line_len < 4096 && KR__GROW(em->line, em->line_cap, em->line_len + 4096, 8192, NULL)) {
+            kr__model_fail(s->model, KR_ERR_NOMEM, "emulation '%s': out of memory", s->name);
+            return;
         }
         ssize_t n = read(em->fd, em->line + em->line_len, em->line_cap - em->line_len);
         if (n == 0) em->input_open = false;
