@@ -2,7 +2,7 @@
 """Random walkers benchmark (issue 7): runs `kairos run
 examples/walkers-large.json` (1,000,000 walkers on 1000 x 1000 cells)
 through the general runtime and prints one JSON line per figure
-(DESIGN.md §7), the median over --reps runs.
+(bench/README.md), the median over --reps runs.
 
 Cases: 1 rank with the world uncut (1x1) and cut in two (2x1, both regions
 on the one rank), 2 ranks with 2x1 (one region each), and a
