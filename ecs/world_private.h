@@ -5,7 +5,22 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
-#include "kairos/kairos.h"
+/* The ecs layer's own public headers, never kairos/kairos.h: ecs/ knows
+ * nothing of simulators, time or kinds (tests/layering checks it). */
+#include "kairos/behavior.h"
+#include "kairos/buffer.h"
+#include "kairos/channel.h"
+#include "kairos/component.h"
+#include "kairos/entity.h"
+#include "kairos/hierarchy.h"
+#include "kairos/name.h"
+#include "kairos/pack.h"
+#include "kairos/registry.h"
+#include "kairos/serializer.h"
+#include "kairos/spatial.h"
+#include "kairos/status.h"
+#include "kairos/view.h"
+#include "kairos/world.h"
 #include "base/error.h"
 #include "base/hmap.h"
 

@@ -6,7 +6,6 @@
  * rules"). A kind's act calls these for every agent at every step. */
 #include <math.h>
 #include <stdlib.h>
-#include "kairos/kairos.h"
 #include "base/error.h"
 #include "base/grow.h"
 #include "base/hmap.h"

@@ -2,7 +2,6 @@
  * of a hash of (id, cell, the kind's digest word) over its agents, which
  * the run adds up over the regions; the same however the world was cut. */
 #include <stdint.h>
-#include "kairos/kairos.h"
 #include "base/hmap.h"
 #include "regions/region_private.h"
 

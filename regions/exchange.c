@@ -12,7 +12,6 @@
  * migration already does. */
 #include <stdlib.h>
 #include <string.h>
-#include "kairos/kairos.h"
 #include "base/error.h"
 #include "base/grow.h"
 #include "schedulers/model_fail.h"

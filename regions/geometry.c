@@ -4,7 +4,6 @@
  * kr_region_grid_t, no simulator needed: model-file checks and tests use it
  * as well as the regions. docs/regions.md, "Geometry". */
 #include <stdint.h>
-#include "kairos/kairos.h"
 #include "base/error.h"
 #include "regions/region_private.h"
 

@@ -5,7 +5,6 @@
  * cells at the end of the previous step: added as the neighbours' strips
  * arrive (exchange.c), sorted on the first look of the step. */
 #include <stdlib.h>
-#include "kairos/kairos.h"
 #include "base/error.h"
 #include "base/grow.h"
 #include "schedulers/model_fail.h"

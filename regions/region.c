@@ -5,7 +5,6 @@
  * and the accessors. What a region does at each step is in step.c and
  * exchange.c; see kairos/region.h and docs/regions.md. */
 #include <stdlib.h>
-#include "kairos/kairos.h"
 #include "base/error.h"
 #include "regions/region_private.h"
 

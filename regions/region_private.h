@@ -20,7 +20,27 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "kairos/kairos.h"
+/* The public headers of regions/ and the layers below (not kairos.h,
+ * which reaches up to the runtime's kinds). */
+#include "kairos/behavior.h"
+#include "kairos/buffer.h"
+#include "kairos/component.h"
+#include "kairos/entity.h"
+#include "kairos/event.h"
+#include "kairos/log.h"
+#include "kairos/model.h"
+#include "kairos/pack.h"
+#include "kairos/region.h"
+#include "kairos/registry.h"
+#include "kairos/rng.h"
+#include "kairos/serializer.h"
+#include "kairos/sim.h"
+#include "kairos/spatial.h"
+#include "kairos/status.h"
+#include "kairos/sync.h"
+#include "kairos/time.h"
+#include "kairos/view.h"
+#include "kairos/world.h"
 
 /* An agent of a cell being scanned, or a migrant listed by a move. */
 typedef struct kr__region_snap {

@@ -5,7 +5,6 @@
  * by the regions of the cut that the process runs. */
 #include <stdlib.h>
 #include <string.h>
-#include "kairos/kairos.h"
 #include "base/error.h"
 #include "regions/region_private.h"
 

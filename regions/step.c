@@ -7,7 +7,6 @@
  * go out. */
 #include <stdlib.h>
 #include <string.h>
-#include "kairos/kairos.h"
 #include "base/error.h"
 #include "base/grow.h"
 #include "schedulers/model_fail.h"

@@ -27,6 +27,21 @@ ONLY = {
     # uses only these two narrow headers.
     ("regions", "schedulers"): {"schedulers/model_fail.h", "schedulers/time_private.h"},
 }
+# The layer that implements each public header (docs/internals.md). A layer
+# includes public headers of its own layer and the layers below, as it
+# includes private ones: kairos/kairos.h, which includes them all, only
+# from runtime/ up.
+PUBLIC_LAYER = {
+    "export.h": "base", "status.h": "base", "buffer.h": "base",
+    "entity.h": "ecs", "registry.h": "ecs", "world.h": "ecs", "component.h": "ecs", "behavior.h": "ecs",
+    "hierarchy.h": "ecs", "channel.h": "ecs", "name.h": "ecs", "view.h": "ecs", "spatial.h": "ecs",
+    "serializer.h": "ecs", "pack.h": "ecs",
+    "time.h": "schedulers", "event.h": "schedulers", "sync.h": "schedulers", "model.h": "schedulers",
+    "sim.h": "schedulers", "log.h": "schedulers", "rng.h": "schedulers", "dist.h": "schedulers",
+    "ode.h": "schedulers", "continuous.h": "schedulers", "emulation.h": "schedulers",
+    "region.h": "regions",
+    "kind.h": "runtime", "statistics.h": "runtime", "kairos.h": "runtime",
+}
 SOURCE_DIRS = list(BELOW) + ["include", "tests", "bench", "examples"]
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 SYSTEM_INCLUDE = re.compile(r'^\s*#\s*include\s*<([^>]+)>', re.M)
@@ -54,6 +69,17 @@ def main():
                 where = f"{rel}:{line}"
                 if target.startswith("../") or "/../" in target:
                     problems.append(f'{where}: #include "{target}" climbs out of its folder; name the header by its layer')
+                    continue
+                if target.startswith("kairos/"):
+                    header = target[len("kairos/"):]
+                    owner = PUBLIC_LAYER.get(header)
+                    if owner is None:
+                        if (root / "include" / target).exists():
+                            problems.append(f"{where}: include/{target} has no layer in check_includes.py's PUBLIC_LAYER")
+                        continue
+                    mine = top if top in BELOW else (PUBLIC_LAYER.get(path.name) if top == "include" else None)
+                    if mine is not None and owner != mine and owner not in BELOW[mine]:
+                        problems.append(f'{where}: {mine} code includes "{target}", which belongs to {owner}/ above it')
                     continue
                 if top not in BELOW:
                     continue
