@@ -1,6 +1,6 @@
-/* The coordinator's transport over MPI, and the few collectives a
- * distributed run needs around it. Not public API: public headers never
- * include mpi.h.
+/* The coordinator's transport over MPI (the collectives a distributed run
+ * needs around it are in collectives.h). Not public API: public headers
+ * never include mpi.h.
  *
  * Messages to simulators of this rank loop back in order; messages to
  * another rank are appended to that rank's outgoing batch, which leaves as
