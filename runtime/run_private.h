@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "runtime/model_digest.h"
 #include "runtime/run.h"
 #include "net/transport.h"
 
@@ -24,6 +25,7 @@ typedef struct run_ctx {
     bool progress_shown;
     kr__transport_t *mpi;        /* the MPI transport (owned by the model), for its counts; NULL on one rank */
     json_t *steps;              /* rank 0: per-step figures summed per kind (kr_report_steps) */
+    kr__model_digest_t digest;  /* the same on every rank (model_digest.c) */
 } run_ctx_t;
 
 static inline bool kr__run_distributed(const run_ctx_t *c) { return c->opt->ranks > 1; }
