@@ -78,6 +78,7 @@ static void same_everywhere_runs(const char *example, const char *set, bool ever
                                                           { 1, "null-message" } };
     size_t run_count = every_pair ? sizeof runs / sizeof runs[0] : 5;
     json_t *ref = NULL;
+    char window_run[17] = "";
     for (size_t i = 0; i < run_count; i++) {
         char stats[600];
         snprintf(stats, sizeof stats, "%s", cli_path("stats.json"));
@@ -94,6 +95,22 @@ static void same_everywhere_runs(const char *example, const char *set, bool ever
         cr_assert_str_eq(json_string_value(json_object_get(s, "checksum")),
                          json_string_value(json_object_get(ref, "checksum")), "%s on %d ranks (%s)", example,
                          runs[i].np, runs[i].sync);
+        /* one model everywhere: the same identity; the run digest also
+         * names the algorithm (runs[0] is null-message) */
+        cr_assert_str_eq(json_string_value(json_object_get(s, "identity_digest")),
+                         json_string_value(json_object_get(ref, "identity_digest")), "%s on %d ranks (%s)", example,
+                         runs[i].np, runs[i].sync);
+        const char *run = json_string_value(json_object_get(s, "run_digest"));
+        cr_assert(run && strlen(run) == 16);
+        if (!strcmp(runs[i].sync, "null-message"))
+            cr_assert_str_eq(run, json_string_value(json_object_get(ref, "run_digest")), "%s on %d ranks", example,
+                             runs[i].np);
+        else if (!window_run[0]) {
+            snprintf(window_run, sizeof window_run, "%s", run);
+            cr_assert_str_neq(run, json_string_value(json_object_get(ref, "run_digest")), "the algorithm is in it");
+        } else {
+            cr_assert_str_eq(run, window_run, "%s on %d ranks (window)", example, runs[i].np);
+        }
         json_t *a = json_object_get(s, "simulators"), *b = json_object_get(ref, "simulators");
         cr_assert_eq(json_array_size(a), json_array_size(b));
         for (size_t k = 0; k < json_array_size(a); k++)
