@@ -135,7 +135,7 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
         if (!st && opt->rank == 0 && !stats) st = kr__fail(KR_ERR_NOMEM, "out of memory building the stats");
     }
     if (opt->rank == 0) {
-        if (trace_path && kr__run_distributed(&c)) {
+        if (trace_path) {
             kr_status_t joined = kr__run_join_trace(&c, trace_path, !st);
             if (!st) st = joined;
         }

@@ -502,7 +502,9 @@ Test(cli, trace_parses_nests_and_pairs_flows)
         while (j < ns && sid[j] < fid[i]) j++;
         cr_assert(j < ns && sid[j] == fid[i], "flow end %llu has a start", (unsigned long long)fid[i]);
     }
-    /* starts without an end: exactly the sync-events still in flight at the end */
+    /* every flow that starts ends (issue 16): one per sync-event received;
+     * a sync-event still in flight at the end (the factory has one) has no
+     * flow at all */
     json_int_t sent = 0, received = 0;
     for (size_t i = 0; i < sims; i++) {
         json_t *x = json_array_get(json_object_get(s, "simulators"), i);
@@ -510,7 +512,8 @@ Test(cli, trace_parses_nests_and_pairs_flows)
         received += json_integer_value(json_object_get(x, "sync_received"));
     }
     cr_assert_gt(nf, 0);
-    cr_assert_eq((json_int_t)ns, sent);
+    cr_assert_gt(sent, received, "no sync-event in flight at the end: the case is not tested");
+    cr_assert_eq((json_int_t)ns, received);
     cr_assert_eq((json_int_t)nf, received);
     free(spans), free(sid), free(fid);
     json_decref(t);

@@ -707,3 +707,66 @@ Test(cli_mpi, plugin_that_differs_between_ranks_is_caught, .timeout = 120)
     every_rank_exits(&r, 2, 0, NULL);
     cli_free(&r);
 }
+
+/* ---- the trace closes every flow it opens (issue 16) ---- */
+
+static int cmp_id(const void *a, const void *b)
+{
+    json_int_t x = *(const json_int_t *)a, y = *(const json_int_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The factory's last sync-event is due after the end: its flow once had a
+ * start and no end. Every flow of the trace now has one start and one end
+ * with the same id, on 1 and on 2 ranks, and nothing else is lost (the
+ * busy spans are all there). */
+Test(cli_mpi, trace_closes_every_flow_it_opens, .timeout = 120)
+{
+    const char *root = getenv("KAIROS_SOURCE_ROOT");
+    char model[1024];
+    snprintf(model, sizeof model, "%s/examples/factory.json", root);
+    for (int np = 0; np <= 2; np += 2) {
+        const char *trace = cli_path("flows.json"), *stats = cli_path("flows-stats.json");
+        const char *args[] = { "run", model, "--quiet", "--trace", trace, "-o", stats, NULL };
+        cli_result_t r = kairos_on(np, args);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        cli_free(&r);
+        json_error_t e;
+        json_t *t = json_load_file(trace, 0, &e);
+        cr_assert(t, "%s: %s (line %d)", trace, e.text, e.line);
+        json_t *events = json_object_get(t, "traceEvents");
+        size_t n = json_array_size(events), ns = 0, nf = 0;
+        json_int_t *s = calloc(n + 1, sizeof *s), *f = calloc(n + 1, sizeof *f);
+        cr_assert(s && f);
+        json_int_t busy = 0;
+        for (size_t i = 0; i < n; i++) {
+            json_t *ev = json_array_get(events, i);
+            const char *ph = json_string_value(json_object_get(ev, "ph"));
+            cr_assert(ph);
+            if (!strcmp(ph, "s")) s[ns++] = json_integer_value(json_object_get(ev, "id"));
+            if (!strcmp(ph, "f")) f[nf++] = json_integer_value(json_object_get(ev, "id"));
+            if (!strcmp(ph, "X") && !strcmp(json_string_value(json_object_get(ev, "name")), "busy"))
+                busy += json_integer_value(json_object_get(json_object_get(ev, "args"), "events"));
+        }
+        cr_assert_gt(ns, 100, "%zu flows on %d ranks", ns, np);
+        cr_assert_eq(ns, nf, "%zu starts, %zu ends on %d ranks", ns, nf, np);
+        qsort(s, ns, sizeof *s, cmp_id);
+        qsort(f, nf, sizeof *f, cmp_id);
+        for (size_t i = 0; i < ns; i++) {
+            cr_assert_eq(s[i], f[i], "flow %lld has no end, or %lld no start (%d ranks)", (long long)s[i],
+                         (long long)f[i], np);
+            cr_assert(i == 0 || s[i] != s[i - 1], "flow %lld starts twice", (long long)s[i]);
+        }
+        free(s), free(f);
+        json_decref(t);
+        json_t *st = json_load_file(stats, 0, &e);
+        cr_assert(st);
+        cr_assert_eq(busy, json_integer_value(json_object_get(st, "events")), "every event in a busy span");
+        json_decref(st);
+        for (int k = 0; k < 2; k++) {
+            char frag[600];
+            snprintf(frag, sizeof frag, "%s.rank%d", trace, k);
+            cr_assert(!cli_exists(frag), "%s left behind", frag);
+        }
+    }
+}
