@@ -206,7 +206,10 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static bool ids_has(const ids_t *s, uint64_t id) { return bsearch(&id, s->v, s->n, sizeof id, cmp_u64) != NULL; }
+static bool ids_has(const ids_t *s, uint64_t id)
+{
+    return s->n && bsearch(&id, s->v, s->n, sizeof id, cmp_u64) != NULL;
+}
 
 /* Rank 0 joins the ranks' trace fragments into one file (and removes them;
  * on failure, only removes them). A flow is kept only when both its start
@@ -236,8 +239,8 @@ kr_status_t kr__run_join_trace(run_ctx_t *c, const char *path, bool ok)
                 st = kr__fail(KR_ERR_NOMEM, "out of memory joining the trace");
         fclose(in);
     }
-    qsort(starts.v, starts.n, sizeof *starts.v, cmp_u64);
-    qsort(ends.v, ends.n, sizeof *ends.v, cmp_u64);
+    if (starts.n) qsort(starts.v, starts.n, sizeof *starts.v, cmp_u64);
+    if (ends.n) qsort(ends.v, ends.n, sizeof *ends.v, cmp_u64);
     if (!st && ok) fputs("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n", out.fp);
     bool first = true;
     for (int r = 0; r < c->opt->ranks; r++) {
