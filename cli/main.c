@@ -78,8 +78,9 @@ static const char *const validate_help =
     "usage: kairos validate MODEL.json [--ranks N] [--set KEY=VALUE]...\n"
     "\n"
     "Checks the model file (and every kind's params) without running it, and\n"
-    "prints the plan: simulators, formalisms, dependencies and promises,\n"
-    "zero-promise groups, and which rank runs what for N ranks (default 1).\n";
+    "prints the plan: the model's identity and run digests, simulators,\n"
+    "formalisms, dependencies and promises, zero-promise groups, and which\n"
+    "rank runs what for N ranks (default 1).\n";
 
 static const char *const info_help =
     "usage: kairos info\n"
