@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include "base/error.h"
 #include "models/builtin.h"
+#include "runtime/model_digest.h"
 #include "runtime/run.h"
 #include "runtime/sweep.h"
 
@@ -77,8 +78,9 @@ static const char *const validate_help =
     "usage: kairos validate MODEL.json [--ranks N] [--set KEY=VALUE]...\n"
     "\n"
     "Checks the model file (and every kind's params) without running it, and\n"
-    "prints the plan: simulators, formalisms, dependencies and promises,\n"
-    "zero-promise groups, and which rank runs what for N ranks (default 1).\n";
+    "prints the plan: the model's identity and run digests, simulators,\n"
+    "formalisms, dependencies and promises, zero-promise groups, and which\n"
+    "rank runs what for N ranks (default 1).\n";
 
 static const char *const info_help =
     "usage: kairos info\n"
@@ -380,6 +382,8 @@ static int cmd_validate(const cli_t *c, int argc, char **argv)
     kr_model_t *m = f ? kr__model_file_build(f, NULL) : NULL;
     int *rank_of = m ? calloc(f->sim_count, sizeof *rank_of) : NULL;
     kr_status_t st = !f || !m ? kr_last_status() : !rank_of ? KR_ERR_NOMEM : kr__model_file_map(f, m, o.ranks, rank_of);
+    kr__model_digest_t digest = { 0 };
+    if (!st) st = kr__model_digest(f, m, &digest);
     if (st && f && c->rank == 0) fprintf(stderr, "kairos: %s\n", kr_last_error());
     if (!st && c->rank == 0) {
         double p = (double)f->precision;
@@ -387,7 +391,9 @@ static int cmd_validate(const cli_t *c, int argc, char **argv)
         printf("  precision %llu ticks per unit, seed %llu, end time %g, sync %s, mapping %s\n",
                (unsigned long long)f->precision, (unsigned long long)f->seed, (double)f->end_time / p,
                f->sync == KR_SYNC_WINDOW ? "window" : "null-message",
-               f->mapping == KR__MAP_BLOCK ? "block" : "round-robin");
+               f->mapping == KR__MAP_BLOCK ? "block" : f->mapping == KR__MAP_METIS ? "metis" : "round-robin");
+        printf("  identity digest %016llx, run digest %016llx (the stats' identity_digest and run_digest)\n",
+               (unsigned long long)digest.identity, (unsigned long long)digest.run);
         printf("simulators (%zu):\n", f->sim_count);
         for (size_t i = 0; i < f->sim_count; i++) {
             const kr__sim_entry_t *e = &f->sims[i];

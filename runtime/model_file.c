@@ -12,6 +12,7 @@
 #include <string.h>
 #include "base/error.h"
 #include "runtime/model_file.h"
+#include "schedulers/model_private.h"
 
 #define FAIL_IF(cond, where, expected, found) \
     do { if (cond) return kr__input_error(f->path, (where), (expected), (found)); } while (0)
@@ -594,6 +595,8 @@ kr_model_t *kr__model_file_build_on(kr__model_file_t *f, const kr_observer_t *ob
             goto fail;
         }
     }
+    /* The promises are the file's: a kind's setup runs on one rank only. */
+    if (kr__model_fix_promises(m, f->path)) goto fail;
     for (size_t i = 0; i < f->sim_count; i++) {
         kr__sim_entry_t *e = &f->sims[i];
         const kr_kind_desc_t *k = kr__model_file_kind(f, i);

@@ -102,8 +102,8 @@ kr_observer_t kr__run_observer(run_ctx_t *c, bool event_logs, bool trace, bool p
                             .on_blocked = trace ? on_blocked : NULL, .on_sync = trace ? on_sync : NULL };
 }
 
-/* The trace of rank k: the whole file on one rank; a fragment FILE.rankK
- * (events only) that rank 0 joins afterwards on several. */
+/* The trace of rank k: a fragment FILE.rankK (events only, one a line)
+ * that rank 0 joins afterwards. */
 static void trace_fragment_path(const run_ctx_t *c, const char *path, int rank, char *out, size_t cap)
 {
     (void)c;
@@ -127,13 +127,14 @@ kr_status_t kr__run_open_outputs(run_ctx_t *c, const char *log_dir, const char *
         }
     }
     if (trace_path) {
+        /* A fragment on every rank, one rank included: joining it keeps
+         * only the flows that end (kr__run_join_trace). */
         char frag[4200];
         trace_fragment_path(c, trace_path, c->opt->rank, frag, sizeof frag);
-        kr_status_t st = kr__out_open(&c->trace, kr__run_distributed(c) ? frag : trace_path);
+        kr_status_t st = kr__out_open(&c->trace, frag);
         if (st) return st;
         c->tracing = true;
         c->first_trace_event = true;
-        if (!kr__run_distributed(c)) fputs("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n", c->trace.fp);
         trace_event(c, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"args\": {\"name\": \"rank %d\"}}",
                     c->opt->rank, c->opt->rank);
         for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
@@ -159,46 +160,112 @@ kr_status_t kr__run_close_outputs(run_ctx_t *c, bool ok)
         c->logs = NULL;
     }
     if (c->tracing) {
-        fputs(kr__run_distributed(c) ? "\n" : "\n]}\n", c->trace.fp);
+        fputc('\n', c->trace.fp);
         if ((s2 = kr__out_close(&c->trace, ok)) && !st) st = s2;
         c->tracing = false;
     }
     return st;
 }
 
+/* ---- joining the fragments ---- */
+
+/* A sync flow's line: 's' (start) or 'f' (end) and its id; 0 for any
+ * other line. The lines are the ones on_sync and on_event write. */
+static char flow_of(const char *line, uint64_t *id)
+{
+    static const char prefix[] = "{\"name\": \"sync\", \"cat\": \"sync\", \"ph\": \"";
+    if (strncmp(line, prefix, sizeof prefix - 1)) return 0;
+    char ph = line[sizeof prefix - 1];
+    const char *at = strstr(line, "\"id\": ");
+    if ((ph != 's' && ph != 'f') || !at) return 0;
+    *id = strtoull(at + 6, NULL, 10);
+    return ph;
+}
+
+typedef struct ids {
+    uint64_t *v;
+    size_t n, cap;
+} ids_t;
+
+static bool ids_add(ids_t *s, uint64_t id)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 1024;
+        uint64_t *v = realloc(s->v, cap * sizeof *v);
+        if (!v) return false;
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = id;
+    return true;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static bool ids_has(const ids_t *s, uint64_t id)
+{
+    return s->n && bsearch(&id, s->v, s->n, sizeof id, cmp_u64) != NULL;
+}
+
 /* Rank 0 joins the ranks' trace fragments into one file (and removes them;
- * on failure, only removes them). */
+ * on failure, only removes them). A flow is kept only when both its start
+ * and its end are there: a sync-event still in flight at the end (due
+ * after the end time, or cancelled) opened a flow that no event closes,
+ * and viewers draw such a start as an arrow to nowhere. The first pass
+ * finds the flows' ends, the second copies. */
 kr_status_t kr__run_join_trace(run_ctx_t *c, const char *path, bool ok)
 {
     kr__out_file_t out = { 0 };
     kr_status_t st = ok ? kr__out_open(&out, path) : KR_OK;
+    ids_t starts = { 0 }, ends = { 0 };
+    char *line = NULL;
+    size_t cap = 0;
+    for (int r = 0; ok && !st && r < c->opt->ranks; r++) {
+        char frag[4200];
+        trace_fragment_path(c, path, r, frag, sizeof frag);
+        FILE *in = fopen(frag, "r");
+        if (!in) {
+            st = kr__fail(KR_ERR_IO, "%s: the trace of rank %d is missing: %s", frag, r, strerror(errno));
+            break;
+        }
+        uint64_t id;
+        char ph;
+        while (!st && getline(&line, &cap, in) > 0)
+            if ((ph = flow_of(line, &id)) && !ids_add(ph == 's' ? &starts : &ends, id))
+                st = kr__fail(KR_ERR_NOMEM, "out of memory joining the trace");
+        fclose(in);
+    }
+    if (starts.n) qsort(starts.v, starts.n, sizeof *starts.v, cmp_u64);
+    if (ends.n) qsort(ends.v, ends.n, sizeof *ends.v, cmp_u64);
     if (!st && ok) fputs("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n", out.fp);
     bool first = true;
     for (int r = 0; r < c->opt->ranks; r++) {
         char frag[4200];
         trace_fragment_path(c, path, r, frag, sizeof frag);
-        FILE *in = fopen(frag, "r");
-        if (!in) {
-            if (ok && !st) st = kr__fail(KR_ERR_IO, "%s: the trace of rank %d is missing: %s", frag, r, strerror(errno));
-            continue;
-        }
-        if (ok && !st) {
+        FILE *in = ok && !st ? fopen(frag, "r") : NULL;
+        if (ok && !st && !in)
+            st = kr__fail(KR_ERR_IO, "%s: the trace of rank %d is missing: %s", frag, r, strerror(errno));
+        ssize_t n;
+        while (in && (n = getline(&line, &cap, in)) > 0) {
+            /* one event a line, "," after all but the fragment's last */
+            while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == ',')) line[--n] = '\0';
+            uint64_t id;
+            char ph = flow_of(line, &id);
+            if (!n || (ph == 's' && !ids_has(&ends, id)) || (ph == 'f' && !ids_has(&starts, id))) continue;
             if (!first) fputs(",\n", out.fp);
             first = false;
-            char buf[65536];
-            size_t n;
-            long body = 0;
-            while ((n = fread(buf, 1, sizeof buf, in)) > 0) {
-                /* drop the fragment's trailing newline so the commas line up */
-                if (feof(in) && n && buf[n - 1] == '\n') n--;
-                fwrite(buf, 1, n, out.fp);
-                body += (long)n;
-            }
-            (void)body;
+            fwrite(line, 1, (size_t)n, out.fp);
         }
-        fclose(in);
+        if (in) fclose(in);
         remove(frag);
     }
+    free(line);
+    free(starts.v);
+    free(ends.v);
     if (!st && ok) fputs("\n]}\n", out.fp);
     kr_status_t closed = ok ? kr__out_close(&out, !st) : KR_OK;
     return st ? st : closed;

@@ -278,6 +278,14 @@ json_t *kr__run_merge_stats(run_ctx_t *c, json_t **parts, int nparts)
         json_decref(out);
         out = NULL;
     }
+    if (out) {
+        /* What model this was (docs/stats.md): the same on every rank. */
+        char digest[17];
+        snprintf(digest, sizeof digest, "%016llx", (unsigned long long)c->digest.identity);
+        json_object_set_new(out, "identity_digest", json_string(digest));
+        snprintf(digest, sizeof digest, "%016llx", (unsigned long long)c->digest.run);
+        json_object_set_new(out, "run_digest", json_string(digest));
+    }
     if (out && json_object_size(c->steps)) json_object_set_new(out, "totals", step_totals(c->steps));
     if (out && has_state) {
         char digest[17];

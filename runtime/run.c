@@ -9,7 +9,6 @@
 #include <unistd.h>
 #include "base/clock.h"
 #include "base/error.h"
-#include "base/hmap.h"
 #include "runtime/run_private.h"
 #include "net/collectives.h"
 #include "net/transport_mpi.h"
@@ -38,41 +37,6 @@ static kr_status_t agree(run_ctx_t *c, kr_status_t st)
     }
     if (all) free(all);
     return st ? st : kr__fail((kr_status_t)worst, "another rank failed");
-}
-
-/* Every rank must agree on what the component registry and the event
- * types are, or entities and events would be read as something else. */
-static const char *component_name(void *arg, uint32_t i)
-{
-    const kr_component_info_t *info = kr_component_info(arg, i + 1);
-    return info ? info->name : "?";
-}
-
-static const char *event_type_name(void *arg, uint32_t i)
-{
-    return kr_model_event_type_name(arg, i + 1);
-}
-
-static kr_status_t check_registries(run_ctx_t *c)
-{
-    kr_registry_t *reg = kr_model_registry(c->model);
-    uint32_t n = kr_registry_count(reg);
-    uint32_t t = kr_model_event_type_count(c->model);
-    uint64_t *d = malloc(((n > t ? n : t) + 1) * sizeof *d);
-    if (!d) return kr__fail(KR_ERR_NOMEM, "out of memory");
-    for (uint32_t i = 0; i < n; i++) {
-        const kr_component_info_t *info = kr_component_info(reg, i + 1);
-        uint64_t h = info ? kr__hash_bytes(info->name, strlen(info->name), info->size * 31 + info->align) : 0;
-        d[i] = info ? kr__mix64(h ^ (info->vtbl ? 1u : 0u) ^ ((uint64_t)info->field_count << 8)) : 0;
-    }
-    kr_status_t st = kr__net_check_same(c->opt->comm, "component registries", d, n, component_name, reg);
-    for (uint32_t i = 0; !st && i < t; i++) {
-        const char *name = kr_model_event_type_name(c->model, i + 1);
-        d[i] = kr__hash_bytes(name, strlen(name), kr_model_event_type_size(c->model, i + 1));
-    }
-    if (!st) st = kr__net_check_same(c->opt->comm, "event types", d, t, event_type_name, c->model);
-    free(d);
-    return st;
 }
 
 kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
@@ -106,6 +70,8 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
     st = c.model ? KR_OK : kr_last_status();
     /* A kind's params are checked only where the simulator is built. */
     st = agree(&c, st);
+    /* Every rank holds the same model, or none runs (model_digest.c). */
+    if (!st) st = kr__model_digest_check(f, c.model, ranks, opt->comm, &c.digest);
     /* KAIROS_CHAOS_SEED (testing): messages are delayed and reordered on
      * their way; the results must not change. */
     const char *chaos = getenv("KAIROS_CHAOS_SEED");
@@ -117,7 +83,6 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
         if (t && chaos_seed) t = kr__transport_chaos_wrap(t, chaos_seed + (uint64_t)opt->rank);
         st = t ? kr__model_use_transport(c.model, t) : kr_last_status();
         st = agree(&c, st);
-        if (!st) st = check_registries(&c);
     }
     else if (!st && chaos_seed) {
         kr__transport_t *t = kr__transport_chaos_wrap(kr__transport_local_create(), chaos_seed);
@@ -170,7 +135,7 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
         if (!st && opt->rank == 0 && !stats) st = kr__fail(KR_ERR_NOMEM, "out of memory building the stats");
     }
     if (opt->rank == 0) {
-        if (trace_path && kr__run_distributed(&c)) {
+        if (trace_path) {
             kr_status_t joined = kr__run_join_trace(&c, trace_path, !st);
             if (!st) st = joined;
         }

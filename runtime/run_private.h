@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "runtime/model_digest.h"
 #include "runtime/run.h"
 #include "net/transport.h"
 
@@ -24,6 +25,7 @@ typedef struct run_ctx {
     bool progress_shown;
     kr__transport_t *mpi;        /* the MPI transport (owned by the model), for its counts; NULL on one rank */
     json_t *steps;              /* rank 0: per-step figures summed per kind (kr_report_steps) */
+    kr__model_digest_t digest;  /* the same on every rank (model_digest.c) */
 } run_ctx_t;
 
 static inline bool kr__run_distributed(const run_ctx_t *c) { return c->opt->ranks > 1; }
@@ -33,12 +35,12 @@ static inline bool kr__run_distributed(const run_ctx_t *c) { return c->opt->rank
  * event (or per span) even when it does nothing. */
 kr_observer_t kr__run_observer(run_ctx_t *c, bool event_logs, bool trace, bool progress);
 /* Opens the event logs (DIR/NAME.jsonl per local simulator) and the trace
- * (the whole file on one rank, a fragment FILE.rankK on several), each
- * under its .partial name. */
+ * (a fragment FILE.rankK on every rank), each under its .partial name. */
 kr_status_t kr__run_open_outputs(run_ctx_t *c, const char *log_dir, const char *trace_path);
 /* Closes them, renaming into place when ok. */
 kr_status_t kr__run_close_outputs(run_ctx_t *c, bool ok);
-/* Rank 0: joins the ranks' trace fragments into the trace file. */
+/* Rank 0: joins the ranks' trace fragments into the trace file, keeping
+ * only the flows that both start and end. */
 kr_status_t kr__run_join_trace(run_ctx_t *c, const char *path, bool ok);
 void kr__run_show_progress(run_ctx_t *c, bool final);
 

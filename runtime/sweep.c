@@ -1,4 +1,5 @@
 /* A parameter sweep: points, their replications, the CSV and the plots. */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -107,10 +108,33 @@ static const char *python(void)
     return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
 }
 
+/* The plot script (meson.build): KAIROS_PLOT_SCRIPT from the environment;
+ * for a binary of the build tree, the source tree's; for an installed one,
+ * the copy under its own prefix (the binary in PREFIX/BINDIR, the script
+ * in PREFIX/DATADIR/kairos), then the one under the configured prefix. */
 static const char *plot_script(void)
 {
     const char *env = getenv("KAIROS_PLOT_SCRIPT");
-    return env && env[0] ? env : KAIROS_PLOT_SCRIPT;
+    if (env && env[0]) return env;
+    static char found[4200];
+    const char *rel = KAIROS_PLOT_SCRIPT_INSTALLED, *bindir = KAIROS_BINDIR;
+    char exe[4096], root[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        size_t rl = realpath(KAIROS_BUILD_ROOT, root) ? strlen(root) : 0;
+        if (rl && !strncmp(exe, root, rl) && exe[rl] == '/') return KAIROS_PLOT_SCRIPT;
+        char *slash = strrchr(exe, '/');
+        if (slash) *slash = '\0';
+        size_t dl = strlen(exe), bl = strlen(bindir);
+        if (rel[0] != '/' && bindir[0] != '/' && dl > bl && exe[dl - bl - 1] == '/' && !strcmp(exe + dl - bl, bindir)) {
+            exe[dl - bl - 1] = '\0';
+            snprintf(found, sizeof found, "%s/%s", exe, rel);
+            if (access(found, R_OK) == 0) return found;
+        }
+    }
+    snprintf(found, sizeof found, "%s%s%s", rel[0] == '/' ? "" : KAIROS_PREFIX, rel[0] == '/' ? "" : "/", rel);
+    return access(found, R_OK) == 0 ? found : KAIROS_PLOT_SCRIPT;
 }
 
 /* Runs python SCRIPT ARGS...; its stderr's first line (if any) lands in

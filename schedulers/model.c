@@ -96,6 +96,7 @@ void kr_model_destroy(kr_model_t *m)
     kr__hmap_fini(&m->sim_names);
     kr_buf_fini(&m->msg);
     if (m->owns_registry) kr_registry_destroy(m->registry);
+    free(m->promise_source);
     free(m);
 }
 
@@ -347,10 +348,27 @@ kr_status_t kr_model_add_dependency(kr_model_t *m, uint32_t from, uint32_t to, k
     return KR_OK;
 }
 
+kr_status_t kr__model_fix_promises(kr_model_t *m, const char *source)
+{
+    char *copy = dup_str(source);
+    if (!copy) return kr__fail(KR_ERR_NOMEM, "out of memory");
+    free(m->promise_source);
+    m->promise_source = copy;
+    return KR_OK;
+}
+
+static kr_status_t refuse_fixed_promises(const kr_model_t *m, const char *fn)
+{
+    return kr__fail(KR_ERR_INVALID_ARG, "%s: the promises of a model built from %s come from its \"dependencies\" "
+                    "(each one's \"promise\"); change them there, or with --set dependencies.N.promise=VALUE",
+                    fn, m->promise_source);
+}
+
 kr_status_t kr_model_set_promise(kr_model_t *m, uint32_t from, uint32_t to, kr_time_t promise)
 {
     kr_status_t st = refuse_after_start(m, "kr_model_set_promise");
     if (st) return st;
+    if (m->promise_source) return refuse_fixed_promises(m, "kr_model_set_promise");
     kr__edge_t *e = kr__edge(m, from, to);
     if (!e) return kr__fail(KR_ERR_INVALID_ARG, "kr_model_set_promise: no dependency %u -> %u", from, to);
     if (promise == KR_TIME_NEVER) return kr__fail(KR_ERR_INVALID_ARG, "kr_model_set_promise: promise is not finite");
@@ -362,6 +380,7 @@ kr_status_t kr_model_set_promises(kr_model_t *m, uint32_t from, kr_time_t promis
 {
     kr_status_t st = refuse_after_start(m, "kr_model_set_promises");
     if (st) return st;
+    if (m->promise_source) return refuse_fixed_promises(m, "kr_model_set_promises");
     if (from >= m->sim_count) return kr__fail(KR_ERR_INVALID_ARG, "kr_model_set_promises: no simulator with id %u", from);
     if (promise == KR_TIME_NEVER) return kr__fail(KR_ERR_INVALID_ARG, "kr_model_set_promises: promise is not finite");
     kr_sim_t *s = m->sims[from];

@@ -25,6 +25,13 @@
  * in-process transport; before kr_model_start. */
 kr_status_t kr__model_use_transport(kr_model_t *model, kr__transport_t *t);
 
+/* The promises of this model come from `source` (a model file's
+ * "dependencies"; copied): from now on kr_model_set_promise and
+ * kr_model_set_promises refuse, naming it. A kind's setup runs only on
+ * the rank of its simulator, so a promise it changed would differ between
+ * ranks (docs/concepts.md). */
+kr_status_t kr__model_fix_promises(kr_model_t *model, const char *source);
+
 /* What a queued event record does when it runs. */
 typedef enum kr__event_kind {
     KR__EV_LOCAL,     /* type's on_event */
@@ -245,6 +252,7 @@ struct kr_model {
     kr__transport_t *transport;  /* NULL until run: the in-process one */
     bool owns_transport;
     kr_buf_t msg;               /* scratch for encoding one message */
+    char *promise_source;       /* kr__model_fix_promises: where the promises come from */
     kr_status_t failure;        /* first error inside a handler stops the run */
     char failure_msg[512];
 };

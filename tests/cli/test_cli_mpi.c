@@ -1,5 +1,6 @@
 /* kairos under mpirun -np 2 (MPIRUN): exit status 0 and the same checksum
  * as a run on one rank. */
+#include <errno.h>
 #include "spawn.h"
 #include "kairos/region.h"
 
@@ -77,6 +78,7 @@ static void same_everywhere_runs(const char *example, const char *set, bool ever
                                                           { 1, "null-message" } };
     size_t run_count = every_pair ? sizeof runs / sizeof runs[0] : 5;
     json_t *ref = NULL;
+    char window_run[17] = "";
     for (size_t i = 0; i < run_count; i++) {
         char stats[600];
         snprintf(stats, sizeof stats, "%s", cli_path("stats.json"));
@@ -93,6 +95,22 @@ static void same_everywhere_runs(const char *example, const char *set, bool ever
         cr_assert_str_eq(json_string_value(json_object_get(s, "checksum")),
                          json_string_value(json_object_get(ref, "checksum")), "%s on %d ranks (%s)", example,
                          runs[i].np, runs[i].sync);
+        /* one model everywhere: the same identity; the run digest also
+         * names the algorithm (runs[0] is null-message) */
+        cr_assert_str_eq(json_string_value(json_object_get(s, "identity_digest")),
+                         json_string_value(json_object_get(ref, "identity_digest")), "%s on %d ranks (%s)", example,
+                         runs[i].np, runs[i].sync);
+        const char *run = json_string_value(json_object_get(s, "run_digest"));
+        cr_assert(run && strlen(run) == 16);
+        if (!strcmp(runs[i].sync, "null-message"))
+            cr_assert_str_eq(run, json_string_value(json_object_get(ref, "run_digest")), "%s on %d ranks", example,
+                             runs[i].np);
+        else if (!window_run[0]) {
+            snprintf(window_run, sizeof window_run, "%s", run);
+            cr_assert_str_neq(run, json_string_value(json_object_get(ref, "run_digest")), "the algorithm is in it");
+        } else {
+            cr_assert_str_eq(run, window_run, "%s on %d ranks (window)", example, runs[i].np);
+        }
         json_t *a = json_object_get(s, "simulators"), *b = json_object_get(ref, "simulators");
         cr_assert_eq(json_array_size(a), json_array_size(b));
         for (size_t k = 0; k < json_array_size(a); k++)
@@ -481,4 +499,274 @@ Test(cli_mpi, ecology_same_answer_for_every_cut_and_rank_count, .timeout = 600)
     for (const char *p = series0; *p; p++) rows += *p == '\n';
     cr_assert_eq(rows, 1 + 26);
     free(series0);
+}
+
+/* ---- one model on every rank (issue 16) ---- */
+
+/* mpirun -np NP kairos ARGS..., each rank under a shell that writes
+ * "rank exit S" with its own status to stderr (and mpirun told not to cut
+ * the others short), so that every rank's status is seen. mpirun's own
+ * status then says nothing (it is 0): kairos_on gives that one. */
+static cli_result_t each_rank(int np, const char *const *args)
+{
+    const char *bin = getenv("KAIROS_BIN"), *mpirun = getenv("MPIRUN");
+    char nps[8];
+    snprintf(nps, sizeof nps, "%d", np);
+    char *argv[40] = { (char *)mpirun, "-np", nps, "--oversubscribe", "--mca", "orte_abort_on_non_zero_status", "0",
+                       "/bin/sh", "-c", "\"$0\" \"$@\"; s=$?; echo \"rank exit $s\" >&2; exit $s", (char *)bin };
+    int n = 11;
+    for (int i = 0; args[i] && n < 39; i++) argv[n++] = (char *)args[i];
+    argv[n] = NULL;
+    return cli_spawn(argv);
+}
+
+/* Every one of `np` ranks exited with `status`, and the message (printed
+ * once, by rank 0) holds `what` (NULL: no check of the message). */
+static void every_rank_exits(const cli_result_t *r, int np, int status, const char *what)
+{
+    char want[32];
+    snprintf(want, sizeof want, "rank exit %d\n", status);
+    int n = 0;
+    for (const char *p = r->err; (p = strstr(p, "rank exit ")); p++) {
+        cr_assert(!strncmp(p, want, strlen(want)), "a rank did not exit %d: %s", status, r->err);
+        n++;
+    }
+    cr_assert_eq(n, np, "%d rank statuses for %d ranks: %s", n, np, r->err);
+    if (!what) return;
+    const char *at = strstr(r->err, what);
+    cr_assert(at, "no \"%s\" in: %s", what, r->err);
+    cr_assert(!strstr(at + 1, what), "printed twice: %s", r->err);
+}
+
+/* Source (on rank 1) -> Sink (on rank 0), promise 0.5, both "meddler"
+ * kinds from the test plug-in with Source's params `params`. */
+static const char *meddler_model(const char *name, const char *params)
+{
+    const char *plugin = getenv("KAIROS_MEDDLER_PLUGIN");
+    cr_assert(plugin, "KAIROS_MEDDLER_PLUGIN is not set");
+    char text[2048];
+    snprintf(text, sizeof text, "{'end_time': 10, 'plugins': ['%s'], 'simulators': ["
+             "{'name': 'Sink', 'kind': 'meddler', 'rank': 0}, "
+             "{'name': 'Source', 'kind': 'meddler', 'rank': 1, 'params': %s}], "
+             "'dependencies': [{'from': 'Source', 'to': 'Sink', 'promise': 0.5}]}", plugin, params);
+    const char *path = cli_path(name);
+    cli_write(path, text);
+    return path;
+}
+
+/* The kind of issue 16 lowers its promise in setup, which runs on rank 1
+ * only: once a wire error ("event time before the target's current time")
+ * with --sync window, now refused where promises come from, every rank
+ * exiting 2, on 1 and on 2 ranks and with both algorithms. */
+Test(cli_mpi, promise_changed_in_setup_is_refused_on_every_rank, .timeout = 120)
+{
+    const char *model = meddler_model("lower.json", "{'lower_promise': 0.1}");
+    const char *stats = cli_path("lower-stats.json");
+    const char *syncs[] = { "window", "null-message" };
+    for (int i = 0; i < 2; i++) {
+        const char *args[] = { "run", model, "--quiet", "-o", stats, "--sync", syncs[i], NULL };
+        cli_result_t r = each_rank(2, args);
+        every_rank_exits(&r, 2, 2, "kr_model_set_promises: the promises of a model built from");
+        cr_assert(strstr(r.err, "come from its \"dependencies\""), "%s", r.err);
+        cr_assert(!strstr(r.err, "bad message"), "%s", r.err);
+        cr_assert(!cli_exists(stats));
+        cli_free(&r);
+        const char *one[] = { "run", model, "--quiet", "--sync", syncs[i], "--set", "simulators.Source.rank=0", NULL };
+        r = each_rank(1, one);
+        every_rank_exits(&r, 1, 2, "come from its \"dependencies\"");
+        cli_free(&r);
+    }
+    /* mpirun's own status */
+    const char *args[] = { "run", model, "--quiet", NULL };
+    cli_result_t r = kairos_on(2, args);
+    cr_assert_eq(r.status, 2, "mpirun exited %d: %s", r.status, r.err);
+    cli_free(&r);
+}
+
+/* A dependency added in setup exists on rank 1 only: the ranks compare
+ * their models before anything runs and name the difference. */
+Test(cli_mpi, dependency_added_in_setup_is_a_mismatch, .timeout = 120)
+{
+    const char *model = meddler_model("add.json", "{'add_dependency_from': 'Sink'}");
+    const char *args[] = { "run", model, "--quiet", "--sync", "window", NULL };
+    cli_result_t r = each_rank(2, args);
+    every_rank_exits(&r, 2, 2, "the model differs between ranks: dependencies: 1 on rank 0, 2 on rank 1");
+    cli_free(&r);
+    r = kairos_on(2, args);
+    cr_assert_eq(r.status, 2, "mpirun exited %d: %s", r.status, r.err);
+    cli_free(&r);
+    /* on one rank the model is what it is */
+    const char *one[] = { "run", model, "--quiet", "--set", "simulators.Source.rank=0", NULL };
+    r = each_rank(1, one);
+    every_rank_exits(&r, 1, 0, NULL);
+    cli_free(&r);
+}
+
+/* MPMD: rank 0 runs `a0`, ranks 1.. run `a1` (np - 1 of them), each rank's
+ * status seen as in each_rank. */
+static cli_result_t mpmd(int np, const char *const *a0, const char *const *a1)
+{
+    const char *bin = getenv("KAIROS_BIN"), *mpirun = getenv("MPIRUN");
+    char nps[8];
+    snprintf(nps, sizeof nps, "%d", np - 1);
+    const char *shell = "\"$0\" \"$@\"; s=$?; echo \"rank exit $s\" >&2; exit $s";
+    char *argv[64] = { (char *)mpirun, "--oversubscribe", "--mca", "orte_abort_on_non_zero_status", "0", "-np", "1",
+                       "/bin/sh", "-c", (char *)shell, (char *)bin };
+    int n = 11;
+    for (int i = 0; a0[i] && n < 40; i++) argv[n++] = (char *)a0[i];
+    const char *mid[] = { ":", "-np", nps, "/bin/sh", "-c", shell, bin };
+    for (size_t i = 0; i < sizeof mid / sizeof mid[0]; i++) argv[n++] = (char *)mid[i];
+    for (int i = 0; a1[i] && n < 63; i++) argv[n++] = (char *)a1[i];
+    argv[n] = NULL;
+    return cli_spawn(argv);
+}
+
+/* Ranks started with different inputs (a file edited on one node, an
+ * option given to some ranks only) each name the first difference with
+ * both values, every rank exiting 2: a promise, a time step, a params
+ * entry, the end time (the run digest) and a sync algorithm. */
+Test(cli_mpi, different_models_on_the_ranks_name_the_difference, .timeout = 240)
+{
+    const char *root = getenv("KAIROS_SOURCE_ROOT");
+    char factory[1024], walkers[1024];
+    snprintf(factory, sizeof factory, "%s/examples/factory.json", root);
+    snprintf(walkers, sizeof walkers, "%s/examples/walkers.json", root);
+    const struct { const char *model, *option, *value, *what; } cases[] = {
+        { factory, "--set", "dependencies.0.promise=0.1",
+          "simulator 'AssemblyLine' promise to 'TransportRobots': 0 on rank 0, 0.1 on rank 1" },
+        { walkers, "--set", "simulators.walkers.time_step=2", "simulator 'walkers[0]' time step: 1 on rank 0, 2 on rank 1" },
+        { factory, "--set", "simulators.ChemicalBath.params.capacity=3", "simulators[2].params: " },
+        { factory, "--end", "20", "end time: 3600 on rank 0, 20 on rank 1" },
+        { factory, "--sync", "window", "sync: null-message on rank 0, window on rank 1" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *a0[] = { "run", cases[i].model, "--quiet", "--end", "20", NULL };
+        const char *a1[] = { "run", cases[i].model, "--quiet", "--end", "20", cases[i].option, cases[i].value, NULL };
+        if (!strcmp(cases[i].option, "--end")) a0[4] = "3600";
+        cli_result_t r = mpmd(2, a0, a1);
+        every_rank_exits(&r, 2, 2, cases[i].what);
+        cr_assert(strstr(r.err, "the model differs between ranks"), "%s", r.err);
+        cli_free(&r);
+    }
+    /* on 3 ranks, the first rank that differs is named */
+    const char *a0[] = { "run", factory, "--quiet", "--end", "20", NULL };
+    const char *a1[] = { "run", factory, "--quiet", "--end", "30", NULL };
+    cli_result_t r = mpmd(3, a0, a1);
+    every_rank_exits(&r, 3, 2, "end time: 20 on rank 0, 30 on rank 1");
+    cli_free(&r);
+}
+
+/* A stale plug-in build on one node: the same model file and plug-in name,
+ * the plug-in's bytes differ (a copy with one byte more, which still
+ * loads). */
+Test(cli_mpi, plugin_that_differs_between_ranks_is_caught, .timeout = 120)
+{
+    const char *plugin = getenv("KAIROS_TEST_PLUGIN");
+    cr_assert(plugin, "KAIROS_TEST_PLUGIN is not set");
+    char *bytes = NULL;
+    size_t size = 0;
+    {
+        FILE *in = fopen(plugin, "rb");
+        cr_assert(in, "%s", plugin);
+        fseek(in, 0, SEEK_END);
+        size = (size_t)ftell(in);
+        fseek(in, 0, SEEK_SET);
+        bytes = malloc(size + 1);
+        cr_assert(bytes && fread(bytes, 1, size, in) == size);
+        fclose(in);
+    }
+    const char *model = "{'end_time': 10, 'plugins': ['libcounter.so'], 'simulators': "
+                        "[{'name': 'a', 'kind': 'counter', 'params': {'period': 1}}, "
+                        "{'name': 'b', 'kind': 'counter', 'params': {'period': 2}}]}";
+    char paths[2][700];
+    for (int side = 0; side < 2; side++) {
+        char dir[520];
+        snprintf(dir, sizeof dir, "%s", cli_path(side ? "node1" : "node0"));
+        cr_assert(mkdir(dir, 0755) == 0 || errno == EEXIST);
+        char so[700];
+        snprintf(so, sizeof so, "%s/libcounter.so", dir);
+        FILE *out = fopen(so, "wb");
+        cr_assert(out);
+        bytes[size] = '\n';
+        cr_assert_eq(fwrite(bytes, 1, size + (size_t)side, out), size + (size_t)side);
+        cr_assert_eq(fclose(out), 0);
+        snprintf(paths[side], sizeof paths[side], "%s/model.json", dir);
+        cli_write(paths[side], model);
+    }
+    free(bytes);
+    const char *a0[] = { "run", paths[0], "--quiet", NULL }, *a1[] = { "run", paths[1], "--quiet", NULL };
+    cli_result_t r = mpmd(2, a0, a1);
+    char what[200];
+    snprintf(what, sizeof what, "plugins[0] (libcounter.so): a file of %zu bytes with digest ", size);
+    every_rank_exits(&r, 2, 2, what);
+    snprintf(what, sizeof what, "on rank 0, a file of %zu bytes with digest ", size + 1);
+    cr_assert(strstr(r.err, what), "%s", r.err);
+    cli_free(&r);
+    /* the same bytes on both: it runs */
+    r = mpmd(2, a0, a0);
+    every_rank_exits(&r, 2, 0, NULL);
+    cli_free(&r);
+}
+
+/* ---- the trace closes every flow it opens (issue 16) ---- */
+
+static int cmp_id(const void *a, const void *b)
+{
+    json_int_t x = *(const json_int_t *)a, y = *(const json_int_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The factory's last sync-event is due after the end: its flow once had a
+ * start and no end. Every flow of the trace now has one start and one end
+ * with the same id, on 1 and on 2 ranks, and nothing else is lost (the
+ * busy spans are all there). */
+Test(cli_mpi, trace_closes_every_flow_it_opens, .timeout = 120)
+{
+    const char *root = getenv("KAIROS_SOURCE_ROOT");
+    char model[1024];
+    snprintf(model, sizeof model, "%s/examples/factory.json", root);
+    for (int np = 0; np <= 2; np += 2) {
+        const char *trace = cli_path("flows.json"), *stats = cli_path("flows-stats.json");
+        const char *args[] = { "run", model, "--quiet", "--trace", trace, "-o", stats, NULL };
+        cli_result_t r = kairos_on(np, args);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        cli_free(&r);
+        json_error_t e;
+        json_t *t = json_load_file(trace, 0, &e);
+        cr_assert(t, "%s: %s (line %d)", trace, e.text, e.line);
+        json_t *events = json_object_get(t, "traceEvents");
+        size_t n = json_array_size(events), ns = 0, nf = 0;
+        json_int_t *s = calloc(n + 1, sizeof *s), *f = calloc(n + 1, sizeof *f);
+        cr_assert(s && f);
+        json_int_t busy = 0;
+        for (size_t i = 0; i < n; i++) {
+            json_t *ev = json_array_get(events, i);
+            const char *ph = json_string_value(json_object_get(ev, "ph"));
+            cr_assert(ph);
+            if (!strcmp(ph, "s")) s[ns++] = json_integer_value(json_object_get(ev, "id"));
+            if (!strcmp(ph, "f")) f[nf++] = json_integer_value(json_object_get(ev, "id"));
+            if (!strcmp(ph, "X") && !strcmp(json_string_value(json_object_get(ev, "name")), "busy"))
+                busy += json_integer_value(json_object_get(json_object_get(ev, "args"), "events"));
+        }
+        cr_assert_gt(ns, 100, "%zu flows on %d ranks", ns, np);
+        cr_assert_eq(ns, nf, "%zu starts, %zu ends on %d ranks", ns, nf, np);
+        qsort(s, ns, sizeof *s, cmp_id);
+        qsort(f, nf, sizeof *f, cmp_id);
+        for (size_t i = 0; i < ns; i++) {
+            cr_assert_eq(s[i], f[i], "flow %lld has no end, or %lld no start (%d ranks)", (long long)s[i],
+                         (long long)f[i], np);
+            cr_assert(i == 0 || s[i] != s[i - 1], "flow %lld starts twice", (long long)s[i]);
+        }
+        free(s), free(f);
+        json_decref(t);
+        json_t *st = json_load_file(stats, 0, &e);
+        cr_assert(st);
+        cr_assert_eq(busy, json_integer_value(json_object_get(st, "events")), "every event in a busy span");
+        json_decref(st);
+        for (int k = 0; k < 2; k++) {
+            char frag[600];
+            snprintf(frag, sizeof frag, "%s.rank%d", trace, k);
+            cr_assert(!cli_exists(frag), "%s left behind", frag);
+        }
+    }
 }

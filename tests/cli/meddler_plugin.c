@@ -1,0 +1,38 @@
+/* A plug-in kind that makes the mistakes of issue 16 in its setup, which
+ * runs only on the rank of its simulator: "lower_promise" sets the
+ * promises of its outgoing dependencies (kr_model_set_promises, refused
+ * for a model built from a file), "add_dependency_from" adds a dependency
+ * from the named simulator to this one (caught when the ranks compare
+ * their models). Otherwise the simulator does nothing. */
+#include <kairos/kairos.h>
+
+static kr_status_t meddler_setup(kr_sim_t *sim, const kr_params_t *params)
+{
+    kr_model_t *m = kr_sim_model(sim);
+    if (kr_params_has(params, "lower_promise")) {
+        kr_time_t promise;
+        kr_status_t st = kr_params_duration(params, "lower_promise", 0, &promise);
+        if (st) return st;
+        st = kr_model_set_promises(m, kr_sim_id(sim), promise);
+        if (st) return st;
+    }
+    const char *from = NULL;
+    kr_status_t st = kr_params_string(params, "add_dependency_from", NULL, &from);
+    if (st || !from) return st;
+    kr_sim_t *other = kr_model_find_sim(m, from);
+    if (!other) return kr_params_error(params, "add_dependency_from", "the name of a simulator", from);
+    return kr_model_add_dependency(m, kr_sim_id(other), kr_sim_id(sim), 0);
+}
+
+static const kr_kind_desc_t meddler_kind = {
+    .name = "meddler",
+    .summary = "changes the model in its setup (a test of issue 16)",
+    .formalism = KR_DISCRETE_EVENT,
+    .setup = meddler_setup,
+};
+
+kr_status_t kairos_plugin_init(kr_kinds_t *kinds);
+kr_status_t kairos_plugin_init(kr_kinds_t *kinds)
+{
+    return kr_kind_register(kinds, &meddler_kind);
+}
