@@ -516,6 +516,11 @@ int main(int argc, char **argv)
      * outputs and exits 130 or 143 (docs/cli.md). */
     if (fn == cmd_run || fn == cmd_sweep) kr__catch_signals();
     int code = fn(&c, argc, argv);
-    if (mpi) MPI_Finalize();
+    /* Interrupted under a launcher, the launcher is ending the job too:
+     * MPI_Finalize would wait for it (Open MPI's mpirun kills ranks one
+     * second after its SIGTERM), and the outcome is decided already. */
+    bool interrupted = code == KR__EXIT_SIGINT || code == KR__EXIT_SIGTERM;
+    if (mpi && !interrupted) MPI_Finalize();
+    if (interrupted) fflush(NULL);
     return code;
 }
