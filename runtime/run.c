@@ -42,8 +42,10 @@ int kr__run_exit_status(kr_status_t st)
 kr_status_t kr__run_as_run_failure(kr_status_t st)
 {
     /* (the kind's own status would read as bad input: a refused
-     * sync-event is KR_ERR_INVALID_ARG; the message keeps its words) */
-    return kr__run_exit_status(st) == KR__EXIT_INPUT ? KR_ERR_STATE : st;
+     * sync-event is KR_ERR_INVALID_ARG; the message keeps its words.
+     * Corrupt data read while running, such as an emulation's replay log
+     * that does not fit the run, stays bad input.) */
+    return st != KR_ERR_CORRUPT && kr__run_exit_status(st) == KR__EXIT_INPUT ? KR_ERR_STATE : st;
 }
 
 kr_status_t kr__run_agree(MPI_Comm comm, int ranks, int rank, kr_status_t st, bool own)

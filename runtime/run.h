@@ -62,7 +62,8 @@ enum {
 int kr__run_exit_status(kr_status_t st);
 /* A failure found while running: st itself, unless it would read as bad
  * input (a kind passing on a refused sync-event's KR_ERR_INVALID_ARG), then
- * KR_ERR_STATE. */
+ * KR_ERR_STATE; KR_ERR_CORRUPT (data read while running that does not fit,
+ * such as a replay log) stays bad input. */
 kr_status_t kr__run_as_run_failure(kr_status_t st);
 
 /* Every rank of comm tells whether it failed (st), and whether the failure
