@@ -14,8 +14,10 @@ static uint64_t fault_count;
 
 static void on_signal(int sig)
 {
-    if (kr__signal_caught == sig) {
-        /* asked twice: stop now, as the signal itself would */
+    if (sig == SIGINT && kr__signal_caught == SIGINT) {
+        /* Ctrl-C twice: stop now, as the signal itself would. (Not for
+         * SIGTERM, which launchers may send more than once: the agreed
+         * outcome and the clean-up must not be cut short.) */
         signal(sig, SIG_DFL);
         raise(sig);
         return;

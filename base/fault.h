@@ -19,8 +19,8 @@ extern volatile sig_atomic_t kr__signal_caught;
 extern volatile sig_atomic_t kr__fault_fired;
 
 /* Installs the handlers for SIGINT and SIGTERM: the first only notes the
- * signal (the run stops at its next safe point); a second of the same kind
- * ends the process as the signal would. */
+ * signal (the run stops at its next safe point); a second SIGINT ends the
+ * process as the signal would. */
 void kr__catch_signals(void);
 
 /* Starts counting allocations: with KAIROS_FAIL_ALLOC=N (N >= 1) in the
