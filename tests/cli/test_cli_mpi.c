@@ -708,3 +708,28 @@ Test(cli_mpi, rank_killed_ends_the_run, .timeout = 240)
     cr_assert(!cli_exists(stats), "an output file was left under its final name");
     cli_free(&r);
 }
+
+/* Replications and sweeps follow the same table on every rank: a run
+ * failure in one replication is 1, a deadlock at one point of a sweep 3,
+ * and no stats file or CSV is left. (Groups of 2 ranks: the model pins a
+ * simulator to rank 1.) */
+Test(cli_mpi, replications_and_sweeps_exit_alike, .timeout = 240)
+{
+    const char *fails = faulty_model("reps-fail.json", ", 'how': 'sync', 'peer': 'b', 'fail_at': 5", "", "1");
+    const char *holds = faulty_model("sweep-hold.json", ", 'how': 'hold', 'peer': 'b', 'fail_at': 100", "", "0");
+    char out[600];
+    snprintf(out, sizeof out, "%s", cli_path("reps-out"));
+    const char *reps[] = { "run", fails, "--replications", "3", "--group-ranks", "2", "-o", out, "--quiet", NULL };
+    cli_result_t r = cli_wait(start_ranks(true, reps));
+    for (int k = 0; k < 2; k++) cr_assert_eq(rank_status(k), 1, "replications: rank %d: %d: %s", k, rank_status(k), r.err);
+    cr_assert_eq(count_of(r.err, "kairos: replication 0 (seed "), 1, "%s", r.err);
+    cr_assert(!cli_exists(out), "a stats file was left");
+    cli_free(&r);
+    const char *sweep[] = { "sweep", holds, "--vary", "simulators.a.params.fail_at=[100,5]", "--group-ranks", "2", "-o",
+                            out, "--quiet", NULL };
+    r = cli_wait(start_ranks(true, sweep));
+    for (int k = 0; k < 2; k++) cr_assert_eq(rank_status(k), 3, "sweep: rank %d: %d: %s", k, rank_status(k), r.err);
+    cr_assert_eq(count_of(r.err, "deadlock: no simulator can advance"), 1, "%s", r.err);
+    cr_assert(!cli_exists(out), "a CSV was left");
+    cli_free(&r);
+}
