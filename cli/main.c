@@ -521,6 +521,5 @@ int main(int argc, char **argv)
      * second after its SIGTERM), and the outcome is decided already. */
     bool interrupted = code == KR__EXIT_SIGINT || code == KR__EXIT_SIGTERM;
     if (mpi && !interrupted) MPI_Finalize();
-    if (interrupted) fflush(NULL);
     return code;
 }
