@@ -5,6 +5,7 @@
 
 #include "kairos/buffer.h"
 #include "base/error.h"
+#include "base/fault.h"
 
 void kr_buf_init(kr_buf_t *b) { memset(b, 0, sizeof *b); }
 
@@ -24,7 +25,7 @@ kr_status_t kr_buf_reserve(kr_buf_t *b, size_t extra)
     if (need <= b->cap) return KR_OK;
     size_t cap = b->cap ? b->cap : 256;
     while (cap < need) cap = cap > SIZE_MAX / 2 ? need : cap * 2;
-    uint8_t *d = realloc(b->data, cap);
+    uint8_t *d = kr__fault_alloc() ? NULL : realloc(b->data, cap);
     if (!d) return kr__fail(KR_ERR_NOMEM, "buffer: out of memory for %zu bytes", cap);
     b->data = d;
     b->cap = cap;

@@ -47,6 +47,8 @@ const char *kr_status_str(kr_status_t status)
     case KR_ERR_IO: return "i/o error";
     case KR_ERR_STATE: return "invalid state";
     case KR_ERR_NUMERIC: return "numerical failure";
+    case KR_ERR_DEADLOCK: return "deadlock";
+    case KR_ERR_INTERRUPTED: return "interrupted";
     }
     return "unknown status";
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/fault.h"
 #include "base/grow.h"
 
 static kr_status_t no_room(const char *what)
@@ -23,7 +24,7 @@ static kr_status_t grow(void *items, size_t cap, size_t max_cap, size_t need, si
     if (c > max_cap || c > SIZE_MAX / item_size) return no_room(what);
     void *old;
     memcpy(&old, items, sizeof old);
-    void *p = realloc(old, c * item_size);
+    void *p = kr__fault_alloc() ? NULL : realloc(old, c * item_size);
     if (!p) return no_room(what);
     memcpy(items, &p, sizeof p);
     *grown = c;

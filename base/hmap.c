@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/fault.h"
 
 void kr__hmap_init(kr__hmap_t *m) { memset(m, 0, sizeof *m); }
 
@@ -16,7 +17,7 @@ void kr__hmap_fini(kr__hmap_t *m)
 static kr_status_t grow(kr__hmap_t *m)
 {
     uint32_t cap = m->capacity ? m->capacity * 2 : 16;
-    kr__hmap_slot_t *slots = cap > m->capacity ? malloc((size_t)cap * sizeof *slots) : NULL;
+    kr__hmap_slot_t *slots = cap > m->capacity && !kr__fault_alloc() ? malloc((size_t)cap * sizeof *slots) : NULL;
     if (!slots) return kr__fail(KR_ERR_NOMEM, "hash map: out of memory growing to %u slots", cap);
     for (uint32_t i = 0; i < cap; i++) slots[i].value = KR__HMAP_EMPTY;
     uint32_t mask = cap - 1;

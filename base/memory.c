@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "base/fault.h"
 #include "base/memory.h"
 
 #define HUGE_PAGE ((size_t)2 << 20)
@@ -19,7 +20,7 @@ void *kr__array_grow(void *old, size_t old_bytes, size_t new_bytes, size_t align
     if (align < 64) align = 64;
     size_t rounded = (new_bytes + align - 1) / align * align;
     void *p = NULL;
-    if (posix_memalign(&p, align, rounded ? rounded : align)) return NULL;
+    if (kr__fault_alloc() || posix_memalign(&p, align, rounded ? rounded : align)) return NULL;
     /* Advise the 2 MiB pages inside the array. The array itself is not
      * aligned to 2 MiB: arrays that start at the same offset modulo the page
      * map their elements to the same cache sets, and a loop over two of

@@ -1,10 +1,11 @@
 /* The kairos command: run, validate and info.
  *
- * Exit status: 0 success; 2 bad input (command line, model file, params),
- * with one line on stderr naming the file, the JSON path, what was
- * expected and what was found; 1 a run that failed (deadlock, a model
- * error). Every rank checks the input the same way, so every rank agrees on
- * the outcome; only rank 0 prints. */
+ * Exit status (docs/cli.md): 0 success; 1 a run that failed; 2 bad input
+ * (command line, model file, params, a setup error), with one line on
+ * stderr naming the file, the JSON path, what was expected and what was
+ * found; 3 a deadlock; 130 / 143 interrupted by SIGINT / SIGTERM. Every
+ * rank ends with the same status (the ranks agree on it, runtime/run.c);
+ * only rank 0 prints. */
 #include <errno.h>
 #include <hwloc.h>
 #include <mpi.h>
@@ -14,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "base/error.h"
+#include "base/fault.h"
 #include "models/builtin.h"
 #include "runtime/model_digest.h"
 #include "runtime/run.h"
@@ -29,7 +31,7 @@ static const char *const main_help =
     "  info                 version, MPI library and the topology of this node\n"
     "\n"
     "kairos <command> --help shows the options of a command.\n"
-    "Exit status: 0 done, 1 the run failed, 2 bad input.\n";
+    "Exit status: 0 done, 1 the run failed, 2 bad input, 3 deadlock, 130/143 interrupted (docs/cli.md).\n";
 
 static const char *const run_help =
     "usage: kairos run MODEL.json [options]\n"
@@ -135,20 +137,6 @@ static void bind_rank(char *where, size_t cap)
     }
     hwloc_bitmap_free(set);
     hwloc_topology_destroy(topo);
-}
-
-/* 2 for bad input, 1 for a failed run. */
-static int status_exit(kr_status_t st)
-{
-    switch (st) {
-    case KR_OK: return 0;
-    case KR_ERR_INVALID_ARG:
-    case KR_ERR_IO:
-    case KR_ERR_CORRUPT:
-    case KR_ERR_EXISTS:
-    case KR_ERR_MISMATCH: return 2;
-    default: return 1;
-    }
 }
 
 /* Options shared by run and validate. */
@@ -311,10 +299,19 @@ static int parse(const cli_t *c, int argc, char **argv, int first, const char *c
     return 0;
 }
 
+/* Loads the model file. Every rank reads the same file, but a plug-in may
+ * be missing or stale on one node only: the ranks agree on the outcome
+ * before going on together, and rank 0 says what failed, wherever. */
 static kr__model_file_t *load(const cli_t *c, const options_t *o)
 {
     kr__model_file_t *f = kr__model_file_load(&(kr__model_file_desc_t){
         .path = o->model, .sets = o->sets, .set_count = o->set_count, .register_builtin = kr__models_register_builtin });
+    kr_status_t st = f ? KR_OK : kr_last_status();
+    if (c->ranks > 1) st = kr__run_agree(MPI_COMM_WORLD, c->ranks, c->rank, st, true);
+    if (st && f) {
+        kr__model_file_free(f);
+        f = NULL;
+    }
     if (!f && c->rank == 0) fprintf(stderr, "kairos: %s\n", kr_last_error());
     return f;
 }
@@ -330,10 +327,11 @@ static int cmd_run(const cli_t *c, int argc, char **argv)
     kr__model_file_t *f = load(c, &o);
     if (!f) {
         options_free(&o);
-        return status_exit(kr_last_status());
+        return kr__run_exit_status(kr_last_status());
     }
     /* Every rank runs its simulators; kr__run_file agrees on the outcome
-     * across ranks, and only rank 0 prints. */
+     * across ranks (kr__run_agree: one status everywhere, that of the rank
+     * where the failure began), and only rank 0 prints. */
     char binding[192] = "";
     if (c->ranks > 1) bind_rank(binding, sizeof binding);
     kr__run_options_t ro = { .binding = binding, .stats_path = o.stats, .event_log_dir = o.event_log, .trace_path = o.trace, .series_path = o.series,
@@ -343,7 +341,7 @@ static int cmd_run(const cli_t *c, int argc, char **argv)
                                     : kr__run_file(f, &ro);
     if (st && c->rank == 0) fprintf(stderr, "kairos: %s\n", kr_last_error());
     fflush(stdout);
-    int code = status_exit(st);
+    int code = kr__run_exit_status(st);
     kr__model_file_free(f);
     options_free(&o);
     return code;
@@ -367,7 +365,7 @@ static int cmd_sweep(const cli_t *c, int argc, char **argv)
     if (st && c->rank == 0) fprintf(stderr, "kairos: %s\n", kr_last_error());
     fflush(stdout);
     options_free(&o);
-    return status_exit(st);
+    return kr__run_exit_status(st);
 }
 
 static int cmd_validate(const cli_t *c, int argc, char **argv)
@@ -433,7 +431,7 @@ static int cmd_validate(const cli_t *c, int argc, char **argv)
     kr_model_destroy(m);
     kr__model_file_free(f);
     options_free(&o);
-    return status_exit(st);
+    return kr__run_exit_status(st);
 }
 
 static int cmd_info(const cli_t *c, int argc, char **argv)
@@ -519,7 +517,15 @@ int main(int argc, char **argv)
         MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
         MPI_Comm_size(MPI_COMM_WORLD, &c.ranks);
     }
+    /* A run stops at its next safe point on SIGINT or SIGTERM (Open MPI's
+     * mpirun passes SIGTERM on to the ranks), removes its unfinished
+     * outputs and exits 130 or 143 (docs/cli.md). */
+    if (fn == cmd_run || fn == cmd_sweep) kr__catch_signals();
     int code = fn(&c, argc, argv);
-    if (mpi) MPI_Finalize();
+    /* Interrupted under a launcher, the launcher is ending the job too:
+     * MPI_Finalize would wait for it (Open MPI's mpirun kills ranks one
+     * second after its SIGTERM), and the outcome is decided already. */
+    bool interrupted = code == KR__EXIT_SIGINT || code == KR__EXIT_SIGTERM;
+    if (mpi && !interrupted) MPI_Finalize();
     return code;
 }

@@ -55,8 +55,11 @@ typedef struct mpi_transport {
     uint64_t *round_in, *round_out; /* 3 each, one allocation (see mpi_destroy) */
     uint64_t last[3];
     uint64_t round_end_ns;
-    /* failure */
+    /* failure: the first one heard of (this rank's own, or a peer's abort
+     * message), with its status, so that every rank reports the same */
     bool aborted;
+    int abort_origin;            /* the rank that failed first, as far as this rank knows */
+    kr_status_t abort_status;
     char abort_msg[1024];
     kr__mpi_transport_stats_t stats;
     bool spin;                   /* wait by polling: this rank has a core of its own */
@@ -108,15 +111,24 @@ static kr_status_t receive_all(mpi_transport_t *t)
         int count = 0;
         MPI_Get_count(&status, MPI_BYTE, &count);
         if (status.MPI_TAG == TAG_ABORT) {
+            /* [status: 4 bytes, little-endian][message, NUL-terminated] */
             char msg[1024];
-            int n = count < (int)sizeof msg - 1 ? count : (int)sizeof msg - 1;
             char *tmp = malloc(count > 0 ? (size_t)count : 1);
             MPI_Recv(tmp, count, MPI_BYTE, status.MPI_SOURCE, TAG_ABORT, t->comm, MPI_STATUS_IGNORE);
-            if (tmp) memcpy(msg, tmp, (size_t)n);
-            msg[tmp ? n : 0] = '\0';
+            uint32_t code = 0;
+            int n = 0;
+            if (tmp && count >= 4) {
+                for (int i = 0; i < 4; i++) code |= (uint32_t)(uint8_t)tmp[i] << (8 * i);
+                n = count - 4 < (int)sizeof msg - 1 ? count - 4 : (int)sizeof msg - 1;
+                memcpy(msg, tmp + 4, (size_t)n);
+            }
+            msg[n] = '\0';
             free(tmp);
             if (!t->aborted) {
                 t->aborted = true;
+                t->abort_origin = status.MPI_SOURCE;
+                /* a status this build does not know still fails the run */
+                t->abort_status = code && code <= KR_ERR_INTERRUPTED ? (kr_status_t)code : KR_ERR_STATE;
                 snprintf(t->abort_msg, sizeof t->abort_msg, "%s", msg);
             }
             continue;
@@ -156,7 +168,7 @@ static kr_status_t flush_peer(mpi_transport_t *t, int r)
     while (!st && p->sends_used == MAX_IN_FLIGHT) {
         st = receive_all(t);
         /* a failed peer may never receive: stop waiting for it */
-        if (!st && t->aborted) st = kr__fail(KR_ERR_STATE, "%s", t->abort_msg);
+        if (!st && t->aborted) st = kr__fail(t->abort_status, "%s", t->abort_msg);
         if (!st) st = reap_sends(p);
         /* sharing a CPU, leave it to the receiver we wait for */
         if (!st && p->sends_used == MAX_IN_FLIGHT && !t->spin) nanosleep(&(struct timespec){ 0, 20000 }, NULL);
@@ -241,7 +253,7 @@ static kr_status_t mpi_poll(kr__transport_t *base, kr__deliver_fn deliver, void 
     size_t n = 0;
     kr_status_t st = flush_all(t);
     if (!st) st = receive_all(t);
-    if (!st && t->aborted) st = kr__fail(KR_ERR_STATE, "%s", t->abort_msg);
+    if (!st && t->aborted) st = kr__fail(t->abort_status, "%s", t->abort_msg);
     /* This rank's own messages first (they were sent earlier than anything
      * a peer can answer), then the batches in arrival order. Deliveries
      * may send: loop-back messages added now wait for the next poll. */
@@ -355,7 +367,7 @@ static kr_status_t mpi_deadlock(kr__transport_t *base, bool can_describe, bool *
         if (st) return st;
         if (!t->aborted) nanosleep(&(struct timespec){ 0, 100000 }, NULL);
     }
-    return kr__fail(KR_ERR_STATE, "%s", t->abort_msg);
+    return kr__fail(t->abort_status, "%s", t->abort_msg);
 }
 
 static void mpi_wait(kr__transport_t *base)
@@ -390,20 +402,32 @@ static void mpi_wait(kr__transport_t *base)
     }
 }
 
+static void keep_until_finalize(void *p);
+
+/* Tells every other rank, with the status, so that they all end alike
+ * (docs/cli.md, "Exit status"). */
 static void mpi_abort(kr__transport_t *base, kr_status_t status, const char *message)
 {
-    (void)status;
     mpi_transport_t *t = (mpi_transport_t *)base;
     if (t->aborted) return; /* a peer's failure: it told everyone */
     t->aborted = true;
+    t->abort_origin = t->rank;
+    t->abort_status = status ? status : KR_ERR_STATE;
     snprintf(t->abort_msg, sizeof t->abort_msg, "rank %d: %s", t->rank, message);
-    int len = (int)strlen(t->abort_msg) + 1;
+    /* (sent and kept until MPI_Finalize: the buffer of a freed request
+     * must outlive the send) */
+    size_t text = strlen(t->abort_msg) + 1;
+    uint8_t *out = malloc(4 + text);
+    if (!out) return;
+    for (int i = 0; i < 4; i++) out[i] = (uint8_t)((uint32_t)t->abort_status >> (8 * i));
+    memcpy(out + 4, t->abort_msg, text);
     for (int r = 0; r < t->size; r++) {
         if (r == t->rank) continue;
         MPI_Request req;
-        if (MPI_Isend(t->abort_msg, len, MPI_BYTE, r, TAG_ABORT, t->comm, &req) == MPI_SUCCESS)
+        if (MPI_Isend(out, (int)(4 + text), MPI_BYTE, r, TAG_ABORT, t->comm, &req) == MPI_SUCCESS)
             MPI_Request_free(&req);
     }
+    keep_until_finalize(out);
 }
 
 static int free_attribute(MPI_Comm comm, int keyval, void *value, void *extra)
@@ -524,7 +548,7 @@ static kr_status_t mpi_reduce(kr__transport_t *base, uint64_t *mins, size_t n_mi
             if (received >= out[1 + n_mins + (size_t)t->rank]) break;
         }
         if ((st = receive_all(t))) return st;
-        if (t->aborted) return kr__fail(KR_ERR_STATE, "%s", t->abort_msg);
+        if (t->aborted) return kr__fail(t->abort_status, "%s", t->abort_msg);
         for (int r = 0; r < t->size; r++) reap_sends(&t->peers[r]);
         if (!t->spin) nanosleep(&(struct timespec){ 0, ns }, NULL);
     }
@@ -619,4 +643,10 @@ kr__transport_t *kr__transport_mpi_create(const kr__mpi_transport_desc_t *d)
 void kr__transport_mpi_stats(const kr__transport_t *base, kr__mpi_transport_stats_t *out)
 {
     *out = ((const mpi_transport_t *)base)->stats;
+}
+
+int kr__transport_mpi_failed_rank(const kr__transport_t *base)
+{
+    const mpi_transport_t *t = (const mpi_transport_t *)base;
+    return t->aborted ? t->abort_origin : -1;
 }

@@ -35,4 +35,9 @@ typedef struct kr__mpi_transport_stats {
 } kr__mpi_transport_stats_t;
 void kr__transport_mpi_stats(const kr__transport_t *t, kr__mpi_transport_stats_t *out);
 
+/* After a failed run: the rank that failed first as far as this one knows
+ * (this rank itself, or the sender of the first abort message it got), or
+ * -1 when nothing failed. */
+int kr__transport_mpi_failed_rank(const kr__transport_t *t);
+
 #endif

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "base/clock.h"
@@ -70,8 +71,12 @@ json_t *kr__run_local_stats(run_ctx_t *c, double wall)
     gethostname(node, sizeof node - 1);
     kr__mpi_transport_stats_t net = { 0 };
     if (c->mpi) kr__transport_mpi_stats(c->mpi, &net);
-    return json_pack("{s:i, s:s, s:s, s:f, s:I, s:I, s:I, s:I, s:I, s:o}", "rank", c->opt->rank, "node", node,
+    /* The process's peak resident memory so far (Linux: ru_maxrss in KiB). */
+    struct rusage ru;
+    json_int_t peak = getrusage(RUSAGE_SELF, &ru) == 0 ? (json_int_t)ru.ru_maxrss * 1024 : 0;
+    return json_pack("{s:i, s:s, s:s, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "rank", c->opt->rank, "node", node,
                      "cores", c->opt->binding && c->opt->binding[0] ? c->opt->binding : "all", "wall_seconds", wall,
+                     "peak_memory_bytes", peak,
                      "rounds", (json_int_t)kr_model_rounds(c->model),
                      "messages", (json_int_t)kr_model_transport_messages(c->model),
                      "batches", (json_int_t)net.batches_sent, "bytes", (json_int_t)net.bytes_sent,
@@ -201,10 +206,11 @@ json_t *kr__run_merge_stats(run_ctx_t *c, json_t **parts, int nparts)
         json_t *p = parts[r];
         double w = json_number_value(json_object_get(p, "wall_seconds"));
         if (w > wall) wall = w;
-        json_array_append_new(ranks, json_pack("{s:O, s:O, s:O, s:O, s:O, s:O, s:O}", "rank",
+        json_array_append_new(ranks, json_pack("{s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O}", "rank",
                                                json_object_get(p, "rank"), "node", json_object_get(p, "node"),
                                                "cores", json_object_get(p, "cores"), "wall_seconds",
-                                               json_object_get(p, "wall_seconds"), "messages",
+                                               json_object_get(p, "wall_seconds"), "peak_memory_bytes",
+                                               json_object_get(p, "peak_memory_bytes"), "messages",
                                                json_object_get(p, "messages"), "batches",
                                                json_object_get(p, "batches"), "bytes", json_object_get(p, "bytes")));
         size_t i;

@@ -2,6 +2,7 @@
  * outcome, run, and hand the results to the reports (report.c) and the
  * outputs (observer.c). */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -9,34 +10,83 @@
 #include <unistd.h>
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/fault.h"
 #include "runtime/run_private.h"
 #include "net/collectives.h"
 #include "net/transport_mpi.h"
 #include "schedulers/model_private.h"
 
+/* The signal that interrupted the run, as the ranks agreed on it (0: none
+ * agreed; a lone process uses its own). */
+static int agreed_signal;
+
+int kr__run_exit_status(kr_status_t st)
+{
+    switch (st) {
+    case KR_OK: return KR__EXIT_DONE;
+    case KR_ERR_INVALID_ARG:
+    case KR_ERR_IO:
+    case KR_ERR_CORRUPT:
+    case KR_ERR_EXISTS:
+    case KR_ERR_MISMATCH: return KR__EXIT_INPUT;
+    case KR_ERR_DEADLOCK: return KR__EXIT_DEADLOCK;
+    case KR_ERR_INTERRUPTED: {
+        int sig = agreed_signal ? agreed_signal : kr__signal_caught;
+        return sig == SIGINT ? KR__EXIT_SIGINT : KR__EXIT_SIGTERM;
+    }
+    default: return KR__EXIT_FAILED;
+    }
+}
+
+kr_status_t kr__run_as_run_failure(kr_status_t st)
+{
+    /* (the kind's own status would read as bad input: a refused
+     * sync-event is KR_ERR_INVALID_ARG; the message keeps its words.
+     * Corrupt data read while running, such as an emulation's replay log
+     * that does not fit the run, stays bad input.) */
+    return st != KR_ERR_CORRUPT && kr__run_exit_status(st) == KR__EXIT_INPUT ? KR_ERR_STATE : st;
+}
+
+kr_status_t kr__run_agree(MPI_Comm comm, int ranks, int rank, kr_status_t st, bool own)
+{
+    if (ranks <= 1) return st;
+    int mine[3] = { (int)st, st && own, st ? (int)kr__signal_caught : 0 };
+    int *all = malloc((size_t)ranks * sizeof mine);
+    if (!all) {
+        /* Cannot agree without memory: take the whole job down rather
+         * than leave ranks waiting in the next collective. */
+        MPI_Abort(comm, KR__EXIT_FAILED);
+        return KR_ERR_NOMEM;
+    }
+    MPI_Allgather(mine, 3, MPI_INT, all, 3, MPI_INT, comm);
+    /* the first rank whose failure is its own; else the first that failed */
+    int first = -1;
+    for (int pass = 0; pass < 2 && first < 0; pass++)
+        for (int r = 0; r < ranks && first < 0; r++)
+            if (all[3 * r] && (pass || all[3 * r + 1])) first = r;
+    kr_status_t agreed = first >= 0 ? (kr_status_t)all[3 * first] : KR_OK;
+    if (agreed == KR_ERR_INTERRUPTED && all[3 * first + 2]) agreed_signal = all[3 * first + 2];
+    free(all);
+    if (!agreed) return KR_OK;
+    char **msgs = NULL;
+    kr__net_gather_strings(comm, st ? kr_last_error() : "", &msgs);
+    if (rank == 0) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", msgs && msgs[first] && msgs[first][0] ? msgs[first] : "a rank failed");
+        for (int r = 0; msgs && r < ranks; r++) free(msgs[r]);
+        free(msgs);
+        return kr__fail(agreed, "%s", msg);
+    }
+    if (st) return kr__fail(agreed, "%s", kr_last_error()); /* keeps its own message */
+    return kr__fail(agreed, "rank %d failed", first);
+}
+
 static kr_status_t agree(run_ctx_t *c, kr_status_t st)
 {
     if (!kr__run_distributed(c)) return st;
-    int mine = st, worst = 0;
-    MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, c->opt->comm);
-    if (!worst) return KR_OK;
-    char **all = NULL;
-    kr__net_gather_strings(c->opt->comm, st ? kr_last_error() : "", &all);
-    if (c->opt->rank == 0 && all) {
-        int first = -1;
-        for (int r = 0; r < c->opt->ranks && first < 0; r++)
-            if (all[r] && all[r][0]) first = r;
-        /* rank 0's own message wins when it failed too: it may carry a
-         * peer's, relayed by the abort */
-        char msg[1024];
-        if (st) snprintf(msg, sizeof msg, "%s", kr_last_error());
-        else snprintf(msg, sizeof msg, "%s", first >= 0 ? all[first] : "a rank failed");
-        for (int r = 0; r < c->opt->ranks; r++) free(all[r]);
-        free(all);
-        return kr__fail(st ? st : (kr_status_t)worst, "%s", msg);
-    }
-    if (all) free(all);
-    return st ? st : kr__fail((kr_status_t)worst, "another rank failed");
+    /* a failure relayed by a peer's abort message is not this rank's own */
+    int origin = c->mpi && st ? kr__transport_mpi_failed_rank(c->mpi) : -1;
+    return kr__run_agree(c->opt->comm, c->opt->ranks, c->opt->rank, st, origin < 0 || origin == c->opt->rank);
 }
 
 kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
@@ -97,11 +147,19 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
     st = kr__run_open_outputs(&c, log_dir, trace_path);
     if (!st && stats_path && opt->rank == 0) st = kr__out_open(&stats_out, stats_path);
     if (!st && series_path && opt->rank == 0) st = kr__out_open(&series_out, series_path);
+    /* Starting (every behavior's on_start) still belongs to the setup: a
+     * failure there is the model's, found before anything ran. */
+    if (!st) st = kr_model_start(c.model);
+    if (!st) st = kr__fault_arm();
     st = agree(&c, st);
     /* One start for every rank, so the ranks' traces share a time base. */
     if (kr__run_distributed(&c)) MPI_Barrier(opt->comm);
     c.t0 = c.last_progress = kr__monotonic_ns();
-    if (!st) st = kr_model_run(c.model);
+    /* Whatever fails from here on is the run's (docs/cli.md, "Exit
+     * status"), whatever status it carries; a deadlock and an interrupt
+     * keep theirs. */
+    if (!st && (st = kr_model_run(c.model))) st = kr__fail(kr__run_as_run_failure(st), "%s", kr_last_error());
+    kr__fault_disarm();
     double wall = (double)(kr__monotonic_ns() - c.t0) * 1e-9;
     if (c.progress_shown) kr__run_show_progress(&c, true);
     st = agree(&c, st);

@@ -42,10 +42,42 @@ kr_status_t kr__out_open(kr__out_file_t *o, const char *path);
 /* Closes; renames into place when keep, removes otherwise. */
 kr_status_t kr__out_close(kr__out_file_t *o, bool keep);
 
+/* What a run came to, as the kairos command's exit status (docs/cli.md,
+ * "Exit status"). */
+enum {
+    KR__EXIT_DONE = 0,
+    KR__EXIT_FAILED = 1,        /* the run failed: a kind's kr_sim_fail, a refused sync-event, out of memory */
+    KR__EXIT_INPUT = 2,         /* bad input: command line, model file, params, a setup error */
+    KR__EXIT_DEADLOCK = 3,
+    KR__EXIT_CHECKPOINTED = 4,  /* reserved: checkpointed and not finished */
+    KR__EXIT_SIGINT = 130,
+    KR__EXIT_SIGTERM = 143
+};
+
+/* The exit status for a status as kr__run_file (and the replications and
+ * sweeps built on it) return it: failures found before the run keep the
+ * status of their cause, a failure inside the run is made a run failure
+ * (kr__run_as_run_failure). KR_ERR_INTERRUPTED gives 130 or 143 by the
+ * signal the ranks agreed on. */
+int kr__run_exit_status(kr_status_t st);
+/* A failure found while running: st itself, unless it would read as bad
+ * input (a kind passing on a refused sync-event's KR_ERR_INVALID_ARG), then
+ * KR_ERR_STATE; KR_ERR_CORRUPT (data read while running that does not fit,
+ * such as a replay log) stays bad input. */
+kr_status_t kr__run_as_run_failure(kr_status_t st);
+
+/* Every rank of comm tells whether it failed (st), and whether the failure
+ * is its own (own) rather than relayed from a peer; the first rank with a
+ * failure of its own, else the first that failed, speaks for all: its
+ * status is returned on every rank and its message kept on rank 0 (printed
+ * once). Collective; alone (ranks <= 1), returns st. */
+kr_status_t kr__run_agree(MPI_Comm comm, int ranks, int rank, kr_status_t st, bool own);
+
 /* Builds, runs and reports. Output files are written under temporary names
  * and renamed only when the run succeeded, so a failed run never leaves a
- * file that looks finished. Returns the run's status (input errors
- * KR_ERR_INVALID_ARG/KR_ERR_IO, run errors otherwise). */
+ * file that looks finished. Returns the run's status, the same on every
+ * rank (input errors KR_ERR_INVALID_ARG/KR_ERR_IO, run errors otherwise;
+ * kr__run_exit_status). */
 kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt);
 
 /* The run's checksum: every simulator's event digest and its kind's digest

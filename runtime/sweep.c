@@ -326,14 +326,15 @@ kr_status_t kr__sweep_run(const kr__sweep_desc_t *d)
                                   .comm = d->comm };
     int groups = 1, group_ranks = 1;
     if (!st) st = kr__replications_plan(&rd, &groups, &group_ranks);
-    /* Everything above is decided from the command line and the file
-     * alone, the same on every rank; below, rank 0 alone learns things. */
+    /* Everything above is decided from the command line and the files,
+     * the same on every rank unless a plug-in differs on one node; below,
+     * rank 0 alone learns things. Every rank agrees before going on. */
     if (!st) {
         kr__replications_warn_idle(&rd, groups, group_ranks);
         if (d->rank == 0 && d->plot_dir) st = check_plotting();
         if (!st && d->rank == 0) st = kr__out_open(&out, d->csv_path);
-        st = kr__replications_agree(&rd, d->rank == 0, st);
     }
+    st = kr__replications_agree(&rd, d->rank == 0 || st, st);
     double wall = 0;
     if (!st) st = kr__replications_run(&rd, &results, &wall);
     if (d->rank == 0) {

@@ -17,6 +17,7 @@
 #include <time.h>
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/fault.h"
 #include "schedulers/model_private.h"
 
 /* Opens or closes the blocked spans of a group's members. */
@@ -151,6 +152,7 @@ static bool runnable(kr_model_t *m, kr__group_t *g, kr_sim_t *s, const kr__event
 kr_status_t kr__coord_prepare(kr_model_t *m)
 {
     m->running = true;
+    m->last_ran = UINT32_MAX;
     for (uint32_t i = 0; i < m->sim_count; i++)
         if (m->sims[i]->emu) {
             kr_status_t st = kr__emulation_begin(m->sims[i]);
@@ -218,8 +220,8 @@ static kr_status_t describe_deadlock(kr_model_t *m)
     }
     if (n >= sizeof msg) n = sizeof msg - 1;
     if (n && msg[n - 1] == ';') msg[n - 1] = '\0';
-    kr__model_fail(m, KR_ERR_STATE, "%s", msg);
-    return kr__fail(KR_ERR_STATE, "%s", msg);
+    kr__model_fail(m, KR_ERR_DEADLOCK, "%s", msg);
+    return kr__fail(KR_ERR_DEADLOCK, "%s", msg);
 }
 
 /* Runs at most `budget` events of group g while it stays runnable. With an
@@ -427,11 +429,41 @@ static step_t step_failed(kr_model_t *m, kr_status_t st, bool recorded_first, kr
     return STEP_END;
 }
 
+/* A signal or an injected allocation failure (base/fault.h), noticed once
+ * per step: the run stops here, at a safe point, as if a handler had
+ * failed. A kind that failed on the allocation has named itself already
+ * (the first failure wins); otherwise the simulator of the group that ran
+ * last is named. */
+static step_t attend(kr_model_t *m, kr_status_t *status)
+{
+    if (kr__signal_caught) {
+        kr_time_t t = KR_TIME_NEVER;
+        for (uint32_t i = 0; i < m->sim_count; i++)
+            if (m->sims[i]->local && m->sims[i]->now < t) t = m->sims[i]->now;
+        kr__model_fail(m, KR_ERR_INTERRUPTED, "run interrupted by %s at model time %.9g",
+                       kr__signal_caught == SIGINT ? "SIGINT" : "SIGTERM",
+                       t == KR_TIME_NEVER ? 0.0 : kr_time_to_units(t, m->precision));
+    } else if (m->last_ran < m->group_count) {
+        kr__group_t *g = &m->groups[m->last_ran];
+        kr_sim_t *s = m->sims[g->members[0]];
+        for (uint32_t i = 1; i < g->count; i++)
+            if (m->sims[g->members[i]]->now > s->now) s = m->sims[g->members[i]];
+        kr__model_fail(m, KR_ERR_NOMEM, "simulator '%s', time %.9g: out of memory in its events up to now "
+                       "(allocation %llu of the run failed: KAIROS_FAIL_ALLOC)", s->name,
+                       kr_time_to_units(s->now, m->precision), (unsigned long long)kr__fault_at);
+    } else {
+        kr__model_fail(m, KR_ERR_NOMEM, "out of memory (allocation %llu of the run failed: KAIROS_FAIL_ALLOC)",
+                       (unsigned long long)kr__fault_at);
+    }
+    return step_failed(m, KR_OK, true, status);
+}
+
 /* Phase (a). A failure recorded since the last step (a handler's after
  * its event, or outside a run) ends the run before anything moves. */
 static step_t deliver_and_propagate(kr_model_t *m, kr_status_t *status)
 {
     if (m->failure) return step_failed(m, KR_OK, true, status);
+    if (kr__signal_caught | kr__fault_fired) return attend(m, status);
     kr_status_t st;
     if (m->sync == KR_SYNC_WINDOW && !m->window_open) {
         bool over = false;
@@ -519,6 +551,7 @@ static step_t run_lowest_group(kr_model_t *m, group_scan_t *sc, kr_status_t *sta
     kr_status_t st = scan_groups(m, sc);
     if (st) return step_failed(m, st, false, status);
     if (!sc->best) return STEP_NEXT;
+    m->last_ran = (uint32_t)(sc->best - m->groups);
     run_group(m, sc->best, 256);
     if (m->failure) return step_failed(m, KR_OK, true, status);
     if ((st = send_guarantees(m, sc->best))) return step_failed(m, st, false, status);

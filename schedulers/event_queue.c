@@ -7,6 +7,7 @@
 
 #include "schedulers/event_queue.h"
 #include "base/error.h"
+#include "base/fault.h"
 
 #define INITIAL_CAP 8u
 /* A split bucket gives back an array above this many entries. Buckets fill
@@ -25,7 +26,7 @@ static void *grow_array(kr__equeue_t *q, void *old, size_t new_count)
         if (q->alloc_fail_after == 0) return NULL;
         q->alloc_fail_after--;
     }
-    if (new_count > SIZE_MAX / sizeof(kr__qentry_t)) return NULL;
+    if (new_count > SIZE_MAX / sizeof(kr__qentry_t) || kr__fault_alloc()) return NULL;
     return realloc(old, new_count * sizeof(kr__qentry_t));
 }
 

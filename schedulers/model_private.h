@@ -247,6 +247,7 @@ struct kr_model {
 
     kr__group_t *groups;
     uint32_t group_count;
+    uint32_t last_ran;          /* the group the last step ran (names an injected allocation failure) */
     bool started, running, finished;
 
     kr__transport_t *transport;  /* NULL until run: the in-process one */

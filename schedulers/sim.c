@@ -7,6 +7,7 @@
 #include <string.h>
 #include "kairos/rng.h"
 #include "base/error.h"
+#include "base/fault.h"
 #include "base/grow.h"
 #include "schedulers/model_private.h"
 
@@ -92,7 +93,7 @@ static kr_status_t grow_recs(kr_sim_t *s)
 {
     uint32_t cap = s->rec_cap ? s->rec_cap * 2 : 64;
     if (cap <= s->rec_cap) return kr__fail(KR_ERR_NOMEM, "simulator '%s': too many pending events", s->name);
-    kr__event_rec_t *recs = aligned_alloc(64, (size_t)cap * sizeof *recs);
+    kr__event_rec_t *recs = kr__fault_alloc() ? NULL : aligned_alloc(64, (size_t)cap * sizeof *recs);
     uint32_t *versions = recs ? realloc(s->versions, (size_t)cap * sizeof *versions) : NULL;
     if (!versions) {
         free(recs);
@@ -162,7 +163,7 @@ kr_status_t kr__rec_set_data(kr__event_rec_t *r, const void *data, size_t size)
     r->flags &= (uint8_t)~KR__EVREC_HEAP;
     r->data_size = (uint32_t)size;
     if (size > KR__INLINE_DATA) {
-        if (!(r->data.heap = malloc(size))) return kr__fail(KR_ERR_NOMEM, "out of memory for an event payload");
+        if (kr__fault_alloc() || !(r->data.heap = malloc(size))) return kr__fail(KR_ERR_NOMEM, "out of memory for an event payload");
         r->flags |= KR__EVREC_HEAP;
     }
     void *dst = kr__rec_data(r);

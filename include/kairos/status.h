@@ -22,7 +22,9 @@ typedef enum kr_status {
     KR_ERR_NOMEM,
     KR_ERR_IO,
     KR_ERR_STATE,         /* call not valid in the object's current state */
-    KR_ERR_NUMERIC        /* a numerical method failed: ODE step, callback error, NaN */
+    KR_ERR_NUMERIC,       /* a numerical method failed: ODE step, callback error, NaN */
+    KR_ERR_DEADLOCK,      /* a run that cannot advance: nothing runnable, nothing in flight, not finished */
+    KR_ERR_INTERRUPTED    /* a run stopped by a signal (SIGINT, SIGTERM) at a safe point */
 } kr_status_t;
 
 /* Message of the last failure on this thread ("" when none yet). */

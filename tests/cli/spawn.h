@@ -74,9 +74,10 @@ static inline void cli_write(const char *path, const char *text)
     cr_assert_eq(fclose(fp), 0);
 }
 
-/* Runs argv (argv[0] a path) with stdout/stderr captured; exit 127 from
- * the child means it could not be started. */
-static inline cli_result_t cli_spawn(char *const argv[])
+/* Starts argv (argv[0] a path) with stdout/stderr captured, in a process
+ * group of its own (so that a test can signal it and whatever it starts);
+ * exit 127 from the child means it could not be started. */
+static inline pid_t cli_start(char *const argv[])
 {
     char out[600], err[600];
     snprintf(out, sizeof out, "%s/stdout.txt", cli_tmp());
@@ -85,12 +86,22 @@ static inline cli_result_t cli_spawn(char *const argv[])
     pid_t pid = fork();
     cr_assert(pid >= 0, "fork");
     if (pid == 0) {
+        setpgid(0, 0);
         int in = open("/dev/null", O_RDONLY), o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644),
             e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (in < 0 || o < 0 || e < 0 || dup2(in, 0) < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0) _exit(126);
         execve(argv[0], argv, environ);
         _exit(127);
     }
+    return pid;
+}
+
+/* Waits for a process of cli_start: its status and what it wrote. */
+static inline cli_result_t cli_wait(pid_t pid)
+{
+    char out[600], err[600];
+    snprintf(out, sizeof out, "%s/stdout.txt", cli_tmp());
+    snprintf(err, sizeof err, "%s/stderr.txt", cli_tmp());
     int ws;
     cr_assert_eq(waitpid(pid, &ws, 0), pid);
     cli_result_t r = { .status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws) };
@@ -98,6 +109,12 @@ static inline cli_result_t cli_spawn(char *const argv[])
     r.err = cli_slurp(err);
     cr_assert(r.out && r.err);
     return r;
+}
+
+/* Runs argv (argv[0] a path) with stdout/stderr captured. */
+static inline cli_result_t cli_spawn(char *const argv[])
+{
+    return cli_wait(cli_start(argv));
 }
 
 /* kairos ARGS..., NULL-terminated. */

@@ -3,6 +3,7 @@
  * the stats file (docs/stats.md), checksums, event logs, the Chrome trace,
  * validate's plan, info, every --help, and the plugin example. */
 #include <math.h>
+#include <signal.h>
 #include "spawn.h"
 
 TestSuite(cli, .fini = cli_cleanup);
@@ -864,4 +865,93 @@ Test(cli, plugin_bytes_are_part_of_the_identity)
     cr_assert_str_eq(run[0], run[1]);
     cr_assert_str_neq(id[0], id[2]);
     cr_assert_str_neq(run[0], run[2]);
+}
+
+/* ---- exit statuses by phase, signals and faults (docs/cli.md) ---- */
+
+/* Two faulty simulators (tests/cli/faulty.c) with `extra_a` / `extra_b`
+ * added to their params, edges a -> b (promise 1) and b -> a (promise pb;
+ * NULL: no edges). */
+static const char *faulty(const char *extra_a, const char *extra_b, const char *pb)
+{
+    const char *plugin = getenv("KAIROS_FAULTY_PLUGIN");
+    cr_assert(plugin && plugin[0] == '/', "KAIROS_FAULTY_PLUGIN");
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{'end_time': 30, 'plugins': ['%s'], 'simulators': ["
+             "{'name': 'a', 'kind': 'faulty', 'params': {'period': 1%s}},"
+             "{'name': 'b', 'kind': 'faulty', 'params': {'period': 1%s}}], 'dependencies': [%s%s%s]}",
+             plugin, extra_a, extra_b,
+             pb ? "{'from': 'a', 'to': 'b', 'promise': 1}, {'from': 'b', 'to': 'a', 'promise': " : "", pb ? pb : "",
+             pb ? "}" : "");
+    return model(text);
+}
+
+/* Exit `want`, the message (holding `says`) once on stderr, no stats. */
+static void expect_exit(const char *m, int want, const char *says)
+{
+    const char *stats = cli_path("exit-stats.json");
+    cli_result_t r = kairos("run", m, "-o", stats, "--quiet", NULL);
+    cr_assert_eq(r.status, want, "exit %d, want %d: %s", r.status, want, r.err);
+    const char *at = strstr(r.err, says);
+    cr_assert(at && !strstr(at + 1, says), "\"%s\" not said once: %s", says, r.err);
+    cr_assert(!cli_exists(stats) && !cli_exists(cli_path("exit-stats.json.partial")), "a stats file was left");
+    cli_free(&r);
+}
+
+/* A failure inside the run is the run's (1), whatever status the kind
+ * gives (a refused sync-event passed on is KR_ERR_INVALID_ARG); a setup
+ * error is bad input (2); a deadlock is 3. */
+Test(cli, exit_status_by_phase)
+{
+    expect_exit(faulty(", 'how': 'sync', 'peer': 'b', 'fail_at': 5", "", "1"), 1,
+                "kairos: simulator 'a', time 5: pinging: sync-event from 'a' at 5 to 'b' at 5 refused");
+    expect_exit(faulty(", 'how': 'often'", "", "1"), 2, "simulators[0].params.how: expected none, sync, grow or hold");
+    expect_exit(faulty(", 'how': 'hold', 'peer': 'b', 'fail_at': 5", "", "0"), 3,
+                "kairos: deadlock: no simulator can advance");
+}
+
+/* KAIROS_FAIL_ALLOC=N: the N-th allocation of the run fails; the run ends
+ * with 1 and names the simulator, whether the kind fails itself or only
+ * logs the failure (the coordinator then ends the run). A value that is
+ * not a whole number >= 1 is bad input. */
+Test(cli, allocation_failure_names_the_simulator)
+{
+    setenv("KAIROS_FAIL_ALLOC", "2", 1);
+    expect_exit(faulty(", 'how': 'grow', 'grow': 10, 'fail_at': 1", "", NULL), 1,
+                "kairos: simulator 'a', time 1: growing: table: out of memory");
+    expect_exit(faulty(", 'how': 'grow', 'grow': 10, 'fail_at': 1, 'ignore_errors': true", "", NULL), 1,
+                "kairos: simulator 'a', time 30: out of memory in its events up to now (allocation 2 of the run "
+                "failed: KAIROS_FAIL_ALLOC)");
+    setenv("KAIROS_FAIL_ALLOC", "many", 1);
+    expect_exit(faulty("", "", NULL), 2, "kairos: KAIROS_FAIL_ALLOC: expected a whole number >= 1, found \"many\"");
+    unsetenv("KAIROS_FAIL_ALLOC");
+    cli_result_t r = kairos("run", faulty(", 'how': 'grow', 'grow': 10, 'fail_at': 1", "", NULL), "--quiet", NULL);
+    cr_assert_eq(r.status, 0, "without the variable: %s", r.err);
+    cli_free(&r);
+}
+
+/* SIGTERM and SIGINT to a lone `kairos run` in the middle of a long run: it
+ * stops at its next safe point, says once where, leaves no output under its
+ * final name, and exits 143 / 130. */
+Test(cli, signal_interrupts_a_run)
+{
+    const int sigs[] = { SIGTERM, SIGINT };
+    const char *names[] = { "SIGTERM", "SIGINT" };
+    for (int k = 0; k < 2; k++) {
+        char stats[600];
+        snprintf(stats, sizeof stats, "%s", cli_path("long.json"));
+        char *argv[] = { (char *)getenv("KAIROS_BIN"), "run", (char *)source("examples/phold.json"), "--end", "1e9",
+                         "-o", stats, "--quiet", NULL };
+        pid_t pid = cli_start(argv);
+        sleep(2);
+        kill(pid, sigs[k]);
+        cli_result_t r = cli_wait(pid);
+        cr_assert_eq(r.status, 128 + sigs[k], "%s: exit %d: %s", names[k], r.status, r.err);
+        char want[64];
+        snprintf(want, sizeof want, "kairos: run interrupted by %s at model time ", names[k]);
+        cr_assert(!strncmp(r.err, want, strlen(want)) && cli_lines(r.err) == 1, "%s", r.err);
+        cr_assert(!cli_exists(stats) && !cli_exists(cli_path("long.json.partial")), "an output file was left");
+        cli_free(&r);
+    }
 }

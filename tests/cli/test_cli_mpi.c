@@ -1,6 +1,8 @@
 /* kairos under mpirun -np 2 (MPIRUN): exit status 0 and the same checksum
  * as a run on one rank. */
 #include <errno.h>
+#include <signal.h>
+#include <time.h>
 #include "spawn.h"
 #include "kairos/region.h"
 
@@ -769,4 +771,253 @@ Test(cli_mpi, trace_closes_every_flow_it_opens, .timeout = 120)
             cr_assert(!cli_exists(frag), "%s left behind", frag);
         }
     }
+}
+
+/* ---- failures, signals and faults: one outcome on every rank ----
+ *
+ * Each rank runs under tests/cli/rank_status.sh, which records its own exit
+ * status (and pid) in the test's folder; with
+ * `--mca orte_abort_on_non_zero_status 0` mpirun does not end the others
+ * when one exits non-zero, so each status is the rank's own. */
+
+/* Starts mpirun -np 2 [--mca orte_abort_on_non_zero_status 0] sh
+ * rank_status.sh ARGS...; the statuses go to cli_tmp()/status.RANK. */
+static pid_t start_ranks(bool each_own_status, const char *const *args)
+{
+    const char *root = getenv("KAIROS_SOURCE_ROOT"), *mpirun = getenv("MPIRUN");
+    static char script[1024];
+    snprintf(script, sizeof script, "%s/tests/cli/rank_status.sh", root);
+    setenv("KAIROS_RANK_DIR", cli_tmp(), 1);
+    for (int r = 0; r < 2; r++) {
+        char p[64];
+        snprintf(p, sizeof p, "status.%d", r);
+        unlink(cli_path(p));
+        snprintf(p, sizeof p, "pid.%d", r);
+        unlink(cli_path(p));
+    }
+    char *argv[40];
+    int n = 0;
+    argv[n++] = (char *)mpirun;
+    argv[n++] = "-np";
+    argv[n++] = "2";
+    argv[n++] = "--oversubscribe";
+    if (each_own_status) {
+        argv[n++] = "--mca";
+        argv[n++] = "orte_abort_on_non_zero_status";
+        argv[n++] = "0";
+    }
+    argv[n++] = "-x";
+    argv[n++] = "KAIROS_RANK_DIR";
+    argv[n++] = "-x";
+    argv[n++] = "KAIROS_BIN";
+    argv[n++] = "/bin/sh";
+    argv[n++] = script;
+    for (int i = 0; args[i] && n < 39; i++) argv[n++] = (char *)args[i];
+    argv[n] = NULL;
+    return cli_start(argv);
+}
+
+/* The status rank_status.sh recorded for `rank` (-1: none). */
+static int rank_status(int rank)
+{
+    char name[32];
+    snprintf(name, sizeof name, "status.%d", rank);
+    char *s = cli_slurp(cli_path(name));
+    int v = s && s[0] ? atoi(s) : -1;
+    free(s);
+    return v;
+}
+
+static size_t count_of(const char *hay, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle)) n++;
+    return n;
+}
+
+/* Two faulty simulators (tests/cli/faulty.c), a on rank 0 and b on rank 1,
+ * with `extra_a` / `extra_b` added to their params and edges a -> b (promise
+ * 1) and b -> a (promise pb; pb NULL: no edges). */
+static const char *faulty_model(const char *name, const char *extra_a, const char *extra_b, const char *pb)
+{
+    static char paths[4][600];
+    static int at;
+    const char *plugin = getenv("KAIROS_FAULTY_PLUGIN");
+    cr_assert(plugin && plugin[0] == '/', "KAIROS_FAULTY_PLUGIN");
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{'end_time': 30, 'plugins': ['%s'], 'simulators': ["
+             "{'name': 'a', 'kind': 'faulty', 'rank': 0, 'params': {'period': 1%s}},"
+             "{'name': 'b', 'kind': 'faulty', 'rank': 1, 'params': {'period': 1%s}}],"
+             " 'dependencies': [%s%s%s]}", plugin, extra_a, extra_b,
+             pb ? "{'from': 'a', 'to': 'b', 'promise': 1}, {'from': 'b', 'to': 'a', 'promise': " : "", pb ? pb : "",
+             pb ? "}" : "");
+    char *path = paths[at++ % 4];
+    snprintf(path, sizeof paths[0], "%s", cli_path(name));
+    cli_write(path, text);
+    return path;
+}
+
+/* Runs MODEL on 2 ranks, each with its own status seen, then under a plain
+ * mpirun; every rank and mpirun must end with `want`, the message (holding
+ * `says`) printed once, and no stats file left. */
+static void every_rank_ends_with(const char *model, const char *sync, int want, const char *says)
+{
+    char stats[600];
+    snprintf(stats, sizeof stats, "%s", cli_path("fail-stats.json"));
+    const char *args[] = { "run", model, "-o", stats, "--quiet", "--sync", sync, NULL };
+    cli_result_t r = cli_wait(start_ranks(true, args));
+    for (int k = 0; k < 2; k++)
+        cr_assert_eq(rank_status(k), want, "%s (%s): rank %d exited %d, want %d: %s", model, sync, k, rank_status(k),
+                     want, r.err);
+    cr_assert_eq(count_of(r.err, says), 1, "%s (%s): \"%s\" not printed once: %s", model, sync, says, r.err);
+    cr_assert_eq(count_of(r.err, "kairos: "), 1, "%s (%s): more than one message: %s", model, sync, r.err);
+    cr_assert(!cli_exists(stats) && !cli_exists(cli_path("fail-stats.json.partial")), "a stats file was left");
+    cli_free(&r);
+    r = run_on(2, model, stats, "--sync", sync, NULL, NULL);
+    cr_assert_eq(r.status, want, "%s (%s): mpirun exited %d, want %d: %s", model, sync, r.status, want, r.err);
+    cli_free(&r);
+}
+
+/* The idiom of docs/concepts.md: a kind passes a refused sync-event on with
+ * kr_sim_fail(sim, kr_last_status(), ...). Whichever rank it happens on,
+ * both ranks and mpirun exit 1 (the run failed), and rank 0 says it once. */
+Test(cli_mpi, run_failure_on_either_rank_exits_1_everywhere, .timeout = 240)
+{
+    const char *on_a = faulty_model("fail-a.json", ", 'how': 'sync', 'peer': 'b', 'fail_at': 5", "", "1");
+    const char *on_b = faulty_model("fail-b.json", "", ", 'how': 'sync', 'peer': 'a', 'fail_at': 5", "1");
+    for (int y = 0; y < 2; y++) {
+        const char *sync = y ? "window" : "null-message";
+        every_rank_ends_with(on_a, sync, 1, "simulator 'a', time 5: pinging: sync-event from 'a'");
+        every_rank_ends_with(on_b, sync, 1, "simulator 'b', time 5: pinging: sync-event from 'b'");
+    }
+}
+
+/* A deadlock spread over two ranks: 3 on every rank, with both algorithms. */
+Test(cli_mpi, deadlock_exits_3_everywhere, .timeout = 240)
+{
+    const char *model = faulty_model("hold.json", ", 'how': 'hold', 'peer': 'b', 'fail_at': 5", "", "0");
+    every_rank_ends_with(model, "null-message", 3, "deadlock: no simulator can advance");
+    every_rank_ends_with(model, "window", 3, "deadlock: no simulator can advance");
+}
+
+/* Memory exhausted inside a kind (KAIROS_FAIL_ALLOC, counted on each rank):
+ * the run ends on both ranks with 1 and a message naming the simulator,
+ * whether the kind fails itself (a) or only logs it and goes on (b: the
+ * coordinator ends the run; test_cli.c checks its message on one rank). */
+Test(cli_mpi, allocation_failure_exits_1_everywhere, .timeout = 240)
+{
+    /* (no dependencies: nothing travels between the ranks, so the failing
+     * allocation is the kinds' own on each rank) */
+    const char *model = faulty_model("grow.json", ", 'how': 'grow', 'grow': 10, 'fail_at': 1",
+                                     ", 'how': 'grow', 'grow': 10, 'fail_at': 1, 'ignore_errors': true", NULL);
+    const char *only_b = faulty_model("grow-b.json", "",
+                                      ", 'how': 'grow', 'grow': 10, 'fail_at': 1, 'ignore_errors': true", NULL);
+    setenv("KAIROS_FAIL_ALLOC", "2", 1);
+    char stats[600];
+    snprintf(stats, sizeof stats, "%s", cli_path("fail-stats.json"));
+    const char *args[] = { "run", model, "-o", stats, "--quiet", NULL };
+    cli_result_t r = cli_wait(start_ranks(true, args));
+    for (int rk = 0; rk < 2; rk++)
+        cr_assert_eq(rank_status(rk), 1, "rank %d exited %d: %s", rk, rank_status(rk), r.err);
+    cr_assert_eq(count_of(r.err, "kairos: "), 1, "one message: %s", r.err);
+    /* both ranks failed on their own: the first one's failure is told */
+    cr_assert(strstr(r.err, "kairos: simulator 'a'") && strstr(r.err, "out of memory"), "%s", r.err);
+    cr_assert(!cli_exists(stats), "a stats file was left");
+    cli_free(&r);
+    /* b only logs the failure and goes on: the coordinator ends the run */
+    r = run_on(2, only_b, stats, NULL, NULL, NULL, NULL);
+    cr_assert_eq(r.status, 1, "%s", r.err);
+    cr_assert(strstr(r.err, "out of memory"), "%s", r.err);
+    cli_free(&r);
+    unsetenv("KAIROS_FAIL_ALLOC");
+}
+
+/* A long PHOLD run on 2 ranks, each under rank_status.sh; returns in its
+ * middle. (With each_own_status, mpirun does not end a rank when the other
+ * exits non-zero: each rank's status is its own.) */
+static pid_t start_long_run(const char *stats, bool each_own_status)
+{
+    const char *root = getenv("KAIROS_SOURCE_ROOT");
+    static char model[1024];
+    snprintf(model, sizeof model, "%s/examples/phold.json", root);
+    const char *args[] = { "run", model, "--end", "1e9", "-o", stats, "--quiet", NULL };
+    pid_t pid = start_ranks(each_own_status, args);
+    /* in the middle of the run: both ranks started (their pids written)
+     * and a second more */
+    for (int i = 0; i < 300 && !(cli_exists(cli_path("pid.0")) && cli_exists(cli_path("pid.1"))); i++) nanosleep(&(struct timespec){ 0, 20000000 }, NULL);
+    sleep(2);
+    return pid;
+}
+
+/* SIGTERM or SIGINT to mpirun (Open MPI sends the ranks SIGTERM): every rank
+ * stops at its next safe point and exits 143, the run is said to be
+ * interrupted once, and no output is left under its final name. */
+Test(cli_mpi, signal_to_mpirun_interrupts_every_rank, .timeout = 240)
+{
+    const int sigs[] = { SIGTERM, SIGINT };
+    for (int k = 0; k < 2; k++) {
+        char stats[600];
+        snprintf(stats, sizeof stats, "%s", cli_path("long.json"));
+        pid_t pid = start_long_run(stats, true);
+        kill(pid, sigs[k]);
+        cli_result_t r = cli_wait(pid);
+        cr_assert_neq(r.status, 0, "mpirun after %s", strsignal(sigs[k]));
+        for (int rk = 0; rk < 2; rk++)
+            cr_assert_eq(rank_status(rk), 143, "%s to mpirun: rank %d exited %d: %s", strsignal(sigs[k]), rk,
+                         rank_status(rk), r.err);
+        cr_assert_eq(count_of(r.err, "kairos: run interrupted by SIGTERM at model time "), 1, "%s", r.err);
+        cr_assert(!cli_exists(stats) && !cli_exists(cli_path("long.json.partial")), "an output file was left");
+        cli_free(&r);
+    }
+}
+
+/* A rank killed (SIGKILL) in the middle of a run: kairos relies on the
+ * launcher, which ends the other rank within 5 s; mpirun exits non-zero
+ * and no output is left under its final name (docs/cluster.md). */
+Test(cli_mpi, rank_killed_ends_the_run, .timeout = 240)
+{
+    char stats[600];
+    snprintf(stats, sizeof stats, "%s", cli_path("killed.json"));
+    pid_t pid = start_long_run(stats, false);
+    char *victim = cli_slurp(cli_path("pid.1"));
+    cr_assert(victim && atoi(victim) > 0, "rank 1's pid");
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t t0 = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    cr_assert_eq(kill(atoi(victim), SIGKILL), 0);
+    free(victim);
+    cli_result_t r = cli_wait(pid);
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double took = (double)((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec - t0) * 1e-9;
+    cr_assert_lt(took, 5.0, "the job took %.1f s to end after a rank was killed", took);
+    cr_assert_neq(r.status, 0, "mpirun: %s", r.err);
+    cr_assert_eq(rank_status(1), 128 + SIGKILL, "the killed rank: %d", rank_status(1));
+    cr_assert(!cli_exists(stats), "an output file was left under its final name");
+    cli_free(&r);
+}
+
+/* Replications and sweeps follow the same table on every rank: a run
+ * failure in one replication is 1, a deadlock at one point of a sweep 3,
+ * and no stats file or CSV is left. (Groups of 2 ranks: the model pins a
+ * simulator to rank 1.) */
+Test(cli_mpi, replications_and_sweeps_exit_alike, .timeout = 240)
+{
+    const char *fails = faulty_model("reps-fail.json", ", 'how': 'sync', 'peer': 'b', 'fail_at': 5", "", "1");
+    const char *holds = faulty_model("sweep-hold.json", ", 'how': 'hold', 'peer': 'b', 'fail_at': 100", "", "0");
+    char out[600];
+    snprintf(out, sizeof out, "%s", cli_path("reps-out"));
+    const char *reps[] = { "run", fails, "--replications", "3", "--group-ranks", "2", "-o", out, "--quiet", NULL };
+    cli_result_t r = cli_wait(start_ranks(true, reps));
+    for (int k = 0; k < 2; k++) cr_assert_eq(rank_status(k), 1, "replications: rank %d: %d: %s", k, rank_status(k), r.err);
+    cr_assert_eq(count_of(r.err, "kairos: replication 0 (seed "), 1, "%s", r.err);
+    cr_assert(!cli_exists(out), "a stats file was left");
+    cli_free(&r);
+    const char *sweep[] = { "sweep", holds, "--vary", "simulators.a.params.fail_at=[100,5]", "--group-ranks", "2", "-o",
+                            out, "--quiet", NULL };
+    r = cli_wait(start_ranks(true, sweep));
+    for (int k = 0; k < 2; k++) cr_assert_eq(rank_status(k), 3, "sweep: rank %d: %d: %s", k, rank_status(k), r.err);
+    cr_assert_eq(count_of(r.err, "deadlock: no simulator can advance"), 1, "%s", r.err);
+    cr_assert(!cli_exists(out), "a CSV was left");
+    cli_free(&r);
 }

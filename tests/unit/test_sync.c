@@ -439,7 +439,7 @@ Test(sync, deadlock_is_reported_not_hung)
     cr_assert_eq(kr_model_add_dependency(m, 1, 0, 0), KR_OK);
     cr_assert_eq(kr_model_start(m), KR_OK);
     cr_assert_eq(kr_schedule_sync(a, &(kr_sync_desc_t){ .target = 1, .delay = 2 * S, .type = t }, NULL), KR_OK);
-    cr_assert_eq(kr_model_run(m), KR_ERR_STATE);
+    cr_assert_eq(kr_model_run(m), KR_ERR_DEADLOCK);
     const char *e = kr_last_error();
     cr_assert(strstr(e, "deadlock") && strstr(e, "'beta'") && strstr(e, "'alpha'") && strstr(e, "at 2"), "%s", e);
     kr_model_destroy(m);
@@ -603,7 +603,7 @@ Test(sync, window_deadlock_is_reported_not_hung)
     cr_assert_eq(kr_model_add_dependency(m, 1, 0, 0), KR_OK);
     cr_assert_eq(kr_model_start(m), KR_OK);
     cr_assert_eq(kr_schedule_sync(a, &(kr_sync_desc_t){ .target = 1, .delay = 2 * S, .type = t }, NULL), KR_OK);
-    cr_assert_eq(kr_model_run(m), KR_ERR_STATE);
+    cr_assert_eq(kr_model_run(m), KR_ERR_DEADLOCK);
     cr_assert(strstr(kr_last_error(), "deadlock"), "%s", kr_last_error());
     kr_model_destroy(m);
 }
