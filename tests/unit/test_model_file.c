@@ -542,9 +542,9 @@ Test(model_file, bad_time_step_missing_for_stepped)
 Test(model_file, bad_count)
 {
     expect_load_error(mt_load(BATHS("", ""), "simulators.0.count=0", NULL), "simulators[0].count",
-                      "a whole number from 1 to 1000000", "0");
+                      "a whole number from 1 to 100000", "0");
     expect_load_error(mt_load(BATHS("", ""), "simulators.0.count=2.5", NULL), "simulators[0].count",
-                      "a whole number from 1 to 1000000", "2.5");
+                      "a whole number from 1 to 100000", "2.5");
 }
 
 Test(model_file, bad_rank)
