@@ -333,6 +333,18 @@ static uint64_t pair_hash(uint32_t from, uint32_t to)
     return kr__mix64((uint64_t)from << 32 | to);
 }
 
+/* The edge from -> to by hash: for building and setup, where a kind asks
+ * for each of a simulator's d edges (kr__edge scans them: d^2 per
+ * simulator). */
+static kr__edge_t *edge_by_pair(const kr_model_t *m, uint32_t from, uint32_t to)
+{
+    uint32_t cursor = 0, k;
+    uint64_t key = pair_hash(from, to);
+    while ((k = kr__hmap_next(&m->edge_pairs, key, &cursor)) != KR__HMAP_EMPTY)
+        if (m->edges[k].from == from && m->edges[k].to == to) return &m->edges[k];
+    return NULL;
+}
+
 kr_status_t kr_model_add_dependency(kr_model_t *m, uint32_t from, uint32_t to, kr_time_t promise)
 {
     kr_status_t st = refuse_after_start(m, "kr_model_add_dependency");
@@ -349,11 +361,9 @@ kr_status_t kr_model_add_dependency(kr_model_t *m, uint32_t from, uint32_t to, k
     /* By hash, not by kr__edge's scan of the sender's edges: a sender
      * with d edges would cost d^2 to build. */
     uint64_t key = pair_hash(from, to);
-    uint32_t cursor = 0, k;
-    while ((k = kr__hmap_next(&m->edge_pairs, key, &cursor)) != KR__HMAP_EMPTY)
-        if (m->edges[k].from == from && m->edges[k].to == to)
-            return kr__fail(KR_ERR_EXISTS, "kr_model_add_dependency: '%s' -> '%s' already exists",
-                            m->sims[from]->name, m->sims[to]->name);
+    if (edge_by_pair(m, from, to))
+        return kr__fail(KR_ERR_EXISTS, "kr_model_add_dependency: '%s' -> '%s' already exists",
+                        m->sims[from]->name, m->sims[to]->name);
     if (m->edge_count == m->edge_cap &&
         KR__GROW_U32(m->edges, m->edge_cap, m->edge_count + 1, 8, "kr_model_add_dependency"))
         return kr_last_status();
@@ -377,7 +387,7 @@ kr_status_t kr_model_set_promise(kr_model_t *m, uint32_t from, uint32_t to, kr_t
 {
     kr_status_t st = refuse_after_start(m, "kr_model_set_promise");
     if (st) return st;
-    kr__edge_t *e = kr__edge(m, from, to);
+    kr__edge_t *e = edge_by_pair(m, from, to);
     if (!e) return kr__fail(KR_ERR_INVALID_ARG, "kr_model_set_promise: no dependency %u -> %u", from, to);
     if (promise == KR_TIME_NEVER) return kr__fail(KR_ERR_INVALID_ARG, "kr_model_set_promise: promise is not finite");
     e->promise = promise;
@@ -397,7 +407,7 @@ kr_status_t kr_model_set_promises(kr_model_t *m, uint32_t from, kr_time_t promis
 
 kr_time_t kr_model_promise(const kr_model_t *m, uint32_t from, uint32_t to)
 {
-    const kr__edge_t *e = kr__edge((kr_model_t *)m, from, to);
+    const kr__edge_t *e = m ? edge_by_pair(m, from, to) : NULL;
     return e ? e->promise : KR_TIME_NEVER;
 }
 
