@@ -36,10 +36,13 @@ static kr_status_t check_keys(const kr__model_file_t *f, json_t *obj, const char
         size_t n = (size_t)snprintf(expected, sizeof expected, "one of the keys ");
         for (int i = 0; allowed[i] && n < sizeof expected; i++)
             n += (size_t)snprintf(expected + n, sizeof expected - n, "%s%s", i ? ", " : "", allowed[i]);
+        /* a key may be megabytes long: show its first bytes, as values */
+        int shown = strlen(key) > 60 ? 57 : 60;
+        const char *more = strlen(key) > 60 ? "..." : "";
         char path[512];
-        snprintf(path, sizeof path, "%s%s%s", where, where[0] ? "." : "", key);
-        return kr__fail(KR_ERR_INVALID_ARG, "%s: %s: expected %s, found the unknown key \"%s\"", f->path, path,
-                        expected, key);
+        snprintf(path, sizeof path, "%s%s%.*s%s", where, where[0] ? "." : "", shown, key, more);
+        return kr__fail(KR_ERR_INVALID_ARG, "%s: %s: expected %s, found the unknown key \"%.*s%s\"", f->path, path,
+                        expected, shown, key, more);
     }
     return KR_OK;
 }

@@ -305,10 +305,13 @@ kr_status_t kr__params_check_unread(const kr_params_t *p, const char *kind)
             n += (size_t)snprintf(expected + n, sizeof expected - n, "%s%s", i ? ", " : "", p->read[i]);
         if (!p->read_count && n < sizeof expected) n += (size_t)snprintf(expected + n, sizeof expected - n, "none");
         if (n < sizeof expected) snprintf(expected + n, sizeof expected - n, ")");
+        /* a key may be megabytes long: show its first bytes, as values */
+        int shown = strlen(key) > 60 ? 57 : 60;
+        const char *more = strlen(key) > 60 ? "..." : "";
         char path[600];
-        snprintf(path, sizeof path, "%s.%s", p->path, key);
-        return kr__fail(KR_ERR_INVALID_ARG, "%s: %s: expected %s, found the unknown key \"%s\"", p->file, path,
-                        expected, key);
+        snprintf(path, sizeof path, "%s.%.*s%s", p->path, shown, key, more);
+        return kr__fail(KR_ERR_INVALID_ARG, "%s: %s: expected %s, found the unknown key \"%.*s%s\"", p->file, path,
+                        expected, shown, key, more);
     }
     return KR_OK;
 }

@@ -108,8 +108,8 @@ Test(hostile, million_dependencies_in_linear_time, .timeout = 300)
 }
 
 /* A 100 MB string where any length is fine (a description) is read and
- * the file validated; where a name is expected it is refused, and the line
- * shows its first bytes. */
+ * the file validated; as a name, a key of the file or a key of a kind's
+ * params it is refused, and the line shows its first bytes. */
 Test(hostile, hundred_megabyte_strings, .timeout = 300)
 {
     const char *path = cli_path("big.json");
@@ -117,22 +117,39 @@ Test(hostile, hundred_megabyte_strings, .timeout = 300)
     char *chunk = malloc(1 << 20);
     cr_assert(chunk);
     memset(chunk, 'a', 1 << 20);
-    for (int where = 0; where < 2; where++) {
+    const char *b = "{\"name\": \"b\", \"kind\": \"bath\", \"time_step\": 1";
+    const char *a57 = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    for (int where = 0; where < 4; where++) {
         FILE *fp = create(path);
-        fprintf(fp, "{\"end_time\": 1, %s\"", where ? "\"simulators\": [{\"kind\": \"bath\", \"time_step\": 1, \"name\": "
-                                                    : "\"description\": ");
+        const char *before[] = { "{\"end_time\": 1, \"description\": \"",
+                                 "{\"end_time\": 1, \"simulators\": [{\"kind\": \"bath\", \"time_step\": 1, \"name\": \"",
+                                 "{\"end_time\": 1, \"", "{\"end_time\": 1, \"simulators\": [{\"name\": \"b\", "
+                                 "\"kind\": \"bath\", \"time_step\": 1, \"params\": {\"" };
+        fputs(before[where], fp);
         for (size_t k = 0; k < big >> 20; k++) cr_assert_eq(fwrite(chunk, 1, 1 << 20, fp), 1u << 20);
-        fprintf(fp, where ? "\"}]}\n" : "\", \"simulators\": [{\"name\": \"b\", \"kind\": \"bath\", \"time_step\": 1}]}\n");
+        if (where == 0) fprintf(fp, "\", \"simulators\": [%s}]}\n", b);
+        if (where == 1) fprintf(fp, "\"}]}\n");
+        if (where == 2) fprintf(fp, "\": 1, \"simulators\": [%s}]}\n", b);
+        if (where == 3) fprintf(fp, "\": 1}}]}\n");
         cr_assert_eq(fclose(fp), 0);
         double t0 = now();
         cli_result_t r = kairos("validate", path, NULL);
         double took = now() - t0;
-        if (!where) {
+        char want[600];
+        if (where == 0) {
             cr_assert_eq(r.status, 0, "%.500s", r.err);
             cli_free(&r);
+        } else if (where == 1) {
+            snprintf(want, sizeof want, "simulators[0].name: expected a name of at most 255 bytes, found \"%.56s...", a57);
+            expect_refused(r, path, want);
+        } else if (where == 2) {
+            snprintf(want, sizeof want, "%s...: expected one of the keys ", a57);
+            cr_assert(strstr(r.err, "found the unknown key \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...\"\n"),
+                      "%.300s", r.err);
+            expect_refused(r, path, want);
         } else {
-            expect_refused(r, path, "simulators[0].name: expected a name of at most 255 bytes, found "
-                                    "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...");
+            snprintf(want, sizeof want, "simulators[0].params.%s...: expected a parameter of kind 'bath' (", a57);
+            expect_refused(r, path, want);
         }
         cr_assert_lt(took, 20 * slack(), "a 100 MB string took %.1f s", took);
     }
