@@ -405,18 +405,26 @@ static int cmd_validate(const cli_t *c, int argc, char **argv)
             printf("  %s -> %s  promise %g\n", f->sims[f->deps[i].from].name, f->sims[f->deps[i].to].name,
                    (double)f->deps[i].promise / p);
         printf("zero-promise groups (run as one event loop on one rank):");
-        size_t groups = 0;
-        for (size_t i = 0; i < f->sim_count; i++) {
-            if (kr_model_group_of(m, (uint32_t)i) != i) continue;
-            size_t members = 0;
-            for (size_t j = i; j < f->sim_count; j++) members += kr_model_group_of(m, (uint32_t)j) == i;
-            if (members < 2) continue;
+        /* Each group's members chained in ascending order (a group is named
+         * by its lowest member): linear in the simulators, where a scan
+         * per group would be quadratic for 10^5 singletons. */
+        size_t groups = 0, n = f->sim_count, none = SIZE_MAX;
+        size_t *next = malloc((n ? n : 1) * sizeof *next), *last = malloc((n ? n : 1) * sizeof *last);
+        for (size_t i = 0; next && last && i < n; i++) {
+            size_t g = kr_model_group_of(m, (uint32_t)i);
+            next[i] = none;
+            if (g != i) next[last[g]] = i;
+            last[g] = i;
+        }
+        for (size_t i = 0; next && last && i < n; i++) {
+            if (kr_model_group_of(m, (uint32_t)i) != i || next[i] == none) continue;
             printf("\n  {");
-            for (size_t j = i, k = 0; j < f->sim_count; j++)
-                if (kr_model_group_of(m, (uint32_t)j) == i) printf("%s%s", k++ ? ", " : "", f->sims[j].name);
+            for (size_t j = i, k = 0; j != none; j = next[j]) printf("%s%s", k++ ? ", " : "", f->sims[j].name);
             printf("}");
             groups++;
         }
+        free(next);
+        free(last);
         printf(groups ? "\n" : " none\n");
         printf("ranks (%d):\n", o.ranks);
         for (int r = 0; r < o.ranks; r++) {

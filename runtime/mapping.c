@@ -5,6 +5,7 @@
  * from the same file. */
 #include <metis.h>
 #include <stdlib.h>
+#include <string.h>
 #include "base/error.h"
 #include "runtime/model_file.h"
 
@@ -23,35 +24,62 @@ static kr_status_t metis_map(const kr__model_file_t *f, const kr_model_t *m, int
         group_ix[i] = kr_model_group_of(m, (uint32_t)i) == i ? groups++ : -1;
     for (size_t i = 0; i < n; i++)
         if (group_ix[i] < 0) group_ix[i] = group_ix[kr_model_group_of(m, (uint32_t)i)];
-    /* adjacency as a dense count matrix of groups: models are at most a
-     * few thousand simulators */
-    idx_t *w = calloc((size_t)groups * (size_t)groups, sizeof *w);
+    /* The adjacency in compressed rows, built in time linear in groups
+     * plus dependencies (a dense groups x groups matrix would be
+     * quadratic: 10^5 groups make 10^10 cells). Every dependency between
+     * two groups is listed from both ends; listing that again by rows in
+     * ascending order (a transposition: the lists are symmetric) sorts
+     * each row, whose repeats then merge into one weighted edge, so the
+     * graph METIS sees is the same as the dense matrix's. */
     vwgt = calloc((size_t)groups, sizeof *vwgt);
     part = calloc((size_t)groups, sizeof *part);
     xadj = calloc((size_t)groups + 1, sizeof *xadj);
-    if (!w || !vwgt || !part || !xadj) { st = kr__fail(KR_ERR_NOMEM, "out of memory"); goto done; }
+    size_t raw_count = 0;
+    for (size_t i = 0; i < f->dep_count; i++)
+        raw_count += group_ix[f->deps[i].from] != group_ix[f->deps[i].to] ? 2 : 0;
+    idx_t *raw = malloc((raw_count ? raw_count : 1) * sizeof *raw);
+    idx_t *start = calloc((size_t)groups + 1, sizeof *start), *cursor = malloc(((size_t)groups + 1) * sizeof *cursor);
+    adjncy = malloc((raw_count ? raw_count : 1) * sizeof *adjncy);
+    adjwgt = malloc((raw_count ? raw_count : 1) * sizeof *adjwgt);
+    if (!vwgt || !part || !xadj || !raw || !start || !cursor || !adjncy || !adjwgt) {
+        free(raw); free(start); free(cursor);
+        st = kr__fail(KR_ERR_NOMEM, "out of memory");
+        goto done;
+    }
     for (size_t i = 0; i < n; i++) vwgt[group_ix[i]]++;
-    idx_t edges = 0;
     for (size_t i = 0; i < f->dep_count; i++) {
         idx_t a = group_ix[f->deps[i].from], b = group_ix[f->deps[i].to];
         if (a == b) continue;
-        if (!w[a * groups + b]) edges += 2;
-        w[a * groups + b]++;
-        w[b * groups + a]++;
+        start[a + 1]++;
+        start[b + 1]++;
     }
-    adjncy = malloc((size_t)(edges ? edges : 1) * sizeof *adjncy);
-    adjwgt = malloc((size_t)(edges ? edges : 1) * sizeof *adjwgt);
-    if (!adjncy || !adjwgt) { st = kr__fail(KR_ERR_NOMEM, "out of memory"); goto done; }
+    for (idx_t g = 0; g < groups; g++) start[g + 1] += start[g];
+    memcpy(cursor, start, ((size_t)groups + 1) * sizeof *cursor);
+    for (size_t i = 0; i < f->dep_count; i++) {
+        idx_t a = group_ix[f->deps[i].from], b = group_ix[f->deps[i].to];
+        if (a == b) continue;
+        raw[cursor[a]++] = b;
+        raw[cursor[b]++] = a;
+    }
+    memcpy(cursor, start, ((size_t)groups + 1) * sizeof *cursor);
+    for (idx_t a = 0; a < groups; a++)
+        for (idx_t r = start[a]; r < start[a + 1]; r++) adjncy[cursor[raw[r]]++] = a; /* sorted rows */
     idx_t k = 0;
     for (idx_t a = 0; a < groups; a++) {
         xadj[a] = k;
-        for (idx_t b = 0; b < groups; b++)
-            if (w[a * groups + b]) {
-                adjncy[k] = b;
-                adjwgt[k++] = w[a * groups + b];
+        for (idx_t r = start[a]; r < start[a + 1]; r++) {
+            if (k > xadj[a] && adjncy[k - 1] == adjncy[r]) {
+                adjwgt[k - 1]++;
+                continue;
             }
+            adjncy[k] = adjncy[r];
+            adjwgt[k++] = 1;
+        }
     }
     xadj[groups] = k;
+    free(raw);
+    free(start);
+    free(cursor);
     idx_t ncon = 1, nparts = ranks, objval = 0;
     if (groups <= nparts) {
         for (idx_t g = 0; g < groups; g++) part[g] = g;
@@ -66,7 +94,6 @@ static kr_status_t metis_map(const kr__model_file_t *f, const kr_model_t *m, int
     for (size_t i = 0; i < n; i++) rank_of[i] = (int)part[group_ix[i]];
 done:
     free(group_ix);
-    free(w);
     free(vwgt);
     free(part);
     free(xadj);
@@ -115,22 +142,40 @@ kr_status_t kr__model_file_map(const kr__model_file_t *f, const kr_model_t *m, i
     /* A zero-promise group runs on one rank: a pinned member decides, else
      * its lowest member; two different pins in one group cannot run. Every
      * pin is compared with the group's first pinned member (not only with
-     * its lowest member, which may be free). */
-    for (size_t i = 0; i < n; i++) {
-        uint32_t g = kr_model_group_of(m, (uint32_t)i);
-        if (g != i) continue;
-        size_t pin = n;
-        for (size_t j = i; j < n; j++) {
-            if (kr_model_group_of(m, (uint32_t)j) != g || f->sims[j].rank < 0) continue;
-            if (pin == n) pin = j;
-            else if (f->sims[j].rank != f->sims[pin].rank)
-                return kr__fail(KR_ERR_INVALID_ARG, "%s: simulators[%zu].rank: expected rank %d, where '%s' is pinned "
-                                "(a cycle of zero promises joins them and runs as one loop on one rank), found %d",
-                                f->path, f->sims[j].index, f->sims[pin].rank, f->sims[pin].name, f->sims[j].rank);
+     * its lowest member, which may be free). One pass over the simulators
+     * (groups are named by their lowest member, pin[g] is the first pinned
+     * one), and the refusal names the group with the lowest first member,
+     * at its first disagreeing pin. */
+    size_t *pin = malloc((n ? n : 1) * sizeof *pin);
+    if (!pin) return kr__fail(KR_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) pin[i] = n;
+    size_t bad = n, bad_group = n;
+    for (size_t j = 0; j < n; j++) {
+        uint32_t g = kr_model_group_of(m, (uint32_t)j);
+        if (g >= n) {
+            free(pin);
+            return kr__fail(KR_ERR_NOMEM, "out of memory");
         }
-        int r = pin < n ? f->sims[pin].rank : rank_of[i];
-        for (size_t j = i; j < n; j++)
-            if (kr_model_group_of(m, (uint32_t)j) == g) rank_of[j] = r;
+        if (f->sims[j].rank < 0) continue;
+        if (pin[g] == n) pin[g] = j;
+        else if (f->sims[j].rank != f->sims[pin[g]].rank && g < bad_group) {
+            bad = j;
+            bad_group = g;
+        }
     }
+    if (bad < n) {
+        size_t p = pin[bad_group];
+        free(pin);
+        return kr__fail(KR_ERR_INVALID_ARG, "%s: simulators[%zu].rank: expected rank %d, where '%s' is pinned "
+                        "(a cycle of zero promises joins them and runs as one loop on one rank), found %d",
+                        f->path, f->sims[bad].index, f->sims[p].rank, f->sims[p].name, f->sims[bad].rank);
+    }
+    /* The lowest member comes first, so its rank is final when the others
+     * copy it. */
+    for (size_t j = 0; j < n; j++) {
+        uint32_t g = kr_model_group_of(m, (uint32_t)j);
+        rank_of[j] = pin[g] < n ? f->sims[pin[g]].rank : rank_of[g];
+    }
+    free(pin);
     return KR_OK;
 }

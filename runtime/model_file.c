@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/error.h"
+#include "base/grow.h"
 #include "runtime/model_file.h"
 #include "schedulers/model_private.h"
 
@@ -36,10 +37,13 @@ static kr_status_t check_keys(const kr__model_file_t *f, json_t *obj, const char
         size_t n = (size_t)snprintf(expected, sizeof expected, "one of the keys ");
         for (int i = 0; allowed[i] && n < sizeof expected; i++)
             n += (size_t)snprintf(expected + n, sizeof expected - n, "%s%s", i ? ", " : "", allowed[i]);
+        /* a key may be megabytes long: show its first bytes, as values */
+        int shown = strlen(key) > 60 ? 57 : 60;
+        const char *more = strlen(key) > 60 ? "..." : "";
         char path[512];
-        snprintf(path, sizeof path, "%s%s%s", where, where[0] ? "." : "", key);
-        return kr__fail(KR_ERR_INVALID_ARG, "%s: %s: expected %s, found the unknown key \"%s\"", f->path, path,
-                        expected, key);
+        snprintf(path, sizeof path, "%s%s%.*s%s", where, where[0] ? "." : "", shown, key, more);
+        return kr__fail(KR_ERR_INVALID_ARG, "%s: %s: expected %s, found the unknown key \"%.*s%s\"", f->path, path,
+                        expected, shown, key, more);
     }
     return KR_OK;
 }
@@ -238,51 +242,86 @@ static kr_status_t load_plugins(kr__model_file_t *f)
 
 /* ---- simulators ---- */
 
+static uint64_t name_key(const char *name, size_t len)
+{
+    return kr__hash_bytes(name, len, 0x6e616d65);
+}
+
+static uint64_t pair_key(uint32_t from, uint32_t to)
+{
+    return kr__mix64((uint64_t)from << 32 | to);
+}
+
+/* The simulator named `name`, or SIZE_MAX. */
+static size_t find_name(const kr__model_file_t *f, const char *name)
+{
+    uint32_t cursor = 0, i;
+    while ((i = kr__hmap_next(&f->names, name_key(name, strlen(name)), &cursor)) != KR__HMAP_EMPTY)
+        if (!strcmp(f->sims[i].name, name)) return i;
+    return SIZE_MAX;
+}
+
 static kr_status_t add_entry(kr__model_file_t *f, const kr__sim_entry_t *e)
 {
-    for (size_t i = 0; i < f->sim_count; i++)
-        if (!strcmp(f->sims[i].name, e->name)) {
-            char path[64], expected[300];
-            snprintf(path, sizeof path, "simulators[%zu].name", e->index);
-            snprintf(expected, sizeof expected, "a name not used before (simulators[%zu] is \"%s\")", f->sims[i].index,
-                     f->sims[i].name);
-            json_t *v = json_string(e->name);
-            kr_status_t st = kr__input_error(f->path, path, expected, v);
-            json_decref(v);
-            free(e->name);
-            return st;
-        }
-    kr__sim_entry_t *sims = realloc(f->sims, (f->sim_count + 1) * sizeof *sims);
-    if (!sims) {
+    size_t i = find_name(f, e->name);
+    if (i != SIZE_MAX) {
+        char path[64], expected[300];
+        snprintf(path, sizeof path, "simulators[%zu].name", e->index);
+        snprintf(expected, sizeof expected, "a name not used before (simulators[%zu] is \"%.*s\")",
+                 f->sims[i].index, (int)KR__MAX_NAME, f->sims[i].name);
+        json_t *v = json_string(e->name);
+        kr_status_t st = kr__input_error(f->path, path, expected, v);
+        json_decref(v);
+        free(e->name);
+        return st;
+    }
+    if ((f->sim_count == f->sim_cap && KR__GROW(f->sims, f->sim_cap, f->sim_count + 1, 16, NULL)) ||
+        kr__hmap_insert(&f->names, name_key(e->name, strlen(e->name)), (uint32_t)f->sim_count)) {
         free(e->name);
         return kr__fail(KR_ERR_NOMEM, "out of memory");
     }
-    f->sims = sims;
-    sims[f->sim_count++] = *e;
+    f->sims[f->sim_count++] = *e;
     return KR_OK;
 }
 
-static kr_status_t add_dep(kr__model_file_t *f, uint32_t from, uint32_t to, kr_time_t promise)
+/* Adds from -> to unless it is there; *dup tells which. */
+static kr_status_t add_dep(kr__model_file_t *f, uint32_t from, uint32_t to, kr_time_t promise, bool *dup)
 {
-    kr__dep_entry_t *deps = realloc(f->deps, (f->dep_count + 1) * sizeof *deps);
-    if (!deps) return kr__fail(KR_ERR_NOMEM, "out of memory");
-    f->deps = deps;
-    deps[f->dep_count++] = (kr__dep_entry_t){ from, to, promise };
+    uint32_t cursor = 0, k;
+    uint64_t key = pair_key(from, to);
+    while ((k = kr__hmap_next(&f->dep_set, key, &cursor)) != KR__HMAP_EMPTY)
+        if (f->deps[k].from == from && f->deps[k].to == to) {
+            *dup = true;
+            return KR_OK;
+        }
+    *dup = false;
+    if ((f->dep_count == f->dep_cap && KR__GROW(f->deps, f->dep_cap, f->dep_count + 1, 16, NULL)) ||
+        kr__hmap_insert(&f->dep_set, key, (uint32_t)f->dep_count))
+        return kr__fail(KR_ERR_NOMEM, "out of memory");
+    f->deps[f->dep_count++] = (kr__dep_entry_t){ from, to, promise };
     return KR_OK;
 }
 
 /* Every region depends on its 8-neighbourhood with promise = time step:
  * what a region sends at one step arrives for the next. The geometry of
  * the neighbourhood needs only the cut, not the world's size. */
-static kr_status_t add_region_dependencies(kr__model_file_t *f, const kr__sim_entry_t *first)
+static kr_status_t add_region_dependencies(kr__model_file_t *f, const kr__sim_entry_t *first, json_t *regions)
 {
     kr_region_grid_t g = { .width = (int32_t)first->region_cols, .height = (int32_t)first->region_rows,
                            .cols = first->region_cols, .rows = first->region_rows };
     uint32_t n = first->region_cols * first->region_rows, nb[8];
     for (uint32_t i = 0; i < n; i++) {
         size_t k = kr_region_grid_neighbours(&g, i, nb);
+        if (f->dep_count + k > KR__MAX_DEPENDENCIES) {
+            char path[64], expected[128];
+            snprintf(path, sizeof path, "simulators[%zu].regions", first->index);
+            snprintf(expected, sizeof expected, "at most %u dependencies in a model file (the regions' borders "
+                     "count)", KR__MAX_DEPENDENCIES);
+            return kr__input_error(f->path, path, expected, regions);
+        }
         for (size_t j = 0; j < k; j++) {
-            kr_status_t st = add_dep(f, first->region_first + i, first->region_first + nb[j], first->time_step);
+            bool dup;
+            kr_status_t st = add_dep(f, first->region_first + i, first->region_first + nb[j], first->time_step, &dup);
             if (st) return st;
         }
     }
@@ -305,6 +344,9 @@ static kr_status_t check_simulators(kr__model_file_t *f)
         snprintf(path, sizeof path, "%s.name", at);
         const char *nm = json_string_value(name);
         FAIL_IF(!nm || !nm[0] || strpbrk(nm, "[]*."), path, "a non-empty name without '[', ']', '*' or '.'", name);
+        char longest[64];
+        snprintf(longest, sizeof longest, "a name of at most %u bytes", KR__MAX_NAME);
+        FAIL_IF(strlen(nm) > KR__MAX_NAME, path, longest, name);
         snprintf(path, sizeof path, "%s.kind", at);
         const kr_kind_desc_t *k = json_is_string(kind) ? kr__kinds_find(f->kinds, json_string_value(kind)) : NULL;
         if (!k) {
@@ -360,8 +402,10 @@ static kr_status_t check_simulators(kr__model_file_t *f)
         json_int_t count = 0;
         if ((v = json_object_get(s, "count"))) {
             snprintf(path, sizeof path, "%s.count", at);
-            FAIL_IF(!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 1000000, path,
-                    "a whole number from 1 to 1000000", v);
+            char expected[64];
+            snprintf(expected, sizeof expected, "a whole number from 1 to %u", KR__MAX_SIMULATORS);
+            FAIL_IF(!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > KR__MAX_SIMULATORS,
+                    path, expected, v);
             count = json_integer_value(v);
         }
         json_int_t cols = 0, rows = 0;
@@ -383,21 +427,39 @@ static kr_status_t check_simulators(kr__model_file_t *f)
             e.region_rows = (uint32_t)rows;
             e.region_first = (uint32_t)f->sim_count;
         }
+        /* Before anything is expanded: a count or cut too large for the
+         * file is refused here, not after filling memory. */
+        uint64_t adds = count ? (uint64_t)count : 1;
+        if (f->sim_count + adds > KR__MAX_SIMULATORS) {
+            char expected[160];
+            snprintf(expected, sizeof expected, "at most %u simulators in a model file (%zu before this entry)",
+                     KR__MAX_SIMULATORS, f->sim_count);
+            json_t *c = json_object_get(s, cols ? "regions" : "count");
+            snprintf(path, sizeof path, "%s%s", at, cols ? ".regions" : c ? ".count" : "");
+            return kr__input_error(f->path, path, expected, c ? c : s);
+        }
         if (!count) {
             e.name = strdup(nm);
             if (!e.name) return kr__fail(KR_ERR_NOMEM, "out of memory");
             if ((st = add_entry(f, &e))) return st;
             continue;
         }
+        e.replicas = (uint32_t)count;
+        size_t first = f->sim_count;
         for (json_int_t r = 0; r < count; r++) {
-            char buf[300];
+            char buf[KR__MAX_NAME + 32];
             snprintf(buf, sizeof buf, "%s[%lld]", nm, (long long)r);
             e.name = strdup(buf);
             if (!e.name) return kr__fail(KR_ERR_NOMEM, "out of memory");
             e.region_index = (uint32_t)r;
             if ((st = add_entry(f, &e))) return st;
         }
-        if (cols && (st = add_region_dependencies(f, &f->sims[e.region_first])))
+        /* "nm[*]": names hold no '[', so only this entry's replicas are
+         * nm[0] ... and a second entry with a count under the same name
+         * was refused above (nm[0] again). */
+        if (kr__hmap_insert(&f->replicas, name_key(nm, strlen(nm)), (uint32_t)first))
+            return kr__fail(KR_ERR_NOMEM, "out of memory");
+        if (cols && (st = add_region_dependencies(f, &f->sims[e.region_first], json_object_get(s, "regions"))))
             return st;
     }
     return KR_OK;
@@ -406,24 +468,28 @@ static kr_status_t check_simulators(kr__model_file_t *f)
 /* ---- dependencies ---- */
 
 /* The simulators a dependency end names: an exact name, or "base[*]" for
- * every replica of an entry with a count. */
-static size_t match(const kr__model_file_t *f, const char *pattern, uint32_t *out)
+ * every replica of an entry with a count or regions, which are
+ * consecutive. By lookup, so that declaring E dependencies over N
+ * simulators takes time in N + E, not N x E. False when nothing matches. */
+static bool match(const kr__model_file_t *f, const char *pattern, uint32_t *first, uint32_t *n, bool *wild)
 {
-    size_t n = 0, len = strlen(pattern);
-    bool wild = len > 3 && !strcmp(pattern + len - 3, "[*]");
-    size_t base = wild ? len - 2 : len; /* "line[" */
-    for (size_t i = 0; i < f->sim_count; i++) {
-        const char *name = f->sims[i].name;
-        if (!wild) {
-            if (!strcmp(name, pattern)) out[n++] = (uint32_t)i;
-            continue;
-        }
-        size_t nl = strlen(name);
-        if (nl > base + 1 && !strncmp(name, pattern, base) && name[nl - 1] == ']' &&
-            strspn(name + base, "0123456789") == nl - base - 1)
-            out[n++] = (uint32_t)i;
+    size_t len = strlen(pattern);
+    *wild = len > 3 && !strcmp(pattern + len - 3, "[*]");
+    if (!*wild) {
+        size_t i = find_name(f, pattern);
+        *first = (uint32_t)i;
+        *n = 1;
+        return i != SIZE_MAX;
     }
-    return n;
+    size_t base = len - 3;
+    uint32_t cursor = 0, i;
+    while ((i = kr__hmap_next(&f->replicas, name_key(pattern, base), &cursor)) != KR__HMAP_EMPTY)
+        if (!strncmp(f->sims[i].name, pattern, base) && f->sims[i].name[base] == '[') {
+            *first = i;
+            *n = f->sims[i].replicas;
+            return true;
+        }
+    return false;
 }
 
 static kr_status_t check_dependencies(kr__model_file_t *f)
@@ -431,47 +497,56 @@ static kr_status_t check_dependencies(kr__model_file_t *f)
     json_t *list = json_object_get(f->root, "dependencies");
     if (!list) return KR_OK;
     FAIL_IF(!json_is_array(list), "dependencies", "an array of dependencies", list);
-    uint32_t *from = malloc((f->sim_count + 1) * sizeof *from), *to = malloc((f->sim_count + 1) * sizeof *to);
-    kr_status_t st = from && to ? KR_OK : kr__fail(KR_ERR_NOMEM, "out of memory");
+    kr_status_t st = KR_OK;
     size_t i;
     json_t *d;
     json_array_foreach(list, i, d) {
-        if (st) break;
         char at[64], path[128];
         snprintf(at, sizeof at, "dependencies[%zu]", i);
-        if (!json_is_object(d)) { st = kr__input_error(f->path, at, "a dependency object", d); break; }
-        if ((st = check_keys(f, d, dep_keys, at))) break;
+        FAIL_IF(!json_is_object(d), at, "a dependency object", d);
+        if ((st = check_keys(f, d, dep_keys, at))) return st;
         json_t *vf = json_object_get(d, "from"), *vt = json_object_get(d, "to"), *vp = json_object_get(d, "promise");
+        uint32_t ff, nf, tf, nt;
+        bool wf, wt;
         snprintf(path, sizeof path, "%s.from", at);
-        size_t nf = json_is_string(vf) ? match(f, json_string_value(vf), from) : 0;
-        if (!nf) { st = kr__input_error(f->path, path, "the name of a simulator (or \"name[*]\")", vf); break; }
+        FAIL_IF(!json_is_string(vf) || !match(f, json_string_value(vf), &ff, &nf, &wf), path,
+                "the name of a simulator (or \"name[*]\")", vf);
         snprintf(path, sizeof path, "%s.to", at);
-        size_t nt = json_is_string(vt) ? match(f, json_string_value(vt), to) : 0;
-        if (!nt) { st = kr__input_error(f->path, path, "the name of a simulator (or \"name[*]\")", vt); break; }
+        FAIL_IF(!json_is_string(vt) || !match(f, json_string_value(vt), &tf, &nt, &wt), path,
+                "the name of a simulator (or \"name[*]\")", vt);
         snprintf(path, sizeof path, "%s.promise", at);
         kr_time_t promise;
         double pd = json_is_number(vp) ? json_number_value(vp) : NAN;
-        if (!(pd >= 0) || !isfinite(pd)) { st = kr__input_error(f->path, path, "a promise >= 0 in model units", vp); break; }
-        if (kr_time_from_units(pd, f->precision, &promise)) { st = kr__input_error(f->path, path, "a representable promise", vp); break; }
-        bool any = false;
-        for (size_t a = 0; a < nf && !st; a++)
-            for (size_t b = 0; b < nt && !st; b++) {
-                if (from[a] == to[b]) continue; /* wildcards never make a self edge */
-                any = true;
-                for (size_t k = 0; k < f->dep_count; k++)
-                    if (f->deps[k].from == from[a] && f->deps[k].to == to[b]) {
-                        char expected[300];
-                        snprintf(expected, sizeof expected, "one dependency %s -> %s (already declared)",
-                                 f->sims[from[a]].name, f->sims[to[b]].name);
-                        st = kr__input_error(f->path, at, expected, d);
-                    }
-                if (st || (st = add_dep(f, from[a], to[b], promise))) break;
+        FAIL_IF(!(pd >= 0) || !isfinite(pd), path, "a promise >= 0 in model units", vp);
+        FAIL_IF(kr_time_from_units(pd, f->precision, &promise), path, "a representable promise", vp);
+        /* Named explicitly, from and to must differ; a wildcard means
+         * "every other replica", so its self pairs are no edge (one
+         * replica to itself is none at all). */
+        FAIL_IF(!wf && !wt && ff == tf, at, "a dependency between two different simulators", d);
+        /* The size of the product, before it is expanded: its pairs less
+         * the self pairs where the two ranges overlap. */
+        uint64_t lo = ff > tf ? ff : tf, hi = (uint64_t)ff + nf < (uint64_t)tf + nt ? (uint64_t)ff + nf
+                                                                                       : (uint64_t)tf + nt;
+        uint64_t adds = (uint64_t)nf * nt - (hi > lo ? hi - lo : 0);
+        if (f->dep_count + adds > KR__MAX_DEPENDENCIES) {
+            char expected[160];
+            snprintf(expected, sizeof expected, "at most %u dependencies in a model file (%zu before, %llu more "
+                     "here)", KR__MAX_DEPENDENCIES, f->dep_count, (unsigned long long)adds);
+            return kr__input_error(f->path, at, expected, d);
+        }
+        for (uint32_t a = ff; a < ff + nf; a++)
+            for (uint32_t b = tf; b < tf + nt; b++) {
+                if (a == b) continue;
+                bool dup;
+                if ((st = add_dep(f, a, b, promise, &dup))) return st;
+                if (!dup) continue;
+                char expected[2 * KR__MAX_NAME + 64];
+                snprintf(expected, sizeof expected, "one dependency %s -> %s (already declared)", f->sims[a].name,
+                         f->sims[b].name);
+                return kr__input_error(f->path, at, expected, d);
             }
-        if (!st && !any) st = kr__input_error(f->path, at, "a dependency between two different simulators", d);
     }
-    free(from);
-    free(to);
-    return st;
+    return KR_OK;
 }
 
 /* ---- load ---- */
@@ -484,6 +559,9 @@ kr__model_file_t *kr__model_file_load(const kr__model_file_desc_t *desc)
     const char *slash = desc->path ? strrchr(desc->path, '/') : NULL;
     f->dir = slash ? strndup(desc->path, (size_t)(slash - desc->path)) : strdup(".");
     f->kinds = kr__kinds_create();
+    kr__hmap_init(&f->names);
+    kr__hmap_init(&f->replicas);
+    kr__hmap_init(&f->dep_set);
     if (!f->path || !f->dir || !f->kinds) {
         kr__fail(KR_ERR_NOMEM, "out of memory");
         goto fail;
@@ -519,6 +597,9 @@ void kr__model_file_free(kr__model_file_t *f)
     for (size_t i = 0; i < f->sim_count; i++) free(f->sims[i].name);
     free(f->sims);
     free(f->deps);
+    kr__hmap_fini(&f->names);
+    kr__hmap_fini(&f->replicas);
+    kr__hmap_fini(&f->dep_set);
     json_decref(f->root);
     kr__kinds_destroy(f->kinds);
     /* Plugins stay loaded: models built from them may still be alive and
@@ -548,12 +629,23 @@ kr_model_t *kr__model_file_build_on(kr__model_file_t *f, const kr_observer_t *ob
                                                          .observer = observer, .rank = rank, .sync = f->sync });
     if (!m) return NULL;
     char path[128];
-    /* Types first, once per kind, in the order kinds first appear. */
-    for (size_t i = 0; i < f->sim_count; i++) {
-        bool seen = false;
-        for (size_t j = 0; j < i && !seen; j++) seen = !strcmp(f->sims[j].kind, f->sims[i].kind);
+    /* Types first, once per kind, in the order kinds first appear (the
+     * kinds seen so far are few: a short list, not a scan of the
+     * simulators before). */
+    size_t kind_count = kr__kinds_count(f->kinds), seen_count = 0;
+    const kr_kind_desc_t **seen = calloc(kind_count ? kind_count : 1, sizeof *seen);
+    uint32_t *group_size = calloc(f->sim_count ? f->sim_count : 1, sizeof *group_size);
+    if (!seen || !group_size) {
+        kr__fail(KR_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < f->sim_count && seen_count < kind_count; i++) {
         const kr_kind_desc_t *k = kr__model_file_kind(f, i);
-        if (seen || !k->register_types) continue;
+        bool known = false;
+        for (size_t j = 0; j < seen_count && !known; j++) known = seen[j] == k;
+        if (known) continue;
+        seen[seen_count++] = k;
+        if (!k->register_types) continue;
         if (k->register_types(m)) {
             kr__fail(kr_last_status(), "%s: kind '%s': %s", f->path, k->name, kr_last_error());
             goto fail;
@@ -578,9 +670,14 @@ kr_model_t *kr__model_file_build_on(kr__model_file_t *f, const kr_observer_t *ob
      * refuses it at start; say so here, in the standard form, so that
      * `kairos validate` refuses it too). */
     for (size_t i = 0; i < f->sim_count; i++) {
+        uint32_t g = kr_model_group_of(m, (uint32_t)i);
+        if (g < f->sim_count) group_size[g]++;
+    }
+    for (size_t i = 0; i < f->sim_count; i++) {
         kr__sim_entry_t *e = &f->sims[i];
         if (e->formalism != KR_EMULATION) continue;
         uint32_t g = kr_model_group_of(m, (uint32_t)i);
+        if (g >= f->sim_count || group_size[g] < 2) continue;
         for (size_t j = 0; j < f->sim_count; j++) {
             if (j == i || kr_model_group_of(m, (uint32_t)j) != g) continue;
             json_t *entry = json_array_get(json_object_get(f->root, "simulators"), e->index);
@@ -618,8 +715,12 @@ kr_model_t *kr__model_file_build_on(kr__model_file_t *f, const kr_observer_t *ob
             goto fail;
         }
     }
+    free(seen);
+    free(group_size);
     return m;
 fail:
+    free(seen);
+    free(group_size);
     {
         char msg[1024];
         kr_status_t st = kr_last_status();

@@ -11,6 +11,17 @@
 #include <stdbool.h>
 #include "kairos/kind.h"
 #include "kairos/model.h"
+#include "base/hmap.h"
+
+/* Limits of one model file (docs/model-file.md, "Limits"): checked before
+ * anything is expanded, so that a hostile file is refused in one line
+ * instead of exhausting memory. Every rank holds the whole structure:
+ * about 7 KB for a simulator another rank runs, 25 KB and up for one it
+ * runs (its world), and 250 bytes per dependency, so the largest file
+ * costs a few GB per rank while it is built. */
+#define KR__MAX_SIMULATORS 100000u
+#define KR__MAX_DEPENDENCIES 10000000u
+#define KR__MAX_NAME 255u
 
 typedef enum kr__mapping { KR__MAP_ROUND_ROBIN, KR__MAP_BLOCK, KR__MAP_METIS } kr__mapping_t;
 
@@ -23,6 +34,7 @@ typedef struct kr__sim_entry {
     json_t *params;          /* borrowed; an empty object when absent */
     int rank;                /* pinned rank, -1 when free */
     size_t index;            /* position of its entry in "simulators" */
+    uint32_t replicas;       /* the entry's count (or regions), 0 without */
     /* "regions": [cols, rows]; 0 x 0 for an entry without. Region
      * region_index runs as simulator region_first + region_index. */
     uint32_t region_cols, region_rows, region_index, region_first;
@@ -44,9 +56,13 @@ typedef struct kr__model_file {
     kr_log_level_t log_level;
     const char *out_stats, *out_event_log, *out_trace, *out_series; /* borrowed; NULL if absent */
     kr__sim_entry_t *sims;
-    size_t sim_count;
+    size_t sim_count, sim_cap;
     kr__dep_entry_t *deps;
-    size_t dep_count;
+    size_t dep_count, dep_cap;
+    /* Lookups that keep loading linear in simulators plus dependencies:
+     * a simulator's name -> its index; an entry's name (with a count or
+     * regions) -> its first replica; (from, to) -> the dependency. */
+    kr__hmap_t names, replicas, dep_set;
     kr_kinds_t *kinds;       /* built-in kinds plus the file's plugins */
     void **plugins;          /* dlopen handles */
     size_t plugin_count;

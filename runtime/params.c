@@ -8,16 +8,34 @@
 #include "base/grow.h"
 #include "runtime/model_file.h"
 
+/* The first bytes of a value's JSON text: the dump stops once they are
+ * there, so that showing a 100 MB string or a million-element array costs
+ * no more than showing a number. */
+typedef struct shown_text {
+    char text[64];
+    size_t len;
+} shown_text_t;
+
+static int keep_prefix(const char *buffer, size_t size, void *data)
+{
+    shown_text_t *t = data;
+    size_t room = sizeof t->text - 1 - t->len, n = size < room ? size : room;
+    memcpy(t->text + t->len, buffer, n);
+    t->len += n;
+    t->text[t->len] = 0;
+    return n < size ? -1 : 0; /* -1 ends the dump */
+}
+
 kr_status_t kr__input_error(const char *file, const char *path, const char *expected, const json_t *found)
 {
     char shown[96];
     if (!found) {
         snprintf(shown, sizeof shown, "nothing");
     } else {
-        char *dump = json_dumps(found, JSON_COMPACT | JSON_ENCODE_ANY);
-        if (dump && strlen(dump) > 60) snprintf(shown, sizeof shown, "%.57s...", dump);
-        else snprintf(shown, sizeof shown, "%s", dump ? dump : "?");
-        free(dump);
+        shown_text_t t = { .len = 0 };
+        json_dump_callback(found, keep_prefix, &t, JSON_COMPACT | JSON_ENCODE_ANY);
+        if (t.len > 60) snprintf(shown, sizeof shown, "%.57s...", t.text);
+        else snprintf(shown, sizeof shown, "%s", t.len ? t.text : "?");
     }
     return kr__fail(KR_ERR_INVALID_ARG, "%s: %s: expected %s, found %s", file, path, expected, shown);
 }
@@ -287,10 +305,13 @@ kr_status_t kr__params_check_unread(const kr_params_t *p, const char *kind)
             n += (size_t)snprintf(expected + n, sizeof expected - n, "%s%s", i ? ", " : "", p->read[i]);
         if (!p->read_count && n < sizeof expected) n += (size_t)snprintf(expected + n, sizeof expected - n, "none");
         if (n < sizeof expected) snprintf(expected + n, sizeof expected - n, ")");
+        /* a key may be megabytes long: show its first bytes, as values */
+        int shown = strlen(key) > 60 ? 57 : 60;
+        const char *more = strlen(key) > 60 ? "..." : "";
         char path[600];
-        snprintf(path, sizeof path, "%s.%s", p->path, key);
-        return kr__fail(KR_ERR_INVALID_ARG, "%s: %s: expected %s, found the unknown key \"%s\"", p->file, path,
-                        expected, key);
+        snprintf(path, sizeof path, "%s.%.*s%s", p->path, shown, key, more);
+        return kr__fail(KR_ERR_INVALID_ARG, "%s: %s: expected %s, found the unknown key \"%.*s%s\"", p->file, path,
+                        expected, shown, key, more);
     }
     return KR_OK;
 }

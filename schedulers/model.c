@@ -56,6 +56,7 @@ kr_model_t *kr_model_create(const kr_model_desc_t *desc)
         m->owns_registry = true;
     }
     kr__hmap_init(&m->sim_names);
+    kr__hmap_init(&m->edge_pairs);
     kr_buf_init(&m->msg);
     return m;
 }
@@ -94,6 +95,7 @@ void kr_model_destroy(kr_model_t *m)
     free_groups(m);
     if (m->transport && m->owns_transport) m->transport->vtbl->destroy(m->transport);
     kr__hmap_fini(&m->sim_names);
+    kr__hmap_fini(&m->edge_pairs);
     kr_buf_fini(&m->msg);
     if (m->owns_registry) kr_registry_destroy(m->registry);
     free(m->promise_source);
@@ -309,13 +311,39 @@ kr__edge_t *kr__edge(kr_model_t *m, uint32_t from, uint32_t to)
     return NULL;
 }
 
+/* Appends to an array whose capacity is implicit: the smallest power of
+ * two >= its count, so it is reallocated only when the count reaches a
+ * power of two. Doubling keeps building linear in the edges (growing by
+ * one would copy a simulator's list once per edge: quadratic in its
+ * degree). */
 static kr_status_t append_u32(uint32_t **arr, uint32_t *count, uint32_t v)
 {
-    uint32_t *a = realloc(*arr, (*count + 1) * sizeof *a);
-    if (!a) return kr__fail(KR_ERR_NOMEM, "out of memory");
-    a[(*count)++] = v;
-    *arr = a;
+    uint32_t n = *count;
+    if ((n & (n - 1)) == 0) { /* 0, 1, 2, 4, ...: full */
+        if (n > UINT32_MAX / 2) return kr__fail(KR_ERR_NOMEM, "out of memory");
+        uint32_t *a = realloc(*arr, (n ? 2 * (size_t)n : 1) * sizeof *a);
+        if (!a) return kr__fail(KR_ERR_NOMEM, "out of memory");
+        *arr = a;
+    }
+    (*arr)[(*count)++] = v;
     return KR_OK;
+}
+
+static uint64_t pair_hash(uint32_t from, uint32_t to)
+{
+    return kr__mix64((uint64_t)from << 32 | to);
+}
+
+/* The edge from -> to by hash: for building and setup, where a kind asks
+ * for each of a simulator's d edges (kr__edge scans them: d^2 per
+ * simulator). */
+static kr__edge_t *edge_by_pair(const kr_model_t *m, uint32_t from, uint32_t to)
+{
+    uint32_t cursor = 0, k;
+    uint64_t key = pair_hash(from, to);
+    while ((k = kr__hmap_next(&m->edge_pairs, key, &cursor)) != KR__HMAP_EMPTY)
+        if (m->edges[k].from == from && m->edges[k].to == to) return &m->edges[k];
+    return NULL;
 }
 
 kr_status_t kr_model_add_dependency(kr_model_t *m, uint32_t from, uint32_t to, kr_time_t promise)
@@ -331,16 +359,24 @@ kr_status_t kr_model_add_dependency(kr_model_t *m, uint32_t from, uint32_t to, k
     if (promise == KR_TIME_NEVER)
         return kr__fail(KR_ERR_INVALID_ARG, "kr_model_add_dependency: promise of '%s' -> '%s' is not finite",
                         m->sims[from]->name, m->sims[to]->name);
-    if (kr__edge(m, from, to))
+    /* By hash, not by kr__edge's scan of the sender's edges: a sender
+     * with d edges would cost d^2 to build. */
+    uint64_t key = pair_hash(from, to);
+    if (edge_by_pair(m, from, to))
         return kr__fail(KR_ERR_EXISTS, "kr_model_add_dependency: '%s' -> '%s' already exists",
                         m->sims[from]->name, m->sims[to]->name);
     if (m->edge_count == m->edge_cap &&
         KR__GROW_U32(m->edges, m->edge_cap, m->edge_count + 1, 8, "kr_model_add_dependency"))
         return kr_last_status();
     uint32_t idx = m->edge_count;
-    if ((st = append_u32(&m->sims[from]->out_edges, &m->sims[from]->out_count, idx))) return st;
+    if (kr__hmap_insert(&m->edge_pairs, key, idx)) return kr__fail(KR_ERR_NOMEM, "kr_model_add_dependency: out of memory");
+    if ((st = append_u32(&m->sims[from]->out_edges, &m->sims[from]->out_count, idx))) {
+        kr__hmap_remove(&m->edge_pairs, key, idx);
+        return st;
+    }
     if ((st = append_u32(&m->sims[to]->in_edges, &m->sims[to]->in_count, idx))) {
         m->sims[from]->out_count--;
+        kr__hmap_remove(&m->edge_pairs, key, idx);
         return st;
     }
     m->edges[idx] = (kr__edge_t){ .from = from, .to = to, .promise = promise };
@@ -369,7 +405,7 @@ kr_status_t kr_model_set_promise(kr_model_t *m, uint32_t from, uint32_t to, kr_t
     kr_status_t st = refuse_after_start(m, "kr_model_set_promise");
     if (st) return st;
     if (m->promise_source) return refuse_fixed_promises(m, "kr_model_set_promise");
-    kr__edge_t *e = kr__edge(m, from, to);
+    kr__edge_t *e = edge_by_pair(m, from, to);
     if (!e) return kr__fail(KR_ERR_INVALID_ARG, "kr_model_set_promise: no dependency %u -> %u", from, to);
     if (promise == KR_TIME_NEVER) return kr__fail(KR_ERR_INVALID_ARG, "kr_model_set_promise: promise is not finite");
     e->promise = promise;
@@ -390,7 +426,7 @@ kr_status_t kr_model_set_promises(kr_model_t *m, uint32_t from, kr_time_t promis
 
 kr_time_t kr_model_promise(const kr_model_t *m, uint32_t from, uint32_t to)
 {
-    const kr__edge_t *e = kr__edge((kr_model_t *)m, from, to);
+    const kr__edge_t *e = m ? edge_by_pair(m, from, to) : NULL;
     return e ? e->promise : KR_TIME_NEVER;
 }
 

@@ -240,6 +240,7 @@ struct kr_model {
     kr__hmap_t sim_names;        /* name hash -> id */
     kr__edge_t *edges;
     uint32_t edge_count, edge_cap;
+    kr__hmap_t edge_pairs;       /* hash of (from, to) -> edge index: duplicates found in O(1) while building */
     kr__event_type_rec_t *types; /* id 1 at index 0 */
     uint32_t type_count;
     kr__context_rec_t *contexts; /* id 1 at index 0 */

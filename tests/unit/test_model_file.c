@@ -220,6 +220,67 @@ Test(model_file, wildcards_expand_without_self_edges)
     kr__model_file_free(f);
 }
 
+/* A wildcard between the replicas of one entry means "every other
+ * replica": with one replica, no edge (and no complaint), also when only
+ * one end is a wildcard; towards another simulator it still makes one. */
+Test(model_file, wildcard_with_one_replica_is_no_edge)
+{
+    kr__model_file_t *f = mt_load("{'end_time': 10, 'simulators': ["
+                                 " {'name': 'line', 'kind': 'bath', 'time_step': 1, 'count': 1},"
+                                 " {'name': 'sink', 'kind': 'bath', 'time_step': 1}],"
+                                 " 'dependencies': [{'from': 'line[*]', 'to': 'line[*]', 'promise': 2},"
+                                 "  {'from': 'line[*]', 'to': 'line[0]', 'promise': 2},"
+                                 "  {'from': 'line[0]', 'to': 'line[*]', 'promise': 2},"
+                                 "  {'from': 'line[*]', 'to': 'sink', 'promise': 1}]}", NULL);
+    cr_assert(f, "%s", kr_last_error());
+    cr_assert_eq(f->sim_count, 2);
+    cr_assert_eq(f->dep_count, 1, "only line[0] -> sink");
+    cr_assert(has_dep(f, "line[0]", "sink", S));
+    kr_model_t *m = kr__model_file_build(f, NULL);
+    cr_assert(m, "%s", kr_last_error());
+    kr_model_destroy(m);
+    kr__model_file_free(f);
+    /* the same file with three replicas: every other one */
+    f = mt_load("{'end_time': 10, 'simulators': [{'name': 'line', 'kind': 'bath', 'time_step': 1, 'count': 3}],"
+                " 'dependencies': [{'from': 'line[*]', 'to': 'line[1]', 'promise': 2}]}", NULL);
+    cr_assert(f, "%s", kr_last_error());
+    cr_assert_eq(f->dep_count, 2);
+    cr_assert(has_dep(f, "line[0]", "line[1]", 2 * S) && has_dep(f, "line[2]", "line[1]", 2 * S));
+    kr__model_file_free(f);
+}
+
+/* Limits are checked before expansion (docs/model-file.md, "Limits"). */
+Test(model_file, limits_refused_before_expansion)
+{
+    expect_load_error(mt_load(BATHS("", ""), "simulators.0.count=100001", NULL), "simulators[0].count",
+                      "a whole number from 1 to 100000", "100001");
+    expect_load_error(mt_load("{'end_time': 10, 'simulators': [{'name': 'a', 'kind': 'bath', 'time_step': 1, "
+                              "'count': 99999}, {'name': 'b', 'kind': 'bath', 'time_step': 1},"
+                              " {'name': 'c', 'kind': 'bath', 'time_step': 1}]}", NULL),
+                      "simulators[2]", "at most 100000 simulators in a model file (100000 before this entry)",
+                      "{\"name\":\"c\",\"kind\":\"bath\",\"time_step\":1,\"params\":{}}");
+    /* 4000 replicas all to all: 15,996,000 dependencies */
+    expect_load_error(mt_load("{'end_time': 10, 'simulators': [{'name': 'a', 'kind': 'bath', 'time_step': 1, "
+                              "'count': 4000}], 'dependencies': [{'from': 'a[*]', 'to': 'a[*]', 'promise': 1}]}", NULL),
+                      "dependencies[0]", "at most 10000000 dependencies in a model file (0 before, 15996000 more here)",
+                      "{\"from\":\"a[*]\",\"to\":\"a[*]\",\"promise\":1}");
+    char name[300];
+    memset(name, 'n', 256);
+    name[256] = 0;
+    char text[1200];
+    snprintf(text, sizeof text, "{'end_time': 10, 'simulators': [{'name': '%s', 'kind': 'bath', 'time_step': 1}]}",
+             name);
+    expect_load_error(mt_load(text, NULL), "simulators[0].name", "a name of at most 255 bytes",
+                      "\"nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn...");
+    name[255] = 0; /* 255 bytes is fine */
+    snprintf(text, sizeof text, "{'end_time': 10, 'simulators': [{'name': '%s', 'kind': 'bath', 'time_step': 1, "
+             "'count': 2}], 'dependencies': [{'from': '%s[*]', 'to': '%s[*]', 'promise': 1}]}", name, name, name);
+    kr__model_file_t *f = mt_load(text, NULL);
+    cr_assert(f, "%s", kr_last_error());
+    cr_assert_eq(f->dep_count, 2);
+    kr__model_file_free(f);
+}
+
 Test(model_file, explicit_self_edge_refused)
 {
     expect_load_error(mt_load(BATHS("{'from': 'b[1]', 'to': 'b[1]', 'promise': 1}", ""), NULL), "dependencies[0]",
@@ -542,9 +603,9 @@ Test(model_file, bad_time_step_missing_for_stepped)
 Test(model_file, bad_count)
 {
     expect_load_error(mt_load(BATHS("", ""), "simulators.0.count=0", NULL), "simulators[0].count",
-                      "a whole number from 1 to 1000000", "0");
+                      "a whole number from 1 to 100000", "0");
     expect_load_error(mt_load(BATHS("", ""), "simulators.0.count=2.5", NULL), "simulators[0].count",
-                      "a whole number from 1 to 1000000", "2.5");
+                      "a whole number from 1 to 100000", "2.5");
 }
 
 Test(model_file, bad_rank)
