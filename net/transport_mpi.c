@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "base/grow.h"
 #include "kairos/buffer.h"
+#include "net/batch.h"
 #include "net/transport_mpi.h"
 
 enum { TAG_DATA = 7101, TAG_ABORT = 7102, TAG_DRAIN = 7103 };
@@ -221,30 +222,11 @@ static kr_status_t mpi_send(kr__transport_t *base, uint32_t from, uint32_t to, c
     return b->len >= t->flush_bytes ? flush_peer(t, r) : KR_OK;
 }
 
-/* Delivers the records of one batch: u32 length, then that many bytes. */
+/* Delivers the records of one batch (net/batch.h). */
 static kr_status_t deliver_batch(const kr_buf_t *b, size_t from, int source, kr__deliver_fn deliver, void *arg,
                                  size_t *count)
 {
-    kr_reader_t r;
-    kr_reader_init(&r, b->data + from, b->len - from);
-    while (kr_reader_left(&r)) {
-        uint32_t len = kr_reader_u32(&r);
-        const void *msg = kr_reader_view(&r, len);
-        if (r.failed || (len && !msg))
-            return kr__fail(KR_ERR_CORRUPT, "a truncated batch from rank %d (a record of %u bytes, %zu left)", source,
-                            len, kr_reader_left(&r));
-        kr_status_t st = deliver(arg, msg, len);
-        (*count)++;
-        if (st) {
-            if (source >= 0) {
-                char text[900];
-                snprintf(text, sizeof text, "%s", kr_last_error());
-                return kr__fail(st, "from rank %d: %s", source, text);
-            }
-            return st;
-        }
-    }
-    return KR_OK;
+    return kr__batch_deliver(b->data + from, b->len - from, source, deliver, arg, count);
 }
 
 static kr_status_t mpi_poll(kr__transport_t *base, kr__deliver_fn deliver, void *arg, size_t *count)

@@ -1,0 +1,19 @@
+/* Batches: the records a distributed transport sends between processes as
+ * one message, each a u32 length (little-endian) followed by that many
+ * bytes. Not public API. The splitter is apart from transport_mpi.c so
+ * that tests/fuzz can feed it arbitrary bytes without MPI. */
+#ifndef KAIROS_NET_BATCH_H
+#define KAIROS_NET_BATCH_H
+
+#include <stddef.h>
+#include "net/transport.h"
+
+/* Hands each record of the `len` bytes at `data` to `deliver`, in order,
+ * adding one to *count per record handed over. Stops at the first failing
+ * delivery, whose status it returns (prefixed "from rank SOURCE: " when
+ * source >= 0), and refuses a record that runs past the end
+ * (KR_ERR_CORRUPT). */
+kr_status_t kr__batch_deliver(const void *data, size_t len, int source, kr__deliver_fn deliver, void *arg,
+                              size_t *count);
+
+#endif

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Remakes the seed corpora of tests/fuzz/corpus/ (checked in; run it after
+# a change of a wire or pack format, or of the examples):
+#   model_file/  the examples' model files (examples/*.json);
+#   batch/       batches rank 1 would send rank 0 in fuzz_batch's model
+#                (the model run on one rank, its traffic recorded:
+#                prefixes of it and single records);
+#   unpack/      packs of a small scene (fuzz_unpack.c's make_seeds);
+#   emulation/   written here: input streams (first byte '0', even) and
+#                replay logs (first byte '1', odd), good and bad.
+#
+# Usage: tests/fuzz/make-corpus.sh BUILD_FUZZ_DIR   (a -Dfuzz=true build)
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+build=${1:?usage: make-corpus.sh BUILD_FUZZ_DIR}
+corpus=$here/corpus
+
+rm -rf "$corpus"
+mkdir -p "$corpus"/{model_file,batch,unpack,emulation}
+cp "$here"/../../examples/*.json "$corpus/model_file/"
+# Smaller versions of the examples fuzz_model_file skips as too large (it
+# skips models above 64 simulators or 2^19 in an entry's size; see its
+# header), so that every built-in kind is fuzzed.
+python3 - "$here/../../examples" "$corpus/model_file" <<'PY'
+import json, sys
+src, dst = sys.argv[1], sys.argv[2]
+small = {
+    "walkers": {"width": 20, "height": 10, "agents": 300},
+    "ecology": {"width": 20, "height": 12, "swarms": 5, "seed_max_distance": 2},
+    "mm1": {"capacity": 100, "warmup": 100},
+}
+for name, params in small.items():
+    with open(f"{src}/{name}.json") as f:
+        model = json.load(f)
+    model["simulators"][0]["params"].update(params)
+    with open(f"{dst}/{name}-small.json", "w") as f:
+        json.dump(model, f, indent=1)
+        f.write("\n")
+PY
+KAIROS_FUZZ_SEEDS=$corpus/batch "$build"/tests/fuzz/fuzz_batch
+KAIROS_FUZZ_SEEDS=$corpus/unpack "$build"/tests/fuzz/fuzz_unpack
+
+e=$corpus/emulation
+printf '0{"event": "order", "data": 3}\nnot json\n{"event": "order", "data": 5}\n{"event": "other", "data": {"x": [1, 2.5]}}\n' >"$e/input-orders"
+printf '0{"event": "tick", "data": null}\n{"event": "order", "data": "2"}\n{"data": 1}\n{"event": "order", "data": 1}' >"$e/input-unterminated"
+printf '1{"time":300000,"after":0,"event":"order","data":3}\n{"time":1100000,"after":2,"event":"order","data":5}\n{"time":1100000,"after":2,"event":"other","data":{"x":[1,2.5]}}\n' >"$e/replay-orders"
+printf '1{"time": 5}\n' >"$e/replay-bad"
+printf '1{"time":5000,"after":3,"event":"x","data":1}\n{"time":4000,"after":4,"event":"x","data":1}\n' >"$e/replay-out-of-order"
+find "$corpus" -type f | sed "s|$here/||" | sort | awk -F/ '{ n[$2]++ } END { for (t in n) printf "%s: %d seeds\n", t, n[t] }'
