@@ -42,7 +42,7 @@ Test(cli_mpi, factory_two_ranks_same_checksum)
 static cli_result_t kairos_on(int np, const char *const *args)
 {
     const char *bin = getenv("KAIROS_BIN"), *mpirun = getenv("MPIRUN");
-    char nps[8];
+    char nps[16];
     snprintf(nps, sizeof nps, "%d", np);
     char *argv[32];
     int n = 0;
@@ -512,7 +512,7 @@ Test(cli_mpi, ecology_same_answer_for_every_cut_and_rank_count, .timeout = 600)
 static cli_result_t each_rank(int np, const char *const *args)
 {
     const char *bin = getenv("KAIROS_BIN"), *mpirun = getenv("MPIRUN");
-    char nps[8];
+    char nps[16];
     snprintf(nps, sizeof nps, "%d", np);
     char *argv[40] = { (char *)mpirun, "-np", nps, "--oversubscribe", "--mca", "orte_abort_on_non_zero_status", "0",
                        "/bin/sh", "-c", "\"$0\" \"$@\"; s=$?; echo \"rank exit $s\" >&2; exit $s", (char *)bin };
@@ -609,7 +609,7 @@ Test(cli_mpi, dependency_added_in_setup_is_a_mismatch, .timeout = 120)
 static cli_result_t mpmd(int np, const char *const *a0, const char *const *a1)
 {
     const char *bin = getenv("KAIROS_BIN"), *mpirun = getenv("MPIRUN");
-    char nps[8];
+    char nps[16];
     snprintf(nps, sizeof nps, "%d", np - 1);
     const char *shell = "\"$0\" \"$@\"; s=$?; echo \"rank exit $s\" >&2; exit $s";
     char *argv[64] = { (char *)mpirun, "--oversubscribe", "--mca", "orte_abort_on_non_zero_status", "0", "-np", "1",
