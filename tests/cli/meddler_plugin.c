@@ -2,8 +2,9 @@
  * runs only on the rank of its simulator: "lower_promise" sets the
  * promises of its outgoing dependencies (kr_model_set_promises, refused
  * for a model built from a file), "add_dependency_from" adds a dependency
- * from the named simulator to this one (caught when the ranks compare
- * their models). Otherwise the simulator does nothing. */
+ * from the named simulator to this one, "register_component" registers a
+ * component of that name in the model's registry (both caught when the
+ * ranks compare their models). Otherwise the simulator does nothing. */
 #include <kairos/kairos.h>
 
 static kr_status_t meddler_setup(kr_sim_t *sim, const kr_params_t *params)
@@ -16,8 +17,14 @@ static kr_status_t meddler_setup(kr_sim_t *sim, const kr_params_t *params)
         st = kr_model_set_promises(m, kr_sim_id(sim), promise);
         if (st) return st;
     }
+    const char *component = NULL;
+    kr_status_t st = kr_params_string(params, "register_component", NULL, &component);
+    if (st) return st;
+    if (component && kr_component_register(kr_model_registry(m), &(kr_component_desc_t){ .name = component,
+                                                                                        .size = sizeof(double) }) == 0)
+        return kr_last_status();
     const char *from = NULL;
-    kr_status_t st = kr_params_string(params, "add_dependency_from", NULL, &from);
+    st = kr_params_string(params, "add_dependency_from", NULL, &from);
     if (st || !from) return st;
     kr_sim_t *other = kr_model_find_sim(m, from);
     if (!other) return kr_params_error(params, "add_dependency_from", "the name of a simulator", from);

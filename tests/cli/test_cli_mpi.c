@@ -585,6 +585,24 @@ Test(cli_mpi, promise_changed_in_setup_is_refused_on_every_rank, .timeout = 120)
     cli_free(&r);
 }
 
+/* A component registered in setup exists on rank 1 only: the registries
+ * are part of the model's identity, so the ranks refuse to run before the
+ * first event (a world built from another registry would unpack wrongly). */
+Test(cli_mpi, component_registered_in_setup_is_a_mismatch, .timeout = 120)
+{
+    const char *model = meddler_model("component.json", "{'register_component': 'extra'}");
+    const char *args[] = { "run", model, "--quiet", NULL };
+    cli_result_t r = each_rank(2, args);
+    every_rank_exits(&r, 2, 2, "the model differs between ranks");
+    cr_assert(strstr(r.err, "extra") || strstr(r.err, "component"), "the message names no component: %s", r.err);
+    cli_free(&r);
+    /* on one rank the model is what it is */
+    const char *one[] = { "run", model, "--quiet", "--set", "simulators.Source.rank=0", NULL };
+    r = each_rank(1, one);
+    every_rank_exits(&r, 1, 0, NULL);
+    cli_free(&r);
+}
+
 /* A dependency added in setup exists on rank 1 only: the ranks compare
  * their models before anything runs and name the difference. */
 Test(cli_mpi, dependency_added_in_setup_is_a_mismatch, .timeout = 120)
