@@ -62,6 +62,9 @@ typedef struct mpi_transport {
     int abort_origin;            /* the rank that failed first, as far as this rank knows */
     kr_status_t abort_status;
     char abort_msg[1024];
+    /* The abort's wire message, allocated with the transport: a rank that
+     * fails for want of memory must still be able to tell the others. */
+    uint8_t *abort_wire;
     kr__mpi_transport_stats_t stats;
     bool spin;                   /* wait by polling: this rank has a core of its own */
     /* the window's reduction (see mpi_reduce) */
@@ -114,8 +117,13 @@ static kr_status_t receive_all(mpi_transport_t *t)
         if (status.MPI_TAG == TAG_ABORT) {
             /* [status: 4 bytes, little-endian][message, NUL-terminated] */
             char msg[1024];
-            char *tmp = malloc(count > 0 ? (size_t)count : 1);
-            MPI_Recv(tmp, count, MPI_BYTE, status.MPI_SOURCE, TAG_ABORT, t->comm, MPI_STATUS_IGNORE);
+            /* a peer's abort is at most 4 + 1024 bytes: no allocation
+             * (this rank may be out of memory too) */
+            char wire[4 + sizeof msg];
+            char *tmp = count >= 0 && (size_t)count <= sizeof wire ? wire : NULL;
+            if (tmp) MPI_Recv(tmp, count, MPI_BYTE, status.MPI_SOURCE, TAG_ABORT, t->comm, MPI_STATUS_IGNORE);
+            else MPI_Recv(wire, (int)sizeof wire, MPI_BYTE, status.MPI_SOURCE, TAG_ABORT, t->comm,
+                          MPI_STATUS_IGNORE); /* too long: truncated, refused below */
             uint32_t code = 0;
             int n = 0;
             if (tmp && count >= 4) {
@@ -124,7 +132,6 @@ static kr_status_t receive_all(mpi_transport_t *t)
                 memcpy(msg, tmp + 4, (size_t)n);
             }
             msg[n] = '\0';
-            free(tmp);
             if (!t->aborted) {
                 t->aborted = true;
                 t->abort_origin = status.MPI_SOURCE;
@@ -399,8 +406,8 @@ static void mpi_abort(kr__transport_t *base, kr_status_t status, const char *mes
     /* (sent and kept until MPI_Finalize: the buffer of a freed request
      * must outlive the send) */
     size_t text = strlen(t->abort_msg) + 1;
-    uint8_t *out = malloc(4 + text);
-    if (!out) return;
+    uint8_t *out = t->abort_wire;
+    t->abort_wire = NULL; /* MPI_Finalize frees it now */
     for (int i = 0; i < 4; i++) out[i] = (uint8_t)((uint32_t)t->abort_status >> (8 * i));
     memcpy(out + 4, t->abort_msg, text);
     for (int r = 0; r < t->size; r++) {
@@ -456,6 +463,7 @@ static void mpi_destroy(kr__transport_t *base)
     free(t->inbox);
     free(t->peers);
     free(t->rank_of);
+    free(t->abort_wire); /* NULL once sent */
     kr_buf_fini(&t->loop);
     /* A clean end frees the communicator; after a failure it may still
      * carry a collective a peer never joined, so it is left to MPI_Finalize. */
@@ -578,10 +586,12 @@ kr__transport_t *kr__transport_mpi_create(const kr__mpi_transport_desc_t *d)
     t->round_in = calloc(6, sizeof *t->round_in);
     t->round_out = t->round_in ? t->round_in + 3 : NULL;
     t->round = MPI_REQUEST_NULL;
-    if (!t->rank_of || !t->peers || !t->round_in) {
+    t->abort_wire = malloc(4 + sizeof t->abort_msg);
+    if (!t->rank_of || !t->peers || !t->round_in || !t->abort_wire) {
         free(t->rank_of);
         free(t->peers);
         free(t->round_in);
+        free(t->abort_wire);
         free(t);
         kr__fail(KR_ERR_NOMEM, "MPI transport: out of memory");
         return NULL;

@@ -153,16 +153,30 @@ kr_status_t kr__run_open_outputs(run_ctx_t *c, const char *log_dir, const char *
 kr_status_t kr__run_close_outputs(run_ctx_t *c, bool ok)
 {
     kr_status_t st = KR_OK, s2;
-    if (c->logs) {
+    /* Event logs stay under their .partial names until every rank has
+     * agreed that the whole run, rank 0's stats and trace included, is
+     * complete (kr__run_commit_outputs). */
+    if (c->logs)
         for (uint32_t i = 0; i < kr_model_sim_count(c->model); i++)
-            if ((s2 = kr__out_close(&c->logs[i], ok)) && !st) st = s2;
-        free(c->logs);
-        c->logs = NULL;
-    }
+            if ((s2 = kr__out_finish(&c->logs[i])) && ok && !st) st = s2;
+    /* A trace fragment is not an output: rank 0 joins the fragments into
+     * the trace and removes them. */
     if (c->tracing) {
         fputc('\n', c->trace.fp);
         if ((s2 = kr__out_close(&c->trace, ok)) && !st) st = s2;
         c->tracing = false;
+    }
+    return st;
+}
+
+kr_status_t kr__run_commit_outputs(run_ctx_t *c, bool ok)
+{
+    kr_status_t st = KR_OK, s2;
+    if (c->logs) {
+        for (uint32_t i = 0; i < kr_model_sim_count(c->model); i++)
+            if ((s2 = kr__out_commit(&c->logs[i], ok)) && !st) st = s2;
+        free(c->logs);
+        c->logs = NULL;
     }
     return st;
 }
@@ -217,7 +231,7 @@ static bool ids_has(const ids_t *s, uint64_t id)
  * after the end time, or cancelled) opened a flow that no event closes,
  * and viewers draw such a start as an arrow to nowhere. The first pass
  * finds the flows' ends, the second copies. */
-kr_status_t kr__run_join_trace(run_ctx_t *c, const char *path, bool ok)
+kr_status_t kr__run_join_trace(run_ctx_t *c, const char *path, bool ok, kr__out_file_t *joined)
 {
     kr__out_file_t out = { 0 };
     kr_status_t st = ok ? kr__out_open(&out, path) : KR_OK;
@@ -267,8 +281,10 @@ kr_status_t kr__run_join_trace(run_ctx_t *c, const char *path, bool ok)
     free(starts.v);
     free(ends.v);
     if (!st && ok) fputs("\n]}\n", out.fp);
-    kr_status_t closed = ok ? kr__out_close(&out, !st) : KR_OK;
-    return st ? st : closed;
+    kr_status_t finished = kr__out_finish(&out);
+    if (st) out.failed = true;
+    *joined = out;
+    return st ? st : ok ? finished : KR_OK;
 }
 
 /* Every rank learns whether any failed; rank 0 gets the first failing

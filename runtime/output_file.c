@@ -19,15 +19,28 @@ kr_status_t kr__out_open(kr__out_file_t *o, const char *path)
     return KR_OK;
 }
 
-kr_status_t kr__out_close(kr__out_file_t *o, bool keep)
+kr_status_t kr__out_finish(kr__out_file_t *o)
+{
+    if (!o->fp) return o->failed ? KR_ERR_IO : KR_OK;
+    bool bad = ferror(o->fp) != 0;
+    kr_status_t st = KR_OK;
+    if (fclose(o->fp) || bad) {
+        st = kr__fail(KR_ERR_IO, "%s: write failed: %s", o->partial, strerror(errno));
+        o->failed = true;
+    }
+    o->fp = NULL;
+    return st;
+}
+
+kr_status_t kr__out_commit(kr__out_file_t *o, bool keep)
 {
     kr_status_t st = KR_OK;
     if (o->fp) {
-        bool bad = ferror(o->fp) != 0;
-        if (fclose(o->fp) || bad) {
-            if (keep) st = kr__fail(KR_ERR_IO, "%s: write failed: %s", o->partial, strerror(errno));
-            keep = false;
-        }
+        /* committed without finishing: finish now, keeping only a good file */
+        if (kr__out_finish(o) && keep) st = kr_last_status();
+    }
+    if (o->partial) {
+        keep = keep && !o->failed;
         if (keep && rename(o->partial, o->final)) {
             st = kr__fail(KR_ERR_IO, "%s: cannot rename to %s: %s", o->partial, o->final, strerror(errno));
             keep = false;
@@ -38,4 +51,11 @@ kr_status_t kr__out_close(kr__out_file_t *o, bool keep)
     free(o->partial);
     *o = (kr__out_file_t){ 0 };
     return st;
+}
+
+kr_status_t kr__out_close(kr__out_file_t *o, bool keep)
+{
+    kr_status_t st = kr__out_finish(o);
+    kr_status_t committed = kr__out_commit(o, keep && !st);
+    return keep ? (st ? st : committed) : KR_OK;
 }

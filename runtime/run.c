@@ -97,6 +97,9 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
      * (every rank computes the same plan from the same file). */
     int *rank_of = calloc(f->sim_count ? f->sim_count : 1, sizeof *rank_of);
     kr_status_t st = rank_of ? kr__model_file_plan(f, ranks, rank_of) : kr__fail(KR_ERR_NOMEM, "out of memory");
+    /* Planning can run out of memory on one rank only: every rank must
+     * hear it before the first collective of the build. */
+    st = agree(&c, st);
     if (st) {
         free(rank_of);
         return st;
@@ -192,19 +195,39 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
         json_decref(part);
         if (!st && opt->rank == 0 && !stats) st = kr__fail(KR_ERR_NOMEM, "out of memory building the stats");
     }
+    /* Rank 0 writes the trace, the stats and the series, all under their
+     * .partial names; then every rank agrees, and only a run that every
+     * rank finished with every output complete renames any of them into
+     * place (event logs on their ranks, the rest on rank 0). */
+    kr__out_file_t trace_out = { 0 };
     if (opt->rank == 0) {
         if (trace_path) {
-            kr_status_t joined = kr__run_join_trace(&c, trace_path, !st);
+            kr_status_t joined = kr__run_join_trace(&c, trace_path, !st, &trace_out);
             if (!st) st = joined;
         }
         if (!st && stats_out.fp && json_dumpf(stats, stats_out.fp, JSON_INDENT(2) | JSON_REAL_PRECISION(17)))
             st = kr__fail(KR_ERR_IO, "%s: write failed", stats_out.partial);
         if (stats_out.fp) fputc('\n', stats_out.fp);
-        kr_status_t closed_stats = kr__out_close(&stats_out, !st);
-        if (!st) st = closed_stats;
         if (!st && series_out.fp) kr__run_write_series(series_out.fp, c.steps);
-        kr_status_t closed_series = kr__out_close(&series_out, !st);
-        if (!st) st = closed_series;
+        kr_status_t finished = kr__out_finish(&stats_out);
+        if (!st) st = finished;
+        finished = kr__out_finish(&series_out);
+        if (!st) st = finished;
+    }
+    st = agree(&c, st);
+    kr_status_t committed = kr__run_commit_outputs(&c, !st);
+    if (opt->rank == 0) {
+        kr_status_t s2 = kr__out_commit(&trace_out, !st);
+        if (!committed) committed = s2;
+        s2 = kr__out_commit(&stats_out, !st);
+        if (!committed) committed = s2;
+        s2 = kr__out_commit(&series_out, !st);
+        if (!committed) committed = s2;
+    }
+    /* A rename that fails after the agreement fails the run on every rank
+     * (what was renamed elsewhere stays: docs/stats.md). */
+    if (!st) st = agree(&c, committed);
+    if (opt->rank == 0) {
         if (!st && !opt->quiet && opt->summary) kr__run_print_summary(&c, stats);
         if (!st && opt->stats_json) {
             *opt->stats_json = stats;

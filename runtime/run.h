@@ -35,12 +35,20 @@ typedef struct kr__run_options {
 typedef struct kr__out_file {
     char *final, *partial;
     FILE *fp;
+    bool failed;                 /* a write or the close failed: never renamed */
 } kr__out_file_t;
 
 /* Opens PATH.partial for writing. */
 kr_status_t kr__out_open(kr__out_file_t *o, const char *path);
 /* Closes; renames into place when keep, removes otherwise. */
 kr_status_t kr__out_close(kr__out_file_t *o, bool keep);
+/* The same in two steps, for outputs of several ranks that must all be
+ * complete before any is renamed: finish closes the file and reports a
+ * failed write (the file stays under its .partial name); commit then
+ * renames it into place when keep (and it was written whole) or removes
+ * it, and frees. */
+kr_status_t kr__out_finish(kr__out_file_t *o);
+kr_status_t kr__out_commit(kr__out_file_t *o, bool keep);
 
 /* What a run came to, as the kairos command's exit status (docs/cli.md,
  * "Exit status"). */

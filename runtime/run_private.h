@@ -37,11 +37,17 @@ kr_observer_t kr__run_observer(run_ctx_t *c, bool event_logs, bool trace, bool p
 /* Opens the event logs (DIR/NAME.jsonl per local simulator) and the trace
  * (a fragment FILE.rankK on every rank), each under its .partial name. */
 kr_status_t kr__run_open_outputs(run_ctx_t *c, const char *log_dir, const char *trace_path);
-/* Closes them, renaming into place when ok. */
+/* Closes them: the event logs stay under their .partial names for
+ * kr__run_commit_outputs; this rank's trace fragment is renamed into
+ * place for rank 0 to join when ok, removed otherwise. */
 kr_status_t kr__run_close_outputs(run_ctx_t *c, bool ok);
-/* Rank 0: joins the ranks' trace fragments into the trace file, keeping
+/* Renames the event logs into place when ok (every rank agreed that the
+ * run and its outputs are complete), removes them otherwise. */
+kr_status_t kr__run_commit_outputs(run_ctx_t *c, bool ok);
+/* Rank 0: joins the ranks' trace fragments into the trace file (left in
+ * *joined under its .partial name, for the caller to commit), keeping
  * only the flows that both start and end. */
-kr_status_t kr__run_join_trace(run_ctx_t *c, const char *path, bool ok);
+kr_status_t kr__run_join_trace(run_ctx_t *c, const char *path, bool ok, kr__out_file_t *joined);
 void kr__run_show_progress(run_ctx_t *c, bool final);
 
 /* report.c */
