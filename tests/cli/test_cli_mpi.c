@@ -540,6 +540,34 @@ static void every_rank_exits(const cli_result_t *r, int np, int status, const ch
     cr_assert(!strstr(at + 1, what), "printed twice: %s", r->err);
 }
 
+/* An output rank 0 cannot write (here the trace: a folder stands where its
+ * .partial file would go) fails the run on every rank, after the run
+ * itself succeeded: every rank exits 2, and no rank's event log, nor the
+ * stats, is left under its final name. */
+Test(cli_mpi, an_output_rank_0_cannot_write_fails_every_rank, .timeout = 120)
+{
+    char trace[600], logs[600], stats[600], partial[640];
+    snprintf(trace, sizeof trace, "%s", cli_path("blocked-trace.json"));
+    snprintf(logs, sizeof logs, "%s", cli_path("blocked-logs"));
+    snprintf(stats, sizeof stats, "%s", cli_path("blocked-stats.json"));
+    snprintf(partial, sizeof partial, "%s.partial", trace);
+    cr_assert_eq(mkdir(partial, 0755), 0);
+    char model[600];
+    snprintf(model, sizeof model, "%s/examples/phold.json", getenv("KAIROS_SOURCE_ROOT"));
+    const char *args[] = { "run", model, "--end", "5", "--quiet", "--trace", trace, "--event-log", logs,
+                           "-o", stats, NULL };
+    cli_result_t r = each_rank(2, args);
+    every_rank_exits(&r, 2, 2, "cannot write");
+    cli_free(&r);
+    cr_assert(!cli_exists(stats), "the stats were left");
+    for (int i = 0; i < 4; i++) {
+        char log[700];
+        snprintf(log, sizeof log, "%s/phold[%d].jsonl", logs, i);
+        cr_assert(!cli_exists(log), "%s was left under its final name", log);
+    }
+    rmdir(partial);
+}
+
 /* Source (on rank 1) -> Sink (on rank 0), promise 0.5, both "meddler"
  * kinds from the test plug-in with Source's params `params`. */
 static const char *meddler_model(const char *name, const char *params)
