@@ -7,6 +7,7 @@
 #include "base/clock.h"
 #include "kairos/statistics.h"
 #include "base/error.h"
+#include "base/fault.h"
 #include "net/collectives.h"
 #include "runtime/replications.h"
 
@@ -57,19 +58,22 @@ kr_status_t kr__replications_agree(const kr__replications_desc_t *d, bool speaks
 {
     int ranks = ranks_of(d);
     if (ranks == 1) return st;
-    int mine = speaks ? (int)st : 0;
-    int *codes = malloc((size_t)ranks * sizeof *codes);
+    /* (status, signal) per rank: an interrupted group's signal decides
+     * the exit status of every rank, as in kr__run_agree */
+    int mine[2] = { speaks ? (int)st : 0, speaks && st ? (int)kr__signal_caught : 0 };
+    int *codes = malloc((size_t)ranks * sizeof mine);
     if (!codes) {
         /* Cannot agree without memory: take the whole job down rather
          * than leave ranks waiting in the next collective. */
         MPI_Abort(d->comm, 1);
         return KR_ERR_NOMEM;
     }
-    MPI_Allgather(&mine, 1, MPI_INT, codes, 1, MPI_INT, d->comm);
+    MPI_Allgather(mine, 2, MPI_INT, codes, 2, MPI_INT, d->comm);
     int first = -1;
     for (int r = 0; r < ranks && first < 0; r++)
-        if (codes[r]) first = r;
-    kr_status_t agreed = first >= 0 ? (kr_status_t)codes[first] : KR_OK;
+        if (codes[2 * r]) first = r;
+    kr_status_t agreed = first >= 0 ? (kr_status_t)codes[2 * first] : KR_OK;
+    if (agreed == KR_ERR_INTERRUPTED) kr__run_note_signal(codes[2 * first + 1]);
     free(codes);
     if (!agreed) return KR_OK;
     char **all = NULL;

@@ -20,6 +20,11 @@
  * agreed; a lone process uses its own). */
 static int agreed_signal;
 
+void kr__run_note_signal(int sig)
+{
+    if (sig) agreed_signal = sig;
+}
+
 int kr__run_exit_status(kr_status_t st)
 {
     switch (st) {

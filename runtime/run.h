@@ -68,6 +68,9 @@ enum {
  * (kr__run_as_run_failure). KR_ERR_INTERRUPTED gives 130 or 143 by the
  * signal the ranks agreed on. */
 int kr__run_exit_status(kr_status_t st);
+/* Records the signal the ranks agreed on (replications and sweeps, which
+ * agree on their own; kr__run_agree does it for a run). */
+void kr__run_note_signal(int sig);
 /* A failure found while running: st itself, unless it would read as bad
  * input (a kind passing on a refused sync-event's KR_ERR_INVALID_ARG), then
  * KR_ERR_STATE; KR_ERR_CORRUPT (data read while running that does not fit,
