@@ -382,6 +382,16 @@ static int cmd_validate(const cli_t *c, int argc, char **argv)
     kr_status_t st = !f || !m ? kr_last_status() : !rank_of ? KR_ERR_NOMEM : kr__model_file_map(f, m, o.ranks, rank_of);
     kr__model_digest_t digest = { 0 };
     if (!st) st = kr__model_digest(f, m, &digest);
+    /* Each zero-promise group's members chained in ascending order (a
+     * group is named by its lowest member): linear in the simulators,
+     * where a scan per group would be quadratic for 10^5 singletons. */
+    size_t n = f ? f->sim_count : 0, none = SIZE_MAX;
+    size_t *next = NULL, *last = NULL;
+    if (!st) {
+        next = malloc((n ? n : 1) * sizeof *next);
+        last = malloc((n ? n : 1) * sizeof *last);
+        if (!next || !last) st = kr__fail(KR_ERR_NOMEM, "%s: out of memory listing the zero-promise groups", f->path);
+    }
     if (st && f && c->rank == 0) fprintf(stderr, "kairos: %s\n", kr_last_error());
     if (!st && c->rank == 0) {
         double p = (double)f->precision;
@@ -405,36 +415,32 @@ static int cmd_validate(const cli_t *c, int argc, char **argv)
             printf("  %s -> %s  promise %g\n", f->sims[f->deps[i].from].name, f->sims[f->deps[i].to].name,
                    (double)f->deps[i].promise / p);
         printf("zero-promise groups (run as one event loop on one rank):");
-        /* Each group's members chained in ascending order (a group is named
-         * by its lowest member): linear in the simulators, where a scan
-         * per group would be quadratic for 10^5 singletons. */
-        size_t groups = 0, n = f->sim_count, none = SIZE_MAX;
-        size_t *next = malloc((n ? n : 1) * sizeof *next), *last = malloc((n ? n : 1) * sizeof *last);
-        for (size_t i = 0; next && last && i < n; i++) {
+        size_t groups = 0;
+        for (size_t i = 0; i < n; i++) {
             size_t g = kr_model_group_of(m, (uint32_t)i);
             next[i] = none;
             if (g != i) next[last[g]] = i;
             last[g] = i;
         }
-        for (size_t i = 0; next && last && i < n; i++) {
+        for (size_t i = 0; i < n; i++) {
             if (kr_model_group_of(m, (uint32_t)i) != i || next[i] == none) continue;
             printf("\n  {");
             for (size_t j = i, k = 0; j != none; j = next[j]) printf("%s%s", k++ ? ", " : "", f->sims[j].name);
             printf("}");
             groups++;
         }
-        free(next);
-        free(last);
         printf(groups ? "\n" : " none\n");
         printf("ranks (%d):\n", o.ranks);
         for (int r = 0; r < o.ranks; r++) {
             printf("  rank %d:", r);
-            size_t n = 0;
+            size_t on_rank = 0;
             for (size_t i = 0; i < f->sim_count; i++)
-                if (rank_of[i] == r) printf("%s %s", n++ ? "," : "", f->sims[i].name);
-            printf(n ? "\n" : " (idle)\n");
+                if (rank_of[i] == r) printf("%s %s", on_rank++ ? "," : "", f->sims[i].name);
+            printf(on_rank ? "\n" : " (idle)\n");
         }
     }
+    free(next);
+    free(last);
     free(rank_of);
     kr_model_destroy(m);
     kr__model_file_free(f);
