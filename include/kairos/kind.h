@@ -21,8 +21,10 @@
 #include "kairos/export.h"
 #include "kairos/dist.h"
 #include "kairos/model.h"
+#include "kairos/param.h"
 #include "kairos/region.h"
 #include "kairos/sim.h"
+#include "kairos/state.h"
 #include "kairos/status.h"
 #include "kairos/time.h"
 
@@ -32,7 +34,7 @@ typedef struct kr_report kr_report_t;
 
 typedef struct kr_kind_desc {
     const char *name;               /* as written in model files */
-    const char *summary;            /* one line for `kairos validate` and docs */
+    const char *summary;            /* one line for `kairos kinds` and docs */
     kr_formalism_t formalism;       /* used when the entry names none */
     /* Once per model, before any simulator of this kind is set up: register
      * event types, components and behaviors (kr_model_event_type,
@@ -52,7 +54,26 @@ typedef struct kr_kind_desc {
      * order-free digest of their agents, so the sum does not depend on the
      * cut. stats.state_digest appears when some kind has this callback. */
     uint64_t (*state_digest)(kr_sim_t *sim);
+
+    /* ---- the declared parts (docs/tutorial.md); each is optional ---- */
+    /* Formalisms an entry may choose with "formalism", as a set of
+     * KR_FORMALISM_BIT; 0 allows only `formalism`. Checked before setup. */
+    uint32_t formalisms;
+    /* Per-simulator state (kairos/state.h): a zeroed block of state_size
+     * bytes, described by state_fields (ending with { 0 }), reached with
+     * kr_sim_state. Digested, and its slots reported, by the runtime. */
+    size_t state_size;
+    const kr_field_t *state_fields;
+    /* Parameters (kairos/param.h), ending with { 0 }: parsed, checked and
+     * written into the state before setup. */
+    const kr_param_t *params;
+    /* Event handlers (kairos/handler.h), ending with { 0 }: registered as
+     * event types by name before any setup; a type another kind declares
+     * with the same definition is shared. */
+    const kr_event_type_desc_t *events;
 } kr_kind_desc_t;
+
+#define KR_FORMALISM_BIT(f) (1u << (unsigned)(f))
 
 /* Registers a kind; refuses a duplicate or empty name and a missing setup. */
 KR_API kr_status_t kr_kind_register(kr_kinds_t *kinds, const kr_kind_desc_t *desc);

@@ -24,7 +24,18 @@ typedef enum kr_field_type {
     KR_FIELD_BOOL = 1, KR_FIELD_I8, KR_FIELD_U8, KR_FIELD_I16, KR_FIELD_U16,
     KR_FIELD_I32, KR_FIELD_U32, KR_FIELD_I64, KR_FIELD_U64,
     KR_FIELD_F32, KR_FIELD_F64,
-    KR_FIELD_ENTITY       /* a kr_entity_t: remapped when a subtree is unpacked */
+    KR_FIELD_ENTITY,      /* a kr_entity_t: remapped when a subtree is unpacked */
+    /* Slots: only in a kind's per-simulator state (kairos/state.h), never in
+     * components. They hold memory or are reported, so the runtime owns
+     * them: it frees them with the simulator, digests them and writes the
+     * statistics into the stats file under the field's name. */
+    KR_FIELD_COUNTER,     /* uint64_t, reported as NAME */
+    KR_FIELD_TALLY,       /* kr_tally_t (kairos/statistics.h), reported */
+    KR_FIELD_TIMEAVG,     /* kr_timeavg_t, reported as its mean at the end */
+    KR_FIELD_BATCHMEANS,  /* kr_batchmeans_t, reported with its interval */
+    KR_FIELD_HISTOGRAM,   /* kr_histogram_t, reported; freed by the runtime */
+    KR_FIELD_DIST,        /* kr_dist_t (kairos/dist.h); freed by the runtime */
+    KR_FIELD_ENTITY_LIST  /* kr_entity_list_t (kairos/state.h); freed */
 } kr_field_type_t;
 
 /* One field of a data component. count > 1 describes a fixed-size array. */

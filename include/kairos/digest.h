@@ -1,0 +1,36 @@
+/* Digests of state for the run's checksum (docs/stats.md), computed by the
+ * runtime from field metadata so that kinds need no digest code.
+ *
+ * A world's digest is the sum mod 2^64 of one hash per live entity, so it
+ * depends neither on the order of entities nor on their ids (which change
+ * when an entity migrates) nor on memory layout. An entity's hash covers
+ * the names of its components and, for components registered with fields,
+ * the values of those fields: integers by value, floating point by its bits,
+ * never padding. An entity reference (KR_FIELD_ENTITY, and the parent link)
+ * counts by whether it is set and by the referenced entity's own hash
+ * (its fields with references counted as set or not), never by its id.
+ * Components without field metadata, behaviors included, count by presence
+ * only: describe a component's fields to have its values checked. */
+#ifndef KAIROS_DIGEST_H
+#define KAIROS_DIGEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "kairos/export.h"
+#include "kairos/registry.h"
+#include "kairos/world.h"
+
+KR_API uint64_t kr_world_digest(kr_world_t *world);
+
+/* A block described by fields (a table ending with a zeroed entry): the
+ * fields' values and the contents of slots (kairos/state.h). Entity fields
+ * count by whether they are set, plus, with `world`, the referenced
+ * entity's own hash. */
+KR_API uint64_t kr_fields_digest(kr_world_t *world, const void *block, const kr_field_t *fields);
+
+/* A 64-bit mixer (a bijection) for kinds that digest state kept outside
+ * their world and their declared state: combine with
+ * h = kr_digest_mix(h ^ value). */
+KR_API uint64_t kr_digest_mix(uint64_t x);
+
+#endif
