@@ -29,6 +29,10 @@
 #include "kairos/continuous.h"
 #include "kairos/emulation.h"
 #include "kairos/region.h"
+#include "kairos/state.h"
+#include "kairos/handler.h"
+#include "kairos/param.h"
+#include "kairos/digest.h"
 #include "kairos/kind.h"
 #include "kairos/statistics.h"
 
