@@ -55,8 +55,20 @@ static kr_component_t add_entry(kr_registry_t *reg, const char *kind, const char
         kr__fail(KR_ERR_INVALID_ARG, "kr_%s_register: a name is required", kind);
         return KR_COMPONENT_NONE;
     }
-    if (kr_component_lookup(reg, name)) {
-        kr__fail(KR_ERR_EXISTS, "kr_%s_register: '%s' is already registered", kind, name);
+    kr_component_t same = kr_component_lookup(reg, name);
+    if (same) {
+        /* Model kinds that share a component each register it: the same
+         * definition again is the same component. */
+        const kr_component_info_t *o = kr_component_info(reg, same);
+        size_t a = align ? align : default_align(size);
+        bool equal = o->size == size && o->align == a && o->vtbl == vtbl && o->storage == storage &&
+                     o->field_count == field_count;
+        for (size_t i = 0; equal && i < field_count; i++)
+            equal = !strcmp(o->fields[i].name, fields[i].name) && o->fields[i].type == fields[i].type &&
+                    o->fields[i].offset == fields[i].offset &&
+                    o->fields[i].count == (fields[i].count ? fields[i].count : 1);
+        if (equal) return same;
+        kr__fail(KR_ERR_EXISTS, "kr_%s_register: '%s' is already registered with another definition", kind, name);
         return KR_COMPONENT_NONE;
     }
     if (storage != KR_STORAGE_TABLE && storage != KR_STORAGE_SPARSE) {

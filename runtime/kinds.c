@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/error.h"
+#include "runtime/kind_build.h"
 #include "runtime/model_file.h"
 
 struct kr_kinds {
@@ -37,9 +38,14 @@ kr_status_t kr_kind_register(kr_kinds_t *k, const kr_kind_desc_t *d)
 {
     if (!k || !d) return kr__fail(KR_ERR_INVALID_ARG, "kr_kind_register: null argument");
     if (!d->name || !d->name[0]) return kr__fail(KR_ERR_INVALID_ARG, "kr_kind_register: a kind needs a name");
-    if (!d->setup) return kr__fail(KR_ERR_INVALID_ARG, "kr_kind_register: kind '%s' has no setup", d->name);
+    /* A kind that declares its events can start from its state alone (a
+     * step callback, events sent to it); one that declares nothing needs
+     * a setup to build anything. */
+    if (!d->setup && !d->events && !d->on_step)
+        return kr__fail(KR_ERR_INVALID_ARG, "kr_kind_register: kind '%s' has no setup", d->name);
     if (d->formalism > KR_EMULATION)
         return kr__fail(KR_ERR_INVALID_ARG, "kr_kind_register: kind '%s' has an unknown formalism", d->name);
+    if (kr__kind_check(d)) return kr_last_status();
     if (kr__kinds_find(k, d->name))
         return kr__fail(KR_ERR_EXISTS, "kr_kind_register: kind '%s' is already registered", d->name);
     kr_kind_desc_t *items = realloc(k->items, (k->count + 1) * sizeof *items);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include "base/error.h"
 #include "base/grow.h"
+#include "runtime/kind_build.h"
 #include "runtime/model_file.h"
 #include "schedulers/model_private.h"
 
@@ -629,28 +630,12 @@ kr_model_t *kr__model_file_build_on(kr__model_file_t *f, const kr_observer_t *ob
                                                          .observer = observer, .rank = rank, .sync = f->sync });
     if (!m) return NULL;
     char path[128];
-    /* Types first, once per kind, in the order kinds first appear (the
-     * kinds seen so far are few: a short list, not a scan of the
-     * simulators before). */
-    size_t kind_count = kr__kinds_count(f->kinds), seen_count = 0;
-    const kr_kind_desc_t **seen = calloc(kind_count ? kind_count : 1, sizeof *seen);
     uint32_t *group_size = calloc(f->sim_count ? f->sim_count : 1, sizeof *group_size);
-    if (!seen || !group_size) {
+    if (!group_size) {
         kr__fail(KR_ERR_NOMEM, "out of memory");
         goto fail;
     }
-    for (size_t i = 0; i < f->sim_count && seen_count < kind_count; i++) {
-        const kr_kind_desc_t *k = kr__model_file_kind(f, i);
-        bool known = false;
-        for (size_t j = 0; j < seen_count && !known; j++) known = seen[j] == k;
-        if (known) continue;
-        seen[seen_count++] = k;
-        if (!k->register_types) continue;
-        if (k->register_types(m)) {
-            kr__fail(kr_last_status(), "%s: kind '%s': %s", f->path, k->name, kr_last_error());
-            goto fail;
-        }
-    }
+    if (kr__kinds_register_types(f, m)) goto fail;
     for (size_t i = 0; i < f->sim_count; i++) {
         kr__sim_entry_t *e = &f->sims[i];
         if (!kr_model_add_sim(m, &(kr_sim_desc_t){ .name = e->name, .formalism = e->formalism,
@@ -703,7 +688,9 @@ kr_model_t *kr__model_file_build_on(kr__model_file_t *f, const kr_observer_t *ob
         kr_params_t *p = kr__params_open(f->path, path, e->params, f->precision);
         if (!p) goto fail;
         kr__params_set_region(p, e, (uint32_t)i);
-        kr_status_t st = k->setup(kr_model_sim(m, (uint32_t)i), p);
+        kr_sim_t *sim = kr_model_sim(m, (uint32_t)i);
+        kr_status_t st = kr__kind_prepare_sim(f, e, k, sim, p);
+        if (!st && k->setup) st = k->setup(sim, p);
         if (!st) st = kr_model_failure(m); /* kr_sim_fail during setup */
         if (!st) st = kr__params_check_unread(p, k->name);
         kr__params_close(p);
@@ -715,11 +702,9 @@ kr_model_t *kr__model_file_build_on(kr__model_file_t *f, const kr_observer_t *ob
             goto fail;
         }
     }
-    free(seen);
     free(group_size);
     return m;
 fail:
-    free(seen);
     free(group_size);
     {
         char msg[1024];

@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "kairos/digest.h"
 #include "base/clock.h"
 #include "base/error.h"
 #include "runtime/run_private.h"
@@ -21,15 +22,59 @@ static uint64_t combine(uint64_t h, uint32_t id, uint64_t events, uint64_t state
     return kr__mix64(h ^ state);
 }
 
+/* A simulator's state for the checksum: its world and its declared state
+ * digested from their field metadata (kairos/digest.h), plus what the
+ * kind digests itself, if anything. */
+static uint64_t state_digest(const kr_kind_desc_t *k, kr_sim_t *s)
+{
+    kr_world_t *w = kr_sim_world(s);
+    uint64_t own = k && k->digest ? k->digest(s) : 0;
+    uint64_t state = k && k->state_size ? kr_fields_digest(w, kr_sim_state(s), k->state_fields) : 0;
+    return own + kr_digest_mix(kr_world_digest(w) ^ kr_digest_mix(state));
+}
+
 uint64_t kr__run_checksum(const kr__model_file_t *f, kr_model_t *m)
 {
     uint64_t h = 0x6b6169726f73ULL;
     for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
         kr_sim_t *s = kr_model_sim(m, i);
-        const kr_kind_desc_t *k = kr__model_file_kind(f, i);
-        h = combine(h, i, kr_sim_event_digest(s), k && k->digest ? k->digest(s) : 0);
+        h = combine(h, i, kr_sim_event_digest(s), state_digest(kr__model_file_kind(f, i), s));
     }
     return h;
+}
+
+/* The statistics a kind keeps in its declared state's slots, under their
+ * field names (docs/stats.md). Time averages and batch means end at the
+ * end time, as the run's span. */
+static void report_slots(const kr_kind_desc_t *k, kr_sim_t *s, kr_report_t *r)
+{
+    const char *state = kr_sim_state(s);
+    kr_time_t end = kr_model_end_time(kr_sim_model(s));
+    char key[300];
+    for (size_t i = 0; state && k->state_fields && k->state_fields[i].name; i++) {
+        const kr_field_t *f = &k->state_fields[i];
+        const void *at = state + f->offset;
+        switch (f->type) {
+        case KR_FIELD_COUNTER: {
+            uint64_t v;
+            memcpy(&v, at, sizeof v);
+            kr_report_int(r, f->name, (int64_t)v);
+            break;
+        }
+        case KR_FIELD_TALLY: kr_report_tally(r, f->name, at); break;
+        case KR_FIELD_TIMEAVG: kr_report_number(r, f->name, kr_timeavg_mean(at, end)); break;
+        case KR_FIELD_HISTOGRAM: kr_report_histogram(r, f->name, at); break;
+        case KR_FIELD_BATCHMEANS:
+            snprintf(key, sizeof key, "%s_mean", f->name);
+            kr_report_number(r, key, kr_batchmeans_mean(at));
+            snprintf(key, sizeof key, "%s_ci95", f->name);
+            kr_report_number(r, key, kr_batchmeans_halfwidth(at));
+            snprintf(key, sizeof key, "%s_count", f->name);
+            kr_report_int(r, key, (int64_t)((const kr_batchmeans_t *)at)->all.count);
+            break;
+        default: break;
+        }
+    }
 }
 
 /* This rank's part of the stats: its simulators, each with its id and
@@ -45,11 +90,12 @@ json_t *kr__run_local_stats(run_ctx_t *c, double wall)
         const kr_kind_desc_t *k = kr__model_file_kind(f, i);
         kr_report_t *r = kr__report_open();
         if (r && k->report) k->report(s, r);
+        if (r) report_slots(k, s, r);
         json_t *own = r ? json_deep_copy(kr__report_json(r)) : json_object();
         kr__report_close(r);
         char ev[17], st[17];
         snprintf(ev, sizeof ev, "%016llx", (unsigned long long)kr_sim_event_digest(s));
-        snprintf(st, sizeof st, "%016llx", (unsigned long long)(k->digest ? k->digest(s) : 0));
+        snprintf(st, sizeof st, "%016llx", (unsigned long long)state_digest(k, s));
         if (k->state_digest) {
             /* this simulator's part of stats.state_digest, summed on rank 0 */
             char part[17];

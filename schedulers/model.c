@@ -76,12 +76,7 @@ void kr_model_destroy(kr_model_t *m)
     if (!m) return;
     for (uint32_t i = 0; i < m->sim_count; i++) {
         kr_sim_t *s = m->sims[i];
-        for (uint32_t c = 0; c < m->context_count; c++) {
-            if (s->contexts && s->contexts[c]) {
-                if (m->contexts[c].desc.fini) m->contexts[c].desc.fini(s, s->contexts[c]);
-                free(s->contexts[c]);
-            }
-        }
+        kr__sim_states_free(s);
         kr__sim_fini(s);
         free(s);
     }
@@ -90,8 +85,7 @@ void kr_model_destroy(kr_model_t *m)
     free(m->edges);
     for (uint32_t i = 0; i < m->type_count; i++) free(m->types[i].name);
     free(m->types);
-    for (uint32_t i = 0; i < m->context_count; i++) free(m->contexts[i].name);
-    free(m->contexts);
+    kr__state_types_free(m);
     free_groups(m);
     if (m->transport && m->owns_transport) m->transport->vtbl->destroy(m->transport);
     kr__hmap_fini(&m->sim_names);
@@ -109,7 +103,7 @@ kr_registry_t *kr_model_registry(kr_model_t *m) { return m->registry; }
 
 /* Every structural change goes through here: refused after start, and it
  * drops groups computed on demand before start. */
-static kr_status_t refuse_after_start(const kr_model_t *cm, const char *fn)
+kr_status_t kr__model_refuse_after_start(const kr_model_t *cm, const char *fn)
 {
     kr_model_t *m = (kr_model_t *)cm;
     if (!m) return kr__fail(KR_ERR_INVALID_ARG, "%s: null model", fn);
@@ -118,7 +112,7 @@ static kr_status_t refuse_after_start(const kr_model_t *cm, const char *fn)
     return KR_OK;
 }
 
-/* ---- event and context types ---- */
+/* ---- event types (state types: state.c) ---- */
 
 kr_event_type_t kr_model_find_event_type(const kr_model_t *m, const char *name)
 {
@@ -144,7 +138,7 @@ size_t kr_model_event_type_size(const kr_model_t *m, kr_event_type_t t)
 
 kr_event_type_t kr_model_event_type(kr_model_t *m, const kr_event_type_desc_t *d)
 {
-    if (refuse_after_start(m, "kr_model_event_type")) return 0;
+    if (kr__model_refuse_after_start(m, "kr_model_event_type")) return 0;
     if (!d || !d->name || !d->name[0]) {
         kr__fail(KR_ERR_INVALID_ARG, "kr_model_event_type: an event type needs a name");
         return 0;
@@ -158,8 +152,16 @@ kr_event_type_t kr_model_event_type(kr_model_t *m, const kr_event_type_desc_t *d
         kr__fail(KR_ERR_INVALID_ARG, "kr_model_event_type: event type '%s' payload too large", d->name);
         return 0;
     }
-    if (kr_model_find_event_type(m, d->name)) {
-        kr__fail(KR_ERR_EXISTS, "kr_model_event_type: event type '%s' is already registered", d->name);
+    kr_event_type_t same = kr_model_find_event_type(m, d->name);
+    if (same) {
+        /* Kinds that share an event type each declare it: the same
+         * definition again is the same type. */
+        const kr_event_type_desc_t *o = &m->types[same - 1].desc;
+        if (o->size == d->size && o->on_event == d->on_event && o->on_sender_side == d->on_sender_side &&
+            o->on_target_side == d->on_target_side)
+            return same;
+        kr__fail(KR_ERR_EXISTS, "kr_model_event_type: event type '%s' is already registered with another %s",
+                 d->name, o->size != d->size ? "payload size" : "handler");
         return 0;
     }
     kr__event_type_rec_t *types = realloc(m->types, (m->type_count + 1) * sizeof *types);
@@ -173,62 +175,11 @@ kr_event_type_t kr_model_event_type(kr_model_t *m, const kr_event_type_desc_t *d
     return ++m->type_count;
 }
 
-kr_context_type_t kr_model_context_type(kr_model_t *m, const kr_context_desc_t *d)
-{
-    if (refuse_after_start(m, "kr_model_context_type")) return 0;
-    if (!d || !d->name || !d->name[0] || !d->size) {
-        kr__fail(KR_ERR_INVALID_ARG, "kr_model_context_type: a context type needs a name and a size");
-        return 0;
-    }
-    for (uint32_t i = 0; i < m->context_count; i++)
-        if (!strcmp(m->contexts[i].name, d->name)) {
-            kr__fail(KR_ERR_EXISTS, "kr_model_context_type: context type '%s' is already registered", d->name);
-            return 0;
-        }
-    kr__context_rec_t *cs = realloc(m->contexts, (m->context_count + 1) * sizeof *cs);
-    if (!cs) { kr__fail(KR_ERR_NOMEM, "kr_model_context_type: out of memory"); return 0; }
-    m->contexts = cs;
-    char *name = dup_str(d->name);
-    if (!name) { kr__fail(KR_ERR_NOMEM, "kr_model_context_type: out of memory"); return 0; }
-    cs[m->context_count].name = name;
-    cs[m->context_count].desc = *d;
-    cs[m->context_count].desc.name = name;
-    /* Every simulator's table of context pointers grows with the types. */
-    for (uint32_t i = 0; i < m->sim_count; i++) {
-        void **p = realloc(m->sims[i]->contexts, (m->context_count + 1) * sizeof *p);
-        if (!p) { kr__fail(KR_ERR_NOMEM, "kr_model_context_type: out of memory"); return 0; }
-        p[m->context_count] = NULL;
-        m->sims[i]->contexts = p;
-    }
-    return ++m->context_count;
-}
-
-kr_context_type_t kr_model_find_context_type(const kr_model_t *m, const char *name)
-{
-    for (uint32_t i = 0; m && name && i < m->context_count; i++)
-        if (!strcmp(m->contexts[i].name, name)) return i + 1;
-    return 0;
-}
-
-void *kr_sim_context(kr_sim_t *s, kr_context_type_t type)
-{
-    kr_model_t *m = s->model;
-    if (type < 1 || type > m->context_count) {
-        kr__fail(KR_ERR_INVALID_ARG, "kr_sim_context: unknown context type %u", type);
-        return NULL;
-    }
-    if (!s->contexts[type - 1]) {
-        s->contexts[type - 1] = calloc(1, m->contexts[type - 1].desc.size);
-        if (!s->contexts[type - 1]) kr__fail(KR_ERR_NOMEM, "kr_sim_context: out of memory");
-    }
-    return s->contexts[type - 1];
-}
-
 /* ---- simulators ---- */
 
 kr_sim_t *kr_model_add_sim(kr_model_t *m, const kr_sim_desc_t *d)
 {
-    if (refuse_after_start(m, "kr_model_add_sim")) return NULL;
+    if (kr__model_refuse_after_start(m, "kr_model_add_sim")) return NULL;
     if (!d || !d->name || !d->name[0]) {
         kr__fail(KR_ERR_INVALID_ARG, "kr_model_add_sim: a simulator needs a name");
         return NULL;
@@ -348,7 +299,7 @@ static kr__edge_t *edge_by_pair(const kr_model_t *m, uint32_t from, uint32_t to)
 
 kr_status_t kr_model_add_dependency(kr_model_t *m, uint32_t from, uint32_t to, kr_time_t promise)
 {
-    kr_status_t st = refuse_after_start(m, "kr_model_add_dependency");
+    kr_status_t st = kr__model_refuse_after_start(m, "kr_model_add_dependency");
     if (st) return st;
     if (from >= m->sim_count || to >= m->sim_count)
         return kr__fail(KR_ERR_INVALID_ARG, "kr_model_add_dependency: no simulator with id %u",
@@ -402,7 +353,7 @@ static kr_status_t refuse_fixed_promises(const kr_model_t *m, const char *fn)
 
 kr_status_t kr_model_set_promise(kr_model_t *m, uint32_t from, uint32_t to, kr_time_t promise)
 {
-    kr_status_t st = refuse_after_start(m, "kr_model_set_promise");
+    kr_status_t st = kr__model_refuse_after_start(m, "kr_model_set_promise");
     if (st) return st;
     if (m->promise_source) return refuse_fixed_promises(m, "kr_model_set_promise");
     kr__edge_t *e = edge_by_pair(m, from, to);
@@ -414,7 +365,7 @@ kr_status_t kr_model_set_promise(kr_model_t *m, uint32_t from, uint32_t to, kr_t
 
 kr_status_t kr_model_set_promises(kr_model_t *m, uint32_t from, kr_time_t promise)
 {
-    kr_status_t st = refuse_after_start(m, "kr_model_set_promises");
+    kr_status_t st = kr__model_refuse_after_start(m, "kr_model_set_promises");
     if (st) return st;
     if (m->promise_source) return refuse_fixed_promises(m, "kr_model_set_promises");
     if (from >= m->sim_count) return kr__fail(KR_ERR_INVALID_ARG, "kr_model_set_promises: no simulator with id %u", from);
@@ -555,7 +506,7 @@ static void free_groups(kr_model_t *m)
 
 kr_status_t kr__model_use_transport(kr_model_t *m, kr__transport_t *t)
 {
-    kr_status_t st = refuse_after_start(m, "kr__model_use_transport");
+    kr_status_t st = kr__model_refuse_after_start(m, "kr__model_use_transport");
     if (st) return st;
     if (!t) return kr__fail(KR_ERR_INVALID_ARG, "kr__model_use_transport: null transport");
     if (m->transport && m->owns_transport) m->transport->vtbl->destroy(m->transport);
@@ -579,7 +530,7 @@ uint32_t kr_model_group_of(const kr_model_t *cm, uint32_t sim)
 
 kr_status_t kr_model_start(kr_model_t *m)
 {
-    kr_status_t st = refuse_after_start(m, "kr_model_start");
+    kr_status_t st = kr__model_refuse_after_start(m, "kr_model_start");
     if (st) return st;
     if ((st = build_groups(m))) {
         free_groups(m);

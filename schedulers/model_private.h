@@ -161,7 +161,10 @@ struct kr_sim {
     kr_entity_t *moved;         /* entities of the executing target side */
     size_t moved_count, moved_cap;
 
-    void **contexts;            /* by context type id */
+    void **contexts;            /* by state (context) type id */
+    void *state;                /* kr_sim_state: one of contexts */
+    uint32_t state_type;        /* its type, 0 for none */
+    void (*on_step)(kr_sim_t *sim);
     kr__continuous_t *cont;
     kr__emulation_t *emu;
 };
@@ -209,7 +212,7 @@ typedef struct kr__event_type_rec {
 
 typedef struct kr__context_rec {
     char *name;
-    kr_context_desc_t desc;
+    kr_context_desc_t desc;     /* desc.fields: a copy, ending with { 0 } */
 } kr__context_rec_t;
 
 struct kr_model {
@@ -321,6 +324,16 @@ bool kr__sim_run_head(kr_sim_t *s);
 kr_time_t kr__sim_next_time(kr_sim_t *s);
 uint64_t kr__sim_next_sequence(kr_sim_t *s);
 /* Schedules a record of `kind` in s at time t with the given priority. */
+/* state.c: frees a simulator's state blocks with their slots; frees the
+ * model's state types. */
+void kr__sim_states_free(kr_sim_t *s);
+void kr__state_types_free(kr_model_t *m);
+/* The fields of the simulator's state block (kr_sim_state), NULL if none. */
+const kr_field_t *kr__sim_state_fields(const kr_sim_t *s);
+/* model.c: refuses (KR_ERR_STATE, naming `fn`) a structural change after
+ * start, and drops groups computed before. */
+kr_status_t kr__model_refuse_after_start(const kr_model_t *m, const char *fn);
+
 kr_status_t kr__sim_schedule_kind(kr_sim_t *s, kr__event_kind_t kind, kr_priority_t prio, kr_time_t t,
                                   kr_event_type_t type, const void *data, size_t size,
                                   kr_event_key_t *key);

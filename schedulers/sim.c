@@ -419,6 +419,7 @@ bool kr__sim_run_head(kr_sim_t *s)
         type->desc.on_event(s, data);
         break;
     case KR__EV_STEP: {
+        if (s->on_step) s->on_step(s);
         kr_status_t st = kr_world_update(s->world);
         if (!st) st = kr__sim_schedule_kind(s, KR__EV_STEP, KR_PRIORITY_STEP, kr__time_add(s->now, s->time_step), 0,
                                             NULL, 0, NULL);
@@ -483,17 +484,6 @@ void kr_sim_fail(kr_sim_t *s, kr_status_t status, const char *fmt, ...)
         kr_log(s, KR_LOG_ERROR, "%s", text);
         kr__fail(m->failure, "%s", m->failure_msg);
     }
-}
-
-void kr_sim_set_user(kr_sim_t *s, const void *tag, void *user)
-{
-    s->user_tag = tag;
-    s->user = user;
-}
-
-void *kr_sim_user(const kr_sim_t *s, const void *tag)
-{
-    return s && tag && s->user_tag == tag ? s->user : NULL;
 }
 
 void kr_sim_progress(kr_sim_t *s)

@@ -10,7 +10,8 @@
  * counts by whether it is set and by the referenced entity's own hash
  * (its fields with references counted as set or not), never by its id.
  * Components without field metadata, behaviors included, count by presence
- * only: describe a component's fields to have its values checked. */
+ * only: describe a component's fields to have its values checked.
+ * A simulator's declared state adds kr_fields_digest (kairos/state.h). */
 #ifndef KAIROS_DIGEST_H
 #define KAIROS_DIGEST_H
 
@@ -22,11 +23,11 @@
 
 KR_API uint64_t kr_world_digest(kr_world_t *world);
 
-/* A block described by fields (a table ending with a zeroed entry): the
- * fields' values and the contents of slots (kairos/state.h). Entity fields
- * count by whether they are set, plus, with `world`, the referenced
- * entity's own hash. */
-KR_API uint64_t kr_fields_digest(kr_world_t *world, const void *block, const kr_field_t *fields);
+/* A live entity's own hash: its components' names and described fields,
+ * references counted as set or not, and whether it has a parent; 0 for
+ * an entity that is not alive. kr_world_digest adds to it, per reference,
+ * the referenced entity's own hash. */
+KR_API uint64_t kr_entity_digest(kr_world_t *world, kr_entity_t e);
 
 /* A 64-bit mixer (a bijection) for kinds that digest state kept outside
  * their world and their declared state: combine with

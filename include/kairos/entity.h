@@ -57,4 +57,18 @@ KR_API bool kr_entity_alive(const kr_world_t *world, kr_entity_t e);
  * that visit entities in an order memory does not follow (cell by cell). */
 KR_API void kr_entity_prefetch(const kr_world_t *world, kr_entity_t e);
 
+/* ---- entity lists: entity ids of one world (a slot,
+ * KR_FIELD_ENTITY_LIST, of a simulator's state, kairos/state.h), in insertion order ---- */
+typedef struct kr_entity_list {
+    kr_entity_t *items;
+    uint32_t count, capacity;
+} kr_entity_list_t;
+
+KR_API kr_status_t kr_entity_list_push(kr_entity_list_t *l, kr_entity_t e);
+/* Removes the entry at `index` keeping the order of the others. */
+KR_API void kr_entity_list_remove_at(kr_entity_list_t *l, uint32_t index);
+/* Removes the first entry equal to e; false if there is none. */
+KR_API bool kr_entity_list_remove(kr_entity_list_t *l, kr_entity_t e);
+KR_API void kr_entity_list_fini(kr_entity_list_t *l);
+
 #endif

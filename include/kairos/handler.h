@@ -26,6 +26,9 @@
  * `data` (the type's size, may be NULL for zeros) is copied. */
 KR_API kr_status_t kr_schedule_in(kr_sim_t *sim, double delay, kr_event_fn handler, const void *data);
 
+/* The simulator's current time in model units (kr_sim_now in ticks). */
+KR_API double kr_sim_now_units(const kr_sim_t *sim);
+
 /* A sync-event by handler: `handler` is the on_target_side of a declared
  * event type; the target is named. */
 typedef struct kr_send {

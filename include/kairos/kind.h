@@ -25,6 +25,7 @@
 #include "kairos/region.h"
 #include "kairos/sim.h"
 #include "kairos/state.h"
+#include "kairos/statistics.h"
 #include "kairos/status.h"
 #include "kairos/time.h"
 
@@ -71,6 +72,9 @@ typedef struct kr_kind_desc {
      * event types by name before any setup; a type another kind declares
      * with the same definition is shared. */
     const kr_event_type_desc_t *events;
+    /* Agent-based: runs at every time step, before the behaviors'
+     * on_update (kr_sim_set_on_step). Optional. */
+    void (*on_step)(kr_sim_t *sim);
 } kr_kind_desc_t;
 
 #define KR_FORMALISM_BIT(f) (1u << (unsigned)(f))
@@ -124,5 +128,14 @@ KR_API void kr_report_string(kr_report_t *r, const char *name, const char *value
  * and, with --series FILE (outputs.series), into a CSV with one row per
  * step. It does not appear under the simulator's own stats. */
 KR_API void kr_report_steps(kr_report_t *r, const char *name, const int64_t *values, size_t n, unsigned decimals);
+
+/* ---- into a kind's report ----
+ * kr_report_tally writes NAME_count, NAME_mean, NAME_sd, NAME_min, NAME_max;
+ * kr_report_histogram writes NAME as {"lo", "hi", "counts", "under", "over"};
+ * kr_report_series writes NAME as {"time": [...], "value": [...]} (times in
+ * model units). */
+KR_API void kr_report_tally(kr_report_t *r, const char *name, const kr_tally_t *t);
+KR_API void kr_report_histogram(kr_report_t *r, const char *name, const kr_histogram_t *h);
+KR_API void kr_report_series(kr_report_t *r, const char *name, const double *time, const double *value, size_t n);
 
 #endif

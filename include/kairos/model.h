@@ -16,6 +16,7 @@
 #include "kairos/export.h"
 #include "kairos/event.h"
 #include "kairos/log.h"
+#include "kairos/registry.h"
 #include "kairos/sim.h"
 #include "kairos/time.h"
 
@@ -84,8 +85,12 @@ typedef struct kr_context_desc {
     const char *name;
     size_t size;
     void (*fini)(kr_sim_t *sim, void *context); /* optional, before the block is freed */
+    /* Optional, ending with { 0 } (copied): the block's fields and slots
+     * (kairos/state.h), which the runtime digests, reports and frees. */
+    const kr_field_t *fields;
 } kr_context_desc_t;
-/* Registers a per-simulator context type (kr_sim_context); 0 on failure. */
+/* Registers a per-simulator state type (kairos/state.h; kr_sim_context
+ * gives its block); 0 on failure. */
 KR_API kr_context_type_t kr_model_context_type(kr_model_t *model, const kr_context_desc_t *desc);
 /* A context type by name; 0 if none. */
 KR_API kr_context_type_t kr_model_find_context_type(const kr_model_t *model, const char *name);

@@ -77,14 +77,16 @@ KR_API uint64_t kr_sim_null_messages(const kr_sim_t *sim);
 KR_API uint64_t kr_sim_guarantee_requests(const kr_sim_t *sim);
 KR_API double kr_sim_blocked_seconds(const kr_sim_t *sim);
 
-/* Per-simulator user data (ERS's SubModelContext; docs/concepts.md,
- * "Per-simulator context"): one block of the context type's size per
- * simulator, zeroed, created on first use, freed (after the type's fini)
- * with the model. NULL on allocation failure. */
+/* Per-simulator state blocks (ERS's SubModelContext; kairos/state.h,
+ * docs/concepts.md, "Per-simulator state"): one block of the type's size
+ * per simulator, zeroed, created on first use, freed (after the type's
+ * fini, and with its slots) with the model. NULL on allocation failure.
+ * A kind's declared state is such a block, reached by kr_sim_state. */
 typedef uint32_t kr_context_type_t;
 KR_API void *kr_sim_context(kr_sim_t *sim, kr_context_type_t type);
 
-/* One pointer a kind may keep per simulator (its context block, say), for
+/* Kept for plug-ins written before declared state (kairos/state.h), which
+ * replaces it: one pointer a kind may keep per simulator, for
  * event handlers, which get no user pointer: O(1), where finding a context
  * type by name is not. `tag` names its owner (the address of something of
  * the kind's own, such as its kr_kind_desc_t): kr_sim_user returns the

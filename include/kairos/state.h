@@ -33,25 +33,23 @@
  * From a behavior callback: kr_sim_state(kr_sim_of_world(w)). */
 KR_API void *kr_sim_state(kr_sim_t *sim);
 
-/* Registers a state type: a block of `size` bytes per simulator described
- * by `fields` (a KR_FIELD table ending with a zeroed entry, may be NULL)
- * and gives it to `sim` as its state, zeroed. Kinds declared in
- * kairos/kind.h get theirs from the runtime; this is for models built in
- * C. Fails for a slot outside the block, a second state, or after start. */
-KR_API void *kr_sim_state_create(kr_sim_t *sim, size_t size, const kr_field_t *fields);
+/* Makes the block of a registered state type (kr_model_context_type with
+ * its fields, kairos/model.h) this simulator's state, so that kr_sim_state
+ * returns it. The runtime does this for kinds declared in kairos/kind.h;
+ * this is for models built in C. Returns the block (zeroed at first), NULL
+ * on failure (no such type, a state already set, out of memory). */
+KR_API void *kr_sim_set_state(kr_sim_t *sim, kr_context_type_t type);
 
-/* ---- entity lists: a slot (KR_FIELD_ENTITY_LIST) of entity ids of the
- * simulator's world, in insertion order ---- */
-typedef struct kr_entity_list {
-    kr_entity_t *items;
-    uint32_t count, capacity;
-} kr_entity_list_t;
+/* Agent-based simulators: `fn` runs at every time step, before the
+ * behaviors' on_update (kr_kind_desc_t.on_step sets it for kinds). */
+KR_API void kr_sim_set_on_step(kr_sim_t *sim, void (*fn)(kr_sim_t *sim));
 
-KR_API kr_status_t kr_entity_list_push(kr_entity_list_t *l, kr_entity_t e);
-/* Removes the entry at `index` keeping the order of the others. */
-KR_API void kr_entity_list_remove_at(kr_entity_list_t *l, uint32_t index);
-/* Removes the first entry equal to e; false if there is none. */
-KR_API bool kr_entity_list_remove(kr_entity_list_t *l, kr_entity_t e);
-KR_API void kr_entity_list_fini(kr_entity_list_t *l);
+/* A block described by fields (a table ending with { 0 }): the values of
+ * its fields and the contents of its slots (distributions excepted: they
+ * are parameters, not state). Entity fields and lists count by whether
+ * they are set and, with `world`, by the referenced entity's own hash
+ * (kr_entity_digest), never by id. The runtime adds this for a kind's
+ * state to the checksum. */
+KR_API uint64_t kr_fields_digest(kr_world_t *world, const void *block, const kr_field_t *fields);
 
 #endif

@@ -1,6 +1,7 @@
 /* Statistics for model kinds: tallies, time-weighted averages, batch-means
- * confidence intervals and histograms, and writing them into a kind's
- * report (kairos/kind.h) so the stats file carries them.
+ * confidence intervals and histograms (kairos/kind.h writes them into a
+ * kind's report; declared in a kind's state, kairos/state.h, the runtime
+ * reports them itself).
  *
  * All of them are plain structs updated in O(1) per observation with no
  * allocation after init (the histogram allocates its bins once); they keep
@@ -14,7 +15,6 @@
 #include "kairos/status.h"
 #include "kairos/time.h"
 
-typedef struct kr_report kr_report_t; /* kairos/kind.h */
 
 /* ---- tally: count, mean, variance, min, max (Welford's update, so the
  * variance stays accurate for large means) ---- */
@@ -94,14 +94,5 @@ KR_API void kr_histogram_add(kr_histogram_t *h, double x);
 /* The value below which a fraction q of the binned observations lies,
  * interpolated within its bin; NaN when empty. */
 KR_API double kr_histogram_quantile(const kr_histogram_t *h, double q);
-
-/* ---- into a kind's report ----
- * kr_report_tally writes NAME_count, NAME_mean, NAME_sd, NAME_min, NAME_max;
- * kr_report_histogram writes NAME as {"lo", "hi", "counts", "under", "over"};
- * kr_report_series writes NAME as {"time": [...], "value": [...]} (times in
- * model units). */
-KR_API void kr_report_tally(kr_report_t *r, const char *name, const kr_tally_t *t);
-KR_API void kr_report_histogram(kr_report_t *r, const char *name, const kr_histogram_t *h);
-KR_API void kr_report_series(kr_report_t *r, const char *name, const double *time, const double *value, size_t n);
 
 #endif

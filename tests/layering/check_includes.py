@@ -35,12 +35,13 @@ PUBLIC_LAYER = {
     "export.h": "base", "status.h": "base", "buffer.h": "base",
     "entity.h": "ecs", "registry.h": "ecs", "world.h": "ecs", "component.h": "ecs", "behavior.h": "ecs",
     "hierarchy.h": "ecs", "channel.h": "ecs", "name.h": "ecs", "view.h": "ecs", "spatial.h": "ecs",
-    "serializer.h": "ecs", "pack.h": "ecs",
+    "serializer.h": "ecs", "pack.h": "ecs", "digest.h": "ecs",
     "time.h": "schedulers", "event.h": "schedulers", "sync.h": "schedulers", "model.h": "schedulers",
     "sim.h": "schedulers", "log.h": "schedulers", "rng.h": "schedulers", "dist.h": "schedulers",
     "ode.h": "schedulers", "continuous.h": "schedulers", "emulation.h": "schedulers",
+    "state.h": "schedulers", "handler.h": "schedulers", "statistics.h": "schedulers",
     "region.h": "regions",
-    "kind.h": "runtime", "statistics.h": "runtime", "kairos.h": "runtime",
+    "kind.h": "runtime", "param.h": "runtime", "kairos.h": "runtime",
 }
 SOURCE_DIRS = list(BELOW) + ["include", "tests", "bench", "examples"]
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)

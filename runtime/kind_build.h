@@ -1,0 +1,22 @@
+/* The runtime's part of a kind's declared pieces when a model file is
+ * built (kind_build.c). Not public API. */
+#ifndef KAIROS_RUNTIME_KIND_BUILD_H
+#define KAIROS_RUNTIME_KIND_BUILD_H
+
+#include "runtime/model_file.h"
+
+/* At kr_kind_register: the declared parts are consistent. */
+kr_status_t kr__kind_check(const kr_kind_desc_t *kind);
+
+/* Once per model, before simulators are added: every kind's events,
+ * register_types and state type, in the order kinds first appear. A type
+ * two kinds define differently fails naming both kinds. */
+kr_status_t kr__kinds_register_types(const kr__model_file_t *f, kr_model_t *m);
+
+/* Before the kind's setup on a simulator this rank runs: its formalism
+ * (when the kind declares a set), its state, its step callback, its
+ * declared parameters. */
+kr_status_t kr__kind_prepare_sim(const kr__model_file_t *f, const kr__sim_entry_t *e, const kr_kind_desc_t *kind,
+                                 kr_sim_t *sim, kr_params_t *params);
+
+#endif

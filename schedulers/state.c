@@ -1,0 +1,286 @@
+/* Per-simulator state (kairos/state.h): state types (which kr_sim_context
+ * has always called context types), one block of each per simulator, the
+ * block a simulator's kind declared as its state, and the slots the
+ * runtime owns inside blocks. */
+#include <stdlib.h>
+#include <string.h>
+#include "kairos/digest.h"
+#include "kairos/dist.h"
+#include "kairos/state.h"
+#include "kairos/statistics.h"
+#include "base/error.h"
+#include "schedulers/model_private.h"
+
+/* Bytes of one element of a field or slot, 0 for an unknown type. */
+static size_t field_bytes(kr_field_type_t t)
+{
+    switch (t) {
+    case KR_FIELD_BOOL: case KR_FIELD_I8: case KR_FIELD_U8: return 1;
+    case KR_FIELD_I16: case KR_FIELD_U16: return 2;
+    case KR_FIELD_I32: case KR_FIELD_U32: case KR_FIELD_F32: return 4;
+    case KR_FIELD_I64: case KR_FIELD_U64: case KR_FIELD_F64: case KR_FIELD_COUNTER: return 8;
+    case KR_FIELD_ENTITY: return sizeof(kr_entity_t);
+    case KR_FIELD_TALLY: return sizeof(kr_tally_t);
+    case KR_FIELD_TIMEAVG: return sizeof(kr_timeavg_t);
+    case KR_FIELD_BATCHMEANS: return sizeof(kr_batchmeans_t);
+    case KR_FIELD_HISTOGRAM: return sizeof(kr_histogram_t);
+    case KR_FIELD_DIST: return sizeof(kr_dist_t);
+    case KR_FIELD_ENTITY_LIST: return sizeof(kr_entity_list_t);
+    }
+    return 0;
+}
+
+/* Copies a field table ending with { 0 }, checking every field lies inside
+ * the block; NULL with kr_last_error on failure, or for no table. */
+static kr_field_t *copy_fields(const char *type, const kr_field_t *fields, size_t size, bool *ok)
+{
+    *ok = true;
+    if (!fields) return NULL;
+    size_t n = 0;
+    while (fields[n].name) n++;
+    kr_field_t *copy = calloc(n + 1, sizeof *copy);
+    if (!copy) {
+        *ok = false;
+        kr__fail(KR_ERR_NOMEM, "kr_model_context_type: out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t bytes = field_bytes(fields[i].type), count = fields[i].count ? fields[i].count : 1;
+        if (!bytes || fields[i].offset > size || count * bytes > size - fields[i].offset) {
+            kr__fail(KR_ERR_INVALID_ARG, "state type '%s': field '%s' has %s", type, fields[i].name,
+                     bytes ? "no room in the block" : "an unknown type");
+            free(copy);
+            *ok = false;
+            return NULL;
+        }
+        copy[i] = fields[i];
+        copy[i].count = (uint32_t)count;
+    }
+    return copy;
+}
+
+kr_context_type_t kr_model_context_type(kr_model_t *m, const kr_context_desc_t *d)
+{
+    if (kr__model_refuse_after_start(m, "kr_model_context_type")) return 0;
+    if (!d || !d->name || !d->name[0] || !d->size) {
+        kr__fail(KR_ERR_INVALID_ARG, "kr_model_context_type: a context type needs a name and a size");
+        return 0;
+    }
+    if (kr_model_find_context_type(m, d->name)) {
+        kr__fail(KR_ERR_EXISTS, "kr_model_context_type: context type '%s' is already registered", d->name);
+        return 0;
+    }
+    bool ok;
+    kr_field_t *fields = copy_fields(d->name, d->fields, d->size, &ok);
+    if (!ok) return 0;
+    kr__context_rec_t *cs = realloc(m->contexts, (m->context_count + 1) * sizeof *cs);
+    char *name = strdup(d->name);
+    if (cs) m->contexts = cs;
+    if (!cs || !name) {
+        free(fields);
+        free(name);
+        kr__fail(KR_ERR_NOMEM, "kr_model_context_type: out of memory");
+        return 0;
+    }
+    /* Every simulator's table of blocks grows with the types. */
+    for (uint32_t i = 0; i < m->sim_count; i++) {
+        void **p = realloc(m->sims[i]->contexts, (m->context_count + 1) * sizeof *p);
+        if (!p) {
+            free(fields);
+            free(name);
+            kr__fail(KR_ERR_NOMEM, "kr_model_context_type: out of memory");
+            return 0;
+        }
+        p[m->context_count] = NULL;
+        m->sims[i]->contexts = p;
+    }
+    cs[m->context_count] = (kr__context_rec_t){ .name = name, .desc = *d };
+    cs[m->context_count].desc.name = name;
+    cs[m->context_count].desc.fields = fields;
+    return ++m->context_count;
+}
+
+kr_context_type_t kr_model_find_context_type(const kr_model_t *m, const char *name)
+{
+    for (uint32_t i = 0; m && name && i < m->context_count; i++)
+        if (!strcmp(m->contexts[i].name, name)) return i + 1;
+    return 0;
+}
+
+void *kr_sim_context(kr_sim_t *s, kr_context_type_t type)
+{
+    kr_model_t *m = s->model;
+    if (type < 1 || type > m->context_count) {
+        kr__fail(KR_ERR_INVALID_ARG, "kr_sim_context: unknown context type %u", type);
+        return NULL;
+    }
+    if (!s->contexts[type - 1]) {
+        s->contexts[type - 1] = calloc(1, m->contexts[type - 1].desc.size);
+        if (!s->contexts[type - 1]) kr__fail(KR_ERR_NOMEM, "kr_sim_context: out of memory");
+    }
+    return s->contexts[type - 1];
+}
+
+void *kr_sim_set_state(kr_sim_t *s, kr_context_type_t type)
+{
+    if (!s) {
+        kr__fail(KR_ERR_INVALID_ARG, "kr_sim_set_state: null simulator");
+        return NULL;
+    }
+    if (s->state_type && s->state_type != type) {
+        kr__fail(KR_ERR_STATE, "kr_sim_set_state: simulator '%s' has a state already", s->name);
+        return NULL;
+    }
+    void *block = kr_sim_context(s, type);
+    if (!block) return NULL;
+    /* Slots whose zero is not their empty value. */
+    const kr_field_t *fields = s->model->contexts[type - 1].desc.fields;
+    for (size_t i = 0; fields && fields[i].name; i++)
+        for (uint32_t k = 0; fields[i].type == KR_FIELD_BATCHMEANS && k < fields[i].count; k++)
+            kr_batchmeans_init((kr_batchmeans_t *)(void *)((char *)block + fields[i].offset +
+                                                           k * sizeof(kr_batchmeans_t)));
+    s->state = block;
+    s->state_type = type;
+    return block;
+}
+
+void *kr_sim_state(kr_sim_t *s) { return s ? s->state : NULL; }
+
+const kr_field_t *kr__sim_state_fields(const kr_sim_t *s)
+{
+    return s && s->state_type ? s->model->contexts[s->state_type - 1].desc.fields : NULL;
+}
+
+void kr_sim_set_on_step(kr_sim_t *s, void (*fn)(kr_sim_t *sim))
+{
+    if (s) s->on_step = fn;
+}
+
+/* ---- digests of blocks ---- */
+
+static uint64_t add(uint64_t h, uint64_t v) { return kr_digest_mix(h ^ kr_digest_mix(v + 0x9e3779b97f4a7c15ULL)); }
+
+static uint64_t add_bytes(uint64_t h, const void *p, size_t n)
+{
+    uint64_t v = 0;
+    memcpy(&v, p, n < 8 ? n : 8);
+    return add(h, v);
+}
+
+static uint64_t add_doubles(uint64_t h, const double *d, size_t n)
+{
+    for (size_t i = 0; i < n; i++) h = add_bytes(h, &d[i], sizeof *d);
+    return h;
+}
+
+static uint64_t add_entity(uint64_t h, kr_world_t *w, kr_entity_t e)
+{
+    if (e == KR_ENTITY_INVALID) return add(h, 0x5eed);
+    return add(h, 0x5e7 ^ (w ? kr_entity_digest(w, e) : 0));
+}
+
+/* One element of a field or slot. Distributions are a kind's parameters,
+ * not its state: they do not count. */
+static uint64_t element(uint64_t h, kr_world_t *w, kr_field_type_t type, const char *at)
+{
+    switch (type) {
+    case KR_FIELD_ENTITY: {
+        kr_entity_t e;
+        memcpy(&e, at, sizeof e);
+        return add_entity(h, w, e);
+    }
+    case KR_FIELD_TALLY: {
+        const kr_tally_t *t = (const void *)at;
+        return add_doubles(add(h, t->count), (const double[]){ t->mean, t->m2, t->min, t->max }, 4);
+    }
+    case KR_FIELD_TIMEAVG: {
+        const kr_timeavg_t *a = (const void *)at;
+        return add_doubles(add(add(h, a->start), a->last), (const double[]){ a->value, a->area, a->min, a->max }, 4);
+    }
+    case KR_FIELD_BATCHMEANS: {
+        const kr_batchmeans_t *b = (const void *)at;
+        h = add_doubles(add(add(add(h, b->batch_size), b->full), b->in_current), b->sums, b->full);
+        return add_doubles(add(h, b->all.count), (const double[]){ b->current, b->all.mean, b->all.m2 }, 3);
+    }
+    case KR_FIELD_HISTOGRAM: {
+        const kr_histogram_t *g = (const void *)at;
+        h = add(add(add(h, g->under), g->over), g->bins);
+        for (size_t i = 0; g->counts && i < g->bins; i++) h = add(h, g->counts[i]);
+        return h;
+    }
+    case KR_FIELD_ENTITY_LIST: {
+        const kr_entity_list_t *l = (const void *)at;
+        h = add(h, l->count);
+        for (uint32_t i = 0; i < l->count; i++) h = add_entity(h, w, l->items[i]);
+        return h;
+    }
+    case KR_FIELD_DIST: return h;
+    default: return add_bytes(h, at, field_bytes(type));
+    }
+}
+
+uint64_t kr_fields_digest(kr_world_t *w, const void *block, const kr_field_t *fields)
+{
+    uint64_t h = 0x7374617465ULL;
+    for (size_t i = 0; block && fields && fields[i].name; i++) {
+        uint32_t n = fields[i].count ? fields[i].count : 1;
+        for (uint32_t k = 0; k < n; k++)
+            h = element(h, w, fields[i].type, (const char *)block + fields[i].offset + k * field_bytes(fields[i].type));
+    }
+    return h;
+}
+
+/* Frees what the slots of one block own. */
+static void free_slots(void *block, const kr_field_t *fields)
+{
+    for (size_t i = 0; fields && fields[i].name; i++) {
+        for (uint32_t k = 0; k < fields[i].count; k++) {
+            char *at = (char *)block + fields[i].offset + k * field_bytes(fields[i].type);
+            switch (fields[i].type) {
+            case KR_FIELD_DIST: kr_dist_fini((kr_dist_t *)(void *)at); break;
+            case KR_FIELD_HISTOGRAM: {
+                kr_histogram_t *h = (kr_histogram_t *)(void *)at;
+                free(h->counts);
+                h->counts = NULL;
+                break;
+            }
+            case KR_FIELD_ENTITY_LIST: kr_entity_list_fini((kr_entity_list_t *)(void *)at); break;
+            default: break;
+            }
+        }
+    }
+}
+
+void kr__sim_states_free(kr_sim_t *s)
+{
+    kr_model_t *m = s->model;
+    for (uint32_t c = 0; c < m->context_count; c++) {
+        if (!s->contexts || !s->contexts[c]) continue;
+        if (m->contexts[c].desc.fini) m->contexts[c].desc.fini(s, s->contexts[c]);
+        free_slots(s->contexts[c], m->contexts[c].desc.fields);
+        free(s->contexts[c]);
+        s->contexts[c] = NULL;
+    }
+    s->state = NULL;
+}
+
+void kr__state_types_free(kr_model_t *m)
+{
+    for (uint32_t i = 0; i < m->context_count; i++) {
+        free(m->contexts[i].name);
+        free((void *)m->contexts[i].desc.fields);
+    }
+    free(m->contexts);
+}
+
+/* The older one-pointer mechanism, kept for plug-ins written against it. */
+void kr_sim_set_user(kr_sim_t *s, const void *tag, void *user)
+{
+    s->user_tag = tag;
+    s->user = user;
+}
+
+void *kr_sim_user(const kr_sim_t *s, const void *tag)
+{
+    return s && tag && s->user_tag == tag ? s->user : NULL;
+}
