@@ -1,4 +1,4 @@
-/* The kairos command: run, validate and info.
+/* The kairos command: run, sweep, validate, kinds and info.
  *
  * Exit status (docs/cli.md): 0 success; 1 a run that failed; 2 bad input
  * (command line, model file, params, a setup error), with one line on
@@ -17,7 +17,10 @@
 #include "base/error.h"
 #include "base/fault.h"
 #include "models/builtin.h"
+#include "runtime/kind_doc.h"
 #include "runtime/model_digest.h"
+#include "runtime/param_table.h"
+#include "runtime/plugins.h"
 #include "runtime/run.h"
 #include "runtime/sweep.h"
 
@@ -28,6 +31,7 @@ static const char *const main_help =
     "  run MODEL.json       run a model and report what it did (or R replications, pooled)\n"
     "  sweep MODEL.json     replications at every combination of some parameters' values, to CSV\n"
     "  validate MODEL.json  check a model file and print its plan\n"
+    "  kinds [NAME]         list the model kinds, or describe one and its parameters\n"
     "  info                 version, MPI library and the topology of this node\n"
     "\n"
     "kairos <command> --help shows the options of a command.\n"
@@ -81,8 +85,23 @@ static const char *const validate_help =
     "\n"
     "Checks the model file (and every kind's params) without running it, and\n"
     "prints the plan: the model's identity and run digests, simulators,\n"
-    "formalisms, dependencies and promises, zero-promise groups, and which\n"
-    "rank runs what for N ranks (default 1).\n";
+    "formalisms, dependencies and promises, zero-promise groups, which rank\n"
+    "runs what for N ranks (default 1), and the parameter values a run will\n"
+    "use (after defaults) of every simulator whose kind declares them.\n";
+
+static const char *const kinds_help =
+    "usage: kairos kinds [NAME] [--markdown] [--plugin FILE]... [MODEL.json]\n"
+    "\n"
+    "Without NAME lists every kind, built-in ones and those of the plug-ins, with\n"
+    "its summary, in the order they are registered. With NAME prints the kind's\n"
+    "formalisms and the parameters it declares: name, type, default, range, unit\n"
+    "and help.\n"
+    "\n"
+    "options:\n"
+    "  --plugin FILE   also the kinds of this plug-in (repeatable)\n"
+    "  MODEL.json      also the kinds of the plug-ins the model file names\n"
+    "  --markdown      NAME's description as Markdown, as in docs/models/\n"
+    "  -h, --help      this help\n";
 
 static const char *const info_help =
     "usage: kairos info\n"
@@ -368,6 +387,38 @@ static int cmd_sweep(const cli_t *c, int argc, char **argv)
     return kr__run_exit_status(st);
 }
 
+/* "  NAME (KIND): key value unit, ...\n" for every simulator whose kind
+ * declares a parameter table, into a buffer (*text, *len; 0 when none). */
+static kr_status_t declared_values(kr__model_file_t *f, kr_model_t *m, char **text, size_t *len)
+{
+    FILE *out = open_memstream(text, len);
+    if (!out) return kr__fail(KR_ERR_NOMEM, "%s: out of memory listing the params", f->path);
+    kr_status_t st = KR_OK;
+    for (size_t i = 0; i < f->sim_count && !st; i++) {
+        const kr__sim_entry_t *e = &f->sims[i];
+        const kr_kind_desc_t *k = kr__model_file_kind(f, i);
+        if (!k || !k->params) continue;
+        char path[128];
+        snprintf(path, sizeof path, "simulators[%zu].params", e->index);
+        kr_params_t *p = kr__params_open(f->path, path, e->params, f->precision);
+        if (!p) {
+            st = kr_last_status();
+            break;
+        }
+        fprintf(out, "  %s (%s): ", e->name, k->name);
+        st = kr__param_table_show(k, p, kr_model_sim(m, (uint32_t)i), out);
+        fputc('\n', out);
+        kr__params_close(p);
+    }
+    fclose(out);
+    if (st) {
+        free(*text);
+        *text = NULL;
+        *len = 0;
+    }
+    return st;
+}
+
 static int cmd_validate(const cli_t *c, int argc, char **argv)
 {
     options_t o = { .ranks = 1 };
@@ -392,6 +443,11 @@ static int cmd_validate(const cli_t *c, int argc, char **argv)
         last = malloc((n ? n : 1) * sizeof *last);
         if (!next || !last) st = kr__fail(KR_ERR_NOMEM, "%s: out of memory listing the zero-promise groups", f->path);
     }
+    /* The declared params' values, gathered before anything is printed:
+     * a value the run would refuse fails validate with the run's line. */
+    char *values = NULL;
+    size_t values_len = 0;
+    if (!st) st = declared_values(f, m, &values, &values_len);
     if (st && f && c->rank == 0) fprintf(stderr, "kairos: %s\n", kr_last_error());
     if (!st && c->rank == 0) {
         double p = (double)f->precision;
@@ -438,7 +494,9 @@ static int cmd_validate(const cli_t *c, int argc, char **argv)
                 if (rank_of[i] == r) printf("%s %s", on_rank++ ? "," : "", f->sims[i].name);
             printf(on_rank ? "\n" : " (idle)\n");
         }
+        if (values_len) printf("params (the values a run uses, after defaults):\n%s", values);
     }
+    free(values);
     free(next);
     free(last);
     free(rank_of);
@@ -446,6 +504,100 @@ static int cmd_validate(const cli_t *c, int argc, char **argv)
     kr__model_file_free(f);
     options_free(&o);
     return kr__run_exit_status(st);
+}
+
+/* The plug-ins a model file names, relative to its folder as when it is
+ * loaded. */
+static kr_status_t model_plugins(kr_kinds_t *kinds, const char *model)
+{
+    json_error_t err;
+    json_t *root = json_load_file(model, JSON_REJECT_DUPLICATES, &err);
+    if (!root) return kr__fail(err.line < 0 ? KR_ERR_IO : KR_ERR_INVALID_ARG, "%s: line %d column %d: expected "
+                               "valid JSON, found %s", model, err.line, err.column, err.text);
+    json_t *list = json_object_get(root, "plugins");
+    kr_status_t st = KR_OK;
+    if (list && !json_is_array(list)) st = kr__input_error(model, "plugins", "an array of shared-object paths", list);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", model);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    else snprintf(dir, sizeof dir, ".");
+    for (size_t i = 0; !st && i < json_array_size(list); i++) {
+        json_t *v = json_array_get(list, i);
+        char where[64];
+        snprintf(where, sizeof where, "plugins[%zu]", i);
+        if (!json_is_string(v) || !json_string_value(v)[0])
+            st = kr__input_error(model, where, "a shared-object path", v);
+        else st = kr__plugin_load(kinds, json_string_value(v), dir, model, where);
+    }
+    json_decref(root);
+    return st;
+}
+
+static int cmd_kinds(const cli_t *c, int argc, char **argv)
+{
+    (void)c;
+    const char *name = NULL, *model = NULL;
+    bool markdown = false;
+    kr_kinds_t *kinds = kr__kinds_create();
+    if (!kinds || kr__models_register_builtin(kinds)) {
+        fprintf(stderr, "kairos kinds: %s\n", kr_last_error());
+        kr__kinds_destroy(kinds);
+        return 1;
+    }
+    int code = 0;
+    for (int i = 2; i < argc && !code; i++) {
+        const char *a = argv[i];
+        size_t len = strlen(a);
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(kinds_help, stdout);
+            code = -1;
+        } else if (!strcmp(a, "--markdown")) {
+            markdown = true;
+        } else if (!strcmp(a, "--plugin")) {
+            if (i + 1 >= argc) code = input_error(c, "--plugin needs a file name", "");
+            else if (kr__plugin_load(kinds, argv[++i], NULL, "kairos kinds", "--plugin")) {
+                fprintf(stderr, "%s\n", kr_last_error()); /* "kairos kinds: --plugin: ..." */
+                code = 2;
+            }
+        } else if (a[0] == '-' && a[1]) {
+            input_error(c, "unknown option %s", a);
+            fputs(kinds_help, stderr);
+            code = 2;
+        } else if (len > 5 && !strcmp(a + len - 5, ".json")) {
+            if (model) code = input_error(c, "one model file only (found another: %s)", a);
+            else if (model_plugins(kinds, model = a)) code = input_error(c, "%s", kr_last_error());
+        } else if (name) {
+            code = input_error(c, "one kind name only (found another: %s)", a);
+        } else {
+            name = a;
+        }
+    }
+    size_t n = kr__kinds_count(kinds);
+    if (!code && name) {
+        const kr_kind_desc_t *k = kr__kinds_find(kinds, name);
+        if (k && markdown) kr__kind_doc_markdown(k, stdout);
+        else if (k) kr__kind_doc_text(k, stdout);
+        else {
+            fprintf(stderr, "kairos kinds: no kind '%s' (known: ", name);
+            for (size_t i = 0; i < n; i++) fprintf(stderr, "%s%s", i ? ", " : "", kr__kinds_at(kinds, i)->name);
+            fprintf(stderr, ")\n");
+            code = 2;
+        }
+    } else if (!code && markdown) {
+        code = input_error(c, "--markdown describes one kind: expected NAME, found none", "");
+    } else if (!code) {
+        int width = 0;
+        for (size_t i = 0; i < n; i++)
+            if ((int)strlen(kr__kinds_at(kinds, i)->name) > width) width = (int)strlen(kr__kinds_at(kinds, i)->name);
+        for (size_t i = 0; i < n; i++) {
+            const kr_kind_desc_t *k = kr__kinds_at(kinds, i);
+            const char *summary = k->summary ? k->summary : "";
+            printf("%-*s%s%s\n", summary[0] ? width : 0, k->name, summary[0] ? "  " : "", summary);
+        }
+    }
+    kr__kinds_destroy(kinds);
+    return code < 0 ? 0 : code;
 }
 
 static int cmd_info(const cli_t *c, int argc, char **argv)
@@ -514,18 +666,19 @@ int main(int argc, char **argv)
     int (*fn)(const cli_t *, int, char **) = !strcmp(cmd, "run") ? cmd_run
                                             : !strcmp(cmd, "sweep") ? cmd_sweep
                                             : !strcmp(cmd, "validate") ? cmd_validate
+                                            : !strcmp(cmd, "kinds") ? cmd_kinds
                                             : !strcmp(cmd, "info") ? cmd_info : NULL;
     if (!fn) {
         fprintf(stderr, "kairos: unknown command '%s'\n\n%s", cmd, main_help);
         return 2;
     }
     /* MPI starts only under a launcher (mpirun, srun): a lone process is
-     * one rank, and `validate` never needs MPI. This keeps a plain
+     * one rank, and `validate` and `kinds` never need MPI. This keeps a plain
      * `kairos run` from spawning Open MPI's singleton daemon. */
     cli_t c = { 0, 1 };
     bool launched = getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK") ||
                     getenv("PMI_SIZE");
-    bool mpi = launched && fn != cmd_validate;
+    bool mpi = launched && fn != cmd_validate && fn != cmd_kinds;
     if (mpi) {
         MPI_Init(&argc, &argv);
         MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);

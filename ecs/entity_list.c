@@ -2,7 +2,7 @@
  * entity ids in insertion order, so that state needs no raw pointers. */
 #include <stdlib.h>
 #include <string.h>
-#include "kairos/state.h"
+#include "kairos/entity.h"
 #include "base/error.h"
 #include "base/grow.h"
 

@@ -12,20 +12,28 @@
 /* The state type of a kind is registered under this name. */
 static void state_type_name(const kr_kind_desc_t *k, char *out, size_t n) { snprintf(out, n, "kind:%s", k->name); }
 
-/* The state's fields, plus a slot for every distribution parameter (the
- * runtime initialises them, so it frees them too): a table ending with
- * { 0 }, freed by the caller. */
+/* The slot that frees what reading a parameter of this type allocated
+ * (runtime/param_table.c), 0 for none. */
+static kr_field_type_t owning_slot(kr_param_type_t t)
+{
+    return t == KR_PARAM_DIST ? KR_FIELD_DIST : t == KR_PARAM_STRING ? KR_FIELD_STRING
+         : t == KR_PARAM_LIST ? KR_FIELD_NUMBER_LIST : 0;
+}
+
+/* The state's fields, plus a slot for every parameter that holds memory,
+ * so that the simulator's state frees it: a table ending with { 0 }, freed
+ * by the caller. */
 static kr_field_t *state_fields(const kr_kind_desc_t *k)
 {
     size_t n = 0, extra = 0;
     while (k->state_fields && k->state_fields[n].name) n++;
-    for (size_t i = 0; k->params && k->params[i].name; i++) extra += k->params[i].type == KR_PARAM_DIST;
+    for (size_t i = 0; k->params && k->params[i].name; i++) extra += owning_slot(k->params[i].type) != 0;
     kr_field_t *all = calloc(n + extra + 1, sizeof *all);
     if (!all) return NULL;
     if (n) memcpy(all, k->state_fields, n * sizeof *all);
     for (size_t i = 0; k->params && k->params[i].name; i++)
-        if (k->params[i].type == KR_PARAM_DIST)
-            all[n++] = (kr_field_t){ k->params[i].name, KR_FIELD_DIST, k->params[i].offset, 1 };
+        if (owning_slot(k->params[i].type))
+            all[n++] = (kr_field_t){ k->params[i].name, owning_slot(k->params[i].type), k->params[i].offset, 1 };
     return all;
 }
 
@@ -158,6 +166,12 @@ kr_status_t kr__kind_check(const kr_kind_desc_t *k)
                         k->name);
     if (k->formalisms >> (KR_EMULATION + 1))
         return kr__fail(KR_ERR_INVALID_ARG, "kr_kind_register: kind '%s' allows unknown formalisms", k->name);
+    for (size_t i = 0; k->params && k->params[i].name; i++)
+        for (size_t j = 0; owning_slot(k->params[i].type) && k->state_fields && k->state_fields[j].name; j++)
+            if (k->state_fields[j].offset == k->params[i].offset)
+                return kr__fail(KR_ERR_INVALID_ARG, "kr_kind_register: kind '%s': parameter '%s' is also a state "
+                                "field (the runtime frees a parameter's memory itself: declare it once, as a "
+                                "parameter)", k->name, k->params[i].name);
     for (size_t i = 0; k->events && k->events[i].name; i++)
         if (!k->events[i].on_event && !k->events[i].on_target_side)
             return kr__fail(KR_ERR_INVALID_ARG, "kr_kind_register: kind '%s': event '%s' has no handler", k->name,

@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "base/grow.h"
 #include "runtime/model_file.h"
+#include "runtime/param_table.h"
 
 /* The first bytes of a value's JSON text: the dump stops once they are
  * there, so that showing a 100 MB string or a million-element array costs
@@ -106,6 +107,74 @@ static json_t *take(const kr_params_t *cp, const char *key)
     return json_object_get(p->object, key);
 }
 
+json_t *kr__params_take(const kr_params_t *p, const char *key) { return take(p, key); }
+const char *kr__params_file(const kr_params_t *p) { return p->file; }
+const char *kr__params_path(const kr_params_t *p) { return p->path; }
+uint64_t kr__params_precision(const kr_params_t *p) { return p->precision; }
+
+const char *kr_params_json_type(const kr_params_t *p, const char *key)
+{
+    /* json_object_get, not take: asking what a key holds is not reading it */
+    switch (json_typeof(json_object_get(p->object, key))) {
+    case JSON_OBJECT: return "object";
+    case JSON_ARRAY: return "array";
+    case JSON_STRING: return "string";
+    case JSON_INTEGER:
+    case JSON_REAL: return "number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "boolean";
+    case JSON_NULL: return json_object_get(p->object, key) ? "null" : NULL;
+    }
+    return NULL;
+}
+
+kr_status_t kr_params_entry_error(const kr_params_t *p, const char *key, const char *expected, const char *found)
+{
+    /* The entry's path is the params' without ".params". */
+    size_t n = strlen(p->path);
+    int entry = n > 7 && !strcmp(p->path + n - 7, ".params") ? (int)(n - 7) : (int)n;
+    return kr__fail(KR_ERR_INVALID_ARG, "%s: %.*s.%s: expected %s, found %s", p->file, entry, p->path, key, expected,
+                    found);
+}
+
+kr_status_t kr__params_target_of(const kr_params_t *p, const char *key, const json_t *v, kr_sim_t *from,
+                                 uint32_t *out)
+{
+    char path[512], expected[700];
+    snprintf(path, sizeof path, "%s.%s", p->path, key);
+    int n = snprintf(expected, sizeof expected, "the name of a simulator with a dependency from '%.200s'",
+                     kr_sim_name(from));
+    if (!json_is_string(v)) return kr__input_error(p->file, path, expected, v);
+    const char *name = json_string_value(v);
+    kr_model_t *model = kr_sim_model(from);
+    kr_sim_t *to = kr_model_find_sim(model, name);
+    if (!to) snprintf(expected + n, sizeof expected - (size_t)n, " (there is no simulator '%.200s')", name);
+    else if (kr_model_promise(model, kr_sim_id(from), kr_sim_id(to)) == KR_TIME_NEVER)
+        snprintf(expected + n, sizeof expected - (size_t)n, " (none to '%.200s')", name);
+    else {
+        *out = kr_sim_id(to);
+        return KR_OK;
+    }
+    return kr__input_error(p->file, path, expected, v);
+}
+
+kr_status_t kr_params_target(const kr_params_t *p, const char *key, const char *def, kr_sim_t *from, uint32_t *out)
+{
+    json_t *v = take(p, key);
+    if (!v && !def) {
+        char path[512], expected[300];
+        snprintf(path, sizeof path, "%s.%s", p->path, key);
+        snprintf(expected, sizeof expected, "the name of a simulator with a dependency from '%.200s'",
+                 kr_sim_name(from));
+        return kr__input_error(p->file, path, expected, NULL);
+    }
+    json_t *d = v ? NULL : json_string(def);
+    if (!v && !d) return kr__fail(KR_ERR_NOMEM, "params: out of memory");
+    kr_status_t st = kr__params_target_of(p, key, v ? v : d, from, out);
+    json_decref(d);
+    return st;
+}
+
 kr_status_t kr_params_error(const kr_params_t *p, const char *key, const char *expected, const char *found)
 {
     return kr__fail(KR_ERR_INVALID_ARG, "%s: %s.%s: expected %s, found %s", p->file, p->path, key, expected, found);
@@ -187,7 +256,6 @@ kr_status_t kr_params_duration(const kr_params_t *p, const char *key, kr_time_t 
     return KR_OK;
 }
 
-/* {"dist": name, ...}: every key of the form must be there and no other. */
 kr_status_t kr_params_dist(const kr_params_t *p, const char *key, const kr_dist_desc_t *def, kr_dist_t *out)
 {
     memset(out, 0, sizeof *out);
@@ -195,15 +263,28 @@ kr_status_t kr_params_dist(const kr_params_t *p, const char *key, const kr_dist_
     char path[512];
     snprintf(path, sizeof path, "%s.%s", p->path, key);
     if (!v) {
-        if (!def) return kr__input_error(p->file, path, "a distribution {\"dist\": ...}", NULL);
+        if (!def) return kr__input_error(p->file, path, "a distribution {\"dist\": ...} or a number", NULL);
         kr_status_t st = kr_dist_init(out, def);
         return st ? kr__fail(st, "%s: %s: default distribution: %s", p->file, path, kr_last_error()) : KR_OK;
+    }
+    return kr__dist_from_json(p->file, path, v, out);
+}
+
+/* {"dist": name, ...}: every key of the form must be there and no other.
+ * A bare number is a constant: 3 is {"dist": "constant", "value": 3}. */
+kr_status_t kr__dist_from_json(const char *file, const char *path, const json_t *v, kr_dist_t *out)
+{
+    memset(out, 0, sizeof *out);
+    if (json_is_number(v)) {
+        double x = json_number_value(v);
+        if (!isfinite(x)) return kr__input_error(file, path, "a finite number", v);
+        return kr_dist_init(out, &(kr_dist_desc_t){ .kind = KR_DIST_CONSTANT, .value = x });
     }
     json_t *name = json_is_object(v) ? json_object_get(v, "dist") : NULL;
     kr_dist_kind_t kind = json_is_string(name) ? kr_dist_kind_from_name(json_string_value(name)) : KR_DIST_NONE;
     if (kind == KR_DIST_NONE)
-        return kr__input_error(p->file, path, "a distribution {\"dist\": constant, uniform, exponential, normal, "
-                               "lognormal, triangular, erlang, gamma, discrete, poisson or bernoulli, ...}", v);
+        return kr__input_error(file, path, "a number or a distribution {\"dist\": constant, uniform, exponential, "
+                               "normal, lognormal, triangular, erlang, gamma, discrete, poisson or bernoulli, ...}", v);
     /* The number fields each form takes, as in the JSON form. */
     static const struct { kr_dist_kind_t kind; const char *fields[3]; } forms[] = {
         { KR_DIST_CONSTANT, { "value" } },          { KR_DIST_UNIFORM, { "min", "max" } },
@@ -220,7 +301,7 @@ kr_status_t kr_params_dist(const kr_params_t *p, const char *key, const kr_dist_
     const char *kname = json_string_value(name);
     const char *k;
     json_t *field;
-    json_object_foreach(v, k, field) {
+    json_object_foreach((json_t *)v, k, field) {
         if (!strcmp(k, "dist")) continue;
         bool ok = false;
         for (int i = 0; i < 3 && fields[i]; i++) ok |= !strcmp(fields[i], k);
@@ -229,7 +310,7 @@ kr_status_t kr_params_dist(const kr_params_t *p, const char *key, const kr_dist_
         if (!ok) {
             char expected[128];
             snprintf(expected, sizeof expected, "no key '%s' in a %s distribution", k, kname);
-            return kr__input_error(p->file, fpath, expected, field);
+            return kr__input_error(file, fpath, expected, field);
         }
     }
     double *values = NULL, *weights = NULL;
@@ -240,12 +321,12 @@ kr_status_t kr_params_dist(const kr_params_t *p, const char *key, const kr_dist_
         snprintf(fpath, sizeof fpath, "%s.%s", path, fields[i]);
         if (kind == KR_DIST_DISCRETE) {
             if (!json_is_array(field) || json_array_size(field) == 0) {
-                st = kr__input_error(p->file, fpath, "a non-empty array of numbers", field);
+                st = kr__input_error(file, fpath, "a non-empty array of numbers", field);
                 break;
             }
             size_t n = json_array_size(field);
             if (d.count && n != d.count) {
-                st = kr__input_error(p->file, fpath, "as many weights as values", field);
+                st = kr__input_error(file, fpath, "as many weights as values", field);
                 break;
             }
             double *arr = malloc(n * sizeof *arr);
@@ -253,14 +334,14 @@ kr_status_t kr_params_dist(const kr_params_t *p, const char *key, const kr_dist_
             if (i == 0) values = arr; else weights = arr;
             for (size_t j = 0; j < n; j++) {
                 json_t *x = json_array_get(field, j);
-                if (!json_is_number(x)) { st = kr__input_error(p->file, fpath, "an array of numbers", field); break; }
+                if (!json_is_number(x)) { st = kr__input_error(file, fpath, "an array of numbers", field); break; }
                 arr[j] = json_number_value(x);
             }
             d.count = n;
             continue;
         }
         if (!json_is_number(field)) {
-            st = kr__input_error(p->file, fpath, "a number", field);
+            st = kr__input_error(file, fpath, "a number", field);
             break;
         }
         double x = json_number_value(field);
@@ -282,7 +363,7 @@ kr_status_t kr_params_dist(const kr_params_t *p, const char *key, const kr_dist_
         if (st) {
             char msg[512];
             snprintf(msg, sizeof msg, "%s", kr_last_error());
-            st = kr__fail(KR_ERR_INVALID_ARG, "%s: %s: expected valid parameters, found %s", p->file, path, msg);
+            st = kr__fail(KR_ERR_INVALID_ARG, "%s: %s: expected valid parameters, found %s", file, path, msg);
         }
     }
     free(values);

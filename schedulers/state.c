@@ -9,6 +9,7 @@
 #include "kairos/state.h"
 #include "kairos/statistics.h"
 #include "base/error.h"
+#include "base/hmap.h"
 #include "schedulers/model_private.h"
 
 /* Bytes of one element of a field or slot, 0 for an unknown type. */
@@ -26,6 +27,8 @@ static size_t field_bytes(kr_field_type_t t)
     case KR_FIELD_HISTOGRAM: return sizeof(kr_histogram_t);
     case KR_FIELD_DIST: return sizeof(kr_dist_t);
     case KR_FIELD_ENTITY_LIST: return sizeof(kr_entity_list_t);
+    case KR_FIELD_STRING: return sizeof(char *);
+    case KR_FIELD_NUMBER_LIST: return sizeof(kr_number_list_t);
     }
     return 0;
 }
@@ -214,6 +217,15 @@ static uint64_t element(uint64_t h, kr_world_t *w, kr_field_type_t type, const c
         for (uint32_t i = 0; i < l->count; i++) h = add_entity(h, w, l->items[i]);
         return h;
     }
+    case KR_FIELD_STRING: {
+        const char *text;
+        memcpy(&text, at, sizeof text);
+        return add(h, text ? kr__hash_bytes(text, strlen(text), 0) : 0);
+    }
+    case KR_FIELD_NUMBER_LIST: {
+        const kr_number_list_t *l = (const void *)at;
+        return add_doubles(add(h, l->count), l->values, l->values ? l->count : 0);
+    }
     case KR_FIELD_DIST: return h;
     default: return add_bytes(h, at, field_bytes(type));
     }
@@ -245,6 +257,18 @@ static void free_slots(void *block, const kr_field_t *fields)
                 break;
             }
             case KR_FIELD_ENTITY_LIST: kr_entity_list_fini((kr_entity_list_t *)(void *)at); break;
+            case KR_FIELD_STRING: {
+                char **text = (char **)(void *)at;
+                free(*text);
+                *text = NULL;
+                break;
+            }
+            case KR_FIELD_NUMBER_LIST: {
+                kr_number_list_t *l = (kr_number_list_t *)(void *)at;
+                free((void *)l->values);
+                *l = (kr_number_list_t){ 0 };
+                break;
+            }
             default: break;
             }
         }

@@ -101,7 +101,8 @@ KR_API kr_status_t kr_params_string(const kr_params_t *p, const char *key, const
 /* A duration in model units converted to ticks (rounded up, see time.h);
  * negative values are refused. */
 KR_API kr_status_t kr_params_duration(const kr_params_t *p, const char *key, kr_time_t def, kr_time_t *out);
-/* A distribution in the form of docs/model-file.md ({"dist": ...}); `def`
+/* A distribution in the form of docs/model-file.md ({"dist": ...}, or a
+ * bare number: a constant distribution of that value); `def`
  * (may be NULL: the key is then required) when absent. The caller owns
  * *out (kr_dist_fini). */
 KR_API kr_status_t kr_params_dist(const kr_params_t *p, const char *key, const kr_dist_desc_t *def, kr_dist_t *out);
@@ -111,8 +112,22 @@ KR_API bool kr_params_has(const kr_params_t *p, const char *key);
  * standard form, naming the entry's "regions", when the cut has more
  * columns than `width` or more rows than `height` cells. */
 KR_API kr_status_t kr_params_region_cut(const kr_params_t *p, int64_t width, int64_t height, kr_region_cut_t *out);
+/* The name of a simulator `from` has a dependency to (so that it may
+ * schedule sync-events on it): its id in *out. `def` when absent (NULL:
+ * required). Refuses a name that is no simulator of the model, or one
+ * without a dependency from `from`, naming both. */
+KR_API kr_status_t kr_params_target(const kr_params_t *p, const char *key, const char *def, kr_sim_t *from,
+                                    uint32_t *out);
+/* The JSON type of a key's value: "number", "string", "boolean", "object",
+ * "array" or "null"; NULL when absent. Asking does not count as reading
+ * the key (an unread key is still reported as unknown). */
+KR_API const char *kr_params_json_type(const kr_params_t *p, const char *key);
 /* Reports an error about one parameter in the standard form. */
 KR_API kr_status_t kr_params_error(const kr_params_t *p, const char *key, const char *expected, const char *found);
+/* Reports an error about the entry itself rather than its params, e.g. key
+ * "formalism": "FILE: simulators[2].formalism: expected X, found Y". */
+KR_API kr_status_t kr_params_entry_error(const kr_params_t *p, const char *key, const char *expected,
+                                         const char *found);
 
 /* ---- reporting ----
  * Figures appear under the simulator's "stats" in the stats file, in the

@@ -22,6 +22,7 @@
 #define KAIROS_PARAM_H
 
 #include <stddef.h>
+#include "kairos/state.h" /* kr_number_list_t */
 
 /* The type of a parameter, and of the state field it is written to. */
 typedef enum kr_param_type {
@@ -29,18 +30,11 @@ typedef enum kr_param_type {
     KR_PARAM_DURATION,   /* kr_time_t: model units, in ticks rounded up (kr_time_delay_ticks) */
     KR_PARAM_INT,        /* int64_t: a whole number */
     KR_PARAM_BOOL,       /* bool */
-    KR_PARAM_STRING,     /* const char *, valid as long as the model */
+    KR_PARAM_STRING,     /* const char *, a copy freed with the state */
     KR_PARAM_DIST,       /* kr_dist_t (the runtime frees it): {"dist": ...} or a bare number, a constant */
     KR_PARAM_TARGET,     /* const char *: the name of a simulator this one has a dependency to */
     KR_PARAM_LIST        /* kr_number_list_t: an array of numbers */
 } kr_param_type_t;
-
-/* A list parameter's value: the runtime owns the numbers (they live as long
- * as the model). */
-typedef struct kr_number_list {
-    const double *values;
-    size_t count;
-} kr_number_list_t;
 
 typedef struct kr_param {
     const char *name;     /* the key under "params" */

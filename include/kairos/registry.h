@@ -35,7 +35,9 @@ typedef enum kr_field_type {
     KR_FIELD_BATCHMEANS,  /* kr_batchmeans_t, reported with its interval */
     KR_FIELD_HISTOGRAM,   /* kr_histogram_t, reported; freed by the runtime */
     KR_FIELD_DIST,        /* kr_dist_t (kairos/dist.h); freed by the runtime */
-    KR_FIELD_ENTITY_LIST  /* kr_entity_list_t (kairos/state.h); freed */
+    KR_FIELD_ENTITY_LIST, /* kr_entity_list_t (kairos/entity.h); freed */
+    KR_FIELD_STRING,      /* char *, owned: freed, and digested by its text */
+    KR_FIELD_NUMBER_LIST  /* kr_number_list_t (kairos/state.h); freed */
 } kr_field_type_t;
 
 /* One field of a data component. count > 1 describes a fixed-size array. */

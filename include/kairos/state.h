@@ -29,6 +29,13 @@
 #include "kairos/sim.h"
 #include "kairos/status.h"
 
+/* A list of numbers (a KR_FIELD_NUMBER_LIST slot; a list parameter,
+ * kairos/param.h): the values are freed with the state. */
+typedef struct kr_number_list {
+    const double *values;
+    size_t count;
+} kr_number_list_t;
+
 /* The kind's state of this simulator (NULL when its kind declares none).
  * From a behavior callback: kr_sim_state(kr_sim_of_world(w)). */
 KR_API void *kr_sim_state(kr_sim_t *sim);

@@ -742,15 +742,26 @@ Test(model_file, bad_param_duration)
 }
 
 #define DIST_KINDS \
-    "a distribution {\"dist\": constant, uniform, exponential, normal, lognormal, triangular, erlang, gamma, " \
-    "discrete, poisson or bernoulli, ...}"
+    "a number or a distribution {\"dist\": constant, uniform, exponential, normal, lognormal, triangular, " \
+    "erlang, gamma, discrete, poisson or bernoulli, ...}"
 
 Test(model_file, bad_distribution_unknown)
 {
     expect_build_error(mt_load(FACTORY, "simulators.Line.params.interval={\"dist\": \"gauss\"}", NULL),
                        "simulators[0].params.interval", DIST_KINDS, "{\"dist\":\"gauss\"}");
-    expect_build_error(mt_load(FACTORY, "simulators.Line.params.interval=2", NULL), "simulators[0].params.interval",
-                       DIST_KINDS, "2");
+    expect_build_error(mt_load(FACTORY, "simulators.Line.params.interval=\"2\"", NULL), "simulators[0].params.interval",
+                       DIST_KINDS, "\"2\"");
+}
+
+/* A bare number is a constant distribution. */
+Test(model_file, distribution_bare_number)
+{
+    kr__model_file_t *f = mt_load(FACTORY, "simulators.Line.params.interval=2", NULL);
+    cr_assert(f, "%s", kr_last_error());
+    kr_model_t *m = kr__model_file_build(f, NULL);
+    cr_assert(m, "%s", kr_last_error());
+    kr_model_destroy(m);
+    kr__model_file_free(f);
 }
 
 Test(model_file, bad_distribution_fields)
