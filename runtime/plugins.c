@@ -11,8 +11,9 @@
 kr_status_t kr__plugin_load(kr_kinds_t *kinds, const char *name, const char *dir, const char *file, const char *where)
 {
     char full[4096];
-    if (name[0] == '/' || !dir) snprintf(full, sizeof full, "%s", name);
-    else snprintf(full, sizeof full, "%s/%s", dir, name);
+    /* a bare name is a file here, not a library for dlopen to search for */
+    if (name[0] == '/') snprintf(full, sizeof full, "%s", name);
+    else snprintf(full, sizeof full, "%s/%s", dir ? dir : ".", name);
     json_t *shown = json_string(name);
     kr_status_t st = KR_OK;
     /* Never closed: kinds registered from it point into its code and data;
