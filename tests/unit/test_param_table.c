@@ -41,6 +41,8 @@ static kr_kind_desc_t gauge_kind;
 static kr_status_t gauge_setup(kr_sim_t *sim, const kr_params_t *params)
 {
     cr_assert_lt(kr_sim_id(sim), 4);
+    /* a test may build several models: the last one's state is kept */
+    kr__param_table_fini(&gauge_kind, &states[kr_sim_id(sim)]);
     kr_status_t st = kr__param_table_apply(&gauge_kind, (kr_params_t *)params, sim, &states[kr_sim_id(sim)]);
     if (st) return st;
     /* the public getters for keys the table does not declare */
