@@ -528,7 +528,7 @@ static kr_status_t model_plugins(kr_kinds_t *kinds, const char *model)
         snprintf(where, sizeof where, "plugins[%zu]", i);
         if (!json_is_string(v) || !json_string_value(v)[0])
             st = kr__input_error(model, where, "a shared-object path", v);
-        else st = kr__plugin_load(kinds, json_string_value(v), dir, model, where);
+        else st = kr__plugin_load(kinds, json_string_value(v), dir, model, where, NULL);
     }
     json_decref(root);
     return st;
@@ -556,7 +556,7 @@ static int cmd_kinds(const cli_t *c, int argc, char **argv)
             markdown = true;
         } else if (!strcmp(a, "--plugin")) {
             if (i + 1 >= argc) code = input_error(c, "--plugin needs a file name", "");
-            else if (kr__plugin_load(kinds, argv[++i], NULL, "kairos kinds", "--plugin")) {
+            else if (kr__plugin_load(kinds, argv[++i], NULL, "kairos kinds", "--plugin", NULL)) {
                 fprintf(stderr, "%s\n", kr_last_error()); /* "kairos kinds: --plugin: ..." */
                 code = 2;
             }

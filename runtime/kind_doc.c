@@ -67,6 +67,10 @@ void kr__kind_doc_text(const kr_kind_desc_t *kind, FILE *out)
 /* A cell's text with | escaped, as Markdown tables need. */
 static void md_cell(FILE *out, const char *text, bool code)
 {
+    if (!text[0]) {
+        fputs(" |", out);
+        return;
+    }
     fputs(code ? " `" : " ", out);
     for (const char *c = text; *c; c++) {
         if (*c == '|') fputc('\\', out);

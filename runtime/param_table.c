@@ -273,7 +273,7 @@ static void fini_value(const kr_param_t *row, void *field)
 kr_status_t kr__param_table_check(const kr_kind_desc_t *kind)
 {
     if (!kind->params) return KR_OK;
-    const char *k = kind->name;
+    const char *k = kind->name ? kind->name : "(no name)";
     for (size_t i = 0; kind->params[i].name; i++) {
         const kr_param_t *row = &kind->params[i];
         if (!row->name[0]) return ROW_FAIL("kr_kind_register: kind '%s': params[%zu] has an empty name", k, i);

@@ -115,7 +115,9 @@ uint64_t kr__params_precision(const kr_params_t *p) { return p->precision; }
 const char *kr_params_json_type(const kr_params_t *p, const char *key)
 {
     /* json_object_get, not take: asking what a key holds is not reading it */
-    switch (json_typeof(json_object_get(p->object, key))) {
+    const json_t *v = json_object_get(p->object, key);
+    if (!v) return NULL;
+    switch (json_typeof(v)) {
     case JSON_OBJECT: return "object";
     case JSON_ARRAY: return "array";
     case JSON_STRING: return "string";
@@ -123,7 +125,7 @@ const char *kr_params_json_type(const kr_params_t *p, const char *key)
     case JSON_REAL: return "number";
     case JSON_TRUE:
     case JSON_FALSE: return "boolean";
-    case JSON_NULL: return json_object_get(p->object, key) ? "null" : NULL;
+    case JSON_NULL: return "null";
     }
     return NULL;
 }

@@ -1,18 +1,21 @@
 /* Loading one plug-in into a kinds registry, for `kairos kinds`, which
  * lists the kinds of plug-ins named on its command line or in a model
  * file without loading the model. (runtime/model_file.c loads a model
- * file's plug-ins itself, the same way.) */
+ * file's plug-ins itself, the same way; it could call this.) */
 #include <dlfcn.h>
 #include <stdio.h>
 #include "base/error.h"
 #include "runtime/model_file.h"
 #include "runtime/plugins.h"
 
-kr_status_t kr__plugin_load(kr_kinds_t *kinds, const char *name, const char *dir, const char *file, const char *where)
+kr_status_t kr__plugin_load(kr_kinds_t *kinds, const char *name, const char *dir, const char *file, const char *where,
+                            void **handle)
 {
+    if (handle) *handle = NULL;
     char full[4096];
-    if (name[0] == '/' || !dir) snprintf(full, sizeof full, "%s", name);
-    else snprintf(full, sizeof full, "%s/%s", dir, name);
+    /* a bare name is a file here, not a library for dlopen to search for */
+    if (name[0] == '/') snprintf(full, sizeof full, "%s", name);
+    else snprintf(full, sizeof full, "%s/%s", dir ? dir : ".", name);
     json_t *shown = json_string(name);
     kr_status_t st = KR_OK;
     /* Never closed: kinds registered from it point into its code and data;
@@ -23,6 +26,7 @@ kr_status_t kr__plugin_load(kr_kinds_t *kinds, const char *name, const char *dir
         snprintf(expected, sizeof expected, "a loadable shared object (%s)", dlerror());
         st = kr__input_error(file, where, expected, shown);
     } else {
+        if (handle) *handle = h;
         kr_plugin_init_fn init;
         *(void **)&init = dlsym(h, KR_PLUGIN_ENTRY);
         if (!init) st = kr__input_error(file, where, "a plugin exporting " KR_PLUGIN_ENTRY, shown);
