@@ -132,7 +132,10 @@ static bool allows(const kr_kind_desc_t *k, kr_formalism_t f)
 kr_status_t kr__kind_prepare_sim(const kr__model_file_t *f, const kr__sim_entry_t *e, const kr_kind_desc_t *k,
                                  kr_sim_t *sim, kr_params_t *params)
 {
-    if (k->formalisms && !allows(k, e->formalism)) {
+    /* Kinds written before declared parts check formalisms in their setup
+     * (some accept several with no `formalisms`): leave them to it. */
+    bool declared = k->formalisms || k->state_size || k->params || k->events;
+    if (declared && !allows(k, e->formalism)) {
         char path[96], expected[256];
         size_t n = (size_t)snprintf(expected, sizeof expected, "a formalism of kind '%s' (", k->name);
         for (int x = 0, first = 1; x <= KR_EMULATION && n < sizeof expected; x++)

@@ -57,8 +57,11 @@ typedef struct kr_kind_desc {
     uint64_t (*state_digest)(kr_sim_t *sim);
 
     /* ---- the declared parts (docs/tutorial.md); each is optional ---- */
-    /* Formalisms an entry may choose with "formalism", as a set of
-     * KR_FORMALISM_BIT; 0 allows only `formalism`. Checked before setup. */
+    /* Formalisms an entry may choose with "formalism" besides `formalism`,
+     * as a set of KR_FORMALISM_BIT. The runtime refuses any other before
+     * setup, in the standard form, for a kind that declares formalisms,
+     * state, params or events; a kind that declares none of them checks
+     * its own in setup. */
     uint32_t formalisms;
     /* Per-simulator state (kairos/state.h): a zeroed block of state_size
      * bytes, described by state_fields (ending with { 0 }), reached with
