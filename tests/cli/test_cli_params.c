@@ -3,10 +3,7 @@
  * (list, text, Markdown, unknown names, plug-ins from a model file), the
  * values `kairos validate` shows, every error's one line and exit 2
  * through validate and run, and the defaults a run writes into the state.
- *
- * Validate and run need the runtime to read the table before setup (the
- * state and the call in runtime/model_file.c); a kairos without it reports
- * the table's keys as unknown, and those tests are then skipped. */
+ */
 #include "spawn.h"
 
 TestSuite(cli_params, .fini = cli_cleanup);
@@ -40,15 +37,6 @@ static void expect_bad(cli_result_t r, const char *want)
     snprintf(line, sizeof line, "kairos: %s\n", want);
     cr_assert_str_eq(r.err, line);
     cli_free(&r);
-}
-
-/* Skips the test when this kairos does not read tables before setup. */
-static void need_tables(void)
-{
-    cli_result_t r = kairos("validate", model("{'to': 's'}"), NULL);
-    bool missing = r.status == 2 && strstr(r.err, "found the unknown key");
-    cli_free(&r);
-    if (missing) cr_skip_test("this kairos does not read declared params before setup yet");
 }
 
 /* ---- kairos kinds ---- */
@@ -139,7 +127,6 @@ Test(cli_params, kinds_refusals)
 
 Test(cli_params, validate_shows_the_values)
 {
-    need_tables();
     cli_result_t r = kairos("validate", model("{'to': 's', 'rate': 3, 'service': 2.5, 'weights': [0.1, 3]}"), NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "\nparams (the values a run uses, after defaults):\n"
@@ -162,7 +149,6 @@ static void both_refuse(const char *params, const char *want)
 
 Test(cli_params, errors)
 {
-    need_tables();
     both_refuse("{'to': 's', 'rate': 'x'}", P "rate: expected a number > 0, found \"x\"");
     both_refuse("{'to': 's', 'period': 0}", P "period: expected a duration in model units > 0, found 0");
     both_refuse("{'to': 's', 'slots': 65}", P "slots: expected a whole number >= 1, <= 64, found 65");
@@ -183,7 +169,6 @@ Test(cli_params, errors)
 
 Test(cli_params, run_writes_values_and_defaults)
 {
-    need_tables();
     const char *stats = cli_path("stats.json");
     cli_result_t r = kairos("run", model("{'to': 's', 'service': 4, 'weights': [1, 2, 3]}"), "--quiet", "-o", stats,
                             NULL);

@@ -45,7 +45,7 @@ static void mt_cleanup(void)
 
 /* Loads a model file from text with the built-in kinds and the --set
  * overrides given as further arguments, NULL-terminated. */
-static kr__model_file_t *mt_load(const char *text, ...)
+static inline kr__model_file_t *mt_load(const char *text, ...)
 {
     const char *sets[16];
     size_t n = 0;

@@ -1,0 +1,145 @@
+/* What the runtime does with a kind's declared parts when it builds a model
+ * file (runtime/kind_build.c): event handlers registered by name and
+ * shared between kinds that declare them alike, a type two kinds define
+ * differently refused naming both kinds, the state given before setup and
+ * reached in handlers, the formalism checked on the entry, and a kind's
+ * declared parts checked when it is registered. */
+#include "model_text.h"
+#include "runtime/kind_build.h"
+
+#define S KR_PRECISION_DEFAULT
+
+TestSuite(kind_build, .fini = mt_cleanup);
+
+typedef struct ticker {
+    double period;
+    uint64_t ticks;
+} ticker_t;
+
+static void tick(kr_sim_t *sim, void *data)
+{
+    (void)data;
+    ticker_t *t = kr_sim_state(sim);
+    t->ticks++;
+    kr_schedule_in(sim, t->period, tick, NULL);
+}
+
+static void other_tick(kr_sim_t *sim, void *data) { (void)sim; (void)data; }
+
+static kr_status_t start(kr_sim_t *sim, const kr_params_t *p)
+{
+    (void)p;
+    return kr_schedule_in(sim, ((ticker_t *)kr_sim_state(sim))->period, tick, NULL);
+}
+
+static const kr_param_t ticker_params[] = {
+    KR_PARAM(ticker_t, period, KR_PARAM_NUMBER, .def = "1", .range = "> 0"),
+    { 0 },
+};
+static const kr_field_t ticker_fields[] = { KR_FIELD(ticker_t, ticks, KR_FIELD_COUNTER), { 0 } };
+static const kr_event_type_desc_t tick_events[] = { { .name = "tick", .on_event = tick }, { 0 } };
+static const kr_event_type_desc_t other_events[] = { { .name = "tick", .on_event = other_tick }, { 0 } };
+
+static kr_status_t register_pos(kr_model_t *m)
+{
+    return kr_component_register(kr_model_registry(m), &(kr_component_desc_t){ .name = "pos", .size = 8 })
+               ? KR_OK : kr_last_status();
+}
+static kr_status_t register_other_pos(kr_model_t *m)
+{
+    return kr_component_register(kr_model_registry(m), &(kr_component_desc_t){ .name = "pos", .size = 16 })
+               ? KR_OK : kr_last_status();
+}
+
+static kr_kind_desc_t ticker(const char *name, const kr_event_type_desc_t *events)
+{
+    return (kr_kind_desc_t){ .name = name, .summary = "ticks", .formalism = KR_DISCRETE_EVENT, .setup = start,
+                             .register_types = register_pos, .state_size = sizeof(ticker_t),
+                             .state_fields = ticker_fields, .params = ticker_params, .events = events };
+}
+
+static kr_status_t register_kinds(kr_kinds_t *kinds)
+{
+    kr_kind_desc_t a = ticker("a", tick_events), b = ticker("b", tick_events), c = ticker("c", other_events),
+                   d = ticker("d", tick_events);
+    d.register_types = register_other_pos;
+    kr_status_t st = kr_kind_register(kinds, &a);
+    if (!st) st = kr_kind_register(kinds, &b);
+    if (!st) st = kr_kind_register(kinds, &c);
+    return st ? st : kr_kind_register(kinds, &d);
+}
+
+static kr__model_file_t *load(const char *text)
+{
+    mt_write(text);
+    kr__model_file_t *f = kr__model_file_load(&(kr__model_file_desc_t){ .path = mt_path,
+                                                                       .register_builtin = register_kinds });
+    cr_assert(f, "%s", kr_last_error());
+    return f;
+}
+
+Test(kind_build, two_kinds_share_a_handler_and_each_has_its_state)
+{
+    kr__model_file_t *f = load("{'end_time': 10, 'simulators': [{'name': 'x', 'kind': 'a', 'params': {'period': 2}},"
+                               " {'name': 'y', 'kind': 'b'}]}");
+    kr_model_t *m = kr__model_file_build(f, NULL);
+    cr_assert(m, "%s", kr_last_error());
+    cr_assert_eq(kr_model_event_type_count(m), 1, "one type 'tick' for both kinds");
+    cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
+    cr_assert_eq(((ticker_t *)kr_sim_state(kr_model_sim(m, 0)))->ticks, 5);
+    cr_assert_eq(((ticker_t *)kr_sim_state(kr_model_sim(m, 1)))->ticks, 10);
+    kr_model_destroy(m);
+    kr__model_file_free(f);
+}
+
+Test(kind_build, a_type_defined_otherwise_names_both_kinds)
+{
+    kr__model_file_t *f = load("{'end_time': 1, 'simulators': [{'name': 'x', 'kind': 'a'}, {'name': 'y', 'kind': 'c'}]}");
+    cr_assert_null(kr__model_file_build(f, NULL));
+    char want[400];
+    snprintf(want, sizeof want, "%s: kind 'c' defines 'tick' otherwise than kind 'a' (kr_model_event_type: event "
+             "type 'tick' is already registered with another handler)", mt_path);
+    cr_assert_str_eq(kr_last_error(), want);
+    kr__model_file_free(f);
+
+    f = load("{'end_time': 1, 'simulators': [{'name': 'x', 'kind': 'a'}, {'name': 'y', 'kind': 'd'}]}");
+    cr_assert_null(kr__model_file_build(f, NULL));
+    snprintf(want, sizeof want, "%s: kind 'd' defines 'pos' otherwise than kind 'a' (kr_component_register: 'pos' "
+             "is already registered with another definition)", mt_path);
+    cr_assert_str_eq(kr_last_error(), want);
+    kr__model_file_free(f);
+}
+
+Test(kind_build, the_entry_formalism_is_checked_before_setup)
+{
+    kr__model_file_t *f = load("{'end_time': 1, 'simulators': [{'name': 'x', 'kind': 'a', 'formalism': "
+                               "'agent-based', 'time_step': 1}]}");
+    cr_assert_null(kr__model_file_build(f, NULL));
+    mt_expect(KR_ERR_INVALID_ARG, "simulators[0].formalism", "a formalism of kind 'a' (discrete-event)",
+              "\"agent-based\"");
+    kr__model_file_free(f);
+}
+
+Test(kind_build, declared_parts_are_checked_at_registration)
+{
+    kr_kinds_t *kinds = kr__kinds_create();
+    kr_kind_desc_t k = ticker("p", tick_events);
+    k.state_size = 0;
+    cr_assert_neq(kr_kind_register(kinds, &k), KR_OK);
+    cr_assert(strstr(kr_last_error(), "declares params but no state"), "%s", kr_last_error());
+    k = ticker("q", (const kr_event_type_desc_t[]){ { .name = "x" }, { 0 } });
+    cr_assert_neq(kr_kind_register(kinds, &k), KR_OK);
+    cr_assert(strstr(kr_last_error(), "event 'x' has no handler"), "%s", kr_last_error());
+    k = ticker("r", tick_events);
+    k.formalisms = 1u << 7;
+    cr_assert_neq(kr_kind_register(kinds, &k), KR_OK);
+    static const kr_param_t dist_params[] = { { "d", KR_PARAM_DIST, 0, "1", NULL, NULL, NULL }, { 0 } };
+    static const kr_field_t dist_fields[] = { { "d", KR_FIELD_DIST, 0, 1 }, { 0 } };
+    k = (kr_kind_desc_t){ .name = "s", .setup = start, .state_size = sizeof(kr_dist_t), .params = dist_params,
+                          .state_fields = dist_fields };
+    cr_assert_neq(kr_kind_register(kinds, &k), KR_OK);
+    cr_assert(strstr(kr_last_error(), "is also a state field"), "%s", kr_last_error());
+    k = (kr_kind_desc_t){ .name = "t", .events = tick_events };
+    cr_assert_eq(kr_kind_register(kinds, &k), KR_OK, "events alone make a kind: %s", kr_last_error());
+    kr__kinds_destroy(kinds);
+}
