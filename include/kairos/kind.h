@@ -1,9 +1,16 @@
 /* Model kinds: what a simulator entry of a model file builds.
  *
- * A model file names a kind for every simulator ("kind": "sqss"); the kind
- * reads the entry's "params", builds the simulator's entities, behaviors
- * and first events, and at the end reports its own figures for the stats
- * file and a digest of its final state for the run's checksum.
+ * A model file names a kind for every simulator ("kind": "sqss"). A kind
+ * declares, in its kr_kind_desc_t, what the runtime does for it
+ * (docs/tutorial.md): its per-simulator state (kairos/state.h), its
+ * parameters (kairos/param.h: read from the entry's "params" into the
+ * state before setup), its event handlers (kairos/handler.h) and the
+ * formalisms an entry may choose. The runtime then digests each
+ * simulator's world and state for the checksum and writes the statistics
+ * of the state's slots into the stats file; the kind's code is its setup
+ * (first entities and events), its handlers and callbacks, and a report or
+ * digest only for figures or state kept elsewhere. `kairos kinds` lists
+ * the kinds there are, `kairos kinds NAME` one kind's parameters.
  *
  * Built-in kinds are compiled into kairos (models/); user kinds live in
  * shared objects named in the model file's "plugins". A plugin exports
@@ -12,7 +19,11 @@
  *
  * which registers its kinds with kr_kind_register. Kinds must register the
  * same event and component types in the same order on every rank, which
- * they do when registration depends only on the model file. */
+ * they do when registration depends only on the model file; the runtime
+ * registers declared events and state types in the order kinds first
+ * appear in the model file. Two kinds may register the same component or
+ * event type with the same definition (it is one type); a different
+ * definition under the same name is an error naming both kinds. */
 #ifndef KAIROS_KIND_H
 #define KAIROS_KIND_H
 
