@@ -52,13 +52,18 @@ typedef struct kr_kind_desc {
      * event types, components and behaviors (kr_model_event_type,
      * kr_component_register on kr_model_registry). Optional. */
     kr_status_t (*register_types)(kr_model_t *model);
-    /* Builds one simulator from its params. Read every parameter through
-     * kr_params_*; a key the kind never reads is reported as unknown. */
+    /* Builds one simulator: its first entities and events. Declared params
+     * are in its state already; read any other through kr_params_* (a key
+     * nobody reads is reported as unknown). Optional for a kind that
+     * declares events or on_step. */
     kr_status_t (*setup)(kr_sim_t *sim, const kr_params_t *params);
-    /* After the run: the kind's own figures (kr_report_*). Optional. */
+    /* After the run: figures of the kind's own (kr_report_*), written
+     * before the statistics of its state's slots. Optional. */
     void (*report)(kr_sim_t *sim, kr_report_t *report);
-    /* After the run: a digest of the final state, part of the checksum.
-     * Optional (0). Must not depend on entity ids' memory addresses. */
+    /* After the run: a digest of state kept outside the simulator's world
+     * and declared state (the runtime digests those, kairos/digest.h),
+     * added to its part of the checksum. Optional. Must not depend on
+     * entity ids or memory addresses. */
     uint64_t (*digest)(kr_sim_t *sim);
     /* After the run: this simulator's part of stats.state_digest, which is
      * the sum (mod 2^64) of the parts of every simulator. Optional; kinds
