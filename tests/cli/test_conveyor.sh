@@ -49,8 +49,8 @@ get() {
   python3 - "$tmp/$1.json" "$2" <<'EOF'
 import json, sys
 s = json.load(open(sys.argv[1]))
-sims = {x["name"]: x for x in s["simulators"]}
-c = sims["conveyor"]["stats"]
+sims = {x["name"]: x for x in s.get("simulators", [])}
+c = sims["conveyor"]["stats"] if sims else None
 v = eval(sys.argv[2])
 print(format(v, "g") if isinstance(v, float) else v)
 EOF
@@ -75,6 +75,11 @@ if [[ $(get fast 's["checksum"]') == "$sum" ]]; then
 else
   echo "ok: another speed, another checksum"
 fi
+
+# Replications pool the declared statistics with no code of the kind's.
+expect "replications run" 0 "$(run reps --replications 3)"
+expect "pooled lead time" "12 3" "$(get reps '" ".join(format(x, "g") for x in (s["pooled"][1]["stats"]["lead_time_mean"]["mean"], s["pooled"][1]["stats"]["lead_time_mean"]["n"]))')"
+expect "pooled arrivals" 719 "$(get reps 'format(s["pooled"][1]["stats"]["arrived"]["mean"], "g")')"
 
 # Ending the run from inside the model: after the 100th product at the end
 # (t = 5 * 100 + 2 + 10 = 512). The source, one promise of 2 s upstream
