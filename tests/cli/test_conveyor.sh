@@ -16,14 +16,7 @@ tmp=$(mktemp -d /tmp/kairos_conveyor_XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
 
-expect() { # expect WHAT EXPECTED FOUND
-  if [[ $2 != "$3" ]]; then
-    printf 'FAIL: %s\n  expected: %s\n  found:    %s\n' "$1" "$2" "$3"
-    failures=$((failures + 1))
-  else
-    echo "ok: $1"
-  fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/expect.sh"
 
 cp "$root/examples/conveyor/conveyor.c" "$root/examples/conveyor/Makefile" "$root/examples/conveyor/conveyor.json" "$tmp/"
 if ! PKG_CONFIG_PATH="$build/meson-uninstalled" make -s -C "$tmp" CFLAGS="-O2 -Werror" >"$tmp/make.log" 2>&1; then

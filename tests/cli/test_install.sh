@@ -16,14 +16,7 @@ tmp=$(mktemp -d /tmp/kairos_install_XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
 
-expect() { # expect WHAT EXPECTED FOUND
-  if [[ $2 != "$3" ]]; then
-    printf 'FAIL: %s\n  expected: %s\n  found:    %s\n' "$1" "$2" "$3"
-    failures=$((failures + 1))
-  else
-    echo "ok: $1"
-  fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/expect.sh"
 
 meson=$(command -v meson) || { echo "FAIL: meson is not on PATH"; exit 1; }
 if ! "$meson" install -C "$build" --no-rebuild --quiet --destdir "$tmp/dest" >"$tmp/install.log" 2>&1; then

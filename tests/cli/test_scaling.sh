@@ -12,14 +12,7 @@ tmp=$(mktemp -d /tmp/kairos_scaling_XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
 
-expect() { # expect WHAT EXPECTED FOUND
-  if [[ $2 != "$3" ]]; then
-    printf 'FAIL: %s\n  expected: %s\n  found:    %s\n' "$1" "$2" "$3"
-    failures=$((failures + 1))
-  else
-    echo "ok: $1"
-  fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/expect.sh"
 
 refused() { # refused MESSAGE ARGS...
   local message=$1
