@@ -30,10 +30,10 @@
 /* Fixed-point plant energy in the per-step series: exact sums in any order. */
 #define ENERGY_DECIMALS 6
 #define ENERGY_SCALE 1e6
-/* Energies (and their parameters) stay below this, so that an energy in
+/* The range of energies (and their parameters), so that an energy in
  * fixed point (ENERGY_SCALE) and sums over many agents fit in 64 bits, and
  * births and casualties (energy / energy_min) in an int64. */
-#define ENERGY_MAX 1e6
+#define ENERGY_RANGE ">= 0, <= 1000000"
 /* Values below this are zero (PHIDS's flow and signal floors). */
 #define FLOOR 1e-4
 
@@ -44,6 +44,8 @@ enum { S_PLANTS, S_SWARMS, S_HERBIVORES, S_ENERGY, S_COUNT };
 typedef kr__ecology_plant_t plant_t;
 typedef kr__ecology_swarm_t swarm_t;
 
+/* The kind's state (kr_sim_state): its parameters, read by the runtime
+ * from the table below. */
 typedef struct params {
     int64_t width, height, swarms, swarm_population, seed_interval, sweeps, repel_steps, split_population;
     double plant_density, plant_energy, growth, max_energy, survival, seed_cost, seed_energy, seed_min_distance,
@@ -56,8 +58,10 @@ typedef struct agent_ref {
     kr_entity_t e;
 } agent_ref_t;
 
+/* The region's working state, a context of its own: its fini frees the
+ * buffers, which no state slot holds. */
 typedef struct ecology {
-    params_t p;
+    const params_t *p;
     uint32_t halo;
     kr_region_t *region;
     kr_world_t *world;
@@ -92,7 +96,7 @@ static uint64_t double_bits(double d)
 
 static bool in_world(const ecology_t *eco, int32_t x, int32_t y)
 {
-    return x >= 0 && y >= 0 && x < eco->p.width && y < eco->p.height;
+    return x >= 0 && y >= 0 && x < eco->p->width && y < eco->p->height;
 }
 
 /* The agents of own cell (x, y), by id, in eco->cell; false when out of
@@ -149,7 +153,7 @@ static bool series_push(ecology_t *eco, const int64_t v[S_COUNT])
  * the own cells having read nothing beyond the halo (halo >= sweeps). */
 static void relax_flow(ecology_t *eco, kr_region_t *r)
 {
-    const params_t *p = &eco->p;
+    const params_t *p = eco->p;
     kr_rect_t own = kr_region_rect(r), st = kr_region_stored(r);
     const double *flow = kr_region_field(r, F_FLOW), *energy = kr_region_field(r, F_ENERGY),
                  *signal = kr_region_field(r, F_SIGNAL);
@@ -196,7 +200,7 @@ static void relax_flow(ecology_t *eco, kr_region_t *r)
  * the plants of the cell that were fed on last step emit. */
 static double signal_at(const ecology_t *eco, kr_region_t *r, int32_t x, int32_t y, int attacked)
 {
-    const params_t *p = &eco->p;
+    const params_t *p = eco->p;
     const double *s = kr_region_field(r, F_SIGNAL);
     double here = s[kr_region_field_index(r, x, y)], flux = 0;
     static const int8_t nb[4][2] = { { -1, 0 }, { 1, 0 }, { 0, -1 }, { 0, 1 } };
@@ -275,7 +279,7 @@ static void begin_step(kr_region_t *r, void *arg)
 
 static void plant_act(ecology_t *eco, kr_region_t *r, kr_entity_t a, uint64_t id)
 {
-    const params_t *p = &eco->p;
+    const params_t *p = eco->p;
     int64_t step = (int64_t)kr_region_step(r);
     int32_t x, y;
     if (!kr_region_agent_cell(r, a, &x, &y)) return;
@@ -349,7 +353,7 @@ static plant_t *edible(ecology_t *eco, kr_entity_t e, int64_t step)
 
 static void swarm_act(ecology_t *eco, kr_region_t *r, kr_entity_t a, uint64_t id)
 {
-    const params_t *p = &eco->p;
+    const params_t *p = eco->p;
     int64_t step = (int64_t)kr_region_step(r);
     int32_t x, y;
     if (!kr_region_agent_cell(r, a, &x, &y)) return;
@@ -518,63 +522,13 @@ static ecology_t *state_of(kr_sim_t *sim)
     return t ? kr_sim_context(sim, t) : NULL;
 }
 
-/* A number within [lo, hi] (hi_open: below hi). */
-static kr_status_t number_in(const kr_params_t *p, const char *key, double def, double lo, double hi, bool hi_open,
-                             double *out)
+/* What the table cannot say: one parameter against another. */
+static kr_status_t check_params(const kr_params_t *kp, const params_t *p)
 {
-    kr_status_t st = kr_params_number(p, key, def, out);
-    if (st) return st;
-    if (isfinite(*out) && *out >= lo && (hi_open ? *out < hi : *out <= hi)) return KR_OK;
-    char expected[96], found[48];
-    if (isinf(hi)) snprintf(expected, sizeof expected, "a number >= %g", lo);
-    else snprintf(expected, sizeof expected, "a number in [%g, %g%s", lo, hi, hi_open ? ")" : "]");
-    snprintf(found, sizeof found, "%g", *out);
-    return kr_params_error(p, key, expected, found);
-}
-
-static kr_status_t read_params(const kr_params_t *kp, params_t *p)
-{
-    const double inf = INFINITY;
-    kr_status_t st = KR_OK;
-#define INT(key, def, lo, hi) if (!st) st = kr_params_int(kp, #key, def, lo, hi, &p->key)
-#define NUM(key, def, lo, hi, open) if (!st) st = number_in(kp, #key, def, lo, hi, open, &p->key)
-    INT(width, 40, 1, KR_REGION_MAX_SIDE);
-    INT(height, 40, 1, KR_REGION_MAX_SIDE);
-    NUM(plant_density, 0.3, 0, 1, false);
-    NUM(plant_energy, 10, 0, ENERGY_MAX, false);
-    NUM(growth, 1, 0, ENERGY_MAX, false);
-    NUM(max_energy, 50, 0, ENERGY_MAX, false);
-    NUM(survival, 1, 0, ENERGY_MAX, false);
-    NUM(seed_cost, 5, 0, ENERGY_MAX, false);
-    NUM(seed_energy, 3, 0, ENERGY_MAX, false);
-    INT(seed_interval, 5, 1, INT32_MAX);
-    NUM(seed_min_distance, 1, 0, 16, false);
-    NUM(seed_max_distance, 3, 0, 16, false);
-    INT(swarms, 20, 0, 100000000);
-    INT(swarm_population, 5, 1, INT32_MAX);
-    NUM(swarm_energy, 20, 0, ENERGY_MAX, false);
-    NUM(consumption, 0.5, 0, ENERGY_MAX, false);
-    NUM(efficiency, 0.8, 0, 1, false);
-    NUM(energy_min, 1, 1e-3, ENERGY_MAX, false);
-    NUM(upkeep, 0.1, 0, inf, false);
-    NUM(divisor, 2, 0, inf, false);
-    INT(split_population, 10, 2, INT32_MAX);
-    INT(sweeps, 2, 0, 16);
-    NUM(flow_weight, 0.6, 0, 1, true);
-    NUM(signal_weight, 5, 0, inf, false);
-    NUM(emit, 1, 0, inf, false);
-    NUM(diffusion, 0.1, 0, 0.25, false);
-    NUM(decay, 0.85, 0, 1, false);
-    NUM(repel_threshold, 0.5, 0, inf, false);
-    INT(repel_steps, 2, 0, INT32_MAX);
-#undef INT
-#undef NUM
-    if (!st && p->seed_min_distance > p->seed_max_distance) {
-        char found[48];
-        snprintf(found, sizeof found, "%g", p->seed_min_distance);
-        st = kr_params_error(kp, "seed_min_distance", "a number <= seed_max_distance", found);
-    }
-    return st;
+    if (p->seed_min_distance <= p->seed_max_distance) return KR_OK;
+    char found[48];
+    snprintf(found, sizeof found, "%g", p->seed_min_distance);
+    return kr_params_error(kp, "seed_min_distance", "a number <= seed_max_distance", found);
 }
 
 /* Swarm id's first cell, from its own stream (seed, id, BIRTH). */
@@ -582,8 +536,8 @@ static bool place_swarm(uint64_t id, int32_t *x, int32_t *y, void *arg)
 {
     ecology_t *eco = arg;
     kr_rng_reset(eco->birth, eco->seed, KR_RNG_AGENT, id, BIRTH);
-    *x = (int32_t)(kr_rng_uniform(eco->birth) * (double)eco->p.width);
-    *y = (int32_t)(kr_rng_uniform(eco->birth) * (double)eco->p.height);
+    *x = (int32_t)(kr_rng_uniform(eco->birth) * (double)eco->p->width);
+    *y = (int32_t)(kr_rng_uniform(eco->birth) * (double)eco->p->height);
     return true;
 }
 
@@ -592,7 +546,7 @@ static bool place_swarm(uint64_t id, int32_t *x, int32_t *y, void *arg)
  * ids width * height + 1 .. on cells drawn from theirs. */
 static kr_status_t populate(ecology_t *eco, kr_sim_t *sim, const kr_params_t *kp)
 {
-    const params_t *p = &eco->p;
+    const params_t *p = eco->p;
     uint64_t seed = kr_model_seed(kr_sim_model(sim));
     kr_rect_t own = kr_region_rect(eco->region);
     /* one stream, re-keyed per agent: the plants' here, the swarms' in
@@ -640,9 +594,9 @@ static kr_status_t ecology_setup(kr_sim_t *sim, const kr_params_t *kp)
 {
     ecology_t *eco = state_of(sim);
     if (!eco) return kr_last_status();
-    kr_status_t st = read_params(kp, &eco->p);
+    const params_t *p = eco->p = kr_sim_state(sim);
+    kr_status_t st = check_params(kp, p);
     if (st) return st;
-    params_t *p = &eco->p;
     /* The halo: how far a step reads. The flow relaxes `sweeps` cells
      * deep, seeds land up to ceil(seed_max_distance) away, and swarms,
      * the signal and the flow read the 4 neighbours. */
@@ -755,6 +709,43 @@ static uint64_t ecology_state_digest(kr_sim_t *sim)
     return eco && eco->region ? kr_region_state_digest(eco->region) : 0;
 }
 
+/* One line a row; sides up to KR_REGION_MAX_SIDE, counts within an int32. */
+#define P(key, type, d, r, h) KR_PARAM(params_t, key, KR_PARAM_##type, .def = d, .range = r, .help = h)
+#define INT32 "<= 2147483647"
+_Static_assert(KR_REGION_MAX_SIDE == 1000000, "the range of width and height");
+static const kr_param_t ecology_params[] = {
+    P(width, INT, "40", ">= 1, <= 1000000", "cells"),
+    P(height, INT, "40", ">= 1, <= 1000000", "cells"),
+    P(plant_density, NUMBER, "0.3", ">= 0, <= 1", "chance that a cell starts with a plant (id 1 + y·width + x)"),
+    P(plant_energy, NUMBER, "10", ENERGY_RANGE, "a starting plant's energy"),
+    P(growth, NUMBER, "1", ENERGY_RANGE, "energy a plant gains per step"),
+    P(max_energy, NUMBER, "50", ENERGY_RANGE, "a plant's energy cap"),
+    P(survival, NUMBER, "1", ENERGY_RANGE, "below it a plant dies"),
+    P(seed_cost, NUMBER, "5", ENERGY_RANGE, "paid by the parent for a seed"),
+    P(seed_energy, NUMBER, "3", ENERGY_RANGE, "given to the seedling"),
+    P(seed_interval, INT, "5", ">= 1, " INT32, "steps between seeds (starting phases are random)"),
+    P(seed_min_distance, NUMBER, "1", ">= 0, <= 16", "nearest a seed lands (<= seed_max_distance)"),
+    P(seed_max_distance, NUMBER, "3", ">= 0, <= 16", "farthest a seed lands"),
+    P(swarms, INT, "20", ">= 0, <= 100000000",
+      "starting swarms (ids width·height + 1 …, cells from their birth streams)"),
+    P(swarm_population, INT, "5", ">= 1, " INT32, "a starting swarm's population"),
+    P(swarm_energy, NUMBER, "20", ENERGY_RANGE, "a starting swarm's energy"),
+    P(consumption, NUMBER, "0.5", ENERGY_RANGE, "energy eaten per individual and step"),
+    P(efficiency, NUMBER, "0.8", ">= 0, <= 1", "fraction digested"),
+    P(energy_min, NUMBER, "1", ">= 0.001, <= 1000000", "energy an individual needs"),
+    P(upkeep, NUMBER, "0.1", ">= 0", "fraction of energy_min an individual burns per step"),
+    P(divisor, NUMBER, "2", ">= 0", "reproduction cost in units of energy_min (at least 1 unit)"),
+    P(split_population, INT, "10", ">= 2, " INT32, "population at which a swarm splits"),
+    P(sweeps, INT, "2", ">= 0, <= 16", "flow relaxation sweeps per step"),
+    P(flow_weight, NUMBER, "0.6", ">= 0, < 1", "neighbour weight of a sweep"),
+    P(signal_weight, NUMBER, "5", ">= 0", "how much the signal lowers the flow"),
+    P(emit, NUMBER, "1", ">= 0", "signal emitted per plant fed on"),
+    P(diffusion, NUMBER, "0.1", ">= 0, <= 0.25", "signal diffusion (<= 0.25: stability of the explicit scheme)"),
+    P(decay, NUMBER, "0.85", ">= 0, <= 1", "fraction of the signal kept per step"),
+    P(repel_threshold, NUMBER, "0.5", ">= 0", "signal that repels a swarm"),
+    P(repel_steps, INT, "2", ">= 0, " INT32, "steps of random walk of a repelled swarm"),
+    { 0 } };
+
 const kr_kind_desc_t kr__ecology_kind = {
     .name = "ecology",
     .summary = "plants and herbivore swarms (PHIDS-like) on a grid that may be cut into regions",
@@ -764,4 +755,6 @@ const kr_kind_desc_t kr__ecology_kind = {
     .report = ecology_report,
     .digest = ecology_state_digest,
     .state_digest = ecology_state_digest,
+    .state_size = sizeof(params_t),
+    .params = ecology_params,
 };

@@ -23,12 +23,8 @@
 #include "models/factory/factory.h"
 #include "models/rows/rows.h"
 
-#define ROWS_CONTEXT "rows.state"
 #define ROWS_TOTE "rows.tote"
-#define ROWS_ARRIVE "rows.arrive"
-#define ROWS_LEAVE "rows.leave"
-#define ROWS_SHIP "rows.ship"
-#define ROWS_MAX_CONVEYORS 1000000
+#define ROWS_SECTIONS "rows.sections"
 
 /* The tote component, on a line. */
 typedef struct rows_tote {
@@ -42,7 +38,6 @@ typedef struct rows_tote {
 typedef struct rows_leave {
     kr_entity_t tote;
     uint32_t section;
-    uint32_t ctx;               /* the kind's context type id: handlers get no user pointer */
 } rows_leave_t;
 
 /* The payload of a shipment to the final simulator. */
@@ -53,34 +48,33 @@ typedef struct rows_ship {
     kr_time_t created, extra;   /* ticks */
 } rows_ship_t;
 
+/* The kind's state (kr_sim_state). */
 typedef struct rows {
-    bool final;                 /* role "final" */
-    uint32_t ctx;
+    /* params of the table below (a line's; a final takes `role` only) */
+    const char *role;
+    kr_dist_t interval, transit, delay;
+    double delay_probability;
+    int64_t conveyors, limit;
+    kr_time_t spacing;
+    /* params read by setup: their defaults come from the edge and a draw */
+    uint32_t target;
+    kr_time_t sync_delay;
+    bool final;
     uint64_t precision;
     kr_time_t end_time;
     kr_world_t *world;
     kr_rng_t *rng;
     kr_component_t tote_comp;
+    /* ids, not kr_schedule_in by handler: these are the benchmark's hot path */
     kr_event_type_t arrive, leave, ship;
-    /* line */
-    kr_dist_t interval, transit, delay; /* own memory: freed by the context's fini */
-    double delay_probability;
-    kr_time_t spacing, sync_delay;
-    int64_t conveyors, limit;
-    uint32_t target;
-    kr_time_t *last_exit;       /* per section: when its last tote left */
+    kr_time_t *last_exit;       /* per section: when its last tote left (freed by the rows.sections context) */
+    /* line; digested (state_fields), reported by rows_report */
     uint64_t generated, shipped, shipped_late, passes, snags;
     kr_time_t extra_total;
     /* final */
     uint64_t received, received_snagged;
     kr_tally_t lead_time;       /* model units, creation to arrival here */
 } rows_t;
-
-static rows_t *state_of(kr_sim_t *sim)
-{
-    kr_context_type_t t = kr_model_find_context_type(kr_sim_model(sim), ROWS_CONTEXT);
-    return t ? kr_sim_context(sim, t) : NULL;
-}
 
 static void fail(kr_sim_t *sim, const char *what)
 {
@@ -107,15 +101,14 @@ static void enter_section(kr_sim_t *sim, rows_t *r, kr_entity_t tote, uint32_t k
     kr_time_t leave = now + cross;
     if (r->last_exit[k] != KR_TIME_NEVER && leave < r->last_exit[k] + r->spacing) leave = r->last_exit[k] + r->spacing;
     r->last_exit[k] = leave;
-    rows_leave_t msg = { .tote = tote, .section = k, .ctx = r->ctx };
+    rows_leave_t msg = { .tote = tote, .section = k };
     if (kr_schedule(sim, KR_PRIORITY_DEFAULT, leave - now, r->leave, &msg, NULL)) fail(sim, "moving a tote");
 }
 
 static void arrive(kr_sim_t *sim, void *data)
 {
-    const uint32_t *ctx = data;
-    rows_t *r = kr_sim_context(sim, *ctx);
-    if (!r) return;
+    (void)data;
+    rows_t *r = kr_sim_state(sim);
     kr_entity_t tote = kr_entity_create_desc(r->world, &(kr_entity_desc_t){ .components = &r->tote_comp,
                                                                              .component_count = 1 });
     if (!tote) {
@@ -128,15 +121,14 @@ static void arrive(kr_sim_t *sim, void *data)
     enter_section(sim, r, tote, 0);
     if (r->limit == 0 || r->generated < (uint64_t)r->limit) {
         kr_time_t gap = kr_dist_sample_ticks(&r->interval, r->rng, r->precision);
-        if (kr_schedule(sim, KR_PRIORITY_DEFAULT, gap, r->arrive, &r->ctx, NULL)) fail(sim, "planning the next tote");
+        if (kr_schedule(sim, KR_PRIORITY_DEFAULT, gap, r->arrive, NULL, NULL)) fail(sim, "planning the next tote");
     }
 }
 
 static void leave(kr_sim_t *sim, void *data)
 {
     const rows_leave_t *m = data;
-    rows_t *r = kr_sim_context(sim, m->ctx);
-    if (!r) return;
+    rows_t *r = kr_sim_state(sim);
     if (m->section + 1 < (uint64_t)r->conveyors) {
         enter_section(sim, r, m->tote, m->section + 1);
         return;
@@ -161,7 +153,7 @@ static void leave(kr_sim_t *sim, void *data)
 static void receive(kr_sim_t *sim, void *data)
 {
     const rows_ship_t *m = data;
-    /* the receiver's own state: nothing from the wire picks it */
+    /* the receiver's own state, if it is a rows simulator: nothing from the wire picks it */
     rows_t *r = kr_sim_user(sim, &kr__rows_kind);
     if (!r || !r->final) {
         kr_sim_fail(sim, KR_ERR_CORRUPT, "rows: a tote from simulator %u arrived at a simulator that is not a final "
@@ -177,45 +169,31 @@ static void receive(kr_sim_t *sim, void *data)
     kr_tally_add(&r->lead_time, kr_time_to_units(kr_sim_now(sim) - m->created, r->precision));
 }
 
-static void context_fini(kr_sim_t *sim, void *context)
+/* The sections' last exits are memory no state slot holds: a context of
+ * their own frees them. */
+static void sections_fini(kr_sim_t *sim, void *context)
 {
     (void)sim;
-    rows_t *r = context;
-    kr_dist_fini(&r->interval);
-    kr_dist_fini(&r->transit);
-    kr_dist_fini(&r->delay);
-    free(r->last_exit);
+    free(*(kr_time_t **)context);
 }
 
 static kr_status_t rows_register(kr_model_t *m)
 {
-    if (!kr_model_context_type(m, &(kr_context_desc_t){ .name = ROWS_CONTEXT, .size = sizeof(rows_t),
-                                                        .fini = context_fini }))
-        return kr_last_status();
-    if (!kr_component_register(kr_model_registry(m), &(kr_component_desc_t){
+    if (!kr_model_context_type(m, &(kr_context_desc_t){ .name = ROWS_SECTIONS, .size = sizeof(kr_time_t *),
+                                                        .fini = sections_fini }) ||
+        !kr_component_register(kr_model_registry(m), &(kr_component_desc_t){
             .name = ROWS_TOTE, .size = sizeof(rows_tote_t), .align = _Alignof(rows_tote_t) }))
-        return kr_last_status();
-    if (!kr_model_event_type(m, &(kr_event_type_desc_t){ .name = ROWS_ARRIVE, .size = sizeof(uint32_t),
-                                                          .on_event = arrive }) ||
-        !kr_model_event_type(m, &(kr_event_type_desc_t){ .name = ROWS_LEAVE, .size = sizeof(rows_leave_t),
-                                                          .on_event = leave }) ||
-        !kr_model_event_type(m, &(kr_event_type_desc_t){ .name = ROWS_SHIP, .size = sizeof(rows_ship_t),
-                                                          .on_target_side = receive }))
         return kr_last_status();
     return KR_OK;
 }
 
 /* A distribution param whose draws must not be negative: a time. */
-static kr_status_t param_time_dist(const kr_params_t *p, const char *key, const kr_dist_desc_t *def, kr_dist_t *out)
+static kr_status_t check_time_dist(const kr_params_t *p, const char *key, const kr_dist_t *d)
 {
-    kr_status_t st = kr_params_dist(p, key, def, out);
-    if (st) return st;
-    if (!(kr_dist_mean(out) >= 0)) {
-        char found[64];
-        snprintf(found, sizeof found, "a distribution with mean %g", kr_dist_mean(out));
-        return kr_params_error(p, key, "a distribution of times, with a mean >= 0", found);
-    }
-    return KR_OK;
+    if (kr_dist_mean(d) >= 0) return KR_OK;
+    char found[64];
+    snprintf(found, sizeof found, "a distribution with mean %g", kr_dist_mean(d));
+    return kr_params_error(p, key, "a distribution of times, with a mean >= 0", found);
 }
 
 /* The `to` param of a line (a simulator it has a dependency to, read as
@@ -241,63 +219,59 @@ static kr_status_t line_target(kr_sim_t *sim, rows_t *r, const kr_params_t *p)
 static kr_status_t line_setup(kr_sim_t *sim, rows_t *r, const kr_params_t *p)
 {
     kr_status_t st = line_target(sim, r, p);
-    if (!st) st = param_time_dist(p, "interval", &(kr_dist_desc_t){ .kind = KR_DIST_EXPONENTIAL, .mean = 4.0 },
-                                  &r->interval);
-    if (!st) st = param_time_dist(p, "transit", &(kr_dist_desc_t){ .kind = KR_DIST_CONSTANT, .value = 20.0 },
-                                  &r->transit);
-    if (!st) st = param_time_dist(p, "delay", &(kr_dist_desc_t){ .kind = KR_DIST_UNIFORM, .min = 1.0, .max = 10.0 },
-                                  &r->delay);
-    if (!st) st = kr_params_number(p, "delay_probability", 0.03, &r->delay_probability);
-    if (!st) st = kr_params_int(p, "conveyors", 10, 1, ROWS_MAX_CONVEYORS, &r->conveyors);
-    if (!st) st = kr_params_duration(p, "spacing", r->precision, &r->spacing);
-    if (!st) st = kr_params_int(p, "limit", 0, 0, INT64_MAX, &r->limit);
+    if (!st) st = check_time_dist(p, "interval", &r->interval);
+    if (!st) st = check_time_dist(p, "transit", &r->transit);
+    if (!st) st = check_time_dist(p, "delay", &r->delay);
     kr_time_t first = KR_TIME_NEVER;
     if (!st) st = kr_params_duration(p, "first", KR_TIME_NEVER, &first);
     if (st) return st;
-    char found[64];
-    if (!(r->delay_probability >= 0 && r->delay_probability <= 1)) {
-        snprintf(found, sizeof found, "%g", r->delay_probability);
-        return kr_params_error(p, "delay_probability", "a probability within [0, 1]", found);
-    }
     if (r->limit == 0 && !(kr_dist_mean(&r->interval) > 0)) {
         /* a zero interval without a limit would make totes forever at one time */
+        char found[64];
         snprintf(found, sizeof found, "a distribution with mean %g and no limit", kr_dist_mean(&r->interval));
         return kr_params_error(p, "interval", "a distribution with a positive mean (or a \"limit\")", found);
     }
-    r->last_exit = malloc((size_t)r->conveyors * sizeof *r->last_exit);
-    if (!r->last_exit) return kr_params_error(p, "conveyors", "a number of conveyors that fits in memory", "too many");
+    kr_time_t **sections = kr_sim_context(sim, kr_model_find_context_type(kr_sim_model(sim), ROWS_SECTIONS));
+    if (!sections) return kr_last_status();
+    if (!(*sections = r->last_exit = malloc((size_t)r->conveyors * sizeof *r->last_exit)))
+        return kr_params_error(p, "conveyors", "a number of conveyors that fits in memory", "too many");
     for (int64_t k = 0; k < r->conveyors; k++) r->last_exit[k] = KR_TIME_NEVER;
     if (first == KR_TIME_NEVER) first = kr_dist_sample_ticks(&r->interval, r->rng, r->precision);
-    return kr_schedule(sim, KR_PRIORITY_DEFAULT, first, r->arrive, &r->ctx, NULL);
+    return kr_schedule(sim, KR_PRIORITY_DEFAULT, first, r->arrive, NULL, NULL);
 }
+
+/* What only a line takes: a final refuses it as an unknown key, as when
+ * it read `role` alone. */
+static const char *const line_keys[] = { "to", "sync_delay", "first", "interval", "transit", "delay",
+                                         "delay_probability", "conveyors", "spacing", "limit" };
 
 static kr_status_t rows_setup(kr_sim_t *sim, const kr_params_t *p)
 {
     kr_model_t *m = kr_sim_model(sim);
-    kr_context_type_t ctx = kr_model_find_context_type(m, ROWS_CONTEXT);
-    rows_t *r = ctx ? kr_sim_context(sim, ctx) : NULL;
-    if (!r) return kr_last_status();
-    r->ctx = ctx; /* local events carry it; a shipment finds its receiver by kr_sim_user */
-    kr_sim_set_user(sim, &kr__rows_kind, r);
+    rows_t *r = kr_sim_state(sim);
+    kr_sim_set_user(sim, &kr__rows_kind, r); /* a shipment checks that it reached a rows simulator */
     r->precision = kr_model_precision(m);
     r->end_time = kr_model_end_time(m);
     r->world = kr_sim_world(sim);
     r->rng = kr_sim_rng(sim);
     r->tote_comp = kr_component_lookup(kr_model_registry(m), ROWS_TOTE);
-    r->arrive = kr_model_find_event_type(m, ROWS_ARRIVE);
-    r->leave = kr_model_find_event_type(m, ROWS_LEAVE);
-    r->ship = kr_model_find_event_type(m, ROWS_SHIP);
+    r->arrive = kr_model_handler_type(m, arrive);
+    r->leave = kr_model_handler_type(m, leave);
+    r->ship = kr_model_handler_type(m, receive);
     kr_tally_init(&r->lead_time);
-    const char *role = NULL;
-    kr_status_t st = kr_params_string(p, "role", "line", &role);
-    if (st) return st;
-    if (!strcmp(role, "final")) {
+    if (!strcmp(r->role, "final")) {
         r->final = true;
+        for (size_t i = 0; i < sizeof line_keys / sizeof *line_keys; i++) {
+            if (!kr_params_json_type(p, line_keys[i])) continue;
+            char found[64];
+            snprintf(found, sizeof found, "the unknown key \"%s\"", line_keys[i]);
+            return kr_params_error(p, line_keys[i], "a parameter of kind 'rows' (role)", found);
+        }
         return KR_OK;
     }
-    if (strcmp(role, "line")) {
+    if (strcmp(r->role, "line")) {
         char found[300];
-        snprintf(found, sizeof found, "\"%s\"", role);
+        snprintf(found, sizeof found, "\"%.280s\"", r->role);
         return kr_params_error(p, "role", "\"line\" or \"final\"", found);
     }
     return line_setup(sim, r, p);
@@ -305,7 +279,7 @@ static kr_status_t rows_setup(kr_sim_t *sim, const kr_params_t *p)
 
 static void rows_report(kr_sim_t *sim, kr_report_t *rep)
 {
-    rows_t *r = state_of(sim);
+    rows_t *r = kr_sim_state(sim);
     if (!r) return;
     if (r->final) {
         kr_report_string(rep, "role", "final");
@@ -326,25 +300,6 @@ static void rows_report(kr_sim_t *sim, kr_report_t *rep)
                                                 : NAN);
 }
 
-static uint64_t mix(uint64_t h, uint64_t x)
-{
-    h ^= x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-    return h * 0xbf58476d1ce4e5b9ULL;
-}
-
-static uint64_t rows_digest(kr_sim_t *sim)
-{
-    rows_t *r = state_of(sim);
-    if (!r) return 0;
-    if (r->final) {
-        double mean = r->lead_time.count ? kr_tally_mean(&r->lead_time) : 0;
-        uint64_t bits;
-        memcpy(&bits, &mean, sizeof bits);
-        return mix(mix(0xf17a1, r->received), mix(r->received_snagged, bits));
-    }
-    return mix(mix(mix(0x11e5, r->generated), mix(r->shipped, r->passes)), mix(r->snags, r->extra_total));
-}
-
 const kr_kind_desc_t kr__rows_kind = {
     .name = "rows",
     .summary = "fan-in production lines: totes along conveyor sections with random snags, shipped to a final simulator",
@@ -352,5 +307,33 @@ const kr_kind_desc_t kr__rows_kind = {
     .register_types = rows_register,
     .setup = rows_setup,
     .report = rows_report,
-    .digest = rows_digest,
+    .state_size = sizeof(rows_t),
+    /* plain fields: digested, not reported (rows_report names the figures per role) */
+    .state_fields = (const kr_field_t[]){
+        KR_FIELD(rows_t, generated, KR_FIELD_U64), KR_FIELD(rows_t, shipped, KR_FIELD_U64),
+        KR_FIELD(rows_t, passes, KR_FIELD_U64), KR_FIELD(rows_t, snags, KR_FIELD_U64),
+        KR_FIELD(rows_t, extra_total, KR_FIELD_I64), KR_FIELD(rows_t, received, KR_FIELD_U64),
+        KR_FIELD(rows_t, received_snagged, KR_FIELD_U64), { 0 } },
+    .params = (const kr_param_t[]){
+        KR_PARAM(rows_t, role, KR_PARAM_STRING, .def = "\"line\"",
+                 .help = "\"line\" or \"final\": what the simulator is"),
+        KR_PARAM(rows_t, interval, KR_PARAM_DIST, .def = "{\"dist\": \"exponential\", \"mean\": 4}",
+                 .help = "time between totes at the head of the line"),
+        KR_PARAM(rows_t, transit, KR_PARAM_DIST, .def = "{\"dist\": \"constant\", \"value\": 20}",
+                 .help = "time to cross one section, before snags"),
+        KR_PARAM(rows_t, delay, KR_PARAM_DIST, .def = "{\"dist\": \"uniform\", \"min\": 1, \"max\": 10}",
+                 .help = "extra time of a snag"),
+        KR_PARAM(rows_t, delay_probability, KR_PARAM_NUMBER, .def = "0.03", .range = ">= 0, <= 1",
+                 .help = "chance that a tote snags on one section"),
+        KR_PARAM(rows_t, conveyors, KR_PARAM_INT, .def = "10", .range = ">= 1, <= 1000000",
+                 .help = "sections of the line"),
+        KR_PARAM(rows_t, spacing, KR_PARAM_DURATION, .def = "1",
+                 .help = "least time between two totes leaving one section"),
+        KR_PARAM(rows_t, limit, KR_PARAM_INT, .def = "0", .range = ">= 0", .help = "totes to make (0: no limit)"),
+        { 0 } },
+    .events = (const kr_event_type_desc_t[]){
+        { .name = "rows.arrive", .on_event = arrive },
+        { .name = "rows.leave", .size = sizeof(rows_leave_t), .on_event = leave },
+        { .name = "rows.ship", .size = sizeof(rows_ship_t), .on_target_side = receive },
+        { 0 } },
 };

@@ -218,9 +218,9 @@ Test(rows, params_are_checked)
     expect_refused(base, "simulators.line.params.sync_delay=0.5", "simulators[0].params.sync_delay",
                    "a delay >= the promise 1 of 'line[0]' -> 'final'", "0.5");
     expect_refused(base, "simulators.line.params.delay_probability=1.5", "simulators[0].params.delay_probability",
-                   "a probability within [0, 1]", "1.5");
+                   "a number >= 0, <= 1", "1.5");
     expect_refused(base, "simulators.line.params.conveyors=0", "simulators[0].params.conveyors",
-                   "a whole number from 1 to 1000000", "0");
+                   "a whole number >= 1, <= 1000000", "0");
     expect_refused(base, "simulators.line.params.interval={\"dist\":\"constant\",\"value\":0}",
                    "simulators[0].params.interval", "a distribution with a positive mean (or a \"limit\")",
                    "a distribution with mean 0 and no limit");
@@ -229,6 +229,9 @@ Test(rows, params_are_checked)
                    "a distribution with mean -3");
     expect_refused(base, "simulators.final.params.to=line[0]", "simulators[1].params.to",
                    "a parameter of kind 'rows' (role)", "the unknown key \"to\"");
+    /* a line's parameter from the table too: a final takes `role` only */
+    expect_refused(base, "simulators.final.params.conveyors=3", "simulators[1].params.conveyors",
+                   "a parameter of kind 'rows' (role)", "the unknown key \"conveyors\"");
 }
 
 Test(rows, the_example_runs_the_issue_model)
