@@ -12,6 +12,9 @@ trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 run() { python3 "$gen" --kairos "$KAIROS_BIN" --docs "$dir" --plugin "$KAIROS_PARAMS_PLUGIN" "$@" >"$dir/out" 2>"$dir/err"; }
 
+# the real pages too: built-in kinds that declare a table have their
+# sections there, and the script requires one for every such kind
+cp "$KAIROS_SOURCE_ROOT"/docs/models/*.md "$dir"/
 page="$dir/gauge.md"
 printf '# gauge\n\nIntro.\n\n<!-- kairos kinds gauge: begin -->\n<!-- kairos kinds gauge: end -->\n\nMore.\n' >"$page"
 
