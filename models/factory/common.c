@@ -1,9 +1,7 @@
 /* What the factory kinds share: the part (component and tracker behavior),
- * the ship sync-event and its dispatch to the receiving kind, contexts,
- * the "to" parameter, a FIFO of entities. */
+ * the ship sync-event and its dispatch to the receiving kind, the "to"
+ * parameter, a FIFO of entities. */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "models/factory/factory.h"
 
@@ -20,13 +18,22 @@ static void tracker_moved(kr_world_t *w, kr_entity_t self, void *state, kr_entit
 
 static const kr_behavior_vtbl_t tracker_vtbl = { .on_submodel_move = tracker_moved };
 
-static void ship_arrive(kr_sim_t *sim, void *data)
+/* Who takes arriving parts, by this tag's address (kr_sim_user): no
+ * other kind's pointer is taken for a station. */
+static const char station_tag;
+
+void factory_set_station(kr_sim_t *sim, const factory_station_t *station)
+{
+    kr_sim_set_user(sim, &station_tag, (void *)station);   /* only read back as const */
+}
+
+void factory_ship_arrive(kr_sim_t *sim, void *data)
 {
     (void)data;
     size_t count = 0;
     const kr_entity_t *parts = kr_event_entities(sim, &count);
-    const factory_station_t *st = factory_context(sim, FACTORY_STATION);
-    if (st && st->receive) {
+    const factory_station_t *st = kr_sim_user(sim, &station_tag);
+    if (st) {
         st->receive(sim, parts, count);
         return;
     }
@@ -37,54 +44,12 @@ static void ship_arrive(kr_sim_t *sim, void *data)
 kr_status_t factory_register_common(kr_model_t *model)
 {
     kr_registry_t *reg = kr_model_registry(model);
-    kr_component_t part = kr_component_lookup(reg, FACTORY_PART);
-    if (part == KR_COMPONENT_NONE) {
-        if (!kr_component_register(reg, &(kr_component_desc_t){ .name = FACTORY_PART,
-                .size = sizeof(factory_part_t), .fields = part_fields,
-                .field_count = sizeof part_fields / sizeof part_fields[0] }))
-            return kr_last_status();
-    } else {
-        const kr_component_info_t *info = kr_component_info(reg, part);
-        if (!info || info->size != sizeof(factory_part_t) || info->vtbl) {
-            /* Someone else took the name: refuse rather than misread bytes. */
-            if (!kr_component_register(reg, &(kr_component_desc_t){ .name = FACTORY_PART,
-                    .size = sizeof(factory_part_t) }))
-                return kr_last_status();
-        }
-    }
-    kr_status_t st = factory_register_behavior(model, FACTORY_TRACKER, sizeof(factory_tracker_t), &tracker_vtbl);
-    if (st != KR_OK) return st;
-    if (!kr_model_find_event_type(model, FACTORY_SHIP) &&
-        !kr_model_event_type(model, &(kr_event_type_desc_t){ .name = FACTORY_SHIP,
-            .on_target_side = ship_arrive }))
-        return kr_last_status();
-    return factory_register_context(model, FACTORY_STATION, sizeof(factory_station_t), NULL);
-}
-
-kr_status_t factory_register_behavior(kr_model_t *model, const char *name, size_t state_size,
-                                     const kr_behavior_vtbl_t *vtbl)
-{
-    kr_registry_t *reg = kr_model_registry(model);
-    if (kr_component_lookup(reg, name) != KR_COMPONENT_NONE) return KR_OK;
-    if (!kr_behavior_register(reg, &(kr_behavior_desc_t){ .name = name, .state_size = state_size,
-            .vtbl = vtbl }))
+    if (!kr_component_register(reg, &(kr_component_desc_t){ .name = FACTORY_PART, .size = sizeof(factory_part_t),
+            .fields = part_fields, .field_count = sizeof part_fields / sizeof part_fields[0] }) ||
+        !kr_behavior_register(reg, &(kr_behavior_desc_t){ .name = FACTORY_TRACKER,
+            .state_size = sizeof(factory_tracker_t), .vtbl = &tracker_vtbl }))
         return kr_last_status();
     return KR_OK;
-}
-
-kr_status_t factory_register_context(kr_model_t *model, const char *name, size_t size,
-                                    void (*fini)(kr_sim_t *sim, void *context))
-{
-    if (kr_model_find_context_type(model, name)) return KR_OK;
-    if (!kr_model_context_type(model, &(kr_context_desc_t){ .name = name, .size = size, .fini = fini }))
-        return kr_last_status();
-    return KR_OK;
-}
-
-void *factory_context(kr_sim_t *sim, const char *name)
-{
-    kr_context_type_t t = kr_model_find_context_type(kr_sim_model(sim), name);
-    return t ? kr_sim_context(sim, t) : NULL;
 }
 
 kr_entity_t factory_part_create(kr_sim_t *sim, uint64_t serial, kr_time_t created)
@@ -141,14 +106,12 @@ kr_status_t factory_param_target(kr_sim_t *sim, const kr_params_t *params, uint3
     return KR_OK;
 }
 
-kr_status_t factory_param_positive(const kr_params_t *params, const char *key, double def, bool allow_zero,
-                                   double *out)
+uint32_t factory_target(kr_sim_t *sim, const char *name, kr_time_t *promise)
 {
-    kr_status_t st = kr_params_number(params, key, def, out);
-    if (st != KR_OK || *out > 0 || (allow_zero && *out == 0)) return st;
-    char found[64];
-    snprintf(found, sizeof found, "%g", *out);
-    return kr_params_error(params, key, allow_zero ? "a number >= 0" : "a number > 0", found);
+    kr_model_t *model = kr_sim_model(sim);
+    uint32_t id = kr_sim_id(kr_model_find_sim(model, name));
+    *promise = kr_model_promise(model, kr_sim_id(sim), id);
+    return id;
 }
 
 kr_status_t factory_ship(kr_sim_t *sim, uint32_t target, kr_time_t delay, const kr_entity_t *parts,
@@ -161,41 +124,10 @@ kr_status_t factory_ship(kr_sim_t *sim, uint32_t target, kr_time_t delay, const 
     return st;
 }
 
-kr_status_t factory_queue_push(factory_queue_t *q, kr_entity_t e)
+kr_entity_t factory_queue_pop(kr_entity_list_t *q)
 {
-    if (q->len == q->cap) {
-        size_t cap = q->cap ? 2 * q->cap : 16;
-        kr_entity_t *items = malloc(cap * sizeof *items);
-        if (!items) return KR_ERR_NOMEM;   /* the caller logs */
-        for (size_t i = 0; i < q->len; i++) items[i] = q->items[(q->head + i) % q->cap];
-        free(q->items);
-        q->items = items;
-        q->head = 0;
-        q->cap = cap;
-    }
-    q->items[(q->head + q->len) % q->cap] = e;
-    q->len++;
-    return KR_OK;
-}
-
-kr_entity_t factory_queue_pop(factory_queue_t *q)
-{
-    if (q->len == 0) return KR_ENTITY_INVALID;
-    kr_entity_t e = q->items[q->head];
-    q->head = (q->head + 1) % q->cap;
-    q->len--;
+    if (q->count == 0) return KR_ENTITY_INVALID;
+    kr_entity_t e = q->items[0];
+    kr_entity_list_remove_at(q, 0);
     return e;
-}
-
-void factory_queue_fini(factory_queue_t *q)
-{
-    free(q->items);
-    *q = (factory_queue_t){ 0 };
-}
-
-uint64_t factory_double_bits(double x)
-{
-    uint64_t u;
-    memcpy(&u, &x, sizeof u);
-    return u;
 }

@@ -17,17 +17,17 @@
 #include "kairos/kairos.h"
 #include "models/walkers/walkers.h"
 
-#define WALKERS_CONTEXT "walkers.state"
 /* The extra word of the birth stream: no step number reaches it. */
 #define BIRTH UINT64_MAX
 
+/* The kind's declared state: the params, then what setup and act keep. */
 typedef struct walkers {
     int64_t width, height, agents, halo;
     bool audit;
     kr_region_t *region;
     uint64_t audit_sum, audit_acts;
     uint64_t seed;
-    kr_rng_t *birth;         /* placing the walkers at setup */
+    kr_rng_t *birth;         /* placing the walkers, during setup only */
 } walkers_t;
 
 static const int8_t dirs[8][2] = { { -1, -1 }, { 0, -1 }, { 1, -1 }, { -1, 0 }, { 1, 0 }, { -1, 1 }, { 0, 1 }, { 1, 1 } };
@@ -50,29 +50,6 @@ static void act(kr_region_t *r, kr_entity_t agent, uint64_t id, void *arg)
                     kr_last_error());
 }
 
-static void walkers_fini(kr_sim_t *sim, void *context)
-{
-    (void)sim;
-    walkers_t *w = context;
-    kr_rng_destroy(w->birth);
-}
-
-static kr_status_t walkers_register(kr_model_t *m)
-{
-    kr_status_t st = kr_region_register(m);
-    if (st) return st;
-    if (!kr_model_context_type(m, &(kr_context_desc_t){ .name = WALKERS_CONTEXT, .size = sizeof(walkers_t),
-                                                        .fini = walkers_fini }))
-        return kr_last_status();
-    return KR_OK;
-}
-
-static walkers_t *state_of(kr_sim_t *sim)
-{
-    kr_context_type_t t = kr_model_find_context_type(kr_sim_model(sim), WALKERS_CONTEXT);
-    return t ? kr_sim_context(sim, t) : NULL;
-}
-
 /* Walker id's first cell, from its own stream (seed, id, BIRTH). */
 static bool place(uint64_t id, int32_t *x, int32_t *y, void *arg)
 {
@@ -85,26 +62,25 @@ static bool place(uint64_t id, int32_t *x, int32_t *y, void *arg)
 
 static kr_status_t walkers_setup(kr_sim_t *sim, const kr_params_t *p)
 {
-    walkers_t *w = state_of(sim);
-    if (!w) return kr_last_status();
-    kr_status_t st = kr_params_int(p, "width", 100, 1, KR_REGION_MAX_SIDE, &w->width);
-    if (!st) st = kr_params_int(p, "height", 100, 1, KR_REGION_MAX_SIDE, &w->height);
-    if (!st) st = kr_params_int(p, "agents", 1000, 0, 100000000, &w->agents);
-    if (!st) st = kr_params_int(p, "halo", 1, 0, 64, &w->halo);
-    if (!st) st = kr_params_bool(p, "audit", false, &w->audit);
+    walkers_t *w = kr_sim_state(sim);
     kr_region_desc_t d = { .width = (int32_t)w->width, .height = (int32_t)w->height, .halo = (uint32_t)w->halo,
                            .act = act, .arg = w };
-    if (!st) st = kr_params_region_cut(p, w->width, w->height, &d.cut);
+    kr_status_t st = kr_params_region_cut(p, w->width, w->height, &d.cut);
     if (st) return st;
     if (!(w->region = kr_region_create(sim, &d))) return kr_last_status();
     w->seed = kr_model_seed(kr_sim_model(sim));
-    if (!w->birth && !(w->birth = kr_rng_create(w->seed, KR_RNG_AGENT, 0, BIRTH))) return kr_last_status();
+    /* Only this setup's kr_region_scatter places walkers (later regions of
+     * the process take its result), so the stream goes with the setup. */
+    if (!(w->birth = kr_rng_create(w->seed, KR_RNG_AGENT, 0, BIRTH))) return kr_last_status();
     /* Created in the order they act (cells by row, then id), entities lie
      * in memory in that order: a step then walks its memory nearly in
      * sequence (walkers move one cell at a time), not at random. */
     kr_region_birth_t *born;
     size_t n;
-    if ((st = kr_region_scatter(w->region, 1, (uint64_t)w->agents, place, w, &born, &n)))
+    st = kr_region_scatter(w->region, 1, (uint64_t)w->agents, place, w, &born, &n);
+    kr_rng_destroy(w->birth);
+    w->birth = NULL;
+    if (st)
         return st == KR_ERR_NOMEM ? kr_params_error(p, "agents", "a number of walkers that fits in memory", "too many")
                                   : st;
     for (size_t i = 0; i < n && !st; i++)
@@ -115,7 +91,7 @@ static kr_status_t walkers_setup(kr_sim_t *sim, const kr_params_t *p)
 
 static void walkers_report(kr_sim_t *sim, kr_report_t *rep)
 {
-    walkers_t *w = state_of(sim);
+    walkers_t *w = kr_sim_state(sim);
     if (!w || !w->region) return;
     kr_region_t *r = w->region;
     kr_rect_t own = kr_region_rect(r);
@@ -137,7 +113,7 @@ static void walkers_report(kr_sim_t *sim, kr_report_t *rep)
 
 static uint64_t walkers_state_digest(kr_sim_t *sim)
 {
-    walkers_t *w = state_of(sim);
+    walkers_t *w = kr_sim_state(sim);
     return w && w->region ? kr_region_state_digest(w->region) : 0;
 }
 
@@ -145,11 +121,25 @@ const kr_kind_desc_t kr__walkers_kind = {
     .name = "walkers",
     .summary = "random walkers on a grid that may be cut into regions",
     .formalism = KR_AGENT_BASED,
-    .register_types = walkers_register,
+    .register_types = kr_region_register,
     .setup = walkers_setup,
     .report = walkers_report,
     /* the region's own agents for the checksum; their sum over regions
      * is the cut-free stats.state_digest */
     .digest = walkers_state_digest,
     .state_digest = walkers_state_digest,
+    .state_size = sizeof(walkers_t),
+    .params = (const kr_param_t[]){
+        /* KR_REGION_MAX_SIDE cells a side at most */
+        KR_PARAM(walkers_t, width, KR_PARAM_INT, .def = "100", .range = ">= 1, <= 1000000", .unit = "cells",
+                 .help = "the grid's width"),
+        KR_PARAM(walkers_t, height, KR_PARAM_INT, .def = "100", .range = ">= 1, <= 1000000", .unit = "cells",
+                 .help = "the grid's height"),
+        KR_PARAM(walkers_t, agents, KR_PARAM_INT, .def = "1000", .range = ">= 0, <= 100000000",
+                 .help = "walkers in the whole world"),
+        KR_PARAM(walkers_t, halo, KR_PARAM_INT, .def = "1", .range = ">= 0, <= 64", .unit = "cells",
+                 .help = "halo width k (at most half the narrowest region's width and height)"),
+        KR_PARAM(walkers_t, audit, KR_PARAM_BOOL, .def = "false",
+                 .help = "keep the per-step audit (audit_sum, audit_acts)"),
+        { 0 } },
 };

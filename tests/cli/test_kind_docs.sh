@@ -9,11 +9,12 @@ set -u
 gen="$KAIROS_SOURCE_ROOT/scripts/gen-kind-docs"
 dir=$(mktemp -d /tmp/kairos_kind_docs_XXXXXX)
 trap 'rm -rf "$dir"' EXIT
-# The real pages too: every built-in kind with a table needs its section.
-cp "$KAIROS_SOURCE_ROOT"/docs/models/*.md "$dir/"
 fail() { echo "FAIL: $*"; exit 1; }
 run() { python3 "$gen" --kairos "$KAIROS_BIN" --docs "$dir" --plugin "$KAIROS_PARAMS_PLUGIN" "$@" >"$dir/out" 2>"$dir/err"; }
 
+# the real pages too: built-in kinds that declare a table have their
+# sections there, and the script requires one for every such kind
+cp "$KAIROS_SOURCE_ROOT"/docs/models/*.md "$dir"/
 page="$dir/gauge.md"
 printf '# gauge\n\nIntro.\n\n<!-- kairos kinds gauge: begin -->\n<!-- kairos kinds gauge: end -->\n\nMore.\n' >"$page"
 

@@ -46,6 +46,15 @@ static const char *factory(uint64_t seed, double end, const char *line, const ch
     return text;
 }
 
+/* A simulator's final state as the run's checksum sees it (runtime/report.c):
+ * the kind's own digest, if any, its world and its declared state. */
+static uint64_t sim_digest(const kr_kind_desc_t *k, kr_sim_t *s)
+{
+    kr_world_t *w = kr_sim_world(s);
+    return (k->digest ? k->digest(s) : 0) + kr_world_digest(w) +
+           (k->state_size ? kr_fields_digest(w, kr_sim_state(s), k->state_fields) : 0);
+}
+
 /* Loads, builds and runs `text`; the run must log nothing at warn or above. */
 static void run_go(run_t *r, const char *text)
 {
@@ -82,7 +91,7 @@ static void run_go(run_t *r, const char *text)
         k->report(kr_model_sim(r->m, i), rep);
         r->reports[i] = json_deep_copy(kr__report_json(rep));
         kr__report_close(rep);
-        r->digests[i] = k->digest(kr_model_sim(r->m, i));
+        r->digests[i] = sim_digest(k, kr_model_sim(r->m, i));
     }
 }
 
@@ -192,6 +201,10 @@ Test(factory_kinds, builtin_list)
          * runtime (declared) or by the kind (its own digest). */
         cr_assert(k->setup || k->events || k->on_step, "%s", k->name);
         cr_assert(k->digest || k->state_fields || k->state_digest, "%s", k->name);
+    }
+    for (int i = 0; i < NSIMS; i++) {
+        const kr_kind_desc_t *k = kr__kinds_find(kinds, kind_names[i]);
+        cr_assert(k->register_types && k->report && k->params && k->state_size, "%s", k->name);
     }
     cr_assert_neq(kr__models_register_builtin(kinds), KR_OK, "duplicates are refused");
     kr__kinds_destroy(kinds);
@@ -470,12 +483,13 @@ Test(factory_kinds, param_errors)
 {
     const char *seed = factory(1, 10, "", "", "");
     expect_setup_error(seed, "simulators.AssemblyLine.params={}", "simulators[0].params.to",
-                       "the name of the simulator that takes the parts", "nothing");
+                       "the name of a simulator with a dependency from 'AssemblyLine'", "nothing");
     expect_setup_error(seed, "simulators.AssemblyLine.params.to=Nowhere", "simulators[0].params.to",
-                       "the name of a simulator", "'Nowhere', which is not a simulator of this model");
+                       "the name of a simulator with a dependency from 'AssemblyLine' (there is no simulator "
+                       "'Nowhere')", "\"Nowhere\"");
     expect_setup_error(seed, "simulators.AssemblyLine.params.to=ChemicalBath", "simulators[0].params.to",
-                       "a simulator that this one has a dependency to",
-                       "'ChemicalBath', but there is no dependency 'AssemblyLine' -> 'ChemicalBath'");
+                       "the name of a simulator with a dependency from 'AssemblyLine' (none to 'ChemicalBath')",
+                       "\"ChemicalBath\"");
     expect_setup_error(seed, "simulators.AssemblyLine.params.interval={\"dist\": \"constant\", \"value\": 0}",
                        "simulators[0].params.interval", "a distribution with a positive mean (or a \"limit\")",
                        "a distribution with mean 0 and no limit");
@@ -486,9 +500,9 @@ Test(factory_kinds, param_errors)
                        "a duration at least the promise of the edge to \"to\"",
                        "1, below the promise 2 of 'TransportRobots' -> 'ChemicalBath'");
     expect_setup_error(seed, "simulators.TransportRobots.params.robots=0", "simulators[1].params.robots",
-                       "a whole number from 1 to 1000000", "0");
+                       "a whole number >= 1, <= 1000000", "0");
     expect_setup_error(seed, "simulators.TransportRobots.params.robots=two", "simulators[1].params.robots",
-                       "a whole number from 1 to 1000000", "\"two\"");
+                       "a whole number >= 1, <= 1000000", "\"two\"");
     expect_setup_error(seed, "simulators.TransportRobots.params.path_length=0", "simulators[1].params.path_length",
                        "a number > 0", "0");
     expect_setup_error(seed, "simulators.TransportRobots.params.speed=-2", "simulators[1].params.speed",
@@ -508,34 +522,35 @@ Test(factory_kinds, param_errors)
     expect_setup_error(seed, "simulators.ChemicalBath.params.heat_ratio=-0.5", "simulators[2].params.heat_ratio",
                        "a number >= 0", "-0.5");
     expect_setup_error(seed, "simulators.ChemicalBath.params.capacity=0", "simulators[2].params.capacity",
-                       "a whole number from 1 to 100000", "0");
+                       "a whole number >= 1, <= 100000", "0");
     expect_setup_error(seed, "simulators.ChemicalBath.params.target=20", "simulators[2].params.target",
                        "a temperature above \"part_temperature\"", "20, not above \"part_temperature\" 20");
     expect_setup_error(seed, "simulators.ChemicalBath.params.profile_points=1", "simulators[2].params.profile_points",
-                       "a whole number from 2 to 100000000", "1");
+                       "a whole number >= 2, <= 100000000", "1");
     expect_setup_error(seed, "simulators.ChemicalBath.params.k=1", "simulators[2].params.k",
-                       "a parameter of kind 'bath' (ambient, initial, heater, loss, exchange, heat_ratio, capacity, "
-                       "part_temperature, target, profile_points)",
+                       "a parameter of kind 'bath' (ambient, heater, loss, exchange, heat_ratio, capacity, "
+                       "part_temperature, target, profile_points, initial)",
                        "the unknown key \"k\"");
 }
 
 /* Robots move once per step: only an agent-based simulator has them. The
- * bath needs a continuous one for its ODE and state event. */
+ * bath needs a continuous one for its ODE and state event. The runtime
+ * refuses the others (the kinds declare the formalisms they allow). */
 Test(factory_kinds, formalisms_refused)
 {
     expect_setup_error("{'end_time': 10, 'simulators': [{'name': 'A', 'kind': 'robots', 'formalism': "
                        "'discrete-event', 'params': {'to': 'B'}}, {'name': 'B', 'kind': 'bath', 'time_step': 1}],"
                        " 'dependencies': [{'from': 'A', 'to': 'B', 'promise': 0}]}", NULL,
-                       "simulators[0].params.speed", "a distance per time step (an agent-based simulator)",
-                       "a discrete-event simulator");
+                       "simulators[0].formalism", "a formalism of kind 'robots' (agent-based)",
+                       "\"discrete-event\"");
     expect_setup_error("{'end_time': 10, 'simulators': [{'name': 'A', 'kind': 'robots', 'formalism': "
                        "'continuous', 'time_step': 1, 'params': {'to': 'B'}}, {'name': 'B', 'kind': 'bath', "
                        "'time_step': 1}], 'dependencies': [{'from': 'A', 'to': 'B', 'promise': 0}]}", NULL,
-                       "simulators[0].params.speed", "a distance per time step (an agent-based simulator)",
-                       "a continuous simulator");
+                       "simulators[0].formalism", "a formalism of kind 'robots' (agent-based)",
+                       "\"continuous\"");
     expect_setup_error("{'end_time': 10, 'simulators': [{'name': 'B', 'kind': 'bath', 'formalism': 'agent-based',"
-                       " 'time_step': 1}]}", NULL, "simulators[0].params.target",
-                       "a crossing to locate (a continuous simulator)", "a agent-based simulator");
+                       " 'time_step': 1}]}", NULL, "simulators[0].formalism",
+                       "a formalism of kind 'bath' (continuous)", "\"agent-based\"");
 }
 
 /* The assembly line may feed the bath directly (any factory receiver). */

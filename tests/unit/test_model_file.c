@@ -710,17 +710,17 @@ Test(model_file, bad_plugin_not_a_shared_object)
 Test(model_file, bad_unknown_param_of_kind)
 {
     expect_build_error(mt_load(FACTORY, "simulators.Bath.params={\"heat\": 3}", NULL), "simulators[2].params.heat",
-                       "a parameter of kind 'bath' (ambient, initial, heater, loss, exchange, heat_ratio, capacity, "
-                       "part_temperature, target, profile_points)",
+                       "a parameter of kind 'bath' (ambient, heater, loss, exchange, heat_ratio, capacity, "
+                       "part_temperature, target, profile_points, initial)",
                        "the unknown key \"heat\"");
 }
 
 Test(model_file, bad_param_wrong_type)
 {
     expect_build_error(mt_load(FACTORY, "simulators.Robots.params.robots=three", NULL),
-                       "simulators[1].params.robots", "a whole number from 1 to 1000000", "\"three\"");
+                       "simulators[1].params.robots", "a whole number >= 1, <= 1000000", "\"three\"");
     expect_build_error(mt_load(FACTORY, "simulators.Robots.params.robots=2.5", NULL),
-                       "simulators[1].params.robots", "a whole number from 1 to 1000000", "2.5");
+                       "simulators[1].params.robots", "a whole number >= 1, <= 1000000", "2.5");
 }
 
 Test(model_file, bad_param_out_of_range)
@@ -732,7 +732,7 @@ Test(model_file, bad_param_out_of_range)
 Test(model_file, bad_param_missing_required)
 {
     expect_build_error(mt_load(FACTORY, "simulators.Line.params={}", NULL), "simulators[0].params.to",
-                       "the name of the simulator that takes the parts", "nothing");
+                       "the name of a simulator with a dependency from 'Line'", "nothing");
 }
 
 Test(model_file, bad_param_duration)
