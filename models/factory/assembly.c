@@ -67,6 +67,9 @@ const kr_kind_desc_t kr__factory_assembly_kind = {
     .name = "assembly",
     .summary = "factory assembly line: makes parts at random intervals and sends them on",
     .formalism = KR_DISCRETE_EVENT,
+    /* The line may also run paced by the wall clock, as it could before it
+     * declared its formalisms. */
+    .formalisms = KR_FORMALISM_BIT(KR_EMULATION),
     .register_types = factory_register_common,
     .setup = assembly_setup,
     .report = assembly_report,
