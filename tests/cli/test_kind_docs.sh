@@ -9,6 +9,8 @@ set -u
 gen="$KAIROS_SOURCE_ROOT/scripts/gen-kind-docs"
 dir=$(mktemp -d /tmp/kairos_kind_docs_XXXXXX)
 trap 'rm -rf "$dir"' EXIT
+# the built-in kinds' pages: a built-in kind with a table needs its section too
+cp "$KAIROS_SOURCE_ROOT"/docs/models/*.md "$dir"/
 fail() { echo "FAIL: $*"; exit 1; }
 run() { python3 "$gen" --kairos "$KAIROS_BIN" --docs "$dir" --plugin "$KAIROS_PARAMS_PLUGIN" "$@" >"$dir/out" 2>"$dir/err"; }
 
