@@ -25,13 +25,15 @@ typedef struct product {
     uint64_t serial;
 } product_t;
 
+/* Described, so that the runtime digests the products in the world. */
 static const kr_field_t product_fields[] = {
     KR_FIELD(product_t, created, KR_FIELD_U64),
     KR_FIELD(product_t, serial, KR_FIELD_U64),
 };
 
 /* The kind's state: its parameters, ids and statistics. The statistics are
- * no slots (kairos/state.h): their reported names are the kind's own. */
+ * not slots (kairos/state.h): slots would report them under other names
+ * than the kind's. */
 typedef struct sqss {
     kr_dist_t arrival, service;       /* params */
     int64_t capacity, servers;
@@ -198,7 +200,8 @@ static kr_status_t sqss_register(kr_model_t *m)
 {
     kr_registry_t *reg = kr_model_registry(m);
     if (!kr_component_register(reg, &(kr_component_desc_t){ .name = SQSS_PRODUCT, .size = sizeof(product_t),
-                                                            .align = _Alignof(product_t), .fields = product_fields, .field_count = 2 }))
+                                                            .align = _Alignof(product_t), .fields = product_fields,
+                                                            .field_count = 2 }))
         return kr_last_status();
     const struct { const char *name; const kr_behavior_vtbl_t *vtbl; } b[] = {
         { "sqss.source", &source_vtbl }, { "sqss.queue", &queue_vtbl },
