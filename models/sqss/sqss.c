@@ -15,11 +15,9 @@
  * created, skipped and received count the whole run. */
 #include <math.h>
 #include <stdio.h>
-#include <string.h>
 #include "kairos/kairos.h"
 #include "models/sqss/sqss.h"
 
-#define SQSS_CONTEXT "sqss.state"
 #define SQSS_PRODUCT "sqss.product"
 
 typedef struct product {
@@ -27,35 +25,36 @@ typedef struct product {
     uint64_t serial;
 } product_t;
 
-/* Everything of one sqss simulator: its parameters, ids and statistics. */
+/* Described, so that the runtime digests the products in the world. */
+static const kr_field_t product_fields[] = {
+    KR_FIELD(product_t, created, KR_FIELD_U64),
+    KR_FIELD(product_t, serial, KR_FIELD_U64),
+};
+
+/* The kind's state: its parameters, ids and statistics. The statistics are
+ * not slots (kairos/state.h): slots would report them under other names
+ * than the kind's. */
 typedef struct sqss {
-    kr_dist_t arrival, service;       /* own memory: freed by the context's fini */
+    kr_dist_t arrival, service;       /* params */
     int64_t capacity, servers;
     kr_time_t warmup;
-    bool warm;                        /* past the warm-up */
-    kr_component_t product, source_b, queue_b, server_b, sink_b;
-    kr_event_type_t arrive, done, warmed;
-    kr_entity_t source_out;           /* the source's output channel */
-    kr_entity_t queue, queue_in;
-    uint64_t serial;
     int64_t created, skipped, received;
     int64_t in_queue, busy, in_system;
     kr_batchmeans_t time_in_system;   /* model units */
     kr_timeavg_t queue_length, busy_servers, system_size;
+    kr_component_t product, server_b;
+    kr_event_type_t arrive, done, warmed;
+    kr_entity_t source_out;           /* the source's output channel */
+    kr_entity_t queue, queue_in;
+    uint64_t serial;
 } sqss_t;
 
-/* Behaviors keep a pointer to their simulator's state (a context block,
- * which never moves). */
+/* Servers keep their channel to the sink. */
 typedef struct station {
-    sqss_t *sq;
-    kr_entity_t output;               /* servers: their channel to the sink */
+    kr_entity_t output;
 } station_t;
 
-static sqss_t *state_of(kr_sim_t *sim)
-{
-    kr_context_type_t t = kr_model_find_context_type(kr_sim_model(sim), SQSS_CONTEXT);
-    return t ? kr_sim_context(sim, t) : NULL;
-}
+static sqss_t *state_of(kr_world_t *w) { return kr_sim_state(kr_sim_of_world(w)); }
 
 static void fail(kr_sim_t *sim, const char *what)
 {
@@ -67,7 +66,7 @@ static void fail(kr_sim_t *sim, const char *what)
 static void arrive(kr_sim_t *sim, void *data)
 {
     (void)data;
-    sqss_t *sq = state_of(sim);
+    sqss_t *sq = kr_sim_state(sim);
     kr_world_t *w = kr_sim_world(sim);
     kr_time_t now = kr_sim_now(sim);
     if (kr_channel_is_ready(w, sq->source_out)) {
@@ -121,8 +120,8 @@ static void dispatch(kr_world_t *w, sqss_t *sq)
 
 static void queue_receive(kr_world_t *w, kr_entity_t self, void *state, kr_entity_t channel, kr_entity_t child)
 {
-    (void)self, (void)channel, (void)child;
-    sqss_t *sq = ((station_t *)state)->sq;
+    (void)self, (void)state, (void)channel, (void)child;
+    sqss_t *sq = state_of(w);
     kr_sim_t *sim = kr_sim_of_world(w);
     set_count(kr_sim_now(sim), &sq->in_queue, &sq->queue_length, +1);
     set_count(kr_sim_now(sim), &sq->in_system, &sq->system_size, +1);
@@ -132,16 +131,16 @@ static void queue_receive(kr_world_t *w, kr_entity_t self, void *state, kr_entit
 
 static void queue_output_ready(kr_world_t *w, kr_entity_t self, void *state, kr_entity_t channel)
 {
-    (void)self, (void)channel;
-    dispatch(w, ((station_t *)state)->sq);
+    (void)self, (void)state, (void)channel;
+    dispatch(w, state_of(w));
 }
 
 /* ---- server ---- */
 
 static void server_receive(kr_world_t *w, kr_entity_t self, void *state, kr_entity_t channel, kr_entity_t child)
 {
-    (void)child;
-    sqss_t *sq = ((station_t *)state)->sq;
+    (void)state, (void)child;
+    sqss_t *sq = state_of(w);
     kr_sim_t *sim = kr_sim_of_world(w);
     if (kr_channel_close(w, channel)) fail(sim, "closing a server");
     set_count(kr_sim_now(sim), &sq->busy, &sq->busy_servers, +1);
@@ -152,7 +151,7 @@ static void server_receive(kr_world_t *w, kr_entity_t self, void *state, kr_enti
 static void service_done(kr_sim_t *sim, void *data)
 {
     kr_entity_t server = *(kr_entity_t *)data;
-    sqss_t *sq = state_of(sim);
+    sqss_t *sq = kr_sim_state(sim);
     kr_world_t *w = kr_sim_world(sim);
     station_t *st = kr_component_get(w, server, sq->server_b);
     kr_entity_t product = KR_ENTITY_INVALID;
@@ -170,8 +169,8 @@ static void service_done(kr_sim_t *sim, void *data)
 
 static void sink_receive(kr_world_t *w, kr_entity_t self, void *state, kr_entity_t channel, kr_entity_t child)
 {
-    (void)self, (void)channel;
-    sqss_t *sq = ((station_t *)state)->sq;
+    (void)self, (void)state, (void)channel;
+    sqss_t *sq = state_of(w);
     kr_sim_t *sim = kr_sim_of_world(w);
     const product_t *p = kr_component_get(w, child, sq->product);
     kr_time_t now = kr_sim_now(sim);
@@ -185,9 +184,8 @@ static void sink_receive(kr_world_t *w, kr_entity_t self, void *state, kr_entity
 static void warmed_up(kr_sim_t *sim, void *data)
 {
     (void)data;
-    sqss_t *sq = state_of(sim);
+    sqss_t *sq = kr_sim_state(sim);
     kr_time_t now = kr_sim_now(sim);
-    sq->warm = true;
     kr_timeavg_reset(&sq->queue_length, now);
     kr_timeavg_reset(&sq->busy_servers, now);
     kr_timeavg_reset(&sq->system_size, now);
@@ -198,22 +196,12 @@ static const kr_behavior_vtbl_t queue_vtbl = { .on_receive = queue_receive, .on_
 static const kr_behavior_vtbl_t server_vtbl = { .on_receive = server_receive };
 static const kr_behavior_vtbl_t sink_vtbl = { .on_receive = sink_receive };
 
-static void context_fini(kr_sim_t *sim, void *context)
-{
-    (void)sim;
-    sqss_t *sq = context;
-    kr_dist_fini(&sq->arrival);
-    kr_dist_fini(&sq->service);
-}
-
 static kr_status_t sqss_register(kr_model_t *m)
 {
     kr_registry_t *reg = kr_model_registry(m);
-    if (!kr_model_context_type(m, &(kr_context_desc_t){ .name = SQSS_CONTEXT, .size = sizeof(sqss_t),
-                                                        .fini = context_fini }))
-        return kr_last_status();
     if (!kr_component_register(reg, &(kr_component_desc_t){ .name = SQSS_PRODUCT, .size = sizeof(product_t),
-                                                            .align = _Alignof(product_t) }))
+                                                            .align = _Alignof(product_t), .fields = product_fields,
+                                                            .field_count = 2 }))
         return kr_last_status();
     const struct { const char *name; const kr_behavior_vtbl_t *vtbl; } b[] = {
         { "sqss.source", &source_vtbl }, { "sqss.queue", &queue_vtbl },
@@ -223,22 +211,15 @@ static kr_status_t sqss_register(kr_model_t *m)
         if (!kr_behavior_register(reg, &(kr_behavior_desc_t){ .name = b[i].name, .state_size = sizeof(station_t),
                                                               .state_align = _Alignof(station_t), .vtbl = b[i].vtbl }))
             return kr_last_status();
-    if (!kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "sqss.arrive", .on_event = arrive }) ||
-        !kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "sqss.done", .size = sizeof(kr_entity_t),
-                                                          .on_event = service_done }) ||
-        !kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "sqss.warmup", .on_event = warmed_up }))
-        return kr_last_status();
     return KR_OK;
 }
 
 /* A resource entity with a station behavior. */
-static kr_entity_t station(kr_world_t *w, sqss_t *sq, const char *name, kr_component_t behavior)
+static kr_entity_t station(kr_world_t *w, const char *name, const char *behavior)
 {
+    kr_component_t b = kr_component_lookup(kr_model_registry(kr_sim_model(kr_sim_of_world(w))), behavior);
     kr_entity_t e = kr_entity_create_desc(w, &(kr_entity_desc_t){ .name = name });
-    if (!e || kr_resource_add(w, e)) return KR_ENTITY_INVALID;
-    station_t *st = kr_component_add(w, e, behavior);
-    if (!st) return KR_ENTITY_INVALID;
-    st->sq = sq;
+    if (!e || kr_resource_add(w, e) || !kr_component_add(w, e, b)) return KR_ENTITY_INVALID;
     return e;
 }
 
@@ -259,42 +240,34 @@ static kr_status_t link(kr_world_t *w, kr_entity_t a, kr_entity_t b, kr_entity_t
 static kr_status_t sqss_setup(kr_sim_t *sim, const kr_params_t *p)
 {
     kr_model_t *m = kr_sim_model(sim);
-    sqss_t *sq = state_of(sim);
-    if (!sq) return kr_last_status();
-    kr_status_t st = kr_params_dist(p, "arrival", &(kr_dist_desc_t){ .kind = KR_DIST_EXPONENTIAL, .mean = 1 },
-                                    &sq->arrival);
-    if (!st) st = kr_params_dist(p, "service", &(kr_dist_desc_t){ .kind = KR_DIST_EXPONENTIAL, .mean = 0.5 },
-                                 &sq->service);
-    if (!st) st = kr_params_int(p, "capacity", 10, 1, 100000000, &sq->capacity);
-    if (!st) st = kr_params_int(p, "servers", 1, 1, 256, &sq->servers);
-    if (!st) st = kr_params_duration(p, "warmup", 0, &sq->warmup);
+    sqss_t *sq = kr_sim_state(sim);
+    /* Absent means one draw of `arrival`, which a table row cannot say. */
     kr_time_t first = KR_TIME_NEVER;
-    if (!st) st = kr_params_duration(p, "first_arrival", KR_TIME_NEVER, &first);
+    kr_status_t st = kr_params_duration(p, "first_arrival", KR_TIME_NEVER, &first);
     if (st) return st;
     kr_registry_t *reg = kr_model_registry(m);
     sq->product = kr_component_lookup(reg, SQSS_PRODUCT);
-    sq->source_b = kr_component_lookup(reg, "sqss.source");
-    sq->queue_b = kr_component_lookup(reg, "sqss.queue");
     sq->server_b = kr_component_lookup(reg, "sqss.server");
-    sq->sink_b = kr_component_lookup(reg, "sqss.sink");
-    sq->arrive = kr_model_find_event_type(m, "sqss.arrive");
-    sq->done = kr_model_find_event_type(m, "sqss.done");
-    sq->warmed = kr_model_find_event_type(m, "sqss.warmup");
+    /* By id: kr_schedule_in would refuse a negative draw, which
+     * kr_dist_sample_ticks takes as 0. */
+    sq->arrive = kr_model_handler_type(m, arrive);
+    sq->done = kr_model_handler_type(m, service_done);
+    sq->warmed = kr_model_handler_type(m, warmed_up);
     kr_batchmeans_init(&sq->time_in_system);
     kr_timeavg_init(&sq->queue_length, 0, 0);
     kr_timeavg_init(&sq->busy_servers, 0, 0);
     kr_timeavg_init(&sq->system_size, 0, 0);
 
     kr_world_t *w = kr_sim_world(sim);
-    kr_entity_t source = station(w, sq, "Source", sq->source_b);
-    sq->queue = station(w, sq, "Queue", sq->queue_b);
-    kr_entity_t sink = station(w, sq, "Sink", sq->sink_b);
+    kr_entity_t source = station(w, "Source", "sqss.source");
+    sq->queue = station(w, "Queue", "sqss.queue");
+    kr_entity_t sink = station(w, "Sink", "sqss.sink");
     if (!source || !sq->queue || !sink) return kr_last_status();
     if ((st = link(w, source, sq->queue, &sq->source_out, &sq->queue_in))) return st;
     for (int64_t i = 0; i < sq->servers; i++) {
         char name[32];
         snprintf(name, sizeof name, "Server %lld", (long long)i + 1);
-        kr_entity_t server = station(w, sq, name, sq->server_b), q_out, s_in, s_out, k_in;
+        kr_entity_t server = station(w, name, "sqss.server"), q_out, s_in, s_out, k_in;
         if (!server) return kr_last_status();
         if ((st = link(w, sq->queue, server, &q_out, &s_in)) || (st = link(w, server, sink, &s_out, &k_in))) return st;
         ((station_t *)kr_component_get(w, server, sq->server_b))->output = s_out;
@@ -310,8 +283,7 @@ static kr_status_t sqss_setup(kr_sim_t *sim, const kr_params_t *p)
 
 static void sqss_report(kr_sim_t *sim, kr_report_t *r)
 {
-    sqss_t *sq = state_of(sim);
-    if (!sq) return;
+    sqss_t *sq = kr_sim_state(sim);
     kr_time_t now = kr_model_end_time(kr_sim_model(sim));
     double span = kr_time_to_units(now > sq->warmup ? now - sq->warmup : 0, kr_model_precision(kr_sim_model(sim)));
     kr_report_int(r, "created", sq->created);
@@ -326,27 +298,6 @@ static void sqss_report(kr_sim_t *sim, kr_report_t *r)
     kr_report_number(r, "throughput", span > 0 ? (double)sq->time_in_system.all.count / span : NAN);
 }
 
-static uint64_t bits(double x)
-{
-    uint64_t u;
-    memcpy(&u, &x, sizeof u);
-    return u;
-}
-
-static uint64_t sqss_digest(kr_sim_t *sim)
-{
-    sqss_t *sq = state_of(sim);
-    if (!sq) return 0;
-    uint64_t h = 0x5e55;
-    const uint64_t parts[] = { (uint64_t)sq->created, (uint64_t)sq->skipped, (uint64_t)sq->received,
-                               bits(sq->time_in_system.all.mean), bits(sq->queue_length.area) };
-    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
-        h ^= parts[i] + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-        h *= 0xbf58476d1ce4e5b9ULL;
-    }
-    return h;
-}
-
 const kr_kind_desc_t kr__sqss_kind = {
     .name = "sqss",
     .summary = "Source -> Queue -> Server(s) -> Sink joined by channels",
@@ -354,5 +305,29 @@ const kr_kind_desc_t kr__sqss_kind = {
     .register_types = sqss_register,
     .setup = sqss_setup,
     .report = sqss_report,
-    .digest = sqss_digest,
+    .state_size = sizeof(sqss_t),
+    /* digested; the statistics by their running values */
+    .state_fields = (const kr_field_t[]){
+        KR_FIELD(sqss_t, created, KR_FIELD_I64),
+        KR_FIELD(sqss_t, skipped, KR_FIELD_I64),
+        KR_FIELD(sqss_t, received, KR_FIELD_I64),
+        KR_FIELD(sqss_t, time_in_system.all.mean, KR_FIELD_F64),
+        KR_FIELD(sqss_t, queue_length.area, KR_FIELD_F64),
+        { 0 } },
+    .params = (const kr_param_t[]){
+        KR_PARAM(sqss_t, arrival, KR_PARAM_DIST, .def = "{\"dist\": \"exponential\", \"mean\": 1}",
+                 .help = "time between generations"),
+        KR_PARAM(sqss_t, service, KR_PARAM_DIST, .def = "{\"dist\": \"exponential\", \"mean\": 0.5}",
+                 .help = "service time of one product"),
+        KR_PARAM(sqss_t, capacity, KR_PARAM_INT, .def = "10", .range = ">= 1, <= 100000000",
+                 .help = "queue places (products waiting, not in service)"),
+        KR_PARAM(sqss_t, servers, KR_PARAM_INT, .def = "1", .range = ">= 1, <= 256", .help = "parallel servers"),
+        KR_PARAM(sqss_t, warmup, KR_PARAM_DURATION, .def = "0", .range = ">= 0",
+                 .help = "model time before statistics start"),
+        { 0 } },
+    .events = (const kr_event_type_desc_t[]){
+        { .name = "sqss.arrive", .on_event = arrive },
+        { .name = "sqss.done", .size = sizeof(kr_entity_t), .on_event = service_done },
+        { .name = "sqss.warmup", .on_event = warmed_up },
+        { 0 } },
 };

@@ -205,17 +205,17 @@ Test(phold, params_are_checked)
     expect_refused(base, "simulators.phold.params.lookahead=2", "simulators[0].params.lookahead",
                    "a lookahead <= mean (1)", "2");
     expect_refused(base, "simulators.phold.params.lookahead=-0.5", "simulators[0].params.lookahead",
-                   "a lookahead >= 0 in model units", "-0.5");
+                   "a number >= 0", "-0.5");
     expect_refused(base, "simulators.phold.params.remote=1.5", "simulators[0].params.remote",
-                   "a probability within [0, 1]", "1.5");
+                   "a number >= 0, <= 1", "1.5");
     expect_refused(base, "simulators.phold.params.remote=-0.1", "simulators[0].params.remote",
-                   "a probability within [0, 1]", "-0.1");
+                   "a number >= 0, <= 1", "-0.10000000000000001");
     expect_refused(base, "simulators.phold.params.mean=0", "simulators[0].params.mean",
-                   "a mean delay > 0 in model units", "0");
+                   "a number > 0", "0");
     expect_refused(base, "simulators.phold.params.lps=0", "simulators[0].params.lps",
-                   "a whole number from 1 to 100000000", "0");
+                   "a whole number >= 1, <= 100000000", "0");
     expect_refused(base, "simulators.phold.params.start_events=1.5", "simulators[0].params.start_events",
-                   "a whole number from 1 to 1000000", "1.5");
+                   "a whole number >= 1, <= 1000000", "1.5");
     expect_refused(base, "simulators.phold.params.lsp=4", "simulators[0].params.lsp",
                    "a parameter of kind 'phold' (lps, start_events, remote, lookahead, mean)",
                    "the unknown key \"lsp\"");
