@@ -32,6 +32,15 @@ kr_status_t kr__input_error(const char *file, const char *path, const char *expe
     char shown[96];
     if (!found) {
         snprintf(shown, sizeof shown, "nothing");
+    } else if (json_is_real(found)) {
+        /* In the fewest digits that read back as the value, as the user
+         * wrote it: -0.1, not -0.10000000000000001. */
+        for (int digits = 15; digits <= 17; digits++) {
+            char *text = json_dumps(found, JSON_ENCODE_ANY | JSON_REAL_PRECISION(digits));
+            snprintf(shown, sizeof shown, "%s", text ? text : "?");
+            free(text);
+            if (strtod(shown, NULL) == json_real_value(found)) break;
+        }
     } else {
         shown_text_t t = { .len = 0 };
         json_dump_callback(found, keep_prefix, &t, JSON_COMPACT | JSON_ENCODE_ANY);

@@ -209,7 +209,7 @@ Test(phold, params_are_checked)
     expect_refused(base, "simulators.phold.params.remote=1.5", "simulators[0].params.remote",
                    "a number >= 0, <= 1", "1.5");
     expect_refused(base, "simulators.phold.params.remote=-0.1", "simulators[0].params.remote",
-                   "a number >= 0, <= 1", "-0.10000000000000001");
+                   "a number >= 0, <= 1", "-0.1");
     expect_refused(base, "simulators.phold.params.mean=0", "simulators[0].params.mean",
                    "a number > 0", "0");
     expect_refused(base, "simulators.phold.params.lps=0", "simulators[0].params.lps",
