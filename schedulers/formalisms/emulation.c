@@ -320,9 +320,11 @@ bool kr__emulation_waiting(kr_sim_t *s)
     kr__emulation_t *em = s->emu;
     if (em->replaying) return false;
     kr__event_rec_t *h = kr__sim_head(s);
-    bool pending = h && h->time <= s->model->end_time && !(h->flags & KR__EVREC_AWAITING);
-    return (pending && !kr__emulation_ready(s, h->time)) ||
-           (em->input_open && clock_ticks(s) < s->model->end_time);
+    /* past a stop horizon (stop.c) nothing more runs: nothing to wait for */
+    bool pending = h && h->time <= s->model->end_time && h->time < s->stop_horizon &&
+                   !(h->flags & KR__EVREC_AWAITING);
+    kr_time_t until = s->stop_horizon <= s->model->end_time ? s->stop_horizon - 1 : s->model->end_time;
+    return (pending && !kr__emulation_ready(s, h->time)) || (em->input_open && clock_ticks(s) < until);
 }
 
 /* Wall-clock nanoseconds at which the clock of s reads t. */
