@@ -701,9 +701,19 @@ kr_model_t *kr__model_file_build_on(kr__model_file_t *f, const kr_observer_t *ob
     /* The promises are the file's: a kind's setup runs on one rank only. */
     if (kr__model_fix_promises(m, f->path)) goto fail;
     json_t *stop_lookahead = json_object_get(f->root, "stop_lookahead");
-    if (stop_lookahead &&
-        kr_model_set_stop_lookahead(m, kr_time_delay_ticks(json_number_value(stop_lookahead), f->precision)))
-        goto fail;
+    if (stop_lookahead) {
+        kr_time_t delta = kr_time_delay_ticks(json_number_value(stop_lookahead), f->precision);
+        /* (kr_model_start refuses it too; here in the standard form, for
+         * `kairos validate` as well) */
+        size_t groups = 0;
+        for (size_t i = 0; i < f->sim_count; i++) groups += group_size[i] > 0;
+        if (delta == 0 && groups > 1) {
+            kr__input_error(f->path, "stop_lookahead", "a positive time: with 0 every simulator would wait for every "
+                            "other at equal times (the model has more than one zero-promise group)", stop_lookahead);
+            goto fail;
+        }
+        if (kr_model_set_stop_lookahead(m, delta)) goto fail;
+    }
     for (size_t i = 0; i < f->sim_count; i++) {
         kr__sim_entry_t *e = &f->sims[i];
         const kr_kind_desc_t *k = kr__model_file_kind(f, i);

@@ -141,4 +141,14 @@ Test(cli_stop, a_bad_stop_lookahead_is_refused_in_the_standard_form)
     cr_assert_eq(r.status, 2, "%s", r.err);
     cr_assert(strstr(r.err, "stop_lookahead: expected a time >= 0 in model units, found -1"), "%s", r.err);
     cli_free(&r);
+    /* 0 with several zero-promise groups: refused by validate and run alike */
+    const char *verbs[] = { "validate", "run" };
+    for (int i = 0; i < 2; i++) {
+        const char *zero[] = { verbs[i], model, "--set", "stop_lookahead=0", "--quiet", NULL };
+        if (i == 0) zero[4] = NULL;
+        r = kairos_on(0, zero);
+        cr_assert_eq(r.status, 2, "%s: %s", verbs[i], r.err);
+        cr_assert(strstr(r.err, "stop_lookahead: expected a positive time"), "%s: %s", verbs[i], r.err);
+        cli_free(&r);
+    }
 }
