@@ -266,3 +266,96 @@ Test(stop, outside_a_run_kr_sim_stop_does_nothing)
     cr_assert_eq(kr_sim_now(a), 10 * S);
     kr_model_destroy(m);
 }
+
+/* ---- from a behavior callback ---- */
+
+static void step_and_stop(kr_world_t *w, kr_entity_t self, void *state)
+{
+    (void)self;
+    int *steps = state;
+    if (++*steps == 3) kr_sim_stop(kr_sim_of_world(w));
+}
+
+/* An agent-based simulator stops in its third step (at 3) from on_update;
+ * x, downstream with promise 2, ends after its last event below 5. */
+Test(stop, a_behavior_callback_can_stop_the_run)
+{
+    for (int w = 0; w < 2; w++) {
+        kr_model_t *m = new_model(20 * S, w ? KR_SYNC_WINDOW : KR_SYNC_NULL_MESSAGE);
+        static const kr_behavior_vtbl_t vtbl = { .on_update = step_and_stop };
+        kr_component_t c = kr_behavior_register(kr_model_registry(m), &(kr_behavior_desc_t){
+            .name = "stepper", .state_size = sizeof(int), .vtbl = &vtbl });
+        cr_assert_neq(c, KR_COMPONENT_NONE);
+        kr_sim_t *ab = kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "agents", .formalism = KR_AGENT_BASED,
+                                                             .time_step = S });
+        cr_assert_not_null(ab);
+        kr_sim_t *x = add(m, "x", S, UINT32_MAX, 0, 0);
+        cr_assert_eq(kr_model_add_dependency(m, 0, 1, 2 * S), KR_OK);
+        cr_assert_neq(kr_entity_create_desc(kr_sim_world(ab), &(kr_entity_desc_t){ .components = &c,
+                                                                                   .component_count = 1 }),
+                      KR_ENTITY_INVALID);
+        start_ticking(m);
+        cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
+        cr_assert_eq(kr_sim_now(ab), 3 * S);
+        cr_assert_eq(kr_sim_event_count(ab), 3);
+        cr_assert_eq(kr_sim_now(x), 4 * S);
+        uint32_t by;
+        cr_assert(kr_model_stopped(m, &by, NULL));
+        cr_assert_eq(by, 0);
+        kr_model_destroy(m);
+    }
+}
+
+/* ---- the wire: a stop from another process is checked before use ---- */
+
+static size_t stop_message(uint8_t *b, uint32_t from, uint32_t to, kr_time_t at, uint32_t by)
+{
+    size_t n = 0;
+    b[n++] = 7; /* MSG_STOP (sync.c) */
+    memcpy(b + n, &from, 4), n += 4;
+    memcpy(b + n, &to, 4), n += 4;
+    uint64_t seq = 0, guarantee = 0;
+    memcpy(b + n, &seq, 8), n += 8;
+    memcpy(b + n, &at, 8), n += 8;
+    memcpy(b + n, &guarantee, 8), n += 8;
+    memcpy(b + n, &by, 4), n += 4;
+    return n;
+}
+
+Test(stop, a_stop_message_is_checked)
+{
+    struct { uint32_t by; kr_time_t at; size_t cut; size_t extra; const char *why; } bad[] = {
+        { 9, 2 * S, 0, 0, "unknown simulator" },
+        { 0, 30 * S, 0, 0, "after the end time" },
+        { 0, 2 * S, 2, 0, "truncated" },
+        { 0, 2 * S, 0, 1, "overlong" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        kr_model_t *m = new_model(20 * S, KR_SYNC_NULL_MESSAGE);
+        add(m, "a", 0, UINT32_MAX, 0, 0);
+        add(m, "b", 0, UINT32_MAX, 0, 0);
+        cr_assert_eq(kr_model_add_dependency(m, 0, 1, S), KR_OK);
+        cr_assert_eq(kr_model_start(m), KR_OK);
+        uint8_t msg[64] = { 0 };
+        size_t n = stop_message(msg, 0, 1, bad[i].at, bad[i].by) - bad[i].cut + bad[i].extra;
+        cr_assert_eq(kr__sync_deliver(m, msg, n), KR_ERR_CORRUPT, "%s", bad[i].why);
+        cr_assert(strstr(kr_last_error(), "bad message from simulator 'a'"), "%s", kr_last_error());
+        cr_assert_not(kr_model_stopped(m, NULL, NULL));
+        kr_model_destroy(m);
+    }
+    /* a good one: b learns its horizon, 2 + 1 */
+    kr_model_t *m = new_model(20 * S, KR_SYNC_NULL_MESSAGE);
+    add(m, "a", 0, UINT32_MAX, 0, 0);
+    kr_sim_t *b = add(m, "b", 0, UINT32_MAX, 0, 0);
+    cr_assert_eq(kr_model_add_dependency(m, 0, 1, S), KR_OK);
+    cr_assert_eq(kr_model_start(m), KR_OK);
+    uint8_t msg[64];
+    cr_assert_eq(kr__sync_deliver(m, msg, stop_message(msg, 0, 1, 2 * S, 0)), KR_OK, "%s", kr_last_error());
+    uint32_t by;
+    kr_time_t at;
+    cr_assert(kr_model_stopped(m, &by, &at));
+    cr_assert_eq(by, 0);
+    cr_assert_eq(at, 2 * S);
+    cr_assert_eq(kr_sim_stop_horizon(b), 3 * S);
+    kr_model_destroy(m);
+}
