@@ -359,3 +359,74 @@ Test(stop, a_stop_message_is_checked)
     cr_assert_eq(kr_sim_stop_horizon(b), 3 * S);
     kr_model_destroy(m);
 }
+
+/* ---- random models: the same events whatever carries the stops ---- */
+
+static uint64_t next_rand(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+/* Model `seed`: 6 simulators, random dependencies (some with zero
+ * promises, so groups form), each ticking and sending to one successor,
+ * two of them stopping after a random number of ticks. Fills each
+ * simulator's event count and returns the checksum. */
+static uint64_t run_random(uint64_t seed, kr_sync_algorithm_t sync, uint64_t transport_seed, uint64_t *events)
+{
+    enum { N = 6 };
+    uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 1;
+    kr_model_t *m = new_model(12 * S, sync);
+    if (transport_seed)
+        cr_assert_eq(kr__model_use_transport(m, kr__transport_test_create(&(kr__test_transport_desc_t){
+                         .seed = transport_seed, .hold_probability = 0.5, .duplicate_probability = 0.1 })), KR_OK);
+    kr_time_t promise[N][N];
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++) {
+            promise[i][j] = KR_TIME_NEVER;
+            if (i != j && next_rand(&x) % 3 == 0) promise[i][j] = (next_rand(&x) % 4) * S / 2;
+        }
+    for (int i = 0; i < N; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "s%d", i);
+        uint32_t target = UINT32_MAX;
+        for (int j = 0; j < N && target == UINT32_MAX; j++)
+            if (promise[i][j] != KR_TIME_NEVER) target = (uint32_t)j;
+        kr_time_t delay = target == UINT32_MAX ? 0 : promise[i][target] + (next_rand(&x) % 3) * S / 4;
+        add(m, name, S / 4 + (next_rand(&x) % 5) * S / 8, target, delay, i < 2 ? 5 + next_rand(&x) % 30 : 0);
+    }
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++)
+            if (promise[i][j] != KR_TIME_NEVER)
+                cr_assert_eq(kr_model_add_dependency(m, (uint32_t)i, (uint32_t)j, promise[i][j]), KR_OK);
+    start_ticking(m);
+    cr_assert_eq(kr_model_run(m), KR_OK, "model %llu: %s", (unsigned long long)seed, kr_last_error());
+    for (uint32_t i = 0; i < N; i++) {
+        kr_sim_t *s = kr_model_sim(m, i);
+        events[i] = kr_sim_event_count(s);
+        /* nothing ran at or past a horizon, but in the stopper's own event */
+        kr_time_t h = kr_sim_stop_horizon(s);
+        cr_assert(h == KR_TIME_NEVER || kr_sim_now(s) <= h, "model %llu: s%u at %llu, horizon %llu",
+                  (unsigned long long)seed, i, (unsigned long long)kr_sim_now(s), (unsigned long long)h);
+    }
+    uint64_t sum = kr_model_checksum(m);
+    kr_model_destroy(m);
+    return sum;
+}
+
+Test(stop, random_models_stop_alike_under_every_transport_and_algorithm)
+{
+    for (uint64_t seed = 1; seed <= 25; seed++) {
+        uint64_t ref_events[6], events[6];
+        uint64_t ref = run_random(seed, KR_SYNC_NULL_MESSAGE, 0, ref_events);
+        const struct { kr_sync_algorithm_t sync; uint64_t transport; } runs[] = {
+            { KR_SYNC_WINDOW, 0 }, { KR_SYNC_NULL_MESSAGE, 3 }, { KR_SYNC_NULL_MESSAGE, 4 }, { KR_SYNC_WINDOW, 5 } };
+        for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+            cr_assert_eq(run_random(seed, runs[r].sync, runs[r].transport, events), ref, "model %llu, run %zu",
+                         (unsigned long long)seed, r);
+            cr_assert_arr_eq(events, ref_events, sizeof events, "model %llu, run %zu", (unsigned long long)seed, r);
+        }
+    }
+}
