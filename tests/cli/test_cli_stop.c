@@ -152,3 +152,19 @@ Test(cli_stop, a_bad_stop_lookahead_is_refused_in_the_standard_form)
         cli_free(&r);
     }
 }
+
+Test(cli_stop, a_run_nobody_stops_has_no_stopped)
+{
+    const char *stats = cli_path("nostop-stats.json");
+    const char *args[] = { "run", stop_model(), "-o", stats, "--set", "simulators.A.params.stop_after=0", NULL };
+    cli_result_t r = kairos_on(0, args);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_not(strstr(r.out, "stopped by"), "%s", r.out);
+    cli_free(&r);
+    json_error_t e;
+    json_t *s = json_load_file(stats, 0, &e);
+    cr_assert(s, "%s", e.text);
+    cr_assert_null(json_object_get(s, "stopped"));
+    cr_assert_float_eq(final_time(s, "A"), 20.0, 1e-9);
+    json_decref(s);
+}
