@@ -713,6 +713,9 @@ kr_model_t *kr__model_file_build_on(kr__model_file_t *f, const kr_observer_t *ob
             goto fail;
         }
         if (kr_model_set_stop_lookahead(m, delta)) goto fail;
+        /* Such a model runs window rounds whatever was asked (kairos/stop.h,
+         * kr_model_start): the stats and validate say so. */
+        if (groups > 1) f->sync = KR_SYNC_WINDOW;
     }
     for (size_t i = 0; i < f->sim_count; i++) {
         kr__sim_entry_t *e = &f->sims[i];
