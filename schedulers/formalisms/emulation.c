@@ -323,8 +323,9 @@ bool kr__emulation_waiting(kr_sim_t *s)
     /* past a stop horizon (stop.c) nothing more runs: nothing to wait for */
     bool pending = h && h->time <= s->model->end_time && h->time < s->stop_horizon &&
                    !(h->flags & KR__EVREC_AWAITING);
-    kr_time_t until = s->stop_horizon <= s->model->end_time ? s->stop_horizon - 1 : s->model->end_time;
-    return (pending && !kr__emulation_ready(s, h->time)) || (em->input_open && clock_ticks(s) < until);
+    kr_time_t clock = em->input_open ? clock_ticks(s) : 0;
+    return (pending && !kr__emulation_ready(s, h->time)) ||
+           (em->input_open && clock < s->model->end_time && clock + 1 < s->stop_horizon);
 }
 
 /* Wall-clock nanoseconds at which the clock of s reads t. */

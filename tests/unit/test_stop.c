@@ -430,3 +430,35 @@ Test(stop, random_models_stop_alike_under_every_transport_and_algorithm)
         }
     }
 }
+
+/* ---- an emulation simulator stops waiting for its clock at its horizon ---- */
+
+#include <time.h>
+
+/* d (discrete-event) stops at 2; the emulation simulator e (100 model units
+ * per wall second, promise 1 from d) ticks every unit: it ends after its
+ * tick at 2 (horizon 3) instead of pacing on to the end at 1000, ten wall
+ * seconds away. */
+Test(stop, an_emulation_simulator_ends_at_its_horizon, .timeout = 10)
+{
+    for (int w = 0; w < 2; w++) {
+        kr_model_t *m = new_model(1000 * S, w ? KR_SYNC_WINDOW : KR_SYNC_NULL_MESSAGE);
+        add(m, "d", S, UINT32_MAX, 0, 2);
+        kr_emulation_desc_t ed = { .speed = 100, .input_fd = -1 };
+        kr_sim_t *e = kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "e", .formalism = KR_EMULATION, .emulation = &ed });
+        cr_assert_not_null(e, "%s", kr_last_error());
+        tickers[1] = (ticker_t){ .period = S, .target = UINT32_MAX };
+        kr_sim_set_user(e, &tag, &tickers[1]);
+        cr_assert_eq(kr_model_add_dependency(m, 0, 1, S), KR_OK);
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        start_ticking(m);
+        cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        cr_assert_eq(kr_sim_now(e), 2 * S);
+        cr_assert_eq(kr_sim_event_count(e), 2);
+        double wall = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+        cr_assert_lt(wall, 2.0, "the run waited for the emulation clock: %g s", wall);
+        kr_model_destroy(m);
+    }
+}
