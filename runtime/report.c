@@ -75,13 +75,13 @@ json_t *kr__run_local_stats(run_ctx_t *c, double wall)
     /* The process's peak resident memory so far (Linux: ru_maxrss in KiB). */
     struct rusage ru;
     json_int_t peak = getrusage(RUSAGE_SELF, &ru) == 0 ? (json_int_t)ru.ru_maxrss * 1024 : 0;
-    json_t *part = json_pack("{s:i, s:s, s:s, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "rank", c->opt->rank, "node", node,
-                     "cores", c->opt->binding && c->opt->binding[0] ? c->opt->binding : "all", "wall_seconds", wall,
-                     "peak_memory_bytes", peak,
-                     "rounds", (json_int_t)kr_model_rounds(c->model),
-                     "messages", (json_int_t)kr_model_transport_messages(c->model),
-                     "batches", (json_int_t)net.batches_sent, "bytes", (json_int_t)net.bytes_sent,
-                     "reductions", (json_int_t)net.reductions, "simulators", sims);
+    json_t *part = json_pack("{s:i, s:s, s:s, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "rank", c->opt->rank,
+                             "node", node, "cores", c->opt->binding && c->opt->binding[0] ? c->opt->binding : "all",
+                             "wall_seconds", wall, "peak_memory_bytes", peak,
+                             "rounds", (json_int_t)kr_model_rounds(c->model),
+                             "messages", (json_int_t)kr_model_transport_messages(c->model),
+                             "batches", (json_int_t)net.batches_sent, "bytes", (json_int_t)net.bytes_sent,
+                             "reductions", (json_int_t)net.reductions, "simulators", sims);
     /* the earliest stop this rank knows of, in ticks (merged on rank 0) */
     uint32_t by;
     kr_time_t at;
@@ -302,22 +302,21 @@ json_t *kr__run_merge_stats(run_ctx_t *c, json_t **parts, int nparts)
     if (out && json_object_size(c->steps)) json_object_set_new(out, "totals", step_totals(c->steps));
     /* Who ended the run (kairos/stop.h): the earliest stop by (time,
      * simulator id) over every rank's. Ticks travel as integers, whole. */
-    json_t *stop = NULL;
+    bool stopped = false;
+    json_int_t stop_by = 0, stop_at = 0;
     for (int r = 0; out && r < nparts; r++) {
         json_t *s = json_object_get(parts[r], "_stopped");
-        if (!s) continue;
         json_int_t at = json_integer_value(json_object_get(s, "at")), by = json_integer_value(json_object_get(s, "by"));
-        json_int_t best_at = json_integer_value(json_object_get(stop, "at"));
-        if (by < 0 || (size_t)by >= n) continue;
-        if (!stop || (uint64_t)at < (uint64_t)best_at ||
-            (at == best_at && by < json_integer_value(json_object_get(stop, "by"))))
-            stop = s;
+        if (!s || by < 0 || (size_t)by >= n || at < 0) continue;
+        if (!stopped || at < stop_at || (at == stop_at && by < stop_by)) {
+            stopped = true;
+            stop_by = by;
+            stop_at = at;
+        }
     }
-    if (stop) {
-        json_int_t by = json_integer_value(json_object_get(stop, "by"));
-        json_object_set_new(out, "stopped", json_pack("{s:s, s:f}", "by", f->sims[by].name, "time",
-            kr_time_to_units((kr_time_t)json_integer_value(json_object_get(stop, "at")), f->precision)));
-    }
+    if (stopped)
+        json_object_set_new(out, "stopped", json_pack("{s:s, s:f}", "by", f->sims[stop_by].name, "time",
+                                                      kr_time_to_units((kr_time_t)stop_at, f->precision)));
     if (out && has_state) {
         char digest[17];
         snprintf(digest, sizeof digest, "%016llx", (unsigned long long)state_sum);

@@ -40,7 +40,6 @@
  * need a guarantee between every pair of simulators, so a model with a
  * stop lookahead runs its rounds with the window algorithm. */
 #include <stdlib.h>
-#include <string.h>
 #include "kairos/stop.h"
 #include "base/error.h"
 #include "base/grow.h"

@@ -56,7 +56,8 @@ static void on_msg(kr_sim_t *sim, void *data)
 
 static kr_status_t stopper_register(kr_model_t *model)
 {
-    if (!kr_model_event_type(model, &(kr_event_type_desc_t){ .name = TICK, .on_event = on_tick })) return kr_last_status();
+    if (!kr_model_event_type(model, &(kr_event_type_desc_t){ .name = TICK, .on_event = on_tick }))
+        return kr_last_status();
     if (!kr_model_event_type(model, &(kr_event_type_desc_t){ .name = MSG, .size = sizeof(uint64_t),
                                                              .on_target_side = on_msg }))
         return kr_last_status();

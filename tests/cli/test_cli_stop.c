@@ -88,7 +88,8 @@ static json_t *same_everywhere(const char *model, const char *set)
             continue;
         }
         cr_assert_str_eq(json_string_value(json_object_get(s, "checksum")),
-                         json_string_value(json_object_get(ref, "checksum")), "%d ranks (%s)", runs[i].np, runs[i].sync);
+                         json_string_value(json_object_get(ref, "checksum")), "%d ranks (%s)", runs[i].np,
+                         runs[i].sync);
         json_t *a = json_object_get(s, "simulators"), *b = json_object_get(ref, "simulators");
         cr_assert_eq(json_array_size(a), json_array_size(b));
         for (size_t k = 0; k < json_array_size(a); k++) {
