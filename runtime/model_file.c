@@ -12,6 +12,7 @@
 #include <string.h>
 #include "base/error.h"
 #include "base/grow.h"
+#include "kairos/stop.h"
 #include "runtime/kind_build.h"
 #include "runtime/model_file.h"
 #include "schedulers/model_private.h"
@@ -20,7 +21,8 @@
     do { if (cond) return kr__input_error(f->path, (where), (expected), (found)); } while (0)
 
 static const char *const top_keys[] = { "precision", "seed", "end_time", "sync", "mapping", "log_level",
-                                        "simulators", "dependencies", "outputs", "plugins", "description", NULL };
+                                        "simulators", "dependencies", "outputs", "plugins", "description",
+                                        "stop_lookahead", NULL };
 static const char *const sim_keys[] = { "name", "kind", "formalism", "time_step", "params", "rank", "count",
                                         "regions", "description", NULL };
 static const char *const dep_keys[] = { "from", "to", "promise", NULL };
@@ -189,6 +191,10 @@ static kr_status_t check_top(kr__model_file_t *f)
                 "one of trace, debug, info, warn, error, critical, off", v);
     }
     if ((v = json_object_get(r, "description"))) FAIL_IF(!json_is_string(v), "description", "a string", v);
+    /* (read again when the model is built: kairos/stop.h) */
+    kr_time_t stop_lookahead;
+    if ((v = json_object_get(r, "stop_lookahead")) && (st = read_time(f, v, "stop_lookahead", true, &stop_lookahead)))
+        return st;
     if ((v = json_object_get(r, "outputs"))) {
         FAIL_IF(!json_is_object(v), "outputs", "an object", v);
         if ((st = check_keys(f, v, out_keys, "outputs"))) return st;
@@ -679,6 +685,23 @@ kr_model_t *kr__model_file_build_on(kr__model_file_t *f, const kr_observer_t *ob
     }
     /* The promises are the file's: a kind's setup runs on one rank only. */
     if (kr__model_fix_promises(m, f->path)) goto fail;
+    json_t *stop_lookahead = json_object_get(f->root, "stop_lookahead");
+    if (stop_lookahead) {
+        kr_time_t delta = kr_time_delay_ticks(json_number_value(stop_lookahead), f->precision);
+        /* (kr_model_start refuses it too; here in the standard form, for
+         * `kairos validate` as well) */
+        size_t groups = 0;
+        for (size_t i = 0; i < f->sim_count; i++) groups += group_size[i] > 0;
+        if (delta == 0 && groups > 1) {
+            kr__input_error(f->path, "stop_lookahead", "a positive time: with 0 every simulator would wait for every "
+                            "other at equal times (the model has more than one zero-promise group)", stop_lookahead);
+            goto fail;
+        }
+        if (kr_model_set_stop_lookahead(m, delta)) goto fail;
+        /* Such a model runs window rounds whatever was asked (kairos/stop.h,
+         * kr_model_start): the stats and validate say so. */
+        if (groups > 1) f->sync = KR_SYNC_WINDOW;
+    }
     for (size_t i = 0; i < f->sim_count; i++) {
         kr__sim_entry_t *e = &f->sims[i];
         const kr_kind_desc_t *k = kr__model_file_kind(f, i);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "kairos/digest.h"
+#include "kairos/stop.h"
 #include "base/clock.h"
 #include "base/error.h"
 #include "runtime/run_private.h"
@@ -120,13 +121,19 @@ json_t *kr__run_local_stats(run_ctx_t *c, double wall)
     /* The process's peak resident memory so far (Linux: ru_maxrss in KiB). */
     struct rusage ru;
     json_int_t peak = getrusage(RUSAGE_SELF, &ru) == 0 ? (json_int_t)ru.ru_maxrss * 1024 : 0;
-    return json_pack("{s:i, s:s, s:s, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "rank", c->opt->rank, "node", node,
-                     "cores", c->opt->binding && c->opt->binding[0] ? c->opt->binding : "all", "wall_seconds", wall,
-                     "peak_memory_bytes", peak,
-                     "rounds", (json_int_t)kr_model_rounds(c->model),
-                     "messages", (json_int_t)kr_model_transport_messages(c->model),
-                     "batches", (json_int_t)net.batches_sent, "bytes", (json_int_t)net.bytes_sent,
-                     "reductions", (json_int_t)net.reductions, "simulators", sims);
+    json_t *part = json_pack("{s:i, s:s, s:s, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "rank", c->opt->rank,
+                             "node", node, "cores", c->opt->binding && c->opt->binding[0] ? c->opt->binding : "all",
+                             "wall_seconds", wall, "peak_memory_bytes", peak,
+                             "rounds", (json_int_t)kr_model_rounds(c->model),
+                             "messages", (json_int_t)kr_model_transport_messages(c->model),
+                             "batches", (json_int_t)net.batches_sent, "bytes", (json_int_t)net.bytes_sent,
+                             "reductions", (json_int_t)net.reductions, "simulators", sims);
+    /* the earliest stop this rank knows of, in ticks (merged on rank 0) */
+    uint32_t by;
+    kr_time_t at;
+    if (part && kr_model_stopped(m, &by, &at))
+        json_object_set_new(part, "_stopped", json_pack("{s:I, s:I}", "by", (json_int_t)by, "at", (json_int_t)at));
+    return part;
 }
 
 static uint64_t hex64(const char *s)
@@ -339,6 +346,23 @@ json_t *kr__run_merge_stats(run_ctx_t *c, json_t **parts, int nparts)
         json_object_set_new(out, "run_digest", json_string(digest));
     }
     if (out && json_object_size(c->steps)) json_object_set_new(out, "totals", step_totals(c->steps));
+    /* Who ended the run (kairos/stop.h): the earliest stop by (time,
+     * simulator id) over every rank's. Ticks travel as integers, whole. */
+    bool stopped = false;
+    json_int_t stop_by = 0, stop_at = 0;
+    for (int r = 0; out && r < nparts; r++) {
+        json_t *s = json_object_get(parts[r], "_stopped");
+        json_int_t at = json_integer_value(json_object_get(s, "at")), by = json_integer_value(json_object_get(s, "by"));
+        if (!s || by < 0 || (size_t)by >= n || at < 0) continue;
+        if (!stopped || at < stop_at || (at == stop_at && by < stop_by)) {
+            stopped = true;
+            stop_by = by;
+            stop_at = at;
+        }
+    }
+    if (stopped)
+        json_object_set_new(out, "stopped", json_pack("{s:s, s:f}", "by", f->sims[stop_by].name, "time",
+                                                      kr_time_to_units((kr_time_t)stop_at, f->precision)));
     if (out && has_state) {
         char digest[17];
         snprintf(digest, sizeof digest, "%016llx", (unsigned long long)state_sum);
@@ -359,6 +383,10 @@ void kr__run_print_summary(run_ctx_t *c, json_t *stats)
             (long long)json_integer_value(json_object_get(stats, "events")),
             json_real_value(json_object_get(stats, "events_per_second")));
     fprintf(o, "  checksum %s\n", json_string_value(json_object_get(stats, "checksum")));
+    json_t *stopped = json_object_get(stats, "stopped");
+    if (stopped)
+        fprintf(o, "  stopped by %s at %g\n", json_string_value(json_object_get(stopped, "by")),
+                json_real_value(json_object_get(stopped, "time")));
     if (json_object_get(stats, "state_digest"))
         fprintf(o, "  state digest %s\n", json_string_value(json_object_get(stats, "state_digest")));
     size_t i;

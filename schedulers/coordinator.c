@@ -57,6 +57,9 @@ static kr_time_t clamp_end(const kr_model_t *m, kr_time_t t)
     return t > m->end_time ? KR_TIME_NEVER : t;
 }
 
+/* The group's next time; KR_TIME_NEVER past the end or its stop horizon
+ * (it will never run that: what it may still receive is at or after its
+ * bound, which its guarantees count instead). */
 static kr_time_t group_next(kr_model_t *m, kr__group_t *g)
 {
     kr_time_t next = KR_TIME_NEVER;
@@ -64,7 +67,7 @@ static kr_time_t group_next(kr_model_t *m, kr__group_t *g)
         kr_time_t t = clamp_end(m, kr__sim_next_time(m->sims[g->members[i]]));
         if (t < next) next = t;
     }
-    return next;
+    return next >= g->horizon ? KR_TIME_NEVER : next;
 }
 
 static void update_bound(kr_model_t *m, kr__group_t *g)
@@ -86,6 +89,11 @@ static void update_bound(kr_model_t *m, kr__group_t *g)
 static kr_status_t send_guarantees(kr_model_t *m, kr__group_t *g)
 {
     if (!g->local || m->sync == KR_SYNC_WINDOW) return KR_OK;
+    /* stops learned here go first on every edge (stop.c) */
+    if (m->stop_unsent_count) {
+        kr_status_t st = kr__stop_flush(m);
+        if (st) return st;
+    }
     kr_time_t next = group_next(m, g);
     kr_time_t base = next < g->bound ? next : g->bound;
     for (uint32_t i = 0; i < g->count; i++) {
@@ -130,7 +138,11 @@ static kr_status_t send_all_guarantees(kr_model_t *m)
  * up link by link, as eagerly sent guarantees would wake it. */
 static kr_status_t ask_for_guarantees(kr_model_t *m, kr__group_t *g, const kr__event_rec_t *h)
 {
-    kr_time_t need = kr__time_add(h && h->time <= m->end_time ? h->time : m->end_time, 1);
+    /* past its stop horizon a group needs only to know that nothing
+     * earlier can still arrive */
+    kr_time_t limit = kr__time_add(m->end_time, 1);
+    if (g->horizon < limit) limit = g->horizon;
+    kr_time_t need = h && h->time < limit ? kr__time_add(h->time, 1) : limit;
     if (g->bound >= need) return KR_OK;
     for (uint32_t i = 0; i < g->in_count; i++) {
         kr__edge_t *e = &m->edges[g->in_edges[i]];
@@ -145,7 +157,7 @@ static bool runnable(kr_model_t *m, kr__group_t *g, kr_sim_t *s, const kr__event
 {
     if (!h || (h->flags & KR__EVREC_AWAITING)) return false;
     kr_time_t t = h->time;
-    if (t > m->end_time || t >= g->bound) return false;
+    if (t > m->end_time || t >= g->bound || t >= g->horizon) return false;
     return !s->emu || kr__emulation_ready(s, t);
 }
 
@@ -180,7 +192,7 @@ static kr_status_t report_deadlock(kr_model_t *m)
             kr__group_t *g = &m->groups[gi];
             kr_sim_t *s;
             kr__event_rec_t *h = g->local ? group_head(m, g, &s) : NULL;
-            blocked = h && h->time <= m->end_time;
+            blocked = h && h->time <= m->end_time && h->time < g->horizon;
         }
         kr_status_t st = m->transport->vtbl->deadlock(m->transport, blocked, &describe);
         if (st) {
@@ -234,7 +246,9 @@ static uint32_t run_group(kr_model_t *m, kr__group_t *g, uint32_t budget)
         /* The common case, one plain simulator: its head is the group's. */
         while (ran < budget && !m->failure) {
             const kr__event_rec_t *h = kr__sim_head(only);
-            if (!h || (h->flags & KR__EVREC_AWAITING) || h->time >= g->bound || h->time > m->end_time) break;
+            if (!h || (h->flags & KR__EVREC_AWAITING) || h->time >= g->bound || h->time > m->end_time ||
+                h->time >= g->horizon)
+                break;
             /* An agent-based step is usually long (every agent acts): what
              * it sent (halos, migrants) and the guarantees it allows must
              * leave before the next one, or a neighbour waits two steps. */
@@ -310,9 +324,11 @@ static bool emulation_waiting(kr_model_t *m)
 static kr_status_t window_round(kr_model_t *m, bool *over)
 {
     uint32_t G = m->group_count;
-    uint64_t *next = calloc((size_t)G * 3 + 1, sizeof *next);
+    /* next times, the stalled flag, then (over ranks) stop horizons, all
+     * reduced at once; key and done are the Dijkstra's */
+    uint64_t *next = calloc((size_t)G * 4 + 1, sizeof *next);
     if (!next) return kr__fail(KR_ERR_NOMEM, "window: out of memory");
-    uint64_t *key = next + G + 1, *done = key + G;
+    uint64_t *key = next + 2 * (size_t)G + 1, *done = key + G;
     bool reduce = m->transport->vtbl->reduce != NULL && m->window_sent_min; /* (set up by kr_model_start) */
     kr_status_t st = KR_OK;
     uint64_t mine[3];
@@ -346,7 +362,13 @@ static kr_status_t window_round(kr_model_t *m, bool *over)
         /* the last slot: 1 if nothing changed here since the last round (an
          * emulation waiting for its clock or its input will change) */
         next[G] = m->rounds > 0 && memcmp(mine, m->window_last, sizeof mine) == 0 && !emulation_waiting(m);
-        st = m->transport->vtbl->reduce(m->transport, next, G + 1);
+        /* the horizons of stops made elsewhere arrive before any bound
+         * computed below can pass them (stop.c) */
+        kr__stop_window_fill(m, next + G + 1);
+        st = m->transport->vtbl->reduce(m->transport, next, 2 * (size_t)G + 1);
+        if (!st) st = kr__stop_window_apply(m, next + G + 1);
+        for (uint32_t g = 0; !st && g < G; g++)
+            if (next[g] >= m->groups[g].horizon) next[g] = KR_TIME_NEVER;
         break;
     }
     if (st) {
@@ -370,12 +392,27 @@ static kr_status_t window_round(kr_model_t *m, bool *over)
     }
     uint64_t global_min = KR_TIME_NEVER;
     for (uint32_t g = 0; g < G; g++) if (next[g] < global_min) global_min = next[g];
+    /* A stop lookahead is an edge of that promise from every group to
+     * every other (stop.c). Groups leave the queue in key order, so only
+     * the first one's such edges can lower another's bound, and only the
+     * second one's the first's. */
+    uint32_t first = UINT32_MAX;
     for (uint32_t it = 0; it < G; it++) {
         uint32_t u = UINT32_MAX;
         for (uint32_t g = 0; g < G; g++)
             if (!done[g] && (u == UINT32_MAX || key[g] < key[u])) u = g;
         if (u == UINT32_MAX || key[u] == KR_TIME_NEVER) break;
         done[u] = 1;
+        if (m->has_stop_lookahead && it < 2) {
+            kr_time_t arrive = kr__time_add(key[u], m->stop_lookahead);
+            for (uint32_t v = 0; v < G; v++) {
+                if (v == u || (it == 1 && v != first) || arrive >= m->groups[v].bound) continue;
+                m->groups[v].bound = arrive;
+                m->groups[v].bound_from = m->groups[u].members[0];
+                if (!done[v] && arrive < key[v]) key[v] = arrive;
+            }
+            if (it == 0) first = u;
+        }
         kr__group_t *gu = &m->groups[u];
         for (uint32_t k = 0; k < gu->count; k++) {
             kr_sim_t *s = m->sims[gu->members[k]];
@@ -477,6 +514,7 @@ static step_t deliver_and_propagate(kr_model_t *m, kr_status_t *status)
     }
     size_t delivered = 0;
     if ((st = m->transport->vtbl->poll(m->transport, deliver, m, &delivered))) return step_failed(m, st, true, status);
+    if (m->stop_unsent_count && (st = kr__stop_flush(m))) return step_failed(m, st, false, status);
     if (delivered) {
         for (uint32_t i = 0; i < m->group_count; i++) update_bound(m, &m->groups[i]);
         if ((st = send_all_guarantees(m))) return step_failed(m, st, false, status);
@@ -524,17 +562,21 @@ static kr_status_t scan_groups(kr_model_t *m, group_scan_t *sc)
             }
             continue;
         }
-        note_blocked(m, g, h && h->time <= m->end_time, sc->now);
+        note_blocked(m, g, h && h->time <= m->end_time && h->time < g->horizon, sc->now);
         /* Continuous members with state events integrate ahead while they
          * wait, so a cycle of dependencies cannot stall on them. */
         for (uint32_t k = 0; k < g->count; k++) {
             kr_sim_t *cs = m->sims[g->members[k]];
-            if (cs->cont && kr__continuous_lookahead(cs, g->bound)) sc->progressed = true;
+            if (cs->cont && kr__continuous_lookahead(cs, g->bound < g->horizon ? g->bound : g->horizon))
+                sc->progressed = true;
         }
         bool emu_waiting = false;
         for (uint32_t k = 0; k < g->count; k++)
             if (m->sims[g->members[k]]->emu && kr__emulation_waiting(m->sims[g->members[k]])) emu_waiting = true;
-        g->done = (!h || h->time > m->end_time) && g->bound > m->end_time && !emu_waiting;
+        /* done: nothing left to run before the end (or its stop horizon),
+         * and nothing can still arrive before it */
+        g->done = (!h || h->time > m->end_time || h->time >= g->horizon) &&
+                  (g->bound > m->end_time || g->bound >= g->horizon) && !emu_waiting;
         if (emu_waiting) sc->waiting = true;
         if (m->sync == KR_SYNC_NULL_MESSAGE && !g->done) {
             kr_status_t st = ask_for_guarantees(m, g, h);

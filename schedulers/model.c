@@ -87,6 +87,7 @@ void kr_model_destroy(kr_model_t *m)
     free(m->types);
     kr__state_types_free(m);
     free_groups(m);
+    kr__stop_fini(m);
     if (m->transport && m->owns_transport) m->transport->vtbl->destroy(m->transport);
     kr__hmap_fini(&m->sim_names);
     kr__hmap_fini(&m->edge_pairs);
@@ -209,6 +210,7 @@ kr_sim_t *kr_model_add_sim(kr_model_t *m, const kr_sim_desc_t *d)
     s->local = d->rank == m->rank;
     s->formalism = d->formalism;
     s->time_step = d->time_step;
+    s->stop_horizon = KR_TIME_NEVER;
     s->name = dup_str(d->name);
     s->contexts = calloc(m->context_count + 1, sizeof *s->contexts);
     kr_world_desc_t wd = { .registry = m->registry, .spatial_cell_size = d->spatial_cell_size, .owner = s };
@@ -472,6 +474,7 @@ static kr_status_t build_groups(kr_model_t *m)
     for (uint32_t g = 0; !status && g < m->group_count; g++) {
         kr__group_t *gr = &m->groups[g];
         gr->local = m->sims[gr->members[0]]->local;
+        gr->horizon = KR_TIME_NEVER;
         for (uint32_t k = 1; k < gr->count; k++)
             if (m->sims[gr->members[k]]->rank != m->sims[gr->members[0]]->rank)
                 status = kr__fail(KR_ERR_INVALID_ARG, "'%s' (rank %d) and '%s' (rank %d) are joined by a cycle of "
@@ -532,7 +535,7 @@ kr_status_t kr_model_start(kr_model_t *m)
 {
     kr_status_t st = kr__model_refuse_after_start(m, "kr_model_start");
     if (st) return st;
-    if ((st = build_groups(m))) {
+    if ((st = build_groups(m)) || (st = kr__stop_check_start(m))) {
         free_groups(m);
         return st;
     }

@@ -167,6 +167,8 @@ struct kr_sim {
     void (*on_step)(kr_sim_t *sim);
     kr__continuous_t *cont;
     kr__emulation_t *emu;
+    /* stop.c: it runs no event at or after this (KR_TIME_NEVER: none) */
+    kr_time_t stop_horizon;
 };
 
 /* A pending guarantee: applies once `count` data messages have arrived. */
@@ -203,6 +205,7 @@ typedef struct kr__group {
     bool raised;                /* its bound grew by a direct guarantee: its own guarantees may grow */
     bool done;
     bool local;                 /* its members run in this process */
+    kr_time_t horizon;          /* stop.c: its members' stop horizon (equal in a group) */
 } kr__group_t;
 
 typedef struct kr__event_type_rec {
@@ -260,6 +263,14 @@ struct kr_model {
     char *promise_source;       /* kr__model_fix_promises: where the promises come from */
     kr_status_t failure;        /* first error inside a handler stops the run */
     char failure_msg[512];
+    /* stop.c: ending the run from inside the model */
+    bool has_stop_lookahead;
+    kr_time_t stop_lookahead;
+    bool stopped;               /* the earliest stop known here, by (time, simulator id) */
+    uint32_t stopped_by;
+    kr_time_t stopped_at;
+    struct kr__stop *stop_unsent; /* learned, not yet passed on along this process's edges */
+    uint32_t stop_unsent_count, stop_unsent_cap;
 };
 
 /* model.c */
@@ -358,6 +369,31 @@ kr_status_t kr__sync_request_guarantee(kr_model_t *m, kr__edge_t *e, kr_time_t n
  * against the sender's own record of it, then applied to both sides. */
 kr_status_t kr__sync_cancel(kr_sim_t *s, const kr_event_key_t *key, bool delay, kr_time_t extra,
                             kr_event_key_t *new_key);
+
+/* stop.c (docs/concepts.md, "Ending a run from inside the model") */
+typedef struct kr__stop { uint32_t by; kr_time_t at; } kr__stop_t;
+/* At start: refuses a zero stop lookahead with several groups. */
+kr_status_t kr__stop_check_start(kr_model_t *m);
+void kr__stop_fini(kr_model_t *m);
+/* A stop by simulator `by` at `at` became known here: lowers the horizons
+ * of every simulator (t + shortest promise distance, or + the lookahead)
+ * and, with the null-message algorithm, queues it to be passed on along
+ * this process's outgoing edges when it lowered any. */
+kr_status_t kr__stop_learn(kr_model_t *m, uint32_t by, kr_time_t at);
+/* Sends the queued stops on every outgoing edge that leaves this process
+ * (before any guarantee sent after they became known). */
+kr_status_t kr__stop_flush(kr_model_t *m);
+/* Window rounds: group horizons ride with the round's reduction. */
+void kr__stop_window_fill(const kr_model_t *m, uint64_t *slots);
+kr_status_t kr__stop_window_apply(kr_model_t *m, const uint64_t *slots);
+/* Shortest promise distances from `from` to every simulator (with the stop
+ * lookahead); KR_TIME_NEVER where no path leads. `dist` has sim_count
+ * entries. For tests. */
+kr_status_t kr__stop_distances(const kr_model_t *m, uint32_t from, kr_time_t *dist);
+
+/* sync.c: a MSG_STOP on edge e (a data message, so that it applies before
+ * any guarantee sent after it). */
+kr_status_t kr__sync_send_stop(kr_model_t *m, kr__edge_t *e, uint32_t by, kr_time_t at);
 
 /* coordinator.c */
 kr_status_t kr__coord_run(kr_model_t *m);

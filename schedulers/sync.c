@@ -15,7 +15,10 @@
  *   GUARANTEE (edge_seq = data messages sent on the edge before it)
  *   REQUEST   (time = the guarantee the receiver needs; edge_seq 0;
  *             travels against the edge, to `from`)
- * Data messages (SYNC to DELAY) are numbered per edge from 0 and carry
+ *   STOP      u64 guarantee, u32 stopper (time = the stop's time;
+ *             stop.c: a data message, so that it applies before every
+ *             guarantee sent after it on the edge)
+ * Data messages (SYNC to DELAY, and STOP) are numbered per edge from 0 and carry
  * the sender's guarantee on the edge as of sending ("piggybacked"), which
  * applies once the message does: a null message is needed only when no
  * data flows. */
@@ -26,7 +29,9 @@
 #include "base/grow.h"
 #include "schedulers/model_private.h"
 
-enum { MSG_SYNC = 1, MSG_PAYLOAD, MSG_CANCEL, MSG_DELAY, MSG_GUARANTEE, MSG_REQUEST };
+enum { MSG_SYNC = 1, MSG_PAYLOAD, MSG_CANCEL, MSG_DELAY, MSG_GUARANTEE, MSG_REQUEST, MSG_STOP };
+
+static bool is_data(uint8_t kind) { return (kind >= MSG_SYNC && kind <= MSG_DELAY) || kind == MSG_STOP; }
 
 static double units(const kr_model_t *m, kr_time_t t) { return kr_time_to_units(t, m->precision); }
 
@@ -157,9 +162,9 @@ static void put_payload(kr_buf_t *b, const void *data, uint32_t size, uint32_t r
 static kr_status_t transmit(kr_model_t *m, const kr__edge_t *e)
 {
     uint8_t kind = m->msg.data[0];
-    if (kind < MSG_GUARANTEE) {
+    if (is_data(kind)) {
         m->msgs_sent++;
-        if (m->window_sent_min) {
+        if (m->window_sent_min && kind != MSG_STOP) {
             kr_reader_t r;
             kr_reader_init(&r, m->msg.data + 17, 8);       /* the header's time */
             kr_time_t t = rd(&r, 8);
@@ -213,6 +218,13 @@ kr_status_t kr__sync_send_guarantee(kr_model_t *m, kr__edge_t *e, kr_time_t g)
     put_header(&m->msg, MSG_GUARANTEE, e, e->sent, g);
     e->guarantee_sent = g;
     m->sims[e->from]->null_sent++;
+    return transmit(m, e);
+}
+
+kr_status_t kr__sync_send_stop(kr_model_t *m, kr__edge_t *e, uint32_t by, kr_time_t at)
+{
+    put_data_header(m, m->sims[e->from], MSG_STOP, e, at);
+    wr(&m->msg, by, 4);
     return transmit(m, e);
 }
 
@@ -557,6 +569,13 @@ static kr_status_t read_payload(kr_reader_t *r, const void **data, uint32_t *siz
 static kr_status_t apply_data(kr_model_t *m, kr__edge_t *e, uint8_t kind, kr_time_t time, kr_reader_t *r)
 {
     kr_sim_t *t = m->sims[e->to];
+    if (kind == MSG_STOP) {
+        uint32_t by = (uint32_t)rd(r, 4);
+        if (r->failed || kr_reader_left(r)) return bad(m, e->from, "truncated or overlong stop");
+        if (by >= m->sim_count) return bad(m, e->from, "stop by an unknown simulator");
+        if (time > m->end_time) return bad(m, e->from, "stop after the end time");
+        return kr__stop_learn(m, by, time);
+    }
     if (time < t->now && kind != MSG_CANCEL) return bad(m, e->from, "event time before the target's current time");
     switch (kind) {
     case MSG_SYNC: {
@@ -689,7 +708,7 @@ static kr_status_t deliver_one(kr_model_t *m, const void *bytes, size_t len, boo
         if (time > e->demand) e->demand = time;
         return KR_OK;
     }
-    if (kind < MSG_SYNC || kind > MSG_DELAY) return bad(m, from, "unknown message kind");
+    if (!is_data(kind)) return bad(m, from, "unknown message kind");
     kr_time_t piggyback = rd(&r, 8);
     if (r.failed) return bad(m, from, "truncated header");
     if (edge_seq < e->received) return KR_OK;                     /* a duplicate */

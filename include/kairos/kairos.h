@@ -24,6 +24,7 @@
 #include "kairos/event.h"
 #include "kairos/sim.h"
 #include "kairos/model.h"
+#include "kairos/stop.h"
 #include "kairos/sync.h"
 #include "kairos/ode.h"
 #include "kairos/continuous.h"

@@ -320,9 +320,12 @@ bool kr__emulation_waiting(kr_sim_t *s)
     kr__emulation_t *em = s->emu;
     if (em->replaying) return false;
     kr__event_rec_t *h = kr__sim_head(s);
-    bool pending = h && h->time <= s->model->end_time && !(h->flags & KR__EVREC_AWAITING);
+    /* past a stop horizon (stop.c) nothing more runs: nothing to wait for */
+    bool pending = h && h->time <= s->model->end_time && h->time < s->stop_horizon &&
+                   !(h->flags & KR__EVREC_AWAITING);
+    kr_time_t clock = em->input_open ? clock_ticks(s) : 0;
     return (pending && !kr__emulation_ready(s, h->time)) ||
-           (em->input_open && clock_ticks(s) < s->model->end_time);
+           (em->input_open && clock < s->model->end_time && clock + 1 < s->stop_horizon);
 }
 
 /* Wall-clock nanoseconds at which the clock of s reads t. */

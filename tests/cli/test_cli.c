@@ -154,7 +154,7 @@ Test(cli, bad_model_fields)
              "ticks (1 tick = 1e-06 model units), found 1.5e-6", m);
     expect_bad(kairos("run", m, "--set", "simulators.Bath.time_step=0.0000015", NULL), want);
     snprintf(want, sizeof want, "%s: speed: expected one of the keys precision, seed, end_time, sync, mapping, "
-             "log_level, simulators, dependencies, outputs, plugins, description, found the unknown key \"speed\"", m);
+             "log_level, simulators, dependencies, outputs, plugins, description, stop_lookahead, found the unknown key \"speed\"", m);
     expect_bad(kairos("run", m, "--set", "speed=2", NULL), want);
     snprintf(want, sizeof want, "%s: dependencies[0].promise: expected a promise >= 0 in model units, found -1", m);
     expect_bad(kairos("run", m, "--set", "dependencies.0.promise=-1", NULL), want);

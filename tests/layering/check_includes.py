@@ -36,7 +36,7 @@ PUBLIC_LAYER = {
     "entity.h": "ecs", "registry.h": "ecs", "world.h": "ecs", "component.h": "ecs", "behavior.h": "ecs",
     "hierarchy.h": "ecs", "channel.h": "ecs", "name.h": "ecs", "view.h": "ecs", "spatial.h": "ecs",
     "serializer.h": "ecs", "pack.h": "ecs", "digest.h": "ecs",
-    "time.h": "schedulers", "event.h": "schedulers", "sync.h": "schedulers", "model.h": "schedulers",
+    "time.h": "schedulers", "event.h": "schedulers", "sync.h": "schedulers", "model.h": "schedulers", "stop.h": "schedulers",
     "sim.h": "schedulers", "log.h": "schedulers", "rng.h": "schedulers", "dist.h": "schedulers",
     "ode.h": "schedulers", "continuous.h": "schedulers", "emulation.h": "schedulers",
     "state.h": "schedulers", "handler.h": "schedulers", "statistics.h": "schedulers",

@@ -465,7 +465,7 @@ Test(model_file, bad_unknown_top_key)
 {
     expect_load_error(mt_load(FACTORY, "endtime=5", NULL), "endtime",
                       "one of the keys precision, seed, end_time, sync, mapping, log_level, simulators, "
-                      "dependencies, outputs, plugins, description", "the unknown key \"endtime\"");
+                      "dependencies, outputs, plugins, description, stop_lookahead", "the unknown key \"endtime\"");
 }
 
 Test(model_file, bad_unknown_simulator_key)
