@@ -12,6 +12,7 @@
 #include <string.h>
 #include "base/error.h"
 #include "base/hmap.h"
+#include "kairos/stop.h"
 #include "runtime/model_digest.h"
 #include "schedulers/model_private.h"
 
@@ -20,7 +21,10 @@ typedef enum item {
     IT_EDGE, IT_ENTRY_COUNT, IT_ENTRY_PARAMS, IT_COMPONENT_COUNT, IT_COMPONENT, IT_TYPE_COUNT, IT_TYPE,
     IT_PLUGIN_COUNT, IT_PLUGIN,
     /* the run's items; the identity stops before them */
-    IT_END_TIME, IT_MAPPING, IT_SYNC, IT_SIM_PIN
+    IT_END_TIME, IT_MAPPING, IT_SYNC, IT_SIM_PIN,
+    /* part of the identity, emitted with it, but numbered last so that
+     * models without it keep their digests */
+    IT_STOP_LOOKAHEAD
 } item_t;
 
 enum { MODE_DIGEST, MODE_HASHES, MODE_DESCRIBE };
@@ -142,6 +146,10 @@ static void describe(walk_t *w, item_t what, uint32_t a, uint32_t b, uint64_t v)
         snprintf(k, KEY_CAP, "sync");
         snprintf(s, KEY_CAP, "%s", v == KR_SYNC_WINDOW ? "window" : "null-message");
         break;
+    case IT_STOP_LOOKAHEAD:
+        snprintf(k, KEY_CAP, "stop lookahead");
+        snprintf(s, KEY_CAP, "%.15g", units(w, v));
+        break;
     case IT_SIM_PIN:
         snprintf(k, KEY_CAP, "simulator '%s' rank", sim_name(w, a));
         if (v) snprintf(s, KEY_CAP, "pinned to %llu", (unsigned long long)(v - 1));
@@ -259,6 +267,8 @@ static void walk(walk_t *w)
         uint64_t v = w->mode != MODE_DESCRIBE || w->index == w->want ? file_digest(full, &size) : 0;
         emit(w, IT_PLUGIN, (uint32_t)i, size, v);
     }
+    /* A stop lookahead changes where a stopped run ends (kairos/stop.h). */
+    if (kr_model_stop_lookahead(m) != KR_TIME_NEVER) emit(w, IT_STOP_LOOKAHEAD, 0, 0, kr_model_stop_lookahead(m));
     w->identity = w->h;
     emit(w, IT_END_TIME, 0, 0, kr_model_end_time(m));
     emit(w, IT_MAPPING, 0, 0, (uint64_t)f->mapping);

@@ -51,7 +51,8 @@ Test(model_digest, identity_and_run)
     kr__model_digest_t base = digest_of(f, 0, NULL);
     kr__model_file_free(f);
     const char *model[] = { "seed=3", "precision=1000", "dependencies.0.promise=0.25", "simulators.c.time_step=2",
-                            "simulators.a.params={\"capacity\": 4}", "simulators.b.params={\"servers\": 2}" };
+                            "simulators.a.params={\"capacity\": 4}", "simulators.b.params={\"servers\": 2}",
+                            "stop_lookahead=1" };
     for (size_t i = 0; i < sizeof model / sizeof model[0]; i++) {
         f = mt_load(TWO, model[i], NULL);
         kr__model_digest_t d = digest_of(f, 0, NULL);
