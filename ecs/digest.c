@@ -1,7 +1,18 @@
-/* Digests of worlds and described blocks (kairos/digest.h), from field
- * metadata alone: no entity id, no address and no padding byte enters a
- * hash, and a world's digest is a sum over entities, so it depends on
- * neither their order nor on which rank or table holds them. */
+/* Digests of worlds (kairos/digest.h), from field metadata alone: no
+ * entity id, no address and no padding byte enters a hash, and a world's
+ * digest is a sum over entities, so it depends neither on their order nor
+ * on which rank or table holds them.
+ *
+ * An entity's own hash is built from one hash per component it has, added
+ * up (so the components' order, table or sparse pool, does not matter):
+ * the component's name and its described fields, references counted as
+ * set or not. A world's digest adds, per entity, its own hash mixed, and
+ * per reference (fields, parent) the referring and referenced entities'
+ * own hashes mixed with where the reference sits. It is computed table by
+ * table and pool by pool into an array by entity index, each component's
+ * name hashed once, then references are followed through that array: a
+ * few instructions per component value, which matters for worlds of
+ * millions of agents. */
 #include <stdlib.h>
 #include <string.h>
 #include "kairos/digest.h"
@@ -11,130 +22,194 @@ uint64_t kr_digest_mix(uint64_t x) { return kr__mix64(x); }
 
 static uint64_t add(uint64_t h, uint64_t v) { return kr__mix64(h ^ kr__mix64(v + 0x9e3779b97f4a7c15ULL)); }
 
-static uint64_t bits64(const void *p)
+static uint64_t bits(const char *p, size_t n)
 {
-    uint64_t v;
-    memcpy(&v, p, 8);
+    uint64_t v = 0;
+    memcpy(&v, p, n);
     return v;
 }
 
-static uint64_t bits32(const void *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
+/* What a reference counts as in an entity's own hash. */
+#define SET_REFERENCE 0x5e7u
+#define NO_REFERENCE 0x5eedu
 
-static uint64_t bits16(const void *p)
+/* One component value's part of its entity's own hash. */
+static uint64_t component_hash(const kr__registry_entry_t *e, uint64_t name_hash, const char *v)
 {
-    uint16_t v;
-    memcpy(&v, p, 2);
-    return v;
-}
-
-static uint64_t entity_own(kr_world_t *w, uint32_t idx);
-
-/* An entity reference: set or not, and with a world the referenced
- * entity's own hash (its references counted as set or not only, so that a
- * cycle of references ends). */
-static uint64_t reference(kr_world_t *w, kr_entity_t e, bool follow)
-{
-    if (e == KR_ENTITY_INVALID) return 0x5eed;
-    if (!follow || !w || !kr_entity_alive(w, e)) return 0x5e7;
-    return 0x5e7 ^ entity_own(w, kr_entity_index(e));
-}
-
-/* One field's values. */
-static uint64_t field(kr_world_t *w, uint64_t h, const kr_field_t *f, const char *base, bool follow)
-{
-    uint32_t n = f->count ? f->count : 1;
-    for (uint32_t k = 0; k < n; k++) {
-        switch (f->type) {
-        case KR_FIELD_BOOL: case KR_FIELD_I8: case KR_FIELD_U8:
-            h = add(h, (uint8_t)base[f->offset + k]);
-            break;
-        case KR_FIELD_I16: case KR_FIELD_U16: h = add(h, bits16(base + f->offset + 2 * k)); break;
-        case KR_FIELD_I32: case KR_FIELD_U32: case KR_FIELD_F32: h = add(h, bits32(base + f->offset + 4 * k)); break;
-        case KR_FIELD_I64: case KR_FIELD_U64: case KR_FIELD_F64: case KR_FIELD_COUNTER:
-            h = add(h, bits64(base + f->offset + 8 * k));
-            break;
-        case KR_FIELD_ENTITY: {
-            kr_entity_t e;
-            memcpy(&e, base + f->offset + k * sizeof e, sizeof e);
-            h = add(h, reference(w, e, follow));
-            break;
-        }
-        default: /* slots: only in simulator state (schedulers/state.c) */
-            break;
+    uint64_t h = name_hash;
+    for (size_t i = 0; !e->info.vtbl && i < e->info.field_count; i++) {
+        const kr_field_t *f = &e->info.fields[i];
+        for (uint32_t k = 0; k < f->count; k++) {
+            switch (f->type) {
+            case KR_FIELD_BOOL: case KR_FIELD_I8: case KR_FIELD_U8: h = add(h, bits(v + f->offset + k, 1)); break;
+            case KR_FIELD_I16: case KR_FIELD_U16: h = add(h, bits(v + f->offset + 2 * k, 2)); break;
+            case KR_FIELD_I32: case KR_FIELD_U32: case KR_FIELD_F32: h = add(h, bits(v + f->offset + 4 * k, 4)); break;
+            case KR_FIELD_I64: case KR_FIELD_U64: case KR_FIELD_F64: h = add(h, bits(v + f->offset + 8 * k, 8)); break;
+            case KR_FIELD_ENTITY: {
+                kr_entity_t r;
+                memcpy(&r, v + f->offset + k * sizeof r, sizeof r);
+                h = add(h, r == KR_ENTITY_INVALID ? NO_REFERENCE : SET_REFERENCE);
+                break;
+            }
+            default: break; /* slots live in simulator state only */
+            }
         }
     }
-    return h;
-}
-
-/* Where component c of the live entity idx keeps its value; NULL if the
- * entity has none. */
-static const char *value_of(kr_world_t *w, uint32_t idx, kr_component_t c)
-{
-    if (kr__is_sparse(w, c)) {
-        kr__sparse_pool_t *p = kr__pool(w, c, false);
-        uint32_t slot = p ? kr__sparse_slot(p, idx) : KR__NONE;
-        return slot == KR__NONE ? NULL : kr__sparse_value(p, slot);
-    }
-    const kr__record_t *r = &w->records[idx];
-    const kr__table_t *t = kr__table(w, r->table);
-    int col = kr__column_index(t, c);
-    return col < 0 ? NULL : kr__column_ptr(t, (uint32_t)col, r->row);
-}
-
-/* An entity's own hash: its components (by name) and their described
- * fields, with references counted as set or not; and whether it has a
- * parent. */
-static uint64_t entity_own(kr_world_t *w, uint32_t idx)
-{
-    uint64_t h = 0x656e74ULL;
-    uint32_t count = kr_registry_count(w->registry);
-    for (kr_component_t c = 1; c <= count; c++) {
-        const kr__registry_entry_t *e = kr__registry_entry(w->registry, c);
-        if (!e) continue;
-        const char *v = value_of(w, idx, c);
-        if (!v) continue;
-        h = add(h, kr__hash_bytes(e->info.name, strlen(e->info.name), 0));
-        for (size_t f = 0; !e->info.vtbl && f < e->info.field_count; f++) h = field(w, h, &e->info.fields[f], v, false);
-    }
-    kr_entity_t parent = kr_entity_parent(w, kr__id_of(w, idx));
-    return add(h, parent == KR_ENTITY_INVALID ? 0 : 1);
-}
-
-/* The whole hash: the own hash, then every reference followed one step
- * (fields, then the parent). */
-static uint64_t entity_full(kr_world_t *w, uint32_t idx)
-{
-    uint64_t h = entity_own(w, idx);
-    uint32_t count = kr_registry_count(w->registry);
-    for (kr_component_t c = 1; c <= count; c++) {
-        const kr__registry_entry_t *e = kr__registry_entry(w->registry, c);
-        if (!e || e->info.vtbl) continue;
-        bool refs = false;
-        for (size_t f = 0; f < e->info.field_count && !refs; f++) refs = e->info.fields[f].type == KR_FIELD_ENTITY;
-        const char *v = refs ? value_of(w, idx, c) : NULL;
-        for (size_t f = 0; v && f < e->info.field_count; f++)
-            if (e->info.fields[f].type == KR_FIELD_ENTITY) h = field(w, h, &e->info.fields[f], v, true);
-    }
-    kr_entity_t parent = kr_entity_parent(w, kr__id_of(w, idx));
-    if (parent != KR_ENTITY_INVALID) h = add(h, reference(w, parent, true));
     return kr__mix64(h);
 }
 
-uint64_t kr_entity_digest(kr_world_t *w, kr_entity_t e)
+static uint64_t name_hash(const kr__registry_entry_t *e)
 {
-    return w && kr_entity_alive(w, e) ? entity_own(w, kr_entity_index(e)) : 0;
+    return kr__hash_bytes(e->info.name, strlen(e->info.name), 0x636f6d70ULL);
+}
+
+static bool has_references(const kr__registry_entry_t *e)
+{
+    for (size_t i = 0; !e->info.vtbl && i < e->info.field_count; i++)
+        if (e->info.fields[i].type == KR_FIELD_ENTITY) return true;
+    return false;
+}
+
+static bool counts(const kr_world_t *w, uint32_t idx)
+{
+    uint32_t flags = w->records[idx].flags;
+    return (flags & KR__REC_ALIVE) && !(flags & KR__REC_DYING);
+}
+
+/* The own hash from the sum of an entity's component hashes. */
+static uint64_t own_of(kr_world_t *w, uint32_t idx, uint64_t components)
+{
+    bool parent = kr_entity_parent(w, kr__id_of(w, idx)) != KR_ENTITY_INVALID;
+    return kr__mix64(components + (parent ? 0x706172ULL : 0));
+}
+
+/* Calls fn for every component value of the world: tables, then pools. */
+typedef void (*visit_fn)(void *arg, uint32_t idx, const kr__registry_entry_t *e, kr_component_t c, const char *v);
+
+static void visit_all(kr_world_t *w, visit_fn fn, void *arg)
+{
+    for (uint32_t t = 0; t < w->table_count; t++) {
+        const kr__table_t *tab = kr__table(w, t);
+        for (uint32_t col = 0; col < tab->type_count; col++) {
+            kr_component_t c = tab->types[col];
+            const kr__registry_entry_t *e = kr__registry_entry(w->registry, c);
+            for (uint32_t row = 0; e && row < tab->count; row++) {
+                kr_entity_t ent = tab->entities[row];
+                if (ent == KR_ENTITY_INVALID || !counts(w, kr_entity_index(ent))) continue;
+                fn(arg, kr_entity_index(ent), e, c, kr__column_ptr(tab, col, row));
+            }
+        }
+    }
+    for (uint32_t i = 0; i < w->pool_count; i++) {
+        kr_component_t c = w->pool_ids[i];
+        const kr__sparse_pool_t *p = w->pools[c];
+        const kr__registry_entry_t *e = kr__registry_entry(w->registry, c);
+        for (uint32_t slot = 0; e && slot < p->count; slot++) {
+            uint32_t idx = kr_entity_index(p->entities[slot]);
+            if (counts(w, idx)) fn(arg, idx, e, c, kr__sparse_value(p, slot));
+        }
+    }
+}
+
+/* ---- one entity ---- */
+
+uint64_t kr_entity_digest(kr_world_t *w, kr_entity_t ent)
+{
+    if (!w || !kr_entity_alive(w, ent)) return 0;
+    uint32_t idx = kr_entity_index(ent);
+    uint64_t sum = 0;
+    const kr__table_t *tab = kr__table(w, w->records[idx].table);
+    for (uint32_t col = 0; col < tab->type_count; col++) {
+        const kr__registry_entry_t *e = kr__registry_entry(w->registry, tab->types[col]);
+        if (e) sum += component_hash(e, name_hash(e), kr__column_ptr(tab, col, w->records[idx].row));
+    }
+    for (uint32_t i = 0; i < w->pool_count; i++) {
+        const kr__sparse_pool_t *p = w->pools[w->pool_ids[i]];
+        uint32_t slot = kr__sparse_slot(p, idx);
+        const kr__registry_entry_t *e = kr__registry_entry(w->registry, w->pool_ids[i]);
+        if (slot != KR__NONE && e) sum += component_hash(e, name_hash(e), kr__sparse_value(p, slot));
+    }
+    return own_of(w, idx, sum);
+}
+
+/* ---- a whole world ---- */
+
+/* The arrays make a world's digest linear in its component values; when
+ * they cannot be had (out of memory) the same hashes are computed entity
+ * by entity instead, slower. */
+typedef struct pass {
+    kr_world_t *w;
+    uint64_t *names;   /* by component id, or NULL */
+    uint64_t *own;     /* by entity index: component sums, then own hashes; or NULL */
+    uint64_t refs;     /* what references add */
+} pass_t;
+
+static uint64_t name_of(const pass_t *p, kr_component_t c, const kr__registry_entry_t *e)
+{
+    return p->names ? p->names[c] : name_hash(e);
+}
+
+static uint64_t own_at(const pass_t *p, uint32_t idx)
+{
+    return p->own ? p->own[idx] : kr_entity_digest(p->w, kr__id_of(p->w, idx));
+}
+
+static void sum_component(void *arg, uint32_t idx, const kr__registry_entry_t *e, kr_component_t c, const char *v)
+{
+    pass_t *p = arg;
+    p->own[idx] += component_hash(e, name_of(p, c, e), v);
+}
+
+static uint64_t referenced(const pass_t *p, kr_entity_t r)
+{
+    if (r == KR_ENTITY_INVALID || !kr_entity_alive(p->w, r)) return NO_REFERENCE;
+    return SET_REFERENCE ^ own_at(p, kr_entity_index(r));
+}
+
+/* Every reference of a value, followed one step: the referenced entity's
+ * own hash, bound to the referring entity's and salted by where the
+ * reference sits. */
+static void follow_references(void *arg, uint32_t idx, const kr__registry_entry_t *e, kr_component_t c,
+                              const char *v)
+{
+    pass_t *p = arg;
+    for (size_t i = 0; !e->info.vtbl && i < e->info.field_count; i++) {
+        const kr_field_t *f = &e->info.fields[i];
+        for (uint32_t k = 0; f->type == KR_FIELD_ENTITY && k < f->count; k++) {
+            kr_entity_t r;
+            memcpy(&r, v + f->offset + k * sizeof r, sizeof r);
+            uint64_t where = name_of(p, c, e) + ((uint64_t)i << 20) + k;
+            p->refs += kr__mix64(own_at(p, idx) ^ kr__mix64(referenced(p, r) + where));
+        }
+    }
 }
 
 uint64_t kr_world_digest(kr_world_t *w)
 {
-    uint64_t sum = 0;
-    for (uint32_t idx = 0; w && idx < w->record_count; idx++)
-        if ((w->records[idx].flags & KR__REC_ALIVE) && !(w->records[idx].flags & KR__REC_DYING))
-            sum += entity_full(w, idx);
+    if (!w) return 0;
+    uint32_t n = w->record_count, nc = kr_registry_count(w->registry) + 1;
+    pass_t p = { .w = w, .names = calloc(nc, sizeof *p.names), .own = calloc(n ? n : 1, sizeof *p.own) };
+    bool refs = false;
+    for (kr_component_t c = 1; c < nc; c++) {
+        const kr__registry_entry_t *e = kr__registry_entry(w->registry, c);
+        if (e && p.names) p.names[c] = name_hash(e);
+        refs = refs || (e && has_references(e));
+    }
+    if (p.own) {
+        visit_all(w, sum_component, &p);
+        for (uint32_t idx = 0; idx < n; idx++)
+            if (counts(w, idx)) p.own[idx] = own_of(w, idx, p.own[idx]);
+    }
+    if (refs) visit_all(w, follow_references, &p);
+    uint64_t sum = p.refs;
+    for (uint32_t idx = 0; idx < n; idx++) {
+        if (!counts(w, idx)) continue;
+        uint64_t own = own_at(&p, idx);
+        sum += kr__mix64(own);
+        kr_entity_t parent = kr_entity_parent(w, kr__id_of(w, idx));
+        if (parent != KR_ENTITY_INVALID) sum += kr__mix64(own ^ kr__mix64(referenced(&p, parent) + 0x706172ULL));
+    }
+    free(p.names);
+    free(p.own);
     return sum;
 }
