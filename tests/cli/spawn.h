@@ -132,6 +132,28 @@ static inline cli_result_t kairos(const char *first, ...)
     return cli_spawn(argv);
 }
 
+/* mpirun -np NP kairos ARGS... (NP 0: kairos alone; MPIRUN names mpirun),
+ * ARGS NULL-terminated, up to 27 of them. */
+static inline cli_result_t kairos_on(int np, const char *const *args)
+{
+    const char *bin = getenv("KAIROS_BIN"), *mpirun = getenv("MPIRUN");
+    cr_assert(bin && (np <= 0 || mpirun), "KAIROS_BIN or MPIRUN is not set");
+    char nps[16];
+    snprintf(nps, sizeof nps, "%d", np);
+    char *argv[32];
+    int n = 0;
+    if (np > 0) {
+        argv[n++] = (char *)mpirun;
+        argv[n++] = "-np";
+        argv[n++] = nps;
+        argv[n++] = "--oversubscribe";
+    }
+    argv[n++] = (char *)bin;
+    for (int i = 0; args[i] && n < 31; i++) argv[n++] = (char *)args[i];
+    argv[n] = NULL;
+    return cli_spawn(argv);
+}
+
 static inline void cli_free(cli_result_t *r)
 {
     free(r->out);

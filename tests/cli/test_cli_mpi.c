@@ -38,26 +38,6 @@ Test(cli_mpi, factory_two_ranks_same_checksum)
     json_decref(s);
 }
 
-/* mpirun -np NP kairos ARGS... (NP 0: kairos alone); up to 16 args. */
-static cli_result_t kairos_on(int np, const char *const *args)
-{
-    const char *bin = getenv("KAIROS_BIN"), *mpirun = getenv("MPIRUN");
-    char nps[16];
-    snprintf(nps, sizeof nps, "%d", np);
-    char *argv[32];
-    int n = 0;
-    if (np > 0) {
-        argv[n++] = (char *)mpirun;
-        argv[n++] = "-np";
-        argv[n++] = nps;
-        argv[n++] = "--oversubscribe";
-    }
-    argv[n++] = (char *)bin;
-    for (int i = 0; args[i] && n < 31; i++) argv[n++] = (char *)args[i];
-    argv[n] = NULL;
-    return cli_spawn(argv);
-}
-
 /* Runs MODEL on `np` ranks (np 0: no mpirun) writing the stats to `stats`,
  * with up to two more option pairs (NULL: none). */
 static cli_result_t run_on(int np, const char *model, const char *stats, const char *a1, const char *a2,

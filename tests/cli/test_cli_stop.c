@@ -7,26 +7,6 @@
 
 TestSuite(cli_stop, .fini = cli_cleanup);
 
-/* mpirun -np NP kairos ARGS... (NP 0: kairos alone). */
-static cli_result_t kairos_on(int np, const char *const *args)
-{
-    const char *bin = getenv("KAIROS_BIN"), *mpirun = getenv("MPIRUN");
-    char nps[16];
-    snprintf(nps, sizeof nps, "%d", np);
-    char *argv[32];
-    int n = 0;
-    if (np > 0) {
-        argv[n++] = (char *)mpirun;
-        argv[n++] = "-np";
-        argv[n++] = nps;
-        argv[n++] = "--oversubscribe";
-    }
-    argv[n++] = (char *)bin;
-    for (int i = 0; args[i] && n < 31; i++) argv[n++] = (char *)args[i];
-    argv[n] = NULL;
-    return cli_spawn(argv);
-}
-
 /* A (stops in its 5th tick, at 5) -> B (promise 1) -> C (promise 2) and
  * -> the zero-promise pair F <-> G (promise 0.5); D -> A (D and E: no path
  * from A). Horizons: A 5, B 6, C 8, F and G 6.5. */
