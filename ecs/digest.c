@@ -20,7 +20,14 @@
 
 uint64_t kr_digest_mix(uint64_t x) { return kr__mix64(x); }
 
-static uint64_t add(uint64_t h, uint64_t v) { return kr__mix64(h ^ kr__mix64(v + 0x9e3779b97f4a7c15ULL)); }
+/* One value into a running hash: a multiply and a shift per field (a
+ * component's hash is mixed fully once, at its end), since worlds of
+ * millions of agents are digested at the end of every run. */
+static uint64_t add(uint64_t h, uint64_t v)
+{
+    h = (h ^ v) * 0x9e3779b97f4a7c15ULL;
+    return h ^ (h >> 29);
+}
 
 static uint64_t bits(const char *p, size_t n)
 {
