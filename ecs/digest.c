@@ -84,22 +84,30 @@ static bool counts(const kr_world_t *w, uint32_t idx)
 }
 
 /* The own hash from the sum of an entity's component hashes. */
+/* Its parent; only entities in a tree (a record flag) have one. */
+static kr_entity_t parent_of(kr_world_t *w, uint32_t idx)
+{
+    return (w->records[idx].flags & KR__REC_TREE) ? kr_entity_parent(w, kr__id_of(w, idx)) : KR_ENTITY_INVALID;
+}
+
 static uint64_t own_of(kr_world_t *w, uint32_t idx, uint64_t components)
 {
-    bool parent = kr_entity_parent(w, kr__id_of(w, idx)) != KR_ENTITY_INVALID;
+    bool parent = parent_of(w, idx) != KR_ENTITY_INVALID;
     return kr__mix64(components + (parent ? 0x706172ULL : 0));
 }
 
-/* Calls fn for every component value of the world: tables, then pools. */
+/* Calls fn for every component value of the world (with only_refs, of
+ * components with entity fields): tables, then pools. */
 typedef void (*visit_fn)(void *arg, uint32_t idx, const kr__registry_entry_t *e, kr_component_t c, const char *v);
 
-static void visit_all(kr_world_t *w, visit_fn fn, void *arg)
+static void visit_all(kr_world_t *w, visit_fn fn, void *arg, bool only_refs)
 {
     for (uint32_t t = 0; t < w->table_count; t++) {
         const kr__table_t *tab = kr__table(w, t);
         for (uint32_t col = 0; col < tab->type_count; col++) {
             kr_component_t c = tab->types[col];
             const kr__registry_entry_t *e = kr__registry_entry(w->registry, c);
+            if (e && only_refs && !has_references(e)) continue;
             for (uint32_t row = 0; e && row < tab->count; row++) {
                 kr_entity_t ent = tab->entities[row];
                 if (ent == KR_ENTITY_INVALID || !counts(w, kr_entity_index(ent))) continue;
@@ -111,6 +119,7 @@ static void visit_all(kr_world_t *w, visit_fn fn, void *arg)
         kr_component_t c = w->pool_ids[i];
         const kr__sparse_pool_t *p = w->pools[c];
         const kr__registry_entry_t *e = kr__registry_entry(w->registry, c);
+        if (e && only_refs && !has_references(e)) continue;
         for (uint32_t slot = 0; e && slot < p->count; slot++) {
             uint32_t idx = kr_entity_index(p->entities[slot]);
             if (counts(w, idx)) fn(arg, idx, e, c, kr__sparse_value(p, slot));
@@ -203,17 +212,17 @@ uint64_t kr_world_digest(kr_world_t *w)
         refs = refs || (e && has_references(e));
     }
     if (p.own) {
-        visit_all(w, sum_component, &p);
+        visit_all(w, sum_component, &p, false);
         for (uint32_t idx = 0; idx < n; idx++)
             if (counts(w, idx)) p.own[idx] = own_of(w, idx, p.own[idx]);
     }
-    if (refs) visit_all(w, follow_references, &p);
+    if (refs) visit_all(w, follow_references, &p, true);
     uint64_t sum = p.refs;
     for (uint32_t idx = 0; idx < n; idx++) {
         if (!counts(w, idx)) continue;
         uint64_t own = own_at(&p, idx);
         sum += kr__mix64(own);
-        kr_entity_t parent = kr_entity_parent(w, kr__id_of(w, idx));
+        kr_entity_t parent = parent_of(w, idx);
         if (parent != KR_ENTITY_INVALID) sum += kr__mix64(own ^ kr__mix64(referenced(&p, parent) + 0x706172ULL));
     }
     free(p.names);
