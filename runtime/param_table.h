@@ -19,9 +19,11 @@ kr_status_t kr__param_table_check(const kr_kind_desc_t *kind);
  * expected, found). */
 kr_status_t kr__param_table_apply(const kr_kind_desc_t *kind, kr_params_t *params, kr_sim_t *sim, void *state);
 
-/* Frees what apply put into `state` (distributions, lists' numbers); the
- * owner of the state calls it before freeing the block. A zeroed state,
- * or one apply stopped in, is fine. */
+/* Frees what apply put into a state block of the caller's (strings,
+ * lists' numbers, distributions). A simulator's state needs no call: the
+ * runtime gives such parameters slots that the state frees itself
+ * (runtime/kind_build.c). A zeroed state, or one apply stopped in, is
+ * fine. */
 void kr__param_table_fini(const kr_kind_desc_t *kind, void *state);
 
 /* Writes the values a run will use, after defaults, as "interval 5 s,

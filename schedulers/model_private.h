@@ -339,8 +339,6 @@ uint64_t kr__sim_next_sequence(kr_sim_t *s);
  * model's state types. */
 void kr__sim_states_free(kr_sim_t *s);
 void kr__state_types_free(kr_model_t *m);
-/* The fields of the simulator's state block (kr_sim_state), NULL if none. */
-const kr_field_t *kr__sim_state_fields(const kr_sim_t *s);
 /* model.c: refuses (KR_ERR_STATE, naming `fn`) a structural change after
  * start, and drops groups computed before. */
 kr_status_t kr__model_refuse_after_start(const kr_model_t *m, const char *fn);

@@ -149,11 +149,6 @@ void *kr_sim_set_state(kr_sim_t *s, kr_context_type_t type)
 
 void *kr_sim_state(kr_sim_t *s) { return s ? s->state : NULL; }
 
-const kr_field_t *kr__sim_state_fields(const kr_sim_t *s)
-{
-    return s && s->state_type ? s->model->contexts[s->state_type - 1].desc.fields : NULL;
-}
-
 void kr_sim_set_on_step(kr_sim_t *s, void (*fn)(kr_sim_t *sim))
 {
     if (s) s->on_step = fn;
