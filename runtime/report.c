@@ -31,6 +31,13 @@ static uint64_t state_digest(const kr_kind_desc_t *k, kr_sim_t *s)
     kr_world_t *w = kr_sim_world(s);
     uint64_t own = k && k->digest ? k->digest(s) : 0;
     uint64_t state = k && k->state_size ? kr_fields_digest(w, kr_sim_state(s), k->state_fields) : 0;
+    kr_field_type_t type;
+    const void *value;
+    const char *name;
+    for (size_t i = 0; (name = kr_sim_stat_at(s, i, &type, &value)); i++) {
+        const kr_field_t one[] = { { name, type, 0, 1 }, { 0 } };
+        state = kr_digest_mix(state ^ kr__hash_bytes(name, strlen(name), 0) ^ kr_fields_digest(w, value, one));
+    }
     return own + kr_digest_mix(kr_world_digest(w) ^ kr_digest_mix(state));
 }
 
@@ -44,38 +51,44 @@ uint64_t kr__run_checksum(const kr__model_file_t *f, kr_model_t *m)
     return h;
 }
 
-/* The statistics a kind keeps in its declared state's slots, under their
- * field names (docs/stats.md). Time averages and batch means end at the
- * end time, as the run's span. */
+/* One statistic under its name (docs/stats.md). Time averages and batch
+ * means end at the end time, as the run's span. */
+static void report_stat(kr_report_t *r, kr_sim_t *s, const char *name, kr_field_type_t type, const void *at)
+{
+    char key[300];
+    switch (type) {
+    case KR_FIELD_COUNTER: {
+        uint64_t v;
+        memcpy(&v, at, sizeof v);
+        kr_report_int(r, name, (int64_t)v);
+        break;
+    }
+    case KR_FIELD_TALLY: kr_report_tally(r, name, at); break;
+    case KR_FIELD_TIMEAVG: kr_report_number(r, name, kr_timeavg_mean(at, kr_model_end_time(kr_sim_model(s)))); break;
+    case KR_FIELD_HISTOGRAM: kr_report_histogram(r, name, at); break;
+    case KR_FIELD_BATCHMEANS:
+        snprintf(key, sizeof key, "%s_mean", name);
+        kr_report_number(r, key, kr_batchmeans_mean(at));
+        snprintf(key, sizeof key, "%s_ci95", name);
+        kr_report_number(r, key, kr_batchmeans_halfwidth(at));
+        snprintf(key, sizeof key, "%s_count", name);
+        kr_report_int(r, key, (int64_t)((const kr_batchmeans_t *)at)->all.count);
+        break;
+    default: break;
+    }
+}
+
+/* The statistics in the slots of a kind's declared state, then those the
+ * simulator keeps by name (kairos/state.h). */
 static void report_slots(const kr_kind_desc_t *k, kr_sim_t *s, kr_report_t *r)
 {
     const char *state = kr_sim_state(s);
-    kr_time_t end = kr_model_end_time(kr_sim_model(s));
-    char key[300];
-    for (size_t i = 0; state && k->state_fields && k->state_fields[i].name; i++) {
-        const kr_field_t *f = &k->state_fields[i];
-        const void *at = state + f->offset;
-        switch (f->type) {
-        case KR_FIELD_COUNTER: {
-            uint64_t v;
-            memcpy(&v, at, sizeof v);
-            kr_report_int(r, f->name, (int64_t)v);
-            break;
-        }
-        case KR_FIELD_TALLY: kr_report_tally(r, f->name, at); break;
-        case KR_FIELD_TIMEAVG: kr_report_number(r, f->name, kr_timeavg_mean(at, end)); break;
-        case KR_FIELD_HISTOGRAM: kr_report_histogram(r, f->name, at); break;
-        case KR_FIELD_BATCHMEANS:
-            snprintf(key, sizeof key, "%s_mean", f->name);
-            kr_report_number(r, key, kr_batchmeans_mean(at));
-            snprintf(key, sizeof key, "%s_ci95", f->name);
-            kr_report_number(r, key, kr_batchmeans_halfwidth(at));
-            snprintf(key, sizeof key, "%s_count", f->name);
-            kr_report_int(r, key, (int64_t)((const kr_batchmeans_t *)at)->all.count);
-            break;
-        default: break;
-        }
-    }
+    for (size_t i = 0; state && k->state_fields && k->state_fields[i].name; i++)
+        report_stat(r, s, k->state_fields[i].name, k->state_fields[i].type, state + k->state_fields[i].offset);
+    kr_field_type_t type;
+    const void *value;
+    const char *name;
+    for (size_t i = 0; (name = kr_sim_stat_at(s, i, &type, &value)); i++) report_stat(r, s, name, type, value);
 }
 
 /* This rank's part of the stats: its simulators, each with its id and

@@ -163,6 +163,8 @@ struct kr_sim {
 
     void **contexts;            /* by state (context) type id */
     void *state;                /* kr_sim_state: one of contexts */
+    struct kr__named_stat *stats; /* kr_sim_tally & co., in creation order */
+    uint32_t stat_count, stat_cap;
     uint32_t state_type;        /* its type, 0 for none */
     void (*on_step)(kr_sim_t *sim);
     kr__continuous_t *cont;

@@ -9,6 +9,7 @@
 #include "kairos/state.h"
 #include "kairos/statistics.h"
 #include "base/error.h"
+#include "base/grow.h"
 #include "base/hmap.h"
 #include "schedulers/model_private.h"
 
@@ -270,8 +271,108 @@ static void free_slots(void *block, const kr_field_t *fields)
     }
 }
 
+/* ---- statistics by name ---- */
+
+typedef struct kr__named_stat {
+    char *name;
+    kr_field_type_t type;
+    void *value;                /* its own allocation: the pointer stays valid */
+} kr__named_stat_t;
+
+static void *named_stat(kr_sim_t *s, const char *name, kr_field_type_t type, bool *created)
+{
+    *created = false;
+    if (!s || !name || !name[0]) {
+        kr__fail(KR_ERR_INVALID_ARG, "statistic by name: a simulator and a name are needed");
+        return NULL;
+    }
+    for (uint32_t i = 0; i < s->stat_count; i++) {
+        if (strcmp(s->stats[i].name, name)) continue;
+        if (s->stats[i].type == type) return s->stats[i].value;
+        kr__fail(KR_ERR_EXISTS, "simulator '%s': statistic '%s' is of another type", s->name, name);
+        return NULL;
+    }
+    if (s->stat_count == s->stat_cap && KR__GROW_U32(s->stats, s->stat_cap, s->stat_count + 1, 4, "statistic by name"))
+        return NULL;
+    void *value = calloc(1, field_bytes(type));
+    char *copy = strdup(name);
+    if (!value || !copy) {
+        free(value);
+        free(copy);
+        kr__fail(KR_ERR_NOMEM, "statistic by name: out of memory");
+        return NULL;
+    }
+    s->stats[s->stat_count++] = (kr__named_stat_t){ copy, type, value };
+    *created = true;
+    return value;
+}
+
+uint64_t *kr_sim_counter(kr_sim_t *s, const char *name)
+{
+    bool created;
+    return named_stat(s, name, KR_FIELD_COUNTER, &created);
+}
+
+kr_tally_t *kr_sim_tally(kr_sim_t *s, const char *name)
+{
+    bool created;
+    return named_stat(s, name, KR_FIELD_TALLY, &created);
+}
+
+kr_timeavg_t *kr_sim_timeavg(kr_sim_t *s, const char *name)
+{
+    bool created;
+    kr_timeavg_t *a = named_stat(s, name, KR_FIELD_TIMEAVG, &created);
+    if (created) kr_timeavg_init(a, s->now, 0);
+    return a;
+}
+
+kr_batchmeans_t *kr_sim_batchmeans(kr_sim_t *s, const char *name)
+{
+    bool created;
+    kr_batchmeans_t *b = named_stat(s, name, KR_FIELD_BATCHMEANS, &created);
+    if (created) kr_batchmeans_init(b);
+    return b;
+}
+
+kr_histogram_t *kr_sim_histogram(kr_sim_t *s, const char *name, double lo, double hi, size_t bins)
+{
+    bool created;
+    kr_histogram_t *h = named_stat(s, name, KR_FIELD_HISTOGRAM, &created);
+    if (!h) return NULL;
+    if (created) {
+        if (kr_histogram_init(h, lo, hi, bins) == KR_OK) return h;
+        /* a bad range: forget the statistic, so a later call may try again */
+        s->stat_count--;
+        free(s->stats[s->stat_count].name);
+        free(h);
+        return NULL;
+    }
+    if (h->lo == lo && h->hi == hi && h->bins == bins) return h;
+    kr__fail(KR_ERR_EXISTS, "simulator '%s': histogram '%s' has other bins", s->name, name);
+    return NULL;
+}
+
+size_t kr_sim_stat_count(const kr_sim_t *s) { return s ? s->stat_count : 0; }
+
+const char *kr_sim_stat_at(const kr_sim_t *s, size_t i, kr_field_type_t *type, const void **value)
+{
+    if (!s || i >= s->stat_count) return NULL;
+    if (type) *type = s->stats[i].type;
+    if (value) *value = s->stats[i].value;
+    return s->stats[i].name;
+}
+
 void kr__sim_states_free(kr_sim_t *s)
 {
+    for (uint32_t i = 0; i < s->stat_count; i++) {
+        if (s->stats[i].type == KR_FIELD_HISTOGRAM) kr_histogram_fini(s->stats[i].value);
+        free(s->stats[i].value);
+        free(s->stats[i].name);
+    }
+    free(s->stats);
+    s->stats = NULL;
+    s->stat_count = s->stat_cap = 0;
     kr_model_t *m = s->model;
     for (uint32_t c = 0; c < m->context_count; c++) {
         if (!s->contexts || !s->contexts[c]) continue;

@@ -27,6 +27,7 @@
 #include "kairos/entity.h"
 #include "kairos/registry.h"
 #include "kairos/sim.h"
+#include "kairos/statistics.h"
 #include "kairos/status.h"
 
 /* A list of numbers (a KR_FIELD_NUMBER_LIST slot; a list parameter,
@@ -50,6 +51,29 @@ KR_API void *kr_sim_set_state(kr_sim_t *sim, kr_context_type_t type);
 /* Agent-based simulators: `fn` runs at every time step, before the
  * behaviors' on_update (kr_kind_desc_t.on_step sets it for kinds). */
 KR_API void kr_sim_set_on_step(kr_sim_t *sim, void (*fn)(kr_sim_t *sim));
+
+/* ---- statistics by name ----
+ * A simulator also keeps statistics that code creates by name, on first
+ * use, for a kind without declared state or for figures it names at run
+ * time: the runtime reports each like the slot of that type (kairos/
+ * registry.h) under its name, after the declared ones, in the order they
+ * were created, pools them over replications and sweeps, digests them and
+ * frees them with the simulator. The pointer stays valid as long as the
+ * simulator, but a name lookup is a scan of its statistics: in a hot
+ * handler, prefer a slot of the declared state. NULL when the name is
+ * taken by a statistic of another type (or, for a histogram, of other
+ * bins), or out of memory; kr_last_error says which. */
+KR_API uint64_t *kr_sim_counter(kr_sim_t *sim, const char *name);
+KR_API kr_tally_t *kr_sim_tally(kr_sim_t *sim, const char *name);
+KR_API kr_timeavg_t *kr_sim_timeavg(kr_sim_t *sim, const char *name);
+KR_API kr_batchmeans_t *kr_sim_batchmeans(kr_sim_t *sim, const char *name);
+KR_API kr_histogram_t *kr_sim_histogram(kr_sim_t *sim, const char *name, double lo, double hi, size_t bins);
+
+/* The simulator's statistics by name, for the runtime and tools: the i-th
+ * created (i < kr_sim_stat_count), its type (a KR_FIELD_* slot type) and
+ * its value; NULL past the end. */
+KR_API size_t kr_sim_stat_count(const kr_sim_t *sim);
+KR_API const char *kr_sim_stat_at(const kr_sim_t *sim, size_t i, kr_field_type_t *type, const void **value);
 
 /* A block described by fields (a table ending with { 0 }): the values of
  * its fields and the contents of its slots (distributions excepted: they

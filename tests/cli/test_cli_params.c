@@ -186,5 +186,20 @@ Test(cli_params, run_writes_values_and_defaults)
     cr_assert_str_eq(json_string_value(json_object_get(g, "to")), "s");
     cr_assert_eq(json_integer_value(json_object_get(g, "weights_count")), 3);
     cr_assert_eq(json_real_value(json_object_get(g, "weights_sum")), 6);
+    /* the sink's statistics by name, reported in the order they were made */
+    json_t *sink = json_object_get(json_array_get(json_object_get(root, "simulators"), 2), "stats");
+    const char *keys[] = { "setups", "draws_count", "draws_mean", "draws_sd", "draws_min", "draws_max", "spread" };
+    size_t n = 0;
+    const char *key;
+    json_t *v;
+    json_object_foreach(sink, key, v) {
+        cr_assert(n < 7, "more statistics than made: %s", key);
+        cr_assert_str_eq(key, keys[n++]);
+    }
+    cr_assert_eq(n, 7);
+    cr_assert_eq(json_integer_value(json_object_get(sink, "setups")), 1);
+    cr_assert_eq(json_integer_value(json_object_get(sink, "draws_count")), 2);
+    cr_assert_eq(json_real_value(json_object_get(sink, "draws_mean")), 3);
+    cr_assert_eq(json_integer_value(json_array_get(json_object_get(json_object_get(sink, "spread"), "counts"), 1)), 1);
     json_decref(root);
 }

@@ -273,3 +273,34 @@ Test(state, on_step_runs_every_agent_based_step)
     cr_assert_eq(steps, 5);
     kr_model_destroy(m);
 }
+
+/* ---- statistics by name ---- */
+
+Test(state, statistics_by_name)
+{
+    kr_model_t *m = model(S);
+    kr_sim_t *s = kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "s", .formalism = KR_DISCRETE_EVENT });
+    kr_tally_t *t = kr_sim_tally(s, "wait");
+    cr_assert_not_null(t);
+    for (int i = 0; i < 50; i++) cr_assert_not_null(kr_sim_counter(s, i % 2 ? "odd" : "even"));
+    cr_assert_eq(kr_sim_tally(s, "wait"), t, "the same statistic, at the same address, after others were made");
+    cr_assert_null(kr_sim_counter(s, "wait"));
+    cr_assert_eq(kr_last_status(), KR_ERR_EXISTS);
+    cr_assert(strstr(kr_last_error(), "statistic 'wait' is of another type"), "%s", kr_last_error());
+    cr_assert_null(kr_sim_histogram(s, "h", 1, 0, 4), "a bad range");
+    kr_histogram_t *h = kr_sim_histogram(s, "h", 0, 1, 4);
+    cr_assert_not_null(h, "the name is free again after a bad range: %s", kr_last_error());
+    cr_assert_null(kr_sim_histogram(s, "h", 0, 2, 4));
+    cr_assert(strstr(kr_last_error(), "other bins"), "%s", kr_last_error());
+    cr_assert_eq(kr_sim_batchmeans(s, "b")->batch_size, 1, "batch means start ready");
+    cr_assert_null(kr_sim_tally(s, ""));
+    cr_assert_eq(kr_sim_stat_count(s), 5);
+    kr_field_type_t type;
+    const void *value;
+    cr_assert_str_eq(kr_sim_stat_at(s, 0, &type, &value), "wait");
+    cr_assert_eq(type, KR_FIELD_TALLY);
+    cr_assert_eq(value, t);
+    cr_assert_str_eq(kr_sim_stat_at(s, 3, &type, NULL), "h");
+    cr_assert_null(kr_sim_stat_at(s, 5, NULL, NULL));
+    kr_model_destroy(m); /* ASan: every statistic and the histogram's bins are freed */
+}
