@@ -104,9 +104,16 @@ static json_t *record(json_t *stats, uint64_t item, uint32_t r, uint64_t seed)
             return NULL;
         }
     }
-    return json_pack("{s:I, s:I, s:I, s:O, s:O, s:o}", "_item", (json_int_t)item, "replication", (json_int_t)r,
-                     "seed", (json_int_t)seed, "checksum", json_object_get(stats, "checksum"), "events",
-                     json_object_get(stats, "events"), "simulators", sims);
+    json_t *rec = json_pack("{s:I, s:I, s:I, s:O, s:O, s:o}", "_item", (json_int_t)item, "replication",
+                            (json_int_t)r, "seed", (json_int_t)seed, "checksum", json_object_get(stats, "checksum"),
+                            "events", json_object_get(stats, "events"), "simulators", sims);
+    /* a replication the model ended itself says who and when (kairos/stop.h) */
+    json_t *stopped = json_object_get(stats, "stopped");
+    if (rec && stopped && json_object_set(rec, "stopped", stopped)) {
+        json_decref(rec);
+        return NULL;
+    }
+    return rec;
 }
 
 /* One work item on this group; its leader appends the record to `mine`. */

@@ -87,6 +87,9 @@ for np in 1 2; do
   expect "stop_after on $np rank(s): the source runs on" 3600 "$(get stop$np 'sims["source"]["final_time"]')"
 done
 expect "stop_after: the same checksum on 1 and 2 ranks" "$(get stop1 's["checksum"]')" "$(get stop2 's["checksum"]')"
+expect "stop_after in replications" 0 "$(run stopreps --replications 2 --set simulators.conveyor.params.stop_after=10)"
+expect "each replication says who stopped it and when" "conveyor 62 conveyor 62" \
+  "$(get stopreps '" ".join(r["stopped"]["by"] + " " + format(r["stopped"]["time"], "g") for r in s["replications"])')"
 
 # Broken params: one line, exit 2.
 expect "a negative speed is refused" 2 "$(run bad --set simulators.conveyor.params.speed=-1)"
