@@ -4,7 +4,6 @@
  * parse, apply --set overrides to the tree, check the top level, load the
  * plugins (they add kinds), expand simulators (count -> name[i]), resolve
  * dependencies (wildcards), then build, where each kind checks its params. */
-#include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 #include "kairos/stop.h"
 #include "runtime/kind_build.h"
 #include "runtime/model_file.h"
+#include "runtime/plugins.h"
 #include "schedulers/model_private.h"
 
 #define FAIL_IF(cond, where, expected, found) \
@@ -226,23 +226,10 @@ static kr_status_t load_plugins(kr__model_file_t *f)
         char path[64];
         snprintf(path, sizeof path, "plugins[%zu]", i);
         FAIL_IF(!json_is_string(v) || !json_string_value(v)[0], path, "a shared-object path", v);
-        const char *name = json_string_value(v);
-        char full[4096];
-        if (name[0] == '/') snprintf(full, sizeof full, "%s", name);
-        else snprintf(full, sizeof full, "%s/%s", f->dir, name);
-        void *h = dlopen(full, RTLD_NOW | RTLD_LOCAL);
-        if (!h) {
-            char expected[4200];
-            snprintf(expected, sizeof expected, "a loadable shared object (%s)", dlerror());
-            return kr__input_error(f->path, path, expected, v);
-        }
-        f->plugins[f->plugin_count++] = h;
-        kr_plugin_init_fn init;
-        *(void **)&init = dlsym(h, KR_PLUGIN_ENTRY);
-        if (!init) return kr__input_error(f->path, path, "a plugin exporting " KR_PLUGIN_ENTRY, v);
-        kr_status_t st = init(f->kinds);
-        if (st) return kr__fail(KR_ERR_INVALID_ARG, "%s: %s: expected a plugin whose " KR_PLUGIN_ENTRY " succeeds, "
-                                "found: %s", f->path, path, kr_last_error());
+        void *h;
+        kr_status_t st = kr__plugin_load(f->kinds, json_string_value(v), f->dir, f->path, path, &h);
+        if (h) f->plugins[f->plugin_count++] = h; /* also when its init failed: it stays loaded (plugins.c) */
+        if (st) return st;
     }
     return KR_OK;
 }

@@ -1,7 +1,7 @@
-/* Loading one plug-in into a kinds registry, for `kairos kinds`, which
- * lists the kinds of plug-ins named on its command line or in a model
- * file without loading the model. (runtime/model_file.c loads a model
- * file's plug-ins itself, the same way; it could call this.) */
+/* Loading one plug-in into a kinds registry: for a model file's
+ * "plugins" (runtime/model_file.c), and for `kairos kinds`, which lists
+ * the kinds of plug-ins named on its command line or in a model file
+ * without loading the model. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include "base/error.h"
