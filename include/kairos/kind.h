@@ -34,6 +34,7 @@
 #include "kairos/model.h"
 #include "kairos/param.h"
 #include "kairos/region.h"
+#include "kairos/serializer.h"
 #include "kairos/sim.h"
 #include "kairos/state.h"
 #include "kairos/statistics.h"
@@ -94,6 +95,19 @@ typedef struct kr_kind_desc {
     /* Agent-based: runs at every time step, before the behaviors'
      * on_update (kr_sim_set_on_step). Optional. */
     void (*on_step)(kr_sim_t *sim);
+
+    /* ---- checkpoints (docs/checkpoint.md); both optional ---- */
+    /* Saves (kr_serializer_loading false) or loads what this simulator
+     * keeps outside its world, its declared state and its statistics by
+     * name; a kind whose changing state is all declared needs none. On a
+     * restart, setup runs first (it makes what the code owns: ids, pointers,
+     * equations) and the checkpoint then replaces the world, the events,
+     * the stream and the declared state; serialize loads last. */
+    kr_status_t (*serialize)(kr_sim_t *sim, kr_serializer_t *s);
+    /* After a restart, once everything is loaded: what a checkpoint cannot
+     * hold (reopening a file). Scheduling events is refused here: the
+     * checkpoint holds them all. */
+    kr_status_t (*restore)(kr_sim_t *sim);
 } kr_kind_desc_t;
 
 #define KR_FORMALISM_BIT(f) (1u << (unsigned)(f))
