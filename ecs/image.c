@@ -148,6 +148,7 @@ static kr_status_t save_records(kr_world_t *w, kr_buf_t *out)
     uint8_t *gens = p + 4, *flags = gens + (size_t)n * 4;
     for (uint32_t i = 0; i < n; i++) {
         const kr__record_t *r = &w->records[i];
+        if (r->flags & KR__REC_DYING) return kr__fail(KR_ERR_STATE, "world image: entity %u is being destroyed", i);
         memcpy(gens + (size_t)i * 4, &r->generation, 4);
         flags[i] = (uint8_t)((r->flags & KR__REC_ALIVE ? IMG_ALIVE : 0) | (r->flags & KR__REC_STARTED ? IMG_STARTED : 0));
     }

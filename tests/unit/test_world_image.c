@@ -627,6 +627,30 @@ Test(world_image, refusals)
     free_world(a);
 }
 
+Test(world_image, refused_during_a_pass)
+{
+    kr_world_t *a = make_world(false, NULL);
+    ids_t c = lookup(a);
+    for (int i = 0; i < 4; i++) kr_component_add(a, kr_entity_create(a), c.pos);
+    kr_buf_t img;
+    save(a, &img);
+    kr_buf_t during;
+    kr_buf_init(&during);
+    kr_view_t v;
+    kr_view_init(&v, a, &(kr_view_desc_t){ .include = { c.pos } });
+    cr_assert(kr_view_next(&v));
+    kr_entity_destroy(a, kr_view_entity(&v)); /* leaves a hole until the pass ends */
+    cr_assert_eq(kr__world_image_save(a, &during), KR_ERR_STATE);
+    cr_assert_eq(during.len, 0);
+    cr_assert_eq(kr__world_image_load(a, img.data, img.len), KR_ERR_STATE);
+    kr_view_fini(&v);
+    cr_assert_eq(kr_world_entity_count(a), 3);
+    cr_assert_eq(kr__world_image_save(a, &during), KR_OK);
+    kr_buf_fini(&during);
+    kr_buf_fini(&img);
+    free_world(a);
+}
+
 /* After any load, successful or not, the world must work and be destroyable. */
 static void exercise(kr_world_t *w)
 {
