@@ -137,11 +137,7 @@ kr_status_t kr_entity_insert_before(kr_world_t *w, kr_entity_t child, kr_entity_
 static kr_entity_t link_of(const kr_world_t *w, kr_entity_t e, size_t field, const char *fn)
 {
     if (!kr__live(w, e, fn)) return KR_ENTITY_INVALID;
-    uint32_t idx = kr_entity_index(e);
-    if (!(w->records[idx].flags & KR__REC_TREE)) return KR_ENTITY_INVALID;
-    uint32_t v;
-    memcpy(&v, (const char *)&w->tree[idx] + field, sizeof v);
-    return kr__id_of(w, v);
+    return kr__id_of(w, kr__tree_field(w, kr_entity_index(e), field));
 }
 
 kr_entity_t kr_entity_parent(const kr_world_t *w, kr_entity_t e)

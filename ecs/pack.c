@@ -107,14 +107,6 @@ static bool remap_fields(const kr_component_info_t *info, uint8_t *bytes,
 
 /* ---- pack -------------------------------------------------------------- */
 
-static uint32_t tree_link(const kr_world_t *w, uint32_t idx, size_t field)
-{
-    if (!(w->records[idx].flags & KR__REC_TREE)) return KR__NONE;
-    uint32_t v;
-    memcpy(&v, (const char *)&w->tree[idx] + field, sizeof v);
-    return v;
-}
-
 /* Visits a subtree in pre-order without a stack, giving each entity the
  * next local index; fails if an entity was already taken (overlap). */
 static kr_status_t number_subtree(kr_world_t *w, uint32_t root, uint32_t **order, uint32_t *n,
@@ -128,10 +120,10 @@ static kr_status_t number_subtree(kr_world_t *w, uint32_t root, uint32_t **order
         if (*n == *cap && KR__GROW_U32(*order, *cap, *n + 1, 64, "kr_pack")) return kr_last_status();
         w->scratch[cur] = ((uint64_t)w->scratch_epoch << 32) | *n;
         (*order)[(*n)++] = cur;
-        uint32_t next = tree_link(w, cur, offsetof(kr__tree_t, first_child));
+        uint32_t next = kr__tree_field(w, cur, offsetof(kr__tree_t, first_child));
         while (next == KR__NONE && cur != root) {
-            next = tree_link(w, cur, offsetof(kr__tree_t, next));
-            if (next == KR__NONE) cur = tree_link(w, cur, offsetof(kr__tree_t, parent));
+            next = kr__tree_field(w, cur, offsetof(kr__tree_t, next));
+            if (next == KR__NONE) cur = kr__tree_field(w, cur, offsetof(kr__tree_t, parent));
         }
         if (next == KR__NONE) return KR_OK;
         cur = next;
@@ -230,7 +222,7 @@ kr_status_t kr_pack(kr_world_t *w, const kr_entity_t *roots, size_t count, kr_bu
     for (uint32_t k = 0; k < n && !st; k++) {
         uint32_t idx = order[k];
         uint32_t parent = KR__NONE, local;
-        uint32_t p = tree_link(w, idx, offsetof(kr__tree_t, parent));
+        uint32_t p = kr__tree_field(w, idx, offsetof(kr__tree_t, parent));
         if (p != KR__NONE && scratch_get(w, p, &local) && local < k) parent = local;
         /* A root whose real parent is outside the pack is written as a root. */
         st = write_entity(w, idx, out, parent);

@@ -16,11 +16,6 @@
 #define CELL_HI 2147483648.0
 
 
-static inline uint64_t cell_key(int32_t cx, int32_t cy)
-{
-    return ((uint64_t)(uint32_t)cx << 32) | (uint32_t)cy;
-}
-
 static inline bool in_cell_range(double q) { return q >= CELL_LO && q < CELL_HI; }
 
 /* floor(q) for q in [CELL_LO, CELL_HI), without a libm call: truncation,
@@ -53,7 +48,7 @@ static uint32_t cell_find(const kr__spatial_state_t *s, int32_t cx, int32_t cy)
     uint32_t gi = grid_index(s, cx, cy);
     if (gi != KR__NONE) return s->cells[gi].count ? gi : KR__HMAP_EMPTY;
     uint32_t cursor = 0;
-    return kr__hmap_next(&s->cell_map, cell_key(cx, cy), &cursor);
+    return kr__hmap_next(&s->cell_map, kr__cell_key(cx, cy), &cursor);
 }
 
 __attribute__((cold, noinline)) static kr_status_t bad_position(const char *fn, double x, double y)
@@ -74,15 +69,13 @@ __attribute__((cold, noinline)) static kr_status_t not_in_hash(const char *fn, k
 
 kr_status_t kr__spatial_init(kr__spatial_state_t *s, double cell_size, const double bounds[4])
 {
-    memset(s, 0, sizeof *s);
     if (!(cell_size > 0) || !isfinite(cell_size)) cell_size = 1.0;
+    if (!bounds || (bounds[0] == 0 && bounds[1] == 0 && bounds[2] == 0 && bounds[3] == 0))
+        return kr__spatial_init_grid(s, cell_size, 0, 0, 0, 0);
+    memset(s, 0, sizeof *s);
     s->cell_size = cell_size;
     s->inv_cell_size = 1.0 / cell_size;
-    int exponent;
-    s->pow2_size = frexp(cell_size, &exponent) == 0.5 && isfinite(s->inv_cell_size) && s->inv_cell_size > 0;
     s->free_cell = KR__NONE;
-    kr__hmap_init(&s->cell_map);
-    if (!bounds || (bounds[0] == 0 && bounds[1] == 0 && bounds[2] == 0 && bounds[3] == 0)) return KR_OK;
     for (int i = 0; i < 4; i++)
         if (!isfinite(bounds[i]) || !in_cell_range(bounds[i] / cell_size))
             return kr__fail(KR_ERR_INVALID_ARG, "spatial_bounds[%d] = %g is not a usable coordinate", i, bounds[i]);
@@ -95,7 +88,27 @@ kr_status_t kr__spatial_init(kr__spatial_state_t *s, double cell_size, const dou
     if (gw * gh > GRID_MAX_CELLS)
         return kr__fail(KR_ERR_INVALID_ARG, "spatial_bounds cover %llu x %llu cells; the grid holds at most %u",
                         (unsigned long long)gw, (unsigned long long)gh, GRID_MAX_CELLS);
-    uint32_t n = (uint32_t)(gw * gh);
+    return kr__spatial_init_grid(s, cell_size, gx0, gy0, (uint32_t)gw, (uint32_t)gh);
+}
+
+/* Split from kr__spatial_init so that a world image (image.c) can lay out
+ * the very grid it saved, not one re-derived from rounded bounds. */
+kr_status_t kr__spatial_init_grid(kr__spatial_state_t *s, double cell_size, int32_t gx0, int32_t gy0, uint32_t gw,
+                                  uint32_t gh)
+{
+    memset(s, 0, sizeof *s);
+    if (!(cell_size > 0) || !isfinite(cell_size)) cell_size = 1.0;
+    s->cell_size = cell_size;
+    s->inv_cell_size = 1.0 / cell_size;
+    int exponent;
+    s->pow2_size = frexp(cell_size, &exponent) == 0.5 && isfinite(s->inv_cell_size) && s->inv_cell_size > 0;
+    s->free_cell = KR__NONE;
+    kr__hmap_init(&s->cell_map);
+    if (!gw || !gh) return KR_OK;
+    if ((uint64_t)gw * gh > GRID_MAX_CELLS || (int64_t)gx0 + gw - 1 > INT32_MAX || (int64_t)gy0 + gh - 1 > INT32_MAX)
+        return kr__fail(KR_ERR_INVALID_ARG, "spatial grid of %u x %u cells from (%d, %d): too large", gw, gh,
+                        gx0, gy0);
+    uint32_t n = gw * gh;
     s->cells = kr__array_grow(NULL, 0, (size_t)n * sizeof *s->cells, 64);
     if (!s->cells) return kr__fail(KR_ERR_NOMEM, "spatial grid: out of memory for %u cells", n);
     for (uint32_t i = 0; i < n; i++)
@@ -103,10 +116,19 @@ kr_status_t kr__spatial_init(kr__spatial_state_t *s, double cell_size, const dou
                                                .capacity = KR__CELL_INLINE, .next_free = KR__NONE };
     s->gx0 = gx0;
     s->gy0 = gy0;
-    s->gw = (uint32_t)gw;
-    s->gh = (uint32_t)gh;
+    s->gw = gw;
+    s->gh = gh;
     s->grid_cells = s->cell_count = s->cell_capacity = n;
     return KR_OK;
+}
+
+bool kr__spatial_point_cell(const kr__spatial_state_t *s, double x, double y, int32_t *cx, int32_t *cy)
+{
+    double qx = x / s->cell_size, qy = y / s->cell_size;
+    if (!(in_cell_range(qx) && in_cell_range(qy))) return false;
+    *cx = floor_i32(qx);
+    *cy = floor_i32(qy);
+    return true;
 }
 
 void kr__spatial_fini(kr__spatial_state_t *s)
@@ -206,7 +228,7 @@ static uint32_t cell_acquire(kr__spatial_state_t *s, int32_t cx, int32_t cy, con
         if (!s->cells[gi].count) s->live_cells++;
         return gi;
     }
-    uint64_t key = cell_key(cx, cy);
+    uint64_t key = kr__cell_key(cx, cy);
     uint32_t cursor = 0;
     uint32_t ci = kr__hmap_next(&s->cell_map, key, &cursor);
     if (ci == KR__HMAP_EMPTY) return cell_create(s, cx, cy, key, fn);
@@ -249,7 +271,7 @@ static inline void cell_unlink(kr__spatial_state_t *s, uint32_t idx)
         }
         return;
     }
-    kr__hmap_remove(&s->cell_map, cell_key(c->cx, c->cy), ci);
+    kr__hmap_remove(&s->cell_map, kr__cell_key(c->cx, c->cy), ci);
     push_free(s, ci);
 }
 
@@ -319,13 +341,13 @@ __attribute__((noinline)) static kr_status_t relocate(kr__spatial_state_t *s, kr
         cell_push(s, ci, e, en);
         return KR_OK;
     }
-    uint64_t key = cell_key(cx, cy);
+    uint64_t key = kr__cell_key(cx, cy);
     uint32_t cursor = 0;
     ci = kr__hmap_next(&s->cell_map, key, &cursor);
     if (ci == KR__HMAP_EMPTY && old_count == 1 && oi >= s->grid_cells) {
         /* Insert before remove: a failed insert changes nothing. */
         if (kr__hmap_insert(&s->cell_map, key, oi)) return kr_last_status();
-        kr__hmap_remove(&s->cell_map, cell_key(ox, oy), oi);
+        kr__hmap_remove(&s->cell_map, kr__cell_key(ox, oy), oi);
         old->cx = cx;
         old->cy = cy;
         en->cx = cx;

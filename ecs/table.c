@@ -14,7 +14,7 @@ static uint64_t types_hash(const kr_component_t *types, uint32_t n)
     return kr__hash_bytes(types, (size_t)n * sizeof *types, n);
 }
 
-static kr_status_t table_grow(kr__table_t *t, uint32_t need)
+kr_status_t kr__table_reserve(kr__table_t *t, uint32_t need)
 {
     if (need <= t->capacity) return KR_OK;
     uint64_t cap = t->capacity ? t->capacity : 8;
@@ -172,7 +172,7 @@ uint32_t kr__table_without(kr_world_t *w, uint32_t from, kr_component_t c)
 uint32_t kr__table_append(kr_world_t *w, kr__table_t *t, kr_entity_t e)
 {
     (void)w;
-    if (t->count == t->capacity && table_grow(t, t->count + 1)) return KR__NONE;
+    if (t->count == t->capacity && kr__table_reserve(t, t->count + 1)) return KR__NONE;
     uint32_t row = t->count++;
     t->entities[row] = e;
     for (uint32_t i = 0; i < t->type_count; i++) {
@@ -232,7 +232,7 @@ kr_status_t kr__table_move(kr_world_t *w, kr_entity_t e, kr__record_t *rec, uint
 {
     kr__table_t *src = w->tables[rec->table];
     kr__table_t *dst = w->tables[to];
-    if (dst->count == dst->capacity && table_grow(dst, dst->count + 1)) return kr_last_status();
+    if (dst->count == dst->capacity && kr__table_reserve(dst, dst->count + 1)) return kr_last_status();
     uint32_t src_row = rec->row;
     uint32_t dst_row = dst->count++;
     dst->entities[dst_row] = e;

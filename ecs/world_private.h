@@ -268,6 +268,8 @@ uint32_t kr__table_with(kr_world_t *w, uint32_t from, kr_component_t c);    /* a
 uint32_t kr__table_without(kr_world_t *w, uint32_t from, kr_component_t c); /* remove edge */
 /* Appends a zeroed row for e; returns the row or KR__NONE on allocation failure. */
 uint32_t kr__table_append(kr_world_t *w, kr__table_t *t, kr_entity_t e);
+/* Makes room for `need` rows (count unchanged). */
+kr_status_t kr__table_reserve(kr__table_t *t, uint32_t need);
 /* Removes row: swap-remove, or a hole while an entity pass is active. */
 void kr__table_remove_row(kr_world_t *w, uint32_t table, uint32_t row);
 /* Moves entity e (record rec) to table `to`, copying shared components. */
@@ -306,6 +308,15 @@ void kr__behavior_fire_one(kr_world_t *w, kr_entity_t e, kr_component_t c, kr__c
 kr_status_t kr__tree_reserve(kr_world_t *w);
 void kr__tree_unlink(kr_world_t *w, uint32_t idx);
 kr_status_t kr__tree_link(kr_world_t *w, uint32_t child, uint32_t parent, uint32_t before);
+/* One link of entity idx's tree node, chosen by offsetof(kr__tree_t, ...);
+ * KR__NONE for an entity that never was in the tree. */
+static inline uint32_t kr__tree_field(const kr_world_t *w, uint32_t idx, size_t field)
+{
+    if (!(w->records[idx].flags & KR__REC_TREE)) return KR__NONE;
+    uint32_t v;
+    memcpy(&v, (const char *)&w->tree[idx] + field, sizeof v);
+    return v;
+}
 static inline kr_entity_t kr__id_of(const kr_world_t *w, uint32_t idx)
 {
     return idx == KR__NONE ? KR_ENTITY_INVALID : kr_entity_make(idx, w->records[idx].generation);
@@ -368,6 +379,17 @@ static inline bool kr__is_sparse(const kr_world_t *w, kr_component_t c)
 
 /* Spatial hash (spatial.c). */
 kr_status_t kr__spatial_init(kr__spatial_state_t *s, double cell_size, const double bounds[4]);
+/* An empty hash whose grid is cells [gx0, gx0 + gw) x [gy0, gy0 + gh) (gw or gh 0: no grid). */
+kr_status_t kr__spatial_init_grid(kr__spatial_state_t *s, double cell_size, int32_t gx0, int32_t gy0, uint32_t gw,
+                                  uint32_t gh);
+/* The cell of point (x, y), as kr_spatial_insert finds it; false when its
+ * index does not fit in int32 (or the point is not finite). */
+bool kr__spatial_point_cell(const kr__spatial_state_t *s, double x, double y, int32_t *cx, int32_t *cy);
+/* The cell map's key of cell (cx, cy). */
+static inline uint64_t kr__cell_key(int32_t cx, int32_t cy)
+{
+    return ((uint64_t)(uint32_t)cx << 32) | (uint32_t)cy;
+}
 void kr__spatial_fini(kr__spatial_state_t *s);
 void kr__spatial_forget(kr_world_t *w, uint32_t idx); /* on destroy */
 
