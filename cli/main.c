@@ -7,6 +7,7 @@
  * rank ends with the same status (the ranks agree on it, runtime/run.c);
  * only rank 0 prints. */
 #include <errno.h>
+#include <math.h>
 #include <hwloc.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -59,6 +60,14 @@ static const char *const run_help =
     "                        shared out over groups of ranks; the stats gain pooled means and\n"
     "                        95% intervals (docs/replications.md)\n"
     "  --group-ranks G       ranks per replication group (default: docs/replications.md)\n"
+    "  --checkpoint-at T[,T...]  write a checkpoint when model time reaches each T\n"
+    "  --checkpoint-every DT write a checkpoint every DT of model time\n"
+    "  --checkpoint-dir DIR  where checkpoints go (default: checkpoints)\n"
+    "  --checkpoint-keep N   keep the newest N complete checkpoints (default 2; 0: all)\n"
+    "  --checkpoint-level L  zstd level, 1 to 19 (default 3)\n"
+    "  --restart PATH        go on from a checkpoint (or the newest in the folder PATH), on any\n"
+    "                        number of ranks: the results equal an uninterrupted run's\n"
+    "                        (docs/checkpoint.md)\n"
     "  -h, --help            this help\n";
 
 static const char *const sweep_help =
@@ -173,6 +182,8 @@ typedef struct options {
     const char **varies;
     size_t vary_count;
     const char *plot_dir;
+    kr__ckpt_plan_t ckpt;   /* --checkpoint-* */
+    const char *restart;
 } options_t;
 
 static void options_free(options_t *o)
@@ -181,6 +192,7 @@ static void options_free(options_t *o)
     free(o->owned);
     free(o->sets);
     free(o->varies);
+    free(o->ckpt.at);
 }
 
 static bool add_set(options_t *o, const char *set, bool owned)
@@ -214,6 +226,26 @@ static long whole(const char *v, long lo, long hi)
     errno = 0;
     long x = strtol(v, &end, 10);
     return !v[0] || *end || errno || x < lo || x > hi ? -1 : x;
+}
+
+/* "T[,T...]": times > 0 in increasing order, into p->at. */
+static int parse_times(const char *text, kr__ckpt_plan_t *p)
+{
+    free(p->at);
+    p->at = NULL;
+    p->at_count = 0;
+    for (const char *at = text;;) {
+        char *end;
+        double t = strtod(at, &end);
+        if (end == at || !(t > 0) || !isfinite(t) || (p->at_count && t <= p->at[p->at_count - 1])) return -1;
+        double *more = realloc(p->at, (p->at_count + 1) * sizeof *more);
+        if (!more) return -1;
+        p->at = more;
+        p->at[p->at_count++] = t;
+        if (!*end) return 0;
+        if (*end != ',') return -1;
+        at = end + 1;
+    }
 }
 
 /* Parses argv[first..] for `cmd` (run, validate or sweep); returns 0, or
@@ -265,6 +297,32 @@ static int parse(const cli_t *c, int argc, char **argv, int first, const char *c
             if (!v[0] || strspn(v, "0123456789") != strlen(v) || errno || seed > (unsigned long long)INT64_MAX)
                 return input_error(c, "--seed: expected a whole number from 0 to 9223372036854775807, found \"%s\"", v);
             if (!sugar(o, "seed", v, false)) return 1;
+        } else if (run_only && !strcmp(a, "--checkpoint-at")) {
+            if (!has_value) return input_error(c, "%s needs T[,T...]", a);
+            if (parse_times(argv[++i], &o->ckpt))
+                return input_error(c, "--checkpoint-at: expected times > 0 in increasing order, T[,T...], found \"%s\"",
+                                   argv[i]);
+        } else if (run_only && !strcmp(a, "--checkpoint-every")) {
+            if (!has_value) return input_error(c, "%s needs a time", a);
+            char *end;
+            o->ckpt.every = strtod(argv[++i], &end);
+            if (!argv[i][0] || *end || !(o->ckpt.every > 0) || !isfinite(o->ckpt.every))
+                return input_error(c, "--checkpoint-every: expected a time > 0 in model units, found \"%s\"", argv[i]);
+        } else if (run_only && !strcmp(a, "--checkpoint-dir")) {
+            if (!has_value || !argv[i + 1][0]) return input_error(c, "%s needs a folder name", a);
+            o->ckpt.dir = argv[++i];
+        } else if (run_only && !strcmp(a, "--checkpoint-keep")) {
+            if (!has_value) return input_error(c, "%s needs a number", a);
+            if ((o->ckpt.keep = (int)whole(argv[++i], 0, 1000000)) < 0)
+                return input_error(c, "--checkpoint-keep: expected a whole number >= 0 (0: keep all), found \"%s\"",
+                                   argv[i]);
+        } else if (run_only && !strcmp(a, "--checkpoint-level")) {
+            if (!has_value) return input_error(c, "%s needs a number", a);
+            if ((o->ckpt.level = (int)whole(argv[++i], 1, 19)) < 0)
+                return input_error(c, "--checkpoint-level: expected a zstd level from 1 to 19, found \"%s\"", argv[i]);
+        } else if (run_only && !strcmp(a, "--restart")) {
+            if (!has_value || !argv[i + 1][0]) return input_error(c, "%s needs a checkpoint or a folder of them", a);
+            o->restart = argv[++i];
         } else if (is_run && !strcmp(a, "--quiet")) {
             o->quiet = true;
         } else if (is_run && !strcmp(a, "--replications")) {
@@ -311,6 +369,9 @@ static int parse(const cli_t *c, int argc, char **argv, int first, const char *c
     if (run_only && o->replications && (o->trace || o->event_log))
         return input_error(c, "%s: expected no trace or event log with --replications (rerun one replication alone "
                            "with --seed), found one", o->trace ? "--trace" : "--event-log");
+    if (run_only && o->replications && (o->restart || o->ckpt.at_count || o->ckpt.every > 0))
+        return input_error(c, "%s: expected no checkpoints with --replications (a replication is short; checkpoint "
+                           "one run alone), found some", o->restart ? "--restart" : "--checkpoint-*");
     if (run_only && o->group_ranks && !o->replications)
         return input_error(c, "--group-ranks: expected --replications too, found none", "");
     if (is_sweep && !o->vary_count) return input_error(c, "sweep: expected at least one --vary KEY=[v1,...], found none", "");
@@ -337,7 +398,7 @@ static kr__model_file_t *load(const cli_t *c, const options_t *o)
 
 static int cmd_run(const cli_t *c, int argc, char **argv)
 {
-    options_t o = { .ranks = 1 };
+    options_t o = { .ranks = 1, .ckpt.keep = -1 };
     int rc = parse(c, argc, argv, 2, "run", &o);
     if (rc) {
         options_free(&o);
@@ -355,7 +416,8 @@ static int cmd_run(const cli_t *c, int argc, char **argv)
     if (c->ranks > 1) bind_rank(binding, sizeof binding);
     kr__run_options_t ro = { .binding = binding, .stats_path = o.stats, .event_log_dir = o.event_log, .trace_path = o.trace, .series_path = o.series,
                             .quiet = o.quiet, .progress = c->rank == 0 && !o.quiet && isatty(2), .ranks = c->ranks,
-                            .rank = c->rank, .comm = MPI_COMM_WORLD, .summary = c->rank == 0 ? stdout : NULL };
+                            .rank = c->rank, .comm = MPI_COMM_WORLD, .summary = c->rank == 0 ? stdout : NULL,
+                            .ckpt = o.ckpt, .restart = o.restart };
     kr_status_t st = o.replications ? kr__replications_run_file(f, &ro, (uint32_t)o.replications, o.group_ranks)
                                     : kr__run_file(f, &ro);
     if (st && c->rank == 0) fprintf(stderr, "kairos: %s\n", kr_last_error());

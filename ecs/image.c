@@ -64,19 +64,6 @@ static int kind_of(const kr_component_info_t *info)
 }
 
 /* Entity ids keep their meaning across an image: references map to themselves. */
-static uint64_t ref_same_save(void *ctx, kr_entity_t e)
-{
-    (void)ctx;
-    return e;
-}
-
-static kr_entity_t ref_same_load(void *ctx, uint64_t ref, bool *ok)
-{
-    (void)ctx;
-    (void)ok;
-    return ref;
-}
-
 static bool busy(const kr_world_t *w)
 {
     return w->entity_passes || w->chunk_passes || w->spatial_scans || w->channel_depth || w->creating.entity ||
@@ -172,7 +159,7 @@ static kr_status_t save_serialized(kr_world_t *w, const kr__table_t *t, uint32_t
         kr_entity_t e = t->entities[row];
         size_t start = out->len;
         kr_serializer_t s;
-        kr__serializer_saver(&s, out, ref_same_save, NULL);
+        kr__serializer_checkpoint_saver(&s, out);
         kr_status_t st = info->vtbl->serialize(w, e, kr__column_ptr(t, col, row), &s);
         if (!st) st = s.status;
         if (st)
@@ -926,7 +913,7 @@ static kr_status_t load_behaviors(loader_t *L)
             kr_reader_t br;
             kr_reader_init(&br, data, len);
             kr_serializer_t s;
-            kr__serializer_loader(&s, &br, ref_same_load, NULL);
+            kr__serializer_checkpoint_loader(&s, &br);
             kr_status_t st = info->vtbl->serialize(w, e, state, &s);
             if (!st) st = s.status;
             if (!st && br.pos != br.len)

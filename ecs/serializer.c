@@ -119,3 +119,32 @@ kr_status_t kr_ser_string(kr_serializer_t *s, char **v)
     *v = str;
     return KR_OK;
 }
+
+/* A checkpoint keeps entity ids as they are: its world comes back whole. */
+static uint64_t same_id_save(void *ctx, kr_entity_t e)
+{
+    (void)ctx;
+    return e;
+}
+
+static kr_entity_t same_id_load(void *ctx, uint64_t ref, bool *ok)
+{
+    (void)ctx;
+    (void)ok;
+    return ref;
+}
+
+void kr__serializer_checkpoint_saver(kr_serializer_t *s, kr_buf_t *out)
+{
+    kr__serializer_saver(s, out, same_id_save, NULL);
+}
+
+void kr__serializer_checkpoint_loader(kr_serializer_t *s, kr_reader_t *in)
+{
+    kr__serializer_loader(s, in, same_id_load, NULL);
+}
+
+bool kr_serializer_in_checkpoint(const kr_serializer_t *s)
+{
+    return s && (s->loading ? s->ref_load == same_id_load : s->ref_save == same_id_save);
+}

@@ -23,5 +23,9 @@ struct kr_serializer {
 
 void kr__serializer_saver(kr_serializer_t *s, kr_buf_t *out, kr__ref_save_fn fn, void *ctx);
 void kr__serializer_loader(kr_serializer_t *s, kr_reader_t *in, kr__ref_load_fn fn, void *ctx);
+/* The serializers of a checkpoint (ecs/image.c, a kind's serialize):
+ * entity ids kept as they are (kr_serializer_in_checkpoint). */
+void kr__serializer_checkpoint_saver(kr_serializer_t *s, kr_buf_t *out);
+void kr__serializer_checkpoint_loader(kr_serializer_t *s, kr_reader_t *in);
 
 #endif

@@ -60,6 +60,10 @@ typedef struct kr__transport_vtbl {
      * a large batch does not wait for the sender's next poll (MPI moves a
      * message above its eager size only while the sender is in MPI). */
     void (*progress)(kr__transport_t *t);
+    /* Optional, with settle: the run goes on after every process settled
+     * at a checkpoint's cut (schedulers/coordinator.c), so the next
+     * settle decides afresh instead of repeating FINISHED. */
+    void (*resume)(kr__transport_t *t);
     /* True if messages between simulators of this process need not travel:
      * the coordinator then applies them at once (edge counts kept). Test
      * transports that reorder leave it false, so that they are exercised. */

@@ -117,15 +117,22 @@ static kr_status_t chaos_reduce(kr__transport_t *t, uint64_t *mins, size_t n_min
     return st ? st : ct->inner->vtbl->reduce(ct->inner, mins, n_mins);
 }
 
+static void chaos_resume(kr__transport_t *t)
+{
+    chaos_transport_t *ct = (chaos_transport_t *)t;
+    if (ct->inner->vtbl->resume) ct->inner->vtbl->resume(ct->inner);
+}
+
 static const kr__transport_vtbl_t chaos_vtbl = { .send = chaos_send, .poll = chaos_poll, .in_flight = chaos_in_flight,
                                                 .destroy = chaos_destroy, .settle = chaos_settle,
                                                 .deadlock = chaos_deadlock, .wait = chaos_wait, .abort = chaos_abort,
-                                                .reduce = chaos_reduce, .progress = chaos_progress };
+                                                .reduce = chaos_reduce, .progress = chaos_progress,
+                                                .resume = chaos_resume };
 static const kr__transport_vtbl_t chaos_local_vtbl = { .send = chaos_send, .poll = chaos_poll,
                                                       .in_flight = chaos_in_flight, .destroy = chaos_destroy,
                                                       .settle = chaos_settle, .deadlock = chaos_deadlock,
                                                       .wait = chaos_wait, .abort = chaos_abort,
-                                                      .progress = chaos_progress };
+                                                      .progress = chaos_progress, .resume = chaos_resume };
 
 kr__transport_t *kr__transport_chaos_wrap(kr__transport_t *inner, uint64_t seed)
 {

@@ -558,10 +558,17 @@ static void mpi_progress(kr__transport_t *base)
         if (t->peers[r].sends_used) reap_sends(&t->peers[r]);
 }
 
+static void mpi_resume(kr__transport_t *base)
+{
+    mpi_transport_t *t = (mpi_transport_t *)base;
+    t->finished = false;
+    t->have_last = false;
+}
+
 static const kr__transport_vtbl_t mpi_vtbl = { .send = mpi_send, .poll = mpi_poll, .in_flight = mpi_in_flight,
                                               .destroy = mpi_destroy, .settle = mpi_settle,
                                               .deadlock = mpi_deadlock, .wait = mpi_wait, .abort = mpi_abort,
-                                              .reduce = mpi_reduce, .progress = mpi_progress,
+                                              .reduce = mpi_reduce, .progress = mpi_progress, .resume = mpi_resume,
                                               .direct_local = true };
 
 kr__transport_t *kr__transport_mpi_create(const kr__mpi_transport_desc_t *d)

@@ -35,6 +35,7 @@ typedef struct walk {
     int mode;
     uint64_t h, identity;
     size_t index;                 /* items so far */
+    size_t identity_items;        /* items of the identity (MODE_HASHES) */
     uint64_t *hashes;             /* MODE_HASHES: one per item (index items) */
     size_t cap;
     bool failed;
@@ -270,6 +271,7 @@ static void walk(walk_t *w)
     /* A stop lookahead changes where a stopped run ends (kairos/stop.h). */
     if (kr_model_stop_lookahead(m) != KR_TIME_NEVER) emit(w, IT_STOP_LOOKAHEAD, 0, 0, kr_model_stop_lookahead(m));
     w->identity = w->h;
+    w->identity_items = w->index;
     emit(w, IT_END_TIME, 0, 0, kr_model_end_time(m));
     emit(w, IT_MAPPING, 0, 0, (uint64_t)f->mapping);
     emit(w, IT_SYNC, 0, 0, (uint64_t)m->sync);
@@ -285,6 +287,29 @@ kr_status_t kr__model_digest(const kr__model_file_t *f, kr_model_t *m, kr__model
     out->identity = w.identity;
     out->run = w.h;
     return KR_OK;
+}
+
+kr_status_t kr__model_identity_items(const kr__model_file_t *f, kr_model_t *m, uint64_t **hashes, size_t *count)
+{
+    walk_t w = { .f = f, .m = m, .mode = MODE_HASHES };
+    walk(&w);
+    if (w.failed) {
+        free(w.hashes);
+        return kr__fail(KR_ERR_NOMEM, "out of memory computing the model's digest");
+    }
+    *hashes = w.hashes;
+    *count = w.identity_items;
+    return KR_OK;
+}
+
+void kr__model_describe_item(const kr__model_file_t *f, kr_model_t *m, size_t index, char *out, size_t cap)
+{
+    char key[KEY_CAP], val[KEY_CAP];
+    walk_t d = { .f = f, .m = m, .mode = MODE_DESCRIBE, .want = index, .key = key, .val = val };
+    snprintf(key, KEY_CAP, "the model's items");
+    snprintf(val, KEY_CAP, "nothing more");
+    walk(&d);
+    snprintf(out, cap, "%s: %s", key, val);
 }
 
 /* Every rank learns the first item (lowest index, then lowest rank) where

@@ -30,4 +30,10 @@ kr_status_t kr__model_digest(const kr__model_file_t *f, kr_model_t *m, kr__model
 kr_status_t kr__model_digest_check(const kr__model_file_t *f, kr_model_t *m, int ranks, MPI_Comm comm,
                                    kr__model_digest_t *out);
 
+/* The hashes of the identity's items, in order (*hashes malloc'ed), so
+ * that a later model can name where it differs (a checkpoint keeps them). */
+kr_status_t kr__model_identity_items(const kr__model_file_t *f, kr_model_t *m, uint64_t **hashes, size_t *count);
+/* Item `index` of the model's walk as "what: value on this model". */
+void kr__model_describe_item(const kr__model_file_t *f, kr_model_t *m, size_t index, char *out, size_t cap);
+
 #endif

@@ -26,7 +26,8 @@ static const char *const top_keys[] = { "precision", "seed", "end_time", "sync",
 static const char *const sim_keys[] = { "name", "kind", "formalism", "time_step", "params", "rank", "count",
                                         "regions", "description", NULL };
 static const char *const dep_keys[] = { "from", "to", "promise", NULL };
-static const char *const out_keys[] = { "stats", "event_log", "trace", "series", NULL };
+static const char *const out_keys[] = { "stats", "event_log", "trace", "series", "checkpoint", NULL };
+static const char *const ckpt_keys[] = { "dir", "at", "every", "keep", "level", NULL };
 
 static kr_status_t check_keys(const kr__model_file_t *f, json_t *obj, const char *const *allowed, const char *where)
 {
@@ -153,6 +154,54 @@ static kr_status_t read_time(kr__model_file_t *f, json_t *v, const char *path, b
     return KR_OK;
 }
 
+/* outputs.checkpoint (docs/checkpoint.md): every field optional. */
+static kr_status_t read_checkpoint_plan(kr__model_file_t *f, json_t *c)
+{
+    kr__ckpt_plan_t *p = &f->ckpt;
+    p->keep = -1;
+    if (!c) return KR_OK;
+    FAIL_IF(!json_is_object(c), "outputs.checkpoint", "an object with dir, at, every, keep, level", c);
+    kr_status_t st = check_keys(f, c, ckpt_keys, "outputs.checkpoint");
+    if (st) return st;
+    json_t *v;
+    if ((v = json_object_get(c, "dir"))) {
+        FAIL_IF(!json_is_string(v) || !json_string_value(v)[0], "outputs.checkpoint.dir", "a folder name", v);
+        p->dir = json_string_value(v);
+    }
+    if ((v = json_object_get(c, "at"))) {
+        size_t n = json_is_array(v) ? json_array_size(v) : 1;
+        FAIL_IF(!json_is_number(v) && !(json_is_array(v) && n), "outputs.checkpoint.at",
+                "a time > 0 or a list of them", v);
+        if (!(p->at = malloc(n * sizeof *p->at))) return kr__fail(KR_ERR_NOMEM, "out of memory");
+        p->at_count = n;
+        for (size_t i = 0; i < n; i++) {
+            json_t *t = json_is_array(v) ? json_array_get(v, i) : v;
+            char path[64];
+            snprintf(path, sizeof path, json_is_array(v) ? "outputs.checkpoint.at[%zu]" : "outputs.checkpoint.at", i);
+            double d = json_is_number(t) ? json_number_value(t) : NAN;
+            FAIL_IF(!(d > 0) || !isfinite(d), path, "a time > 0 in model units", t);
+            FAIL_IF(i && d <= p->at[i - 1], path, "times in increasing order", t);
+            p->at[i] = d;
+        }
+    }
+    if ((v = json_object_get(c, "every"))) {
+        double d = json_is_number(v) ? json_number_value(v) : NAN;
+        FAIL_IF(!(d > 0) || !isfinite(d), "outputs.checkpoint.every", "a time > 0 in model units", v);
+        p->every = d;
+    }
+    if ((v = json_object_get(c, "keep"))) {
+        FAIL_IF(!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 1000000,
+                "outputs.checkpoint.keep", "a whole number of checkpoints to keep (0: all)", v);
+        p->keep = (int)json_integer_value(v);
+    }
+    if ((v = json_object_get(c, "level"))) {
+        FAIL_IF(!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 19,
+                "outputs.checkpoint.level", "a zstd level from 1 to 19", v);
+        p->level = (int)json_integer_value(v);
+    }
+    return KR_OK;
+}
+
 static kr_status_t check_top(kr__model_file_t *f)
 {
     json_t *r = f->root;
@@ -199,7 +248,8 @@ static kr_status_t check_top(kr__model_file_t *f)
         FAIL_IF(!json_is_object(v), "outputs", "an object", v);
         if ((st = check_keys(f, v, out_keys, "outputs"))) return st;
         const char **slots[] = { &f->out_stats, &f->out_event_log, &f->out_trace, &f->out_series };
-        for (int i = 0; out_keys[i]; i++) {
+        if ((st = read_checkpoint_plan(f, json_object_get(v, "checkpoint")))) return st;
+        for (int i = 0; i < 4; i++) {
             json_t *o = json_object_get(v, out_keys[i]);
             if (!o) continue;
             char path[64];
@@ -549,6 +599,7 @@ kr__model_file_t *kr__model_file_load(const kr__model_file_desc_t *desc)
 {
     kr__model_file_t *f = calloc(1, sizeof *f);
     if (!f) { kr__fail(KR_ERR_NOMEM, "out of memory"); return NULL; }
+    f->ckpt.keep = -1;
     f->path = strdup(desc->path ? desc->path : "");
     const char *slash = desc->path ? strrchr(desc->path, '/') : NULL;
     f->dir = slash ? strndup(desc->path, (size_t)(slash - desc->path)) : strdup(".");
@@ -599,6 +650,7 @@ void kr__model_file_free(kr__model_file_t *f)
     /* Plugins stay loaded: models built from them may still be alive and
      * their code must outlive them; the process exit unloads them. */
     free(f->plugins);
+    free(f->ckpt.at);
     free(f->path);
     free(f->dir);
     free(f);

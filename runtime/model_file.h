@@ -45,6 +45,18 @@ typedef struct kr__dep_entry {
     kr_time_t promise;
 } kr__dep_entry_t;
 
+/* When and where a run writes checkpoints (outputs.checkpoint, or the
+ * command line's --checkpoint-*; docs/checkpoint.md). Times in model
+ * units. */
+typedef struct kr__ckpt_plan {
+    const char *dir;         /* NULL: not given */
+    double *at;              /* owned, ascending */
+    size_t at_count;
+    double every;            /* 0: not given */
+    int keep;                /* -1: not given */
+    int level;               /* 0: not given */
+} kr__ckpt_plan_t;
+
 typedef struct kr__model_file {
     char *path;
     char *dir;               /* folder of the file, for relative plugin paths */
@@ -55,6 +67,7 @@ typedef struct kr__model_file {
     kr__mapping_t mapping;
     kr_log_level_t log_level;
     const char *out_stats, *out_event_log, *out_trace, *out_series; /* borrowed; NULL if absent */
+    kr__ckpt_plan_t ckpt;    /* outputs.checkpoint */
     kr__sim_entry_t *sims;
     size_t sim_count, sim_cap;
     kr__dep_entry_t *deps;

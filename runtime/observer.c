@@ -121,8 +121,12 @@ kr_status_t kr__run_open_outputs(run_ctx_t *c, const char *log_dir, const char *
         for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
             if (!kr_sim_is_local(kr_model_sim(m, i))) continue;
             char path[4096];
-            snprintf(path, sizeof path, "%s/%s.jsonl", log_dir, kr_sim_name(kr_model_sim(m, i)));
-            kr_status_t st = kr__out_open(&c->logs[i], path);
+            const char *name = kr_sim_name(kr_model_sim(m, i));
+            snprintf(path, sizeof path, "%s/%s.jsonl", log_dir, name);
+            /* a restart goes on with the log where the checkpoint was cut */
+            json_t *offset = c->log_offsets ? json_object_get(c->log_offsets, name) : NULL;
+            kr_status_t st = c->log_offsets ? kr__out_resume(&c->logs[i], path, (uint64_t)json_integer_value(offset))
+                                            : kr__out_open(&c->logs[i], path);
             if (st) return st;
         }
     }

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "base/error.h"
 #include "runtime/run.h"
 
@@ -16,6 +18,34 @@ kr_status_t kr__out_open(kr__out_file_t *o, const char *path)
     snprintf(o->partial, n + 9, "%s.partial", path);
     o->fp = fopen(o->partial, "w");
     if (!o->fp) return kr__fail(KR_ERR_IO, "%s: cannot write: %s", o->partial, strerror(errno));
+    return KR_OK;
+}
+
+kr_status_t kr__out_resume(kr__out_file_t *o, const char *path, uint64_t offset)
+{
+    size_t n = strlen(path);
+    o->final = strdup(path);
+    o->partial = malloc(n + 9);
+    if (!o->final || !o->partial) return kr__fail(KR_ERR_NOMEM, "out of memory");
+    snprintf(o->partial, n + 9, "%s.partial", path);
+    struct stat st;
+    /* a finished file goes back under its .partial name until this run ends */
+    if (stat(o->partial, &st) && !stat(o->final, &st) && rename(o->final, o->partial))
+        return kr__fail(KR_ERR_IO, "%s: cannot rename to %s: %s", o->final, o->partial, strerror(errno));
+    if (stat(o->partial, &st)) {
+        if (offset == 0) return kr__out_open(o, path);
+        return kr__fail(KR_ERR_CORRUPT, "%s: missing: the checkpoint continues this output from byte %llu", o->final,
+                        (unsigned long long)offset);
+    }
+    if ((uint64_t)st.st_size < offset)
+        return kr__fail(KR_ERR_CORRUPT, "%s: %lld bytes, shorter than the %llu the checkpoint continues from",
+                        o->partial, (long long)st.st_size, (unsigned long long)offset);
+    if (truncate(o->partial, (off_t)offset))
+        return kr__fail(KR_ERR_IO, "%s: cannot cut to %llu bytes: %s", o->partial, (unsigned long long)offset,
+                        strerror(errno));
+    o->fp = fopen(o->partial, "a");
+    if (!o->fp) return kr__fail(KR_ERR_IO, "%s: cannot write: %s", o->partial, strerror(errno));
+    o->keep_partial = true;
     return KR_OK;
 }
 
@@ -45,7 +75,7 @@ kr_status_t kr__out_commit(kr__out_file_t *o, bool keep)
             st = kr__fail(KR_ERR_IO, "%s: cannot rename to %s: %s", o->partial, o->final, strerror(errno));
             keep = false;
         }
-        if (!keep) remove(o->partial);
+        if (!keep && !o->keep_partial) remove(o->partial);
     }
     free(o->final);
     free(o->partial);

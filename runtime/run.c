@@ -94,6 +94,29 @@ static kr_status_t agree(run_ctx_t *c, kr_status_t st)
     return kr__run_agree(c->opt->comm, c->opt->ranks, c->opt->rank, st, origin < 0 || origin == c->opt->rank);
 }
 
+/* Runs the model to its end, stopping at every checkpoint's cut to write
+ * it (checkpoint.c); a restart's first cut comes after its own. */
+static kr_status_t run_model(run_ctx_t *c)
+{
+    if (!c->ckpt.enabled) return kr_model_run(c->model);
+    for (kr_time_t done = c->restored_at;;) {
+        kr_time_t cut = kr__run_next_cut(c, done);
+        bool at_cut = false;
+        kr_status_t st = kr__coord_run_until(c->model, cut, &at_cut);
+        if (st || !at_cut) return st;
+        if ((st = kr__run_checkpoint(c, cut))) return st;
+        done = cut;
+    }
+}
+
+static void finish_ctx(run_ctx_t *c)
+{
+    json_decref(c->steps);
+    json_decref(c->log_offsets);
+    free(c->ckpt.at);
+    kr_model_destroy(c->model);
+}
+
 kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
 {
     run_ctx_t c = { .file = f, .opt = opt };
@@ -147,8 +170,12 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
         st = t ? kr__model_use_transport(c.model, t) : kr_last_status();
     }
     free(rank_of);
+    if (!st) st = kr__run_checkpoint_plan(&c);
+    /* A restart: every local simulator takes its state from the checkpoint
+     * instead of its setup (checkpoint.c); every rank agrees first. */
+    if (!st && opt->restart) st = agree(&c, kr__run_restore(&c, opt->restart));
     if (st) {
-        kr_model_destroy(c.model);
+        finish_ctx(&c);
         return st;
     }
     kr__out_file_t stats_out = { 0 }, series_out = { 0 };
@@ -158,6 +185,7 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
     /* Starting (every behavior's on_start) still belongs to the setup: a
      * failure there is the model's, found before anything ran. */
     if (!st) st = kr_model_start(c.model);
+    if (!st && c.restored_stop) st = kr__stop_learn(c.model, c.stop_by, c.stop_at);
     if (!st) st = kr__fault_arm();
     st = agree(&c, st);
     /* One start for every rank, so the ranks' traces share a time base. */
@@ -166,7 +194,7 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
     /* Whatever fails from here on is the run's (docs/cli.md, "Exit
      * status"), whatever status it carries; a deadlock and an interrupt
      * keep theirs. */
-    if (!st && (st = kr_model_run(c.model))) st = kr__fail(kr__run_as_run_failure(st), "%s", kr_last_error());
+    if (!st && (st = run_model(&c))) st = kr__fail(kr__run_as_run_failure(st), "%s", kr_last_error());
     kr__fault_disarm();
     double wall = (double)(kr__monotonic_ns() - c.t0) * 1e-9;
     if (c.progress_shown) kr__run_show_progress(&c, true);
@@ -240,8 +268,7 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
         }
     }
     json_decref(stats);
-    json_decref(c.steps);
-    kr_model_destroy(c.model);
+    finish_ctx(&c);
     if (failure[0]) kr__fail(st, "%s", failure);
     return st;
 }

@@ -28,6 +28,8 @@ typedef struct kr__run_options {
      * communicator and pool the results themselves: */
     json_t **stats_json;         /* not NULL: rank 0 gets the merged stats here (the caller's to decref) */
     bool no_idle_warning;        /* the caller has warned about idle ranks once already */
+    kr__ckpt_plan_t ckpt;        /* --checkpoint-*: over the file's outputs.checkpoint (keep -1: not given) */
+    const char *restart;         /* --restart: a checkpoint, or a folder of them */
 } kr__run_options_t;
 
 /* A file written as NAME.partial and renamed to NAME once complete, so
@@ -36,10 +38,16 @@ typedef struct kr__out_file {
     char *final, *partial;
     FILE *fp;
     bool failed;                 /* a write or the close failed: never renamed */
+    bool keep_partial;           /* a failed run keeps it under its .partial name: a checkpoint continues it */
 } kr__out_file_t;
 
 /* Opens PATH.partial for writing. */
 kr_status_t kr__out_open(kr__out_file_t *o, const char *path);
+/* Opens PATH.partial to go on writing at byte `offset` (a restart from a
+ * checkpoint): the file a run left there (PATH.partial, or PATH when it
+ * finished), cut to `offset`. KR_ERR_CORRUPT if neither exists or it is
+ * shorter than that. */
+kr_status_t kr__out_resume(kr__out_file_t *o, const char *path, uint64_t offset);
 /* Closes; renames into place when keep, removes otherwise. */
 kr_status_t kr__out_close(kr__out_file_t *o, bool keep);
 /* The same in two steps, for outputs of several ranks that must all be

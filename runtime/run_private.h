@@ -12,6 +12,17 @@
 #include "runtime/run.h"
 #include "net/transport.h"
 
+/* When this run writes checkpoints (checkpoint.c), in ticks. */
+typedef struct kr__ckpt_schedule {
+    bool enabled;
+    kr_time_t *at;
+    size_t at_count;
+    kr_time_t every;            /* 0: none */
+    const char *dir;
+    int keep, level;
+    uint64_t written;           /* checkpoints written by this run */
+} kr__ckpt_schedule_t;
+
 /* One run on this rank. */
 typedef struct run_ctx {
     kr__model_file_t *file;
@@ -26,6 +37,14 @@ typedef struct run_ctx {
     kr__transport_t *mpi;        /* the MPI transport (owned by the model), for its counts; NULL on one rank */
     json_t *steps;              /* rank 0: per-step figures summed per kind (kr_report_steps) */
     kr__model_digest_t digest;  /* the same on every rank (model_digest.c) */
+    kr__ckpt_schedule_t ckpt;
+    /* a restart (checkpoint.c): where the checkpoint was cut, a stop it
+     * knew of, every event log's length then */
+    kr_time_t restored_at;
+    bool restored_stop;
+    uint32_t stop_by;
+    kr_time_t stop_at;
+    json_t *log_offsets;
 } run_ctx_t;
 
 static inline bool kr__run_distributed(const run_ctx_t *c) { return c->opt->ranks > 1; }
@@ -49,6 +68,18 @@ kr_status_t kr__run_commit_outputs(run_ctx_t *c, bool ok);
  * only the flows that both start and end. */
 kr_status_t kr__run_join_trace(run_ctx_t *c, const char *path, bool ok, kr__out_file_t *joined);
 void kr__run_show_progress(run_ctx_t *c, bool final);
+
+/* checkpoint.c (docs/checkpoint.md) */
+/* The checkpoint times and settings: the command line's over the file's. */
+kr_status_t kr__run_checkpoint_plan(run_ctx_t *c);
+/* The first cut after `after`, 0 for none (none past the end time). */
+kr_time_t kr__run_next_cut(const run_ctx_t *c, kr_time_t after);
+/* Writes the checkpoint of the model standing at `cut`; on every rank at
+ * once, agreed. */
+kr_status_t kr__run_checkpoint(run_ctx_t *c, kr_time_t cut);
+/* Loads a checkpoint (PATH or the newest in the folder PATH) into this
+ * rank's simulators, built but not started; the caller agrees. */
+kr_status_t kr__run_restore(run_ctx_t *c, const char *path);
 
 /* report.c */
 /* This rank's part of the stats. */

@@ -140,7 +140,7 @@ static kr_status_t ask_for_guarantees(kr_model_t *m, kr__group_t *g, const kr__e
 {
     /* past its stop horizon a group needs only to know that nothing
      * earlier can still arrive */
-    kr_time_t limit = kr__time_add(m->end_time, 1);
+    kr_time_t limit = kr__time_add(kr__run_limit(m), 1);
     if (g->horizon < limit) limit = g->horizon;
     kr_time_t need = h && h->time < limit ? kr__time_add(h->time, 1) : limit;
     if (g->bound >= need) return KR_OK;
@@ -157,7 +157,7 @@ static bool runnable(kr_model_t *m, kr__group_t *g, kr_sim_t *s, const kr__event
 {
     if (!h || (h->flags & KR__EVREC_AWAITING)) return false;
     kr_time_t t = h->time;
-    if (t > m->end_time || t >= g->bound || t >= g->horizon) return false;
+    if (t > kr__run_limit(m) || t >= g->bound || t >= g->horizon) return false;
     return !s->emu || kr__emulation_ready(s, t);
 }
 
@@ -192,7 +192,7 @@ static kr_status_t report_deadlock(kr_model_t *m)
             kr__group_t *g = &m->groups[gi];
             kr_sim_t *s;
             kr__event_rec_t *h = g->local ? group_head(m, g, &s) : NULL;
-            blocked = h && h->time <= m->end_time && h->time < g->horizon;
+            blocked = h && h->time <= kr__run_limit(m) && h->time < g->horizon;
         }
         kr_status_t st = m->transport->vtbl->deadlock(m->transport, blocked, &describe);
         if (st) {
@@ -241,12 +241,13 @@ static kr_status_t describe_deadlock(kr_model_t *m)
 static uint32_t run_group(kr_model_t *m, kr__group_t *g, uint32_t budget)
 {
     uint32_t ran = 0;
+    kr_time_t limit = kr__run_limit(m);
     kr_sim_t *only = g->count == 1 ? m->sims[g->members[0]] : NULL;
     if (only && !only->cont && !only->emu && !m->observer.on_busy) {
         /* The common case, one plain simulator: its head is the group's. */
         while (ran < budget && !m->failure) {
             const kr__event_rec_t *h = kr__sim_head(only);
-            if (!h || (h->flags & KR__EVREC_AWAITING) || h->time >= g->bound || h->time > m->end_time ||
+            if (!h || (h->flags & KR__EVREC_AWAITING) || h->time >= g->bound || h->time > limit ||
                 h->time >= g->horizon)
                 break;
             /* An agent-based step is usually long (every agent acts): what
@@ -430,7 +431,7 @@ static kr_status_t window_round(kr_model_t *m, bool *over)
         }
     }
     for (uint32_t g = 0; g < G; g++) m->groups[g].bound = clamp_end(m, m->groups[g].bound);
-    *over = global_min > m->end_time;
+    *over = global_min > kr__run_limit(m);
     free(next);
     if (stalled && !*over) return report_deadlock(m);
     return KR_OK;
@@ -495,6 +496,23 @@ static step_t attend(kr_model_t *m, kr_status_t *status)
     return step_failed(m, KR_OK, true, status);
 }
 
+/* Every process ran every event before the cut and nothing runs on until
+ * the caller goes on: what is still on its way is delivered now, so that
+ * sync-events in flight wait in their targets' queues, where a checkpoint
+ * saves them (docs/checkpoint.md, "The cut"). */
+static step_t reach_cut(kr_model_t *m, kr_status_t *status)
+{
+    size_t delivered;
+    do {
+        delivered = 0;
+        kr_status_t st = m->transport->vtbl->poll(m->transport, deliver, m, &delivered);
+        if (st) return step_failed(m, st, true, status);
+    } while (delivered || m->transport->vtbl->in_flight(m->transport));
+    for (uint32_t i = 0; i < m->group_count; i++) update_bound(m, &m->groups[i]);
+    m->at_cut = true;
+    return STEP_END;
+}
+
 /* Phase (a). A failure recorded since the last step (a handler's after
  * its event, or outside a run) ends the run before anything moves. */
 static step_t deliver_and_propagate(kr_model_t *m, kr_status_t *status)
@@ -506,6 +524,7 @@ static step_t deliver_and_propagate(kr_model_t *m, kr_status_t *status)
         bool over = false;
         if ((st = window_round(m, &over))) return step_failed(m, st, true, status);
         if (over) {
+            if (kr__run_limit(m) < m->end_time) return reach_cut(m, status);
             m->running = false;
             m->finished = true;
             return STEP_END;
@@ -548,6 +567,7 @@ typedef struct group_scan {
 static kr_status_t scan_groups(kr_model_t *m, group_scan_t *sc)
 {
     kr__event_rec_t *best_head = NULL;
+    kr_time_t limit = kr__run_limit(m);
     *sc = (group_scan_t){ .now = kr__monotonic_ns() };
     for (uint32_t i = 0; i < m->group_count; i++) {
         kr__group_t *g = &m->groups[i];
@@ -562,7 +582,7 @@ static kr_status_t scan_groups(kr_model_t *m, group_scan_t *sc)
             }
             continue;
         }
-        note_blocked(m, g, h && h->time <= m->end_time && h->time < g->horizon, sc->now);
+        note_blocked(m, g, h && h->time <= limit && h->time < g->horizon, sc->now);
         /* Continuous members with state events integrate ahead while they
          * wait, so a cycle of dependencies cannot stall on them. */
         for (uint32_t k = 0; k < g->count; k++) {
@@ -575,8 +595,8 @@ static kr_status_t scan_groups(kr_model_t *m, group_scan_t *sc)
             if (m->sims[g->members[k]]->emu && kr__emulation_waiting(m->sims[g->members[k]])) emu_waiting = true;
         /* done: nothing left to run before the end (or its stop horizon),
          * and nothing can still arrive before it */
-        g->done = (!h || h->time > m->end_time || h->time >= g->horizon) &&
-                  (g->bound > m->end_time || g->bound >= g->horizon) && !emu_waiting;
+        g->done = (!h || h->time > limit || h->time >= g->horizon) &&
+                  (g->bound > limit || g->bound >= g->horizon) && !emu_waiting;
         if (emu_waiting) sc->waiting = true;
         if (m->sync == KR_SYNC_NULL_MESSAGE && !g->done) {
             kr_status_t st = ask_for_guarantees(m, g, h);
@@ -636,7 +656,8 @@ static step_t idle_settle_finish(kr_model_t *m, const group_scan_t *sc, kr_statu
     bool local_done = true;
     for (uint32_t i = 0; i < m->group_count; i++) local_done &= !m->groups[i].local || m->groups[i].done;
     local_done = local_done && m->transport->vtbl->in_flight(m->transport) == 0;
-    if (local_done && (st = check_replays(m))) return step_failed(m, st, false, status);
+    bool cut = kr__run_limit(m) < m->end_time;
+    if (local_done && !cut && (st = check_replays(m))) return step_failed(m, st, false, status);
     /* Over ranks, the transport decides when the run is over: every rank
      * idle, nothing in flight, and either every rank done or not (a
      * deadlock, which one rank describes). One process decides alone. */
@@ -650,6 +671,7 @@ static step_t idle_settle_finish(kr_model_t *m, const group_scan_t *sc, kr_statu
     }
     if (local_done) {
         for (uint32_t i = 0; i < m->group_count; i++) note_blocked(m, &m->groups[i], false, sc->now);
+        if (cut) return reach_cut(m, status);
         m->running = false;
         m->finished = true;
         return STEP_END;
@@ -679,15 +701,34 @@ bool kr__coord_step(kr_model_t *m, kr_status_t *status)
     return r == STEP_MORE;
 }
 
-kr_status_t kr__coord_run(kr_model_t *m)
+kr_status_t kr__coord_run_until(kr_model_t *m, kr_time_t cut, bool *at_cut)
 {
-    kr_status_t st = kr__coord_prepare(m);
+    *at_cut = false;
+    kr_status_t st = KR_OK;
+    if (!m->prepared) {
+        m->prepared = true;
+        st = kr__coord_prepare(m);
+    }
+    m->cut = cut;
     if (!st)
         while (kr__coord_step(m, &st)) {}
+    m->cut = 0;
+    if (!st && m->at_cut) {
+        m->at_cut = false;
+        *at_cut = true;
+        if (m->transport->vtbl->resume) m->transport->vtbl->resume(m->transport);
+        return KR_OK;
+    }
     m->running = false;
     m->finished = true;
     /* Every other rank must hear of a failure here (a peer's failure it
      * already knows: abort is then a no-op). */
     if (st && m->transport && m->transport->vtbl->abort) m->transport->vtbl->abort(m->transport, st, kr_last_error());
     return st;
+}
+
+kr_status_t kr__coord_run(kr_model_t *m)
+{
+    bool at_cut;
+    return kr__coord_run_until(m, 0, &at_cut);
 }

@@ -588,7 +588,10 @@ kr_status_t kr_model_start(kr_model_t *m)
             kr__model_fail(m, st, "starting '%s': %s", s->name, kr_last_error());
             return st;
         }
-        if (s->formalism == KR_AGENT_BASED) {
+        /* a restored simulator's queue holds its next step or update point */
+        if (s->restored) {
+            if (s->formalism == KR_CONTINUOUS && s->cont) kr__continuous_space_stops(s);
+        } else if (s->formalism == KR_AGENT_BASED) {
             st = kr__sim_schedule_kind(s, KR__EV_STEP, KR_PRIORITY_STEP, s->time_step, 0, NULL, 0, NULL);
         } else if (s->formalism == KR_CONTINUOUS) {
             st = kr__continuous_start(s);

@@ -171,6 +171,9 @@ struct kr_sim {
     kr__emulation_t *emu;
     /* stop.c: it runs no event at or after this (KR_TIME_NEVER: none) */
     kr_time_t stop_horizon;
+    /* checkpoint.c: its state came from a checkpoint, so starting the
+     * model schedules nothing for it (the queue holds its next step) */
+    bool restored;
 };
 
 /* A pending guarantee: applies once `count` data messages have arrived. */
@@ -258,6 +261,13 @@ struct kr_model {
     uint32_t group_count;
     uint32_t last_ran;          /* the group the last step ran (names an injected allocation failure) */
     bool started, running, finished;
+    bool prepared;              /* kr__coord_prepare ran */
+    bool restoring;             /* checkpoint.c: scheduling is refused */
+    /* A checkpoint's cut (0: none): the coordinator runs only events
+     * before it, and stops once every process has, with nothing in flight
+     * (at_cut); guarantees stay those of the whole run. */
+    kr_time_t cut;
+    bool at_cut;
 
     kr__transport_t *transport;  /* NULL until run: the in-process one */
     bool owns_transport;
@@ -274,6 +284,13 @@ struct kr_model {
     struct kr__stop *stop_unsent; /* learned, not yet passed on along this process's edges */
     uint32_t stop_unsent_count, stop_unsent_cap;
 };
+
+/* The last time the coordinator may run an event: the end time, or the
+ * tick before a checkpoint's cut. */
+static inline kr_time_t kr__run_limit(const kr_model_t *m)
+{
+    return m->cut && m->cut - 1 < m->end_time ? m->cut - 1 : m->end_time;
+}
 
 /* model.c */
 static inline kr__event_type_rec_t *kr__event_type(const kr_model_t *m, kr_event_type_t t)
@@ -341,6 +358,12 @@ uint64_t kr__sim_next_sequence(kr_sim_t *s);
  * model's state types. */
 void kr__sim_states_free(kr_sim_t *s);
 void kr__state_types_free(kr_model_t *m);
+/* state.c, for checkpoint.c: every state block of s (by state type name,
+ * field by field) and its statistics by name; loading overwrites the
+ * blocks setup made and fails (KR_ERR_CORRUPT) on anything that does not
+ * fit the model. */
+void kr__sim_states_save(kr_sim_t *s, kr_buf_t *b);
+kr_status_t kr__sim_states_load(kr_sim_t *s, kr_reader_t *r);
 /* model.c: refuses (KR_ERR_STATE, naming `fn`) a structural change after
  * start, and drops groups computed before. */
 kr_status_t kr__model_refuse_after_start(const kr_model_t *m, const char *fn);
@@ -397,6 +420,11 @@ kr_status_t kr__sync_send_stop(kr_model_t *m, kr__edge_t *e, uint32_t by, kr_tim
 
 /* coordinator.c */
 kr_status_t kr__coord_run(kr_model_t *m);
+/* Runs every event before `cut` (0: to the end), everywhere: returns with
+ * *at_cut once every process did and nothing is in flight (a checkpoint
+ * may be taken; call again to go on), or at the end of the run (*at_cut
+ * false; finished). On every process at once. */
+kr_status_t kr__coord_run_until(kr_model_t *m, kr_time_t cut, bool *at_cut);
 /* One unit of work (tests): returns false when the run is over. */
 bool kr__coord_step(kr_model_t *m, kr_status_t *status);
 kr_status_t kr__coord_prepare(kr_model_t *m);
@@ -408,10 +436,15 @@ void kr__continuous_fini(kr_sim_t *s);
 bool kr__continuous_advance(kr_sim_t *s, kr_time_t t);
 void kr__continuous_observe(kr_sim_t *s, bool observation_point);
 kr_time_t kr__continuous_next(kr_sim_t *s, kr_time_t head);
-/* While waiting for its inputs, integrates ahead to the last checkpoint
- * below `bound`, finding state events there; true if it moved. */
+/* While waiting for its inputs, integrates ahead to the last integration
+ * stop below `bound`, finding state events there; true if it moved. */
 bool kr__continuous_lookahead(kr_sim_t *s, kr_time_t bound);
 kr_status_t kr__continuous_start(kr_sim_t *s);
+/* The spacing of its integration stops, from the model's structure (part
+ * of kr__continuous_start; alone for a simulator restored from a checkpoint). */
+void kr__continuous_space_stops(kr_sim_t *s);
+void kr__continuous_save(kr_sim_t *s, kr_buf_t *b);
+kr_status_t kr__continuous_load(kr_sim_t *s, kr_reader_t *r);
 
 /* emulation.c */
 kr_status_t kr__emulation_create(kr_sim_t *s, const kr_emulation_desc_t *d);

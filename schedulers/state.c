@@ -404,3 +404,287 @@ void *kr_sim_user(const kr_sim_t *s, const void *tag)
 {
     return s && tag && s->user_tag == tag ? s->user : NULL;
 }
+
+/* ---- checkpoints (schedulers/checkpoint.c) ----
+ *
+ * A block's slots and the statistics by name, element by element, each by
+ * its meaning rather than its memory layout. Distributions are not saved:
+ * they are parameters, which the simulator's setup builds again. */
+
+static void put_string(kr_buf_t *b, const char *text)
+{
+    kr_buf_put_u8(b, text != NULL);
+    if (!text) return;
+    kr_buf_put_u32(b, (uint32_t)strlen(text));
+    kr_buf_append(b, text, strlen(text));
+}
+
+/* A string read back (malloc'ed; NULL for none); *ok false if malformed. */
+static char *get_string(kr_reader_t *r, bool *ok)
+{
+    if (!kr_reader_u8(r)) return NULL;
+    uint32_t n = kr_reader_u32(r);
+    const char *p = kr_reader_view(r, n);
+    char *text = p ? malloc((size_t)n + 1) : NULL;
+    if (!text) {
+        *ok = false;
+        return NULL;
+    }
+    memcpy(text, p, n);
+    text[n] = '\0';
+    if (strlen(text) != n) {
+        free(text);
+        *ok = false;
+        return NULL;
+    }
+    return text;
+}
+
+static void put_tally(kr_buf_t *b, const kr_tally_t *t)
+{
+    kr_buf_put_u64(b, t->count);
+    kr_buf_put_f64(b, t->mean);
+    kr_buf_put_f64(b, t->m2);
+    kr_buf_put_f64(b, t->min);
+    kr_buf_put_f64(b, t->max);
+}
+
+static void get_tally(kr_reader_t *r, kr_tally_t *t)
+{
+    t->count = kr_reader_u64(r);
+    t->mean = kr_reader_f64(r);
+    t->m2 = kr_reader_f64(r);
+    t->min = kr_reader_f64(r);
+    t->max = kr_reader_f64(r);
+}
+
+static void save_element(kr_buf_t *b, kr_field_type_t type, const char *at)
+{
+    switch (type) {
+    case KR_FIELD_TALLY: put_tally(b, (const kr_tally_t *)(const void *)at); break;
+    case KR_FIELD_TIMEAVG: {
+        const kr_timeavg_t *a = (const void *)at;
+        kr_buf_put_u64(b, a->start);
+        kr_buf_put_u64(b, a->last);
+        kr_buf_put_f64(b, a->value);
+        kr_buf_put_f64(b, a->area);
+        kr_buf_put_f64(b, a->min);
+        kr_buf_put_f64(b, a->max);
+        break;
+    }
+    case KR_FIELD_BATCHMEANS: {
+        const kr_batchmeans_t *m = (const void *)at;
+        for (size_t i = 0; i < KR_BATCH_SLOTS; i++) kr_buf_put_f64(b, m->sums[i]);
+        kr_buf_put_u64(b, m->batch_size);
+        kr_buf_put_u32(b, m->full);
+        kr_buf_put_u64(b, m->in_current);
+        kr_buf_put_f64(b, m->current);
+        put_tally(b, &m->all);
+        break;
+    }
+    case KR_FIELD_HISTOGRAM: {
+        const kr_histogram_t *h = (const void *)at;
+        kr_buf_put_f64(b, h->lo);
+        kr_buf_put_f64(b, h->hi);
+        kr_buf_put_u64(b, h->counts ? h->bins : 0);
+        for (size_t i = 0; h->counts && i < h->bins; i++) kr_buf_put_u64(b, h->counts[i]);
+        kr_buf_put_u64(b, h->under);
+        kr_buf_put_u64(b, h->over);
+        kr_buf_put_u64(b, h->total);
+        break;
+    }
+    case KR_FIELD_ENTITY_LIST: {
+        const kr_entity_list_t *l = (const void *)at;
+        kr_buf_put_u32(b, l->count);
+        for (uint32_t i = 0; i < l->count; i++) kr_buf_put_u64(b, l->items[i]);
+        break;
+    }
+    case KR_FIELD_STRING: {
+        const char *text;
+        memcpy(&text, at, sizeof text);
+        put_string(b, text);
+        break;
+    }
+    case KR_FIELD_NUMBER_LIST: {
+        const kr_number_list_t *l = (const void *)at;
+        kr_buf_put_u64(b, l->values ? l->count : 0);
+        for (size_t i = 0; l->values && i < l->count; i++) kr_buf_put_f64(b, l->values[i]);
+        break;
+    }
+    case KR_FIELD_DIST: break;
+    default: kr_buf_append(b, at, field_bytes(type)); break;
+    }
+}
+
+/* Loads one element over the one in place (whose allocations it reuses or
+ * frees); false if the bytes do not fit. */
+static bool load_element(kr_reader_t *r, kr_field_type_t type, char *at)
+{
+    bool ok = true;
+    switch (type) {
+    case KR_FIELD_TALLY: get_tally(r, (kr_tally_t *)(void *)at); break;
+    case KR_FIELD_TIMEAVG: {
+        kr_timeavg_t *a = (void *)at;
+        a->start = kr_reader_u64(r);
+        a->last = kr_reader_u64(r);
+        a->value = kr_reader_f64(r);
+        a->area = kr_reader_f64(r);
+        a->min = kr_reader_f64(r);
+        a->max = kr_reader_f64(r);
+        break;
+    }
+    case KR_FIELD_BATCHMEANS: {
+        kr_batchmeans_t *m = (void *)at;
+        for (size_t i = 0; i < KR_BATCH_SLOTS; i++) m->sums[i] = kr_reader_f64(r);
+        m->batch_size = kr_reader_u64(r);
+        m->full = kr_reader_u32(r);
+        m->in_current = kr_reader_u64(r);
+        m->current = kr_reader_f64(r);
+        get_tally(r, &m->all);
+        ok = m->full <= KR_BATCH_SLOTS;
+        break;
+    }
+    case KR_FIELD_HISTOGRAM: {
+        kr_histogram_t *h = (void *)at;
+        double lo = kr_reader_f64(r), hi = kr_reader_f64(r);
+        uint64_t bins = kr_reader_u64(r);
+        if (bins > kr_reader_left(r) / 8) return false;
+        uint64_t *counts = bins ? calloc((size_t)bins, sizeof *counts) : NULL;
+        if (bins && !counts) return false;
+        for (uint64_t i = 0; i < bins; i++) counts[i] = kr_reader_u64(r);
+        free(h->counts);
+        *h = (kr_histogram_t){ .lo = lo, .hi = hi, .bins = (size_t)bins, .counts = counts };
+        h->under = kr_reader_u64(r);
+        h->over = kr_reader_u64(r);
+        h->total = kr_reader_u64(r);
+        break;
+    }
+    case KR_FIELD_ENTITY_LIST: {
+        kr_entity_list_t *l = (void *)at;
+        uint32_t n = kr_reader_u32(r);
+        if (n > kr_reader_left(r) / 8) return false;
+        l->count = 0;
+        for (uint32_t i = 0; i < n && ok; i++) ok = kr_entity_list_push(l, kr_reader_u64(r)) == KR_OK;
+        break;
+    }
+    case KR_FIELD_STRING: {
+        char **text = (char **)(void *)at;
+        char *copy = get_string(r, &ok);
+        free(*text);
+        *text = copy;
+        break;
+    }
+    case KR_FIELD_NUMBER_LIST: {
+        kr_number_list_t *l = (void *)at;
+        uint64_t n = kr_reader_u64(r);
+        if (n > kr_reader_left(r) / 8) return false;
+        double *values = n ? malloc((size_t)n * sizeof *values) : NULL;
+        if (n && !values) return false;
+        for (uint64_t i = 0; i < n; i++) values[i] = kr_reader_f64(r);
+        free((void *)l->values);
+        *l = (kr_number_list_t){ .values = values, .count = (size_t)n };
+        break;
+    }
+    case KR_FIELD_DIST: break;
+    default: ok = kr_reader_get(r, at, field_bytes(type)); break;
+    }
+    return ok && !r->failed;
+}
+
+static void save_block(kr_buf_t *b, const void *block, const kr_field_t *fields)
+{
+    uint32_t n = 0;
+    while (fields && fields[n].name) n++;
+    kr_buf_put_u32(b, n);
+    for (uint32_t i = 0; i < n; i++) {
+        put_string(b, fields[i].name);
+        uint32_t count = fields[i].count ? fields[i].count : 1;
+        kr_buf_put_u32(b, fields[i].type);
+        kr_buf_put_u32(b, count);
+        for (uint32_t k = 0; k < count; k++)
+            save_element(b, fields[i].type, (const char *)block + fields[i].offset + k * field_bytes(fields[i].type));
+    }
+}
+
+static kr_status_t bad(const kr_sim_t *s, const char *what)
+{
+    return kr__fail(KR_ERR_CORRUPT, "simulator '%s': %s", s->name, what);
+}
+
+/* The fields saved must be the block's own, in the same order. */
+static kr_status_t load_block(kr_sim_t *s, kr_reader_t *r, const char *type, void *block, const kr_field_t *fields)
+{
+    uint32_t n = 0;
+    while (fields && fields[n].name) n++;
+    if (kr_reader_u32(r) != n) return bad(s, "its saved state has other fields than its kind declares");
+    for (uint32_t i = 0; i < n; i++) {
+        bool ok = true;
+        char *name = get_string(r, &ok);
+        uint32_t ftype = kr_reader_u32(r), count = kr_reader_u32(r);
+        bool same = ok && name && !strcmp(name, fields[i].name) && ftype == (uint32_t)fields[i].type &&
+                    count == (fields[i].count ? fields[i].count : 1);
+        free(name);
+        if (!same) return kr__fail(KR_ERR_CORRUPT, "simulator '%s': state '%s': field '%s' was saved as another field",
+                                   s->name, type, fields[i].name);
+        for (uint32_t k = 0; k < count; k++)
+            if (!load_element(r, fields[i].type, (char *)block + fields[i].offset + k * field_bytes(fields[i].type)))
+                return kr__fail(KR_ERR_CORRUPT, "simulator '%s': state '%s': field '%s' does not read back", s->name,
+                                type, fields[i].name);
+    }
+    return KR_OK;
+}
+
+void kr__sim_states_save(kr_sim_t *s, kr_buf_t *b)
+{
+    kr_model_t *m = s->model;
+    uint32_t blocks = 0;
+    for (uint32_t c = 0; s->contexts && c < m->context_count; c++) blocks += s->contexts[c] != NULL;
+    kr_buf_put_u32(b, blocks);
+    for (uint32_t c = 0; s->contexts && c < m->context_count; c++) {
+        if (!s->contexts[c]) continue;
+        put_string(b, m->contexts[c].name);
+        save_block(b, s->contexts[c], m->contexts[c].desc.fields);
+    }
+    kr_buf_put_u32(b, s->stat_count);
+    for (uint32_t i = 0; i < s->stat_count; i++) {
+        put_string(b, s->stats[i].name);
+        kr_buf_put_u32(b, s->stats[i].type);
+        if (s->stats[i].type == KR_FIELD_HISTOGRAM) save_element(b, KR_FIELD_HISTOGRAM, s->stats[i].value);
+        else save_element(b, s->stats[i].type, s->stats[i].value);
+    }
+}
+
+kr_status_t kr__sim_states_load(kr_sim_t *s, kr_reader_t *r)
+{
+    kr_model_t *m = s->model;
+    uint32_t blocks = kr_reader_u32(r);
+    if (blocks > m->context_count) return bad(s, "its saved state names more state types than the model has");
+    for (uint32_t i = 0; i < blocks; i++) {
+        bool ok = true;
+        char *name = get_string(r, &ok);
+        kr_context_type_t type = name ? kr_model_find_context_type(m, name) : 0;
+        if (!type) {
+            kr_status_t st = kr__fail(KR_ERR_CORRUPT, "simulator '%s': its saved state has a state type '%s' the model "
+                                      "does not", s->name, name ? name : "?");
+            free(name);
+            return st;
+        }
+        void *block = kr_sim_context(s, type);
+        kr_status_t st = block ? load_block(s, r, name, block, m->contexts[type - 1].desc.fields) : kr_last_status();
+        free(name);
+        if (st) return st;
+    }
+    uint32_t stats = kr_reader_u32(r);
+    if (stats > kr_reader_left(r)) return bad(s, "its saved statistics are cut short");
+    for (uint32_t i = 0; i < stats; i++) {
+        bool ok = true, created;
+        char *name = get_string(r, &ok);
+        uint32_t type = kr_reader_u32(r);
+        bool known = type == KR_FIELD_COUNTER || type == KR_FIELD_TALLY || type == KR_FIELD_TIMEAVG ||
+                     type == KR_FIELD_BATCHMEANS || type == KR_FIELD_HISTOGRAM;
+        void *value = name && known ? named_stat(s, name, (kr_field_type_t)type, &created) : NULL;
+        free(name);
+        if (!value || !load_element(r, (kr_field_type_t)type, value)) return bad(s, "a saved statistic does not read back");
+    }
+    return r->failed ? bad(s, "its saved state is cut short") : KR_OK;
+}

@@ -20,6 +20,11 @@ KR_API bool kr_serializer_loading(const kr_serializer_t *s);
  * against it before allocating for it. */
 KR_API size_t kr_serializer_left(const kr_serializer_t *s);
 KR_API kr_status_t kr_serializer_status(const kr_serializer_t *s);
+/* True while saving to or loading from a checkpoint (docs/checkpoint.md):
+ * the world comes back whole in this process's model, entity ids kept,
+ * rather than moving to another simulator (kr_pack). State that cannot
+ * travel (a pointer to something setup made) can still be relinked then. */
+KR_API bool kr_serializer_in_checkpoint(const kr_serializer_t *s);
 
 KR_API kr_status_t kr_ser_bytes(kr_serializer_t *s, void *data, size_t n);
 KR_API kr_status_t kr_ser_u32(kr_serializer_t *s, uint32_t *v);

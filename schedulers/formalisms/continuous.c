@@ -18,7 +18,7 @@ struct kr__continuous {
     kr_ode_threshold_t *thresholds;  /* mirrors events[i].threshold, as the engine wants them */
     state_event_t *events;
     size_t event_count;
-    kr_time_t checkpoint;            /* spacing of integration checkpoints */
+    kr_time_t stop_spacing;          /* spacing of integration stops */
 };
 
 static kr__continuous_t *cont_of(kr_sim_t *s, const char *fn)
@@ -93,13 +93,12 @@ void kr__continuous_fini(kr_sim_t *s)
     s->cont = NULL;
 }
 
-kr_status_t kr__continuous_start(kr_sim_t *s)
+void kr__continuous_space_stops(kr_sim_t *s)
 {
-    if (!cont_of(s, "kr_model_start")) return kr_last_status();
     kr_model_t *m = s->model;
-    /* Checkpoints every time_step, or closer when a cycle of dependencies
+    /* Integration stops every time_step, or closer when a cycle of dependencies
      * through this simulator has less lookahead than that: a cycle's
-     * guarantees always reach past the next checkpoint, so waiting for
+     * guarantees always reach past the next stop, so waiting for
      * inputs never stalls it (the spacing comes from the model's structure,
      * never from timing, so trajectories repeat bit for bit). */
     kr_time_t in_min = KR_TIME_NEVER, out_min = KR_TIME_NEVER;
@@ -108,7 +107,14 @@ kr_status_t kr__continuous_start(kr_sim_t *s)
     for (uint32_t i = 0; i < s->out_count; i++)
         if (m->edges[s->out_edges[i]].promise < out_min) out_min = m->edges[s->out_edges[i]].promise;
     kr_time_t cycle = kr__time_add(in_min, out_min);
-    s->cont->checkpoint = cycle > 0 && cycle < s->time_step ? cycle : s->time_step;
+    s->cont->stop_spacing = cycle > 0 && cycle < s->time_step ? cycle : s->time_step;
+}
+
+kr_status_t kr__continuous_start(kr_sim_t *s)
+{
+    if (!cont_of(s, "kr_model_start")) return kr_last_status();
+    kr_model_t *m = s->model;
+    kr__continuous_space_stops(s);
     /* The end is always an update point; observation points only matter
      * when someone downstream can be told about the state. */
     kr_status_t st = kr__sim_schedule_kind(s, KR__EV_OBSERVE, KR_PRIORITY_STEP, m->end_time, 0, NULL, 0, NULL);
@@ -117,13 +123,13 @@ kr_status_t kr__continuous_start(kr_sim_t *s)
     return st;
 }
 
-/* With state events the integration always stops at every checkpoint
- * k x checkpoint on its way (see kr__continuous_start): the coordinator may then integrate ahead to a
- * checkpoint while the simulator waits for its inputs, and the trajectory
+/* With state events the integration always stops at every integration
+ * stop k x stop_spacing on its way (see kr__continuous_space_stops): the
+ * coordinator may then integrate ahead to a stop while the simulator waits for its inputs, and the trajectory
  * is the same whether it did or not. */
-static kr_time_t next_checkpoint(const kr_sim_t *s, kr_time_t from)
+static kr_time_t next_stop(const kr_sim_t *s, kr_time_t from)
 {
-    kr_time_t h = s->cont->checkpoint;
+    kr_time_t h = s->cont->stop_spacing;
     kr_time_t k = from / h + 1;
     return k > (KR_TIME_NEVER - 1) / h ? KR_TIME_NEVER : k * h;
 }
@@ -134,7 +140,7 @@ bool kr__continuous_advance(kr_sim_t *s, kr_time_t t)
     while (c->engine && kr__ode_engine_time(c->engine) < t) {
         kr_time_t to = t;
         if (c->event_count) {
-            kr_time_t cp = next_checkpoint(s, kr__ode_engine_time(c->engine));
+            kr_time_t cp = next_stop(s, kr__ode_engine_time(c->engine));
             if (cp < to) to = cp;
         }
         int hit = -1;
@@ -160,10 +166,10 @@ bool kr__continuous_lookahead(kr_sim_t *s, kr_time_t bound)
     kr__continuous_t *c = s->cont;
     if (!c || !c->engine || !c->event_count) return false;
     kr_time_t from = kr__ode_engine_time(c->engine);
-    kr_time_t cp = next_checkpoint(s, from);
+    kr_time_t cp = next_stop(s, from);
     if (cp >= bound) return false;
-    /* the last checkpoint below the bound, not past the next event */
-    kr_time_t last = ((bound - 1) / c->checkpoint) * c->checkpoint;
+    /* the last integration stop below the bound, not past the next event */
+    kr_time_t last = ((bound - 1) / c->stop_spacing) * c->stop_spacing;
     kr__event_rec_t *h = kr__sim_head(s);
     if (h && h->time < last) last = h->time;
     if (last > s->model->end_time) last = s->model->end_time; /* nothing runs past the end */
@@ -194,4 +200,34 @@ kr_time_t kr__continuous_next(kr_sim_t *s, kr_time_t head)
         if (t < head) return t;
     }
     return head;
+}
+
+/* A checkpoint holds the state where the last integration left it (never
+ * integrated further for the checkpoint's sake): its tick and values. The
+ * state events' thresholds are the kind's, set again by its setup. */
+void kr__continuous_save(kr_sim_t *s, kr_buf_t *b)
+{
+    kr__ode_engine_t *e = s->cont ? s->cont->engine : NULL;
+    size_t dim = e ? kr__ode_engine_dim(e) : 0;
+    kr_buf_put_u64(b, dim);
+    if (!e) return;
+    kr_buf_put_u64(b, kr__ode_engine_time(e));
+    const double *y = kr__ode_engine_state(e);
+    for (size_t i = 0; i < dim; i++) kr_buf_put_f64(b, y[i]);
+}
+
+kr_status_t kr__continuous_load(kr_sim_t *s, kr_reader_t *r)
+{
+    kr__ode_engine_t *e = s->cont ? s->cont->engine : NULL;
+    uint64_t dim = kr_reader_u64(r);
+    if (dim != (e ? kr__ode_engine_dim(e) : 0))
+        return kr__fail(KR_ERR_CORRUPT, "continuous simulator '%s': its saved state has %llu variables, its setup "
+                        "made %zu", s->name, (unsigned long long)dim, e ? kr__ode_engine_dim(e) : (size_t)0);
+    if (!e) return KR_OK;
+    kr_time_t t = kr_reader_u64(r);
+    double *y = kr__ode_engine_state(e);
+    for (size_t i = 0; i < dim; i++) y[i] = kr_reader_f64(r);
+    if (r->failed) return kr__fail(KR_ERR_CORRUPT, "continuous simulator '%s': its saved state is cut short", s->name);
+    kr__ode_engine_set_time(e, t);
+    return KR_OK;
 }

@@ -266,6 +266,12 @@ double *kr__ode_engine_state(kr__ode_engine_t *e) { return e->y; }
 size_t kr__ode_engine_dim(const kr__ode_engine_t *e) { return e->dim; }
 kr_time_t kr__ode_engine_time(const kr__ode_engine_t *e) { return e->time; }
 
+void kr__ode_engine_set_time(kr__ode_engine_t *e, kr_time_t t)
+{
+    e->time = t;
+    gsl_odeiv2_driver_reset(e->drv);
+}
+
 /* Reports a failed GSL call, naming the callback that caused it if one did. */
 static kr_status_t gsl_failure(const kr__ode_engine_t *e, int status, double t)
 {

@@ -31,6 +31,9 @@ double *kr__ode_engine_state(kr__ode_engine_t *e);
 size_t kr__ode_engine_dim(const kr__ode_engine_t *e);
 /* The tick the state holds. */
 kr_time_t kr__ode_engine_time(const kr__ode_engine_t *e);
+/* Puts the state at tick t (a checkpoint's restore; the caller writes y
+ * through kr__ode_engine_state). */
+void kr__ode_engine_set_time(kr__ode_engine_t *e, kr_time_t t);
 
 /* Integrates from the state's tick to `to` (>= it). If one of the nth
  * thresholds changes sign (per its direction) on the way, stops instead at

@@ -1,0 +1,400 @@
+/* Checkpoints of a run and restarts from them (docs/checkpoint.md): when
+ * to cut, what every rank writes, the manifest rank 0 writes, and loading
+ * a checkpoint into a freshly built model on any number of ranks.
+ *
+ * A simulator's part is its scheduler state (schedulers/checkpoint.h)
+ * followed by its kind's own (kr_kind_desc_t.serialize), each
+ * length-prefixed. The manifest's "extra" holds what belongs to the whole
+ * model: the end time of the run that wrote it, a stop made in the model,
+ * and every event log's length at the cut. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "kairos/stop.h"
+#include "base/error.h"
+#include "ecs/serializer_private.h"
+#include "runtime/checkpoint_store.h"
+#include "runtime/run_private.h"
+#include "net/collectives.h"
+#include "schedulers/checkpoint.h"
+#include "schedulers/model_private.h"
+
+#define DEFAULT_DIR "checkpoints"
+#define DEFAULT_KEEP 2
+#define DEFAULT_LEVEL 3
+
+/* ---- when ---- */
+
+kr_status_t kr__run_checkpoint_plan(run_ctx_t *c)
+{
+    const kr__ckpt_plan_t *cli = &c->opt->ckpt, *file = &c->file->ckpt;
+    kr__ckpt_schedule_t *s = &c->ckpt;
+    const kr__ckpt_plan_t *at = cli->at_count ? cli : file;
+    double every = cli->every > 0 ? cli->every : file->every;
+    s->dir = cli->dir ? cli->dir : file->dir ? file->dir : DEFAULT_DIR;
+    s->keep = cli->keep >= 0 ? cli->keep : file->keep >= 0 ? file->keep : DEFAULT_KEEP;
+    s->level = cli->level ? cli->level : file->level ? file->level : DEFAULT_LEVEL;
+    uint64_t p = c->file->precision;
+    if (at->at_count && !(s->at = malloc(at->at_count * sizeof *s->at))) return kr__fail(KR_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < at->at_count; i++) {
+        if (kr_time_from_units(at->at[i], p, &s->at[i]) || s->at[i] == 0)
+            return kr__fail(KR_ERR_INVALID_ARG, "checkpoint time %g: expected a representable time > 0", at->at[i]);
+        s->at_count++;
+    }
+    s->every = every > 0 ? kr_time_delay_ticks(every, p) : 0;
+    if (every > 0 && s->every == 0) return kr__fail(KR_ERR_INVALID_ARG, "checkpoint every %g: below one tick", every);
+    /* a replication or a sweep's point is one of many short runs, pooled
+     * by its caller: it writes none */
+    s->enabled = (s->at_count || s->every) && !c->opt->stats_json;
+    return KR_OK;
+}
+
+kr_time_t kr__run_next_cut(const run_ctx_t *c, kr_time_t after)
+{
+    const kr__ckpt_schedule_t *s = &c->ckpt;
+    kr_time_t next = 0;
+    for (size_t i = 0; i < s->at_count && !next; i++)
+        if (s->at[i] > after) next = s->at[i];
+    if (s->every) {
+        kr_time_t k = after / s->every + 1;
+        kr_time_t t = k > KR_TIME_NEVER / s->every ? 0 : k * s->every;
+        if (t && (!next || t < next)) next = t;
+    }
+    /* a cut past the end is no cut: the run ends first */
+    return next && next <= kr_model_end_time(c->model) ? next : 0;
+}
+
+/* ---- writing ---- */
+
+/* One simulator's part: its scheduler state, then its kind's own. */
+static kr_status_t save_sim(run_ctx_t *c, uint32_t i, kr_buf_t *b)
+{
+    kr_sim_t *s = kr_model_sim(c->model, i);
+    size_t at = b->len;
+    kr_buf_put_u64(b, 0);
+    kr_status_t st = kr__sim_checkpoint_save(s, b);
+    if (st) return st;
+    uint64_t len = b->len - at - 8;
+    memcpy(b->data + at, &len, 8);
+    const kr_kind_desc_t *k = kr__model_file_kind(c->file, i);
+    at = b->len;
+    kr_buf_put_u64(b, 0);
+    if (k && k->serialize) {
+        kr_serializer_t ser;
+        kr__serializer_checkpoint_saver(&ser, b);
+        if ((st = k->serialize(s, &ser)) || (st = kr_serializer_status(&ser)))
+            return kr__fail(st, "simulator '%s' (kind %s): saving its state: %s", kr_sim_name(s), k->name,
+                            kr_last_error());
+    }
+    len = b->len - at - 8;
+    memcpy(b->data + at, &len, 8);
+    return KR_OK;
+}
+
+static void time_name(const run_ctx_t *c, kr_time_t t, char *out, size_t cap)
+{
+    snprintf(out, cap, "ckpt-%.17g", kr_time_to_units(t, c->file->precision));
+    /* the shortest text that reads back */
+    for (int digits = 6; digits <= 17; digits++) {
+        char trial[64];
+        snprintf(trial, sizeof trial, "%.*g", digits, kr_time_to_units(t, c->file->precision));
+        if (strtod(trial, NULL) == kr_time_to_units(t, c->file->precision)) {
+            snprintf(out, cap, "ckpt-%s", trial);
+            break;
+        }
+    }
+}
+
+/* This rank's files: its rank file and what it knows for the manifest, as
+ * a JSON text (entries, event-log lengths, a stop known here). */
+static kr_status_t write_rank(run_ctx_t *c, const char *dir, char **report)
+{
+    kr_model_t *m = c->model;
+    uint32_t n = kr_model_sim_count(m), local = 0;
+    for (uint32_t i = 0; i < n; i++) local += kr_sim_is_local(kr_model_sim(m, i));
+    json_t *rep = json_object(), *entries = json_array(), *logs = json_object();
+    kr_buf_t *bufs = calloc(local ? local : 1, sizeof *bufs);
+    kr__ckpt_part_t *parts = calloc(local ? local : 1, sizeof *parts);
+    kr__ckpt_entry_t *where = calloc(local ? local : 1, sizeof *where);
+    kr_status_t st = rep && entries && logs && bufs && parts && where ? KR_OK : kr__fail(KR_ERR_NOMEM, "out of memory");
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n && !st; i++) {
+        kr_sim_t *s = kr_model_sim(m, i);
+        if (!kr_sim_is_local(s)) continue;
+        kr_buf_init(&bufs[k]);
+        st = save_sim(c, i, &bufs[k]);
+        parts[k] = (kr__ckpt_part_t){ kr_sim_name(s), bufs[k].data, bufs[k].len };
+        k++;
+        if (!st && c->logs && c->logs[i].fp) {
+            /* the log's length at the cut: a restart truncates it there */
+            if (fflush(c->logs[i].fp)) st = kr__fail(KR_ERR_IO, "%s: write failed: %s", c->logs[i].partial, strerror(errno));
+            else json_object_set_new(logs, kr_sim_name(s), json_integer((json_int_t)ftell(c->logs[i].fp)));
+            c->logs[i].keep_partial = true;
+        }
+    }
+    char file[64];
+    snprintf(file, sizeof file, "rank-%d.bin", c->opt->rank);
+    if (!st && local) st = kr__ckpt_write_rank_file(dir, file, c->ckpt.level, parts, local, where);
+    for (uint32_t i = 0; i < local && !st; i++) {
+        char sum[17];
+        snprintf(sum, sizeof sum, "%016" PRIx64, where[i].checksum);
+        json_array_append_new(entries, json_pack("{s:s, s:s, s:I, s:I, s:I, s:s}", "name", where[i].sim, "file",
+                                                 where[i].file, "offset", (json_int_t)where[i].offset, "size",
+                                                 (json_int_t)where[i].size, "raw_size", (json_int_t)where[i].raw_size,
+                                                 "checksum", sum));
+    }
+    for (uint32_t i = 0; i < local; i++) kr__ckpt_entry_fini(&where[i]);
+    for (uint32_t i = 0; i < k; i++) kr_buf_fini(&bufs[i]);
+    free(bufs);
+    free(parts);
+    free(where);
+    uint32_t by;
+    kr_time_t at;
+    if (!st && kr_model_stopped(m, &by, &at))
+        json_object_set_new(rep, "stop", json_pack("{s:I, s:I}", "by", (json_int_t)by, "at", (json_int_t)at));
+    json_object_set_new(rep, "simulators", entries);
+    json_object_set_new(rep, "event_logs", logs);
+    *report = st ? NULL : json_dumps(rep, JSON_COMPACT);
+    json_decref(rep);
+    if (!st && !*report) st = kr__fail(KR_ERR_NOMEM, "out of memory");
+    return st;
+}
+
+static uint64_t hex64(const char *s)
+{
+    return s ? strtoull(s, NULL, 16) : 0;
+}
+
+/* The identity's items as 16 hex digits each, so that a restart of another
+ * model can name the first difference; left out for models so large that
+ * they would swell the manifest (the digest alone then tells). */
+#define MAX_IDENTITY_ITEMS 20000
+
+static json_t *identity_items(run_ctx_t *c)
+{
+    uint64_t *h = NULL;
+    size_t n = 0;
+    if (kr__model_identity_items(c->file, c->model, &h, &n) || n > MAX_IDENTITY_ITEMS) {
+        free(h);
+        return NULL;
+    }
+    char *text = malloc(n * 16 + 1);
+    for (size_t i = 0; text && i < n; i++) snprintf(text + 16 * i, 17, "%016" PRIx64, h[i]);
+    if (text) text[n * 16] = '\0';
+    json_t *out = text ? json_string(text) : NULL;
+    free(text);
+    free(h);
+    return out;
+}
+
+/* A restart of another model: the first item where it differs from the one
+ * that wrote the checkpoint, when the checkpoint lists them. */
+static kr_status_t another_model(run_ctx_t *c, const char *where, const kr__ckpt_manifest_t *man)
+{
+    const char *saved = json_string_value(json_object_get(man->extra, "identity_items"));
+    uint64_t *h = NULL;
+    size_t n = 0;
+    char what[1024] = "";
+    if (saved && !kr__model_identity_items(c->file, c->model, &h, &n)) {
+        size_t saved_n = strlen(saved) / 16, i = 0;
+        for (; i < n && i < saved_n; i++) {
+            char hex[17];
+            memcpy(hex, saved + 16 * i, 16);
+            hex[16] = '\0';
+            if (strtoull(hex, NULL, 16) != h[i]) break;
+        }
+        kr__model_describe_item(c->file, c->model, i, what, sizeof what);
+    }
+    free(h);
+    if (what[0])
+        return kr__fail(KR_ERR_MISMATCH, "%s: the checkpoint is of another model: the first difference is %s in "
+                        "this one; only the run part (end time, outputs, algorithm, ranks, mapping, checkpoints) may "
+                        "change on a restart", where, what);
+    return kr__fail(KR_ERR_MISMATCH, "%s: the checkpoint is of another model (identity %016" PRIx64 ", this model's "
+                    "%016" PRIx64 "): only the run part (end time, outputs, algorithm, ranks, mapping, checkpoints) "
+                    "may change on a restart", where, man->identity, c->digest.identity);
+}
+
+/* Rank 0: the manifest from every rank's report. */
+static kr_status_t write_manifest(run_ctx_t *c, const char *dir, kr_time_t cut, char **reports, int ranks)
+{
+    kr__ckpt_manifest_t man = { .identity = c->digest.identity, .time = cut, .precision = c->file->precision,
+                                .time_units = kr_time_to_units(cut, c->file->precision), .ranks = ranks };
+    json_t *extra = json_object(), *logs = json_object(), *stop = NULL;
+    size_t cap = kr_model_sim_count(c->model);
+    man.entries = calloc(cap ? cap : 1, sizeof *man.entries);
+    kr_status_t st = extra && logs && man.entries ? KR_OK : kr__fail(KR_ERR_NOMEM, "out of memory");
+    for (int r = 0; r < ranks && !st; r++) {
+        json_t *rep = json_loads(reports[r], 0, NULL), *e;
+        size_t i;
+        json_array_foreach(json_object_get(rep, "simulators"), i, e) {
+            if (man.entry_count == cap) break;
+            kr__ckpt_entry_t *x = &man.entries[man.entry_count++];
+            x->sim = strdup(json_string_value(json_object_get(e, "name")));
+            x->file = strdup(json_string_value(json_object_get(e, "file")));
+            x->offset = (uint64_t)json_integer_value(json_object_get(e, "offset"));
+            x->size = (uint64_t)json_integer_value(json_object_get(e, "size"));
+            x->raw_size = (uint64_t)json_integer_value(json_object_get(e, "raw_size"));
+            x->checksum = hex64(json_string_value(json_object_get(e, "checksum")));
+            if (!x->sim || !x->file) st = kr__fail(KR_ERR_NOMEM, "out of memory");
+        }
+        json_object_update(logs, json_object_get(rep, "event_logs"));
+        json_t *s = json_object_get(rep, "stop");
+        /* the earliest stop any rank knows, by (time, simulator) */
+        if (s && (!stop || json_integer_value(json_object_get(s, "at")) < json_integer_value(json_object_get(stop, "at")) ||
+                  (json_integer_value(json_object_get(s, "at")) == json_integer_value(json_object_get(stop, "at")) &&
+                   json_integer_value(json_object_get(s, "by")) < json_integer_value(json_object_get(stop, "by"))))) {
+            json_decref(stop);
+            stop = json_incref(s);
+        }
+        json_decref(rep);
+    }
+    if (!st) {
+        json_object_set_new(extra, "end_time", json_integer((json_int_t)kr_model_end_time(c->model)));
+        json_t *items = identity_items(c);
+        if (items) json_object_set_new(extra, "identity_items", items);
+        if (stop) json_object_set(extra, "stop", stop);
+        json_object_set(extra, "event_logs", logs);
+        man.extra = extra;
+        extra = NULL;
+        st = kr__ckpt_manifest_write(dir, &man);
+    }
+    json_decref(stop);
+    json_decref(logs);
+    json_decref(extra);
+    kr__ckpt_manifest_fini(&man);
+    return st;
+}
+
+/* Every rank agrees on st (kr__run_agree); one process decides alone. */
+static kr_status_t agree(run_ctx_t *c, kr_status_t st)
+{
+    return kr__run_distributed(c) ? kr__run_agree(c->opt->comm, c->opt->ranks, c->opt->rank, st, true) : st;
+}
+
+kr_status_t kr__run_checkpoint(run_ctx_t *c, kr_time_t cut)
+{
+    char name[96], *partial = NULL;
+    time_name(c, cut, name, sizeof name);
+    int rank = c->opt->rank, ranks = kr__run_distributed(c) ? c->opt->ranks : 1;
+    kr_status_t st = KR_OK;
+    if (rank == 0) st = kr__ckpt_dir_begin(c->ckpt.dir, name, &partial);
+    st = agree(c, st);
+    if (st) {
+        free(partial);
+        return st;
+    }
+    if (!partial) {
+        size_t n = strlen(c->ckpt.dir) + strlen(name) + 16;
+        if ((partial = malloc(n))) snprintf(partial, n, "%s/%s.partial", c->ckpt.dir, name);
+    }
+    char *report = NULL;
+    st = partial ? write_rank(c, partial, &report) : kr__fail(KR_ERR_NOMEM, "out of memory");
+    st = agree(c, st);
+    char **all = NULL;
+    if (!st && ranks > 1) st = kr__net_gather_strings(c->opt->comm, report, &all);
+    else if (!st) all = &report;
+    if (!st && rank == 0) {
+        st = write_manifest(c, partial, cut, all, ranks);
+        if (!st) st = kr__ckpt_dir_commit(c->ckpt.dir, name);
+        if (!st) st = kr__ckpt_dir_prune(c->ckpt.dir, c->ckpt.keep);
+    }
+    if (all != &report) {
+        for (int r = 0; all && r < ranks; r++) free(all[r]);
+        free(all);
+    }
+    free(report);
+    free(partial);
+    st = agree(c, st);
+    if (!st) c->ckpt.written++;
+    return st;
+}
+
+/* ---- restarting ---- */
+
+static kr_status_t load_sim(run_ctx_t *c, kr__ckpt_t *ck, uint32_t i, kr_time_t saved_end)
+{
+    kr_sim_t *s = kr_model_sim(c->model, i);
+    void *data = NULL;
+    size_t size = 0;
+    kr_status_t st = kr__ckpt_read(ck, kr_sim_name(s), &data, &size);
+    if (st) return st;
+    kr_reader_t r;
+    kr_reader_init(&r, data, size);
+    uint64_t len = kr_reader_u64(&r);
+    kr_reader_t part;
+    const void *p = len <= kr_reader_left(&r) ? kr_reader_view(&r, (size_t)len) : NULL;
+    kr_reader_init(&part, p, p ? (size_t)len : 0);
+    st = p ? kr__sim_checkpoint_load(s, &part, saved_end)
+           : kr__fail(KR_ERR_CORRUPT, "simulator '%s': its part of the checkpoint is cut short", kr_sim_name(s));
+    if (!st && kr_reader_left(&part)) st = kr__fail(KR_ERR_CORRUPT, "simulator '%s': its part of the checkpoint has "
+                                                    "bytes after its state", kr_sim_name(s));
+    const kr_kind_desc_t *k = kr__model_file_kind(c->file, i);
+    uint64_t klen = st ? 0 : kr_reader_u64(&r);
+    const void *kp = st ? NULL : klen <= kr_reader_left(&r) ? kr_reader_view(&r, (size_t)klen) : NULL;
+    if (!st && (!kp || kr_reader_left(&r) || (klen && !k->serialize)))
+        st = kr__fail(KR_ERR_CORRUPT, "simulator '%s': its kind's part of the checkpoint does not fit its kind",
+                      kr_sim_name(s));
+    if (!st && k->serialize) {
+        kr_reader_t kr_in;
+        kr_reader_init(&kr_in, kp, (size_t)klen);
+        kr_serializer_t ser;
+        kr__serializer_checkpoint_loader(&ser, &kr_in);
+        st = k->serialize(s, &ser);
+        if (!st) st = kr_serializer_status(&ser);
+        if (!st && kr_reader_left(&kr_in)) st = KR_ERR_CORRUPT;
+        if (st) st = kr__fail(KR_ERR_CORRUPT, "simulator '%s' (kind %s): its kind's part of the checkpoint does not "
+                              "load", kr_sim_name(s), k->name);
+    }
+    if (!st && k->restore) {
+        kr__model_set_restoring(c->model, true);
+        st = k->restore(s);
+        kr__model_set_restoring(c->model, false);
+        if (st) st = kr__fail(st, "simulator '%s' (kind %s): restoring: %s", kr_sim_name(s), k->name, kr_last_error());
+    }
+    free(data);
+    return st;
+}
+
+kr_status_t kr__run_restore(run_ctx_t *c, const char *path)
+{
+    kr__ckpt_t *ck = NULL;
+    kr_status_t st = kr__ckpt_open(path, &ck);
+    if (st) return st;
+    const kr__ckpt_manifest_t *man = kr__ckpt_manifest(ck);
+    const char *where = kr__ckpt_path(ck);
+    if (man->identity != c->digest.identity) st = another_model(c, where, man);
+    else if (man->precision != c->file->precision)
+        st = kr__fail(KR_ERR_MISMATCH, "%s: the checkpoint has precision %" PRIu64 ", this model %" PRIu64, where,
+                      man->precision, c->file->precision);
+    else if (man->time > kr_model_end_time(c->model))
+        st = kr__fail(KR_ERR_INVALID_ARG, "%s: the checkpoint is at %g, after this run's end time %g", where,
+                      man->time_units, kr_time_to_units(kr_model_end_time(c->model), c->file->precision));
+    json_t *extra = man->extra;
+    json_t *end = json_object_get(extra, "end_time"), *logs = json_object_get(extra, "event_logs");
+    if (!st && (!json_is_integer(end) || (logs && !json_is_object(logs))))
+        st = kr__fail(KR_ERR_CORRUPT, "%s/manifest.json: extra: expected end_time and event_logs, found other", where);
+    kr_time_t saved_end = st ? 0 : (kr_time_t)json_integer_value(end);
+    for (uint32_t i = 0; i < kr_model_sim_count(c->model) && !st; i++)
+        if (kr_sim_is_local(kr_model_sim(c->model, i))) st = load_sim(c, ck, i, saved_end);
+    if (!st) {
+        c->restored_at = man->time;
+        json_t *stop = json_object_get(extra, "stop");
+        if (stop) {
+            c->restored_stop = true;
+            c->stop_by = (uint32_t)json_integer_value(json_object_get(stop, "by"));
+            c->stop_at = (kr_time_t)json_integer_value(json_object_get(stop, "at"));
+            if (c->stop_by >= kr_model_sim_count(c->model))
+                st = kr__fail(KR_ERR_CORRUPT, "%s/manifest.json: extra.stop names no simulator", where);
+        }
+        c->log_offsets = json_incref(logs);
+    }
+    /* a message names the checkpoint chosen when the path was a folder of them */
+    if (st && strcmp(where, path) && strncmp(kr_last_error(), where, strlen(where)))
+        kr__fail(kr_last_status(), "%s: %s", where, kr_last_error());
+    kr__ckpt_close(ck);
+    return st;
+}

@@ -1,0 +1,355 @@
+/* A simulator's part of a checkpoint: see schedulers/checkpoint.h.
+ *
+ * Layout (little-endian, kr_buf_put_*): magic "KRSM", version, name;
+ * clock and counters; random stream; the model's event type names (so a
+ * record's type is read back by name); event records by slot, with the
+ * free list in its order (a key a model kept names its record by slot);
+ * the outgoing table (sync-events it may still cancel or delay); the
+ * state blocks and statistics (state.c); the continuous state
+ * (continuous.c); the world's image (ecs/image.h). */
+#include <stdlib.h>
+#include <string.h>
+#include "kairos/rng.h"
+#include "base/error.h"
+#include "ecs/image.h"
+#include "schedulers/checkpoint.h"
+#include "schedulers/model_private.h"
+
+#define SIM_MAGIC 0x4d53524bu /* "KRSM" */
+#define SIM_VERSION 1u
+
+static void put_bytes(kr_buf_t *b, const void *p, size_t n)
+{
+    kr_buf_put_u64(b, n);
+    kr_buf_append(b, p, n);
+}
+
+static void put_text(kr_buf_t *b, const char *text)
+{
+    put_bytes(b, text, text ? strlen(text) : 0);
+}
+
+/* An emulation input's text is "event\0data": its length spans both. */
+static size_t input_text_len(const char *text)
+{
+    size_t a = strlen(text);
+    return a + 1 + strlen(text + a + 1) + 1;
+}
+
+static void save_record(kr_sim_t *s, kr_buf_t *b, const kr__event_rec_t *r)
+{
+    kr_buf_put_u64(b, r->time);
+    kr_buf_put_u64(b, r->sequence);
+    kr_buf_put_u32(b, (uint32_t)r->priority);
+    kr_buf_put_u32(b, r->source);
+    kr_buf_put_u32(b, r->type);
+    kr_buf_put_u8(b, r->kind);
+    kr_buf_put_u8(b, r->phase);
+    kr_buf_put_u8(b, r->flags & KR__EVREC_AWAITING);
+    put_bytes(b, kr__rec_data((kr__event_rec_t *)r), r->data_size);
+    const kr__rec_extra_t *x = kr__rec_extra_peek(s, r);
+    kr_buf_put_u8(b, x != NULL);
+    if (!x) return;
+    put_bytes(b, x->pack.data, x->pack.len);
+    kr_buf_put_u64(b, x->root_count);
+    kr_buf_put_u8(b, x->roots != NULL);
+    for (size_t i = 0; x->roots && i < x->root_count; i++) kr_buf_put_u64(b, x->roots[i]);
+    if (x->text) put_bytes(b, x->text, input_text_len(x->text));
+    else put_bytes(b, NULL, 0);
+    kr_buf_put_u32(b, x->target);
+}
+
+kr_status_t kr__sim_checkpoint_save(kr_sim_t *s, kr_buf_t *b)
+{
+    kr_model_t *m = s->model;
+    if (!s->local || s->executing)
+        return kr__fail(KR_ERR_STATE, "checkpoint: simulator '%s' is not at rest here", s->name);
+    kr_buf_put_u32(b, SIM_MAGIC);
+    kr_buf_put_u32(b, SIM_VERSION);
+    put_text(b, s->name);
+    kr_buf_put_u32(b, (uint32_t)s->formalism);
+    kr_buf_put_u64(b, s->now);
+    kr_buf_put_u64(b, s->executed);
+    kr_buf_put_u64(b, s->digest);
+    kr_buf_put_u64(b, s->sync_sent);
+    kr_buf_put_u64(b, s->sync_received);
+    kr_buf_put_u64(b, s->sequence);
+    kr_rng_state_t rs;
+    kr_rng_save(s->rng, &rs);
+    for (int i = 0; i < KR_RNG_STATE_WORDS; i++) kr_buf_put_u64(b, rs.words[i]);
+
+    kr_buf_put_u32(b, m->type_count);
+    for (uint32_t t = 0; t < m->type_count; t++) put_text(b, m->types[t].name);
+    kr_buf_put_u32(b, s->rec_count);
+    uint32_t free_count = 0;
+    for (uint32_t slot = s->free_head; slot != UINT32_MAX && free_count <= s->rec_count;
+         slot = s->recs[slot].data.next_free)
+        free_count++;
+    kr_buf_put_u32(b, free_count);
+    for (uint32_t slot = s->free_head; slot != UINT32_MAX; slot = s->recs[slot].data.next_free) kr_buf_put_u32(b, slot);
+    for (uint32_t slot = 0; slot < s->rec_count; slot++) {
+        const kr__event_rec_t *r = &s->recs[slot];
+        kr_buf_put_u8(b, r->state == KR__EVREC_PENDING);
+        if (r->state == KR__EVREC_PENDING) save_record(s, b, r);
+    }
+    kr_buf_put_u8(b, s->index_targets);
+    kr_buf_put_u32(b, s->outgoing_count);
+    for (uint32_t i = 0; i < s->outgoing_count; i++) {
+        const kr__outgoing_t *o = &s->outgoing[i];
+        kr_buf_put_u64(b, o->sequence);
+        kr_buf_put_u64(b, o->time);
+        kr_buf_put_u64(b, o->promise);
+        kr_buf_put_u32(b, o->target);
+        kr_buf_put_u32(b, o->sender_handle);
+        kr_buf_put_u32(b, o->target_handle);
+        kr_buf_put_u8(b, (uint8_t)(o->live | (o->carries_entities << 1)));
+    }
+    kr__sim_states_save(s, b);
+    kr__continuous_save(s, b);
+    size_t at = b->len;
+    kr_buf_put_u64(b, 0);
+    kr_status_t st = kr__world_image_save(s->world, b);
+    if (st) return st;
+    uint64_t len = b->len - at - 8;
+    memcpy(b->data + at, &len, 8);
+    return kr_buf_put_u64(b, SIM_MAGIC) ? kr_last_status() : KR_OK;
+}
+
+/* ---- loading ---- */
+
+static kr_status_t corrupt(const kr_sim_t *s, const char *what)
+{
+    return kr__fail(KR_ERR_CORRUPT, "simulator '%s': %s", s->name, what);
+}
+
+/* A length-prefixed byte string: its bytes (NULL, *n 0 if empty) or NULL
+ * with r failed. */
+static const void *get_bytes(kr_reader_t *r, size_t *n)
+{
+    uint64_t len = kr_reader_u64(r);
+    *n = 0;
+    if (len > kr_reader_left(r)) {
+        r->failed = true;
+        return NULL;
+    }
+    *n = (size_t)len;
+    return kr_reader_view(r, (size_t)len);
+}
+
+static bool same_text(kr_reader_t *r, const char *text)
+{
+    size_t n;
+    const char *p = get_bytes(r, &n);
+    return !r->failed && n == strlen(text) && (!n || !memcmp(p, text, n));
+}
+
+/* Every record and queue entry of s dropped: what its setup scheduled
+ * goes, the checkpoint's events come instead. */
+static void clear_events(kr_sim_t *s)
+{
+    for (uint32_t i = 0; i < s->rec_count; i++)
+        if (s->recs[i].state == KR__EVREC_PENDING) kr__rec_free(s, i);
+    s->rec_count = 0;
+    s->free_head = UINT32_MAX;
+    s->extra_count = 0;
+    s->extra_free = UINT32_MAX;
+    s->stale_entries = 0;
+    kr__equeue_fini(&s->queue);
+    kr__equeue_init(&s->queue);
+    kr__hmap_fini(&s->by_source);
+    kr__hmap_init(&s->by_source);
+    s->outgoing_count = s->outgoing_live = 0;
+}
+
+static kr_status_t load_extra(kr_sim_t *s, kr_reader_t *r, kr__event_rec_t *rec)
+{
+    kr__rec_extra_t *x = kr__rec_extra(s, rec);
+    if (!x) return kr_last_status();
+    size_t n;
+    const void *pack = get_bytes(r, &n);
+    if (r->failed || (n && kr_buf_append(&x->pack, pack, n))) return corrupt(s, "a saved event's entities are cut short");
+    uint64_t roots = kr_reader_u64(r);
+    x->root_count = (size_t)roots;
+    if (kr_reader_u8(r)) {
+        if (roots > kr_reader_left(r) / 8) return corrupt(s, "a saved event's roots are cut short");
+        if (roots && !(x->roots = malloc((size_t)roots * sizeof *x->roots)))
+            return kr__fail(KR_ERR_NOMEM, "simulator '%s': out of memory", s->name);
+        for (uint64_t i = 0; i < roots; i++) x->roots[i] = kr_reader_u64(r);
+    }
+    const char *text = get_bytes(r, &n);
+    if (n) {
+        /* two NUL-terminated strings, and nothing after them */
+        const char *first_end = text ? memchr(text, 0, n) : NULL;
+        if (!first_end || !memchr(first_end + 1, 0, n - (size_t)(first_end - text) - 1) ||
+            input_text_len(text) != n)
+            return corrupt(s, "a saved input event is malformed");
+        if (!(x->text = malloc(n))) return kr__fail(KR_ERR_NOMEM, "simulator '%s': out of memory", s->name);
+        memcpy(x->text, text, n);
+    }
+    x->target = kr_reader_u32(r);
+    if (x->target >= s->model->sim_count) return corrupt(s, "a saved event names no simulator of the model");
+    return KR_OK;
+}
+
+static kr_status_t load_record(kr_sim_t *s, kr_reader_t *r, uint32_t slot, const kr_event_type_t *type_of,
+                               uint32_t type_count, kr_time_t saved_end)
+{
+    kr_model_t *m = s->model;
+    kr__event_rec_t *rec = &s->recs[slot];
+    rec->time = kr_reader_u64(r);
+    rec->sequence = kr_reader_u64(r);
+    rec->priority = (kr_priority_t)kr_reader_u32(r);
+    rec->source = kr_reader_u32(r);
+    uint32_t type = kr_reader_u32(r);
+    rec->kind = kr_reader_u8(r);
+    rec->phase = kr_reader_u8(r);
+    uint8_t flags = kr_reader_u8(r);
+    size_t n;
+    const void *data = get_bytes(r, &n);
+    if (r->failed) return corrupt(s, "its saved events are cut short");
+    if (rec->kind > KR__EV_STATE || rec->source >= m->sim_count || type > type_count || flags & ~KR__EVREC_AWAITING ||
+        n > UINT32_MAX || rec->time < s->now)
+        return corrupt(s, "a saved event is malformed");
+    rec->type = type ? type_of[type - 1] : 0;
+    const kr__event_type_rec_t *t = kr__event_type(m, rec->type);
+    if (type && (!t || (n && n != t->desc.size))) return corrupt(s, "a saved event's payload does not fit its type");
+    rec->flags = flags;
+    kr_status_t st = kr__rec_set_data(rec, data, n);
+    if (st) return st;
+    if (kr_reader_u8(r) && (st = load_extra(s, r, rec))) return st;
+    /* the last update point of a continuous simulator is the end */
+    if (rec->kind == KR__EV_OBSERVE && rec->time == saved_end) rec->time = m->end_time;
+    return KR_OK;
+}
+
+static kr_status_t load_events(kr_sim_t *s, kr_reader_t *r, kr_time_t saved_end)
+{
+    kr_model_t *m = s->model;
+    uint32_t types = kr_reader_u32(r);
+    if (types > kr_reader_left(r)) return corrupt(s, "its saved event types are cut short");
+    kr_event_type_t *type_of = calloc(types ? types : 1, sizeof *type_of);
+    if (!type_of) return kr__fail(KR_ERR_NOMEM, "simulator '%s': out of memory", s->name);
+    kr_status_t st = KR_OK;
+    for (uint32_t i = 0; i < types && !st; i++) {
+        size_t n;
+        const char *name = get_bytes(r, &n);
+        for (uint32_t k = 0; name && k < m->type_count && !type_of[i]; k++)
+            if (strlen(m->types[k].name) == n && !memcmp(m->types[k].name, name, n)) type_of[i] = k + 1;
+        if (!type_of[i])
+            st = kr__fail(KR_ERR_CORRUPT, "simulator '%s': its saved events have a type '%.*s' the model does not",
+                          s->name, (int)(n < 200 ? n : 200), name ? name : "");
+    }
+    clear_events(s);
+    uint32_t count = kr_reader_u32(r), free_count = kr_reader_u32(r);
+    if (!st && (count > kr_reader_left(r) || free_count > count)) st = corrupt(s, "its saved events are cut short");
+    for (uint32_t i = 0; i < count && !st; i++)
+        if (kr__rec_alloc(s) != i) st = kr_last_status();
+    /* the free list, in its order: slots are handed out again as they would have been */
+    uint32_t *chain = st ? NULL : malloc(((size_t)free_count + 1) * sizeof *chain);
+    if (!st && !chain) st = kr__fail(KR_ERR_NOMEM, "simulator '%s': out of memory", s->name);
+    for (uint32_t i = 0; i < free_count && !st; i++) {
+        chain[i] = kr_reader_u32(r);
+        if (chain[i] >= count) st = corrupt(s, "its saved free list is malformed");
+    }
+    for (uint32_t slot = 0; slot < count && !st; slot++) {
+        bool pending = kr_reader_u8(r);
+        if (r->failed) st = corrupt(s, "its saved events are cut short");
+        else if (pending) st = load_record(s, r, slot, type_of, types, saved_end);
+        else s->recs[slot].state = KR__EVREC_FREE;
+    }
+    /* the free list must name exactly the free slots, each once */
+    for (uint32_t i = 0; i < free_count && !st; i++) {
+        kr__event_rec_t *rec = &s->recs[chain[i]];
+        if (rec->state != KR__EVREC_FREE || rec->flags == 0xff) st = corrupt(s, "its saved free list is malformed");
+        else rec->flags = 0xff;
+    }
+    for (uint32_t slot = 0; slot < count && !st; slot++) {
+        kr__event_rec_t *rec = &s->recs[slot];
+        if (rec->state == KR__EVREC_FREE && rec->flags != 0xff) st = corrupt(s, "its saved free list is malformed");
+    }
+    if (!st) {
+        s->free_head = UINT32_MAX;
+        for (uint32_t i = free_count; i-- > 0;) {
+            kr__event_rec_t *rec = &s->recs[chain[i]];
+            rec->flags = 0;
+            rec->data.next_free = s->free_head;
+            s->free_head = chain[i];
+        }
+        s->index_targets = kr_reader_u8(r);
+        for (uint32_t slot = 0; slot < count && !st; slot++)
+            if (s->recs[slot].state == KR__EVREC_PENDING) st = kr__rec_enqueue(s, slot);
+    } else {
+        /* leave no half-made records behind for kr__sim_fini */
+        for (uint32_t slot = 0; slot < s->rec_count; slot++)
+            if (s->recs[slot].flags == 0xff) s->recs[slot].flags = 0;
+    }
+    free(chain);
+    free(type_of);
+    return st;
+}
+
+static kr_status_t load_outgoing(kr_sim_t *s, kr_reader_t *r)
+{
+    uint32_t n = kr_reader_u32(r);
+    if (n > kr_reader_left(r) / 37) return corrupt(s, "its saved sync-events are cut short");
+    if (n > s->outgoing_cap) {
+        kr__outgoing_t *o = realloc(s->outgoing, (size_t)n * sizeof *o);
+        if (!o) return kr__fail(KR_ERR_NOMEM, "simulator '%s': out of memory", s->name);
+        s->outgoing = o;
+        s->outgoing_cap = n;
+    }
+    s->outgoing_count = s->outgoing_live = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        kr__outgoing_t *o = &s->outgoing[i];
+        o->sequence = kr_reader_u64(r);
+        o->time = kr_reader_u64(r);
+        o->promise = kr_reader_u64(r);
+        o->target = kr_reader_u32(r);
+        o->sender_handle = kr_reader_u32(r);
+        o->target_handle = kr_reader_u32(r);
+        uint8_t bits = kr_reader_u8(r);
+        o->live = bits & 1;
+        o->carries_entities = (bits >> 1) & 1;
+        if (o->target >= s->model->sim_count || bits > 3 || o->sender_handle > s->rec_count ||
+            (i && o->sequence <= s->outgoing[i - 1].sequence))
+            return corrupt(s, "its saved sync-events are malformed");
+        s->outgoing_count++;
+        s->outgoing_live += o->live;
+    }
+    return KR_OK;
+}
+
+kr_status_t kr__sim_checkpoint_load(kr_sim_t *s, kr_reader_t *r, kr_time_t saved_end)
+{
+    if (kr_reader_u32(r) != SIM_MAGIC || kr_reader_u32(r) != SIM_VERSION)
+        return corrupt(s, "its part of the checkpoint is not a simulator's state of this version");
+    if (!same_text(r, s->name)) return corrupt(s, "its part of the checkpoint belongs to another simulator");
+    if (kr_reader_u32(r) != (uint32_t)s->formalism) return corrupt(s, "it was saved with another formalism");
+    s->now = kr_reader_u64(r);
+    s->executed = kr_reader_u64(r);
+    s->digest = kr_reader_u64(r);
+    s->sync_sent = kr_reader_u64(r);
+    s->sync_received = kr_reader_u64(r);
+    s->sequence = kr_reader_u64(r);
+    kr_rng_state_t rs;
+    for (int i = 0; i < KR_RNG_STATE_WORDS; i++) rs.words[i] = kr_reader_u64(r);
+    if (r->failed) return corrupt(s, "its part of the checkpoint is cut short");
+    if (kr_rng_restore(s->rng, &rs)) return corrupt(s, "its saved random stream is not one");
+    kr_status_t st = load_events(s, r, saved_end);
+    if (!st) st = load_outgoing(s, r);
+    if (!st) st = kr__sim_states_load(s, r);
+    if (!st) st = kr__continuous_load(s, r);
+    if (st) return st;
+    size_t n;
+    const void *image = get_bytes(r, &n);
+    if (r->failed) return corrupt(s, "its world is cut short");
+    kr__model_set_restoring(s->model, true);
+    st = kr__world_image_load(s->world, image, n);
+    kr__model_set_restoring(s->model, false);
+    if (st) return kr__fail(st, "simulator '%s': %s", s->name, kr_last_error());
+    if (kr_reader_u64(r) != SIM_MAGIC || r->failed) return corrupt(s, "its part of the checkpoint does not end right");
+    s->restored = true;
+    return KR_OK;
+}
+
+void kr__model_set_restoring(kr_model_t *m, bool restoring) { m->restoring = restoring; }
