@@ -26,7 +26,9 @@
  *  - the sorted ghost view (ghosts), the emigrants of the last exchange,
  *    the scan's snapshot and the scratch buffer: caches remade before use
  *    (ghosts on the first look of a step, emigrants at every exchange);
- *  - the scatter of initial agents: setup only. */
+ *  - the scatter of initial agents: setup only.
+ * Loading also takes the simulator's world afresh, should the restart have
+ * put a new world object in the place of setup's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,7 +141,7 @@ static kr_status_t ser_ghosts(kr_serializer_t *s, kr_region_t *r)
         st = kr_ser_u64(s, &g.id);
         if (!st) st = ser_i32(s, &g.x);
         if (!st) st = ser_i32(s, &g.y);
-        void *bytes = loading ? r->scratch.data : r->ghost_bytes.data + g.offset;
+        void *bytes = !gsize ? NULL : loading ? r->scratch.data : r->ghost_bytes.data + g.offset;
         if (!st && gsize) st = kr_ser_bytes(s, bytes, gsize);
         if (!st && loading) {
             if (!g.id || !kr_rect_contains(r->stored, g.x, g.y)) return corrupt(r, "with a ghost outside the halo");
@@ -178,6 +180,9 @@ static void bind_drivers(kr_region_t *r)
 kr_status_t kr_region_serialize(kr_region_t *r, kr_serializer_t *s)
 {
     if (!r || !s) return kr__fail(KR_ERR_INVALID_ARG, "kr_region_serialize: null argument");
+    /* The world setup gave the region, or the one the checkpoint put in
+     * its place if a restart made a new one. */
+    if (kr_serializer_loading(s)) r->world = kr_sim_world(r->sim);
     kr_status_t st = ser_header(s, r);
     if (!st) st = kr_ser_u64(s, &r->step);
     if (!st) st = kr_ser_u64(s, &r->updates);

@@ -726,6 +726,7 @@ static kr_status_t ecology_serialize(kr_sim_t *sim, kr_serializer_t *s)
     if (!eco || !eco->region) return kr_last_status();
     kr_status_t st = kr_region_serialize(eco->region, s);
     if (st) return st;
+    eco->world = kr_region_world(eco->region); /* afresh, as the region takes it */
     uint64_t *counters[] = { &eco->seeds, &eco->seeds_lost, &eco->plant_deaths, &eco->plants_eaten, &eco->splits,
                              &eco->starved };
     for (size_t i = 0; i < sizeof counters / sizeof *counters; i++) kr_ser_u64(s, counters[i]);

@@ -224,6 +224,12 @@ static void phold_report(kr_sim_t *sim, kr_report_t *r)
 static kr_status_t phold_serialize(kr_sim_t *sim, kr_serializer_t *s)
 {
     phold_t *ph = kr_sim_state(sim);
+    /* setup's pointers, taken afresh should the restart have replaced the
+     * world or the stream objects rather than their contents */
+    if (kr_serializer_loading(s)) {
+        ph->world = kr_sim_world(sim);
+        ph->rng = kr_sim_rng(sim);
+    }
     return kr__ser_time(s, &ph->min_delay);
 }
 

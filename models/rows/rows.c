@@ -309,6 +309,12 @@ static void rows_report(kr_sim_t *sim, kr_report_t *rep)
 static kr_status_t rows_serialize(kr_sim_t *sim, kr_serializer_t *s)
 {
     rows_t *r = kr_sim_state(sim);
+    /* setup's pointers, taken afresh should the restart have replaced the
+     * world or the stream objects rather than their contents */
+    if (kr_serializer_loading(s)) {
+        r->world = kr_sim_world(sim);
+        r->rng = kr_sim_rng(sim);
+    }
     uint64_t sections = r->last_exit ? (uint64_t)r->conveyors : 0, saved = sections;
     kr_status_t st = kr_ser_u64(s, &saved);
     if (st) return st;
