@@ -12,6 +12,7 @@
  *   exchange.c   each step's message to each neighbour: migrants, strips
  *   step.c       the step: every agent acts, then the exchange goes out
  *   digest.c     the state digest of a region's agents
+ *   checkpoint.c its run-time state for checkpoints (kr_region_serialize)
  *
  * docs/regions.md describes what they do. */
 #ifndef KAIROS_REGIONS_REGION_PRIVATE_H

@@ -128,12 +128,30 @@ static void region_step(kr_region_t *r)
                            (unsigned long long)r->step, kr_last_error());
 }
 
-/* The driver holds a pointer to this process's region: it never travels,
- * and one arriving from the wire is refused. */
+/* The driver holds a pointer to this process's region: it never travels
+ * to another simulator. It is saved only with its own region's world (a
+ * checkpoint's image of the world): as the region's index, for the load to
+ * check. A driver without its region (one made by hand, or any that is
+ * not in its region's world) is refused, and so is one loaded into a
+ * world of another region. Loading into a world that is not yet its
+ * simulator's leaves the pointer empty: kr_region_serialize, which the
+ * kind calls after the world is in, hands it the region. */
 kr_status_t kr__region_driver_serialize(kr_world_t *w, kr_entity_t self, void *state, kr_serializer_t *ser)
 {
-    (void)w, (void)self, (void)state, (void)ser;
-    return kr__fail(KR_ERR_CORRUPT, "a region's step driver cannot move between simulators");
+    (void)self;
+    kr__region_driver_t *d = state;
+    bool loading = kr_serializer_loading(ser);
+    if (!loading && (!d->region || d->region->world != w))
+        return kr__fail(KR_ERR_CORRUPT, "a region's step driver cannot move between simulators");
+    uint32_t index = loading ? 0 : d->region->index;
+    kr_status_t st = kr_ser_u32(ser, &index);
+    if (st || !loading) return st;
+    kr_sim_t *sim = kr_sim_of_world(w);
+    kr_region_t *r = sim ? kr_region_of(sim) : NULL;
+    if (sim && (!r || r->index != index || r->world != w))
+        return kr__fail(KR_ERR_CORRUPT, "a region's step driver cannot move between simulators");
+    d->region = r;
+    return KR_OK;
 }
 
 void kr__region_driver_update(kr_world_t *w, kr_entity_t self, void *state)

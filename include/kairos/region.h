@@ -45,6 +45,7 @@
 #include "kairos/entity.h"
 #include "kairos/model.h"
 #include "kairos/rng.h"
+#include "kairos/serializer.h"
 #include "kairos/sim.h"
 #include "kairos/status.h"
 
@@ -239,5 +240,18 @@ KR_API uint64_t kr_region_migrants_sent(const kr_region_t *r);
 KR_API uint64_t kr_region_migrant_bytes(const kr_region_t *r);
 /* Agent updates (acts) so far. */
 KR_API uint64_t kr_region_updates(const kr_region_t *r);
+
+/* ---- checkpoints (docs/checkpoint.md) ---- */
+
+/* Saves (kr_serializer_loading false) or loads what a region changes
+ * during the run outside its simulator's world, events, stream and
+ * declared state: its step and counters, its fields (own cells and halo),
+ * the halo's agents and the neighbours' strips that are in, the migrants
+ * that arrived. A region kind calls it from its kr_kind_desc_t.serialize.
+ * Loading goes into the same region of the same cut, made again by the
+ * kind's setup, after the checkpoint replaced the world: it also hands the
+ * region to the world's step driver. Fails (KR_ERR_CORRUPT) for the state
+ * of another region or cut. */
+KR_API kr_status_t kr_region_serialize(kr_region_t *r, kr_serializer_t *s);
 
 #endif

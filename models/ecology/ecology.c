@@ -709,6 +709,59 @@ static uint64_t ecology_state_digest(kr_sim_t *sim)
     return eco && eco->region ? kr_region_state_digest(eco->region) : 0;
 }
 
+/* ---- checkpoints ----
+ * Plants and swarms are agents of the world, with all their state in
+ * their components; their draws come from kr_region_rng (seed, id, step),
+ * which keeps nothing between steps. What changes during the run outside
+ * the world lives in the region (kr_region_serialize: fields, halo,
+ * counters) and in this kind's context, which has no fields: the
+ * counters, the plants fed on per cell (read, and cleared, by the next
+ * step's begin_step) and the per-step series so far. Not saved: the flow
+ * sweeps' buffers and the cell list, scratch filled afresh before each
+ * use; the params, the region, ids and the halo width are setup's; the
+ * birth stream is used in setup only. */
+static kr_status_t ecology_serialize(kr_sim_t *sim, kr_serializer_t *s)
+{
+    ecology_t *eco = state_of(sim);
+    if (!eco || !eco->region) return kr_last_status();
+    kr_status_t st = kr_region_serialize(eco->region, s);
+    if (st) return st;
+    eco->world = kr_region_world(eco->region); /* afresh, as the region takes it */
+    uint64_t *counters[] = { &eco->seeds, &eco->seeds_lost, &eco->plant_deaths, &eco->plants_eaten, &eco->splits,
+                             &eco->starved };
+    for (size_t i = 0; i < sizeof counters / sizeof *counters; i++) kr_ser_u64(s, counters[i]);
+    uint64_t area = kr_rect_area(kr_region_stored(eco->region)), saved_area = area;
+    uint64_t len = eco->series_len;
+    kr_ser_u64(s, &saved_area);
+    if ((st = kr_ser_u64(s, &len))) return st;
+    bool loading = kr_serializer_loading(s);
+    if (loading && (saved_area != area || len > kr_serializer_left(s) / (8 * S_COUNT))) {
+        kr_sim_fail(sim, KR_ERR_CORRUPT, "ecology: a checkpoint of another region (%llu stored cells, this one "
+                    "%llu) or with a series beyond its end", (unsigned long long)saved_area,
+                    (unsigned long long)area);
+        return KR_ERR_CORRUPT;
+    }
+    for (uint64_t i = 0; i < area; i++) kr_ser_u32(s, &eco->fed[i]);
+    if (loading) {
+        eco->series_len = 0;
+        if (len > eco->series_cap) {
+            for (int k = 0; k < S_COUNT; k++) {
+                int64_t *v = realloc(eco->series[k], (size_t)len * sizeof *v);
+                if (!v) {
+                    kr_sim_fail(sim, KR_ERR_NOMEM, "ecology: out of memory for the series");
+                    return KR_ERR_NOMEM;
+                }
+                eco->series[k] = v;
+            }
+            eco->series_cap = (size_t)len;
+        }
+    }
+    for (int k = 0; k < S_COUNT; k++)
+        for (uint64_t i = 0; i < len; i++) kr_ser_i64(s, &eco->series[k][i]);
+    if (loading) eco->series_len = (size_t)len;
+    return kr_serializer_status(s);
+}
+
 /* One line a row; sides up to KR_REGION_MAX_SIDE, counts within an int32. */
 #define P(key, type, d, r, h) KR_PARAM(params_t, key, KR_PARAM_##type, .def = d, .range = r, .help = h)
 #define INT32 "<= 2147483647"
@@ -755,6 +808,7 @@ const kr_kind_desc_t kr__ecology_kind = {
     .report = ecology_report,
     .digest = ecology_state_digest,
     .state_digest = ecology_state_digest,
+    .serialize = ecology_serialize,
     .state_size = sizeof(params_t),
     .params = ecology_params,
 };

@@ -73,6 +73,9 @@ const kr_kind_desc_t kr__factory_assembly_kind = {
     .register_types = factory_register_common,
     .setup = assembly_setup,
     .report = assembly_report,
+    /* No serialize: `made` is declared, the next part is an event, the
+     * parts in transit are events' entities and every draw comes from
+     * kr_sim_rng; the rest (target, promise, event type) is setup's. */
     .state_size = sizeof(assembly_t),
     .state_fields = (const kr_field_t[]){ KR_FIELD(assembly_t, made, KR_FIELD_U64), { 0 } },
     .params = (const kr_param_t[]){

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "models/factory/factory.h"
+#include "models/serialize.h"
 
 #define FACTORY_BATH "factory.bath" /* the behavior of the bath entity */
 
@@ -279,6 +280,48 @@ static uint64_t bath_digest(kr_sim_t *sim)
     return h;
 }
 
+/* Checkpoints: the ODE's time and values are the engine's, the parts the
+ * world's; slots, waiting parts, counters and the profile's points are
+ * declared. What else changes during the run: the parts in the bath, the
+ * lead-time tally and the profile's bookkeeping: its capacity, stride and
+ * last update point. The profile's lists come back with their points but
+ * not their room: profile_add writes up to pcap + 1 values, so loading
+ * gives them that room again. The ODE's params pointer is the state
+ * block, which setup hands it and which does not move. */
+static kr_status_t bath_serialize(kr_sim_t *sim, kr_serializer_t *s)
+{
+    bath_t *b = kr_sim_state(sim);
+    uint64_t in_bath = b->in_bath, pcap = b->pcap;
+    uint32_t kept = b->plast_kept;
+    kr_ser_u64(s, &in_bath);
+    kr__ser_tally(s, &b->lead);
+    kr_ser_u64(s, &pcap);
+    kr_ser_u64(s, &b->pstride);
+    kr_ser_f64(s, &b->plast_t);
+    kr_ser_f64(s, &b->plast_v);
+    kr_status_t st = kr_ser_u32(s, &kept);
+    if (st || !kr_serializer_loading(s)) return st;
+    if (in_bath > (uint64_t)b->capacity || pcap > (uint64_t)b->profile_points || b->ptime.count > pcap + 1 ||
+        b->ptemp.count != b->ptime.count || !b->pstride) {
+        kr_sim_fail(sim, KR_ERR_CORRUPT, "bath: a checkpoint that does not fit this bath (%llu parts in %lld slots, "
+                    "a profile of %zu points in room for %llu)", (unsigned long long)in_bath,
+                    (long long)b->capacity, b->ptime.count, (unsigned long long)pcap + 1);
+        return KR_ERR_CORRUPT;
+    }
+    b->in_bath = (size_t)in_bath;
+    b->plast_kept = kept != 0;
+    double *t2 = realloc((double *)b->ptime.values, (pcap + 1) * sizeof *t2);
+    if (t2) b->ptime.values = t2;
+    double *v2 = t2 ? realloc((double *)b->ptemp.values, (pcap + 1) * sizeof *v2) : NULL;
+    if (v2) b->ptemp.values = v2;
+    if (!v2) {
+        kr_sim_fail(sim, KR_ERR_NOMEM, "bath: out of memory for the temperature profile");
+        return KR_ERR_NOMEM;
+    }
+    b->pcap = (size_t)pcap;
+    return KR_OK;
+}
+
 const kr_kind_desc_t kr__factory_bath_kind = {
     .name = "bath",
     .summary = "factory chemical bath: heats each part along an ODE until a state event finds it at the target",
@@ -287,6 +330,7 @@ const kr_kind_desc_t kr__factory_bath_kind = {
     .setup = bath_setup,
     .report = bath_report,
     .digest = bath_digest,
+    .serialize = bath_serialize,
     .formalisms = KR_FORMALISM_BIT(KR_CONTINUOUS),
     .state_size = sizeof(bath_t),
     .state_fields = (const kr_field_t[]){

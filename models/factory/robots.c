@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "models/factory/factory.h"
+#include "models/serialize.h"
 
 #define FACTORY_ROBOT "factory.robot"
 
@@ -185,6 +186,16 @@ static uint64_t robots_digest(kr_sim_t *sim)
     return h;
 }
 
+/* Checkpoints: the robots (their behavior states, raw in the world's
+ * image: phase, steps, position and the part, whose entity id stays
+ * valid) and the parts are the world's; the robot and waiting lists and
+ * the counters are declared. The busy-robots time average alone changes
+ * during the run outside them. */
+static kr_status_t robots_serialize(kr_sim_t *sim, kr_serializer_t *s)
+{
+    return kr__ser_timeavg(s, &((robots_t *)kr_sim_state(sim))->busy_avg);
+}
+
 const kr_kind_desc_t kr__factory_robots_kind = {
     .name = "robots",
     .summary = "factory transport robots: carry one part each along a path at a speed, then send it on",
@@ -193,6 +204,7 @@ const kr_kind_desc_t kr__factory_robots_kind = {
     .setup = robots_setup,
     .report = robots_report,
     .digest = robots_digest,
+    .serialize = robots_serialize,
     .formalisms = KR_FORMALISM_BIT(KR_AGENT_BASED),
     .state_size = sizeof(robots_t),
     .state_fields = (const kr_field_t[]){

@@ -25,6 +25,7 @@
 #include <string.h>
 #include "kairos/kairos.h"
 #include "models/phold/phold.h"
+#include "models/serialize.h"
 
 #define PHOLD_LP "phold.lp"
 #define PHOLD_EVENT "phold.event"
@@ -216,6 +217,22 @@ static void phold_report(kr_sim_t *sim, kr_report_t *r)
     kr_report_number(r, "min_delay", ph->events ? kr_time_to_units(ph->min_delay, ph->precision) : NAN);
 }
 
+/* Checkpoints: the LPs are entities of the world, the counters and the LP
+ * list declared state, every draw from kr_sim_rng; min_delay alone changes
+ * during the run outside them (declaring it would change the digest). The
+ * rest of the block is setup's (params, ids, pointers, replicas). */
+static kr_status_t phold_serialize(kr_sim_t *sim, kr_serializer_t *s)
+{
+    phold_t *ph = kr_sim_state(sim);
+    /* setup's pointers, taken afresh should the restart have replaced the
+     * world or the stream objects rather than their contents */
+    if (kr_serializer_loading(s)) {
+        ph->world = kr_sim_world(sim);
+        ph->rng = kr_sim_rng(sim);
+    }
+    return kr__ser_time(s, &ph->min_delay);
+}
+
 const kr_kind_desc_t kr__phold_kind = {
     .name = "phold",
     .summary = "PHOLD: LPs passing events, a fraction of them to LPs of other replicas",
@@ -223,6 +240,7 @@ const kr_kind_desc_t kr__phold_kind = {
     .register_types = phold_register,
     .setup = phold_setup,
     .report = phold_report,
+    .serialize = phold_serialize,
     .state_size = sizeof(phold_t),
     /* digested: every LP (its event count) in LP order, and the totals */
     .state_fields = (const kr_field_t[]){

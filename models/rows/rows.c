@@ -22,6 +22,7 @@
 #include "kairos/kairos.h"
 #include "models/factory/factory.h"
 #include "models/rows/rows.h"
+#include "models/serialize.h"
 
 #define ROWS_TOTE "rows.tote"
 #define ROWS_SECTIONS "rows.sections"
@@ -300,6 +301,33 @@ static void rows_report(kr_sim_t *sim, kr_report_t *rep)
                                                 : NAN);
 }
 
+/* Checkpoints: totes are entities of the world, moves and shipments
+ * events, draws kr_sim_rng's, and the counters in state_fields declared.
+ * What else changes during the run: each section's last exit (the
+ * rows.sections context, which has no fields: setup makes it again with
+ * every section empty), shipped_late and a final's lead-time tally. */
+static kr_status_t rows_serialize(kr_sim_t *sim, kr_serializer_t *s)
+{
+    rows_t *r = kr_sim_state(sim);
+    /* setup's pointers, taken afresh should the restart have replaced the
+     * world or the stream objects rather than their contents */
+    if (kr_serializer_loading(s)) {
+        r->world = kr_sim_world(sim);
+        r->rng = kr_sim_rng(sim);
+    }
+    uint64_t sections = r->last_exit ? (uint64_t)r->conveyors : 0, saved = sections;
+    kr_status_t st = kr_ser_u64(s, &saved);
+    if (st) return st;
+    if (saved != sections) {
+        kr_sim_fail(sim, KR_ERR_CORRUPT, "rows: a checkpoint of %llu conveyor sections, this line has %llu",
+                    (unsigned long long)saved, (unsigned long long)sections);
+        return KR_ERR_CORRUPT;
+    }
+    for (uint64_t k = 0; k < sections; k++) kr__ser_time(s, &r->last_exit[k]);
+    kr_ser_u64(s, &r->shipped_late);
+    return kr__ser_tally(s, &r->lead_time);
+}
+
 const kr_kind_desc_t kr__rows_kind = {
     .name = "rows",
     .summary = "fan-in production lines: totes along conveyor sections with random snags, shipped to a final simulator",
@@ -307,6 +335,7 @@ const kr_kind_desc_t kr__rows_kind = {
     .register_types = rows_register,
     .setup = rows_setup,
     .report = rows_report,
+    .serialize = rows_serialize,
     .state_size = sizeof(rows_t),
     /* plain fields: digested, not reported (rows_report names the figures per role) */
     .state_fields = (const kr_field_t[]){

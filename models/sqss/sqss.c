@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include "kairos/kairos.h"
 #include "models/sqss/sqss.h"
+#include "models/serialize.h"
 
 #define SQSS_PRODUCT "sqss.product"
 
@@ -298,6 +299,26 @@ static void sqss_report(kr_sim_t *sim, kr_report_t *r)
     kr_report_number(r, "throughput", span > 0 ? (double)sq->time_in_system.all.count / span : NAN);
 }
 
+/* Checkpoints: products, stations and channels are the world's, the
+ * arrivals and services pending are events, the draws kr_sim_rng's, and
+ * created/skipped/received declared. What else changes during the run:
+ * the three counts behind the time averages, the next product's serial
+ * and the statistics themselves (only two of their running values are
+ * declared, for the digest). The entity ids and event types are setup's,
+ * made again the same (setup builds the same world in the same order). */
+static kr_status_t sqss_serialize(kr_sim_t *sim, kr_serializer_t *s)
+{
+    sqss_t *sq = kr_sim_state(sim);
+    kr_ser_i64(s, &sq->in_queue);
+    kr_ser_i64(s, &sq->busy);
+    kr_ser_i64(s, &sq->in_system);
+    kr_ser_u64(s, &sq->serial);
+    kr__ser_batchmeans(s, &sq->time_in_system);
+    kr__ser_timeavg(s, &sq->queue_length);
+    kr__ser_timeavg(s, &sq->busy_servers);
+    return kr__ser_timeavg(s, &sq->system_size);
+}
+
 const kr_kind_desc_t kr__sqss_kind = {
     .name = "sqss",
     .summary = "Source -> Queue -> Server(s) -> Sink joined by channels",
@@ -305,6 +326,7 @@ const kr_kind_desc_t kr__sqss_kind = {
     .register_types = sqss_register,
     .setup = sqss_setup,
     .report = sqss_report,
+    .serialize = sqss_serialize,
     .state_size = sizeof(sqss_t),
     /* digested; the statistics by their running values */
     .state_fields = (const kr_field_t[]){

@@ -117,6 +117,20 @@ static uint64_t walkers_state_digest(kr_sim_t *sim)
     return w && w->region ? kr_region_state_digest(w->region) : 0;
 }
 
+/* Checkpoints: the walkers are agents of the world and their draws come
+ * from kr_region_rng, keyed by (seed, id, step), so nothing of a stream is
+ * kept between steps. What changes during the run outside the world: the
+ * region's own state (kr_region_serialize: step, counters, halo) and the
+ * audit's sum and count (the kind declares no state fields). The region
+ * pointer and the seed are setup's; the birth stream lives in setup only. */
+static kr_status_t walkers_serialize(kr_sim_t *sim, kr_serializer_t *s)
+{
+    walkers_t *w = kr_sim_state(sim);
+    kr_status_t st = kr_region_serialize(w->region, s);
+    if (!st) kr_ser_u64(s, &w->audit_sum);
+    return st ? st : kr_ser_u64(s, &w->audit_acts);
+}
+
 const kr_kind_desc_t kr__walkers_kind = {
     .name = "walkers",
     .summary = "random walkers on a grid that may be cut into regions",
@@ -128,6 +142,7 @@ const kr_kind_desc_t kr__walkers_kind = {
      * is the cut-free stats.state_digest */
     .digest = walkers_state_digest,
     .state_digest = walkers_state_digest,
+    .serialize = walkers_serialize,
     .state_size = sizeof(walkers_t),
     .params = (const kr_param_t[]){
         /* KR_REGION_MAX_SIDE cells a side at most */
