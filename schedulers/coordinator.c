@@ -509,6 +509,9 @@ static step_t reach_cut(kr_model_t *m, kr_status_t *status)
         if (st) return step_failed(m, st, true, status);
     } while (delivered || m->transport->vtbl->in_flight(m->transport));
     for (uint32_t i = 0; i < m->group_count; i++) update_bound(m, &m->groups[i]);
+    /* the next round follows a pause, not a stall: nothing changed since
+     * the last one, yet the run moves on past the cut */
+    memset(m->window_last, 0, sizeof m->window_last);
     m->at_cut = true;
     return STEP_END;
 }

@@ -117,7 +117,7 @@ def run_case(name, kairos, mpirun, tmp):
         tag = f"step{i}"
         args = base + ["--sync", sync]
         if at:
-            args += ["--checkpoint-at", at, "--checkpoint-dir", str(work / f"ck{i}")]
+            args += ["--checkpoint-at", at, "--checkpoint-dir", str(work / f"ck{i}"), "--checkpoint-keep", "0"]
         if source:
             args += ["--restart", str(work / f"ck{source[0]}" / source[1])]
             if logs:
