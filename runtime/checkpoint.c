@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "kairos/rng.h"
 #include "kairos/stop.h"
+#include "kairos/world.h"
 #include "base/error.h"
 #include "ecs/serializer_private.h"
 #include "runtime/checkpoint_store.h"
@@ -315,7 +317,30 @@ kr_status_t kr__run_checkpoint(run_ctx_t *c, kr_time_t cut)
 
 /* ---- restarting ---- */
 
-static kr_status_t load_sim(run_ctx_t *c, kr__ckpt_t *ck, uint32_t i, kr_time_t saved_end)
+/* The kind's restore step, which must not add to what the checkpoint holds:
+ * scheduling is refused as it is tried; a draw from the stream or a new
+ * entity is found after it, and refused as well. */
+static kr_status_t run_restore(kr_sim_t *s, const kr_kind_desc_t *k)
+{
+    kr_model_t *m = kr_sim_model(s);
+    kr_rng_state_t before, after;
+    kr_rng_save(kr_sim_rng(s), &before);
+    size_t entities = kr_world_entity_count(kr_sim_world(s));
+    kr__model_set_restoring(m, true);
+    kr_status_t st = k->restore(s);
+    kr__model_set_restoring(m, false);
+    if (st) return kr__fail(st, "simulator '%s' (kind %s): restoring: %s", kr_sim_name(s), k->name, kr_last_error());
+    kr_rng_save(kr_sim_rng(s), &after);
+    if (memcmp(&before, &after, sizeof before))
+        return kr__fail(KR_ERR_STATE, "simulator '%s' (kind %s): restoring drew random numbers (the checkpoint holds "
+                        "its stream where the run left it)", kr_sim_name(s), k->name);
+    if (kr_world_entity_count(kr_sim_world(s)) != entities)
+        return kr__fail(KR_ERR_STATE, "simulator '%s' (kind %s): restoring created or destroyed entities (the "
+                        "checkpoint holds its world)", kr_sim_name(s), k->name);
+    return KR_OK;
+}
+
+static kr_status_t load_sim(run_ctx_t *c, kr__ckpt_t *ck, uint32_t i, kr_time_t cut, kr_time_t saved_end)
 {
     kr_sim_t *s = kr_model_sim(c->model, i);
     void *data = NULL;
@@ -328,7 +353,7 @@ static kr_status_t load_sim(run_ctx_t *c, kr__ckpt_t *ck, uint32_t i, kr_time_t 
     kr_reader_t part;
     const void *p = len <= kr_reader_left(&r) ? kr_reader_view(&r, (size_t)len) : NULL;
     kr_reader_init(&part, p, p ? (size_t)len : 0);
-    st = p ? kr__sim_checkpoint_load(s, &part, saved_end)
+    st = p ? kr__sim_checkpoint_load(s, &part, cut, saved_end)
            : kr__fail(KR_ERR_CORRUPT, "simulator '%s': its part of the checkpoint is cut short", kr_sim_name(s));
     if (!st && kr_reader_left(&part)) st = kr__fail(KR_ERR_CORRUPT, "simulator '%s': its part of the checkpoint has "
                                                     "bytes after its state", kr_sim_name(s));
@@ -349,12 +374,7 @@ static kr_status_t load_sim(run_ctx_t *c, kr__ckpt_t *ck, uint32_t i, kr_time_t 
         if (st) st = kr__fail(KR_ERR_CORRUPT, "simulator '%s' (kind %s): its kind's part of the checkpoint does not "
                               "load", kr_sim_name(s), k->name);
     }
-    if (!st && k->restore) {
-        kr__model_set_restoring(c->model, true);
-        st = k->restore(s);
-        kr__model_set_restoring(c->model, false);
-        if (st) st = kr__fail(st, "simulator '%s' (kind %s): restoring: %s", kr_sim_name(s), k->name, kr_last_error());
-    }
+    if (!st && k->restore) st = run_restore(s, k);
     free(data);
     return st;
 }
@@ -379,7 +399,7 @@ kr_status_t kr__run_restore(run_ctx_t *c, const char *path)
         st = kr__fail(KR_ERR_CORRUPT, "%s/manifest.json: extra: expected end_time and event_logs, found other", where);
     kr_time_t saved_end = st ? 0 : (kr_time_t)json_integer_value(end);
     for (uint32_t i = 0; i < kr_model_sim_count(c->model) && !st; i++)
-        if (kr_sim_is_local(kr_model_sim(c->model, i))) st = load_sim(c, ck, i, saved_end);
+        if (kr_sim_is_local(kr_model_sim(c->model, i))) st = load_sim(c, ck, i, man->time, saved_end);
     if (!st) {
         c->restored_at = man->time;
         json_t *stop = json_object_get(extra, "stop");

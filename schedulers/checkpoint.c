@@ -106,6 +106,7 @@ kr_status_t kr__sim_checkpoint_save(kr_sim_t *s, kr_buf_t *b)
     }
     kr__sim_states_save(s, b);
     kr__continuous_save(s, b);
+    kr__emulation_save(s, b);
     size_t at = b->len;
     kr_buf_put_u64(b, 0);
     kr_status_t st = kr__world_image_save(s->world, b);
@@ -319,7 +320,7 @@ static kr_status_t load_outgoing(kr_sim_t *s, kr_reader_t *r)
     return KR_OK;
 }
 
-kr_status_t kr__sim_checkpoint_load(kr_sim_t *s, kr_reader_t *r, kr_time_t saved_end)
+kr_status_t kr__sim_checkpoint_load(kr_sim_t *s, kr_reader_t *r, kr_time_t cut, kr_time_t saved_end)
 {
     if (kr_reader_u32(r) != SIM_MAGIC || kr_reader_u32(r) != SIM_VERSION)
         return corrupt(s, "its part of the checkpoint is not a simulator's state of this version");
@@ -339,6 +340,7 @@ kr_status_t kr__sim_checkpoint_load(kr_sim_t *s, kr_reader_t *r, kr_time_t saved
     if (!st) st = load_outgoing(s, r);
     if (!st) st = kr__sim_states_load(s, r);
     if (!st) st = kr__continuous_load(s, r);
+    if (!st) st = kr__emulation_load(s, r, cut);
     if (st) return st;
     size_t n;
     const void *image = get_bytes(r, &n);

@@ -19,11 +19,12 @@ kr_status_t kr__sim_checkpoint_save(kr_sim_t *s, kr_buf_t *b);
 /* Replaces the state s's setup made (its world, events, stream, state,
  * statistics, formalism state) by the one read from r, which a
  * kr__sim_checkpoint_save of the same model wrote, and marks s restored.
- * Before kr_model_start. `saved_end`: the end time of the run that saved
+ * Before kr_model_start. `cut`: the checkpoint's time (an emulation's
+ * clock goes on from it). `saved_end`: the end time of the run that saved
  * it (a continuous simulator's last update point moves to this run's
  * end). Anything that does not fit fails with KR_ERR_CORRUPT, naming the
  * simulator; s is then fit only to be destroyed. */
-kr_status_t kr__sim_checkpoint_load(kr_sim_t *s, kr_reader_t *r, kr_time_t saved_end);
+kr_status_t kr__sim_checkpoint_load(kr_sim_t *s, kr_reader_t *r, kr_time_t cut, kr_time_t saved_end);
 
 /* While set, scheduling is refused (a restore must not add events: the
  * checkpoint holds them all). */

@@ -462,5 +462,8 @@ bool kr__emulation_waiting(kr_sim_t *s);
 /* Blocks until the earliest of the emulation simulators can move. */
 void kr__emulation_wait(kr_model_t *m);
 void kr__emulation_run_input(kr_sim_t *s, kr__event_rec_t *r);
+void kr__emulation_save(kr_sim_t *s, kr_buf_t *b);
+/* Puts back how far a replay got, and starts the clock at `cut`. */
+kr_status_t kr__emulation_load(kr_sim_t *s, kr_reader_t *r, kr_time_t cut);
 
 #endif

@@ -26,6 +26,7 @@ struct kr__emulation {
     bool custom_clock;
     double speed;
     uint64_t start_ns;
+    kr_time_t clock_base;   /* the clock's reading at start_ns: 0, or a checkpoint's cut on a restart */
     int fd;
     bool input_open;
     kr_input_fn on_input;
@@ -168,9 +169,9 @@ static kr_time_t clock_ticks(kr_sim_t *s)
 {
     kr__emulation_t *em = s->emu;
     uint64_t now = em->clock.now_ns(em->clock.arg);
-    if (now <= em->start_ns) return 0;
+    if (now <= em->start_ns) return em->clock_base;
     double ticks = (double)(now - em->start_ns) * 1e-9 * em->speed * (double)s->model->precision;
-    return ticks >= 1.8e19 ? KR_TIME_NEVER - 1 : (kr_time_t)ticks;
+    return ticks >= 1.8e19 ? KR_TIME_NEVER - 1 : kr__time_add(em->clock_base, (kr_time_t)ticks);
 }
 
 uint64_t kr_emulation_clock(kr_sim_t *s)
@@ -332,7 +333,8 @@ bool kr__emulation_waiting(kr_sim_t *s)
 static uint64_t deadline_of(kr_sim_t *s, kr_time_t t)
 {
     kr__emulation_t *em = s->emu;
-    double ns = (double)t / ((double)s->model->precision * em->speed) * 1e9;
+    if (t <= em->clock_base) return em->start_ns;
+    double ns = (double)(t - em->clock_base) / ((double)s->model->precision * em->speed) * 1e9;
     if (ns >= 1.8e19) return UINT64_MAX;
     return em->start_ns + (uint64_t)ceil(ns);
 }
@@ -372,4 +374,26 @@ void kr__emulation_run_input(kr_sim_t *s, kr__event_rec_t *r)
     if (em->on_input) em->on_input(s, event, data);
     else kr_log(s, KR_LOG_WARN, "input event '%s' has no on_input handler", event);
     free(text);
+}
+
+/* A checkpoint holds the events input became (they are in the queue) and
+ * how far a replay got; on a restart the clock goes on from the cut, paced
+ * from the moment the restarted run begins. */
+void kr__emulation_save(kr_sim_t *s, kr_buf_t *b)
+{
+    kr_buf_put_u64(b, s->emu ? s->emu->replay_next : 0);
+}
+
+kr_status_t kr__emulation_load(kr_sim_t *s, kr_reader_t *r, kr_time_t cut)
+{
+    uint64_t next = kr_reader_u64(r);
+    if (!s->emu) return next ? kr__fail(KR_ERR_CORRUPT, "simulator '%s': its saved state is an emulation's", s->name)
+                             : KR_OK;
+    kr__emulation_t *em = s->emu;
+    if (next > (em->replaying ? em->replay_count : 0))
+        return kr__fail(KR_ERR_CORRUPT, "emulation '%s': the checkpoint has replayed %llu lines, its replay log has "
+                        "%zu", s->name, (unsigned long long)next, em->replaying ? em->replay_count : (size_t)0);
+    em->replay_next = (size_t)next;
+    em->clock_base = cut;
+    return KR_OK;
 }

@@ -484,7 +484,7 @@ Test(model_file, bad_unknown_dependency_key)
 Test(model_file, bad_unknown_output_key)
 {
     expect_load_error(mt_load(FACTORY, "outputs={\"log\": \"x\"}", NULL), "outputs.log",
-                      "one of the keys stats, event_log, trace, series", "the unknown key \"log\"");
+                      "one of the keys stats, event_log, trace, series, checkpoint", "the unknown key \"log\"");
 }
 
 Test(model_file, bad_missing_end_time)
