@@ -16,6 +16,7 @@
 #include "kairos/rng.h"
 #include "kairos/stop.h"
 #include "kairos/world.h"
+#include "base/clock.h"
 #include "base/error.h"
 #include "ecs/serializer_private.h"
 #include "runtime/checkpoint_store.h"
@@ -263,6 +264,10 @@ static kr_status_t write_manifest(run_ctx_t *c, const char *dir, kr_time_t cut, 
         man.extra = extra;
         extra = NULL;
         st = kr__ckpt_manifest_write(dir, &man);
+        for (size_t i = 0; i < man.entry_count; i++) {
+            c->ckpt.bytes += man.entries[i].size;
+            c->ckpt.raw_bytes += man.entries[i].raw_size;
+        }
     }
     json_decref(stop);
     json_decref(logs);
@@ -279,6 +284,7 @@ static kr_status_t agree(run_ctx_t *c, kr_status_t st)
 
 kr_status_t kr__run_checkpoint(run_ctx_t *c, kr_time_t cut)
 {
+    uint64_t t0 = kr__monotonic_ns();
     char name[96], *partial = NULL;
     time_name(c, cut, name, sizeof name);
     int rank = c->opt->rank, ranks = kr__run_distributed(c) ? c->opt->ranks : 1;
@@ -311,7 +317,10 @@ kr_status_t kr__run_checkpoint(run_ctx_t *c, kr_time_t cut)
     free(report);
     free(partial);
     st = agree(c, st);
-    if (!st) c->ckpt.written++;
+    if (!st) {
+        c->ckpt.written++;
+        c->ckpt.write_ns += kr__monotonic_ns() - t0;
+    }
     return st;
 }
 
@@ -381,6 +390,7 @@ static kr_status_t load_sim(run_ctx_t *c, kr__ckpt_t *ck, uint32_t i, kr_time_t 
 
 kr_status_t kr__run_restore(run_ctx_t *c, const char *path)
 {
+    uint64_t t0 = kr__monotonic_ns();
     kr__ckpt_t *ck = NULL;
     kr_status_t st = kr__ckpt_open(path, &ck);
     if (st) return st;
@@ -416,5 +426,23 @@ kr_status_t kr__run_restore(run_ctx_t *c, const char *path)
     if (st && strcmp(where, path) && strncmp(kr_last_error(), where, strlen(where)))
         kr__fail(kr_last_status(), "%s: %s", where, kr_last_error());
     kr__ckpt_close(ck);
+    c->ckpt.restore_ns = kr__monotonic_ns() - t0;
     return st;
+}
+
+json_t *kr__run_checkpoint_stats(const run_ctx_t *c)
+{
+    if (!c->ckpt.written && !c->opt->restart) return NULL;
+    json_t *o = json_object();
+    json_object_set_new(o, "written", json_integer((json_int_t)c->ckpt.written));
+    if (c->ckpt.written) {
+        json_object_set_new(o, "write_seconds", json_real((double)c->ckpt.write_ns * 1e-9));
+        json_object_set_new(o, "bytes", json_integer((json_int_t)c->ckpt.bytes));
+        json_object_set_new(o, "raw_bytes", json_integer((json_int_t)c->ckpt.raw_bytes));
+    }
+    if (c->opt->restart) {
+        json_object_set_new(o, "restarted_at", json_real(kr_time_to_units(c->restored_at, c->file->precision)));
+        json_object_set_new(o, "restore_seconds", json_real((double)c->ckpt.restore_ns * 1e-9));
+    }
+    return o;
 }

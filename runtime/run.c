@@ -227,6 +227,8 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
         }
         json_decref(part);
         if (!st && opt->rank == 0 && !stats) st = kr__fail(KR_ERR_NOMEM, "out of memory building the stats");
+        json_t *ck = stats ? kr__run_checkpoint_stats(&c) : NULL;
+        if (ck) json_object_set_new(stats, "checkpoints", ck);
     }
     /* Rank 0 writes the trace, the stats and the series, all under their
      * .partial names; then every rank agrees, and only a run that every

@@ -21,6 +21,8 @@ typedef struct kr__ckpt_schedule {
     const char *dir;
     int keep, level;
     uint64_t written;           /* checkpoints written by this run */
+    uint64_t write_ns, bytes, raw_bytes; /* rank 0: their time (each from the cut to every rank's agreement), sizes */
+    uint64_t restore_ns;        /* this rank's restart: reading and loading its simulators */
 } kr__ckpt_schedule_t;
 
 /* One run on this rank. */
@@ -80,6 +82,9 @@ kr_status_t kr__run_checkpoint(run_ctx_t *c, kr_time_t cut);
 /* Loads a checkpoint (PATH or the newest in the folder PATH) into this
  * rank's simulators, built but not started; the caller agrees. */
 kr_status_t kr__run_restore(run_ctx_t *c, const char *path);
+/* Rank 0: the stats' "checkpoints" object (NULL when the run wrote none and
+ * restarted from none). */
+json_t *kr__run_checkpoint_stats(const run_ctx_t *c);
 
 /* report.c */
 /* This rank's part of the stats. */
