@@ -498,8 +498,10 @@ static kr_status_t parse_manifest(const char *path, parsed_t *p)
             st = bad(&r, at, "expected a \"name\", a non-empty string");
             goto done;
         }
+        char who[128];
+        snprintf(who, sizeof who, "%s (%.40s)", at, name);
         if (!file || !bsearch(&file, p->files, nf, sizeof *p->files, cmp_str)) {
-            st = bad(&r, at, "(%.40s): expected a \"file\" listed in \"files\", found %s%.40s%s", name,
+            st = bad(&r, who, "expected a \"file\" listed in \"files\", found %s%.40s%s",
                      file ? "\"" : "", file ? file : "none", file ? "\"" : "");
             goto done;
         }
@@ -509,8 +511,8 @@ static kr_status_t parse_manifest(const char *path, parsed_t *p)
             (st = get_hex(&r, s, "checksum", at, &e->checksum)))
             goto done;
         if (e->raw_size / ZSTD_MAX_RATIO > e->size) {
-            st = bad(&r, at, "(%.40s): expected a raw_size a zstd frame of %" PRIu64 " bytes can give, found %" PRIu64,
-                     name, e->size, e->raw_size);
+            st = bad(&r, who, "expected a raw_size a zstd frame of %" PRIu64 " bytes can give, found %" PRIu64,
+                     e->size, e->raw_size);
             goto done;
         }
         e->sim = strdup(name);
@@ -619,20 +621,19 @@ static kr_status_t open_dir(const char *dir, parsed_t *p, kr__ckpt_t **out)
     for (size_t i = 0; i < n; i++) {
         const kr__ckpt_entry_t *e = &m->entries[place[i]];
         if (e->offset > INT64_MAX - e->size) {
-            char at[64];
-            snprintf(at, sizeof at, "simulators[%zu]", place[i]);
-            st = bad(&r, at, "(%.40s): expected offset + size within a file, found %" PRIu64 " + %" PRIu64, e->sim,
-                     e->offset, e->size);
+            char at[128];
+            snprintf(at, sizeof at, "simulators[%zu] (%.40s)", place[i], e->sim);
+            st = bad(&r, at, "expected offset + size within a file, found %" PRIu64 " + %" PRIu64, e->offset,
+                     e->size);
             goto done;
         }
         if (i > 0) {
             const kr__ckpt_entry_t *prev = &m->entries[place[i - 1]];
             if (!strcmp(prev->file, e->file) && e->offset < prev->offset + prev->size) {
-                char at[64];
-                snprintf(at, sizeof at, "simulators[%zu]", place[i]);
-                st = bad(&r, at, "(%.40s): expected a part apart from the others in %s, found bytes %" PRIu64
-                         "..%" PRIu64 " overlapping %.40s's", e->sim, e->file, e->offset, e->offset + e->size,
-                         prev->sim);
+                char at[128];
+                snprintf(at, sizeof at, "simulators[%zu] (%.40s)", place[i], e->sim);
+                st = bad(&r, at, "expected a part apart from the others in %s, found bytes %" PRIu64 "..%" PRIu64
+                         " overlapping %.40s's", e->file, e->offset, e->offset + e->size, prev->sim);
                 goto done;
             }
         }
@@ -734,8 +735,7 @@ kr_status_t kr__ckpt_open(const char *path, kr__ckpt_t **out)
     *out = NULL;
     struct stat sb;
     if (stat(path, &sb))
-        return kr__fail(errno == ENOENT ? KR_ERR_CORRUPT : KR_ERR_IO, "%s: expected a checkpoint, found %s", path,
-                        strerror(errno));
+        return kr__fail(KR_ERR_IO, "%s: expected a checkpoint, found %s", path, strerror(errno));
     if (!S_ISDIR(sb.st_mode))
         return kr__fail(KR_ERR_CORRUPT, "%s: expected a checkpoint directory, found another kind of file", path);
     char *mpath = join(path, KR__CKPT_MANIFEST);
