@@ -444,3 +444,48 @@ Test(checkpoint_store, broken_directories_refused)
     expect_refused(root, KR_ERR_CORRUPT, root, "found neither");
     free_parts();
 }
+
+/* Every byte of a manifest flipped (three ways): many flips still read as
+ * a manifest (a digit of the time, a letter of "extra"), but none may make
+ * a simulator's part read as wrong data, and a refusal names the manifest
+ * or the rank file. */
+Test(checkpoint_store, every_manifest_byte_flipped)
+{
+    make_parts();
+    write_ckpt("ck", 1, true);
+    char p[256];
+    snprintf(p, sizeof p, "%s", path_of("ck", "manifest.json"));
+    FILE *fp = fopen(p, "rb");
+    char orig[8192];
+    size_t len = fread(orig, 1, sizeof orig, fp);
+    fclose(fp);
+    cr_assert_lt(len, sizeof orig);
+    static const unsigned char masks[] = { 0x01, 0x20, 0x80 };
+    for (size_t i = 0; i < len; i++)
+        for (size_t k = 0; k < sizeof masks; k++) {
+            char bad[8192];
+            memcpy(bad, orig, len);
+            bad[i] ^= (char)masks[k];
+            fp = fopen(p, "wb");
+            fwrite(bad, 1, len, fp);
+            fclose(fp);
+            kr__ckpt_t *c;
+            if (kr__ckpt_open(path_of("ck", NULL), &c)) {
+                const char *msg = kr_last_error();
+                cr_assert(strstr(msg, "manifest.json") || strstr(msg, "rank-0.bin"), "byte %zu: %s", i, msg);
+                cr_assert_null(strchr(msg, '\n'), "byte %zu: %s", i, msg);
+                continue;
+            }
+            const int which[2] = { 0, 4 };
+            for (int s = 0; s < 2; s++) {
+                void *d;
+                size_t sz;
+                if (kr__ckpt_read(c, sim_names[which[s]], &d, &sz)) continue;
+                cr_assert_eq(sz, part_size[which[s]], "byte %zu", i);
+                cr_assert(!memcmp(d, part_data[which[s]], sz), "byte %zu: wrong data read", i);
+                free(d);
+            }
+            kr__ckpt_close(c);
+        }
+    free_parts();
+}
