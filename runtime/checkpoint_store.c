@@ -498,8 +498,10 @@ static kr_status_t parse_manifest(const char *path, parsed_t *p)
             st = bad(&r, at, "expected a \"name\", a non-empty string");
             goto done;
         }
+        char who[128];
+        snprintf(who, sizeof who, "%s (%.40s)", at, name);
         if (!file || !bsearch(&file, p->files, nf, sizeof *p->files, cmp_str)) {
-            st = bad(&r, at, "(%.40s): expected a \"file\" listed in \"files\", found %s%.40s%s", name,
+            st = bad(&r, who, "expected a \"file\" listed in \"files\", found %s%.40s%s",
                      file ? "\"" : "", file ? file : "none", file ? "\"" : "");
             goto done;
         }
@@ -509,8 +511,8 @@ static kr_status_t parse_manifest(const char *path, parsed_t *p)
             (st = get_hex(&r, s, "checksum", at, &e->checksum)))
             goto done;
         if (e->raw_size / ZSTD_MAX_RATIO > e->size) {
-            st = bad(&r, at, "(%.40s): expected a raw_size a zstd frame of %" PRIu64 " bytes can give, found %" PRIu64,
-                     name, e->size, e->raw_size);
+            st = bad(&r, who, "expected a raw_size a zstd frame of %" PRIu64 " bytes can give, found %" PRIu64,
+                     e->size, e->raw_size);
             goto done;
         }
         e->sim = strdup(name);
@@ -534,19 +536,17 @@ struct kr__ckpt {
     kr__ckpt_manifest_t m;
     char **files;           /* sorted */
     size_t file_count;
-    size_t *by_name;        /* entry indices sorted by simulator name */
+    const kr__ckpt_entry_t **by_name; /* the entries sorted by simulator name */
 };
-
-static const kr__ckpt_manifest_t *cmp_m; /* qsort has no context argument */
 
 static int cmp_by_name(const void *a, const void *b)
 {
-    return strcmp(cmp_m->entries[*(const size_t *)a].sim, cmp_m->entries[*(const size_t *)b].sim);
+    return strcmp((*(const kr__ckpt_entry_t *const *)a)->sim, (*(const kr__ckpt_entry_t *const *)b)->sim);
 }
 
 static int cmp_by_place(const void *a, const void *b)
 {
-    const kr__ckpt_entry_t *x = &cmp_m->entries[*(const size_t *)a], *y = &cmp_m->entries[*(const size_t *)b];
+    const kr__ckpt_entry_t *x = *(const kr__ckpt_entry_t *const *)a, *y = *(const kr__ckpt_entry_t *const *)b;
     int c = strcmp(x->file, y->file);
     if (c) return c;
     return x->offset < y->offset ? -1 : x->offset > y->offset;
@@ -593,7 +593,7 @@ static kr_status_t open_dir(const char *dir, parsed_t *p, kr__ckpt_t **out)
     kr__ckpt_t *c = calloc(1, sizeof *c);
     kr__ckpt_manifest_t *m = &p->m;
     size_t n = m->entry_count;
-    size_t *place = malloc((n ? n : 1) * sizeof *place);
+    const kr__ckpt_entry_t **place = malloc((n ? n : 1) * sizeof *place);
     uint64_t *ends = calloc(p->file_count ? p->file_count : 1, sizeof *ends);
     if (c) c->by_name = malloc((n ? n : 1) * sizeof *c->by_name);
     if (c) c->dir = strdup(dir);
@@ -604,35 +604,33 @@ static kr_status_t open_dir(const char *dir, parsed_t *p, kr__ckpt_t **out)
         goto done;
     }
     reader_t r = { mpath };
-    for (size_t i = 0; i < n; i++) c->by_name[i] = place[i] = i;
-    cmp_m = m;
+    for (size_t i = 0; i < n; i++) c->by_name[i] = place[i] = &m->entries[i];
     qsort(c->by_name, n, sizeof *c->by_name, cmp_by_name);
     for (size_t i = 1; i < n; i++)
-        if (!strcmp(m->entries[c->by_name[i - 1]].sim, m->entries[c->by_name[i]].sim)) {
+        if (!strcmp(c->by_name[i - 1]->sim, c->by_name[i]->sim)) {
             char at[64];
-            snprintf(at, sizeof at, "simulators[%zu]", c->by_name[i] > c->by_name[i - 1] ? c->by_name[i]
-                                                                                        : c->by_name[i - 1]);
-            st = bad(&r, at, "expected a simulator listed once, found \"%.40s\" twice", m->entries[c->by_name[i]].sim);
+            const kr__ckpt_entry_t *later = c->by_name[i] > c->by_name[i - 1] ? c->by_name[i] : c->by_name[i - 1];
+            snprintf(at, sizeof at, "simulators[%zu]", (size_t)(later - m->entries));
+            st = bad(&r, at, "expected a simulator listed once, found \"%.40s\" twice", later->sim);
             goto done;
         }
     qsort(place, n, sizeof *place, cmp_by_place);
     for (size_t i = 0; i < n; i++) {
-        const kr__ckpt_entry_t *e = &m->entries[place[i]];
+        const kr__ckpt_entry_t *e = place[i];
         if (e->offset > INT64_MAX - e->size) {
-            char at[64];
-            snprintf(at, sizeof at, "simulators[%zu]", place[i]);
-            st = bad(&r, at, "(%.40s): expected offset + size within a file, found %" PRIu64 " + %" PRIu64, e->sim,
-                     e->offset, e->size);
+            char at[128];
+            snprintf(at, sizeof at, "simulators[%zu] (%.40s)", (size_t)(e - m->entries), e->sim);
+            st = bad(&r, at, "expected offset + size within a file, found %" PRIu64 " + %" PRIu64, e->offset,
+                     e->size);
             goto done;
         }
         if (i > 0) {
-            const kr__ckpt_entry_t *prev = &m->entries[place[i - 1]];
+            const kr__ckpt_entry_t *prev = place[i - 1];
             if (!strcmp(prev->file, e->file) && e->offset < prev->offset + prev->size) {
-                char at[64];
-                snprintf(at, sizeof at, "simulators[%zu]", place[i]);
-                st = bad(&r, at, "(%.40s): expected a part apart from the others in %s, found bytes %" PRIu64
-                         "..%" PRIu64 " overlapping %.40s's", e->sim, e->file, e->offset, e->offset + e->size,
-                         prev->sim);
+                char at[128];
+                snprintf(at, sizeof at, "simulators[%zu] (%.40s)", (size_t)(e - m->entries), e->sim);
+                st = bad(&r, at, "expected a part apart from the others in %s, found bytes %" PRIu64 "..%" PRIu64
+                         " overlapping %.40s's", e->file, e->offset, e->offset + e->size, prev->sim);
                 goto done;
             }
         }
@@ -734,8 +732,7 @@ kr_status_t kr__ckpt_open(const char *path, kr__ckpt_t **out)
     *out = NULL;
     struct stat sb;
     if (stat(path, &sb))
-        return kr__fail(errno == ENOENT ? KR_ERR_CORRUPT : KR_ERR_IO, "%s: expected a checkpoint, found %s", path,
-                        strerror(errno));
+        return kr__fail(KR_ERR_IO, "%s: expected a checkpoint, found %s", path, strerror(errno));
     if (!S_ISDIR(sb.st_mode))
         return kr__fail(KR_ERR_CORRUPT, "%s: expected a checkpoint directory, found another kind of file", path);
     char *mpath = join(path, KR__CKPT_MANIFEST);
@@ -798,12 +795,12 @@ kr_status_t kr__ckpt_read(kr__ckpt_t *c, const char *sim, void **data, size_t *s
     size_t lo = 0, hi = c->m.entry_count;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (strcmp(c->m.entries[c->by_name[mid]].sim, sim) < 0) lo = mid + 1;
+        if (strcmp(c->by_name[mid]->sim, sim) < 0) lo = mid + 1;
         else hi = mid;
     }
-    if (lo == c->m.entry_count || strcmp(c->m.entries[c->by_name[lo]].sim, sim))
+    if (lo == c->m.entry_count || strcmp(c->by_name[lo]->sim, sim))
         return kr__fail(KR_ERR_INVALID_ARG, "%s: expected a simulator of the checkpoint, found \"%s\"", c->dir, sim);
-    const kr__ckpt_entry_t *e = &c->m.entries[c->by_name[lo]];
+    const kr__ckpt_entry_t *e = c->by_name[lo];
     if (e->size > SIZE_MAX || e->raw_size >= SIZE_MAX)
         return kr__fail(KR_ERR_NOMEM, "%s: %s's part is too large for this machine", c->dir, sim);
     char *path = join(c->dir, e->file);

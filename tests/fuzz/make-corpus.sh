@@ -7,7 +7,9 @@
 #                prefixes of it and single records);
 #   unpack/      packs of a small scene (fuzz_unpack.c's make_seeds);
 #   emulation/   written here: input streams (first byte '0', even) and
-#                replay logs (first byte '1', odd), good and bad.
+#                replay logs (first byte '1', odd), good and bad;
+#   checkpoint/  checkpoints written by the store (fuzz_checkpoint.c's
+#                make_seeds), manifest and rank file in one input.
 #
 # Usage: tests/fuzz/make-corpus.sh BUILD_FUZZ_DIR   (a -Dfuzz=true build)
 set -euo pipefail
@@ -16,7 +18,7 @@ build=${1:?usage: make-corpus.sh BUILD_FUZZ_DIR}
 corpus=$here/corpus
 
 rm -rf "$corpus"
-mkdir -p "$corpus"/{model_file,batch,unpack,emulation}
+mkdir -p "$corpus"/{model_file,batch,unpack,emulation,checkpoint}
 cp "$here"/../../examples/*.json "$corpus/model_file/"
 # Smaller versions of the examples fuzz_model_file skips as too large (it
 # skips models above 64 simulators or 2^19 in an entry's size; see its
@@ -39,6 +41,7 @@ for name, params in small.items():
 PY
 KAIROS_FUZZ_SEEDS=$corpus/batch "$build"/tests/fuzz/fuzz_batch
 KAIROS_FUZZ_SEEDS=$corpus/unpack "$build"/tests/fuzz/fuzz_unpack
+KAIROS_FUZZ_SEEDS=$corpus/checkpoint "$build"/tests/fuzz/fuzz_checkpoint
 
 e=$corpus/emulation
 printf '0{"event": "order", "data": 3}\nnot json\n{"event": "order", "data": 5}\n{"event": "other", "data": {"x": [1, 2.5]}}\n' >"$e/input-orders"
