@@ -125,13 +125,16 @@ PLUGIN_CASES = {
         (4, "window", (0, "ckpt-12"), None),
         (2, "null-message", (0, "ckpt-24"), "40"),
         (4, "window", (0, "ckpt-24"), None),
+        (1, "window", (2, "ckpt-40"), None),      # written after the stop: it holds the stopped run
     ]),
-    # b stops the run at 15, before the later checkpoint time 25
+    # b stops the run at its first tick after 15, before the later
+    # checkpoint time 25 (every simulator has ended by 15.5)
     "ckpt_stop_before": ("tests/checkpoint/ckpt_ring.json", ["--set", "simulators.1.params.stop_at=15"] + STOP_SAFE,
                          (False, True), [
         (2, "window", None, "8,25"),
         (1, "null-message", (0, "ckpt-8"), None),
         (4, "null-message", (0, "ckpt-8"), None),
+        (4, "window", (0, "ckpt-25"), None),      # written after the stop: it holds the stopped run
     ]),
     # (run only when named: the reference run deadlocks, see STOP_SAFE)
     "ckpt_stop_sender_side": ("tests/checkpoint/ckpt_ring.json", ["--set", "simulators.1.params.stop_at=30"],
