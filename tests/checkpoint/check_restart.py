@@ -11,7 +11,14 @@ and the run digest, which names the algorithm and mapping), the series and
 the event logs. A case may chain restarts: each restart writes checkpoints
 of its own, and the next restarts from those.
 
-Usage: check_restart.py KAIROS [MPIRUN] [--case NAME ...]"""
+The ckpt_* cases run models of the test plug-in kind of ckpt_plugin.c
+(built as libckpt.so): a zero-promise group, sender-side sync-events
+carrying entities and pending at the cut, cancels and delays of kept
+event keys, and runs ended by a stop inside the model after a checkpoint
+or before a later one. They need its path (--plugin); without it they are
+skipped.
+
+Usage: check_restart.py KAIROS [MPIRUN] [--plugin LIBCKPT.so] [--case NAME ...]"""
 import argparse
 import json
 import shutil
@@ -30,7 +37,8 @@ RUN_PART = {"run_digest", "sync", "mapping", "checkpoints"}
 
 # name: (example, extra arguments, outputs (series, event logs), steps)
 # A step is (ranks, sync, restart-from (index of an earlier step's
-# checkpoint folder and the checkpoint's name) or None, checkpoint times).
+# checkpoint folder and the checkpoint's name) or None, checkpoint times[,
+# more arguments of its own]).
 CASES = {
     "phold": ("examples/phold.json", ["--end", "30"], (False, True), [
         (2, "null-message", None, "5,12.5,20"),
@@ -70,6 +78,88 @@ CASES = {
     ]),
 }
 
+# A stop and sender sides: a sync-event with a sender side at a time at or
+# past its sender's stop horizon but below its target's never gets its
+# payload, and the uninterrupted run itself ends in a deadlock (exit 3):
+# the case ckpt_stop_sender_side shows it and runs only when named with
+# --case. The other stop cases avoid it: a stop lookahead (0.5) below every
+# distance from the stopper gives every other simulator the same horizon,
+# and the stopper b itself (horizon: its stop time) sends no sender sides.
+STOP_SAFE = ["--set", "stop_lookahead=0.5", "--set", "simulators.1.params.sender_side=0"]
+
+# Models of the test plug-in kind (ckpt_plugin.c); its path replaces their
+# "plugins" (--set), so the .so may live in any build folder.
+PLUGIN_CASES = {
+    # a zero-promise group {a, b, c} on one rank, among two others; two
+    # cycles (7.5, then 30 from the restart), and back to one rank. (The
+    # 4-rank window step maps in blocks: with round-robin, {a, b, c} and e
+    # on rank 0, d on rank 3, ranks 1 and 2 idle, the window algorithm
+    # itself, without any checkpoint, ends in a deadlock in about one run in
+    # four: the opt-in case ckpt_group_window_rr.)
+    "ckpt_group": ("tests/checkpoint/ckpt_group.json", [], (False, True), [
+        (2, "null-message", None, "7.5,21"),
+        (4, "window", (0, "ckpt-7.5"), "30", ["--set", "mapping=block"]),
+        (1, "null-message", (1, "ckpt-30"), None),
+        (1, "window", (0, "ckpt-21"), None),
+        (2, "window", (0, "ckpt-7.5"), None),
+    ]),
+    # the group's own member b stops the run at its first tick after 26:
+    # inside the group the run ends right after b's event
+    # (stop lookahead 0.25 below every distance out of the group, and no
+    # sender sides from a and c, which have edges out of it: see STOP_SAFE)
+    "ckpt_group_stop": ("tests/checkpoint/ckpt_group.json",
+                        ["--set", "simulators.1.params.stop_at=26", "--set", "stop_lookahead=0.25",
+                         "--set", "simulators.0.params.sender_side=0", "--set", "simulators.2.params.sender_side=0"],
+                        (False, True), [
+        (4, "window", None, "13,25.5"),
+        (1, "null-message", (0, "ckpt-13"), None),
+        (2, "null-message", (0, "ckpt-25.5"), None),
+        (2, "window", (0, "ckpt-25.5"), None),
+    ]),
+    # mostly sender-side sync-events carrying parcels; b stops the run at
+    # its first tick after 30, after the checkpoints at 12 and 24; the
+    # restart from 24 asks for one at 40, which the stop comes before
+    "ckpt_stop_after": ("tests/checkpoint/ckpt_ring.json", ["--set", "simulators.1.params.stop_at=30"] + STOP_SAFE,
+                        (False, True), [
+        (1, "null-message", None, "12,24"),
+        (4, "window", (0, "ckpt-12"), None),
+        (2, "null-message", (0, "ckpt-24"), "40"),
+        (4, "window", (0, "ckpt-24"), None),
+        (1, "window", (2, "ckpt-40"), None),      # written after the stop: it holds the stopped run
+    ]),
+    # b stops the run at its first tick after 15, before the later
+    # checkpoint time 25 (every simulator has ended by 15.5)
+    "ckpt_stop_before": ("tests/checkpoint/ckpt_ring.json", ["--set", "simulators.1.params.stop_at=15"] + STOP_SAFE,
+                         (False, True), [
+        (2, "window", None, "8,25"),
+        (1, "null-message", (0, "ckpt-8"), None),
+        (4, "null-message", (0, "ckpt-8"), None),
+        (4, "window", (0, "ckpt-25"), None),      # written after the stop: it holds the stopped run
+    ]),
+    # (run only when named: the reference run deadlocks, see STOP_SAFE)
+    "ckpt_stop_sender_side": ("tests/checkpoint/ckpt_ring.json", ["--set", "simulators.1.params.stop_at=30"],
+                              (False, True), [
+        (1, "null-message", None, "12"),
+        (2, "window", (0, "ckpt-12"), None),
+    ]),
+    # (run only when named: the uninterrupted window run on 4 ranks with
+    # round-robin mapping deadlocks now and then, see ckpt_group)
+    "ckpt_group_window_rr": ("tests/checkpoint/ckpt_group.json", [], (False, True), [
+        (4, "window", None, None), (4, "window", None, None), (4, "window", None, None),
+        (4, "window", None, None), (4, "window", None, None), (4, "window", None, None),
+    ]),
+    # no stop: two cycles on 2 -> 4 -> 1 ranks
+    "ckpt_ring": ("tests/checkpoint/ckpt_ring.json", [], (False, True), [
+        (2, "null-message", None, "10.25"),
+        (4, "window", (0, "ckpt-10.25"), "27"),
+        (1, "window", (1, "ckpt-27"), None),
+        (2, "null-message", (1, "ckpt-27"), None),
+    ]),
+}
+
+
+OPT_IN = {"ckpt_stop_sender_side", "ckpt_group_window_rr"}
+
 
 def run(cmd, what):
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
@@ -106,16 +196,18 @@ def compare(work, tag, ref, series, logs):
     return problems
 
 
-def run_case(name, kairos, mpirun, tmp):
-    example, extra, (series, logs), steps = CASES[name]
+def run_case(name, kairos, mpirun, tmp, plugin):
+    example, extra, (series, logs), steps = CASES[name] if name in CASES else PLUGIN_CASES[name]
     work = Path(tmp) / name
     work.mkdir()
     base = [str(ROOT / example)] + extra
+    if name in PLUGIN_CASES:
+        base += ["--set", "plugins=" + json.dumps([str(Path(plugin).resolve())])]
     run([kairos, "run"] + outputs(base, work, "ref", series, logs), f"{name} reference")
     problems = []
-    for i, (ranks, sync, source, at) in enumerate(steps):
+    for i, (ranks, sync, source, at, *own) in enumerate(steps):
         tag = f"step{i}"
-        args = base + ["--sync", sync]
+        args = base + ["--sync", sync] + (own[0] if own else [])
         if at:
             args += ["--checkpoint-at", at, "--checkpoint-dir", str(work / f"ck{i}"), "--checkpoint-keep", "0"]
         if source:
@@ -136,13 +228,20 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("kairos")
     ap.add_argument("mpirun", nargs="?", default="mpirun")
-    ap.add_argument("--case", action="append")
+    ap.add_argument("--plugin", help="libckpt.so, for the ckpt_* cases")
+    ap.add_argument("--case", action="append", choices=list(CASES) + list(PLUGIN_CASES))
     args = ap.parse_args()
+    names = args.case or [n for n in list(CASES) + list(PLUGIN_CASES) if n not in OPT_IN]
+    if not args.plugin:
+        skipped = [n for n in names if n in PLUGIN_CASES]
+        if skipped:
+            print(f"skip {', '.join(skipped)}: no --plugin")
+        names = [n for n in names if n not in PLUGIN_CASES]
     failed = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for name in args.case or list(CASES):
+        for name in names:
             try:
-                problems = run_case(name, args.kairos, args.mpirun, tmp)
+                problems = run_case(name, args.kairos, args.mpirun, tmp, args.plugin)
             except Exception as e:  # noqa: BLE001 - one line per failed case
                 problems = [str(e)]
             if problems:
@@ -152,7 +251,7 @@ def main():
                     print("   ", p)
             else:
                 print(f"ok   {name}")
-    print(f"{len(args.case or CASES) - failed} passed, {failed} failed")
+    print(f"{len(names) - failed} passed, {failed} failed")
     return 1 if failed else 0
 
 
