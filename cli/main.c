@@ -64,7 +64,7 @@ static const char *const run_help =
     "  --checkpoint-every DT write a checkpoint every DT of model time\n"
     "  --checkpoint-dir DIR  where checkpoints go (default: checkpoints)\n"
     "  --checkpoint-keep N   keep the newest N complete checkpoints (default 2; 0: all)\n"
-    "  --checkpoint-level L  zstd level, 1 to 19 (default 3)\n"
+    "  --checkpoint-level L  zstd level, 1 to 19 (default 1, the fastest)\n"
     "  --restart PATH        go on from a checkpoint (or the newest in the folder PATH), on any\n"
     "                        number of ranks: the results equal an uninterrupted run's\n"
     "                        (docs/checkpoint.md)\n"

@@ -27,7 +27,7 @@
 
 #define DEFAULT_DIR "checkpoints"
 #define DEFAULT_KEEP 2
-#define DEFAULT_LEVEL 3
+#define DEFAULT_LEVEL 1
 
 /* ---- when ---- */
 

@@ -36,20 +36,22 @@ static size_t input_text_len(const char *text)
     return a + 1 + strlen(text + a + 1) + 1;
 }
 
-static void save_record(kr_sim_t *s, kr_buf_t *b, const kr__event_rec_t *r)
+/* A record's slot byte: 0 for a free slot, else these bits. */
+enum { SLOT_PENDING = 1, SLOT_KIND_SHIFT = 1 /* 3 bits */, SLOT_AWAITING = 16, SLOT_EXTRA = 32, SLOT_BEFORE_NOW = 64 };
+
+static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
 {
-    kr_buf_put_u64(b, r->time);
-    kr_buf_put_u64(b, r->sequence);
-    kr_buf_put_u32(b, (uint32_t)r->priority);
-    kr_buf_put_u32(b, r->source);
-    kr_buf_put_u32(b, r->type);
-    kr_buf_put_u8(b, r->kind);
-    kr_buf_put_u8(b, r->phase);
-    kr_buf_put_u8(b, r->flags & KR__EVREC_AWAITING);
-    put_bytes(b, kr__rec_data((kr__event_rec_t *)r), r->data_size);
-    const kr__rec_extra_t *x = kr__rec_extra_peek(s, r);
-    kr_buf_put_u8(b, x != NULL);
-    if (!x) return;
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+/* The rare fields: entities a sync-event carries, an input's text. */
+static void save_extra(kr_buf_t *b, const kr__rec_extra_t *x)
+{
     put_bytes(b, x->pack.data, x->pack.len);
     kr_buf_put_u64(b, x->root_count);
     kr_buf_put_u8(b, x->roots != NULL);
@@ -57,6 +59,30 @@ static void save_record(kr_sim_t *s, kr_buf_t *b, const kr__event_rec_t *r)
     if (x->text) put_bytes(b, x->text, input_text_len(x->text));
     else put_bytes(b, NULL, 0);
     kr_buf_put_u32(b, x->target);
+}
+
+/* One pending record, compact: a large queue's records are alike (times
+ * near now, small ids), and varints halve what zstd must then take
+ * (bench/README.md, "Checkpoints"). */
+static kr_status_t save_record(kr_sim_t *s, kr_buf_t *b, const kr__event_rec_t *r)
+{
+    if (kr_buf_reserve(b, 2 + 6 * 10 + (size_t)r->data_size)) return kr_last_status();
+    const kr__rec_extra_t *x = kr__rec_extra_peek(s, r);
+    bool before = r->time < s->now;
+    uint8_t *p = b->data + b->len;
+    *p++ = (uint8_t)(SLOT_PENDING | (r->kind << SLOT_KIND_SHIFT) | (r->flags & KR__EVREC_AWAITING ? SLOT_AWAITING : 0) |
+                     (x ? SLOT_EXTRA : 0) | (before ? SLOT_BEFORE_NOW : 0));
+    *p++ = r->phase;
+    p = put_varint(p, before ? s->now - r->time : r->time - s->now);
+    p = put_varint(p, r->sequence);
+    p = put_varint(p, (uint64_t)(((int64_t)r->priority << 1) ^ ((int64_t)r->priority >> 63)));
+    p = put_varint(p, r->source);
+    p = put_varint(p, r->type);
+    p = put_varint(p, r->data_size);
+    memcpy(p, kr__rec_data((kr__event_rec_t *)r), r->data_size);
+    b->len = (size_t)(p + r->data_size - b->data);
+    if (x) save_extra(b, x);
+    return KR_OK;
 }
 
 kr_status_t kr__sim_checkpoint_save(kr_sim_t *s, kr_buf_t *b)
@@ -87,10 +113,12 @@ kr_status_t kr__sim_checkpoint_save(kr_sim_t *s, kr_buf_t *b)
         free_count++;
     kr_buf_put_u32(b, free_count);
     for (uint32_t slot = s->free_head; slot != UINT32_MAX; slot = s->recs[slot].data.next_free) kr_buf_put_u32(b, slot);
+    /* most of a part is its records: room for them at once, not by doublings */
+    if (kr_buf_reserve(b, (size_t)s->rec_count * 24)) return kr_last_status();
     for (uint32_t slot = 0; slot < s->rec_count; slot++) {
         const kr__event_rec_t *r = &s->recs[slot];
-        kr_buf_put_u8(b, r->state == KR__EVREC_PENDING);
-        if (r->state == KR__EVREC_PENDING) save_record(s, b, r);
+        kr_status_t st = r->state == KR__EVREC_PENDING ? save_record(s, b, r) : kr_buf_put_u8(b, 0);
+        if (st) return st;
     }
     kr_buf_put_u8(b, s->index_targets);
     kr_buf_put_u32(b, s->outgoing_count);
@@ -192,32 +220,46 @@ static kr_status_t load_extra(kr_sim_t *s, kr_reader_t *r, kr__event_rec_t *rec)
     return KR_OK;
 }
 
-static kr_status_t load_record(kr_sim_t *s, kr_reader_t *r, uint32_t slot, const kr_event_type_t *type_of,
+static uint64_t get_varint(kr_reader_t *r)
+{
+    uint64_t v = 0;
+    for (unsigned shift = 0; shift < 64; shift += 7) {
+        const uint8_t *p = kr_reader_view(r, 1);
+        if (!p) return 0;
+        v |= (uint64_t)(*p & 0x7f) << shift;
+        if (!(*p & 0x80)) return v;
+    }
+    r->failed = true;
+    return 0;
+}
+
+static kr_status_t load_record(kr_sim_t *s, kr_reader_t *r, uint32_t slot, uint8_t bits, const kr_event_type_t *type_of,
                                uint32_t type_count, kr_time_t saved_end)
 {
     kr_model_t *m = s->model;
     kr__event_rec_t *rec = &s->recs[slot];
-    rec->time = kr_reader_u64(r);
-    rec->sequence = kr_reader_u64(r);
-    rec->priority = (kr_priority_t)kr_reader_u32(r);
-    rec->source = kr_reader_u32(r);
-    uint32_t type = kr_reader_u32(r);
-    rec->kind = kr_reader_u8(r);
+    rec->kind = (uint8_t)((bits >> SLOT_KIND_SHIFT) & 7);
     rec->phase = kr_reader_u8(r);
-    uint8_t flags = kr_reader_u8(r);
-    size_t n;
-    const void *data = get_bytes(r, &n);
-    if (r->failed) return corrupt(s, "its saved events are cut short");
-    if (rec->kind > KR__EV_STATE || rec->source >= m->sim_count || type > type_count || flags & ~KR__EVREC_AWAITING ||
-        n > UINT32_MAX || rec->time < s->now)
+    uint64_t dt = get_varint(r);
+    rec->time = bits & SLOT_BEFORE_NOW ? s->now - dt : s->now + dt;
+    bool time_ok = bits & SLOT_BEFORE_NOW ? dt <= s->now : dt <= KR_TIME_NEVER - s->now;
+    rec->sequence = get_varint(r);
+    uint64_t prio = get_varint(r);
+    rec->priority = (kr_priority_t)(int64_t)((prio >> 1) ^ (~(prio & 1) + 1));
+    uint64_t source = get_varint(r), type = get_varint(r), n = get_varint(r);
+    const void *data = n <= kr_reader_left(r) ? kr_reader_view(r, (size_t)n) : NULL;
+    if (r->failed || (n && !data)) return corrupt(s, "its saved events are cut short");
+    if (rec->kind > KR__EV_STATE || source >= m->sim_count || type > type_count || !time_ok || n > UINT32_MAX ||
+        prio > UINT32_MAX || (bits & 128))
         return corrupt(s, "a saved event is malformed");
+    rec->source = (uint32_t)source;
     rec->type = type ? type_of[type - 1] : 0;
     const kr__event_type_rec_t *t = kr__event_type(m, rec->type);
     if (type && (!t || (n && n != t->desc.size))) return corrupt(s, "a saved event's payload does not fit its type");
-    rec->flags = flags;
-    kr_status_t st = kr__rec_set_data(rec, data, n);
+    rec->flags = bits & SLOT_AWAITING ? KR__EVREC_AWAITING : 0;
+    kr_status_t st = kr__rec_set_data(rec, data, (size_t)n);
     if (st) return st;
-    if (kr_reader_u8(r) && (st = load_extra(s, r, rec))) return st;
+    if ((bits & SLOT_EXTRA) && (st = load_extra(s, r, rec))) return st;
     /* the last update point of a continuous simulator is the end */
     if (rec->kind == KR__EV_OBSERVE && rec->time == saved_end) rec->time = m->end_time;
     return KR_OK;
@@ -253,9 +295,10 @@ static kr_status_t load_events(kr_sim_t *s, kr_reader_t *r, kr_time_t saved_end)
         if (chain[i] >= count) st = corrupt(s, "its saved free list is malformed");
     }
     for (uint32_t slot = 0; slot < count && !st; slot++) {
-        bool pending = kr_reader_u8(r);
+        uint8_t bits = kr_reader_u8(r);
         if (r->failed) st = corrupt(s, "its saved events are cut short");
-        else if (pending) st = load_record(s, r, slot, type_of, types, saved_end);
+        else if (bits & SLOT_PENDING) st = load_record(s, r, slot, bits, type_of, types, saved_end);
+        else if (bits) st = corrupt(s, "a saved event slot is malformed");
         else s->recs[slot].state = KR__EVREC_FREE;
     }
     /* the free list must name exactly the free slots, each once */
