@@ -24,25 +24,9 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import tempfile
 
-from kairos_run import ROOT
-
-
-def run(kairos, example, ranks, args):
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    fd, out = tempfile.mkstemp(prefix="kairos-bench-", suffix=".json")
-    os.close(fd)
-    cmd = [kairos, "run", os.path.join(ROOT, "examples", example), "-o", out, "--quiet"] + args
-    if ranks > 1:
-        cmd = ["mpirun", "-np", str(ranks), "--oversubscribe"] + cmd
-    try:
-        subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
-        with open(out) as f:
-            return json.load(f)
-    finally:
-        os.unlink(out)
+from kairos_run import ROOT, run_stats
 
 
 def emit(case, value, unit, runs):
@@ -51,15 +35,15 @@ def emit(case, value, unit, runs):
 
 
 def walkers(kairos, reps, tmp):
-    sets = ["--set", "simulators.walkers.regions=[2,1]", "--sync", "null-message"]
+    sets = ["simulators.walkers.regions=[2,1]"]
     write, size, read = [], [], []
     for _ in range(reps):
         ck = os.path.join(tmp, "wck")
         shutil.rmtree(ck, ignore_errors=True)
-        s = run(kairos, "walkers-large.json", 2, sets + ["--checkpoint-at", "10", "--checkpoint-dir", ck])
+        s = run_stats(kairos, "walkers-large.json", 2, "null-message", sets, ["--checkpoint-at", "10", "--checkpoint-dir", ck])
         write.append(s["checkpoints"]["write_seconds"])
         size.append(s["checkpoints"]["bytes"] / 1e6)
-        r = run(kairos, "walkers-large.json", 2, sets + ["--restart", os.path.join(ck, "ckpt-10")])
+        r = run_stats(kairos, "walkers-large.json", 2, "null-message", sets, ["--restart", os.path.join(ck, "ckpt-10")])
         read.append(r["checkpoints"]["restore_seconds"])
         assert r["checksum"] == s["checksum"], "the restart's checksum differs"
     emit("walkers_1e6_r2_write", statistics.median(write), "s", write)
@@ -68,14 +52,15 @@ def walkers(kairos, reps, tmp):
 
 
 def phold(kairos, reps, tmp):
-    base = ["--end", "50", "--sync", "null-message", "--set", "simulators.phold.params.lps=65536"]
+    sets = ["end_time=50", "simulators.phold.params.lps=65536"]
     cuts = ",".join("%g" % (4.5 * k) for k in range(1, 11))
     plain, with_ck, write, size = [], [], [], []
     for _ in range(reps):
-        plain.append(run(kairos, "phold.json", 2, base)["wall_seconds"])
+        plain.append(run_stats(kairos, "phold.json", 2, "null-message", sets)["wall_seconds"])
         ck = os.path.join(tmp, "pck")
         shutil.rmtree(ck, ignore_errors=True)
-        s = run(kairos, "phold.json", 2, base + ["--checkpoint-at", cuts, "--checkpoint-dir", ck, "--checkpoint-keep", "2"])
+        s = run_stats(kairos, "phold.json", 2, "null-message", sets,
+                      ["--checkpoint-at", cuts, "--checkpoint-dir", ck, "--checkpoint-keep", "2"])
         with_ck.append(s["wall_seconds"])
         write.append(s["checkpoints"]["write_seconds"] / s["checkpoints"]["written"])
         size.append(s["checkpoints"]["bytes"] / s["checkpoints"]["written"] / 1e6)

@@ -9,7 +9,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run_stats(kairos, example, ranks, sync, sets):
+def run_stats(kairos, example, ranks, sync, sets, args=()):
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     fd, out = tempfile.mkstemp(prefix="kairos-bench-", suffix=".json")
     os.close(fd)
@@ -17,6 +17,7 @@ def run_stats(kairos, example, ranks, sync, sets):
     cmd = [kairos, "run", os.path.join(ROOT, "examples", example), "-o", out, "--quiet", "--sync", sync]
     for s in sets:
         cmd += ["--set", s]
+    cmd += list(args)
     if ranks > 1:
         cmd = ["mpirun", "-np", str(ranks), "--oversubscribe"] + cmd
     try:
