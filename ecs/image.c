@@ -938,9 +938,14 @@ static kr_status_t restart_behaviors(kr_world_t *w)
     n = 0;
     for (uint32_t i = 0; i < w->record_count; i++)
         if (w->records[i].flags & KR__REC_STARTED) ids[n++] = kr_entity_make(i, w->records[i].generation);
+    size_t live = w->live;
     for (size_t i = 0; i < n; i++) kr__behaviors_fire(w, ids[i], KR__CB_AWAKE, 0);
     for (size_t i = 0; i < n; i++) kr__behaviors_fire(w, ids[i], KR__CB_START, 0);
     free(ids);
+    /* relinking only: the image holds every entity there is */
+    if (w->live != live)
+        return kr__fail(KR_ERR_STATE, "world image: on_awake or on_start created or destroyed entities while the "
+                        "world was restored (it holds every entity already)");
     return KR_OK;
 }
 

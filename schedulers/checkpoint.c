@@ -388,9 +388,17 @@ kr_status_t kr__sim_checkpoint_load(kr_sim_t *s, kr_reader_t *r, kr_time_t cut, 
     size_t n;
     const void *image = get_bytes(r, &n);
     if (r->failed) return corrupt(s, "its world is cut short");
+    /* behaviors relink in on_awake and on_start: a draw there is refused
+     * as a schedule is (the stream is the checkpoint's) */
+    kr_rng_save(s->rng, &rs);
     kr__model_set_restoring(s->model, true);
     st = kr__world_image_load(s->world, image, n);
     kr__model_set_restoring(s->model, false);
+    kr_rng_state_t after;
+    kr_rng_save(s->rng, &after);
+    if (!st && memcmp(&rs, &after, sizeof rs))
+        st = kr__fail(KR_ERR_STATE, "on_awake or on_start drew random numbers while the world was restored (the "
+                      "checkpoint holds the stream where the run left it)");
     if (st) return kr__fail(st, "simulator '%s': %s", s->name, kr_last_error());
     if (kr_reader_u64(r) != SIM_MAGIC || r->failed) return corrupt(s, "its part of the checkpoint does not end right");
     s->restored = true;

@@ -65,6 +65,7 @@ typedef struct ckpt {
     /* params */
     double period, sender_side, carry, stop_at;
     const char *to;
+    int64_t misbehave;          /* on a restart: 1 schedules, 2 draws, 3 makes an entity (all refused) */
     /* declared state */
     uint64_t mixed;
     uint64_t ticks, sent, received, parcels_in, sender_sides, cancels, delays, alarms, alarm_changes;
@@ -338,6 +339,19 @@ static kr_status_t ckpt_serialize(kr_sim_t *sim, kr_serializer_t *s)
     return st;
 }
 
+/* What a restore must not do, on demand (tests/checkpoint/test_restore_refusals.sh). */
+static kr_status_t ckpt_restore(kr_sim_t *sim)
+{
+    ckpt_t *c = kr_sim_state(sim);
+    switch (c->misbehave) {
+    case 1: return kr_schedule(sim, KR_PRIORITY_DEFAULT, 1, c->tick_type, NULL, NULL);
+    case 2: kr_rng_uniform(kr_sim_rng(sim)); break;
+    case 3: kr_entity_create(kr_sim_world(sim)); break;
+    default: break;
+    }
+    return KR_OK;
+}
+
 /* The kept keys, as far as they are the model's (never their handles). */
 static uint64_t ckpt_digest(kr_sim_t *sim)
 {
@@ -358,6 +372,7 @@ static const kr_kind_desc_t ckpt_kind = {
     .setup = ckpt_setup,
     .digest = ckpt_digest,
     .serialize = ckpt_serialize,
+    .restore = ckpt_restore,
     .state_size = sizeof(ckpt_t),
     .state_fields = (const kr_field_t[]){
         KR_FIELD(ckpt_t, mixed, KR_FIELD_U64),
@@ -383,6 +398,8 @@ static const kr_kind_desc_t ckpt_kind = {
                  .help = "share of sync-events carrying a parcel"),
         KR_PARAM(ckpt_t, stop_at, KR_PARAM_NUMBER, .def = "0", .range = ">= 0",
                  .help = "end the run at the first tick at or after this time (0: never)"),
+        KR_PARAM(ckpt_t, misbehave, KR_PARAM_INT, .def = "0", .range = ">= 0, <= 3",
+                 .help = "on a restart, what its restore does that is refused: 1 schedule, 2 draw, 3 make an entity"),
         { 0 } },
     .events = (const kr_event_type_desc_t[]){
         { .name = "ckpt.tick", .on_event = on_tick },

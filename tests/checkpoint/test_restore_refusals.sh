@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# A kind's restore step must not add to what a checkpoint holds
+# (docs/checkpoint.md, "Restarting"): scheduling an event, drawing from the
+# simulator's stream or making an entity there is refused with one line
+# naming the simulator, on every rank, and no output is left looking done.
+#
+# Usage: test_restore_refusals.sh KAIROS MPIRUN PLUGIN
+set -u
+kairos=$1 mpirun=$2 plugin=$(realpath "$3")
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failed=0
+expect() {   # what, pattern, command...
+  local what=$1 pattern=$2
+  shift 2
+  "$@" >"$work/out" 2>"$work/err"
+  local rc=$?
+  local lines
+  lines=$(grep -c '^kairos:' "$work/err")
+  if [ "$rc" = 0 ] || ! grep -q -- "$pattern" "$work/err" || [ "$lines" != 1 ]; then
+    echo "FAIL $what: exit $rc, stderr:"; sed 's/^/    /' "$work/err" | head -5
+    failed=1
+  else
+    echo "ok   $what"
+  fi
+  if ls "$work"/stats.json >/dev/null 2>&1; then echo "FAIL $what: stats.json left"; failed=1; fi
+}
+for how in 1 2 3; do
+  args=(run "$here/ckpt_ring.json" --set "plugins=[\"$plugin\"]" --end 20 --quiet
+        --set "simulators.a.params.misbehave=$how")
+  rm -rf "$work/ck$how"
+  "$kairos" "${args[@]}" --checkpoint-at 8 --checkpoint-dir "$work/ck$how" -o "$work/first.json" 2>"$work/err" ||
+    { echo "FAIL misbehave=$how: the checkpointing run failed"; cat "$work/err"; failed=1; continue; }
+  case $how in
+    1) pattern="no event may be scheduled while it is restored" ;;
+    2) pattern="restoring drew random numbers" ;;
+    3) pattern="restoring created or destroyed entities" ;;
+  esac
+  expect "restore misbehave=$how, 1 rank" "$pattern" "$kairos" "${args[@]}" --restart "$work/ck$how/ckpt-8" -o "$work/stats.json"
+  expect "restore misbehave=$how, 2 ranks" "$pattern" "$mpirun" -np 2 --oversubscribe "$kairos" "${args[@]}" \
+    --restart "$work/ck$how/ckpt-8" -o "$work/stats.json"
+done
+exit $failed
