@@ -356,8 +356,17 @@ static kr_status_t window_round(kr_model_t *m, bool *over)
             if (m->transport->vtbl->in_flight(m->transport) == 0) break;
             continue;
         }
+        /* The vote below must cover everything this rank puts into the
+         * reduction, not only its own groups' next times: the earliest
+         * message sent since the last round (a PAYLOAD, say) may already
+         * have been delivered and run there, and then it lowered the last
+         * round's minima below any real next time. With mine[] alone, the
+         * round after that one saw "nothing changed" on every rank and
+         * reported a deadlock although its own minima, without that stale
+         * time, give higher bounds and runnable events. */
         for (uint32_t g = 0; g < G; g++) {
             if (m->window_sent_min[g] < next[g]) next[g] = m->window_sent_min[g];
+            mine[2] = kr__mix64(mine[2] ^ m->window_sent_min[g]);
             m->window_sent_min[g] = KR_TIME_NEVER;
         }
         /* the last slot: 1 if nothing changed here since the last round (an
