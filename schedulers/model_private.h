@@ -417,6 +417,11 @@ kr_status_t kr__stop_distances(const kr_model_t *m, uint32_t from, kr_time_t *di
 /* sync.c: a MSG_STOP on edge e (a data message, so that it applies before
  * any guarantee sent after it). */
 kr_status_t kr__sync_send_stop(kr_model_t *m, kr__edge_t *e, uint32_t by, kr_time_t at);
+/* sync.c: withdraws the target half of s's sync-event `sequence` to `target`
+ * at `time`, whose sender side will never run (at or after s's stop
+ * horizon; stop.c): cancelled at once on a direct or internal edge, else by
+ * a MSG_CANCEL. */
+kr_status_t kr__sync_withdraw(kr_sim_t *s, uint32_t target, uint64_t sequence, kr_time_t time);
 
 /* coordinator.c */
 kr_status_t kr__coord_run(kr_model_t *m);

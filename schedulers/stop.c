@@ -157,6 +157,49 @@ kr_status_t kr__stop_distances(const kr_model_t *m, uint32_t from, kr_time_t *di
 
 /* ---- learning a stop ---- */
 
+/* Sender sides past a horizon. A sync-event with a sender side (sync.c)
+ * scheduled by A for T at u is two events: A's sender side at u computes
+ * the payload from A's state at u, then T's target side at u receives it.
+ * With a stop, A's horizon h_A may be at or below u while T's, h_T, is
+ * above it: h_T = t + d(S -> T) <= t + d(S -> A) + p(A -> T) = h_A + p,
+ * so with a positive promise p the window [h_A, h_A + p) is open (A
+ * schedules at now_A < h_A for u >= now_A + p). Running the sender side
+ * anyway would run an event of A at or after its horizon, on a state that
+ * lacks A's events in [h_A, u) (which do not run), and would depend on
+ * when A's process heard of the stop; sending the payload without it
+ * would deliver data that was never computed. So the sync-event does not
+ * happen: its sender side never runs, and its target half, which would
+ * wait for the payload for ever, is withdrawn (kr__sync_withdraw) as soon
+ * as A's process knows A's horizon: here, for the records A already holds,
+ * and in kr_schedule_sync and kr__sync_cancel for those made or delayed
+ * later. This depends only on u, h_A and h_T, never on timing: A cannot
+ * have run the sender side before (check_not_past), and T cannot run a
+ * placeholder whose payload is not there (it waits, whichever comes
+ * first). Inside S's group (h_A = t) a sender side at t that came before
+ * S's event in key order has run and is no longer in A's queue. Only
+ * those below T's horizon need it; the rest never run anyway. A restart
+ * from a checkpoint written after the stop learns it again and withdraws
+ * them again: the targets ignore a cancel of one already gone (sync.c). */
+static kr_status_t withdraw_sender_sides(kr_model_t *m, kr_sim_t *x, kr_time_t old_horizon)
+{
+    if (!x->local) return KR_OK;
+    for (uint32_t i = 0; i < x->rec_count; i++) {
+        kr__event_rec_t *r = &x->recs[i];
+        if (r->state != KR__EVREC_PENDING || r->kind != KR__EV_SENDER || r->time < x->stop_horizon ||
+            r->time >= old_horizon)
+            continue;
+        kr__rec_extra_t *e = kr__rec_extra_peek(x, r);
+        if (!e || e->target >= m->sim_count || r->time >= m->sims[e->target]->stop_horizon) continue;
+        kr_status_t st = kr__sync_withdraw(x, e->target, r->sequence, r->time);
+        if (st) {
+            if (!m->failure) kr__model_fail(m, st, "stop: '%s': withdrawing a sync-event: %s", x->name,
+                                            kr_last_error());
+            return st;
+        }
+    }
+    return KR_OK;
+}
+
 /* A simulator that already ran an event at or after its new horizon would
  * make the run depend on timing: the argument at the top of this file says
  * it cannot happen, and this says so loudly if it ever did. */
@@ -181,13 +224,15 @@ kr_status_t kr__stop_learn(kr_model_t *m, uint32_t by, kr_time_t at)
         m->stopped_by = by;
         m->stopped_at = at;
     }
-    kr_time_t *dist = malloc((m->sim_count ? m->sim_count : 1) * sizeof *dist);
+    kr_time_t *dist = malloc((m->sim_count ? 2 * (size_t)m->sim_count : 1) * sizeof *dist);
     if (!dist) return kr__fail(KR_ERR_NOMEM, "stop: out of memory");
+    kr_time_t *old = dist + m->sim_count;
     kr_status_t st = kr__stop_distances(m, by, dist);
     bool lowered = false;
     for (uint32_t i = 0; !st && i < m->sim_count; i++) {
         kr_time_t h = kr__time_add(at, dist[i]);
         kr_sim_t *x = m->sims[i];
+        old[i] = x->stop_horizon;
         /* a horizon past the end changes nothing */
         if (h > m->end_time || h >= x->stop_horizon) continue;
         if ((st = check_not_past(m, x, h, by))) break;
@@ -195,6 +240,9 @@ kr_status_t kr__stop_learn(kr_model_t *m, uint32_t by, kr_time_t at)
         if (m->groups && h < m->groups[x->group].horizon) m->groups[x->group].horizon = h;
         lowered = true;
     }
+    /* (once every horizon is known: a target's decides too) */
+    for (uint32_t i = 0; !st && lowered && i < m->sim_count; i++)
+        if (m->sims[i]->stop_horizon < old[i]) st = withdraw_sender_sides(m, m->sims[i], old[i]);
     free(dist);
     if (st || !lowered || m->sync != KR_SYNC_NULL_MESSAGE) return st;
     if (m->stop_unsent_count == m->stop_unsent_cap &&
@@ -227,7 +275,11 @@ void kr__stop_window_fill(const kr_model_t *m, uint64_t *slots)
 
 kr_status_t kr__stop_window_apply(kr_model_t *m, const uint64_t *slots)
 {
-    for (uint32_t g = 0; g < m->group_count; g++) {
+    kr_time_t *old = malloc((m->group_count ? m->group_count : 1) * sizeof *old);
+    if (!old) return kr__fail(KR_ERR_NOMEM, "stop: out of memory");
+    for (uint32_t g = 0; g < m->group_count; g++) old[g] = m->groups[g].horizon;
+    kr_status_t st = KR_OK;
+    for (uint32_t g = 0; !st && g < m->group_count; g++) {
         kr__group_t *gr = &m->groups[g];
         kr_time_t h = slots[g];
         if (h >= gr->horizon) continue;
@@ -239,13 +291,21 @@ kr_status_t kr__stop_window_apply(kr_model_t *m, const uint64_t *slots)
                 kr__model_fail(m, KR_ERR_STATE, "stop: '%s' already ran an event at %g, at or after its horizon "
                                "%g (a bug in kairos)", x->name, kr_time_to_units(x->now, m->precision),
                                kr_time_to_units(h, m->precision));
-                return KR_ERR_STATE;
+                st = KR_ERR_STATE;
+                break;
             }
             if (h < x->stop_horizon) x->stop_horizon = h;
         }
         gr->horizon = h;
     }
-    return KR_OK;
+    /* (see withdraw_sender_sides; a group's members share its horizon) */
+    for (uint32_t g = 0; !st && g < m->group_count; g++) {
+        kr__group_t *gr = &m->groups[g];
+        for (uint32_t k = 0; !st && gr->local && gr->horizon < old[g] && k < gr->count; k++)
+            st = withdraw_sender_sides(m, m->sims[gr->members[k]], old[g]);
+    }
+    free(old);
+    return st;
 }
 
 /* ---- kr_sim_stop ---- */

@@ -445,9 +445,14 @@ kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_
         out.sender_handle = slot + 1;
     }
     /* The target side (a placeholder when the sender side brings the
-     * payload): applied at once on a direct or internal edge, else sent. */
+     * payload): applied at once on a direct or internal edge, else sent.
+     * Not at all when the sender side is at or after s's stop horizon but
+     * the target's is later: it never runs, so the target would wait for
+     * the payload for ever (kr__sync_withdraw). */
     const void *data = placeholder ? NULL : d->data;
-    if (direct) {
+    if (placeholder && t >= s->stop_horizon && t < target->stop_horizon) {
+        /* withdrawn as it is made */
+    } else if (direct) {
         st = add_target(target, &k, d->type, placeholder, data, size, roots, pack.data, pack.len, &target_slot);
         if (!st) count_direct(m, e);
     } else {
@@ -491,6 +496,35 @@ void kr__sync_send_payload(kr_sim_t *s, kr__event_rec_t *r)
     if (st) kr__model_fail(m, st, "'%s': sending the payload of a sync-event: %s", s->name, kr_last_error());
 }
 
+/* A stop and sender sides (stop.c, docs/concepts.md, "Ending a run from
+ * inside the model"): a sync-event whose sender side is at or after its
+ * sender's stop horizon never gets its payload, since the sender runs
+ * nothing there. Its target half is withdrawn like a cancel, in the edge's
+ * order (after every payload the sender sent before), so that a target
+ * whose own horizon is later does not wait for it for ever; it never runs.
+ * The sender's record stays (it never runs either), and with it the
+ * model's right to cancel or delay the event (kr__sync_cancel then leaves
+ * the target alone). A target record that is not there any more was
+ * withdrawn before the checkpoint the run restarted from. */
+kr_status_t kr__sync_withdraw(kr_sim_t *s, uint32_t target, uint64_t sequence, kr_time_t time)
+{
+    kr_model_t *m = s->model;
+    kr__edge_t *e = kr__edge(m, s->id, target);
+    if (!e) return kr__fail(KR_ERR_STATE, "'%s': a sync-event's sender side without its target", s->name);
+    if (e->internal || e->direct) {
+        kr_sim_t *t = m->sims[target];
+        uint32_t ts = kr__rec_find(t, s->id, sequence, 0);
+        if (ts == UINT32_MAX || !(t->recs[ts].flags & KR__EVREC_AWAITING)) return KR_OK;
+        kr_event_key_t k = kr__rec_key(t, &t->recs[ts], ts);
+        kr_status_t st = kr__sim_change(t, &k, false, 0, NULL, "stop");
+        if (!st) count_direct(m, e);
+        return st;
+    }
+    put_data_header(m, s, MSG_CANCEL, e, time);
+    wr(&m->msg, sequence, 8);
+    return transmit(m, e);
+}
+
 kr_status_t kr__sync_cancel(kr_sim_t *s, const kr_event_key_t *key, bool delay, kr_time_t extra,
                             kr_event_key_t *new_key)
 {
@@ -525,8 +559,17 @@ kr_status_t kr__sync_cancel(kr_sim_t *s, const kr_event_key_t *key, bool delay, 
         kr_status_t st = kr__sim_change(s, &sender_key, delay, extra, NULL, fn);
         if (st) return st;
     }
+    /* A sender side that will never run (at or after s's stop horizon):
+     * its target half is withdrawn already (kr__sync_withdraw) or, at or
+     * after the target's horizon, never runs; one delayed there now is
+     * withdrawn. */
+    bool never = slot != UINT32_MAX && new_time >= s->stop_horizon;
     kr_status_t st;
-    if (e->internal || e->direct) {
+    if (never && o.time >= s->stop_horizon) {
+        st = KR_OK;
+    } else if (never && new_time < m->sims[o.target]->stop_horizon) {
+        st = kr__sync_withdraw(s, o.target, key->sequence, new_time);
+    } else if (e->internal || e->direct) {
         kr_sim_t *t = m->sims[o.target];
         uint32_t ts = kr__rec_find(t, s->id, key->sequence, o.target_handle);
         if (ts == UINT32_MAX)
@@ -623,6 +666,9 @@ static kr_status_t apply_data(kr_model_t *m, kr__edge_t *e, uint8_t kind, kr_tim
         uint64_t seq = rd(r, 8);
         if (r->failed || kr_reader_left(r)) return bad(m, e->from, "truncated or overlong cancel/delay");
         uint32_t slot = kr__rec_find(t, e->from, seq, 0);
+        /* (withdrawn before the checkpoint this run restarted from, and
+         * withdrawn again: kr__sync_withdraw) */
+        if (slot == UINT32_MAX && kind == MSG_CANCEL && time >= m->sims[e->from]->stop_horizon) return KR_OK;
         if (slot == UINT32_MAX) return bad(m, e->from, "cancel or delay of an unknown sync-event");
         kr_event_key_t k = kr__rec_key(t, &t->recs[slot], slot);
         if (kind == MSG_DELAY && time < k.time) return bad(m, e->from, "delay to an earlier time");

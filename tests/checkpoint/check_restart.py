@@ -92,12 +92,13 @@ CASES = {
 }
 
 # A stop and sender sides: a sync-event with a sender side at a time at or
-# past its sender's stop horizon but below its target's never gets its
-# payload, and the uninterrupted run itself ends in a deadlock (exit 3):
-# the case ckpt_stop_sender_side shows it and runs only when named with
-# --case. The other stop cases avoid it: a stop lookahead (0.5) below every
-# distance from the stopper gives every other simulator the same horizon,
-# and the stopper b itself (horizon: its stop time) sends no sender sides.
+# past its sender's stop horizon but below its target's never happens (its
+# sender side never runs, its target half is withdrawn: schedulers/stop.c);
+# before that fix the uninterrupted run ended in a deadlock (exit 3), which
+# the cases ckpt_stop_sender_side* show. The other stop cases avoid it: a
+# stop lookahead (0.5) below every distance from the stopper gives every
+# other simulator the same horizon, and the stopper b itself (horizon: its
+# stop time) sends no sender sides.
 STOP_SAFE = ["--set", "stop_lookahead=0.5", "--set", "simulators.1.params.sender_side=0"]
 
 # Models of the test plug-in kind (ckpt_plugin.c); its path replaces their
@@ -147,11 +148,24 @@ PLUGIN_CASES = {
         (4, "null-message", (0, "ckpt-8"), None),
         (4, "window", (0, "ckpt-25"), None),      # written after the stop: it holds the stopped run
     ]),
-    # (run only when named: the reference run deadlocks, see STOP_SAFE)
+    # sender sides past their sender's horizon (see STOP_SAFE): b stops at
+    # its first tick after 30 (horizons 30.662 to 32.662), checkpoints
+    # before the stop (12) and after it, while a, c and d still run (31)
     "ckpt_stop_sender_side": ("tests/checkpoint/ckpt_ring.json", ["--set", "simulators.1.params.stop_at=30"],
                               (False, True), [
-        (1, "null-message", None, "12"),
+        (1, "null-message", None, "12,31"),
         (2, "window", (0, "ckpt-12"), None),
+        (4, "null-message", (0, "ckpt-12"), None),
+        (3, "window", (0, "ckpt-31"), None),
+        (2, "null-message", (0, "ckpt-31"), None),
+    ]),
+    # the same stopping at 15, without a stop lookahead (so the null-message
+    # algorithm runs it too): the horizons are the promise distances from b
+    "ckpt_stop_sender_side_15": ("tests/checkpoint/ckpt_ring_free.json", ["--set", "simulators.1.params.stop_at=15"],
+                                 (False, True), [
+        (2, "null-message", None, "8,16"),
+        (1, "window", (0, "ckpt-8"), None),
+        (4, "null-message", (0, "ckpt-16"), None),
     ]),
     # no stop: two cycles on 2 -> 4 -> 1 ranks
     "ckpt_ring": ("tests/checkpoint/ckpt_ring.json", [], (False, True), [
@@ -163,7 +177,7 @@ PLUGIN_CASES = {
 }
 
 
-OPT_IN = {"ckpt_stop_sender_side"}
+OPT_IN = set()  # cases run only when named (none now)
 
 
 def run(cmd, what):

@@ -2,7 +2,9 @@
  * horizons (shortest promise distances, the stop lookahead), a stop down a
  * chain with both algorithms and under a transport that delays, reorders
  * and duplicates (the stop then travels as a message), the zero-promise
- * group rule, several stops, and kr_sim_stop outside a run. */
+ * group rule, several stops, kr_sim_stop outside a run, and sync-events
+ * whose sender side falls at or past its sender's horizon (they never
+ * happen, and their targets do not wait for them). */
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -21,8 +23,10 @@ typedef struct ticker {
 } ticker_t;
 
 static ticker_t tickers[MAX_SIMS];
-static kr_event_type_t tick_type, msg_type, mark_type;
+static kr_event_type_t tick_type, msg_type, mark_type, side_type;
 static const int tag;
+/* the tickers' sync-events have a sender side (side_type) */
+static bool ticks_with_sender_side;
 
 static void on_tick(kr_sim_t *sim, void *data)
 {
@@ -31,7 +35,8 @@ static void on_tick(kr_sim_t *sim, void *data)
     t->ticks++;
     if (t->target != UINT32_MAX)
         cr_assert_eq(kr_schedule_sync(sim, &(kr_sync_desc_t){ .target = t->target, .delay = t->delay,
-                                                              .type = msg_type, .data = &t->ticks }, NULL), KR_OK,
+                                                              .type = ticks_with_sender_side ? side_type : msg_type,
+                                                              .data = &t->ticks }, NULL), KR_OK,
                      "%s", kr_last_error());
     if (t->stop_after && t->ticks == t->stop_after) kr_sim_stop(sim);
     cr_assert_eq(kr_schedule(sim, KR_PRIORITY_DEFAULT, t->period, tick_type, NULL, NULL), KR_OK);
@@ -60,7 +65,9 @@ static kr_model_t *new_model(kr_time_t end, kr_sync_algorithm_t sync)
     msg_type = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "msg", .size = 8, .on_target_side = on_msg });
     mark_type = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "mark", .size = sizeof(int),
                                                                 .on_event = on_mark });
-    cr_assert(tick_type && msg_type && mark_type);
+    side_type = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "side", .size = 8, .on_sender_side = on_msg,
+                                                                .on_target_side = on_msg });
+    cr_assert(tick_type && msg_type && mark_type && side_type);
     memset(tickers, 0, sizeof tickers);
     return m;
 }
@@ -387,6 +394,9 @@ static uint64_t run_random(uint64_t seed, kr_sync_algorithm_t sync, uint64_t tra
         for (int j = 0; j < N; j++) {
             promise[i][j] = KR_TIME_NEVER;
             if (i != j && next_rand(&x) % 3 == 0) promise[i][j] = (next_rand(&x) % 4) * S / 2;
+            /* (a sender side may not wait for its own target through a
+             * zero promise: a deadlock of its own, docs/concepts.md) */
+            if (ticks_with_sender_side && promise[i][j] == 0) promise[i][j] = S / 4;
         }
     for (int i = 0; i < N; i++) {
         char name[8];
@@ -416,8 +426,9 @@ static uint64_t run_random(uint64_t seed, kr_sync_algorithm_t sync, uint64_t tra
     return sum;
 }
 
-Test(stop, random_models_stop_alike_under_every_transport_and_algorithm)
+static void random_models_stop_alike(bool sender_side)
 {
+    ticks_with_sender_side = sender_side;
     for (uint64_t seed = 1; seed <= 25; seed++) {
         uint64_t ref_events[6], events[6];
         uint64_t ref = run_random(seed, KR_SYNC_NULL_MESSAGE, 0, ref_events);
@@ -429,6 +440,20 @@ Test(stop, random_models_stop_alike_under_every_transport_and_algorithm)
             cr_assert_arr_eq(events, ref_events, sizeof events, "model %llu, run %zu", (unsigned long long)seed, r);
         }
     }
+    ticks_with_sender_side = false;
+}
+
+Test(stop, random_models_stop_alike_under_every_transport_and_algorithm)
+{
+    random_models_stop_alike(false);
+}
+
+/* The same with sender sides (and positive promises): those at or past
+ * their sender's horizon never run, and their targets do not wait for them
+ * (stop.c). */
+Test(stop, random_models_with_sender_sides_stop_alike_under_every_transport_and_algorithm)
+{
+    random_models_stop_alike(true);
 }
 
 /* ---- an emulation simulator stops waiting for its clock at its horizon ---- */
@@ -460,5 +485,121 @@ Test(stop, an_emulation_simulator_ends_at_its_horizon, .timeout = 10)
         double wall = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
         cr_assert_lt(wall, 2.0, "the run waited for the emulation clock: %g s", wall);
         kr_model_destroy(m);
+    }
+}
+
+/* ---- sync-events whose sender side is past its sender's horizon ---- */
+
+/* a -> x (promise 4) -> y (promise 1); a stops at 5, so x's horizon is 9
+ * and y's 10 (d <= 4 + 1). A sync-event x -> y with a sender side at u in
+ * [9, 10) never happens: x runs nothing at or after 9, so its sender side
+ * never runs, and y, which would run the target side below 10, must not
+ * wait for the payload (it did, for ever: a deadlock). x's sync-events, by
+ * index, and their times: 0 at 8.5 runs; 1 at 9 and 2 at 9.5 do not; 3 at
+ * 10.5 is past y's horizon too; 4 at 8, delayed at 6 to 9; 5 at 9.2 and 6
+ * at 9.4 made at 6 (after the stop, at least in one process), 6 cancelled
+ * at 7; 7 at 9.6, delayed at 7 to 9.8; 8 at 8.9, cancelled at 6. Whether x
+ * hears of the stop before or after its events at 6 and 7 (the transport
+ * decides), only 0 runs, on both sides. */
+enum { HANDS = 9 };
+typedef struct hand { int index, filled; } hand_t;
+static kr_event_type_t hand_type, plan_type;
+static kr_event_key_t hand_keys[HANDS];
+static int hand_sent[HANDS], hand_received[HANDS];
+
+static void on_hand_sender(kr_sim_t *sim, void *data)
+{
+    (void)sim;
+    hand_t *h = data;
+    hand_sent[h->index]++;
+    h->filled = 1;
+}
+
+static void on_hand_target(kr_sim_t *sim, void *data)
+{
+    (void)sim;
+    const hand_t *h = data;
+    cr_assert_eq(h->filled, 1, "hand %d: the payload of its sender side", h->index);
+    hand_received[h->index]++;
+}
+
+static void hand(kr_sim_t *x, int index, kr_time_t delay)
+{
+    hand_t h = { index, 0 };
+    cr_assert_eq(kr_schedule_sync(x, &(kr_sync_desc_t){ .target = 2, .delay = delay, .type = hand_type, .data = &h },
+                                  &hand_keys[index]), KR_OK, "hand %d: %s", index, kr_last_error());
+}
+
+static void on_plan(kr_sim_t *x, void *data)
+{
+    int step;
+    memcpy(&step, data, sizeof step);
+    if (step == 1) {
+        hand(x, 0, 15 * S / 2);
+        hand(x, 1, 8 * S);
+        hand(x, 2, 17 * S / 2);
+        hand(x, 3, 19 * S / 2);
+        hand(x, 4, 7 * S);
+        hand(x, 7, 43 * S / 5);
+        hand(x, 8, 79 * S / 10);
+    } else if (step == 6) {
+        cr_assert_eq(kr_delay(x, &hand_keys[4], S, &hand_keys[4]), KR_OK, "%s", kr_last_error());
+        hand(x, 5, 16 * S / 5);
+        hand(x, 6, 17 * S / 5);
+        cr_assert_eq(kr_cancel(x, &hand_keys[8]), KR_OK, "%s", kr_last_error());
+    } else {
+        cr_assert_eq(kr_cancel(x, &hand_keys[6]), KR_OK, "%s", kr_last_error());
+        cr_assert_eq(kr_delay(x, &hand_keys[7], S / 5, &hand_keys[7]), KR_OK, "%s", kr_last_error());
+    }
+}
+
+static uint64_t run_sender_sides(kr_sync_algorithm_t sync, kr__transport_t *tr)
+{
+    kr_model_t *m = new_model(20 * S, sync);
+    if (tr) cr_assert_eq(kr__model_use_transport(m, tr), KR_OK);
+    hand_type = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "hand", .size = sizeof(hand_t),
+                                                                .on_sender_side = on_hand_sender,
+                                                                .on_target_side = on_hand_target });
+    plan_type = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "plan", .size = sizeof(int),
+                                                                .on_event = on_plan });
+    cr_assert(hand_type && plan_type);
+    memset(hand_sent, 0, sizeof hand_sent);
+    memset(hand_received, 0, sizeof hand_received);
+    kr_sim_t *a = add(m, "a", S, UINT32_MAX, 0, 5);
+    kr_sim_t *x = add(m, "x", 0, UINT32_MAX, 0, 0);
+    kr_sim_t *y = add(m, "y", S, UINT32_MAX, 0, 0);
+    cr_assert_eq(kr_model_add_dependency(m, 0, 1, 4 * S), KR_OK);
+    cr_assert_eq(kr_model_add_dependency(m, 1, 2, S), KR_OK);
+    start_ticking(m);
+    for (int step = 1; step <= 7; step++)
+        if (step == 1 || step == 6 || step == 7)
+            cr_assert_eq(kr_schedule(x, KR_PRIORITY_DEFAULT, (kr_time_t)step * S, plan_type, &step, NULL), KR_OK);
+    cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
+    cr_assert_eq(kr_sim_stop_horizon(a), 5 * S);
+    cr_assert_eq(kr_sim_stop_horizon(x), 9 * S);
+    cr_assert_eq(kr_sim_stop_horizon(y), 10 * S);
+    for (int i = 0; i < HANDS; i++) {
+        cr_assert_eq(hand_sent[i], i == 0, "hand %d: sender side", i);
+        cr_assert_eq(hand_received[i], i == 0, "hand %d: target side", i);
+    }
+    cr_assert_eq(kr_sim_now(x), 8500 * S / 1000, "its last event: hand 0's sender side");
+    cr_assert_eq(kr_sim_event_count(x), 3 + 1);
+    cr_assert_eq(kr_sim_now(y), 9 * S);
+    cr_assert_eq(kr_sim_event_count(y), 9 + 1, "ticks 1 to 9 and hand 0");
+    uint64_t sum = kr_model_checksum(m);
+    kr_model_destroy(m);
+    return sum;
+}
+
+Test(stop, a_sender_side_past_its_senders_horizon_never_runs_and_its_target_does_not_wait)
+{
+    uint64_t ref = run_sender_sides(KR_SYNC_NULL_MESSAGE, NULL);
+    cr_assert_eq(run_sender_sides(KR_SYNC_WINDOW, NULL), ref);
+    for (uint64_t seed = 1; seed <= 6; seed++) {
+        kr__test_transport_desc_t td = { .seed = seed, .hold_probability = 0.6, .duplicate_probability = 0.2 };
+        cr_assert_eq(run_sender_sides(KR_SYNC_NULL_MESSAGE, kr__transport_test_create(&td)), ref, "seed %llu",
+                     (unsigned long long)seed);
+        cr_assert_eq(run_sender_sides(KR_SYNC_WINDOW, kr__transport_test_create(&td)), ref, "seed %llu",
+                     (unsigned long long)seed);
     }
 }
