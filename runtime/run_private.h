@@ -80,6 +80,12 @@ kr_status_t kr__run_checkpoint(run_ctx_t *c, kr_time_t cut);
 /* Loads a checkpoint (PATH or the newest in the folder PATH) into this
  * rank's simulators, built but not started; the caller agrees. */
 kr_status_t kr__run_restore(run_ctx_t *c, const char *path);
+/* Loads one simulator's part (data, size: as kr__ckpt_read gives it) into
+ * s, of kind k in model m, built but not started; what load_sim does for
+ * each local simulator (also the loader tests/fuzz/fuzz_checkpoint_part.c
+ * feeds). */
+kr_status_t kr__run_load_part(kr_model_t *m, kr_sim_t *s, const kr_kind_desc_t *k, const void *data, size_t size,
+                              kr_time_t saved_end);
 
 /* report.c */
 /* This rank's part of the stats. */
