@@ -7,7 +7,9 @@
  * serialize callback and its restore. Any bytes must load or fail with
  * one clean error (a status and a message), never a crash, a leak or a
  * hang. A part that loads is saved again (kr__sim_checkpoint_save walks
- * everything the load built).
+ * everything the load built) and the model then runs to its end time, as
+ * a restart would (the other simulators from their setup): what the
+ * loader accepts must be a state the run can go on from.
  *
  * Input: byte 0 picks the model (mod MODELS), byte 1 the simulator (mod
  * its count), the rest is the part. Each input gets a freshly built model
@@ -54,7 +56,7 @@ static model_t models[] = {
               "{\"dist\": \"uniform\", \"min\": 9, \"max\": 11}, \"capacity\": 5, \"servers\": 1, "
               "\"first_arrival\": 5}}]}",
       300, NULL },
-    { "factory", "{\"precision\": 1000000, \"seed\": 1, \"end_time\": 300, \"simulators\": ["
+    { "factory", "{\"precision\": 1000000, \"seed\": 1, \"end_time\": 120, \"simulators\": ["
                  "{\"name\": \"AssemblyLine\", \"kind\": \"assembly\", \"params\": {\"to\": \"TransportRobots\", "
                  "\"interval\": {\"dist\": \"exponential\", \"mean\": 2}}},"
                  "{\"name\": \"TransportRobots\", \"kind\": \"robots\", \"formalism\": \"agent-based\", "
@@ -193,6 +195,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         kr_buf_init(&b);
         if (kr__sim_checkpoint_save(s, &b) && !kr_last_error()[0]) abort();
         kr_buf_fini(&b);
+        /* and the run goes on from it, to the end time (the model's other
+         * simulators from their setup): the same clean errors or none */
+        st = kr__model_use_transport(m, kr__transport_local_create());
+        if (!st) st = kr_model_run(m);
+        if (st && !kr_last_error()[0]) abort();
+        if (getenv("KAIROS_FUZZ_VERBOSE"))
+            fprintf(stderr, "fuzz_checkpoint_part: run: %s\n", st ? kr_last_error() : "finished");
     }
     kr_model_destroy(m);
     return 0;
