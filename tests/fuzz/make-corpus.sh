@@ -7,7 +7,10 @@
 #                prefixes of it and single records);
 #   unpack/      packs of a small scene (fuzz_unpack.c's make_seeds);
 #   emulation/   written here: input streams (first byte '0', even) and
-#                replay logs (first byte '1', odd), good and bad.
+#                replay logs (first byte '1', odd), good and bad;
+#   checkpoint_part/  every simulator's part of fuzz_checkpoint_part's
+#                models cut by the target itself, and the crash-* inputs
+#                it found (kept across a remake).
 #
 # Usage: tests/fuzz/make-corpus.sh BUILD_FUZZ_DIR   (a -Dfuzz=true build)
 set -euo pipefail
@@ -15,8 +18,12 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 build=${1:?usage: make-corpus.sh BUILD_FUZZ_DIR}
 corpus=$here/corpus
 
+keep=$(mktemp -d)
+trap 'rm -rf "$keep"' EXIT
+cp "$corpus"/checkpoint_part/crash-* "$keep/" 2>/dev/null || true
 rm -rf "$corpus"
-mkdir -p "$corpus"/{model_file,batch,unpack,emulation}
+mkdir -p "$corpus"/{model_file,batch,unpack,emulation,checkpoint_part}
+cp "$keep"/* "$corpus/checkpoint_part/" 2>/dev/null || true
 cp "$here"/../../examples/*.json "$corpus/model_file/"
 # Smaller versions of the examples fuzz_model_file skips as too large (it
 # skips models above 64 simulators or 2^19 in an entry's size; see its
@@ -39,6 +46,7 @@ for name, params in small.items():
 PY
 KAIROS_FUZZ_SEEDS=$corpus/batch "$build"/tests/fuzz/fuzz_batch
 KAIROS_FUZZ_SEEDS=$corpus/unpack "$build"/tests/fuzz/fuzz_unpack
+KAIROS_FUZZ_SEEDS=$corpus/checkpoint_part "$build"/tests/fuzz/fuzz_checkpoint_part
 
 e=$corpus/emulation
 printf '0{"event": "order", "data": 3}\nnot json\n{"event": "order", "data": 5}\n{"event": "other", "data": {"x": [1, 2.5]}}\n' >"$e/input-orders"
