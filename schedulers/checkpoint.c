@@ -217,10 +217,11 @@ static kr_status_t load_record(kr_sim_t *s, kr_reader_t *r, uint32_t slot, const
      * formalism's part of the simulator */
     bool runs = false;
     switch ((kr__event_kind_t)rec->kind) {
-    case KR__EV_LOCAL: runs = t && t->desc.on_event; break;
-    case KR__EV_STATE: runs = t && t->desc.on_event && s->cont; break;
-    case KR__EV_SENDER: runs = t != NULL; break;
-    case KR__EV_TARGET: runs = t && t->desc.on_target_side; break;
+    /* handlers read the type's whole payload */
+    case KR__EV_LOCAL: runs = t && t->desc.on_event && n == t->desc.size; break;
+    case KR__EV_STATE: runs = t && t->desc.on_event && n == t->desc.size && s->cont; break;
+    case KR__EV_SENDER: runs = t && n == t->desc.size; break;
+    case KR__EV_TARGET: runs = t && t->desc.on_target_side && n == t->desc.size; break;
     case KR__EV_STEP: runs = s->formalism == KR_AGENT_BASED; break;
     case KR__EV_OBSERVE: runs = s->cont != NULL; break;
     case KR__EV_INPUT: runs = s->emu != NULL; break;
