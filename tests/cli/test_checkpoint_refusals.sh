@@ -3,7 +3,8 @@
 # runs it (docs/checkpoint.md, "Format"): a truncated, corrupted (bytes
 # flipped in the header, a part's zstd frame, its checksum-covered tail),
 # foreign-version, other-model, half-written (.partial) or missing-file
-# checkpoint, one whose time is after the end time, and --restart with
+# checkpoint, one whose time is after the end time, a folder whose newest
+# checkpoint is corrupted, and --restart with
 # --replications are refused with exit status 2 on every rank and exactly
 # one line on stderr naming the file and what is wrong, printed once under
 # mpirun; a refused restart leaves no stats file behind. Checkpoints of
@@ -185,10 +186,23 @@ echo '{"old": true}' >"$tmp/old-stats.json"
 "$KAIROS_BIN" run "$phold" --quiet --end 20 --restart "$c" -o "$tmp/old-stats.json" >/dev/null 2>&1
 expect "a refused restart does not write over the stats file" '{"old": true}' "$(cat "$tmp/old-stats.json" 2>/dev/null)"
 
+# A folder of checkpoints whose newest is corrupted is refused, naming
+# the newest (no quiet fall back to an older one); with the newest
+# half-written (.partial), the newest complete one restarts.
+"$KAIROS_BIN" run "$phold" --quiet --end 20 --checkpoint-at 5,10 --checkpoint-dir "$tmp/two" >/dev/null 2>&1
+flip "$tmp/two/ckpt-10/rank-0.bin" 5000
+refuse "a folder whose newest checkpoint is corrupted" "$phold" "$tmp/two/ckpt-10/rank-0.bin" "corrupted" \
+  --restart "$tmp/two" --end 20
+mv "$tmp/two/ckpt-10" "$tmp/two/ckpt-10.partial"
+"$KAIROS_BIN" run "$phold" --quiet --end 20 --restart "$tmp/two" -o "$tmp/two.json" >/dev/null 2>"$tmp/two.err"
+expect "a folder whose newest checkpoint is half-written: the older one restarts" 0 "$?"
+
 # The checkpoints themselves restart, to the checksum of the run that
 # wrote them (what the refusals broke was theirs).
 checksum() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["checksum"])' "$1" 2>/dev/null; }
 "$KAIROS_BIN" run "$phold" --quiet --end 20 -o "$tmp/phold-whole.json" >/dev/null 2>&1
+expect "the older checkpoint's restart: the uninterrupted checksum" "$(checksum "$tmp/phold-whole.json")" \
+  "$(checksum "$tmp/two.json")"
 for model in phold phold2; do
   "$KAIROS_BIN" run "$phold" --quiet --end 20 --restart "$tmp/$model" -o "$tmp/$model-restart.json" >/dev/null 2>&1
   expect "$model: its unbroken checkpoint restarts" "0 $(checksum "$tmp/phold-whole.json")" \
