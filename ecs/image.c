@@ -539,6 +539,24 @@ static kr_status_t add_block(loader_t *L, kr_component_t c, kr__table_t *t, cons
     return KR_OK;
 }
 
+/* `count` values of component c at p, `size` bytes apart: every bool field
+ * must hold 0 or 1 (any other byte read as a bool is undefined). */
+static kr_status_t check_bools(loader_t *L, kr_component_t c, const uint8_t *p, uint64_t count, size_t size)
+{
+    const kr__registry_entry_t *e = kr__registry_entry(L->w->registry, c);
+    for (size_t f = 0; e && f < e->info.field_count; f++) {
+        const kr_field_t *fd = &e->info.fields[f];
+        if (fd->type != KR_FIELD_BOOL) continue;
+        for (uint32_t k = 0; k < (fd->count ? fd->count : 1); k++)
+            for (uint64_t row = 0; row < count; row++) {
+                size_t at = (size_t)row * size + fd->offset + k * sizeof(bool);
+                if (at < (size_t)row * size + size && p[at] > 1)
+                    return bad(L, "component '%s': field '%s' holds %u, not a bool", e->info.name, fd->name, p[at]);
+            }
+    }
+    return KR_OK;
+}
+
 static kr_status_t load_columns(loader_t *L, kr__table_t *t, const uint32_t *dicts, const kr_component_t *ids)
 {
     for (uint32_t j = 0; j < t->type_count; j++) {
@@ -546,6 +564,7 @@ static kr_status_t load_columns(loader_t *L, kr__table_t *t, const uint32_t *dic
         if (L->kind[dicts[j]] != KIND_SERIALIZED) {
             const uint8_t *p = take(L, t->count, col->size, "column");
             if (!p) return kr_last_status();
+            if (check_bools(L, ids[j], p, t->count, col->size)) return kr_last_status();
             if (col->size && t->count) memcpy(col->data, p, (size_t)t->count * col->size);
             continue;
         }
@@ -646,6 +665,7 @@ static kr_status_t load_sparse(loader_t *L)
         if (!pool) return kr_last_status();
         const uint8_t *data = take(L, count, pool->size, "pool values");
         if (!data) return kr_last_status();
+        if (check_bools(L, c, data, count, pool->size)) return kr_last_status();
         for (uint32_t k = 0; k < count; k++) {
             uint32_t ei = ld32(idx + (size_t)k * 4);
             kr_entity_t e = live_entity(L, ei, "sparse pool");

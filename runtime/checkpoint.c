@@ -349,24 +349,20 @@ static kr_status_t run_restore(kr_sim_t *s, const kr_kind_desc_t *k)
     return KR_OK;
 }
 
-static kr_status_t load_sim(run_ctx_t *c, kr__ckpt_t *ck, uint32_t i, kr_time_t cut, kr_time_t saved_end)
+kr_status_t kr__run_load_part(kr_sim_t *s, const kr_kind_desc_t *k, const void *data, size_t size, kr_time_t cut,
+                              kr_time_t saved_end)
 {
-    kr_sim_t *s = kr_model_sim(c->model, i);
-    void *data = NULL;
-    size_t size = 0;
-    kr_status_t st = kr__ckpt_read(ck, kr_sim_name(s), &data, &size);
-    if (st) return st;
     kr_reader_t r;
     kr_reader_init(&r, data, size);
     uint64_t len = kr_reader_u64(&r);
     kr_reader_t part;
     const void *p = len <= kr_reader_left(&r) ? kr_reader_view(&r, (size_t)len) : NULL;
     kr_reader_init(&part, p, p ? (size_t)len : 0);
-    st = p ? kr__sim_checkpoint_load(s, &part, cut, saved_end)
-           : kr__fail(KR_ERR_CORRUPT, "simulator '%s': its part of the checkpoint is cut short", kr_sim_name(s));
+    kr_status_t st = p ? kr__sim_checkpoint_load(s, &part, cut, saved_end)
+                       : kr__fail(KR_ERR_CORRUPT, "simulator '%s': its part of the checkpoint is cut short",
+                                  kr_sim_name(s));
     if (!st && kr_reader_left(&part)) st = kr__fail(KR_ERR_CORRUPT, "simulator '%s': its part of the checkpoint has "
                                                     "bytes after its state", kr_sim_name(s));
-    const kr_kind_desc_t *k = kr__model_file_kind(c->file, i);
     uint64_t klen = st ? 0 : kr_reader_u64(&r);
     const void *kp = st ? NULL : klen <= kr_reader_left(&r) ? kr_reader_view(&r, (size_t)klen) : NULL;
     if (!st && (!kp || kr_reader_left(&r) || (klen && !k->serialize)))
@@ -384,6 +380,17 @@ static kr_status_t load_sim(run_ctx_t *c, kr__ckpt_t *ck, uint32_t i, kr_time_t 
                               "load", kr_sim_name(s), k->name);
     }
     if (!st && k->restore) st = run_restore(s, k);
+    return st;
+}
+
+static kr_status_t load_sim(run_ctx_t *c, kr__ckpt_t *ck, uint32_t i, kr_time_t cut, kr_time_t saved_end)
+{
+    kr_sim_t *s = kr_model_sim(c->model, i);
+    void *data = NULL;
+    size_t size = 0;
+    kr_status_t st = kr__ckpt_read(ck, kr_sim_name(s), &data, &size);
+    if (st) return st;
+    st = kr__run_load_part(s, kr__model_file_kind(c->file, i), data, size, cut, saved_end);
     free(data);
     return st;
 }

@@ -85,6 +85,13 @@ kr_status_t kr__run_restore(run_ctx_t *c, const char *path);
 /* Rank 0: the stats' "checkpoints" object (NULL when the run wrote none and
  * restarted from none). */
 json_t *kr__run_checkpoint_stats(const run_ctx_t *c);
+/* Loads one simulator's part (data, size: as kr__ckpt_read gives it) into
+ * s, of kind k, built but not started (`cut`, `saved_end`: as
+ * kr__sim_checkpoint_load takes them); what load_sim does for
+ * each local simulator (also the loader tests/fuzz/fuzz_checkpoint_part.c
+ * feeds). */
+kr_status_t kr__run_load_part(kr_sim_t *s, const kr_kind_desc_t *k, const void *data, size_t size, kr_time_t cut,
+                              kr_time_t saved_end);
 
 /* report.c */
 /* This rank's part of the stats. */

@@ -256,6 +256,23 @@ static kr_status_t load_record(kr_sim_t *s, kr_reader_t *r, uint32_t slot, uint8
     rec->type = type ? type_of[type - 1] : 0;
     const kr__event_type_rec_t *t = kr__event_type(m, rec->type);
     if (type && (!t || (n && n != t->desc.size))) return corrupt(s, "a saved event's payload does not fit its type");
+    /* what running it calls must be there: its type's handler, or its
+     * formalism's part of the simulator */
+    bool runs = false;
+    switch ((kr__event_kind_t)rec->kind) {
+    /* handlers read the type's whole payload */
+    case KR__EV_LOCAL: runs = t && t->desc.on_event && n == t->desc.size; break;
+    case KR__EV_STATE: runs = t && t->desc.on_event && n == t->desc.size && s->cont; break;
+    case KR__EV_SENDER: runs = t && n == t->desc.size; break;
+    /* a placeholder's payload is still on its way */
+    case KR__EV_TARGET:
+        runs = t && t->desc.on_target_side && (n == t->desc.size || (bits & SLOT_AWAITING && n == 0));
+        break;
+    case KR__EV_STEP: runs = s->formalism == KR_AGENT_BASED; break;
+    case KR__EV_OBSERVE: runs = s->cont != NULL; break;
+    case KR__EV_INPUT: runs = s->emu != NULL; break;
+    }
+    if (!runs) return corrupt(s, "a saved event does not fit its type or its simulator");
     rec->flags = bits & SLOT_AWAITING ? KR__EVREC_AWAITING : 0;
     kr_status_t st = kr__rec_set_data(rec, data, (size_t)n);
     if (st) return st;

@@ -586,6 +586,8 @@ static bool load_element(kr_reader_t *r, kr_field_type_t type, char *at)
         break;
     }
     case KR_FIELD_DIST: break;
+    /* a bool other than 0 or 1 would be undefined */
+    case KR_FIELD_BOOL: ok = kr_reader_get(r, at, field_bytes(type)) && *(const uint8_t *)at <= 1; break;
     default: ok = kr_reader_get(r, at, field_bytes(type)); break;
     }
     return ok && !r->failed;

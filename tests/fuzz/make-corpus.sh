@@ -10,6 +10,9 @@
 #                replay logs (first byte '1', odd), good and bad;
 #   checkpoint/  checkpoints written by the store (fuzz_checkpoint.c's
 #                make_seeds), manifest and rank file in one input.
+#   checkpoint_part/  every simulator's part of fuzz_checkpoint_part's
+#                models cut by the target itself, and the crash-* inputs
+#                it found (kept across a remake).
 #
 # Usage: tests/fuzz/make-corpus.sh BUILD_FUZZ_DIR   (a -Dfuzz=true build)
 set -euo pipefail
@@ -17,8 +20,12 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 build=${1:?usage: make-corpus.sh BUILD_FUZZ_DIR}
 corpus=$here/corpus
 
+keep=$(mktemp -d)
+trap 'rm -rf "$keep"' EXIT
+cp "$corpus"/checkpoint_part/crash-* "$keep/" 2>/dev/null || true
 rm -rf "$corpus"
-mkdir -p "$corpus"/{model_file,batch,unpack,emulation,checkpoint}
+mkdir -p "$corpus"/{model_file,batch,unpack,emulation,checkpoint,checkpoint_part}
+cp "$keep"/* "$corpus/checkpoint_part/" 2>/dev/null || true
 cp "$here"/../../examples/*.json "$corpus/model_file/"
 # Smaller versions of the examples fuzz_model_file skips as too large (it
 # skips models above 64 simulators or 2^19 in an entry's size; see its
@@ -42,6 +49,7 @@ PY
 KAIROS_FUZZ_SEEDS=$corpus/batch "$build"/tests/fuzz/fuzz_batch
 KAIROS_FUZZ_SEEDS=$corpus/unpack "$build"/tests/fuzz/fuzz_unpack
 KAIROS_FUZZ_SEEDS=$corpus/checkpoint "$build"/tests/fuzz/fuzz_checkpoint
+KAIROS_FUZZ_SEEDS=$corpus/checkpoint_part "$build"/tests/fuzz/fuzz_checkpoint_part
 
 e=$corpus/emulation
 printf '0{"event": "order", "data": 3}\nnot json\n{"event": "order", "data": 5}\n{"event": "other", "data": {"x": [1, 2.5]}}\n' >"$e/input-orders"

@@ -1,0 +1,229 @@
+#!/usr/bin/env bash
+# Restarts from broken checkpoints, through the kairos command as a user
+# runs it (docs/checkpoint.md, "Format"): a truncated, corrupted (bytes
+# flipped in the header, a part's zstd frame, its checksum-covered tail),
+# foreign-version, other-model, half-written (.partial) or missing-file
+# checkpoint, one whose time is after the end time, a folder whose newest
+# checkpoint is corrupted, and --restart with
+# --replications are refused with exit status 2 on every rank and exactly
+# one line on stderr naming the file and what is wrong, printed once under
+# mpirun; a refused restart leaves no stats file behind. Checkpoints of
+# examples/phold.json (written on 1 and on 2 ranks) and examples/sqss.json.
+# Usage: test_checkpoint_refusals.sh (tests/cli/meson.build); needs
+# KAIROS_BIN, KAIROS_SOURCE_ROOT and MPIRUN.
+set -uo pipefail
+
+root=$KAIROS_SOURCE_ROOT
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+tmp=$(mktemp -d /tmp/kairos_ckpt_refusals_XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+source "$here/expect.sh"
+
+phold=$root/examples/phold.json
+sqss=$root/examples/sqss.json
+
+# A real checkpoint of each model; `fresh NAME SRC` copies one to break.
+"$KAIROS_BIN" run "$phold" --quiet --end 20 --checkpoint-at 5 --checkpoint-dir "$tmp/phold" >/dev/null 2>"$tmp/w.err" ||
+  { echo "FAIL: writing phold's checkpoint"; cat "$tmp/w.err"; exit 1; }
+"$MPIRUN" -np 2 --oversubscribe "$KAIROS_BIN" run "$phold" --quiet --end 20 --checkpoint-at 5 \
+  --checkpoint-dir "$tmp/phold2" >/dev/null 2>"$tmp/w.err" ||
+  { echo "FAIL: writing phold's checkpoint on 2 ranks"; cat "$tmp/w.err"; exit 1; }
+"$KAIROS_BIN" run "$sqss" --quiet --end 600 --checkpoint-at 300 --checkpoint-dir "$tmp/sqss" >/dev/null 2>"$tmp/w.err" ||
+  { echo "FAIL: writing sqss's checkpoint"; cat "$tmp/w.err"; exit 1; }
+for c in "$tmp/phold/ckpt-5" "$tmp/phold2/ckpt-5" "$tmp/sqss/ckpt-300"; do
+  [[ -f $c/manifest.json ]] || { echo "FAIL: no $c/manifest.json"; exit 1; }
+done
+expect "the 2-rank checkpoint has two rank files" "rank-0.bin rank-1.bin" \
+  "$(cd "$tmp/phold2/ckpt-5" && echo rank-*.bin)"
+
+# fresh NAME SRC: a copy of checkpoint SRC, named NAME, in a new folder
+# (run in $(...): the folder's number comes from mktemp, not a counter).
+fresh() {
+  local d
+  d=$(mktemp -d "$tmp/case_XXXXXX")
+  cp -r "$2" "$d/$1"
+  echo "$d/$1"
+}
+n=0
+
+# manifest FIELD-EXPRESSION CKPT: the Python value over manifest m.
+manifest() {
+  python3 - "$2/manifest.json" "$1" <<'EOF'
+import json, sys
+m = json.load(open(sys.argv[1]))
+print(eval(sys.argv[2]))
+EOF
+}
+
+# flip FILE OFFSET: xor the byte at OFFSET with 0x5a.
+flip() {
+  python3 - "$1" "$2" <<'EOF'
+import sys
+path, at = sys.argv[1], int(sys.argv[2])
+with open(path, "r+b") as f:
+    f.seek(at)
+    b = f.read(1)
+    f.seek(at)
+    f.write(bytes([b[0] ^ 0x5A]))
+EOF
+}
+
+# The lines of stderr that kairos wrote about the refusal: mpirun's own
+# framed notices (between lines of dashes, "Primary job terminated...")
+# and kairos's warnings (sqss's one simulator on 2 ranks: "rank 1 idles")
+# left out.
+kairos_lines() {
+  awk '/^-+$/ { inside = !inside; next } !inside && !/^kairos: warning: /' "$1"
+}
+
+# refuse WHAT MODEL FILE PROBLEM [KAIROS ARGS...]: on 1 rank and on 2
+# (under rank_status.sh, each rank's own status), kairos exits 2 and writes
+# exactly one line, once, that starts "kairos: ", names FILE and says
+# PROBLEM (both fixed strings); the stats file it was asked for is not
+# there afterwards.
+refuse() {
+  local what=$1 model=$2 file=$3 problem=$4
+  shift 4
+  local np
+  n=$((n + 1))
+  for np in 1 2; do
+    local out=$tmp/r$n-np$np
+    local stats=$out.stats.json
+    rm -f "$stats"
+    local rc
+    if ((np == 1)); then
+      "$KAIROS_BIN" run "$model" --quiet -o "$stats" "$@" >"$out.out" 2>"$out.err"
+      rc=$?
+      expect "$what (1 rank): exit status 2" 2 "$rc"
+    else
+      mkdir -p "$out.ranks"
+      KAIROS_RANK_DIR=$out.ranks "$MPIRUN" -np 2 --oversubscribe bash "$here/rank_status.sh" run "$model" --quiet \
+        -o "$stats" "$@" >"$out.out" 2>"$out.err"
+      rc=$?
+      expect "$what (2 ranks): exit status 2 on every rank" "2 2" \
+        "$(cat "$out.ranks/status.0" "$out.ranks/status.1" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
+    fi
+    local lines
+    lines=$(kairos_lines "$out.err")
+    expect "$what ($np rank(s)): one line on stderr" 1 "$(printf '%s' "$lines" | grep -c '')"
+    local line
+    line=$(printf '%s\n' "$lines" | head -1)
+    if [[ $line == "kairos: "* && $line == *"$file"* && $line == *"$problem"* ]]; then
+      echo "ok: $what ($np rank(s)): $line"
+    else
+      printf 'FAIL: %s (%s rank(s)): expected one line naming %s and saying "%s", found:\n%s\n' \
+        "$what" "$np" "$file" "$problem" "$(cat "$out.err")"
+      failures=$((failures + 1))
+    fi
+    [[ -e $stats ]] && { echo "FAIL: $what ($np rank(s)): a refused restart left $stats"; failures=$((failures + 1)); }
+  done
+}
+
+for model in phold phold2 sqss; do
+  case $model in
+    phold | phold2) m=$phold; src=$tmp/$model/ckpt-5; end=(--end 20); later=6; param=simulators.phold.params.mean=2 ;;
+    sqss) m=$sqss; src=$tmp/sqss/ckpt-300; end=(--end 600); later=301; param=simulators.line.params.capacity=6 ;;
+  esac
+  last=$(manifest 'm["files"][-1]' "$src")
+  first_sim=$(manifest 'm["simulators"][0]["name"]' "$src")
+  # bytes of the last part: offset and size (zstd frame)
+  off=$(manifest '[s for s in m["simulators"] if s["file"] == m["files"][-1]][-1]["offset"]' "$src")
+  size=$(manifest '[s for s in m["simulators"] if s["file"] == m["files"][-1]][-1]["size"]' "$src")
+
+  c=$(fresh t "$src")
+  truncate -s $((off + size / 2)) "$c/$last"
+  refuse "$model: a truncated rank file" "$m" "$c/$last" "truncated" --restart "$c" "${end[@]}"
+  c=$(fresh t "$src")
+  truncate -s 10 "$c/$last"
+  refuse "$model: a rank file cut inside its header" "$m" "$c/$last" "truncated" --restart "$c" "${end[@]}"
+  c=$(fresh t "$src")
+  : >"$c/$last"
+  refuse "$model: an empty rank file" "$m" "$c/$last" "truncated" --restart "$c" "${end[@]}"
+
+  # a byte flipped: in the magic, in the header's version, at a frame's
+  # first byte (zstd's magic), inside a frame, in the middle of the last
+  # part and its last byte (zstd's content checksum): the manifest's
+  # checksum of each part finds them before zstd does
+  for at in 0 9 "$off" $((off + 5)) $((off + size / 2)) $((off + size - 1)); do
+    c=$(fresh t "$src")
+    flip "$c/$last" "$at"
+    case $at in
+      0) problem="expected a kairos checkpoint rank file, found another header" ;;
+      9) problem="expected rank file version 1, found version" ;;
+      *) problem=": corrupted" ;;
+    esac
+    refuse "$model: byte $at of $last flipped" "$m" "$c/$last" "$problem" --restart "$c" "${end[@]}"
+  done
+  c=$(fresh t "$src")
+  rm "$c/$last"
+  refuse "$model: rank file missing" "$m" "$c/$last" "expected a checkpoint rank file" --restart "$c" "${end[@]}"
+  # the rest is the same for a checkpoint written on 2 ranks
+  [[ $model == phold2 ]] && continue
+
+  c=$(fresh t "$src")
+  flip "$c/manifest.json" 30
+  refuse "$model: a byte of the manifest flipped" "$m" "$c/manifest.json" "not a kairos checkpoint" --restart "$c" \
+    "${end[@]}"
+  c=$(fresh t "$src")
+  sed -i 's/"version": 1,/"version": 2,/' "$c/manifest.json"
+  refuse "$model: manifest version 2" "$m" "$c/manifest.json" "version: expected 1, found 2" --restart "$c" "${end[@]}"
+  c=$(fresh t "$src")
+  rm "$c/manifest.json"
+  refuse "$model: manifest missing" "$m" "$c" "expected a checkpoint (a manifest.json)" --restart "$c" "${end[@]}"
+
+  c=$(fresh "$(basename "$src").partial" "$src")
+  refuse "$model: a .partial checkpoint given" "$m" "$c" "half-written" --restart "$c" "${end[@]}"
+  c=$(fresh "$(basename "$src").partial" "$src")
+  refuse "$model: a folder with only a .partial checkpoint" "$m" "$(dirname "$c")" "found neither" \
+    --restart "$(dirname "$c")" \
+    "${end[@]}"
+
+  c=$(fresh t "$src")
+  refuse "$model: another seed" "$m" "$c" "another model: the first difference is seed: 2" \
+    --restart "$c" "${end[@]}" --set seed=2
+  refuse "$model: another params value" "$m" "$c" "another model: the first difference is simulators[0].params" \
+    --restart "$c" "${end[@]}" --set "$param"
+  refuse "$model: a checkpoint after the end time" "$m" "$c" "after this run's end time" --restart "$c" \
+    --end $((later - 2))
+  refuse "$model: --restart with --replications" "$m" "--restart" "with --replications" \
+    --restart "$c" "${end[@]}" --replications 2
+done
+
+# A stats file a refused restart was asked to overwrite is not left
+# looking finished.
+c=$(fresh t "$tmp/phold/ckpt-5")
+flip "$c/rank-0.bin" 100
+echo '{"old": true}' >"$tmp/old-stats.json"
+"$KAIROS_BIN" run "$phold" --quiet --end 20 --restart "$c" -o "$tmp/old-stats.json" >/dev/null 2>&1
+expect "a refused restart does not write over the stats file" '{"old": true}' "$(cat "$tmp/old-stats.json" 2>/dev/null)"
+
+# A folder of checkpoints whose newest is corrupted is refused, naming
+# the newest (no quiet fall back to an older one); with the newest
+# half-written (.partial), the newest complete one restarts.
+"$KAIROS_BIN" run "$phold" --quiet --end 20 --checkpoint-at 5,10 --checkpoint-dir "$tmp/two" >/dev/null 2>&1
+flip "$tmp/two/ckpt-10/rank-0.bin" 5000
+refuse "a folder whose newest checkpoint is corrupted" "$phold" "$tmp/two/ckpt-10/rank-0.bin" "corrupted" \
+  --restart "$tmp/two" --end 20
+mv "$tmp/two/ckpt-10" "$tmp/two/ckpt-10.partial"
+"$KAIROS_BIN" run "$phold" --quiet --end 20 --restart "$tmp/two" -o "$tmp/two.json" >/dev/null 2>"$tmp/two.err"
+expect "a folder whose newest checkpoint is half-written: the older one restarts" 0 "$?"
+
+# The checkpoints themselves restart, to the checksum of the run that
+# wrote them (what the refusals broke was theirs).
+checksum() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["checksum"])' "$1" 2>/dev/null; }
+"$KAIROS_BIN" run "$phold" --quiet --end 20 -o "$tmp/phold-whole.json" >/dev/null 2>&1
+expect "the older checkpoint's restart: the uninterrupted checksum" "$(checksum "$tmp/phold-whole.json")" \
+  "$(checksum "$tmp/two.json")"
+for model in phold phold2; do
+  "$KAIROS_BIN" run "$phold" --quiet --end 20 --restart "$tmp/$model" -o "$tmp/$model-restart.json" >/dev/null 2>&1
+  expect "$model: its unbroken checkpoint restarts" "0 $(checksum "$tmp/phold-whole.json")" \
+    "$? $(checksum "$tmp/$model-restart.json")"
+done
+
+if ((failures)); then
+  echo "$failures failure(s)"
+  exit 1
+fi
+echo "all passed"
