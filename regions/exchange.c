@@ -72,7 +72,9 @@ static kr_status_t strip_write(kr_region_t *r, const kr__region_neighbour_t *n, 
         const kr__region_ghost_rec_t *g = &r->emigrants[i];
         if (!kr_rect_contains(n->stored, g->x, g->y) || kr_region_grid_owner(&r->grid, g->x, g->y) == n->region)
             continue;
-        if ((st = put_ghost(b, g->id, g->x, g->y, r->emigrant_bytes.data + g->offset, gsize))) return st;
+        /* (no bytes at all when ghosts carry none: no pointer to offset) */
+        const uint8_t *bytes = r->emigrant_bytes.data ? r->emigrant_bytes.data + g->offset : NULL;
+        if ((st = put_ghost(b, g->id, g->x, g->y, bytes, gsize))) return st;
         count++;
     }
     memcpy(b->data + count_at, &(uint32_t){ count }, 4); /* little-endian hosts only, as the packs */
@@ -126,7 +128,7 @@ static kr_status_t emigrants_collect(kr_region_t *r)
             }
             r->emigrants[r->emigrant_count++] = (kr__region_ghost_rec_t){ m->id, x, y, at };
             if (kr_rect_contains(r->stored, x, y) &&
-                (st = kr__region_ghost_add(r, m->id, x, y, r->emigrant_bytes.data + at)))
+                (st = kr__region_ghost_add(r, m->id, x, y, r->emigrant_bytes.data ? r->emigrant_bytes.data + at : NULL)))
                 return st;
         }
     }
