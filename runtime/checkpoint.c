@@ -326,19 +326,22 @@ kr_status_t kr__run_checkpoint(run_ctx_t *c, kr_time_t cut)
 
 /* ---- restarting ---- */
 
-/* The kind's restore step, which must not add to what the checkpoint holds:
- * scheduling is refused as it is tried; a draw from the stream or a new
- * entity is found after it, and refused as well. */
+/* The kind's restore step, which must not add to what the checkpoint holds
+ * (its events, its stream, its world): found after it, by the sequence
+ * counter, the stream's position and the entity count, which cost the
+ * event loop nothing, and refused. (A sync-event is refused as it is
+ * tried: the model has not started.) */
 static kr_status_t run_restore(kr_sim_t *s, const kr_kind_desc_t *k)
 {
-    kr_model_t *m = kr_sim_model(s);
     kr_rng_state_t before, after;
     kr_rng_save(kr_sim_rng(s), &before);
     size_t entities = kr_world_entity_count(kr_sim_world(s));
-    kr__model_set_restoring(m, true);
+    uint64_t sequence = s->sequence;
     kr_status_t st = k->restore(s);
-    kr__model_set_restoring(m, false);
     if (st) return kr__fail(st, "simulator '%s' (kind %s): restoring: %s", kr_sim_name(s), k->name, kr_last_error());
+    if (s->sequence != sequence)
+        return kr__fail(KR_ERR_STATE, "simulator '%s' (kind %s): restoring scheduled an event (the checkpoint holds "
+                        "every event already)", kr_sim_name(s), k->name);
     kr_rng_save(kr_sim_rng(s), &after);
     if (memcmp(&before, &after, sizeof before))
         return kr__fail(KR_ERR_STATE, "simulator '%s' (kind %s): restoring drew random numbers (the checkpoint holds "

@@ -405,14 +405,18 @@ kr_status_t kr__sim_checkpoint_load(kr_sim_t *s, kr_reader_t *r, kr_time_t cut, 
     size_t n;
     const void *image = get_bytes(r, &n);
     if (r->failed) return corrupt(s, "its world is cut short");
-    /* behaviors relink in on_awake and on_start: a draw there is refused
-     * as a schedule is (the stream is the checkpoint's) */
+    /* Behaviors relink in on_awake and on_start; scheduling or drawing
+     * there would add to what the checkpoint holds (its events, its
+     * stream): found by the sequence counter and the stream's position,
+     * which cost the event loop nothing, and refused. */
     kr_rng_save(s->rng, &rs);
-    kr__model_set_restoring(s->model, true);
+    uint64_t sequence = s->sequence;
     st = kr__world_image_load(s->world, image, n);
-    kr__model_set_restoring(s->model, false);
     kr_rng_state_t after;
     kr_rng_save(s->rng, &after);
+    if (!st && s->sequence != sequence)
+        st = kr__fail(KR_ERR_STATE, "on_awake or on_start scheduled an event while the world was restored (the "
+                      "checkpoint holds every event already)");
     if (!st && memcmp(&rs, &after, sizeof rs))
         st = kr__fail(KR_ERR_STATE, "on_awake or on_start drew random numbers while the world was restored (the "
                       "checkpoint holds the stream where the run left it)");
@@ -422,4 +426,3 @@ kr_status_t kr__sim_checkpoint_load(kr_sim_t *s, kr_reader_t *r, kr_time_t cut, 
     return KR_OK;
 }
 
-void kr__model_set_restoring(kr_model_t *m, bool restoring) { m->restoring = restoring; }

@@ -26,8 +26,4 @@ kr_status_t kr__sim_checkpoint_save(kr_sim_t *s, kr_buf_t *b);
  * simulator; s is then fit only to be destroyed. */
 kr_status_t kr__sim_checkpoint_load(kr_sim_t *s, kr_reader_t *r, kr_time_t cut, kr_time_t saved_end);
 
-/* While set, scheduling is refused (a restore must not add events: the
- * checkpoint holds them all). */
-void kr__model_set_restoring(kr_model_t *m, bool restoring);
-
 #endif

@@ -262,7 +262,6 @@ struct kr_model {
     uint32_t last_ran;          /* the group the last step ran (names an injected allocation failure) */
     bool started, running, finished;
     bool prepared;              /* kr__coord_prepare ran */
-    bool restoring;             /* checkpoint.c: scheduling is refused */
     /* A checkpoint's cut (0: none): the coordinator runs only events
      * before it, and stops once every process has, with nothing in flight
      * (at_cut); guarantees stay those of the whole run. */

@@ -288,9 +288,6 @@ kr_time_t kr__sim_next_time(kr_sim_t *s)
 kr_status_t kr__sim_schedule_kind(kr_sim_t *s, kr__event_kind_t kind, kr_priority_t prio, kr_time_t t,
                                   kr_event_type_t type, const void *data, size_t size, kr_event_key_t *key)
 {
-    if (s->model->restoring)
-        return kr__fail(KR_ERR_STATE, "simulator '%s': no event may be scheduled while it is restored from a "
-                        "checkpoint (the checkpoint holds its events)", s->name);
     uint32_t slot = kr__rec_alloc(s);
     if (slot == UINT32_MAX) return kr_last_status();
     kr__event_rec_t *r = &s->recs[slot];

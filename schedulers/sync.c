@@ -366,9 +366,6 @@ kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_
     if (!s || !d) return kr__fail(KR_ERR_INVALID_ARG, "kr_schedule_sync: null argument");
     kr_model_t *m = s->model;
     if (!m->started) return kr__fail(KR_ERR_STATE, "kr_schedule_sync: '%s': the model has not started", s->name);
-    if (m->restoring)
-        return kr__fail(KR_ERR_STATE, "kr_schedule_sync: '%s': no event may be scheduled while it is restored from a "
-                        "checkpoint (the checkpoint holds its events)", s->name);
     if (d->target >= m->sim_count)
         return kr__fail(KR_ERR_INVALID_ARG, "kr_schedule_sync: '%s': no simulator with id %u", s->name, d->target);
     const kr__event_type_rec_t *type = kr__event_type(m, d->type);
