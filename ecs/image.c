@@ -597,7 +597,7 @@ static kr_status_t load_table(loader_t *L, uint32_t ti)
         else sorted[j] = ids[j] = L->comp[dicts[j]];
     }
     if (!st) {
-        qsort(sorted, k, sizeof *sorted, cmp_component);
+        if (k) qsort(sorted, k, sizeof *sorted, cmp_component);
         for (uint32_t j = 1; j < k && !st; j++)
             if (sorted[j] == sorted[j - 1]) st = bad(L, "table %u lists a component twice", ti);
     }

@@ -464,7 +464,7 @@ static kr_status_t parse_manifest(const char *path, parsed_t *p)
         }
         p->file_count++;
     }
-    qsort(p->files, nf, sizeof *p->files, cmp_str);
+    if (nf) qsort(p->files, nf, sizeof *p->files, cmp_str);
     for (size_t i = 1; i < nf; i++)
         if (!strcmp(p->files[i - 1], p->files[i])) {
             st = bad(&r, "files", "expected distinct names, found \"%.40s\" twice", p->files[i]);
@@ -605,7 +605,7 @@ static kr_status_t open_dir(const char *dir, parsed_t *p, kr__ckpt_t **out)
     }
     reader_t r = { mpath };
     for (size_t i = 0; i < n; i++) c->by_name[i] = place[i] = &m->entries[i];
-    qsort(c->by_name, n, sizeof *c->by_name, cmp_by_name);
+    if (n) qsort(c->by_name, n, sizeof *c->by_name, cmp_by_name);
     for (size_t i = 1; i < n; i++)
         if (!strcmp(c->by_name[i - 1]->sim, c->by_name[i]->sim)) {
             char at[64];
@@ -614,7 +614,7 @@ static kr_status_t open_dir(const char *dir, parsed_t *p, kr__ckpt_t **out)
             st = bad(&r, at, "expected a simulator listed once, found \"%.40s\" twice", later->sim);
             goto done;
         }
-    qsort(place, n, sizeof *place, cmp_by_place);
+    if (n) qsort(place, n, sizeof *place, cmp_by_place);
     for (size_t i = 0; i < n; i++) {
         const kr__ckpt_entry_t *e = place[i];
         if (e->offset > INT64_MAX - e->size) {
@@ -715,7 +715,7 @@ static kr_status_t list_checkpoints(const char *root, bool strict, candidate_t *
         free(list);
         return st;
     }
-    qsort(list, n, sizeof *list, cmp_candidate);
+    if (n) qsort(list, n, sizeof *list, cmp_candidate); /* (no list at all when n is 0) */
     *out = list;
     *count = n;
     return KR_OK;
