@@ -176,8 +176,12 @@ static uint64_t hex64(const char *s)
  * they would swell the manifest (the digest alone then tells). */
 #define MAX_IDENTITY_ITEMS 20000
 
+/* Made at the first checkpoint and kept for the others: the model, and so
+ * its items, stay the same through a run. */
 static json_t *identity_items(run_ctx_t *c)
 {
+    if (c->ckpt.identity_made) return json_incref(c->ckpt.identity_items);
+    c->ckpt.identity_made = true;
     uint64_t *h = NULL;
     size_t n = 0;
     if (kr__model_identity_items(c->file, c->model, &h, &n) || n > MAX_IDENTITY_ITEMS) {
@@ -187,10 +191,10 @@ static json_t *identity_items(run_ctx_t *c)
     char *text = malloc(n * 16 + 1);
     for (size_t i = 0; text && i < n; i++) snprintf(text + 16 * i, 17, "%016" PRIx64, h[i]);
     if (text) text[n * 16] = '\0';
-    json_t *out = text ? json_string(text) : NULL;
+    c->ckpt.identity_items = text ? json_string(text) : NULL;
     free(text);
     free(h);
-    return out;
+    return json_incref(c->ckpt.identity_items);
 }
 
 /* A restart of another model: the first item where it differs from the one

@@ -114,6 +114,7 @@ static void finish_ctx(run_ctx_t *c)
     json_decref(c->steps);
     json_decref(c->log_offsets);
     free(c->ckpt.at);
+    json_decref(c->ckpt.identity_items);
     kr_model_destroy(c->model);
 }
 

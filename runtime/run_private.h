@@ -23,6 +23,8 @@ typedef struct kr__ckpt_schedule {
     uint64_t written;           /* checkpoints written by this run */
     uint64_t write_ns, bytes, raw_bytes; /* rank 0: their time (each from the cut to every rank's agreement), sizes */
     uint64_t restore_ns;        /* this rank's restart: reading and loading its simulators */
+    json_t *identity_items;     /* rank 0: the manifest's identity_items (NULL: too many), made once */
+    bool identity_made;
 } kr__ckpt_schedule_t;
 
 /* One run on this rank. */

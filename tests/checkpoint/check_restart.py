@@ -30,7 +30,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "golden"))
-from check_golden import differences, strip  # noqa: E402
+from check_golden import differences, report, strip  # noqa: E402
 
 # The restart changes the run part: algorithm, ranks, mapping.
 RUN_PART = {"run_digest", "sync", "mapping", "checkpoints"}
@@ -265,13 +265,7 @@ def main():
                 problems = run_case(name, args.kairos, args.mpirun, tmp, args.plugin)
             except Exception as e:  # noqa: BLE001 - one line per failed case
                 problems = [str(e)]
-            if problems:
-                failed += 1
-                print(f"FAIL {name}: {len(problems)} differences")
-                for p in problems[:20]:
-                    print("   ", p)
-            else:
-                print(f"ok   {name}")
+            failed += report(name, problems)
     print(f"{len(names) - failed} passed, {failed} failed")
     return 1 if failed else 0
 

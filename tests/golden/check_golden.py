@@ -88,6 +88,17 @@ def differences(want, got, path="$"):
     return [] if want == got else [f"{path}: expected {json.dumps(want)}, found {json.dumps(got)}"]
 
 
+def report(name, problems):
+    """One line for a case, and its first problems under it; 1 if it failed."""
+    if not problems:
+        print(f"ok   {name}")
+        return 0
+    print(f"FAIL {name}: {len(problems)} differences")
+    for p in problems[:20]:
+        print("   ", p)
+    return 1
+
+
 def run_case(name, kairos, mpirun, tmp):
     ranks, example, extra = CASES[name]
     out = Path(tmp) / f"{name}.json"
@@ -132,14 +143,7 @@ def main():
                 for d in (want, got):
                     d.pop("checksum", None)
                     d.pop("state_digest", None)
-            diffs = differences(want, got)
-            if diffs:
-                failed += 1
-                print(f"FAIL {name}: {len(diffs)} differences")
-                for d in diffs[:20]:
-                    print("   ", d)
-            else:
-                print(f"ok   {name}")
+            failed += report(name, differences(want, got))
     print(f"{len(names) - failed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -153,17 +153,24 @@ static uint64_t run_chain(kr_sync_algorithm_t sync, kr__transport_t *tr)
     return sum;
 }
 
+/* run gives one checksum with both algorithms, directly and over test
+ * transports (seeds 1 to `seeds`) that hold messages back and deliver some
+ * twice. */
+static void same_whatever_the_transport(uint64_t (*run)(kr_sync_algorithm_t, kr__transport_t *), uint64_t seeds)
+{
+    uint64_t ref = run(KR_SYNC_NULL_MESSAGE, NULL);
+    cr_assert_eq(run(KR_SYNC_WINDOW, NULL), ref);
+    for (uint64_t seed = 1; seed <= seeds; seed++) {
+        kr__test_transport_desc_t td = { .seed = seed, .hold_probability = 0.6, .duplicate_probability = 0.2 };
+        cr_assert_eq(run(KR_SYNC_NULL_MESSAGE, kr__transport_test_create(&td)), ref, "seed %llu",
+                     (unsigned long long)seed);
+        cr_assert_eq(run(KR_SYNC_WINDOW, kr__transport_test_create(&td)), ref, "seed %llu", (unsigned long long)seed);
+    }
+}
+
 Test(stop, a_stop_ends_each_simulator_at_its_horizon_whatever_the_algorithm)
 {
-    uint64_t ref = run_chain(KR_SYNC_NULL_MESSAGE, NULL);
-    cr_assert_eq(run_chain(KR_SYNC_WINDOW, NULL), ref);
-    for (uint64_t seed = 1; seed <= 4; seed++) {
-        kr__test_transport_desc_t td = { .seed = seed, .hold_probability = 0.6, .duplicate_probability = 0.2 };
-        cr_assert_eq(run_chain(KR_SYNC_NULL_MESSAGE, kr__transport_test_create(&td)), ref, "seed %llu",
-                     (unsigned long long)seed);
-        cr_assert_eq(run_chain(KR_SYNC_WINDOW, kr__transport_test_create(&td)), ref, "seed %llu",
-                     (unsigned long long)seed);
-    }
+    same_whatever_the_transport(run_chain, 4);
 }
 
 static void mark(kr_sim_t *s, kr_priority_t prio, kr_time_t t, int stop)
@@ -593,13 +600,5 @@ static uint64_t run_sender_sides(kr_sync_algorithm_t sync, kr__transport_t *tr)
 
 Test(stop, a_sender_side_past_its_senders_horizon_never_runs_and_its_target_does_not_wait)
 {
-    uint64_t ref = run_sender_sides(KR_SYNC_NULL_MESSAGE, NULL);
-    cr_assert_eq(run_sender_sides(KR_SYNC_WINDOW, NULL), ref);
-    for (uint64_t seed = 1; seed <= 6; seed++) {
-        kr__test_transport_desc_t td = { .seed = seed, .hold_probability = 0.6, .duplicate_probability = 0.2 };
-        cr_assert_eq(run_sender_sides(KR_SYNC_NULL_MESSAGE, kr__transport_test_create(&td)), ref, "seed %llu",
-                     (unsigned long long)seed);
-        cr_assert_eq(run_sender_sides(KR_SYNC_WINDOW, kr__transport_test_create(&td)), ref, "seed %llu",
-                     (unsigned long long)seed);
-    }
+    same_whatever_the_transport(run_sender_sides, 6);
 }
