@@ -9,6 +9,8 @@
 
 volatile sig_atomic_t kr__signal_caught;
 volatile sig_atomic_t kr__fault_fired;
+volatile sig_atomic_t kr__checkpoint_asked;
+static volatile sig_atomic_t term_checkpoints;
 uint64_t kr__fault_at;
 static uint64_t fault_count;
 
@@ -22,7 +24,16 @@ static void on_signal(int sig)
         raise(sig);
         return;
     }
+    if (sig == SIGUSR1 || (sig == SIGTERM && term_checkpoints)) {
+        if (!kr__checkpoint_asked) kr__checkpoint_asked = sig;
+        return;
+    }
     if (!kr__signal_caught) kr__signal_caught = sig;
+}
+
+void kr__checkpoint_on_term(void)
+{
+    term_checkpoints = 1;
 }
 
 void kr__catch_signals(void)
@@ -34,6 +45,7 @@ void kr__catch_signals(void)
     sa.sa_flags = SA_RESTART;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL);
 }
 
 kr_status_t kr__fault_arm(void)

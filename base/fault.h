@@ -1,5 +1,6 @@
 /* What stops a run from outside its own logic: a signal asking it to stop
- * (SIGINT, SIGTERM), and, for tests, an allocation made to fail
+ * (SIGINT, SIGTERM) or to checkpoint and stop (SIGUSR1; SIGTERM too with
+ * --checkpoint-on-term), and, for tests, an allocation made to fail
  * (KAIROS_FAIL_ALLOC, docs/cli.md). Not public API.
  *
  * Both are process-wide: they are noted where they happen (a signal
@@ -15,13 +16,20 @@
 
 /* The first of SIGINT / SIGTERM received since kr__catch_signals, or 0. */
 extern volatile sig_atomic_t kr__signal_caught;
+/* A signal asked for a checkpoint and a stop (SIGUSR1, or SIGTERM after
+ * kr__checkpoint_on_term): the signal's number, or 0. The runtime acts on
+ * it at its next safe point (runtime/safe_point.c). */
+extern volatile sig_atomic_t kr__checkpoint_asked;
 /* The injected allocation failure happened (since kr__fault_arm). */
 extern volatile sig_atomic_t kr__fault_fired;
 
-/* Installs the handlers for SIGINT and SIGTERM: the first only notes the
- * signal (the run stops at its next safe point); a second SIGINT ends the
- * process as the signal would. */
+/* Installs the handlers for SIGINT, SIGTERM and SIGUSR1: the first only
+ * notes the signal (the run stops at its next safe point); a second SIGINT
+ * ends the process as the signal would. */
 void kr__catch_signals(void);
+/* From now on SIGTERM asks for a checkpoint (kr__checkpoint_asked) instead
+ * of interrupting the run. */
+void kr__checkpoint_on_term(void);
 
 /* Starts counting allocations: with KAIROS_FAIL_ALLOC=N (N >= 1) in the
  * environment, the N-th allocation on the growth paths of kairos from now

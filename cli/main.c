@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "base/clock.h"
 #include "base/error.h"
 #include "base/fault.h"
 #include "models/builtin.h"
@@ -36,7 +37,8 @@ static const char *const main_help =
     "  info                 version, MPI library and the topology of this node\n"
     "\n"
     "kairos <command> --help shows the options of a command.\n"
-    "Exit status: 0 done, 1 the run failed, 2 bad input, 3 deadlock, 130/143 interrupted (docs/cli.md).\n";
+    "Exit status: 0 done, 1 the run failed, 2 bad input, 3 deadlock, 4 checkpointed and not finished,\n"
+    "130/143 interrupted (docs/cli.md).\n";
 
 static const char *const run_help =
     "usage: kairos run MODEL.json [options]\n"
@@ -68,6 +70,13 @@ static const char *const run_help =
     "  --restart PATH        go on from a checkpoint (or the newest in the folder PATH), on any\n"
     "                        number of ranks: the results equal an uninterrupted run's\n"
     "                        (docs/checkpoint.md)\n"
+    "  --checkpoint-wall S   also write a checkpoint every S seconds of wall time\n"
+    "  --stop-before-wall S  checkpoint and stop (exit status 4) before the run has gone S\n"
+    "                        seconds: fits a batch job's time limit (docs/cluster.md)\n"
+    "  --checkpoint-on-term  SIGTERM checkpoints and stops (exit 4) like SIGUSR1, instead of\n"
+    "                        interrupting the run (143)\n"
+    "  --progress S          a progress line every S seconds when stderr is not a terminal\n"
+    "                        (default 60; 0: none, on a terminal too)\n"
     "  -h, --help            this help\n";
 
 static const char *const sweep_help =
@@ -87,6 +96,9 @@ static const char *const sweep_help =
     "  --set KEY=VALUE       override a field first (as for run)\n"
     "  --sync, --end, --seed as for run\n"
     "  --quiet               no summary\n"
+    "  --checkpoint-dir, --restart, --checkpoint-wall, --stop-before-wall,\n"
+    "  --checkpoint-on-term, --progress  as for run: a checkpoint keeps the finished\n"
+    "                        replications, a restart runs only the others\n"
     "  -h, --help            this help\n";
 
 static const char *const validate_help =
@@ -184,6 +196,9 @@ typedef struct options {
     const char *plot_dir;
     kr__ckpt_plan_t ckpt;   /* --checkpoint-* */
     const char *restart;
+    double checkpoint_wall, stop_before_wall; /* seconds, 0: not given */
+    double progress;        /* seconds; -1: not given */
+    bool checkpoint_on_term;
 } options_t;
 
 static void options_free(options_t *o)
@@ -308,7 +323,22 @@ static int parse(const cli_t *c, int argc, char **argv, int first, const char *c
             o->ckpt.every = strtod(argv[++i], &end);
             if (!argv[i][0] || *end || !(o->ckpt.every > 0) || !isfinite(o->ckpt.every))
                 return input_error(c, "--checkpoint-every: expected a time > 0 in model units, found \"%s\"", argv[i]);
-        } else if (run_only && !strcmp(a, "--checkpoint-dir")) {
+        } else if (is_run && (!strcmp(a, "--checkpoint-wall") || !strcmp(a, "--stop-before-wall") ||
+                              !strcmp(a, "--progress"))) {
+            if (!has_value) return input_error(c, "%s needs a number of seconds", a);
+            bool progress = !strcmp(a, "--progress");
+            char *end;
+            double v = strtod(argv[++i], &end);
+            if (!argv[i][0] || *end || !isfinite(v) || v < 0 || (v == 0 && !progress)) {
+                char what[96];
+                snprintf(what, sizeof what, "%s: expected wall-clock seconds %s", a, progress ? ">= 0 (0: off)" : "> 0");
+                c->rank == 0 ? fprintf(stderr, "kairos: %s, found \"%s\"\n", what, argv[i]) : 0;
+                return 2;
+            }
+            *(progress ? &o->progress : !strcmp(a, "--checkpoint-wall") ? &o->checkpoint_wall : &o->stop_before_wall) = v;
+        } else if (is_run && !strcmp(a, "--checkpoint-on-term")) {
+            o->checkpoint_on_term = true;
+        } else if (is_run && !strcmp(a, "--checkpoint-dir")) {
             if (!has_value || !argv[i + 1][0]) return input_error(c, "%s needs a folder name", a);
             o->ckpt.dir = argv[++i];
         } else if (run_only && !strcmp(a, "--checkpoint-keep")) {
@@ -320,7 +350,7 @@ static int parse(const cli_t *c, int argc, char **argv, int first, const char *c
             if (!has_value) return input_error(c, "%s needs a number", a);
             if ((o->ckpt.level = (int)whole(argv[++i], 1, 19)) < 0)
                 return input_error(c, "--checkpoint-level: expected a zstd level from 1 to 19, found \"%s\"", argv[i]);
-        } else if (run_only && !strcmp(a, "--restart")) {
+        } else if (is_run && !strcmp(a, "--restart")) {
             if (!has_value || !argv[i + 1][0]) return input_error(c, "%s needs a checkpoint or a folder of them", a);
             o->restart = argv[++i];
         } else if (is_run && !strcmp(a, "--quiet")) {
@@ -369,9 +399,11 @@ static int parse(const cli_t *c, int argc, char **argv, int first, const char *c
     if (run_only && o->replications && (o->trace || o->event_log))
         return input_error(c, "%s: expected no trace or event log with --replications (rerun one replication alone "
                            "with --seed), found one", o->trace ? "--trace" : "--event-log");
-    if (run_only && o->replications && (o->restart || o->ckpt.at_count || o->ckpt.every > 0))
-        return input_error(c, "%s: expected no checkpoints with --replications (a replication is short; checkpoint "
-                           "one run alone), found some", o->restart ? "--restart" : "--checkpoint-*");
+    if (run_only && o->replications && (o->ckpt.at_count || o->ckpt.every > 0 || o->ckpt.keep >= 0 || o->ckpt.level))
+        return input_error(c, "%s: expected no model-time checkpoints with --replications (their checkpoints keep the "
+                           "replications that finished: --checkpoint-wall, --stop-before-wall, SIGUSR1), found one",
+                           o->ckpt.at_count ? "--checkpoint-at" : o->ckpt.every > 0 ? "--checkpoint-every"
+                           : o->ckpt.keep >= 0 ? "--checkpoint-keep" : "--checkpoint-level");
     if (run_only && o->group_ranks && !o->replications)
         return input_error(c, "--group-ranks: expected --replications too, found none", "");
     if (is_sweep && !o->vary_count) return input_error(c, "sweep: expected at least one --vary KEY=[v1,...], found none", "");
@@ -396,9 +428,27 @@ static kr__model_file_t *load(const cli_t *c, const options_t *o)
     return f;
 }
 
+/* When the process began: --stop-before-wall counts from here, as a batch
+ * system's time limit does (start-up and a restart's loading included). */
+static uint64_t process_start_ns;
+
+/* The options of a long job (docs/cluster.md), shared by run and sweep. */
+static void long_job_options(const cli_t *c, const options_t *o, kr__run_options_t *ro)
+{
+    bool tty = isatty(2);
+    /* the live line on a terminal; a whole line now and then in a batch
+     * log, where a line rewritten in place would pile up */
+    ro->progress = c->rank == 0 && !o->quiet && tty && o->progress != 0;
+    ro->progress_every = o->quiet || tty ? 0 : o->progress < 0 ? 60 : o->progress;
+    ro->checkpoint_wall = o->checkpoint_wall;
+    ro->stop_before_wall = o->stop_before_wall;
+    ro->started_ns = process_start_ns;
+    if (o->checkpoint_on_term) kr__checkpoint_on_term();
+}
+
 static int cmd_run(const cli_t *c, int argc, char **argv)
 {
-    options_t o = { .ranks = 1, .ckpt.keep = -1 };
+    options_t o = { .ranks = 1, .ckpt.keep = -1, .progress = -1 };
     int rc = parse(c, argc, argv, 2, "run", &o);
     if (rc) {
         options_free(&o);
@@ -415,9 +465,10 @@ static int cmd_run(const cli_t *c, int argc, char **argv)
     char binding[192] = "";
     if (c->ranks > 1) bind_rank(binding, sizeof binding);
     kr__run_options_t ro = { .binding = binding, .stats_path = o.stats, .event_log_dir = o.event_log, .trace_path = o.trace, .series_path = o.series,
-                            .quiet = o.quiet, .progress = c->rank == 0 && !o.quiet && isatty(2), .ranks = c->ranks,
+                            .quiet = o.quiet, .ranks = c->ranks,
                             .rank = c->rank, .comm = MPI_COMM_WORLD, .summary = c->rank == 0 ? stdout : NULL,
                             .ckpt = o.ckpt, .restart = o.restart };
+    long_job_options(c, &o, &ro);
     kr_status_t st = o.replications ? kr__replications_run_file(f, &ro, (uint32_t)o.replications, o.group_ranks)
                                     : kr__run_file(f, &ro);
     if (st && c->rank == 0) fprintf(stderr, "kairos: %s\n", kr_last_error());
@@ -430,7 +481,7 @@ static int cmd_run(const cli_t *c, int argc, char **argv)
 
 static int cmd_sweep(const cli_t *c, int argc, char **argv)
 {
-    options_t o = { .ranks = 1 };
+    options_t o = { .ranks = 1, .progress = -1 };
     int rc = parse(c, argc, argv, 2, "sweep", &o);
     if (rc) {
         options_free(&o);
@@ -438,11 +489,15 @@ static int cmd_sweep(const cli_t *c, int argc, char **argv)
     }
     char binding[192];
     if (c->ranks > 1) bind_rank(binding, sizeof binding);
+    kr__run_options_t job = { 0 };
+    long_job_options(c, &o, &job);
     kr_status_t st = kr__sweep_run(&(kr__sweep_desc_t){
         .model = o.model, .sets = o.sets, .set_count = o.set_count, .varies = o.varies, .vary_count = o.vary_count,
         .replications = o.replications ? (uint32_t)o.replications : 1, .group_ranks = o.group_ranks,
         .csv_path = o.stats, .plot_dir = o.plot_dir, .quiet = o.quiet, .summary = c->rank == 0 ? stdout : NULL,
-        .ranks = c->ranks, .rank = c->rank, .comm = MPI_COMM_WORLD, .register_builtin = kr__models_register_builtin });
+        .ranks = c->ranks, .rank = c->rank, .comm = MPI_COMM_WORLD, .register_builtin = kr__models_register_builtin,
+        .checkpoint_dir = o.ckpt.dir, .restart = o.restart, .checkpoint_wall = job.checkpoint_wall,
+        .stop_before_wall = job.stop_before_wall, .progress_every = job.progress_every, .started_ns = job.started_ns });
     if (st && c->rank == 0) fprintf(stderr, "kairos: %s\n", kr_last_error());
     fflush(stdout);
     options_free(&o);
@@ -716,6 +771,7 @@ static int cmd_info(const cli_t *c, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    process_start_ns = kr__monotonic_ns();
     const char *cmd = argc > 1 ? argv[1] : NULL;
     if (!cmd || !strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         fputs(main_help, cmd ? stdout : stderr);

@@ -322,8 +322,12 @@ kr_status_t kr__run_checkpoint(run_ctx_t *c, kr_time_t cut)
     free(partial);
     st = agree(c, st);
     if (!st) {
+        uint64_t now = kr__monotonic_ns();
         c->ckpt.written++;
-        c->ckpt.write_ns += kr__monotonic_ns() - t0;
+        c->ckpt.write_ns += now - t0;
+        c->ckpt.last_write_ns = now - t0;
+        c->ckpt.last_done_ns = now;
+        snprintf(c->ckpt.last_name, sizeof c->ckpt.last_name, "%s", name);
     }
     return st;
 }

@@ -8,6 +8,7 @@
 #include "kairos/statistics.h"
 #include "base/error.h"
 #include "base/fault.h"
+#include <signal.h>
 #include "net/collectives.h"
 #include "runtime/replications.h"
 
@@ -128,14 +129,17 @@ static kr_status_t run_item(const kr__replications_desc_t *d, uint64_t item, int
     f->seed = seed;
     f->out_stats = f->out_event_log = f->out_trace = NULL;
     json_t *stats = NULL;
+    /* a signal or the wall clock may abandon the replication at a safe
+     * point (KR__STOPPED_CHECKPOINTED): it runs again after a restart */
     kr__run_options_t o = { .quiet = true, .ranks = group_ranks, .rank = group_rank, .comm = group,
-                           .stats_json = &stats, .no_idle_warning = true };
+                           .stats_json = &stats, .no_idle_warning = true, .stop_before_wall = d->stop_before_wall,
+                           .started_ns = d->started_ns };
     kr_status_t st = kr__run_file(f, &o);
     f->seed = model_seed;
     f->out_stats = stats_out;
     f->out_event_log = log_out;
     f->out_trace = trace_out;
-    if (st && st != KR_ERR_INVALID_ARG && st != KR_ERR_IO) {
+    if (st && st != KR_ERR_INVALID_ARG && st != KR_ERR_IO && st != KR__STOPPED_CHECKPOINTED) {
         /* A run error belongs to one replication: say which, so that it can
          * be rerun alone with --seed. Input errors keep their one-line form. */
         char msg[1024];
@@ -150,8 +154,11 @@ static kr_status_t run_item(const kr__replications_desc_t *d, uint64_t item, int
     return st;
 }
 
-/* Every leader's records to rank 0, placed in item order. */
-static kr_status_t collect(const kr__replications_desc_t *d, json_t *mine, uint64_t items, json_t **results)
+/* Every leader's records to rank 0, placed in item order, after those a
+ * restart began with (`restored`, rank 0's); with `partial`, the items
+ * not done are left out (a checkpoint), else each must be there. */
+static kr_status_t collect(const kr__replications_desc_t *d, json_t *mine, json_t *restored, uint64_t items,
+                           bool partial, json_t **results)
 {
     char *text = json_dumps(mine, JSON_COMPACT | JSON_REAL_PRECISION(17));
     char **all = NULL;
@@ -165,6 +172,14 @@ static kr_status_t collect(const kr__replications_desc_t *d, json_t *mine, uint6
     kr_status_t st = out ? KR_OK : kr__fail(KR_ERR_NOMEM, "out of memory");
     for (uint64_t i = 0; !st && i < items; i++)
         if (json_array_append_new(out, json_null())) st = kr__fail(KR_ERR_NOMEM, "out of memory");
+    size_t k;
+    json_t *old;
+    json_array_foreach(st ? NULL : restored, k, old) {
+        json_int_t item = json_integer_value(json_object_get(old, "_item"));
+        json_t *rec = json_deep_copy(old);
+        json_object_del(rec, "_item");
+        json_array_set_new(out, (size_t)item, rec ? rec : json_null());
+    }
     for (int r = 0; !st && r < ranks; r++) {
         const char *part = ranks > 1 ? all[r] : text;
         json_t *recs = part ? json_loads(part, 0, NULL) : NULL;
@@ -179,9 +194,23 @@ static kr_status_t collect(const kr__replications_desc_t *d, json_t *mine, uint6
         }
         json_decref(recs);
     }
-    for (uint64_t i = 0; !st && i < items; i++)
-        if (json_is_null(json_array_get(out, i)))
-            st = kr__fail(KR_ERR_NOMEM, "the results of work item %llu are missing", (unsigned long long)i);
+    for (uint64_t i = 0; !st && i < items; i++) {
+        if (!json_is_null(json_array_get(out, i))) continue;
+        if (!partial) st = kr__fail(KR_ERR_NOMEM, "the results of work item %llu are missing", (unsigned long long)i);
+    }
+    if (!st && partial) {
+        /* the checkpoint's form: the records done, each with its item */
+        json_t *done = json_array();
+        for (uint64_t i = 0; done && i < items; i++) {
+            json_t *rec = json_array_get(out, i);
+            if (json_is_null(rec)) continue;
+            json_object_set_new(rec, "_item", json_integer((json_int_t)i));
+            json_array_append(done, rec);
+        }
+        json_decref(out);
+        out = done;
+        if (!out) st = kr__fail(KR_ERR_NOMEM, "out of memory");
+    }
     for (int r = 0; all && r < ranks; r++) free(all[r]);
     free(all);
     free(text);
@@ -192,38 +221,131 @@ static kr_status_t collect(const kr__replications_desc_t *d, json_t *mine, uint6
 
 static double wall_now(void) { return (double)kr__monotonic_ns() * 1e-9; }
 
+/* Which items are done: every rank learns it from rank 0's restored
+ * records (a byte per item). */
+static kr_status_t share_done(const kr__replications_desc_t *d, json_t *restored, uint64_t items, uint8_t *done)
+{
+    size_t i;
+    json_t *rec;
+    json_array_foreach(restored, i, rec) done[json_integer_value(json_object_get(rec, "_item"))] = 1;
+    if (ranks_of(d) > 1 && items <= INT32_MAX &&
+        MPI_Bcast(done, (int)items, MPI_UINT8_T, 0, d->comm) != MPI_SUCCESS)
+        return kr__fail(KR_ERR_IO, "MPI: sharing the finished replications failed");
+    return KR_OK;
+}
+
+/* After a round, every rank at once: what the signals and the wall clock
+ * ask for (as at a run's safe points, safe_point.c), with a replication
+ * that was abandoned for a stop counting as asked. */
+static void decide(const kr__replications_desc_t *d, bool abandoned, bool last, double start, double last_ckpt,
+                   double round, bool *checkpoint, bool *stop, char *why, size_t cap)
+{
+    double now = wall_now();
+    double mine[4] = { kr__checkpoint_asked ? 1.0 : 0.0, now - start, now - last_ckpt, abandoned ? 1.0 : 0.0 }, all[4];
+    memcpy(all, mine, sizeof all);
+    if (ranks_of(d) > 1) MPI_Allreduce(mine, all, 4, MPI_DOUBLE, MPI_MAX, d->comm);
+    *checkpoint = *stop = false;
+    /* after the last round only an abandoned replication is left to do */
+    if (last && all[3] == 0) return;
+    if (all[0] > 0 || all[3] > 0) {
+        *checkpoint = *stop = true;
+        snprintf(why, cap, "%s", kr__checkpoint_asked == SIGTERM ? "SIGTERM (--checkpoint-on-term)"
+                 : kr__checkpoint_asked ? "SIGUSR1" : "a signal or --stop-before-wall");
+    } else if (d->stop_before_wall > 0 && all[1] + round + 1.0 >= d->stop_before_wall) {
+        /* the next round would not fit: stop before it */
+        *checkpoint = *stop = true;
+        snprintf(why, cap, "--stop-before-wall %g: %.0f s gone", d->stop_before_wall, all[1]);
+    } else if (d->checkpoint_wall > 0 && all[2] >= d->checkpoint_wall) {
+        *checkpoint = true;
+    }
+}
+
 kr_status_t kr__replications_run(const kr__replications_desc_t *d, json_t **results, double *wall_seconds)
 {
     *results = NULL;
     double t0 = wall_now();
+    double start = d->started_ns ? (double)d->started_ns * 1e-9 : t0, last_ckpt = start;
     int groups, group_ranks;
     kr_status_t st = kr__replications_plan(d, &groups, &group_ranks);
     if (st) return st;
     int ranks = ranks_of(d);
     int group = d->rank < groups * group_ranks ? d->rank / group_ranks : -1;
     int group_rank = group >= 0 ? d->rank % group_ranks : 0;
+    uint64_t items = (uint64_t)d->point_count * d->replications;
+    uint64_t plan = kr__replications_plan_digest(d);
+    const char *dir = d->checkpoint_dir ? d->checkpoint_dir : "checkpoints";
+    /* A restart: rank 0 reads the finished records, every rank agrees. */
+    json_t *restored = NULL;
+    uint8_t *done = calloc(items ? items : 1, 1);
+    if (!done) st = kr__fail(KR_ERR_NOMEM, "out of memory");
+    if (!st && d->restart && d->rank == 0) st = kr__replications_checkpoint_read(d->restart, plan, items, &restored);
+    st = kr__replications_agree(d, d->rank == 0 || st, st);
+    if (!st) st = share_done(d, restored, items, done);
+    /* the items left, in order: the same work shares as a run that never
+     * stopped would give them out, over what remains */
+    uint64_t *todo = st ? NULL : malloc((items ? items : 1) * sizeof *todo), left = 0;
+    if (!st && !todo) st = kr__fail(KR_ERR_NOMEM, "out of memory");
+    for (uint64_t i = 0; !st && i < items; i++)
+        if (!done[i]) todo[left++] = i;
+    free(done);
     MPI_Comm comm = MPI_COMM_NULL;
-    if (ranks > 1 && group_ranks > 1)
+    if (!st && ranks > 1 && group_ranks > 1)
         MPI_Comm_split(d->comm, group >= 0 ? group : MPI_UNDEFINED, d->rank, &comm);
     bool leader = group >= 0 && group_rank == 0;
     json_t *mine = json_array();
-    uint64_t items = (uint64_t)d->point_count * d->replications;
-    uint64_t rounds = (items + (uint64_t)groups - 1) / (uint64_t)groups;
+    uint64_t rounds = (left + (uint64_t)groups - 1) / (uint64_t)groups;
+    double last_progress = t0, round_wall = 0;
     /* Rounds: after each, every rank learns whether some group failed, so
      * that an error stops everyone at the next step and nobody waits in a
      * collective for a group that gave up. The work is static (item i to
-     * group i mod groups), so rounds cost no balance. */
-    for (uint64_t k = 0; !st && k < rounds; k++) {
-        uint64_t item = k * (uint64_t)groups + (uint64_t)(group >= 0 ? group : 0);
+     * group i mod groups), so rounds cost no balance. After a round the
+     * ranks also decide on a checkpoint or a stop. */
+    bool stop = false;
+    char why[160] = "";
+    for (uint64_t k = 0; !st && !stop && k < rounds; k++) {
+        double round_start = wall_now();
+        uint64_t at = k * (uint64_t)groups + (uint64_t)(group >= 0 ? group : 0);
         kr_status_t own = KR_OK;
+        bool abandoned = false;
         if (!mine) own = kr__fail(KR_ERR_NOMEM, "out of memory");
-        else if (group >= 0 && item < items)
-            own = run_item(d, item, group_ranks, group_rank, comm, leader ? mine : NULL);
+        else if (group >= 0 && at < left)
+            own = run_item(d, todo[at], group_ranks, group_rank, comm, leader ? mine : NULL);
+        if (own == KR__STOPPED_CHECKPOINTED) {
+            abandoned = true;
+            own = KR_OK;
+        }
         st = kr__replications_agree(d, leader || own, own);
+        if (st) break;
+        round_wall = wall_now() - round_start;
+        bool checkpoint = false;
+        decide(d, abandoned, k + 1 == rounds, start, last_ckpt, round_wall, &checkpoint, &stop, why, sizeof why);
+        if (checkpoint) {
+            json_t *sofar = NULL;
+            st = collect(d, mine, restored, items, true, &sofar);
+            if (!st && d->rank == 0) st = kr__replications_checkpoint_write(dir, plan, items, sofar);
+            st = kr__replications_agree(d, d->rank == 0, st);
+            if (!st && stop)
+                st = kr__fail(KR__STOPPED_CHECKPOINTED, "%s: checkpointed after %zu of %llu replications (%s/%s), "
+                              "not finished; go on with --restart %s", why, json_array_size(sofar),
+                              (unsigned long long)items, dir, "replications.json", dir);
+            json_decref(sofar);
+            last_ckpt = wall_now();
+        }
+        if (!st && d->rank == 0 && d->progress_every > 0 && wall_now() - last_progress >= d->progress_every) {
+            uint64_t finished = items - left + (k + 1) * (uint64_t)groups;
+            if (finished > items) finished = items;
+            double per = (wall_now() - t0) / (double)(k + 1);
+            fprintf(stderr, "kairos: progress: %llu of %llu replications done, about %.0f s left\n",
+                    (unsigned long long)finished, (unsigned long long)items, per * (double)(rounds - k - 1));
+            fflush(stderr);
+            last_progress = wall_now();
+        }
     }
+    free(todo);
     if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
-    if (!st) st = collect(d, mine, items, results);
+    if (!st) st = collect(d, mine, restored, items, false, results);
     json_decref(mine);
+    json_decref(restored);
     if (wall_seconds) *wall_seconds = wall_now() - t0;
     return st;
 }
@@ -329,7 +451,9 @@ kr_status_t kr__replications_run_file(kr__model_file_t *f, const kr__run_options
 {
     kr__replications_desc_t d = { .points = &f, .point_count = 1, .replications = replications,
                                  .group_ranks = group_ranks, .ranks = opt->ranks, .rank = opt->rank,
-                                 .comm = opt->comm };
+                                 .comm = opt->comm, .checkpoint_dir = opt->ckpt.dir, .restart = opt->restart,
+                                 .checkpoint_wall = opt->checkpoint_wall, .stop_before_wall = opt->stop_before_wall,
+                                 .progress_every = opt->progress_every, .started_ns = opt->started_ns };
     int groups, g;
     kr_status_t st = kr__replications_plan(&d, &groups, &g);
     if (st) return st;

@@ -26,6 +26,14 @@ typedef struct kr__replications_desc {
     int group_ranks;                /* ranks per group; 0: the default, see kr__replications_plan */
     int ranks, rank;                /* of comm */
     MPI_Comm comm;                  /* used only when ranks > 1 */
+    /* A long job (docs/replications.md, "Long jobs"): checkpoints keep the
+     * records of the finished replications, a restart runs the others. */
+    const char *checkpoint_dir;     /* NULL: "checkpoints" */
+    const char *restart;            /* a replications checkpoint, or its folder; NULL: none */
+    double checkpoint_wall;         /* seconds: a checkpoint after the round that passes it; 0: none */
+    double stop_before_wall;        /* seconds: checkpoint and stop before the job has gone that long; 0: none */
+    double progress_every;          /* seconds: a progress line on stderr (rank 0); 0: none */
+    uint64_t started_ns;            /* when the process began (0: when the replications began) */
 } kr__replications_desc_t;
 
 /* How the ranks are split. By default as many groups as there are work
@@ -53,6 +61,17 @@ void kr__replications_warn_idle(const kr__replications_desc_t *d, int groups, in
  * event logs, trace) are ignored: replications report through *results.
  * *wall_seconds (may be NULL): this rank's wall time for all of it. */
 kr_status_t kr__replications_run(const kr__replications_desc_t *d, json_t **results, double *wall_seconds);
+
+/* The replications checkpoint (replications_checkpoint.c). A digest of
+ * what decides the records: every point's model file (outputs, algorithm
+ * and mapping aside) and R. */
+uint64_t kr__replications_plan_digest(const kr__replications_desc_t *d);
+/* Reads PATH (the file, or the folder holding replications.json): *done
+ * gets its records (each with its "_item"). Refuses another plan
+ * (KR_ERR_MISMATCH), a damaged file (KR_ERR_CORRUPT), none (KR_ERR_IO). */
+kr_status_t kr__replications_checkpoint_read(const char *path, uint64_t plan, uint64_t items, json_t **done);
+/* Writes DIR/replications.json whole (a .partial file, fsynced, renamed). */
+kr_status_t kr__replications_checkpoint_write(const char *dir, uint64_t plan, uint64_t items, json_t *done);
 
 /* Pools the records of one point (an array as above): per simulator (by
  * position) {"name", "stats": {STAT: {"mean", "sd", "ci95", "n"}}} for

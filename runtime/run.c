@@ -27,6 +27,7 @@ void kr__run_note_signal(int sig)
 
 int kr__run_exit_status(kr_status_t st)
 {
+    if ((int)st == (int)KR__STOPPED_CHECKPOINTED) return KR__EXIT_CHECKPOINTED;
     switch (st) {
     case KR_OK: return KR__EXIT_DONE;
     case KR_ERR_INVALID_ARG:
@@ -95,16 +96,33 @@ static kr_status_t agree(run_ctx_t *c, kr_status_t st)
 }
 
 /* Runs the model to its end, stopping at every checkpoint's cut to write
- * it (checkpoint.c); a restart's first cut comes after its own. */
+ * it (checkpoint.c) and at every safe point (safe_point.c), where a signal
+ * or the wall clock may ask for a checkpoint and a stop; a restart's first
+ * cut comes after its own. */
 static kr_status_t run_model(run_ctx_t *c)
 {
-    if (!c->ckpt.enabled) return kr_model_run(c->model);
     for (kr_time_t done = c->restored_at;;) {
-        kr_time_t cut = kr__run_next_cut(c, done);
+        kr_time_t planned = c->ckpt.enabled ? kr__run_next_cut(c, done) : 0;
+        kr_time_t safe = kr__run_next_safe_point(c, done);
+        kr_time_t cut = planned && (!safe || planned <= safe) ? planned : safe;
         bool at_cut = false;
         kr_status_t st = kr__coord_run_until(c->model, cut, &at_cut);
         if (st || !at_cut) return st;
-        if ((st = kr__run_checkpoint(c, cut))) return st;
+        bool checkpoint = false, stop = false;
+        if ((st = kr__run_safe_point(c, cut, &checkpoint, &stop))) return st;
+        /* A replication (or a sweep's) writes no checkpoint of its own: asked
+         * to stop, it is abandoned, and runs again after a restart
+         * (replications.c keeps the finished ones). */
+        if (c->opt->stats_json && stop)
+            return kr__fail(KR__STOPPED_CHECKPOINTED, "%s: the replication was abandoned", c->safe.why);
+        if (c->opt->stats_json) checkpoint = false;
+        if ((cut == planned || checkpoint) && (st = kr__run_checkpoint(c, cut))) return st;
+        if (stop) {
+            c->safe.stopped = true;
+            return kr__fail(KR__STOPPED_CHECKPOINTED, "%s: checkpointed at model time %s (%s/%s), not finished; go "
+                            "on with --restart %s", c->safe.why, c->ckpt.last_name + strlen("ckpt-"), c->ckpt.dir,
+                            c->ckpt.last_name, c->ckpt.dir);
+        }
         done = cut;
     }
 }

@@ -30,6 +30,11 @@ typedef struct kr__run_options {
     bool no_idle_warning;        /* the caller has warned about idle ranks once already */
     kr__ckpt_plan_t ckpt;        /* --checkpoint-*: over the file's outputs.checkpoint (keep -1: not given) */
     const char *restart;         /* --restart: a checkpoint, or a folder of them */
+    /* Long jobs (docs/cluster.md): in wall seconds, 0 for none */
+    double checkpoint_wall;      /* --checkpoint-wall: a checkpoint every so often */
+    double stop_before_wall;     /* --stop-before-wall: checkpoint and stop before the run has gone that long */
+    double progress_every;       /* --progress: a progress line every so often when stderr is no terminal (<0: off) */
+    uint64_t started_ns;         /* when the process began (the wall clock's reference; 0: at the run's start) */
 } kr__run_options_t;
 
 /* A file written as NAME.partial and renamed to NAME once complete, so
@@ -58,6 +63,11 @@ kr_status_t kr__out_close(kr__out_file_t *o, bool keep);
 kr_status_t kr__out_finish(kr__out_file_t *o);
 kr_status_t kr__out_commit(kr__out_file_t *o, bool keep);
 
+/* A run that stopped at a safe point after writing a checkpoint, not
+ * finished (docs/cluster.md): not a kr_status_t of the API, only what
+ * kr__run_file and the replications return for it (exit status 4). */
+#define KR__STOPPED_CHECKPOINTED ((kr_status_t)64)
+
 /* What a run came to, as the kairos command's exit status (docs/cli.md,
  * "Exit status"). */
 enum {
@@ -65,7 +75,7 @@ enum {
     KR__EXIT_FAILED = 1,        /* the run failed: a kind's kr_sim_fail, a refused sync-event, out of memory */
     KR__EXIT_INPUT = 2,         /* bad input: command line, model file, params, a setup error */
     KR__EXIT_DEADLOCK = 3,
-    KR__EXIT_CHECKPOINTED = 4,  /* reserved: checkpointed and not finished */
+    KR__EXIT_CHECKPOINTED = 4,  /* checkpointed and not finished: a signal or --stop-before-wall stopped it */
     KR__EXIT_SIGINT = 130,
     KR__EXIT_SIGTERM = 143
 };

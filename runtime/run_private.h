@@ -25,7 +25,23 @@ typedef struct kr__ckpt_schedule {
     uint64_t restore_ns;        /* this rank's restart: reading and loading its simulators */
     json_t *identity_items;     /* rank 0: the manifest's identity_items (NULL: too many), made once */
     bool identity_made;
+    char last_name[96];         /* the newest this run wrote ("" none), e.g. ckpt-500 */
+    uint64_t last_write_ns;     /* how long it took */
+    uint64_t last_done_ns;      /* when it was complete (this rank's clock) */
 } kr__ckpt_schedule_t;
+
+/* The run's safe points (safe_point.c): where every rank stops together,
+ * so that a signal or the wall clock can be acted on (a checkpoint, a
+ * stop) and a batch log can be told how far the run is. */
+typedef struct kr__safe_points {
+    kr_time_t span;             /* model time to the next one, in ticks (0: not yet planned) */
+    kr_time_t first_at;         /* model time where this run (or restart) began */
+    uint64_t last_ns;           /* when the last one was passed (or the run began) */
+    uint64_t last_progress_ns;  /* rank 0: when the last progress line was written */
+    uint64_t events;            /* every rank's events at the last one (agreed) */
+    bool stopped;               /* the run stopped at one, checkpointed, not finished */
+    char why[160];              /* what asked for that stop */
+} kr__safe_points_t;
 
 /* One run on this rank. */
 typedef struct run_ctx {
@@ -42,6 +58,7 @@ typedef struct run_ctx {
     json_t *steps;              /* rank 0: per-step figures summed per kind (kr_report_steps) */
     kr__model_digest_t digest;  /* the same on every rank (model_digest.c) */
     kr__ckpt_schedule_t ckpt;
+    kr__safe_points_t safe;
     /* a restart (checkpoint.c): where the checkpoint was cut, a stop it
      * knew of, every event log's length then */
     kr_time_t restored_at;
@@ -94,6 +111,15 @@ json_t *kr__run_checkpoint_stats(const run_ctx_t *c);
  * feeds). */
 kr_status_t kr__run_load_part(kr_sim_t *s, const kr_kind_desc_t *k, const void *data, size_t size, kr_time_t cut,
                               kr_time_t saved_end);
+
+/* safe_point.c */
+/* The next safe point after `after` (ticks), or 0: none before the end. */
+kr_time_t kr__run_next_safe_point(run_ctx_t *c, kr_time_t after);
+/* At the safe point `at`, every rank at once: agrees on what signals and
+ * the wall clock ask for, writes the batch log's progress line (rank 0),
+ * and plans the next safe point. *checkpoint: write one here; *stop: then
+ * stop the run, not finished (c->safe.why says why). */
+kr_status_t kr__run_safe_point(run_ctx_t *c, kr_time_t at, bool *checkpoint, bool *stop);
 
 /* report.c */
 /* This rank's part of the stats. */

@@ -22,6 +22,10 @@ typedef struct kr__sweep_desc {
     int ranks, rank;
     MPI_Comm comm;                      /* used only when ranks > 1 */
     kr_status_t (*register_builtin)(kr_kinds_t *kinds);
+    /* a long job: as kr__replications_desc_t's (docs/replications.md) */
+    const char *checkpoint_dir, *restart;
+    double checkpoint_wall, stop_before_wall, progress_every;
+    uint64_t started_ns;
 } kr__sweep_desc_t;
 
 /* Points are the combinations in the order of nested loops, the first

@@ -192,8 +192,10 @@ for model in phold phold2 sqss; do
     --restart "$c" "${end[@]}" --set "$param"
   refuse "$model: a checkpoint after the end time" "$m" "$c" "after this run's end time" --restart "$c" \
     --end $((later - 2))
-  refuse "$model: --restart with --replications" "$m" "--restart" "with --replications" \
+  refuse "$model: a run's checkpoint to --replications" "$m" "--restart" "found the checkpoint of one run" \
     --restart "$c" "${end[@]}" --replications 2
+  refuse "$model: --checkpoint-at with --replications" "$m" "--checkpoint-at" "with --replications" \
+    --checkpoint-at 3 "${end[@]}" --replications 2
 done
 
 # A stats file a refused restart was asked to overwrite is not left
