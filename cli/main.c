@@ -20,6 +20,7 @@
 #include "models/builtin.h"
 #include "runtime/kind_doc.h"
 #include "runtime/model_digest.h"
+#include "runtime/memory_estimate.h"
 #include "runtime/param_table.h"
 #include "runtime/plugins.h"
 #include "runtime/run.h"
@@ -510,6 +511,13 @@ static int cmd_validate(const cli_t *c, int argc, char **argv)
     char *values = NULL;
     size_t values_len = 0;
     if (!st) st = declared_values(f, m, &values, &values_len);
+    /* Each rank's memory, measured on the model as a run has it when it
+     * starts (its behaviors' on_start and first steps included): every
+     * simulator is built in this one process, then counted on its rank. */
+    kr__rank_memory_t *memory = !st ? calloc((size_t)o.ranks, sizeof *memory) : NULL;
+    if (!st && !memory) st = kr__fail(KR_ERR_NOMEM, "%s: out of memory estimating the ranks' memory", f->path);
+    if (!st) st = kr_model_start(m);
+    if (!st) kr__memory_estimate(f, m, o.ranks, rank_of, memory);
     if (st && f && c->rank == 0) fprintf(stderr, "kairos: %s\n", kr_last_error());
     if (!st && c->rank == 0) {
         double p = (double)f->precision;
@@ -557,7 +565,9 @@ static int cmd_validate(const cli_t *c, int argc, char **argv)
             printf(on_rank ? "\n" : " (idle)\n");
         }
         if (values_len) printf("params (the values a run uses, after defaults):\n%s", values);
+        kr__memory_estimate_print(stdout, memory, o.ranks);
     }
+    free(memory);
     free(values);
     free(next);
     free(last);
