@@ -82,7 +82,8 @@ static const char *grouped(size_t n, char buf[32])
     return buf;
 }
 
-/* Decimal units (1 MB = 10^6 bytes), one decimal from KB on. */
+/* Decimal units (1 MB = 10^6 bytes), three significant digits from KB
+ * on: enough to add ranks up, not more than an estimate deserves. */
 static const char *sized(size_t n, char buf[32])
 {
     static const char *const unit[] = { "KB", "MB", "GB", "TB" };
@@ -92,11 +93,11 @@ static const char *sized(size_t n, char buf[32])
     }
     double v = (double)n / 1000;
     int u = 0;
-    while (v >= 999.95 && u < 3) {
+    while (v >= 999.5 && u < 3) {
         v /= 1000;
         u++;
     }
-    snprintf(buf, 32, "%.1f %s", v, unit[u]);
+    snprintf(buf, 32, v < 9.995 ? "%.2f %s" : v < 99.95 ? "%.1f %s" : "%.0f %s", v, unit[u]);
     return buf;
 }
 
