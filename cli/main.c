@@ -96,8 +96,10 @@ static const char *const validate_help =
     "Checks the model file (and every kind's params) without running it, and\n"
     "prints the plan: the model's identity and run digests, simulators,\n"
     "formalisms, dependencies and promises, zero-promise groups, which rank\n"
-    "runs what for N ranks (default 1), and the parameter values a run will\n"
-    "use (after defaults) of every simulator whose kind declares them.\n";
+    "runs what for N ranks (default 1), the parameter values a run will use\n"
+    "(after defaults) of every simulator whose kind declares them, and an\n"
+    "estimate of each rank's memory after setup (entities, pending events,\n"
+    "halos), measured on the model built and started in this one process.\n";
 
 static const char *const kinds_help =
     "usage: kairos kinds [NAME] [--markdown] [--plugin FILE]... [MODEL.json]\n"
