@@ -57,6 +57,7 @@ void kr__memory_estimate(const kr__model_file_t *f, kr_model_t *m, int ranks, co
                 kr_view_fini(&v);
             }
             halo_estimate(r, agents, &ghosts, &bytes);
+            p->cut_regions += r->nb_count > 0;
             p->ghosts += ghosts;
             p->halo_bytes += bytes;
             /* the field layers, now and next, over the stored cells */
@@ -116,7 +117,8 @@ void kr__memory_estimate_print(FILE *out, const kr__rank_memory_t *per_rank, int
         fprintf(out, "  rank %d: %s  (entities %s in %s, components %s; ", k, sized(p->total, a),
                 grouped(p->entities, b), sized(p->entity_bytes, c), sized(p->component_bytes, d));
         fprintf(out, "events %s in %s; ", grouped(p->events, a), sized(p->event_bytes, b));
-        if (p->ghosts || p->halo_bytes) fprintf(out, "halos ~%s ghosts in %s; ", grouped(p->ghosts, a), sized(p->halo_bytes, b));
+        /* (a sparse world's halo may round to no ghost: still a halo) */
+        if (p->cut_regions) fprintf(out, "halos ~%s ghosts in %s; ", grouped(p->ghosts, a), sized(p->halo_bytes, b));
         else fprintf(out, "halos none; ");
         fprintf(out, "other %s)\n", sized(p->other_bytes, a));
     }

@@ -12,7 +12,8 @@ typedef struct kr__rank_memory {
     size_t sims;
     size_t entities, component_bytes, entity_bytes;   /* the worlds (entity_bytes: all a world holds) */
     size_t events, event_bytes;                      /* pending events: records, queues, payloads */
-    size_t ghosts, halo_bytes;                       /* regions' halos, from geometry (an estimate) */
+    size_t cut_regions;                              /* regions with neighbours, hence a halo */
+    size_t ghosts, halo_bytes;                       /* their halos, from geometry (an estimate) */
     size_t other_bytes;                              /* simulators and regions themselves, field layers */
     size_t total;
 } kr__rank_memory_t;
