@@ -20,6 +20,7 @@
 #include "base/fault.h"
 #include "models/builtin.h"
 #include "runtime/kind_doc.h"
+#include "runtime/memory_estimate.h"
 #include "runtime/model_digest.h"
 #include "runtime/param_table.h"
 #include "runtime/plugins.h"
@@ -107,8 +108,10 @@ static const char *const validate_help =
     "Checks the model file (and every kind's params) without running it, and\n"
     "prints the plan: the model's identity and run digests, simulators,\n"
     "formalisms, dependencies and promises, zero-promise groups, which rank\n"
-    "runs what for N ranks (default 1), and the parameter values a run will\n"
-    "use (after defaults) of every simulator whose kind declares them.\n";
+    "runs what for N ranks (default 1), the parameter values a run will use\n"
+    "(after defaults) of every simulator whose kind declares them, and an\n"
+    "estimate of each rank's memory after setup (entities, pending events,\n"
+    "halos), measured on the model built and started in this one process.\n";
 
 static const char *const kinds_help =
     "usage: kairos kinds [NAME] [--markdown] [--plugin FILE]... [MODEL.json]\n"
@@ -565,6 +568,13 @@ static int cmd_validate(const cli_t *c, int argc, char **argv)
     char *values = NULL;
     size_t values_len = 0;
     if (!st) st = declared_values(f, m, &values, &values_len);
+    /* Each rank's memory, measured on the model as a run has it when it
+     * starts (its behaviors' on_start and first steps included): every
+     * simulator is built in this one process, then counted on its rank. */
+    kr__rank_memory_t *memory = !st ? calloc((size_t)o.ranks, sizeof *memory) : NULL;
+    if (!st && !memory) st = kr__fail(KR_ERR_NOMEM, "%s: out of memory estimating the ranks' memory", f->path);
+    if (!st) st = kr_model_start(m);
+    if (!st) kr__memory_estimate(f, m, o.ranks, rank_of, memory);
     if (st && f && c->rank == 0) fprintf(stderr, "kairos: %s\n", kr_last_error());
     if (!st && c->rank == 0) {
         double p = (double)f->precision;
@@ -612,7 +622,9 @@ static int cmd_validate(const cli_t *c, int argc, char **argv)
             printf(on_rank ? "\n" : " (idle)\n");
         }
         if (values_len) printf("params (the values a run uses, after defaults):\n%s", values);
+        kr__memory_estimate_print(stdout, memory, o.ranks);
     }
+    free(memory);
     free(values);
     free(next);
     free(last);

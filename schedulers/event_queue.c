@@ -258,6 +258,13 @@ size_t kr__equeue_size(const kr__equeue_t *q)
     return q->size;
 }
 
+size_t kr__equeue_bytes(const kr__equeue_t *q)
+{
+    size_t entries = q->heap_cap + q->spare_cap;
+    for (unsigned b = 0; b < KR__EQUEUE_BUCKETS; b++) entries += q->buckets[b].cap;
+    return entries * sizeof(kr__qentry_t);
+}
+
 kr_status_t kr__equeue_filter(kr__equeue_t *q, bool (*keep)(void *arg, const kr__qentry_t *e), void *arg)
 {
     if (!keep) return kr__fail(KR_ERR_INVALID_ARG, "event queue: filter without a keep function");

@@ -79,6 +79,8 @@ bool kr__equeue_pop(kr__equeue_t *q, kr__qentry_t *out);
 /* The minimum, NULL when empty; valid until the next push/pop/filter. */
 const kr__qentry_t *kr__equeue_peek(kr__equeue_t *q);
 size_t kr__equeue_size(const kr__equeue_t *q);
+/* The bytes of its arrays as allocated (the struct itself not counted). */
+size_t kr__equeue_bytes(const kr__equeue_t *q);
 /* Keeps only the entries for which keep(arg, entry) is true (used to purge
  * cancelled events), calling keep once per entry; the rest stay a valid
  * queue. KR_ERR_INVALID_ARG if keep is NULL. */

@@ -302,6 +302,16 @@ kr__edge_t *kr__edge(kr_model_t *m, uint32_t from, uint32_t to);
 /* sim.c */
 kr_status_t kr__sim_init(kr_sim_t *s);
 void kr__sim_fini(kr_sim_t *s);
+/* A simulator's pending events and what they hold, for `kairos
+ * validate`'s memory estimate (runtime/memory_estimate.c): arrays counted
+ * by capacity, as allocated. */
+typedef struct kr__sim_footprint {
+    size_t pending;          /* pending event records */
+    size_t payload_bytes;    /* payloads outside the records, and their rare fields' bytes */
+    size_t event_bytes;      /* records, versions, queue, index, payloads: all the events hold */
+    size_t other_bytes;      /* the simulator itself: its struct, sent sync-events, edges */
+} kr__sim_footprint_t;
+kr__sim_footprint_t kr__sim_footprint(const kr_sim_t *s);
 /* A fresh record (state pending, no data); returns its slot or UINT32_MAX. */
 uint32_t kr__rec_alloc(kr_sim_t *s);
 void kr__rec_free(kr_sim_t *s, uint32_t slot);

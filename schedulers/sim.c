@@ -88,6 +88,27 @@ void kr__sim_fini(kr_sim_t *s)
     free(s->name);
 }
 
+kr__sim_footprint_t kr__sim_footprint(const kr_sim_t *s)
+{
+    kr__sim_footprint_t f = { 0 };
+    for (uint32_t i = 0; i < s->rec_count; i++) {
+        const kr__event_rec_t *r = &s->recs[i];
+        if (r->state != KR__EVREC_PENDING) continue;
+        f.pending++;
+        if (r->flags & KR__EVREC_HEAP) f.payload_bytes += r->data_size;
+        if (r->extra) {
+            const kr__rec_extra_t *x = &s->extras[r->extra - 1];
+            f.payload_bytes += x->pack.cap + (x->roots ? x->root_count * sizeof *x->roots : 0) + (x->text ? strlen(x->text) + 1 : 0);
+        }
+    }
+    f.event_bytes = (size_t)s->rec_cap * (sizeof *s->recs + sizeof *s->versions) + kr__equeue_bytes(&s->queue) +
+                    (size_t)s->extra_cap * sizeof *s->extras + (size_t)s->by_source.capacity * sizeof(kr__hmap_slot_t) +
+                    f.payload_bytes;
+    f.other_bytes = sizeof *s + (size_t)s->outgoing_cap * sizeof *s->outgoing + s->moved_cap * sizeof *s->moved +
+                    ((size_t)s->out_count + s->in_count) * sizeof(uint32_t);
+    return f;
+}
+
 /* Doubles the record pool, keeping it on cache-line boundaries. */
 static kr_status_t grow_recs(kr_sim_t *s)
 {

@@ -167,6 +167,19 @@ static inline size_t cli_lines(const char *s)
     return n;
 }
 
+/* A file of the source tree (KAIROS_SOURCE_ROOT/rel); the last four
+ * stay valid. */
+static inline const char *cli_source(const char *rel)
+{
+    static char buf[4][1024];
+    static int at;
+    const char *root = getenv("KAIROS_SOURCE_ROOT");
+    cr_assert(root, "KAIROS_SOURCE_ROOT is not set");
+    char *p = buf[at++ % 4];
+    snprintf(p, sizeof buf[0], "%s/%s", root, rel);
+    return p;
+}
+
 /* Removes the temporary folder (a Criterion .fini). */
 static inline void cli_cleanup(void)
 {

@@ -8,16 +8,7 @@
 
 TestSuite(cli, .fini = cli_cleanup);
 
-static const char *source(const char *rel)
-{
-    static char buf[4][1024];
-    static int at;
-    const char *root = getenv("KAIROS_SOURCE_ROOT");
-    cr_assert(root, "KAIROS_SOURCE_ROOT is not set");
-    char *p = buf[at++ % 4];
-    snprintf(p, sizeof buf[0], "%s/%s", root, rel);
-    return p;
-}
+static const char *source(const char *rel) { return cli_source(rel); }
 
 #define FACTORY_SHORT                                                                                  \
     "{'end_time': 50, 'seed': 4, 'simulators': ["                                                      \
