@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""Long jobs (docs/cluster.md): a run stopped by --stop-before-wall, by
+SIGUSR1, or by SIGTERM with --checkpoint-on-term checkpoints at a safe
+point and exits 4 on every rank; restarted from its folder, on another
+number of ranks and with the other algorithm, it gives the uninterrupted
+run's results (compared as tests/checkpoint/check_restart.py does). The
+same for replications and a sweep, whose checkpoint keeps the finished
+replications. And the progress line a batch log gets: written when
+stderr is not a terminal, at the period --progress sets, none with 0.
+
+Signals are sent once the run has written its first progress line (so it
+is running, past its start-up); each rank's own exit status is recorded
+by tests/cli/rank_status.sh.
+
+Usage: check_long_jobs.py KAIROS MPIRUN [--case NAME ...]"""
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "golden"))
+from check_golden import differences, report, strip  # noqa: E402
+
+RANK_STATUS = ROOT / "tests" / "cli" / "rank_status.sh"
+RUN_PART = {"run_digest", "sync", "mapping", "checkpoints"}
+# stats of replications that name the ranks, groups or time
+REPLICATION_RUN_PART = {"ranks", "groups", "group_ranks", "wall_seconds", "sync"}
+
+# name: (model and its arguments, (ranks, sync) stopped, how, (ranks, sync) restarted)
+CASES = {
+    "phold_stop_before_wall": (["examples/phold.json", "--end", "1000"], (2, "null-message"), "wall", (3, "window")),
+    "phold_usr1": (["examples/phold.json", "--end", "2000"], (2, "window"), "usr1", (1, "null-message")),
+    "phold_term": (["examples/phold.json", "--end", "2000"], (2, "null-message"), "term", (4, "window")),
+    "ecology_stop_before_wall": (["examples/ecology-large.json"], (2, "window"), "wall", (1, "null-message")),
+    "ecology_usr1": (["examples/ecology-large.json"], (1, "null-message"), "usr1", (2, "window")),
+    "ecology_term": (["examples/ecology-large.json"], (2, "null-message"), "term", (4, "window")),
+}
+OTHER = ["replications", "sweep", "progress"]
+
+
+def launch(kairos, mpirun, ranks, args, work, tag, extra_mpirun=()):
+    """Starts kairos under mpirun (every rank's status to work/tag.ranks)."""
+    rank_dir = work / f"{tag}.ranks"
+    rank_dir.mkdir()
+    env = dict(os.environ, KAIROS_BIN=str(kairos), KAIROS_RANK_DIR=str(rank_dir))
+    cmd = [mpirun, "-np", str(ranks), "--oversubscribe", *extra_mpirun, "bash", str(RANK_STATUS), *args]
+    err = open(work / f"{tag}.err", "w")
+    return subprocess.Popen(cmd, cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=err), rank_dir
+
+
+def wait_for_progress(proc, work, tag, what):
+    """Until the run's stderr has a progress line; False if it ended first."""
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if "kairos: progress:" in (work / f"{tag}.err").read_text():
+            return True
+        if proc.poll() is not None:
+            return False
+        time.sleep(0.02)
+    raise RuntimeError(f"{what}: no progress line in 60 s")
+
+
+def statuses(rank_dir, ranks):
+    return [(rank_dir / f"status.{r}").read_text().strip() if (rank_dir / f"status.{r}").exists() else "none"
+            for r in range(ranks)]
+
+
+def stop(kairos, mpirun, ranks, args, work, tag, how):
+    """Runs and stops by `how`; the problems found (exit status, output)."""
+    args = list(args) + ["--checkpoint-dir", str(work / "ck")]
+    extra_mpirun = ()
+    if how == "wall":
+        # measured from the start of each rank: the first safe point after
+        # 0.2 s, as the next stretch (1 s) and a first checkpoint (guessed
+        # at 1 s) would not fit
+        args += ["--stop-before-wall", "2.2"]
+    else:
+        args += ["--progress", "0.05"]
+    if how == "term":
+        args += ["--checkpoint-on-term"]
+        # Open MPI kills the ranks a second after passing SIGTERM on; give
+        # them time to write the checkpoint (docs/cluster.md)
+        extra_mpirun = ("--mca", "odls_base_sigkill_timeout", "60")
+    proc, rank_dir = launch(kairos, mpirun, ranks, args, work, tag, extra_mpirun)
+    if how != "wall":
+        if not wait_for_progress(proc, work, tag, tag):
+            return [f"the run ended before it could be signalled: {(work / f'{tag}.err').read_text()[-300:]}"]
+        proc.send_signal(signal.SIGUSR1 if how == "usr1" else signal.SIGTERM)
+    proc.wait(timeout=300)
+    err = (work / f"{tag}.err").read_text()
+    problems = []
+    got = statuses(rank_dir, ranks)
+    if got != ["4"] * ranks:
+        problems.append(f"exit statuses {got}, expected 4 on every rank: {err.strip()[-400:]}")
+    said = [line for line in err.splitlines() if line.startswith("kairos: ") and "checkpointed" in line]
+    if len(said) != 1 or "not finished; go on with --restart" not in said[0]:
+        problems.append(f"expected one line saying checkpointed, not finished, found: {said or err[-300:]}")
+    if (work / f"{tag}.json").exists() or (work / f"{tag}.json.partial").exists():
+        problems.append("a stopped run left a stats file")
+    return problems
+
+
+def run_ok(cmd, work, what):
+    proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{what}: {' '.join(map(str, cmd))} exited {proc.returncode}: {proc.stderr.strip()[:600]}")
+    return proc
+
+
+def mpi(mpirun, ranks, cmd):
+    return [mpirun, "-np", str(ranks), "--oversubscribe"] + cmd if ranks > 1 else cmd
+
+
+def compare(want_path, got_path, run_part):
+    want = strip(json.loads(want_path.read_text()), True)
+    got = strip(json.loads(got_path.read_text()), True)
+    for d in (want, got):
+        for k in run_part:
+            d.pop(k, None)
+    return differences(want, got)
+
+
+def run_case(name, kairos, mpirun, tmp):
+    model, (ranks, sync), how, (again, sync2) = CASES[name]
+    work = Path(tmp) / name
+    work.mkdir()
+    base = [str(ROOT / model[0])] + model[1:]
+    run_ok([kairos, "run", *base, "--quiet", "-o", str(work / "ref.json")], work, f"{name} reference")
+    problems = stop(kairos, mpirun, ranks, ["run", *base, "--sync", sync, "-o", str(work / "stopped.json")],
+                    work, "stopped", how)
+    if problems:
+        return problems
+    run_ok(mpi(mpirun, again, [kairos, "run", *base, "--sync", sync2, "--quiet", "-o", str(work / "restart.json"),
+                               "--restart", str(work / "ck")]), work, f"{name} restart")
+    return [f"restarted on {again} ranks ({sync2}): {p}" for p in compare(work / "ref.json", work / "restart.json",
+                                                                          RUN_PART)]
+
+
+def run_replications(kairos, mpirun, tmp, sweep):
+    name = "sweep" if sweep else "replications"
+    work = Path(tmp) / name
+    work.mkdir()
+    model = [str(ROOT / "examples/phold.json"), "--end", "200"]
+    if sweep:
+        cmd = ["sweep", *model, "--vary", "simulators.phold.params.remote=[0.1,0.25,0.5]", "--replications", "2"]
+        out = lambda tag: ["-o", str(work / f"{tag}.csv")]  # noqa: E731
+    else:
+        cmd = ["run", *model, "--replications", "6"]
+        out = lambda tag: ["-o", str(work / f"{tag}.json")]  # noqa: E731
+    run_ok([kairos, *cmd, "--quiet", *out("ref")], work, f"{name} reference")
+    # signalled once the first round is done (its progress line)
+    problems = stop(kairos, mpirun, 2, [*cmd, *out("stopped")], work, "stopped", "usr1")
+    if (work / "stopped.csv").exists():
+        problems.append("a stopped sweep left its CSV")
+    if problems:
+        return problems
+    saved = json.loads((work / "ck" / "replications.json").read_text())
+    if not 1 <= len(saved["done"]) < 6:
+        problems.append(f"the checkpoint keeps {len(saved['done'])} replications, expected some of 6, not all")
+    run_ok(mpi(mpirun, 3, [kairos, *cmd, "--quiet", *out("restart"), "--restart", str(work / "ck")]), work,
+           f"{name} restart")
+    if sweep:
+        if (work / "ref.csv").read_text() != (work / "restart.csv").read_text():
+            problems.append("the restarted sweep's CSV differs from the uninterrupted one's")
+    else:
+        problems += compare(work / "ref.json", work / "restart.json", REPLICATION_RUN_PART)
+    return problems
+
+
+def run_progress(kairos, tmp):
+    """The batch log's line: every --progress seconds, whole lines."""
+    work = Path(tmp) / "progress"
+    work.mkdir()
+    period = 0.4
+    cmd = [kairos, "run", str(ROOT / "examples/phold.json"), "--end", "2500", "--progress", str(period)]
+    start = time.time()
+    proc = subprocess.Popen(cmd, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    stamps, lines = [], []
+    for line in proc.stderr:
+        stamps.append(time.time() - start)
+        lines.append(line.rstrip("\n"))
+    proc.wait()
+    wall = time.time() - start
+    problems = []
+    progress = [(t, ln) for t, ln in zip(stamps, lines) if ln.startswith("kairos: progress: ")]
+    if proc.returncode != 0:
+        problems.append(f"exit status {proc.returncode}")
+    if len(progress) < max(2, int(wall / period) - 3):
+        problems.append(f"{len(progress)} progress lines in {wall:.1f} s at a period of {period} s: {lines[:3]}")
+    for (a, _), (b, _) in zip(progress, progress[1:]):
+        # never before the period; at most a safe point's spacing (about a
+        # second) after it, plus the noise of a shared machine
+        if b - a < period * 0.9 or b - a > period + 2.5:
+            problems.append(f"progress lines {b - a:.2f} s apart, expected about {period} s")
+            break
+    for _, ln in progress[:1]:
+        if not ("model time" in ln and " of 2500 (" in ln and "events/s" in ln and "left" in ln):
+            problems.append(f"a progress line without model time, percent, events/s and time left: {ln}")
+    if any("\r" in ln for ln in lines):
+        problems.append("a carriage return in a batch log")
+    quiet = subprocess.run(cmd[:-1] + ["0"], cwd=work, capture_output=True, text=True)
+    if "progress" in quiet.stderr:
+        problems.append(f"--progress 0 still wrote: {quiet.stderr[:200]}")
+    default = subprocess.run(cmd[:-2] + ["--end", "100"], cwd=work, capture_output=True, text=True)
+    if "progress" in default.stderr:
+        problems.append(f"a short run wrote a progress line at the default period (60 s): {default.stderr[:200]}")
+    return problems
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("kairos")
+    ap.add_argument("mpirun")
+    ap.add_argument("--case", action="append", choices=list(CASES) + OTHER)
+    args = ap.parse_args()
+    kairos = str(Path(args.kairos).resolve())
+    names = args.case or list(CASES) + OTHER
+    failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            try:
+                if name in CASES:
+                    problems = run_case(name, kairos, args.mpirun, tmp)
+                elif name == "progress":
+                    problems = run_progress(kairos, tmp)
+                else:
+                    problems = run_replications(kairos, args.mpirun, tmp, name == "sweep")
+            except Exception as e:  # noqa: BLE001 - one line per failed case
+                problems = [str(e)]
+            failed += report(name, problems)
+    print(f"{len(names) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
