@@ -283,8 +283,8 @@ kairos job 95, attempt 2: exit status 0 (done)" "$(status_of "$job")"
   # (the scheduler signals the ranks itself).
   # signal_job SCRIPT SIGNAL SETTINGS...: starts the job in the background,
   # sends SIGNAL to its shell once the launcher waits, then, if the launcher
-  # is still there 0.5 s later, SIGTERM to the launcher (as the scheduler
-  # would); $rc, $out, the log as for run.
+  # is still there, SIGTERM to the launcher (as the scheduler would); $rc,
+  # $out, the log as for run.
   signal_job() {
     local script=$1 sig=$2 shell i
     shift 2
@@ -297,7 +297,14 @@ kairos job 95, attempt 2: exit status 0 (done)" "$(status_of "$job")"
       sleep 0.05
     done
     kill -"$sig" "$shell"
-    sleep 0.5
+    # the launcher ends on SIGUSR1 (wait up to 10 s); after SIGTERM, 0.5 s
+    # shows it was not passed on
+    local ticks=200
+    [[ $sig == TERM ]] && ticks=10
+    for ((i = 0; i < ticks; i++)); do
+      kill -0 "$(cat "$tmp/ready")" 2>/dev/null || break
+      sleep 0.05
+    done
     kill -0 "$(cat "$tmp/ready")" 2>/dev/null && echo "launcher still there" >>"$log" && kill -TERM "$(cat "$tmp/ready")"
     wait "$shell"
     rc=$?
