@@ -97,9 +97,9 @@ kj_requeue() {
   read -r -a extra <<<"${KAIROS_QSUB_ARGS:-}"
   # PBS runs a copy of the script; without one, the script in the kairos folder
   [[ -f $script && -r $script ]] || script=$KAIROS_ROOT/scripts/pbs/kairos.pbs
-  echo "kairos job $KJ_JOB_ID: qsub -W depend=afterany:$PBS_JOBID -v $names ${extra[*]} $script"
-  KAIROS_JOB_DIR=$out KAIROS_ROOT=$KAIROS_ROOT \
-    qsub -W depend=afterany:"$PBS_JOBID" -v "$names" "${extra[@]+"${extra[@]}"}" "$script"
+  local -a next=(qsub -W depend=afterany:"$PBS_JOBID" -v "$names" "${extra[@]+"${extra[@]}"}" "$script")
+  echo "kairos job $KJ_JOB_ID: ${next[*]}"
+  KAIROS_JOB_DIR=$out KAIROS_ROOT=$KAIROS_ROOT "${next[@]}"
 }
 
 kairos_job_run() {

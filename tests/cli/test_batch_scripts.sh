@@ -268,6 +268,8 @@ kairos job 5002, attempt 2: exit status 4 (checkpointed, not finished), not requ
   job=$tmp/runs/kairos-93-rows
   run "$pbs" PBS_JOBID=93.pbs-server "PBS_NODEFILE=$tmp/nodefile" KAIROS_SYNC=window "KAIROS_QSUB_ARGS=-q long -l walltime=12:00:00" STUB_STATUS=4
   expect "pbs, exit status 4: walltime, launch, the next job" "4|qstat -f 93.pbs-server | mpirun -np 6 --map-by core --bind-to core --hostfile $tmp/nodefile $bin run $model --stats $job/stats.json --sync window --checkpoint-dir $job/checkpoints --stop-before-wall 3300 | qsub -W depend=afterany:93.pbs-server -v KAIROS_JOB_DIR,KAIROS_ROOT,KAIROS_BIN,KAIROS_OUT,KAIROS_QSUB_ARGS,KAIROS_SYNC -q long -l walltime=12:00:00 $pbs (KAIROS_JOB_DIR=$job)" "$rc|$(logged)"
+  expect "pbs, exit status 4: the job log names the next job" "kairos job 93: qsub -W depend=afterany:93.pbs-server -v KAIROS_JOB_DIR,KAIROS_ROOT,KAIROS_BIN,KAIROS_OUT,KAIROS_QSUB_ARGS,KAIROS_SYNC -q long -l walltime=12:00:00 $pbs|95.pbs-server" \
+    "$(grep -A1 '^kairos job 93: qsub ' <<<"$out" | paste -sd'|')"
   expect "pbs, exit status 4: status.txt" "kairos job 93, attempt 1: exit status 4 (checkpointed, not finished), requeued for attempt 2 of 10" "$(status_of "$job")"
   run "$pbs" PBS_JOBID=95.pbs-server "PBS_NODEFILE=$tmp/nodefile" KAIROS_SYNC=window "KAIROS_JOB_DIR=$job" STUB_STATUS=0
   expect "pbs, the next job: goes on from the checkpoint in the same folder, no further job" "0|qstat -f 95.pbs-server | mpirun -np 6 --map-by core --bind-to core --hostfile $tmp/nodefile $bin run $model --stats $job/stats.json --sync window --checkpoint-dir $job/checkpoints --restart $job/checkpoints --stop-before-wall 3300" "$rc|$(logged)"
