@@ -249,7 +249,8 @@ kairos_job_run() {
     wait "$pid" || rc=$?
     ((woken)) || break # the launcher ended; else a signal ended the wait
   done
-  trap - USR1 TERM
+  # a SIGUSR1 from now on comes too late to matter; SIGTERM still counts
+  trap '' USR1
   # The summary is rank 0's stdout; the stats file appears only if the run succeeded.
   cat "$out/summary.txt"
 
