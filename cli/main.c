@@ -10,6 +10,7 @@
 #include <math.h>
 #include <hwloc.h>
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -823,6 +824,15 @@ int main(int argc, char **argv)
      * MPI_Finalize would wait for it (Open MPI's mpirun kills ranks one
      * second after its SIGTERM), and the outcome is decided already. */
     bool interrupted = code == KR__EXIT_SIGINT || code == KR__EXIT_SIGTERM;
+    /* Checkpointed and stopping: every rank decided it together, and a
+     * launcher that ends the others once one exits (srun
+     * --kill-on-bad-exit) must not turn the status into a signal's. */
+    if (code == KR__EXIT_CHECKPOINTED) {
+        signal(SIGTERM, SIG_IGN);
+        signal(SIGUSR1, SIG_IGN);
+    }
+    /* (so is a launcher that passed on SIGTERM after --checkpoint-on-term) */
+    if (code == KR__EXIT_CHECKPOINTED && kr__checkpoint_asked == SIGTERM) interrupted = true;
     if (mpi && !interrupted) MPI_Finalize();
     return code;
 }
