@@ -42,7 +42,7 @@ CASES = {
     "ecology_usr1": (["examples/ecology-large.json"], (1, "null-message"), "usr1", (2, "window")),
     "ecology_term": (["examples/ecology-large.json", "--end", "300"], (2, "null-message"), "term", (4, "window")),
 }
-OTHER = ["replications", "sweep", "progress"]
+OTHER = ["checkpoint_wall", "replications", "sweep", "progress"]
 
 
 def launch(kairos, mpirun, ranks, args, work, tag, extra_mpirun=()):
@@ -175,6 +175,26 @@ def run_replications(kairos, mpirun, tmp, sweep):
     return problems
 
 
+def run_checkpoint_wall(kairos, mpirun, tmp):
+    """--checkpoint-wall: checkpoints as the run goes, which ends as usual
+    (exit 0, the same results); a restart from the first of them too."""
+    work = Path(tmp) / "checkpoint_wall"
+    work.mkdir()
+    model = [str(ROOT / "examples/phold.json"), "--end", "2000"]
+    run_ok([kairos, "run", *model, "--quiet", "-o", str(work / "ref.json")], work, "reference")
+    run_ok(mpi(mpirun, 2, [kairos, "run", *model, "--quiet", "-o", str(work / "wall.json"), "--checkpoint-wall",
+                           "0.5", "--checkpoint-keep", "0", "--checkpoint-dir", str(work / "ck")]), work,
+           "with --checkpoint-wall")
+    problems = [f"with --checkpoint-wall: {p}" for p in compare(work / "ref.json", work / "wall.json", RUN_PART)]
+    written = sorted((work / "ck").glob("ckpt-*"), key=lambda p: float(p.name[5:]))
+    if not written or any(p.name.endswith(".partial") for p in written):
+        return problems + [f"expected complete checkpoints every 0.5 s of a run of seconds, found {written}"]
+    run_ok([kairos, "run", *model, "--quiet", "-o", str(work / "restart.json"), "--restart", str(written[0])], work,
+           "restart")
+    return problems + [f"restarted from {written[0].name}: {p}"
+                       for p in compare(work / "ref.json", work / "restart.json", RUN_PART)]
+
+
 def run_progress(kairos, tmp):
     """The batch log's line: every --progress seconds, whole lines."""
     work = Path(tmp) / "progress"
@@ -233,6 +253,8 @@ def main():
                     problems = run_case(name, kairos, args.mpirun, tmp)
                 elif name == "progress":
                     problems = run_progress(kairos, tmp)
+                elif name == "checkpoint_wall":
+                    problems = run_checkpoint_wall(kairos, args.mpirun, tmp)
                 else:
                     problems = run_replications(kairos, args.mpirun, tmp, name == "sweep")
             except Exception as e:  # noqa: BLE001 - one line per failed case
