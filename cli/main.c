@@ -336,7 +336,7 @@ static int parse(const cli_t *c, int argc, char **argv, int first, const char *c
             if (!argv[i][0] || *end || !isfinite(v) || v < 0 || (v == 0 && !progress)) {
                 char what[96];
                 snprintf(what, sizeof what, "%s: expected wall-clock seconds %s", a, progress ? ">= 0 (0: off)" : "> 0");
-                c->rank == 0 ? fprintf(stderr, "kairos: %s, found \"%s\"\n", what, argv[i]) : 0;
+                if (c->rank == 0) fprintf(stderr, "kairos: %s, found \"%s\"\n", what, argv[i]);
                 return 2;
             }
             *(progress ? &o->progress : !strcmp(a, "--checkpoint-wall") ? &o->checkpoint_wall : &o->stop_before_wall) = v;

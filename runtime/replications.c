@@ -1,6 +1,7 @@
 /* Replications of a model over groups of ranks, and their pooling. */
 #include <gsl/gsl_cdf.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -8,7 +9,6 @@
 #include "kairos/statistics.h"
 #include "base/error.h"
 #include "base/fault.h"
-#include <signal.h>
 #include "net/collectives.h"
 #include "runtime/replications.h"
 
@@ -249,8 +249,13 @@ static void decide(const kr__replications_desc_t *d, bool abandoned, bool last, 
     if (last && all[3] == 0) return;
     if (all[0] > 0 || all[3] > 0) {
         *checkpoint = *stop = true;
-        snprintf(why, cap, "%s", kr__checkpoint_asked == SIGTERM ? "SIGTERM (--checkpoint-on-term)"
-                 : kr__checkpoint_asked ? "SIGUSR1" : "a signal or --stop-before-wall");
+        /* (this rank's own reason; a replication another group abandoned
+         * for a signal or the wall clock reads as the wall clock here) */
+        if (kr__checkpoint_asked) snprintf(why, cap, "%s", kr__checkpoint_asked == SIGTERM ? "SIGTERM (--checkpoint-on-term)"
+                                                           : "SIGUSR1");
+        else if (d->stop_before_wall > 0 && all[0] == 0)
+            snprintf(why, cap, "--stop-before-wall %g: %.0f s gone", d->stop_before_wall, all[1]);
+        else snprintf(why, cap, "a signal to another rank");
     } else if (d->stop_before_wall > 0 && all[1] + round + 1.0 >= d->stop_before_wall) {
         /* the next round would not fit: stop before it */
         *checkpoint = *stop = true;
