@@ -184,6 +184,41 @@ def run_replications(kairos, mpirun, tmp, sweep):
             problems.append("the restarted sweep's CSV differs from the uninterrupted one's")
     else:
         problems += compare(work / "ref.json", work / "restart.json", REPLICATION_RUN_PART)
+        problems += replications_refusals(kairos, cmd, work)
+    return problems
+
+
+def replications_refusals(kairos, cmd, work):
+    """A damaged or foreign replications checkpoint: exit 2, one line naming
+    the file (or --restart) and what is wrong, no stats file."""
+    good = (work / "ck" / "replications.json").read_text()
+    saved = json.loads(good)
+    cases = [
+        ("truncated", good[: len(good) // 2], [], "expected JSON"),
+        ("another format", json.dumps(dict(saved, format="other")), [], "format: expected"),
+        ("another version", json.dumps(dict(saved, version=2)), [], "version: expected 1"),
+        ("another plan", good, ["--replications", "7"], "plan: the checkpoint is of other replications"),
+        ("another seed", good, ["--seed", "5"], "plan: the checkpoint is of other replications"),
+        ("an item out of range", json.dumps(dict(saved, done=[dict(saved["done"][0], _item=99)])), [],
+         "expected a record with an _item from 0 to 5"),
+    ]
+    problems = []
+    for what, text, extra, says in cases:
+        bad = work / "bad"
+        bad.mkdir(exist_ok=True)
+        (bad / "replications.json").write_text(text)
+        stats = work / "refused.json"
+        proc = subprocess.run([kairos, *cmd, *extra, "--quiet", "-o", str(stats), "--restart", str(bad)], cwd=work,
+                              capture_output=True, text=True)
+        lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+        if proc.returncode != 2 or len(lines) != 1 or says not in lines[0] or "replications.json" not in lines[0]:
+            problems.append(f"{what}: expected exit 2 and one line saying '{says}', found {proc.returncode}: {lines}")
+        if stats.exists() or Path(str(stats) + ".partial").exists():
+            problems.append(f"{what}: a refused restart left a stats file")
+    none = subprocess.run([kairos, *cmd, "--quiet", "--restart", str(work / "nothing")], cwd=work,
+                          capture_output=True, text=True)
+    if none.returncode != 2 or "found no such file" not in none.stderr:
+        problems.append(f"no checkpoint: expected exit 2, found {none.returncode}: {none.stderr.strip()}")
     return problems
 
 
