@@ -99,11 +99,12 @@ run() {
 # takes the place of the (sub)shell it runs in, so that a signal to that
 # shell's pid reaches the job script.
 clean_env() {
+  # every KAIROS_* variable of the caller (meson's test environment has
+  # some of its own), since the PBS script passes them all on to the next job
+  local -a unset=() v
+  for v in $(compgen -e | grep '^KAIROS_'); do unset+=(-u "$v"); done
   exec env -u SLURM_JOB_ID -u SLURM_NTASKS -u SLURM_JOB_NUM_NODES -u SLURM_SUBMIT_DIR -u SLURM_JOB_END_TIME \
-    -u PBS_JOBID -u PBS_NODEFILE -u PBS_O_WORKDIR -u DRY_RUN -u KAIROS_SOURCE_ROOT -u KAIROS_ROOT \
-    -u KAIROS_MODEL -u KAIROS_SYNC -u KAIROS_SETS -u KAIROS_RANKS -u KAIROS_NODES -u KAIROS_LAUNCHER \
-    -u KAIROS_BIND -u KAIROS_JOB_DIR -u KAIROS_STOP_BEFORE -u KAIROS_STOP_MARGIN -u KAIROS_CHECKPOINT_WALL \
-    -u KAIROS_CHECKPOINT_ON_TERM -u KAIROS_MAX_ATTEMPTS -u KAIROS_QSUB_ARGS \
+    -u PBS_JOBID -u PBS_NODEFILE -u PBS_O_WORKDIR -u DRY_RUN "${unset[@]}" \
     PATH="$tmp/bin:$PATH" STUB_LOG="$log" KAIROS_BIN="$bin" KAIROS_OUT="$tmp/runs" "$@"
 }
 
