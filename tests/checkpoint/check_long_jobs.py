@@ -19,14 +19,13 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "golden"))
-from check_golden import differences, report, strip  # noqa: E402
+from check_golden import differences, run_cases, strip  # noqa: E402
 
 RANK_STATUS = ROOT / "tests" / "cli" / "rank_status.sh"
 RUN_PART = {"run_digest", "sync", "mapping", "checkpoints"}
@@ -296,23 +295,16 @@ def main():
     args = ap.parse_args()
     kairos = str(Path(args.kairos).resolve())
     names = args.case or list(CASES) + OTHER
-    failed = 0
-    with tempfile.TemporaryDirectory() as tmp:
-        for name in names:
-            try:
-                if name in CASES:
-                    problems = run_case(name, kairos, args.mpirun, tmp)
-                elif name == "progress":
-                    problems = run_progress(kairos, tmp)
-                elif name == "checkpoint_wall":
-                    problems = run_checkpoint_wall(kairos, args.mpirun, tmp)
-                else:
-                    problems = run_replications(kairos, args.mpirun, tmp, name == "sweep")
-            except Exception as e:  # noqa: BLE001 - one line per failed case
-                problems = [str(e)]
-            failed += report(name, problems)
-    print(f"{len(names) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    def run_one(name, tmp):
+        if name in CASES:
+            return run_case(name, kairos, args.mpirun, tmp)
+        if name == "progress":
+            return run_progress(kairos, tmp)
+        if name == "checkpoint_wall":
+            return run_checkpoint_wall(kairos, args.mpirun, tmp)
+        return run_replications(kairos, args.mpirun, tmp, name == "sweep")
+
+    return run_cases(names, run_one)
 
 
 if __name__ == "__main__":

@@ -24,13 +24,12 @@ import json
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "golden"))
-from check_golden import differences, report, strip  # noqa: E402
+from check_golden import differences, run_cases, strip  # noqa: E402
 
 # The restart changes the run part: algorithm, ranks, mapping.
 RUN_PART = {"run_digest", "sync", "mapping", "checkpoints"}
@@ -258,16 +257,7 @@ def main():
         if skipped:
             print(f"skip {', '.join(skipped)}: no --plugin")
         names = [n for n in names if n not in PLUGIN_CASES]
-    failed = 0
-    with tempfile.TemporaryDirectory() as tmp:
-        for name in names:
-            try:
-                problems = run_case(name, args.kairos, args.mpirun, tmp, args.plugin)
-            except Exception as e:  # noqa: BLE001 - one line per failed case
-                problems = [str(e)]
-            failed += report(name, problems)
-    print(f"{len(names) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    return run_cases(names, lambda name, tmp: run_case(name, args.kairos, args.mpirun, tmp, args.plugin))
 
 
 if __name__ == "__main__":

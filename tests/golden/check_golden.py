@@ -88,6 +88,21 @@ def differences(want, got, path="$"):
     return [] if want == got else [f"{path}: expected {json.dumps(want)}, found {json.dumps(got)}"]
 
 
+def run_cases(names, run_one):
+    """Runs run_one(name, tmp) -> problems for each case in a temporary
+    folder, reports each, prints the tally; the exit status."""
+    failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            try:
+                problems = run_one(name, tmp)
+            except Exception as e:  # noqa: BLE001 - one line per failed case
+                problems = [str(e)]
+            failed += report(name, problems)
+    print(f"{len(names) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
 def report(name, problems):
     """One line for a case, and its first problems under it; 1 if it failed."""
     if not problems:
