@@ -117,12 +117,10 @@ static kr_status_t run_model(run_ctx_t *c)
             return kr__fail(KR__STOPPED_CHECKPOINTED, "%s: the replication was abandoned", c->safe.why);
         if (c->opt->stats_json) checkpoint = false;
         if ((cut == planned || checkpoint) && (st = kr__run_checkpoint(c, cut))) return st;
-        if (stop) {
-            c->safe.stopped = true;
+        if (stop)
             return kr__fail(KR__STOPPED_CHECKPOINTED, "%s: checkpointed at model time %s (%s/%s), not finished; go "
                             "on with --restart %s", c->safe.why, c->ckpt.last_name + strlen("ckpt-"), c->ckpt.dir,
                             c->ckpt.last_name, c->ckpt.dir);
-        }
         done = cut;
     }
 }

@@ -39,7 +39,6 @@ typedef struct kr__safe_points {
     uint64_t last_ns;           /* when the last one was passed (or the run began) */
     uint64_t last_progress_ns;  /* rank 0: when the last progress line was written */
     uint64_t events;            /* every rank's events at the last one (agreed) */
-    bool stopped;               /* the run stopped at one, checkpointed, not finished */
     char why[160];              /* what asked for that stop */
 } kr__safe_points_t;
 
