@@ -44,6 +44,9 @@
  *   phold_bare [--queue calendar|heap4] [--lps N] [--start 16] [--end T]
  *              [--remote 0.25] [--lookahead 0.1] [--mean 1] [--seed 1]
  */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, when built alone (meson defines it) */
+#endif
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
