@@ -7,7 +7,7 @@
  * every rank has not yet passed. A safe point can: it is planned before
  * the ranks reach it, as a cut (schedulers/coordinator.c,
  * kr__coord_run_until), and there every rank has run every event before it
- * and none after. The ranks then agree, with one reduction, on what was
+ * and none after. The ranks then agree, with two small reductions, on what was
  * asked meanwhile: a checkpoint, a stop, a progress line. Cuts change no
  * result, so neither do safe points, wherever they fall.
  *
