@@ -443,10 +443,9 @@ static void long_job_options(const cli_t *c, const options_t *o, kr__run_options
     /* the live line on a terminal; a whole line now and then in a batch
      * log, where a line rewritten in place would pile up */
     ro->progress = c->rank == 0 && !o->quiet && tty && o->progress != 0;
-    ro->progress_every = o->quiet || tty ? 0 : o->progress < 0 ? 60 : o->progress;
-    ro->checkpoint_wall = o->checkpoint_wall;
-    ro->stop_before_wall = o->stop_before_wall;
-    ro->started_ns = process_start_ns;
+    ro->wall = (kr__wall_limits_t){ .progress_every = o->quiet || tty ? 0 : o->progress < 0 ? 60 : o->progress,
+                                    .checkpoint_wall = o->checkpoint_wall, .stop_before_wall = o->stop_before_wall,
+                                    .started_ns = process_start_ns };
     if (o->checkpoint_on_term) kr__checkpoint_on_term();
 }
 
@@ -500,8 +499,7 @@ static int cmd_sweep(const cli_t *c, int argc, char **argv)
         .replications = o.replications ? (uint32_t)o.replications : 1, .group_ranks = o.group_ranks,
         .csv_path = o.stats, .plot_dir = o.plot_dir, .quiet = o.quiet, .summary = c->rank == 0 ? stdout : NULL,
         .ranks = c->ranks, .rank = c->rank, .comm = MPI_COMM_WORLD, .register_builtin = kr__models_register_builtin,
-        .checkpoint_dir = o.ckpt.dir, .restart = o.restart, .checkpoint_wall = job.checkpoint_wall,
-        .stop_before_wall = job.stop_before_wall, .progress_every = job.progress_every, .started_ns = job.started_ns });
+        .checkpoint_dir = o.ckpt.dir, .restart = o.restart, .wall = job.wall });
     if (st && c->rank == 0) fprintf(stderr, "kairos: %s\n", kr_last_error());
     fflush(stdout);
     options_free(&o);

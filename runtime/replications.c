@@ -132,8 +132,8 @@ static kr_status_t run_item(const kr__replications_desc_t *d, uint64_t item, int
     /* a signal or the wall clock may abandon the replication at a safe
      * point (KR__STOPPED_CHECKPOINTED): it runs again after a restart */
     kr__run_options_t o = { .quiet = true, .ranks = group_ranks, .rank = group_rank, .comm = group,
-                           .stats_json = &stats, .no_idle_warning = true, .stop_before_wall = d->stop_before_wall,
-                           .started_ns = d->started_ns };
+                           .stats_json = &stats, .no_idle_warning = true,
+                           .wall = { .stop_before_wall = d->wall.stop_before_wall, .started_ns = d->wall.started_ns } };
     kr_status_t st = kr__run_file(f, &o);
     f->seed = model_seed;
     f->out_stats = stats_out;
@@ -253,14 +253,14 @@ static void decide(const kr__replications_desc_t *d, bool abandoned, bool last, 
          * for a signal or the wall clock reads as the wall clock here) */
         if (kr__checkpoint_asked) snprintf(why, cap, "%s", kr__checkpoint_asked == SIGTERM ? "SIGTERM (--checkpoint-on-term)"
                                                            : "SIGUSR1");
-        else if (d->stop_before_wall > 0 && all[0] == 0)
-            snprintf(why, cap, "--stop-before-wall %g: %.0f s gone", d->stop_before_wall, all[1]);
+        else if (d->wall.stop_before_wall > 0 && all[0] == 0)
+            snprintf(why, cap, "--stop-before-wall %g: %.0f s gone", d->wall.stop_before_wall, all[1]);
         else snprintf(why, cap, "a signal to another rank");
-    } else if (d->stop_before_wall > 0 && all[1] + round + 1.0 >= d->stop_before_wall) {
+    } else if (d->wall.stop_before_wall > 0 && all[1] + round + 1.0 >= d->wall.stop_before_wall) {
         /* the next round would not fit: stop before it */
         *checkpoint = *stop = true;
-        snprintf(why, cap, "--stop-before-wall %g: %.0f s gone", d->stop_before_wall, all[1]);
-    } else if (d->checkpoint_wall > 0 && all[2] >= d->checkpoint_wall) {
+        snprintf(why, cap, "--stop-before-wall %g: %.0f s gone", d->wall.stop_before_wall, all[1]);
+    } else if (d->wall.checkpoint_wall > 0 && all[2] >= d->wall.checkpoint_wall) {
         *checkpoint = true;
     }
 }
@@ -269,7 +269,7 @@ kr_status_t kr__replications_run(const kr__replications_desc_t *d, json_t **resu
 {
     *results = NULL;
     double t0 = wall_now();
-    double start = d->started_ns ? (double)d->started_ns * 1e-9 : t0, last_ckpt = start;
+    double start = d->wall.started_ns ? (double)d->wall.started_ns * 1e-9 : t0, last_ckpt = start;
     int groups, group_ranks;
     kr_status_t st = kr__replications_plan(d, &groups, &group_ranks);
     if (st) return st;
@@ -336,7 +336,7 @@ kr_status_t kr__replications_run(const kr__replications_desc_t *d, json_t **resu
             json_decref(sofar);
             last_ckpt = wall_now();
         }
-        if (!st && d->rank == 0 && d->progress_every > 0 && wall_now() - last_progress >= d->progress_every) {
+        if (!st && d->rank == 0 && d->wall.progress_every > 0 && wall_now() - last_progress >= d->wall.progress_every) {
             uint64_t finished = items - left + (k + 1) * (uint64_t)groups;
             if (finished > items) finished = items;
             double per = (wall_now() - t0) / (double)(k + 1);
@@ -457,8 +457,7 @@ kr_status_t kr__replications_run_file(kr__model_file_t *f, const kr__run_options
     kr__replications_desc_t d = { .points = &f, .point_count = 1, .replications = replications,
                                  .group_ranks = group_ranks, .ranks = opt->ranks, .rank = opt->rank,
                                  .comm = opt->comm, .checkpoint_dir = opt->ckpt.dir, .restart = opt->restart,
-                                 .checkpoint_wall = opt->checkpoint_wall, .stop_before_wall = opt->stop_before_wall,
-                                 .progress_every = opt->progress_every, .started_ns = opt->started_ns };
+                                 .wall = opt->wall };
     int groups, g;
     kr_status_t st = kr__replications_plan(&d, &groups, &g);
     if (st) return st;

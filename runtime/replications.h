@@ -30,10 +30,7 @@ typedef struct kr__replications_desc {
      * records of the finished replications, a restart runs the others. */
     const char *checkpoint_dir;     /* NULL: "checkpoints" */
     const char *restart;            /* a replications checkpoint, or its folder; NULL: none */
-    double checkpoint_wall;         /* seconds: a checkpoint after the round that passes it; 0: none */
-    double stop_before_wall;        /* seconds: checkpoint and stop before the job has gone that long; 0: none */
-    double progress_every;          /* seconds: a progress line on stderr (rank 0); 0: none */
-    uint64_t started_ns;            /* when the process began (0: when the replications began) */
+    kr__wall_limits_t wall;         /* checkpoints and stops after a round, progress lines (rank 0) */
 } kr__replications_desc_t;
 
 /* How the ranks are split. By default as many groups as there are work

@@ -12,6 +12,15 @@
 
 #define KAIROS_VERSION_STRING "0.1.0"
 
+/* A long job's wall-clock settings (docs/cluster.md), in seconds, 0 for
+ * none; shared by a run, replications and sweeps. */
+typedef struct kr__wall_limits {
+    double checkpoint_wall;      /* --checkpoint-wall: a checkpoint every so often */
+    double stop_before_wall;     /* --stop-before-wall: checkpoint and stop before the job has gone that long */
+    double progress_every;       /* --progress: a progress line every so often when stderr is no terminal */
+    uint64_t started_ns;         /* when the process began (the wall clock's reference; 0: at the run's start) */
+} kr__wall_limits_t;
+
 typedef struct kr__run_options {
     const char *stats_path;      /* NULL: the file's outputs.stats, else none */
     const char *event_log_dir;   /* NULL: the file's outputs.event_log, else none */
@@ -30,11 +39,7 @@ typedef struct kr__run_options {
     bool no_idle_warning;        /* the caller has warned about idle ranks once already */
     kr__ckpt_plan_t ckpt;        /* --checkpoint-*: over the file's outputs.checkpoint (keep -1: not given) */
     const char *restart;         /* --restart: a checkpoint, or a folder of them */
-    /* Long jobs (docs/cluster.md): in wall seconds, 0 for none */
-    double checkpoint_wall;      /* --checkpoint-wall: a checkpoint every so often */
-    double stop_before_wall;     /* --stop-before-wall: checkpoint and stop before the run has gone that long */
-    double progress_every;       /* --progress: a progress line every so often when stderr is no terminal (<0: off) */
-    uint64_t started_ns;         /* when the process began (the wall clock's reference; 0: at the run's start) */
+    kr__wall_limits_t wall;      /* a long job's (a replication takes only stop_before_wall and started_ns) */
 } kr__run_options_t;
 
 /* A file written as NAME.partial and renamed to NAME once complete, so

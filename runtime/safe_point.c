@@ -77,7 +77,7 @@ kr_status_t kr__run_safe_point(run_ctx_t *c, kr_time_t at, bool *checkpoint, boo
     kr__safe_points_t *sp = &c->safe;
     const kr__run_options_t *o = c->opt;
     uint64_t now = kr__monotonic_ns();
-    uint64_t start = o->started_ns ? o->started_ns : c->t0;
+    uint64_t start = o->wall.started_ns ? o->wall.started_ns : c->t0;
     uint64_t since_ckpt_from = c->ckpt.last_done_ns ? c->ckpt.last_done_ns : start;
     uint64_t events = 0;
     for (uint32_t i = 0; i < kr_model_sim_count(c->model); i++)
@@ -107,19 +107,19 @@ kr_status_t kr__run_safe_point(run_ctx_t *c, kr_time_t at, bool *checkpoint, boo
         *checkpoint = *stop = true;
         snprintf(sp->why, sizeof sp->why, "%s", all[0] == (uint64_t)SIGTERM ? "SIGTERM (--checkpoint-on-term)"
                  : "SIGUSR1");
-    } else if (o->stop_before_wall > 0) {
+    } else if (o->wall.stop_before_wall > 0) {
         /* Stop now if the next stretch and a checkpoint would not both fit
          * before the limit: the last checkpoint's time says what one costs
          * (the first is guessed at a second). */
         double write = c->ckpt.last_write_ns ? 1.5 * (double)c->ckpt.last_write_ns * 1e-9 : 1.0;
-        if (elapsed + TARGET_NS * 1e-9 + write >= o->stop_before_wall) {
+        if (elapsed + TARGET_NS * 1e-9 + write >= o->wall.stop_before_wall) {
             *checkpoint = *stop = true;
-            snprintf(sp->why, sizeof sp->why, "--stop-before-wall %g: %.0f s gone", o->stop_before_wall, elapsed);
+            snprintf(sp->why, sizeof sp->why, "--stop-before-wall %g: %.0f s gone", o->wall.stop_before_wall, elapsed);
         }
     }
-    if (!*checkpoint && o->checkpoint_wall > 0 && since_ckpt >= o->checkpoint_wall) *checkpoint = true;
+    if (!*checkpoint && o->wall.checkpoint_wall > 0 && since_ckpt >= o->wall.checkpoint_wall) *checkpoint = true;
 
-    if (o->rank == 0 && o->progress_every > 0 && (double)(now - sp->last_progress_ns) * 1e-9 >= o->progress_every)
+    if (o->rank == 0 && o->wall.progress_every > 0 && (double)(now - sp->last_progress_ns) * 1e-9 >= o->wall.progress_every)
         progress_line(c, at, sp->events, now);
     return KR_OK;
 }

@@ -324,8 +324,7 @@ kr_status_t kr__sweep_run(const kr__sweep_desc_t *d)
     kr__replications_desc_t rd = { .points = files, .point_count = points, .replications = d->replications,
                                   .group_ranks = d->group_ranks, .ranks = d->ranks, .rank = d->rank,
                                   .comm = d->comm, .checkpoint_dir = d->checkpoint_dir, .restart = d->restart,
-                                  .checkpoint_wall = d->checkpoint_wall, .stop_before_wall = d->stop_before_wall,
-                                  .progress_every = d->progress_every, .started_ns = d->started_ns };
+                                  .wall = d->wall };
     int groups = 1, group_ranks = 1;
     if (!st) st = kr__replications_plan(&rd, &groups, &group_ranks);
     /* Everything above is decided from the command line and the files,

@@ -24,8 +24,7 @@ typedef struct kr__sweep_desc {
     kr_status_t (*register_builtin)(kr_kinds_t *kinds);
     /* a long job: as kr__replications_desc_t's (docs/replications.md) */
     const char *checkpoint_dir, *restart;
-    double checkpoint_wall, stop_before_wall, progress_every;
-    uint64_t started_ns;
+    kr__wall_limits_t wall;
 } kr__sweep_desc_t;
 
 /* Points are the combinations in the order of nested loops, the first
