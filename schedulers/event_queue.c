@@ -1,6 +1,7 @@
 /* The per-simulator event queue: a radix-16 heap on time with a small
  * binary heap on the full key for the entries at or below `last` (see
- * event_queue.h for the invariants; bench/README.md for why this one). */
+ * event_queue.h for the invariants; bench/README.md for why this one).
+ * Buckets are chains of fixed-size blocks from the queue's pool. */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,24 +11,50 @@
 #include "base/fault.h"
 
 #define INITIAL_CAP 8u
-/* A split bucket gives back an array above this many entries. Buckets fill
- * and empty in turn as time advances, and each would otherwise keep the
- * largest array it ever had: the 1e6 hold benchmark (32 MB of entries)
- * peaked at 213 MB without the release and 71 MB with it, for some 15 %
- * more time per hold (bench/README.md). */
-#define RELEASE_CAP 1024u
 #ifndef KR__EQUEUE_ABSORB
 #define KR__EQUEUE_ABSORB 32u
 #endif
+/* The pool keeps at most this many free blocks beyond one in 16 of those
+ * in use: a split frees its bucket's blocks one by one while the buckets
+ * below take new ones, so the pool must cover that churn, but a queue that
+ * shrank for good gives the rest back. */
+#define POOL_SLACK 64u
+/* An emptied small heap above this many entries gives its array back. */
+#define HEAP_RELEASE_CAP 4096u
 
-static void *grow_array(kr__equeue_t *q, void *old, size_t new_count)
+static bool may_allocate(kr__equeue_t *q)
 {
     if (q->alloc_fail_after >= 0) {
-        if (q->alloc_fail_after == 0) return NULL;
+        if (q->alloc_fail_after == 0) return false;
         q->alloc_fail_after--;
     }
-    if (new_count > SIZE_MAX / sizeof(kr__qentry_t) || kr__fault_alloc()) return NULL;
-    return realloc(old, new_count * sizeof(kr__qentry_t));
+    return !kr__fault_alloc();
+}
+
+static kr__equeue_block_t *block_take(kr__equeue_t *q)
+{
+    kr__equeue_block_t *k = q->free_blocks;
+    if (k) {
+        q->free_blocks = k->next;
+        q->free_count--;
+    } else {
+        if (!may_allocate(q) || !(k = malloc(sizeof *k))) return NULL;
+        q->block_count++;
+    }
+    k->count = 0;
+    return k;
+}
+
+static void block_give(kr__equeue_t *q, kr__equeue_block_t *k)
+{
+    if (q->free_count >= POOL_SLACK + (q->block_count - q->free_count) / 16) {
+        free(k);
+        q->block_count--;
+        return;
+    }
+    k->next = q->free_blocks;
+    q->free_blocks = k;
+    q->free_count++;
 }
 
 static inline unsigned bucket_of(uint64_t time, uint64_t last)
@@ -41,42 +68,64 @@ static inline unsigned bucket_of(uint64_t time, uint64_t last)
 static inline void mark(kr__equeue_t *q, unsigned b) { q->nonempty[b / 64] |= (uint64_t)1 << (b % 64); }
 static inline void unmark(kr__equeue_t *q, unsigned b) { q->nonempty[b / 64] &= ~((uint64_t)1 << (b % 64)); }
 
-/* Appends to bucket b; false (nothing changed) if it cannot grow. */
-static inline __attribute__((always_inline)) bool bucket_append(kr__equeue_t *q, unsigned b, const kr__qentry_t *e)
+/* Appends to a chain; false (nothing changed) if no block can be had. */
+static inline __attribute__((always_inline)) bool chain_append(kr__equeue_t *q, kr__equeue_bucket_t *k,
+                                                               const kr__qentry_t *e)
 {
-    kr__equeue_bucket_t *k = &q->buckets[b];
-    if (k->count == k->cap) {
-        if (k->cap > UINT32_MAX / 2) return false;
-        if (q->spare && q->spare_cap > k->cap) {
-            if (k->count) memcpy(q->spare, k->items, k->count * sizeof *k->items);
-            free(k->items);
-            k->items = q->spare;
-            k->cap = q->spare_cap;
-            q->spare = NULL;
-            q->spare_cap = 0;
-            goto append;
-        }
-        uint32_t cap = k->cap ? 2 * k->cap : INITIAL_CAP;
-        kr__qentry_t *items = grow_array(q, k->items, cap);
-        if (!items) return false;
-        k->items = items;
-        k->cap = cap;
+    kr__equeue_block_t *h = k->head;
+    if (!h || h->count == KR__EQUEUE_BLOCK_ENTRIES) {
+        if (!(h = block_take(q))) return false;
+        h->next = k->head;
+        k->head = h;
     }
-append:
-    k->items[k->count++] = *e;
+    h->items[h->count++] = *e;
+    k->count++;
     if (e->time < k->min_time) k->min_time = e->time;
+    return true;
+}
+
+static inline bool bucket_append(kr__equeue_t *q, unsigned b, const kr__qentry_t *e)
+{
+    if (!chain_append(q, &q->buckets[b], e)) return false;
     mark(q, b);
     return true;
+}
+
+/* Gives every block of a chain back to the pool and empties it. */
+static void chain_clear(kr__equeue_t *q, kr__equeue_bucket_t *k)
+{
+    for (kr__equeue_block_t *h = k->head, *next; h; h = next) {
+        next = h->next;
+        block_give(q, h);
+    }
+    k->head = NULL;
+    k->count = 0;
+    k->min_time = UINT64_MAX;
+}
+
+/* Puts chain `from` in front of `into` (no entry moves, nothing allocated)
+ * and empties `from`. */
+static void chain_splice(kr__equeue_bucket_t *into, kr__equeue_bucket_t *from)
+{
+    if (!from->head) return;
+    kr__equeue_block_t *tail = from->head;
+    while (tail->next) tail = tail->next;
+    tail->next = into->head;
+    into->head = from->head;
+    into->count += from->count;
+    if (from->min_time < into->min_time) into->min_time = from->min_time;
+    from->head = NULL;
+    from->count = 0;
+    from->min_time = UINT64_MAX;
 }
 
 static bool heap_reserve(kr__equeue_t *q, size_t need)
 {
     if (need <= q->heap_cap) return true;
-    if (need > UINT32_MAX) return false;   /* absorb() hands the array to a bucket */
     size_t cap = q->heap_cap ? 2 * q->heap_cap : INITIAL_CAP;
     while (cap < need) cap *= 2;
-    if (cap > UINT32_MAX) cap = UINT32_MAX;
-    kr__qentry_t *h = grow_array(q, q->heap, cap);
+    if (cap > SIZE_MAX / sizeof(kr__qentry_t) || !may_allocate(q)) return false;
+    kr__qentry_t *h = realloc(q->heap, cap * sizeof *h);
     if (!h) return false;
     q->heap = h;
     q->heap_cap = cap;
@@ -120,11 +169,19 @@ kr_status_t kr__equeue_init(kr__equeue_t *q)
     return KR_OK;
 }
 
+static void free_chain(kr__equeue_block_t *h)
+{
+    for (kr__equeue_block_t *next; h; h = next) {
+        next = h->next;
+        free(h);
+    }
+}
+
 void kr__equeue_fini(kr__equeue_t *q)
 {
     free(q->heap);
-    free(q->spare);
-    for (unsigned b = 0; b < KR__EQUEUE_BUCKETS; b++) free(q->buckets[b].items);
+    free_chain(q->free_blocks);
+    for (unsigned b = 0; b < KR__EQUEUE_BUCKETS; b++) free_chain(q->buckets[b].head);
     memset(q, 0, sizeof *q);
     q->alloc_fail_after = -1;
 }
@@ -144,107 +201,175 @@ kr_status_t kr__equeue_push(kr__equeue_t *q, const kr__qentry_t *e)
 }
 
 /* Makes bucket b (the lowest non-empty one; the small heap is empty) the
- * small heap as a whole: swaps the arrays and raises last to the bucket's
- * latest time. Buckets above b stay valid: last keeps every digit above
- * b's level and b's digit. Allocates nothing. */
-static void absorb(kr__equeue_t *q, unsigned b)
+ * small heap: copies its entries and raises last to their latest time.
+ * Buckets above b stay valid: last keeps every digit above b's level and
+ * b's digit. False, with nothing changed, if the heap cannot grow. */
+static bool absorb(kr__equeue_t *q, unsigned b)
 {
     kr__equeue_bucket_t *k = &q->buckets[b];
-    kr__qentry_t *spare = q->heap;
-    uint32_t spare_cap = (uint32_t)q->heap_cap;
+    if (!heap_reserve(q, k->count)) return false;
     uint64_t latest = 0;
-    q->heap = k->items;
-    q->heap_cap = k->cap;
-    q->heap_count = k->count;
-    for (uint32_t i = 0; i < k->count; i++)
-        if (k->items[i].time > latest) latest = k->items[i].time;
-    k->items = spare;
-    k->cap = spare_cap;
-    k->count = 0;
-    k->min_time = UINT64_MAX;
+    size_t n = 0;
+    for (kr__equeue_block_t *h = k->head; h; h = h->next)
+        for (uint32_t i = 0; i < h->count; i++) {
+            if (h->items[i].time > latest) latest = h->items[i].time;
+            q->heap[n++] = h->items[i];
+        }
+    q->heap_count = n;
+    chain_clear(q, k);
     unmark(q, b);
     q->last = latest;
-    heapify(q->heap, q->heap_count);
-}
-
-/* Splits bucket b (the lowest non-empty one; the small heap is empty):
- * last becomes its earliest time, entries at that time go to the small
- * heap, the others to lower buckets. If an array cannot grow, puts every
- * moved entry back and returns false, with the queue as before. */
-static bool split(kr__equeue_t *q, unsigned b)
-{
-    kr__equeue_bucket_t *k = &q->buckets[b];
-    uint64_t last = k->min_time;
-    uint32_t n = k->count, i;
-    for (i = 0; i < n; i++) {
-        const kr__qentry_t *e = &k->items[i];
-        if (e->time == last) {
-            if (q->heap_count == q->heap_cap && !heap_reserve(q, q->heap_count + 1)) break;
-            q->heap[q->heap_count++] = *e;
-        } else if (!bucket_append(q, bucket_of(e->time, last), e)) {
-            break;
-        }
-    }
-    if (i < n) {
-        /* Undo: buckets below b and the heap were empty before; their
-         * entries are exactly the i consumed ones, and items[0..i) is free. */
-        uint32_t pos = 0;
-        for (size_t j = 0; j < q->heap_count; j++) k->items[pos++] = q->heap[j];
-        q->heap_count = 0;
-        for (unsigned c = 0; c < b; c++) {
-            kr__equeue_bucket_t *lo = &q->buckets[c];
-            if (lo->count) memcpy(&k->items[pos], lo->items, lo->count * sizeof(kr__qentry_t));
-            pos += lo->count;
-            lo->count = 0;
-            lo->min_time = UINT64_MAX;
-            unmark(q, c);
-        }
-        return false;
-    }
-    k->count = 0;
-    k->min_time = UINT64_MAX;
-    if (k->cap > RELEASE_CAP) {
-        if (k->cap > q->spare_cap) {
-            free(q->spare);
-            q->spare = k->items;
-            q->spare_cap = k->cap;
-        } else {
-            free(k->items);
-        }
-        k->items = NULL;
-        k->cap = 0;
-    }
-    unmark(q, b);
-    q->last = last;
     heapify(q->heap, q->heap_count);
     return true;
 }
 
-static void refill(kr__equeue_t *q)
+/* Splits bucket b (the lowest non-empty one; the small heap is empty):
+ * last becomes its earliest time, entries at that time go to the small
+ * heap, the others to lower buckets. The bucket's blocks go back to the
+ * pool as they are read, so a split needs few new ones. If a block or the
+ * heap cannot be had, every chain written so far is linked back into b
+ * (nothing moves, nothing is allocated) and it returns false with the
+ * queue holding the same entries as before. */
+static bool split(kr__equeue_t *q, unsigned b)
+{
+    kr__equeue_bucket_t *k = &q->buckets[b];
+    uint64_t last = k->min_time;
+    kr__equeue_bucket_t at_last = { .head = NULL, .count = 0, .min_time = UINT64_MAX };
+    kr__equeue_block_t *h = k->head;
+    k->head = NULL;
+    k->count = 0;
+    k->min_time = UINT64_MAX;
+    unmark(q, b);
+    while (h) {
+        uint32_t i;
+        for (i = 0; i < h->count; i++) {
+            const kr__qentry_t *e = &h->items[i];
+            bool ok = e->time == last ? chain_append(q, &at_last, e) : bucket_append(q, bucket_of(e->time, last), e);
+            if (!ok) break;
+        }
+        if (i < h->count) {
+            /* Undo: the unread rest of h and the blocks after it, then
+             * every chain this split wrote, become bucket b again. */
+            memmove(h->items, &h->items[i], (h->count - i) * sizeof *h->items);
+            h->count -= i;
+            k->head = h;
+            for (kr__equeue_block_t *r = h; r; r = r->next) {
+                k->count += r->count;
+                for (uint32_t j = 0; j < r->count; j++)
+                    if (r->items[j].time < k->min_time) k->min_time = r->items[j].time;
+            }
+            goto undo;
+        }
+        kr__equeue_block_t *next = h->next;
+        block_give(q, h);
+        h = next;
+    }
+    if (!heap_reserve(q, at_last.count)) goto undo;
+    for (kr__equeue_block_t *a = at_last.head; a; a = a->next) {
+        memcpy(&q->heap[q->heap_count], a->items, a->count * sizeof *a->items);
+        q->heap_count += a->count;
+    }
+    chain_clear(q, &at_last);
+    q->last = last;
+    heapify(q->heap, q->heap_count);
+    return true;
+undo:
+    for (unsigned c = 0; c < b; c++) {
+        chain_splice(k, &q->buckets[c]);
+        unmark(q, c);
+    }
+    chain_splice(k, &at_last);
+    mark(q, b);
+    return false;
+}
+
+/* The lowest non-empty bucket. */
+static unsigned lowest_bucket(const kr__equeue_t *q)
 {
     unsigned w = 0;
     while (!q->nonempty[w]) w++;
-    unsigned b = w * 64 + (unsigned)__builtin_ctzll(q->nonempty[w]);
+    return w * 64 + (unsigned)__builtin_ctzll(q->nonempty[w]);
+}
+
+/* Fills the empty small heap from the lowest bucket. False if memory ran
+ * short: that bucket is then as it was and still the lowest. */
+static bool refill(kr__equeue_t *q)
+{
+    unsigned b = lowest_bucket(q);
+    if (q->heap_cap > HEAP_RELEASE_CAP && q->buckets[b].count < q->heap_cap / 4) {
+        free(q->heap);
+        q->heap = NULL;
+        q->heap_cap = 0;
+    }
     /* A small bucket becomes the heap as it is: sifting a few entries costs
      * less than moving each of them down the remaining levels one by one
      * (PHOLD, 16k pending events: ~3 moves per entry before, bench/README). */
-    if (q->buckets[b].count <= KR__EQUEUE_ABSORB || !split(q, b)) absorb(q, b);
+    if (q->buckets[b].count <= KR__EQUEUE_ABSORB) return absorb(q, b);
+    return split(q, b) || absorb(q, b);
+}
+
+/* Where memory ran short: the full-key minimum of the lowest bucket,
+ * found by a scan; *holder is its block and *before the block ahead of
+ * that one in the chain (NULL for the first). */
+static kr__qentry_t *scan_min(kr__equeue_t *q, kr__equeue_block_t **holder, kr__equeue_block_t **before)
+{
+    kr__qentry_t *min = NULL;
+    kr__equeue_block_t *prev = NULL;
+    for (kr__equeue_block_t *h = q->buckets[lowest_bucket(q)].head; h; prev = h, h = h->next)
+        for (uint32_t i = 0; i < h->count; i++)
+            if (!min || kr__qentry_less(&h->items[i], min)) {
+                min = &h->items[i];
+                *holder = h;
+                *before = prev;
+            }
+    return min;
 }
 
 const kr__qentry_t *kr__equeue_peek(kr__equeue_t *q)
 {
     if (q->heap_count == 0) {
         if (q->size == 0) return NULL;
-        refill(q);
+        if (!refill(q)) {
+            kr__equeue_block_t *holder, *before;
+            return scan_min(q, &holder, &before);
+        }
     }
     return &q->heap[0];
+}
+
+/* Removes the minimum of the lowest bucket, with no heap (see scan_min).
+ * Its place is filled from the end of its block; an emptied block goes
+ * back to the pool. Allocates nothing. */
+static void pop_from_bucket(kr__equeue_t *q, kr__qentry_t *out)
+{
+    unsigned b = lowest_bucket(q);
+    kr__equeue_bucket_t *k = &q->buckets[b];
+    kr__equeue_block_t *holder, *before;
+    kr__qentry_t *min = scan_min(q, &holder, &before);
+    *out = *min;
+    *min = holder->items[--holder->count];
+    if (!holder->count) {
+        if (before) before->next = holder->next;
+        else k->head = holder->next;
+        block_give(q, holder);
+    }
+    k->min_time = UINT64_MAX;
+    k->count--;
+    for (kr__equeue_block_t *h = k->head; h; h = h->next)
+        for (uint32_t i = 0; i < h->count; i++)
+            if (h->items[i].time < k->min_time) k->min_time = h->items[i].time;
+    if (!k->count) unmark(q, b);
 }
 
 bool kr__equeue_pop(kr__equeue_t *q, kr__qentry_t *out)
 {
     if (q->heap_count == 0) {
         if (q->size == 0) return false;
-        refill(q);
+        if (!refill(q)) {
+            pop_from_bucket(q, out);
+            q->size--;
+            return true;
+        }
     }
     *out = q->heap[0];
     size_t n = --q->heap_count;
@@ -260,9 +385,7 @@ size_t kr__equeue_size(const kr__equeue_t *q)
 
 size_t kr__equeue_bytes(const kr__equeue_t *q)
 {
-    size_t entries = q->heap_cap + q->spare_cap;
-    for (unsigned b = 0; b < KR__EQUEUE_BUCKETS; b++) entries += q->buckets[b].cap;
-    return entries * sizeof(kr__qentry_t);
+    return q->heap_cap * sizeof(kr__qentry_t) + q->block_count * sizeof(kr__equeue_block_t);
 }
 
 kr_status_t kr__equeue_filter(kr__equeue_t *q, bool (*keep)(void *arg, const kr__qentry_t *e), void *arg)
@@ -277,16 +400,39 @@ kr_status_t kr__equeue_filter(kr__equeue_t *q, bool (*keep)(void *arg, const kr_
     for (unsigned b = 0; b < KR__EQUEUE_BUCKETS; b++) {
         kr__equeue_bucket_t *k = &q->buckets[b];
         if (!k->count) continue;
-        uint32_t n = 0;
+        /* Compacts the chain in place: a write cursor follows the read
+         * cursor through the same blocks, and the blocks left over go back
+         * to the pool. */
+        kr__equeue_block_t *w = k->head;
+        uint32_t wi = 0;
         uint64_t min = UINT64_MAX;
-        for (uint32_t i = 0; i < k->count; i++) {
-            if (!keep(arg, &k->items[i])) continue;
-            if (k->items[i].time < min) min = k->items[i].time;
-            k->items[n++] = k->items[i];
+        uint32_t n = 0;
+        for (kr__equeue_block_t *r = k->head; r; r = r->next)
+            for (uint32_t i = 0; i < r->count; i++) {
+                if (!keep(arg, &r->items[i])) continue;
+                if (wi == KR__EQUEUE_BLOCK_ENTRIES) {
+                    w->count = wi;
+                    w = w->next;
+                    wi = 0;
+                }
+                if (r->items[i].time < min) min = r->items[i].time;
+                w->items[wi++] = r->items[i];
+                n++;
+            }
+        w->count = wi;
+        kr__equeue_block_t *rest = w->next;
+        w->next = NULL;
+        for (kr__equeue_block_t *next; rest; rest = next) {
+            next = rest->next;
+            block_give(q, rest);
+        }
+        if (!n) {
+            block_give(q, k->head);
+            k->head = NULL;
+            unmark(q, b);
         }
         k->count = n;
         k->min_time = min;
-        if (!n) unmark(q, b);
         total += n;
     }
     q->size = total;

@@ -43,10 +43,27 @@ typedef struct kr__qentry {
 #define KR__EQUEUE_LEVELS ((64 + KR__EQUEUE_DIGIT_BITS - 1) / KR__EQUEUE_DIGIT_BITS)
 #define KR__EQUEUE_BUCKETS (KR__EQUEUE_LEVELS * KR__EQUEUE_DIGITS)
 
-typedef struct kr__equeue_bucket {
-    kr__qentry_t *items;
+/* Buckets hold their entries in fixed-size blocks from the queue's own
+ * pool rather than in arrays that double: entries flow from bucket to
+ * bucket as time advances, and arrays of every size freed and grown in
+ * turn left the allocator holding several times the live entries (PHOLD
+ * with 4 M pending events: 267 bytes of memory per event, of which 32 are
+ * the entry; bench/README.md, "PHOLD as the model grows"). A block of
+ * 2 KiB keeps a split's reads and writes sequential. */
+#define KR__EQUEUE_BLOCK_ENTRIES 63u
+
+typedef struct kr__equeue_block {
+    struct kr__equeue_block *next;
     uint32_t count;
-    uint32_t cap;
+    uint32_t pad_;
+    kr__qentry_t items[KR__EQUEUE_BLOCK_ENTRIES];
+} kr__equeue_block_t;
+
+/* A bucket's entries, in no order: appends go to the first block, which
+ * is the only one with room unless a failed split relinked chains. */
+typedef struct kr__equeue_bucket {
+    kr__equeue_block_t *head;
+    uint32_t count;
     uint64_t min_time;      /* earliest time in the bucket, when count > 0 */
 } kr__equeue_bucket_t;
 
@@ -58,11 +75,9 @@ typedef struct kr__equeue {
     size_t heap_cap;
     uint64_t nonempty[(KR__EQUEUE_BUCKETS + 63) / 64];   /* bit b: bucket b has entries */
     int alloc_fail_after;   /* testing only: < 0 never; else allocations left before one fails */
-    /* The largest array a split gave back, for the next bucket that must
-     * grow: buckets fill and empty in turn, and regrowing each from
-     * INITIAL_CAP by doubling costs a copy per doubling. */
-    kr__qentry_t *spare;
-    uint32_t spare_cap;
+    kr__equeue_block_t *free_blocks;    /* the pool: blocks no bucket holds */
+    size_t free_count;
+    size_t block_count;     /* blocks allocated, in buckets or in the pool */
     kr__equeue_bucket_t buckets[KR__EQUEUE_BUCKETS];
 } kr__equeue_t;
 
@@ -72,9 +87,10 @@ kr_status_t kr__equeue_init(kr__equeue_t *q);
 void kr__equeue_fini(kr__equeue_t *q);
 /* Adds a copy of *e. KR_ERR_NOMEM on allocation failure, queue unchanged. */
 kr_status_t kr__equeue_push(kr__equeue_t *q, const kr__qentry_t *e);
-/* Removes the minimum into *out; false when empty. Never allocates in a way
- * that can fail the pop: if a bucket cannot be split for want of memory,
- * it becomes the small heap as a whole. */
+/* Removes the minimum into *out; false when empty. Never fails for want of
+ * memory: if the lowest bucket cannot be split or made the small heap, the
+ * minimum is found by scanning that bucket (slow, but only while memory is
+ * short). */
 bool kr__equeue_pop(kr__equeue_t *q, kr__qentry_t *out);
 /* The minimum, NULL when empty; valid until the next push/pop/filter. */
 const kr__qentry_t *kr__equeue_peek(kr__equeue_t *q);

@@ -424,10 +424,14 @@ bool kr__sim_run_head(kr_sim_t *s)
     s->recs[slot].flags = 0;
     s->recs[slot].extra = 0;
     rec_free_slot(s, slot);
-    /* The next head's record is a cache miss of its own: start it now, so
-     * it overlaps with this event's handler. */
+    /* The next head's record and version are cache misses of their own
+     * once the pool outgrows the caches: start them now, so they overlap
+     * with this event's handler. */
     const kr__qentry_t *next = kr__equeue_peek(&s->queue);
-    if (next) __builtin_prefetch(&s->recs[next->slot]);
+    if (next) {
+        __builtin_prefetch(&s->recs[next->slot]);
+        __builtin_prefetch(&s->versions[next->slot]);
+    }
 
     void *data = kr__rec_data(&cur);
     s->now = cur.time;

@@ -3,7 +3,8 @@
  * equal times and equal-time entries below the last popped one, filter,
  * peek then push of a smaller entry, the empty queue, extreme times, a
  * 100,000-entry drain in exact order, and allocation failures (push
- * refused with the queue unchanged, pops that still succeed). */
+ * refused with the queue unchanged, pops that still succeed, splits that
+ * run out of blocks part-way). */
 #include <criterion/criterion.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -422,4 +423,50 @@ Test(event_queue, allocation_failures)
     drain_and_check(&q, &m);
     free(m.a);
     kr__equeue_fini(&q);
+}
+
+/* Buckets are chains of pooled blocks. With no memory at all, the first
+ * pop cannot split the lowest bucket nor copy it into the small heap: it
+ * finds the minimum by scanning that bucket, leaves the heap empty, and
+ * the next pop with memory back splits as usual. A split that runs out
+ * part-way (the allocation budget 1 to 6) links every chain it wrote back
+ * into its bucket, so the entries come out in exact order all the same,
+ * also after a filter over the relinked, partly filled blocks. */
+Test(event_queue, blocks_without_memory)
+{
+    for (int budget = 0; budget <= 6; budget++) {
+        kr__equeue_t q;
+        kr__equeue_init(&q);
+        model_t m = { 0 };
+        rng_state = 11 + (uint64_t)budget;
+        /* 5,000 entries in one bucket (the times share every hex digit
+         * above bit 27 and differ below it), so its split spreads them over
+         * many lower buckets and needs many new blocks. */
+        for (uint64_t i = 0; i < 5000; i++) {
+            kr__qentry_t e = { .time = ((uint64_t)1 << 28) + rnd() % ((uint64_t)1 << 27), .hi = rnd() % 3, .lo = i,
+                               .slot = (uint32_t)i, .aux = 0 };
+            cr_assert_eq(kr__equeue_push(&q, &e), KR_OK);
+            model_push(&m, &e);
+        }
+        cr_assert_eq(q.free_count, 0, "the pool should be empty after growing");
+        q.alloc_fail_after = budget;
+        check_pop(&q, &m, 0);
+        if (budget == 0) cr_assert_eq(q.heap_count, 0, "with no memory the pop should have scanned the bucket");
+        check_pop(&q, &m, 1);
+        /* drop every third entry, then drain with memory back */
+        q.alloc_fail_after = -1;
+        filter_arg_t f = { .modulus = 3 };
+        cr_assert_eq(kr__equeue_filter(&q, keep_not_multiple, &f), KR_OK);
+        cr_assert_eq(f.calls, m.n, "keep called %zu times for %zu entries", f.calls, m.n);
+        size_t kept = 0;
+        for (size_t i = 0; i < m.n; i++)
+            if (m.a[i].slot % 3) m.a[kept++] = m.a[i];
+        m.n = kept;
+        cr_assert_eq(kr__equeue_size(&q), m.n);
+        drain_and_check(&q, &m);
+        cr_assert_leq(kr__equeue_bytes(&q), (size_t)(64 + 5000 / 16 + 2) * sizeof(kr__equeue_block_t) + 8192 * sizeof(kr__qentry_t),
+                      "the drained queue keeps %zu bytes", kr__equeue_bytes(&q));
+        free(m.a);
+        kr__equeue_fini(&q);
+    }
 }
