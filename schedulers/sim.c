@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "base/fault.h"
 #include "base/grow.h"
+#include "base/memory.h"
 #include "schedulers/model_private.h"
 
 /* Queue words: priority (sign flipped so it compares unsigned) and source,
@@ -109,19 +110,28 @@ kr__sim_footprint_t kr__sim_footprint(const kr_sim_t *s)
     return f;
 }
 
-/* Doubles the record pool, keeping it on cache-line boundaries. */
+/* Doubles the record pool, keeping it on cache-line boundaries. Both
+ * arrays come from kr__array_grow, which advises huge pages: records are
+ * read in time order, which is random order in memory, and with 4 KiB
+ * pages a pool of millions of events missed the TLB on nearly every
+ * event (PHOLD at 2^18 LPs, bench/README.md). */
 static kr_status_t grow_recs(kr_sim_t *s)
 {
     uint32_t cap = s->rec_cap ? s->rec_cap * 2 : 64;
     if (cap <= s->rec_cap) return kr__fail(KR_ERR_NOMEM, "simulator '%s': too many pending events", s->name);
-    kr__event_rec_t *recs = kr__fault_alloc() ? NULL : aligned_alloc(64, (size_t)cap * sizeof *recs);
-    uint32_t *versions = recs ? realloc(s->versions, (size_t)cap * sizeof *versions) : NULL;
+    size_t count = s->rec_count;
+    kr__event_rec_t *recs = kr__array_grow(NULL, 0, (size_t)cap * sizeof *recs, 64);
+    uint32_t *versions = recs ? kr__array_grow(NULL, 0, (size_t)cap * sizeof *versions, 64) : NULL;
     if (!versions) {
         free(recs);
         return kr__fail(KR_ERR_NOMEM, "simulator '%s': out of memory for events", s->name);
     }
-    if (s->rec_count) memcpy(recs, s->recs, (size_t)s->rec_count * sizeof *recs);
+    if (count) {
+        memcpy(recs, s->recs, count * sizeof *recs);
+        memcpy(versions, s->versions, count * sizeof *versions);
+    }
     free(s->recs);
+    free(s->versions);
     s->recs = recs;
     s->versions = versions;
     s->rec_cap = cap;
