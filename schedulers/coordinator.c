@@ -103,7 +103,7 @@ static kr_status_t send_guarantees(kr_model_t *m, kr__group_t *g)
             if (e->internal) continue;
             kr_time_t gt = clamp_end(m, kr__time_add(base, e->promise));
             if (gt > e->guarantee_sent && (e->direct || e->demand > e->guarantee_sent ||
-                                           gt >= kr__time_add(e->guarantee_sent, e->promise))) {
+                                           gt >= kr__time_add(e->guarantee_sent, g->stretch))) {
                 kr_status_t st = kr__sync_send_guarantee(m, e, gt);
                 if (st) return st;
                 /* Applied at once: the receiver's bound moves now, and what
@@ -170,7 +170,24 @@ kr_status_t kr__coord_prepare(kr_model_t *m)
             kr_status_t st = kr__emulation_begin(m->sims[i]);
             if (st) return st;
         }
-    for (uint32_t i = 0; i < m->group_count; i++) update_bound(m, &m->groups[i]);
+    for (uint32_t i = 0; i < m->group_count; i++) {
+        kr__group_t *g = &m->groups[i];
+        update_bound(m, g);
+        /* Half the smallest promise on an edge to another process: the
+         * receiver then hears of this group's progress twice per promise,
+         * and can go on with one half while the other travels, instead of
+         * waiting a message's latency after every promise of model time
+         * (bench/README.md, "Parallel efficiency"). */
+        g->stretch = KR_TIME_NEVER;
+        for (uint32_t k = 0; g->local && m->sync == KR_SYNC_NULL_MESSAGE && k < g->count; k++) {
+            const kr_sim_t *s = m->sims[g->members[k]];
+            for (uint32_t j = 0; j < s->out_count; j++) {
+                const kr__edge_t *e = &m->edges[s->out_edges[j]];
+                kr_time_t half = e->promise / 2 ? e->promise / 2 : 1;
+                if (!e->internal && !e->direct && half < g->stretch) g->stretch = half;
+            }
+        }
+    }
     return send_all_guarantees(m);
 }
 
@@ -245,11 +262,13 @@ static uint32_t run_group(kr_model_t *m, kr__group_t *g, uint32_t budget)
     kr_sim_t *only = g->count == 1 ? m->sims[g->members[0]] : NULL;
     if (only && !only->cont && !only->emu && !m->observer.on_busy) {
         /* The common case, one plain simulator: its head is the group's. */
+        kr_time_t stop_at = KR_TIME_NEVER;
         while (ran < budget && !m->failure) {
             const kr__event_rec_t *h = kr__sim_head(only);
             if (!h || (h->flags & KR__EVREC_AWAITING) || h->time >= g->bound || h->time > limit ||
-                h->time >= g->horizon)
+                h->time >= g->horizon || h->time >= stop_at)
                 break;
+            if (!ran) stop_at = kr__time_add(h->time, g->stretch);
             /* An agent-based step is usually long (every agent acts): what
              * it sent (halos, migrants) and the guarantees it allows must
              * leave before the next one, or a neighbour waits two steps. */

@@ -211,6 +211,10 @@ typedef struct kr__group {
     bool done;
     bool local;                 /* its members run in this process */
     kr_time_t horizon;          /* stop.c: its members' stop horizon (equal in a group) */
+    /* Null messages: the model time a stretch of its events may span
+     * before what it sent and may now guarantee leaves (coordinator.c,
+     * kr__coord_prepare); KR_TIME_NEVER when nothing it sends travels. */
+    kr_time_t stretch;
 } kr__group_t;
 
 typedef struct kr__event_type_rec {

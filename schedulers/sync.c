@@ -148,6 +148,9 @@ static void put_data_header(kr_model_t *m, kr_sim_t *s, uint8_t kind, kr__edge_t
     kr_time_t base = s->now < bound ? s->now : bound;
     kr_time_t g = kr__time_add(base, e->promise);
     wr(&m->msg, g > m->end_time ? KR_TIME_NEVER : g, 8);
+    /* the receiver applies it with the message: no null message need
+     * repeat it (a direct edge's guarantees are applied by the sender) */
+    if (!e->direct && g > e->guarantee_sent) e->guarantee_sent = g;
 }
 
 static void put_payload(kr_buf_t *b, const void *data, uint32_t size, uint32_t roots, const kr_buf_t *pack)
