@@ -114,6 +114,13 @@ static inline void wr(kr_buf_t *b, uint64_t v, size_t n)
     b->len += n;
 }
 
+static inline void wr_bytes(kr_buf_t *b, const void *p, size_t n)
+{
+    if (!n || (b->cap - b->len < n && kr_buf_reserve(b, n))) return;
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+}
+
 static inline uint64_t rd(kr_reader_t *r, size_t n)
 {
     const uint8_t *p = kr_reader_view(r, n);
@@ -156,10 +163,10 @@ static void put_data_header(kr_model_t *m, kr_sim_t *s, uint8_t kind, kr__edge_t
 static void put_payload(kr_buf_t *b, const void *data, uint32_t size, uint32_t roots, const kr_buf_t *pack)
 {
     wr(b, size, 4);
-    kr_buf_append(b, data, size);
+    wr_bytes(b, data, size);
     wr(b, roots, 4);
     wr(b, (uint32_t)pack->len, 4);
-    kr_buf_append(b, pack->data, pack->len);
+    wr_bytes(b, pack->data, pack->len);
 }
 
 static kr_status_t transmit(kr_model_t *m, const kr__edge_t *e)
@@ -600,7 +607,7 @@ static kr_status_t bad(kr_model_t *m, uint32_t from, const char *what)
     return kr__fail(KR_ERR_CORRUPT, "bad message from simulator '%s' (id %u): %s", name, from, what);
 }
 
-static kr_status_t read_payload(kr_reader_t *r, const void **data, uint32_t *size, uint32_t *roots,
+static inline kr_status_t read_payload(kr_reader_t *r, const void **data, uint32_t *size, uint32_t *roots,
                                 const void **pack, uint32_t *pack_len)
 {
     *size = (uint32_t)rd(r, 4);
