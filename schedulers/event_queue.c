@@ -331,6 +331,7 @@ static kr__qentry_t *scan_min(kr__equeue_t *q, kr__equeue_block_t **holder, kr__
 {
     kr__qentry_t *min = NULL;
     kr__equeue_block_t *prev = NULL;
+    *holder = *before = NULL;
     for (kr__equeue_block_t *h = q->buckets[lowest_bucket(q)].head; h; prev = h, h = h->next)
         for (uint32_t i = 0; i < h->count; i++)
             if (!min || kr__qentry_less(&h->items[i], min)) {
