@@ -42,7 +42,7 @@ void *kr_component_add(kr_world_t *w, kr_entity_t e, kr_component_t c)
     kr__table_t *t = w->tables[r->table];
     if (kr__column_index(t, c) >= 0) return already(e, entry);
     uint32_t to = kr__table_with(w, r->table, c);
-    if (to == KR__NONE || kr__table_move(w, e, r, to)) return NULL;
+    if (to == KR__NONE || kr__table_move(w, e, r, to, c)) return NULL;
     if (entry->info.vtbl && entry->info.vtbl->on_creation) {
         kr__behavior_fire_one(w, e, c, KR__CB_CREATION, 0);
         /* The callback may have changed or destroyed the entity. */
@@ -113,5 +113,5 @@ kr_status_t kr_component_remove(kr_world_t *w, kr_entity_t e, kr_component_t c)
     }
     uint32_t to = kr__table_without(w, r->table, c);
     if (to == KR__NONE) return kr_last_status();
-    return kr__table_move(w, e, r, to);
+    return kr__table_move(w, e, r, to, c);
 }

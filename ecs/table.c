@@ -131,9 +131,7 @@ static uint32_t *edge_slot(kr_world_t *w, kr__table_t *t, kr_component_t c, bool
     return add ? &t->add_edge[c] : &t->remove_edge[c];
 }
 
-/* The table with (add) or without (!add) component c beside `from`'s set,
- * found once by type set and then remembered as an edge both ways. */
-static uint32_t table_neighbour(kr_world_t *w, uint32_t from, kr_component_t c, bool add)
+uint32_t kr__table_neighbour(kr_world_t *w, uint32_t from, kr_component_t c, bool add)
 {
     kr__table_t *t = w->tables[from];
     uint32_t *edges = add ? t->add_edge : t->remove_edge;
@@ -159,16 +157,6 @@ static uint32_t table_neighbour(kr_world_t *w, uint32_t from, kr_component_t c, 
     return to;
 }
 
-uint32_t kr__table_with(kr_world_t *w, uint32_t from, kr_component_t c)
-{
-    return table_neighbour(w, from, c, true);
-}
-
-uint32_t kr__table_without(kr_world_t *w, uint32_t from, kr_component_t c)
-{
-    return table_neighbour(w, from, c, false);
-}
-
 uint32_t kr__table_append(kr_world_t *w, kr__table_t *t, kr_entity_t e)
 {
     (void)w;
@@ -192,28 +180,34 @@ static void mark_dirty(kr_world_t *w, uint32_t table)
     t->dirty = true;
 }
 
-static void swap_remove(kr_world_t *w, kr__table_t *t, uint32_t row)
+/* Copies row from_row of n columns into row to_row of n others with the
+ * same sizes (the same table, or the shared columns of two): tags (size 0)
+ * have no data. */
+static inline void copy_columns(const kr__column_t *from, uint32_t from_row, const kr__column_t *to, uint32_t to_row,
+                                uint32_t n)
+{
+    for (uint32_t j = 0; j < n; j++) {
+        uint32_t size = from[j].size;
+        if (size)
+            kr__copy_value(to[j].data + (size_t)to_row * size, from[j].data + (size_t)from_row * size, size);
+    }
+}
+
+static inline void swap_remove(kr_world_t *w, kr__table_t *t, uint32_t row)
 {
     uint32_t last = --t->count;
     if (row != last) {
         kr_entity_t moved = t->entities[last];
         t->entities[row] = moved;
-        for (uint32_t i = 0; i < t->type_count; i++) {
-            kr__column_t *c = &t->columns[i];
-                if (c->size)
-                kr__copy_value(c->data + (size_t)row * c->size, c->data + (size_t)last * c->size, c->size);
-        }
+        copy_columns(t->columns, last, t->columns, row, t->type_count);
         w->records[kr_entity_index(moved)].row = row;
     }
 }
 
-void kr__table_remove_row(kr_world_t *w, uint32_t table, uint32_t row)
+/* Leaves a hole instead of moving a row while an entity pass is active. */
+static void remove_row_in_pass(kr_world_t *w, uint32_t table, uint32_t row)
 {
     kr__table_t *t = w->tables[table];
-    if (w->entity_passes == 0) {
-        swap_remove(w, t, row);
-        return;
-    }
     /* An entity pass is walking tables by row number: leave a hole so no row
      * changes place until the pass ends (kairos/view.h). */
     t->entities[row] = KR_ENTITY_INVALID;
@@ -228,29 +222,70 @@ void kr__table_remove_row(kr_world_t *w, uint32_t table, uint32_t row)
     }
 }
 
-kr_status_t kr__table_move(kr_world_t *w, kr_entity_t e, kr__record_t *rec, uint32_t to)
+void kr__table_remove_row(kr_world_t *w, uint32_t table, uint32_t row)
 {
-    kr__table_t *src = w->tables[rec->table];
+    if (w->entity_passes == 0) swap_remove(w, w->tables[table], row);
+    else remove_row_in_pass(w, table, row);
+}
+
+kr_status_t kr__table_move(kr_world_t *w, kr_entity_t e, kr__record_t *rec, uint32_t to, kr_component_t c)
+{
+    uint32_t from = rec->table, src_row = rec->row;
+    kr__table_t *src = w->tables[from];
     kr__table_t *dst = w->tables[to];
     if (dst->count == dst->capacity && kr__table_reserve(dst, dst->count + 1)) return kr_last_status();
-    uint32_t src_row = rec->row;
     uint32_t dst_row = dst->count++;
     dst->entities[dst_row] = e;
-    /* Shared components are copied, new ones zeroed. */
-    for (uint32_t j = 0; j < dst->type_count; j++) {
-        const kr__column_t *dc = &dst->columns[j];
-        if (!dc->size) continue;
-        uint8_t *d = dc->data + (size_t)dst_row * dc->size;
-        int i = kr__column_index(src, dst->types[j]);
-        if (i >= 0)
-            kr__copy_value(d, src->columns[i].data + (size_t)src_row * dc->size, dc->size);
-        else
-            kr__zero_value(d, dc->size);
-    }
-    uint32_t from = rec->table;
     rec->table = to;
     rec->row = dst_row;
-    kr__table_remove_row(w, from, src_row);
+    /* The source row is moved out and, unless an entity pass needs a hole
+     * or it is the last row, the last row fills its place: both copies in
+     * one pass over the columns. */
+    uint32_t last = src->count - 1;
+    bool fill = !w->entity_passes && src_row != last;
+    /* The two type lists are sorted and differ only by c, at column p of
+     * the larger table: the columns pair up in order around p, so none is
+     * looked up by id. */
+    if (dst->type_count > src->type_count) {
+        uint32_t p = (uint32_t)kr__column_index(dst, c);
+        const kr__column_t *sc = src->columns;
+        for (uint32_t k = 0; k < dst->type_count; k++) {
+            const kr__column_t *d = &dst->columns[k];
+            uint32_t size = d->size;
+            if (k == p) {
+                if (size) kr__zero_value(d->data + (size_t)dst_row * size, size);
+                continue;
+            }
+            const kr__column_t *s = sc++;
+            if (!size) continue;
+            uint8_t *hole = s->data + (size_t)src_row * size;
+            kr__copy_value(d->data + (size_t)dst_row * size, hole, size);
+            if (fill) kr__copy_value(hole, s->data + (size_t)last * size, size);
+        }
+    } else {
+        uint32_t p = (uint32_t)kr__column_index(src, c);
+        const kr__column_t *d = dst->columns;
+        for (uint32_t j = 0; j < src->type_count; j++) {
+            const kr__column_t *s = &src->columns[j];
+            uint32_t size = s->size;
+            if (j != p) {
+                if (size) kr__copy_value(d->data + (size_t)dst_row * size, s->data + (size_t)src_row * size, size);
+                d++;
+            }
+            if (fill && size)
+                kr__copy_value(s->data + (size_t)src_row * size, s->data + (size_t)last * size, size);
+        }
+    }
+    if (w->entity_passes) {
+        remove_row_in_pass(w, from, src_row);
+    } else {
+        if (fill) {
+            kr_entity_t moved = src->entities[last];
+            src->entities[src_row] = moved;
+            w->records[kr_entity_index(moved)].row = src_row;
+        }
+        src->count = last;
+    }
     return KR_OK;
 }
 

@@ -264,16 +264,33 @@ static inline int kr__column_index(const kr__table_t *t, kr_component_t c)
 
 /* Tables (table.c). */
 uint32_t kr__table_find_or_create(kr_world_t *w, const kr_component_t *types, uint32_t n);
-uint32_t kr__table_with(kr_world_t *w, uint32_t from, kr_component_t c);    /* add edge */
-uint32_t kr__table_without(kr_world_t *w, uint32_t from, kr_component_t c); /* remove edge */
+/* The table beside `from` with (add) or without (!add) component c, found
+ * by type set and remembered as an edge both ways; KR__NONE on failure. */
+uint32_t kr__table_neighbour(kr_world_t *w, uint32_t from, kr_component_t c, bool add);
+/* Once an edge is known, following it is one load: inline, so that an add
+ * or remove keeps few instructions between its cache misses. */
+static inline uint32_t kr__table_with(kr_world_t *w, uint32_t from, kr_component_t c) /* add edge */
+{
+    const kr__table_t *t = w->tables[from];
+    uint32_t to = c < t->edge_size ? t->add_edge[c] : KR__NONE;
+    return to != KR__NONE ? to : kr__table_neighbour(w, from, c, true);
+}
+static inline uint32_t kr__table_without(kr_world_t *w, uint32_t from, kr_component_t c) /* remove edge */
+{
+    const kr__table_t *t = w->tables[from];
+    uint32_t to = c < t->edge_size ? t->remove_edge[c] : KR__NONE;
+    return to != KR__NONE ? to : kr__table_neighbour(w, from, c, false);
+}
 /* Appends a zeroed row for e; returns the row or KR__NONE on allocation failure. */
 uint32_t kr__table_append(kr_world_t *w, kr__table_t *t, kr_entity_t e);
 /* Makes room for `need` rows (count unchanged). */
 kr_status_t kr__table_reserve(kr__table_t *t, uint32_t need);
 /* Removes row: swap-remove, or a hole while an entity pass is active. */
 void kr__table_remove_row(kr_world_t *w, uint32_t table, uint32_t row);
-/* Moves entity e (record rec) to table `to`, copying shared components. */
-kr_status_t kr__table_move(kr_world_t *w, kr_entity_t e, kr__record_t *rec, uint32_t to);
+/* Moves entity e (record rec) to table `to`, the neighbour of its table
+ * across component c (kr__table_with / kr__table_without), copying the
+ * shared components and zeroing an added one. */
+kr_status_t kr__table_move(kr_world_t *w, kr_entity_t e, kr__record_t *rec, uint32_t to, kr_component_t c);
 void kr__table_free(kr__table_t *t);
 /* Fills holes once no entity pass is active. */
 void kr__world_compact(kr_world_t *w);
