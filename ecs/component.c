@@ -25,35 +25,43 @@ static void *sparse_get(const kr_world_t *w, uint32_t idx, kr_component_t c)
     return slot == KR__NONE ? NULL : kr__sparse_value(p, slot);
 }
 
+/* Sparse storage: the pool, not the row, gains the value. */
+static void *sparse_add(kr_world_t *w, kr_entity_t e, kr__record_t *r, kr_component_t c,
+                        const kr__registry_entry_t *entry)
+{
+    kr__sparse_pool_t *p = kr__pool(w, c, true);
+    if (!p) return NULL;
+    if (kr__sparse_slot(p, kr_entity_index(e)) != KR__NONE) return already(e, entry);
+    void *v = kr__sparse_add(w, p, e);
+    if (v) r->flags |= KR__REC_SPARSE;
+    return v;
+}
+
+/* A behavior with on_creation: it runs once the row has moved. */
+static void *add_behavior(kr_world_t *w, kr_entity_t e, kr__record_t *r, uint32_t to, kr_component_t c)
+{
+    if (!kr__table_move_add(w, e, r, to, c)) return NULL;
+    kr__behavior_fire_one(w, e, c, KR__CB_CREATION, 0);
+    /* The callback may have changed or destroyed the entity. */
+    if (!kr_entity_alive(w, e)) {
+        kr__fail(KR_ERR_STALE_ENTITY, "kr_component_add: on_creation destroyed the entity");
+        return NULL;
+    }
+    return kr_component_get(w, e, c);
+}
+
 void *kr_component_add(kr_world_t *w, kr_entity_t e, kr_component_t c)
 {
     kr__record_t *r = kr__live(w, e, "kr_component_add");
     if (!r) return NULL;
     const kr__registry_entry_t *entry = registered(w, c, "kr_component_add");
     if (!entry || kr__structure_locked(w, "kr_component_add")) return NULL;
-    if (entry->info.storage == KR_STORAGE_SPARSE) {
-        kr__sparse_pool_t *p = kr__pool(w, c, true);
-        if (!p) return NULL;
-        if (kr__sparse_slot(p, kr_entity_index(e)) != KR__NONE) return already(e, entry);
-        void *v = kr__sparse_add(w, p, e);
-        if (v) r->flags |= KR__REC_SPARSE;
-        return v;
-    }
-    kr__table_t *t = w->tables[r->table];
-    if (kr__column_index(t, c) >= 0) return already(e, entry);
+    if (entry->info.storage == KR_STORAGE_SPARSE) return sparse_add(w, e, r, c, entry);
+    if (kr__column_index(w->tables[r->table], c) >= 0) return already(e, entry);
     uint32_t to = kr__table_with(w, r->table, c);
-    if (to == KR__NONE || kr__table_move(w, e, r, to, c)) return NULL;
-    if (entry->info.vtbl && entry->info.vtbl->on_creation) {
-        kr__behavior_fire_one(w, e, c, KR__CB_CREATION, 0);
-        /* The callback may have changed or destroyed the entity. */
-        if (!kr_entity_alive(w, e)) {
-            kr__fail(KR_ERR_STALE_ENTITY, "kr_component_add: on_creation destroyed the entity");
-            return NULL;
-        }
-        return kr_component_get(w, e, c);
-    }
-    kr__table_t *dst = w->tables[to];
-    return kr__column_ptr(dst, (uint32_t)kr__column_index(dst, c), r->row);
+    if (to == KR__NONE) return NULL;
+    if (entry->info.vtbl && entry->info.vtbl->on_creation) return add_behavior(w, e, r, to, c);
+    return kr__table_move_add(w, e, r, to, c);
 }
 
 void *kr_component_get(kr_world_t *w, kr_entity_t e, kr_component_t c)
@@ -113,5 +121,5 @@ kr_status_t kr_component_remove(kr_world_t *w, kr_entity_t e, kr_component_t c)
     }
     uint32_t to = kr__table_without(w, r->table, c);
     if (to == KR__NONE) return kr_last_status();
-    return kr__table_move(w, e, r, to, c);
+    return kr__table_move_remove(w, e, r, to, c);
 }

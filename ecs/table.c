@@ -228,64 +228,88 @@ void kr__table_remove_row(kr_world_t *w, uint32_t table, uint32_t row)
     else remove_row_in_pass(w, table, row);
 }
 
-kr_status_t kr__table_move(kr_world_t *w, kr_entity_t e, kr__record_t *rec, uint32_t to, kr_component_t c)
+/* The part of a move that both directions share: a row in `to` for e,
+ * the record pointed at it; returns the new row, or KR__NONE (error set). */
+static inline uint32_t move_begin(kr_world_t *w, kr_entity_t e, kr__record_t *rec, uint32_t to)
 {
-    uint32_t from = rec->table, src_row = rec->row;
-    kr__table_t *src = w->tables[from];
     kr__table_t *dst = w->tables[to];
-    if (dst->count == dst->capacity && kr__table_reserve(dst, dst->count + 1)) return kr_last_status();
+    if (dst->count == dst->capacity && kr__table_reserve(dst, dst->count + 1)) return KR__NONE;
     uint32_t dst_row = dst->count++;
     dst->entities[dst_row] = e;
     rec->table = to;
     rec->row = dst_row;
-    /* The source row is moved out and, unless an entity pass needs a hole
-     * or it is the last row, the last row fills its place: both copies in
-     * one pass over the columns. */
-    uint32_t last = src->count - 1;
-    bool fill = !w->entity_passes && src_row != last;
-    /* The two type lists are sorted and differ only by c, at column p of
-     * the larger table: the columns pair up in order around p, so none is
-     * looked up by id. */
-    if (dst->type_count > src->type_count) {
-        uint32_t p = (uint32_t)kr__column_index(dst, c);
-        const kr__column_t *sc = src->columns;
-        for (uint32_t k = 0; k < dst->type_count; k++) {
-            const kr__column_t *d = &dst->columns[k];
-            uint32_t size = d->size;
-            if (k == p) {
-                if (size) kr__zero_value(d->data + (size_t)dst_row * size, size);
-                continue;
-            }
-            const kr__column_t *s = sc++;
-            if (!size) continue;
-            uint8_t *hole = s->data + (size_t)src_row * size;
-            kr__copy_value(d->data + (size_t)dst_row * size, hole, size);
-            if (fill) kr__copy_value(hole, s->data + (size_t)last * size, size);
-        }
-    } else {
-        uint32_t p = (uint32_t)kr__column_index(src, c);
-        const kr__column_t *d = dst->columns;
-        for (uint32_t j = 0; j < src->type_count; j++) {
-            const kr__column_t *s = &src->columns[j];
-            uint32_t size = s->size;
-            if (j != p) {
-                if (size) kr__copy_value(d->data + (size_t)dst_row * size, s->data + (size_t)src_row * size, size);
-                d++;
-            }
-            if (fill && size)
-                kr__copy_value(s->data + (size_t)src_row * size, s->data + (size_t)last * size, size);
-        }
+    return dst_row;
+}
+
+/* After the columns: the source row is gone. `fill` (see below) says that
+ * the last row took its place. */
+static inline void move_end(kr_world_t *w, uint32_t from, kr__table_t *src, uint32_t row, uint32_t last, bool fill)
+{
+    if (fill) {
+        kr_entity_t moved = src->entities[last];
+        src->entities[row] = moved;
+        w->records[kr_entity_index(moved)].row = row;
     }
-    if (w->entity_passes) {
-        remove_row_in_pass(w, from, src_row);
-    } else {
-        if (fill) {
-            kr_entity_t moved = src->entities[last];
-            src->entities[src_row] = moved;
-            w->records[kr_entity_index(moved)].row = src_row;
-        }
-        src->count = last;
+    if (w->entity_passes) remove_row_in_pass(w, from, row);
+    else src->count = last;
+}
+
+/* One column of a move: the value at row goes to dst, and with `fill` the
+ * value at last takes its place (the move and the swap-remove of the
+ * source row in one pass over the columns). */
+static inline void move_value(const kr__column_t *s, const kr__column_t *d, uint32_t row, uint32_t dst_row,
+                              uint32_t last, bool fill)
+{
+    uint32_t size = s->size;
+    if (!size) return;
+    uint8_t *hole = s->data + (size_t)row * size;
+    kr__copy_value(d->data + (size_t)dst_row * size, hole, size);
+    if (fill) kr__copy_value(hole, s->data + (size_t)last * size, size);
+}
+
+/* The tables of a move differ only by c (an edge), and their type lists
+ * are sorted: the columns pair up in order around c's, so none is looked
+ * up by id. The last source row fills the gap unless an entity pass needs
+ * a hole there (kairos/view.h) or the row is the last one. */
+void *kr__table_move_add(kr_world_t *w, kr_entity_t e, kr__record_t *rec, uint32_t to, kr_component_t c)
+{
+    uint32_t from = rec->table, row = rec->row;
+    uint32_t dst_row = move_begin(w, e, rec, to);
+    if (dst_row == KR__NONE) return NULL;
+    kr__table_t *src = w->tables[from], *dst = w->tables[to];
+    uint32_t last = src->count - 1, n = src->type_count;
+    bool fill = !w->entity_passes && row != last;
+    const kr__column_t *sc = src->columns, *dc = dst->columns, *at = dc + kr__column_index(dst, c);
+    for (uint32_t j = 0; j < n; j++, dc++) {
+        if (dc == at) dc++;
+        move_value(sc + j, dc, row, dst_row, last, fill);
     }
+    move_end(w, from, src, row, last, fill);
+    if (!at->size) return dst->entities;   /* a tag: kr__column_ptr's answer */
+    uint8_t *v = at->data + (size_t)dst_row * at->size;
+    kr__zero_value(v, at->size);
+    return v;
+}
+
+kr_status_t kr__table_move_remove(kr_world_t *w, kr_entity_t e, kr__record_t *rec, uint32_t to, kr_component_t c)
+{
+    uint32_t from = rec->table, row = rec->row;
+    uint32_t dst_row = move_begin(w, e, rec, to);
+    if (dst_row == KR__NONE) return kr_last_status();
+    kr__table_t *src = w->tables[from], *dst = w->tables[to];
+    uint32_t last = src->count - 1, n = src->type_count;
+    bool fill = !w->entity_passes && row != last;
+    const kr__column_t *sc = src->columns, *dc = dst->columns, *at = sc + kr__column_index(src, c);
+    for (uint32_t j = 0; j < n; j++, sc++) {
+        if (sc == at) {
+            /* c's column: only the gap is filled. */
+            if (fill && sc->size)
+                kr__copy_value(sc->data + (size_t)row * sc->size, sc->data + (size_t)last * sc->size, sc->size);
+            continue;
+        }
+        move_value(sc, dc++, row, dst_row, last, fill);
+    }
+    move_end(w, from, src, row, last, fill);
     return KR_OK;
 }
 

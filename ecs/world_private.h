@@ -287,10 +287,12 @@ uint32_t kr__table_append(kr_world_t *w, kr__table_t *t, kr_entity_t e);
 kr_status_t kr__table_reserve(kr__table_t *t, uint32_t need);
 /* Removes row: swap-remove, or a hole while an entity pass is active. */
 void kr__table_remove_row(kr_world_t *w, uint32_t table, uint32_t row);
-/* Moves entity e (record rec) to table `to`, the neighbour of its table
- * across component c (kr__table_with / kr__table_without), copying the
- * shared components and zeroing an added one. */
-kr_status_t kr__table_move(kr_world_t *w, kr_entity_t e, kr__record_t *rec, uint32_t to, kr_component_t c);
+/* Moves entity e (record rec) to table `to`, its table's neighbour with
+ * component c (kr__table_with), copying the shared components; returns
+ * c's zeroed value in the new row, or NULL with the error set. */
+void *kr__table_move_add(kr_world_t *w, kr_entity_t e, kr__record_t *rec, uint32_t to, kr_component_t c);
+/* The same towards the neighbour without c (kr__table_without). */
+kr_status_t kr__table_move_remove(kr_world_t *w, kr_entity_t e, kr__record_t *rec, uint32_t to, kr_component_t c);
 void kr__table_free(kr__table_t *t);
 /* Fills holes once no entity pass is active. */
 void kr__world_compact(kr_world_t *w);
