@@ -284,6 +284,50 @@ static double add_remove_floor(int n, int churn)
     return t;
 }
 
+/* The floor under destroy: the same records and columns as
+ * add_remove_floor, with each random entity's row swap-removed (the last
+ * row fills it, the moved entity's record is fixed) and its record put on
+ * a free list, on plain arrays with no API and no checks. Per entity. */
+static double destroy_floor(int n, int churn)
+{
+    typedef struct { uint32_t generation, table, row, flags; } rec_t;
+    rec_t *rec = malloc((size_t)n * sizeof *rec);
+    uint64_t *ea = malloc((size_t)n * sizeof *ea);
+    vec2_t *pa = malloc((size_t)n * sizeof *pa), *va = malloc((size_t)n * sizeof *va);
+    uint32_t *perm = malloc((size_t)n * sizeof *perm);
+    for (int i = 0; i < n; i++) {
+        rec[i] = (rec_t){ 1, 0, (uint32_t)i, 1 };
+        ea[i] = (uint64_t)i;
+        pa[i] = (vec2_t){ (float)i, 1 };
+        va[i] = (vec2_t){ 1, 1 };
+        perm[i] = (uint32_t)i;
+    }
+    for (int i = 0; i < churn; i++) {
+        int j = i + (int)(rng_next() % (uint64_t)(n - i));
+        uint32_t t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    uint32_t na = (uint32_t)n, free_head = UINT32_MAX;
+    double t0 = now_ns();
+    for (int i = 0; i < churn; i++) {
+        uint32_t e = perm[i], row = rec[e].row, last = --na;
+        if (row != last) {
+            uint64_t m = ea[last];
+            ea[row] = m;
+            pa[row] = pa[last];
+            va[row] = va[last];
+            rec[m].row = row;
+        }
+        rec[e] = (rec_t){ rec[e].generation + 1, UINT32_MAX, free_head, 0 };
+        free_head = e;
+    }
+    double t = (now_ns() - t0) / churn;
+    if (free_head == UINT32_MAX) t = 0; /* keeps the loop's result alive */
+    free(rec); free(ea); free(pa); free(va); free(perm);
+    return t;
+}
+
 /* A minimal sparse-set store (one pool per component: sparse index -> dense
  * slot), the other classic ECS layout. It exists only so that the benchmark
  * can weigh the two layouts on the same machine in the same run (docs/ecs.md,
@@ -383,7 +427,7 @@ int main(int argc, char **argv)
     }
     if (churn > n / 2) churn = n / 2;
     const int passes = 11;
-    double sp_floor[64], addrem_floor[64], addrem_sparse[64], create[64], create_add[64], view[64], plain[64], addrem[64], churned[64], destroy[64];
+    double sp_floor[64], addrem_floor[64], destroy_fl[64], addrem_sparse[64], create[64], create_add[64], view[64], plain[64], addrem[64], churned[64], destroy[64];
     double alt_view[64], alt_addrem[64];
     spatial_times_t sp[2];
     kr_entity_t *ids = malloc((size_t)n * sizeof *ids);
@@ -475,6 +519,7 @@ int main(int argc, char **argv)
         spatial_bench(&ty, n, churn, true, &sp[1], r);
         sp_floor[r] = spatial_move_floor(n);
         addrem_floor[r] = add_remove_floor(n, churn);
+        destroy_fl[r] = destroy_floor(n, churn);
 
         sparse_model(n, churn, passes, &alt_view[r], &alt_addrem[r]);
 
@@ -494,6 +539,19 @@ int main(int argc, char **argv)
     emit("view_pass_churned", c, "ns/entity", n, reps);
     emit("view_pass_churned_ratio", c / p, "x plain_loop", n, reps);
     emit("destroy", median(destroy, reps), "ns/op", churn, reps);
+    emit("destroy_plain_arrays", median(destroy_fl, reps), "ns/op", churn, reps);
+    /* Issue 20's targets are against the add/remove floor; the ratios are
+     * medians of the per-repetition ratios, each taken within one
+     * repetition, so that a slow moment of the machine cancels out. */
+    double ar_ratio[64], de_ratio[64], de_own[64];
+    for (int r = 0; r < reps; r++) {
+        ar_ratio[r] = addrem[r] / addrem_floor[r];
+        de_ratio[r] = destroy[r] / addrem_floor[r];
+        de_own[r] = destroy[r] / destroy_fl[r];
+    }
+    emit("add_remove_ratio", median(ar_ratio, reps), "x add_remove_plain_arrays", churn, reps);
+    emit("destroy_ratio", median(de_ratio, reps), "x add_remove_plain_arrays", churn, reps);
+    emit("destroy_ratio_own_floor", median(de_own, reps), "x destroy_plain_arrays", churn, reps);
     const char *mode[2] = { "", "_grid" };
     for (int g = 0; g < 2; g++) {
         char name[64];
@@ -509,6 +567,13 @@ int main(int argc, char **argv)
         emit(name, median(sp[g].destroy, reps), "ns/op", churn, reps);
     }
     emit("spatial_move_plain_arrays", median(sp_floor, reps), "ns/op", n, reps);
+    double mv_ratio[2][64];
+    for (int r = 0; r < reps; r++) {
+        mv_ratio[0][r] = sp[0].move[r] / sp_floor[r];
+        mv_ratio[1][r] = sp[1].move[r] / sp_floor[r];
+    }
+    emit("spatial_move_ratio", median(mv_ratio[0], reps), "x spatial_move_plain_arrays", n, reps);
+    emit("spatial_move_grid_ratio", median(mv_ratio[1], reps), "x spatial_move_plain_arrays", n, reps);
     emit("alt_sparse_set_view_pass", median(alt_view, reps), "ns/entity", n, reps);
     emit("alt_sparse_set_add_remove", median(alt_addrem, reps), "ns/op", churn, reps);
     free(ids);
