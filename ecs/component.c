@@ -37,10 +37,15 @@ static void *sparse_add(kr_world_t *w, kr_entity_t e, kr__record_t *r, kr_compon
     return v;
 }
 
-/* A behavior with on_creation: it runs once the row has moved. */
-static void *add_behavior(kr_world_t *w, kr_entity_t e, kr__record_t *r, uint32_t to, kr_component_t c)
+/* The rarer adds: an edge not yet known, or a behavior with on_creation,
+ * which runs once the row has moved. Out of kr_component_add, which then
+ * ends in tail calls only and saves no registers. */
+__attribute__((noinline)) static void *add_slow(kr_world_t *w, kr_entity_t e, kr__record_t *r, kr_component_t c,
+                                                const kr__registry_entry_t *entry)
 {
-    if (!kr__table_move_add(w, e, r, to, c)) return NULL;
+    uint32_t to = kr__table_with(w, r->table, c);
+    void *v = to == KR__NONE ? NULL : kr__table_move_add(w, e, r, to, c);
+    if (!v || !entry->info.vtbl || !entry->info.vtbl->on_creation) return v;
     kr__behavior_fire_one(w, e, c, KR__CB_CREATION, 0);
     /* The callback may have changed or destroyed the entity. */
     if (!kr_entity_alive(w, e)) {
@@ -57,10 +62,10 @@ void *kr_component_add(kr_world_t *w, kr_entity_t e, kr_component_t c)
     const kr__registry_entry_t *entry = registered(w, c, "kr_component_add");
     if (!entry || kr__structure_locked(w, "kr_component_add")) return NULL;
     if (entry->info.storage == KR_STORAGE_SPARSE) return sparse_add(w, e, r, c, entry);
-    if (kr__column_index(w->tables[r->table], c) >= 0) return already(e, entry);
-    uint32_t to = kr__table_with(w, r->table, c);
-    if (to == KR__NONE) return NULL;
-    if (entry->info.vtbl && entry->info.vtbl->on_creation) return add_behavior(w, e, r, to, c);
+    const kr__table_t *t = w->tables[r->table];
+    if (kr__column_index(t, c) >= 0) return already(e, entry);
+    uint32_t to = kr__table_edge(t, c, true);
+    if (to == KR__NONE || (entry->info.vtbl && entry->info.vtbl->on_creation)) return add_slow(w, e, r, c, entry);
     return kr__table_move_add(w, e, r, to, c);
 }
 
@@ -88,25 +93,22 @@ bool kr_component_has(const kr_world_t *w, kr_entity_t e, kr_component_t c)
     return (r->flags & KR__REC_SPARSE) && sparse_get(w, kr_entity_index(e), c);
 }
 
-kr_status_t kr_component_remove(kr_world_t *w, kr_entity_t e, kr_component_t c)
+/* Sparse storage: only the pool loses the value. */
+static kr_status_t sparse_remove(kr_world_t *w, kr_entity_t e, kr_component_t c, const kr__registry_entry_t *entry)
 {
-    kr__record_t *r = kr__live(w, e, "kr_component_remove");
-    if (!r) return kr_last_status();
-    const kr__registry_entry_t *entry = registered(w, c, "kr_component_remove");
-    if (!entry) return KR_ERR_UNREGISTERED;
-    if (kr__structure_locked(w, "kr_component_remove")) return KR_ERR_LOCKED;
-    if (entry->info.storage == KR_STORAGE_SPARSE) {
-        kr__sparse_pool_t *p = kr__pool(w, c, false);
-        uint32_t idx = kr_entity_index(e);
-        if (!p || kr__sparse_slot(p, idx) == KR__NONE)
-            return kr__fail(KR_ERR_NO_COMPONENT, "kr_component_remove: entity %u has no '%s'", idx,
-                            entry->info.name);
-        kr__sparse_remove(p, idx);
-        return KR_OK;
-    }
-    if (kr__column_index(w->tables[r->table], c) < 0)
-        return kr__fail(KR_ERR_NO_COMPONENT, "kr_component_remove: entity %u has no '%s'",
-                        kr_entity_index(e), entry->info.name);
+    kr__sparse_pool_t *p = kr__pool(w, c, false);
+    uint32_t idx = kr_entity_index(e);
+    if (!p || kr__sparse_slot(p, idx) == KR__NONE)
+        return kr__fail(KR_ERR_NO_COMPONENT, "kr_component_remove: entity %u has no '%s'", idx, entry->info.name);
+    kr__sparse_remove(p, idx);
+    return KR_OK;
+}
+
+/* The rarer removes: a behavior with on_destroy, which runs before the row
+ * moves, or an edge not yet known (see add_slow). */
+__attribute__((noinline)) static kr_status_t remove_slow(kr_world_t *w, kr_entity_t e, kr__record_t *r,
+                                                         kr_component_t c, const kr__registry_entry_t *entry)
+{
     if (entry->info.vtbl && entry->info.vtbl->on_destroy) {
         kr_entity_t se = w->removing_e;
         kr_component_t sc = w->removing_c;
@@ -121,5 +123,22 @@ kr_status_t kr_component_remove(kr_world_t *w, kr_entity_t e, kr_component_t c)
     }
     uint32_t to = kr__table_without(w, r->table, c);
     if (to == KR__NONE) return kr_last_status();
+    return kr__table_move_remove(w, e, r, to, c);
+}
+
+kr_status_t kr_component_remove(kr_world_t *w, kr_entity_t e, kr_component_t c)
+{
+    kr__record_t *r = kr__live(w, e, "kr_component_remove");
+    if (!r) return kr_last_status();
+    const kr__registry_entry_t *entry = registered(w, c, "kr_component_remove");
+    if (!entry) return KR_ERR_UNREGISTERED;
+    if (kr__structure_locked(w, "kr_component_remove")) return KR_ERR_LOCKED;
+    if (entry->info.storage == KR_STORAGE_SPARSE) return sparse_remove(w, e, c, entry);
+    const kr__table_t *t = w->tables[r->table];
+    if (kr__column_index(t, c) < 0)
+        return kr__fail(KR_ERR_NO_COMPONENT, "kr_component_remove: entity %u has no '%s'",
+                        kr_entity_index(e), entry->info.name);
+    uint32_t to = kr__table_edge(t, c, false);
+    if (to == KR__NONE || (entry->info.vtbl && entry->info.vtbl->on_destroy)) return remove_slow(w, e, r, c, entry);
     return kr__table_move_remove(w, e, r, to, c);
 }
