@@ -423,7 +423,10 @@ kr_status_t kr_spatial_move(kr_world_t *w, kr_entity_t e, double x, double y)
         qx = x / s->cell_size;
         qy = y / s->cell_size;
     }
-    if (!(in_cell_range(qx) && in_cell_range(qy))) return bad_position(fn, x, y);
+    /* One branch for the common case (|q| < 2^31; NaN fails it), the exact
+     * range only at its edge. */
+    if (!((fabs(qx) < CELL_HI) & (fabs(qy) < CELL_HI)) && !(in_cell_range(qx) && in_cell_range(qy)))
+        return bad_position(fn, x, y);
     kr__spatial_entry_t *en = &s->entries[kr_entity_index(e)];
     int32_t cx = floor_i32(qx), cy = floor_i32(qy);
     if (((cx ^ en->cx) | (cy ^ en->cy)) == 0) {
