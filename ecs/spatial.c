@@ -235,6 +235,15 @@ static uint32_t cell_acquire(kr__spatial_state_t *s, int32_t cx, int32_t cy, con
     return reserve_members(&s->cells[ci], fn) ? KR__NONE : ci;
 }
 
+/* An entry's position and the coordinates of its cell. */
+static inline void entry_place(kr__spatial_entry_t *en, int32_t cx, int32_t cy, double x, double y)
+{
+    en->cx = cx;
+    en->cy = cy;
+    en->x = x;
+    en->y = y;
+}
+
 /* Appends e to cell ci (room reserved) and points its entry there. */
 static inline void cell_push(kr__spatial_state_t *s, uint32_t ci, kr_entity_t e, kr__spatial_entry_t *en)
 {
@@ -352,10 +361,7 @@ __attribute__((noinline)) static kr_status_t relocate(kr__spatial_state_t *s, kr
         kr__hmap_remove(&s->cell_map, kr__cell_key(ox, oy), oi);
         old->cx = cx;
         old->cy = cy;
-        en->cx = cx;
-        en->cy = cy;
-        en->x = x;
-        en->y = y;
+        entry_place(en, cx, cy, x, y);
         return KR_OK;
     }
     if (ci == KR__HMAP_EMPTY) ci = cell_create(s, cx, cy, key, "kr_spatial_move");
@@ -399,10 +405,7 @@ __attribute__((noinline)) static kr_status_t grid_move(kr__spatial_state_t *s, k
     to->count = n + 1;
     en->cell = gi;
     en->slot = n;
-    en->cx = cx;
-    en->cy = cy;
-    en->x = x;
-    en->y = y;
+    entry_place(en, cx, cy, x, y);
     /* Last, so that nothing is live across the call. */
     if (old->heap && !last) release_heap(old);
     return KR_OK;
