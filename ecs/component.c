@@ -39,7 +39,7 @@ static void *sparse_add(kr_world_t *w, kr_entity_t e, kr__record_t *r, kr_compon
 
 /* The rarer adds: an edge not yet known, or a behavior with on_creation,
  * which runs once the row has moved. Out of kr_component_add, which then
- * ends in tail calls only and saves no registers. */
+ * ends in tail calls and keeps few values in saved registers. */
 __attribute__((noinline)) static void *add_slow(kr_world_t *w, kr_entity_t e, kr__record_t *r, kr_component_t c,
                                                 const kr__registry_entry_t *entry)
 {

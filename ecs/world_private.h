@@ -225,8 +225,9 @@ static inline kr__record_t *kr__live(const kr_world_t *w, kr_entity_t e, const c
         kr__record_t *r = &w->records[idx];
         if ((r->flags & KR__REC_ALIVE) && r->generation == kr_entity_generation(e) && e) return r;
     }
-    /* NULL here, not kr__stale's answer: the compiler then knows that no
-     * value outlives the call, and the hot path saves no registers. */
+    /* NULL here, not kr__stale's answer (NULL too, when its checks fail as
+     * these did): the compiler then knows that no value of the caller
+     * outlives the call. */
     kr__stale(w, e, fn);
     return NULL;
 }
