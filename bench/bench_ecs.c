@@ -234,36 +234,60 @@ static double spatial_move_floor(int n)
     return t;
 }
 
+/* The raw arrays under the add_remove and destroy floors: records (as the
+ * world's), one table of n rows (entity, Position, Velocity) and `churn`
+ * distinct random entities to act on, in perm[0..churn). */
+typedef struct { uint32_t generation, table, row, flags; } floor_rec_t;
+typedef struct {
+    floor_rec_t *rec;
+    uint64_t *ea;
+    vec2_t *pa, *va;
+    uint32_t *perm;
+} floor_table_t;
+
+static floor_table_t floor_table(int n, int churn)
+{
+    floor_table_t f = {
+        malloc((size_t)n * sizeof *f.rec), malloc((size_t)n * sizeof *f.ea), malloc((size_t)n * sizeof *f.pa),
+        malloc((size_t)n * sizeof *f.va), malloc((size_t)n * sizeof *f.perm),
+    };
+    for (int i = 0; i < n; i++) {
+        f.rec[i] = (floor_rec_t){ 1, 0, (uint32_t)i, 1 };
+        f.ea[i] = (uint64_t)i;
+        f.pa[i] = (vec2_t){ (float)i, 1 };
+        f.va[i] = (vec2_t){ 1, 1 };
+        f.perm[i] = (uint32_t)i;
+    }
+    for (int i = 0; i < churn; i++) {
+        int j = i + (int)(rng_next() % (uint64_t)(n - i));
+        uint32_t t = f.perm[i];
+        f.perm[i] = f.perm[j];
+        f.perm[j] = t;
+    }
+    return f;
+}
+
+static void floor_table_free(floor_table_t *f)
+{
+    free(f->rec); free(f->ea); free(f->pa); free(f->va); free(f->perm);
+}
+
 /* The floor under add_remove: the memory traffic of moving random rows
  * between two tables (read the record, copy the row out, fill the gap with
  * the last row, fix the moved entity's record) on plain arrays, with no API
  * and no checks. Per row moved. */
 static double add_remove_floor(int n, int churn)
 {
-    typedef struct { uint32_t generation, table, row, flags; } rec_t;
-    rec_t *rec = malloc((size_t)n * sizeof *rec);
-    uint64_t *ea = malloc((size_t)n * sizeof *ea), *eb = malloc((size_t)n * sizeof *eb);
-    vec2_t *pa = malloc((size_t)n * sizeof *pa), *va = malloc((size_t)n * sizeof *va);
+    floor_table_t f = floor_table(n, churn);
+    floor_rec_t *rec = f.rec;
+    uint64_t *ea = f.ea, *eb = malloc((size_t)n * sizeof *eb);
+    vec2_t *pa = f.pa, *va = f.va;
     vec2_t *pb = malloc((size_t)n * sizeof *pb), *vb = malloc((size_t)n * sizeof *vb);
     float *hb = malloc((size_t)n * sizeof *hb);
-    uint32_t *perm = malloc((size_t)n * sizeof *perm);
-    for (int i = 0; i < n; i++) {
-        rec[i] = (rec_t){ 1, 0, (uint32_t)i, 1 };
-        ea[i] = (uint64_t)i;
-        pa[i] = (vec2_t){ (float)i, 1 };
-        va[i] = (vec2_t){ 1, 1 };
-        perm[i] = (uint32_t)i;
-    }
-    for (int i = 0; i < churn; i++) {
-        int j = i + (int)(rng_next() % (uint64_t)(n - i));
-        uint32_t t = perm[i];
-        perm[i] = perm[j];
-        perm[j] = t;
-    }
     uint32_t na = (uint32_t)n, nb = 0;
     double t0 = now_ns();
     for (int i = 0; i < churn; i++) {
-        uint32_t e = perm[i], row = rec[e].row, d = nb++;
+        uint32_t e = f.perm[i], row = rec[e].row, d = nb++;
         eb[d] = e;
         pb[d] = pa[row];
         vb[d] = va[row];
@@ -280,7 +304,36 @@ static double add_remove_floor(int n, int churn)
         }
     }
     double t = (now_ns() - t0) / churn;
-    free(rec); free(ea); free(eb); free(pa); free(va); free(pb); free(vb); free(hb); free(perm);
+    floor_table_free(&f);
+    free(eb); free(pb); free(vb); free(hb);
+    return t;
+}
+
+/* The floor under destroy: on the same arrays, each random entity's row
+ * is swap-removed (the last row fills it, the moved entity's record is
+ * fixed) and its record put on a free list, with no API and no checks.
+ * Per entity. */
+static double destroy_floor(int n, int churn)
+{
+    floor_table_t f = floor_table(n, churn);
+    floor_rec_t *rec = f.rec;
+    uint32_t na = (uint32_t)n, free_head = UINT32_MAX;
+    double t0 = now_ns();
+    for (int i = 0; i < churn; i++) {
+        uint32_t e = f.perm[i], row = rec[e].row, last = --na;
+        if (row != last) {
+            uint64_t m = f.ea[last];
+            f.ea[row] = m;
+            f.pa[row] = f.pa[last];
+            f.va[row] = f.va[last];
+            rec[m].row = row;
+        }
+        rec[e] = (floor_rec_t){ rec[e].generation + 1, UINT32_MAX, free_head, 0 };
+        free_head = e;
+    }
+    double t = (now_ns() - t0) / churn;
+    if (free_head == UINT32_MAX) t = 0; /* keeps the loop's result alive */
+    floor_table_free(&f);
     return t;
 }
 
@@ -383,7 +436,7 @@ int main(int argc, char **argv)
     }
     if (churn > n / 2) churn = n / 2;
     const int passes = 11;
-    double sp_floor[64], addrem_floor[64], addrem_sparse[64], create[64], create_add[64], view[64], plain[64], addrem[64], churned[64], destroy[64];
+    double sp_floor[64], addrem_floor[64], destroy_fl[64], addrem_sparse[64], create[64], create_add[64], view[64], plain[64], addrem[64], churned[64], destroy[64];
     double alt_view[64], alt_addrem[64];
     spatial_times_t sp[2];
     kr_entity_t *ids = malloc((size_t)n * sizeof *ids);
@@ -475,6 +528,7 @@ int main(int argc, char **argv)
         spatial_bench(&ty, n, churn, true, &sp[1], r);
         sp_floor[r] = spatial_move_floor(n);
         addrem_floor[r] = add_remove_floor(n, churn);
+        destroy_fl[r] = destroy_floor(n, churn);
 
         sparse_model(n, churn, passes, &alt_view[r], &alt_addrem[r]);
 
@@ -494,6 +548,19 @@ int main(int argc, char **argv)
     emit("view_pass_churned", c, "ns/entity", n, reps);
     emit("view_pass_churned_ratio", c / p, "x plain_loop", n, reps);
     emit("destroy", median(destroy, reps), "ns/op", churn, reps);
+    emit("destroy_plain_arrays", median(destroy_fl, reps), "ns/op", churn, reps);
+    /* Issue 20's targets are against the add/remove floor; the ratios are
+     * medians of the per-repetition ratios, each taken within one
+     * repetition, so that a slow moment of the machine cancels out. */
+    double ar_ratio[64], de_ratio[64], de_own[64];
+    for (int r = 0; r < reps; r++) {
+        ar_ratio[r] = addrem[r] / addrem_floor[r];
+        de_ratio[r] = destroy[r] / addrem_floor[r];
+        de_own[r] = destroy[r] / destroy_fl[r];
+    }
+    emit("add_remove_ratio", median(ar_ratio, reps), "x add_remove_plain_arrays", churn, reps);
+    emit("destroy_ratio", median(de_ratio, reps), "x add_remove_plain_arrays", churn, reps);
+    emit("destroy_ratio_own_floor", median(de_own, reps), "x destroy_plain_arrays", churn, reps);
     const char *mode[2] = { "", "_grid" };
     for (int g = 0; g < 2; g++) {
         char name[64];
@@ -509,6 +576,13 @@ int main(int argc, char **argv)
         emit(name, median(sp[g].destroy, reps), "ns/op", churn, reps);
     }
     emit("spatial_move_plain_arrays", median(sp_floor, reps), "ns/op", n, reps);
+    double mv_ratio[2][64];
+    for (int r = 0; r < reps; r++) {
+        mv_ratio[0][r] = sp[0].move[r] / sp_floor[r];
+        mv_ratio[1][r] = sp[1].move[r] / sp_floor[r];
+    }
+    emit("spatial_move_ratio", median(mv_ratio[0], reps), "x spatial_move_plain_arrays", n, reps);
+    emit("spatial_move_grid_ratio", median(mv_ratio[1], reps), "x spatial_move_plain_arrays", n, reps);
     emit("alt_sparse_set_view_pass", median(alt_view, reps), "ns/entity", n, reps);
     emit("alt_sparse_set_add_remove", median(alt_addrem, reps), "ns/op", churn, reps);
     free(ids);

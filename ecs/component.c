@@ -25,35 +25,48 @@ static void *sparse_get(const kr_world_t *w, uint32_t idx, kr_component_t c)
     return slot == KR__NONE ? NULL : kr__sparse_value(p, slot);
 }
 
+/* Sparse storage: the pool, not the row, gains the value. */
+static void *sparse_add(kr_world_t *w, kr_entity_t e, kr__record_t *r, kr_component_t c,
+                        const kr__registry_entry_t *entry)
+{
+    kr__sparse_pool_t *p = kr__pool(w, c, true);
+    if (!p) return NULL;
+    if (kr__sparse_slot(p, kr_entity_index(e)) != KR__NONE) return already(e, entry);
+    void *v = kr__sparse_add(w, p, e);
+    if (v) r->flags |= KR__REC_SPARSE;
+    return v;
+}
+
+/* The rarer adds: an edge not yet known, or a behavior with on_creation,
+ * which runs once the row has moved. Out of kr_component_add, which then
+ * ends in tail calls and keeps few values in saved registers. */
+__attribute__((noinline)) static void *add_slow(kr_world_t *w, kr_entity_t e, kr__record_t *r, kr_component_t c,
+                                                const kr__registry_entry_t *entry)
+{
+    uint32_t to = kr__table_with(w, r->table, c);
+    void *v = to == KR__NONE ? NULL : kr__table_move_add(w, e, r, to, c);
+    if (!v || !entry->info.vtbl || !entry->info.vtbl->on_creation) return v;
+    kr__behavior_fire_one(w, e, c, KR__CB_CREATION, 0);
+    /* The callback may have changed or destroyed the entity. */
+    if (!kr_entity_alive(w, e)) {
+        kr__fail(KR_ERR_STALE_ENTITY, "kr_component_add: on_creation destroyed the entity");
+        return NULL;
+    }
+    return kr_component_get(w, e, c);
+}
+
 void *kr_component_add(kr_world_t *w, kr_entity_t e, kr_component_t c)
 {
     kr__record_t *r = kr__live(w, e, "kr_component_add");
     if (!r) return NULL;
     const kr__registry_entry_t *entry = registered(w, c, "kr_component_add");
     if (!entry || kr__structure_locked(w, "kr_component_add")) return NULL;
-    if (entry->info.storage == KR_STORAGE_SPARSE) {
-        kr__sparse_pool_t *p = kr__pool(w, c, true);
-        if (!p) return NULL;
-        if (kr__sparse_slot(p, kr_entity_index(e)) != KR__NONE) return already(e, entry);
-        void *v = kr__sparse_add(w, p, e);
-        if (v) r->flags |= KR__REC_SPARSE;
-        return v;
-    }
-    kr__table_t *t = w->tables[r->table];
+    if (entry->info.storage == KR_STORAGE_SPARSE) return sparse_add(w, e, r, c, entry);
+    const kr__table_t *t = w->tables[r->table];
     if (kr__column_index(t, c) >= 0) return already(e, entry);
-    uint32_t to = kr__table_with(w, r->table, c);
-    if (to == KR__NONE || kr__table_move(w, e, r, to)) return NULL;
-    if (entry->info.vtbl && entry->info.vtbl->on_creation) {
-        kr__behavior_fire_one(w, e, c, KR__CB_CREATION, 0);
-        /* The callback may have changed or destroyed the entity. */
-        if (!kr_entity_alive(w, e)) {
-            kr__fail(KR_ERR_STALE_ENTITY, "kr_component_add: on_creation destroyed the entity");
-            return NULL;
-        }
-        return kr_component_get(w, e, c);
-    }
-    kr__table_t *dst = w->tables[to];
-    return kr__column_ptr(dst, (uint32_t)kr__column_index(dst, c), r->row);
+    uint32_t to = kr__table_edge(t, c, true);
+    if (to == KR__NONE || (entry->info.vtbl && entry->info.vtbl->on_creation)) return add_slow(w, e, r, c, entry);
+    return kr__table_move_add(w, e, r, to, c);
 }
 
 void *kr_component_get(kr_world_t *w, kr_entity_t e, kr_component_t c)
@@ -80,25 +93,22 @@ bool kr_component_has(const kr_world_t *w, kr_entity_t e, kr_component_t c)
     return (r->flags & KR__REC_SPARSE) && sparse_get(w, kr_entity_index(e), c);
 }
 
-kr_status_t kr_component_remove(kr_world_t *w, kr_entity_t e, kr_component_t c)
+/* Sparse storage: only the pool loses the value. */
+static kr_status_t sparse_remove(kr_world_t *w, kr_entity_t e, kr_component_t c, const kr__registry_entry_t *entry)
 {
-    kr__record_t *r = kr__live(w, e, "kr_component_remove");
-    if (!r) return kr_last_status();
-    const kr__registry_entry_t *entry = registered(w, c, "kr_component_remove");
-    if (!entry) return KR_ERR_UNREGISTERED;
-    if (kr__structure_locked(w, "kr_component_remove")) return KR_ERR_LOCKED;
-    if (entry->info.storage == KR_STORAGE_SPARSE) {
-        kr__sparse_pool_t *p = kr__pool(w, c, false);
-        uint32_t idx = kr_entity_index(e);
-        if (!p || kr__sparse_slot(p, idx) == KR__NONE)
-            return kr__fail(KR_ERR_NO_COMPONENT, "kr_component_remove: entity %u has no '%s'", idx,
-                            entry->info.name);
-        kr__sparse_remove(p, idx);
-        return KR_OK;
-    }
-    if (kr__column_index(w->tables[r->table], c) < 0)
-        return kr__fail(KR_ERR_NO_COMPONENT, "kr_component_remove: entity %u has no '%s'",
-                        kr_entity_index(e), entry->info.name);
+    kr__sparse_pool_t *p = kr__pool(w, c, false);
+    uint32_t idx = kr_entity_index(e);
+    if (!p || kr__sparse_slot(p, idx) == KR__NONE)
+        return kr__fail(KR_ERR_NO_COMPONENT, "kr_component_remove: entity %u has no '%s'", idx, entry->info.name);
+    kr__sparse_remove(p, idx);
+    return KR_OK;
+}
+
+/* The rarer removes: a behavior with on_destroy, which runs before the row
+ * moves, or an edge not yet known (see add_slow). */
+__attribute__((noinline)) static kr_status_t remove_slow(kr_world_t *w, kr_entity_t e, kr__record_t *r,
+                                                         kr_component_t c, const kr__registry_entry_t *entry)
+{
     if (entry->info.vtbl && entry->info.vtbl->on_destroy) {
         kr_entity_t se = w->removing_e;
         kr_component_t sc = w->removing_c;
@@ -113,5 +123,22 @@ kr_status_t kr_component_remove(kr_world_t *w, kr_entity_t e, kr_component_t c)
     }
     uint32_t to = kr__table_without(w, r->table, c);
     if (to == KR__NONE) return kr_last_status();
-    return kr__table_move(w, e, r, to);
+    return kr__table_move_remove(w, e, r, to, c);
+}
+
+kr_status_t kr_component_remove(kr_world_t *w, kr_entity_t e, kr_component_t c)
+{
+    kr__record_t *r = kr__live(w, e, "kr_component_remove");
+    if (!r) return kr_last_status();
+    const kr__registry_entry_t *entry = registered(w, c, "kr_component_remove");
+    if (!entry) return KR_ERR_UNREGISTERED;
+    if (kr__structure_locked(w, "kr_component_remove")) return KR_ERR_LOCKED;
+    if (entry->info.storage == KR_STORAGE_SPARSE) return sparse_remove(w, e, c, entry);
+    const kr__table_t *t = w->tables[r->table];
+    if (kr__column_index(t, c) < 0)
+        return kr__fail(KR_ERR_NO_COMPONENT, "kr_component_remove: entity %u has no '%s'",
+                        kr_entity_index(e), entry->info.name);
+    uint32_t to = kr__table_edge(t, c, false);
+    if (to == KR__NONE || (entry->info.vtbl && entry->info.vtbl->on_destroy)) return remove_slow(w, e, r, c, entry);
+    return kr__table_move_remove(w, e, r, to, c);
 }

@@ -131,9 +131,7 @@ static uint32_t *edge_slot(kr_world_t *w, kr__table_t *t, kr_component_t c, bool
     return add ? &t->add_edge[c] : &t->remove_edge[c];
 }
 
-/* The table with (add) or without (!add) component c beside `from`'s set,
- * found once by type set and then remembered as an edge both ways. */
-static uint32_t table_neighbour(kr_world_t *w, uint32_t from, kr_component_t c, bool add)
+uint32_t kr__table_neighbour(kr_world_t *w, uint32_t from, kr_component_t c, bool add)
 {
     kr__table_t *t = w->tables[from];
     uint32_t *edges = add ? t->add_edge : t->remove_edge;
@@ -159,16 +157,6 @@ static uint32_t table_neighbour(kr_world_t *w, uint32_t from, kr_component_t c, 
     return to;
 }
 
-uint32_t kr__table_with(kr_world_t *w, uint32_t from, kr_component_t c)
-{
-    return table_neighbour(w, from, c, true);
-}
-
-uint32_t kr__table_without(kr_world_t *w, uint32_t from, kr_component_t c)
-{
-    return table_neighbour(w, from, c, false);
-}
-
 uint32_t kr__table_append(kr_world_t *w, kr__table_t *t, kr_entity_t e)
 {
     (void)w;
@@ -192,28 +180,34 @@ static void mark_dirty(kr_world_t *w, uint32_t table)
     t->dirty = true;
 }
 
-static void swap_remove(kr_world_t *w, kr__table_t *t, uint32_t row)
+/* Copies row from_row of n columns into row to_row of n others with the
+ * same sizes (the same table, or the shared columns of two): tags (size 0)
+ * have no data. */
+static inline void copy_columns(const kr__column_t *from, uint32_t from_row, const kr__column_t *to, uint32_t to_row,
+                                uint32_t n)
+{
+    for (uint32_t j = 0; j < n; j++) {
+        uint32_t size = from[j].size;
+        if (size)
+            kr__copy_value(to[j].data + (size_t)to_row * size, from[j].data + (size_t)from_row * size, size);
+    }
+}
+
+static inline void swap_remove(kr_world_t *w, kr__table_t *t, uint32_t row)
 {
     uint32_t last = --t->count;
     if (row != last) {
         kr_entity_t moved = t->entities[last];
         t->entities[row] = moved;
-        for (uint32_t i = 0; i < t->type_count; i++) {
-            kr__column_t *c = &t->columns[i];
-                if (c->size)
-                kr__copy_value(c->data + (size_t)row * c->size, c->data + (size_t)last * c->size, c->size);
-        }
+        copy_columns(t->columns, last, t->columns, row, t->type_count);
         w->records[kr_entity_index(moved)].row = row;
     }
 }
 
-void kr__table_remove_row(kr_world_t *w, uint32_t table, uint32_t row)
+/* Leaves a hole instead of moving a row while an entity pass is active. */
+static void remove_row_in_pass(kr_world_t *w, uint32_t table, uint32_t row)
 {
     kr__table_t *t = w->tables[table];
-    if (w->entity_passes == 0) {
-        swap_remove(w, t, row);
-        return;
-    }
     /* An entity pass is walking tables by row number: leave a hole so no row
      * changes place until the pass ends (kairos/view.h). */
     t->entities[row] = KR_ENTITY_INVALID;
@@ -228,29 +222,94 @@ void kr__table_remove_row(kr_world_t *w, uint32_t table, uint32_t row)
     }
 }
 
-kr_status_t kr__table_move(kr_world_t *w, kr_entity_t e, kr__record_t *rec, uint32_t to)
+void kr__table_remove_row(kr_world_t *w, uint32_t table, uint32_t row)
 {
-    kr__table_t *src = w->tables[rec->table];
+    if (w->entity_passes == 0) swap_remove(w, w->tables[table], row);
+    else remove_row_in_pass(w, table, row);
+}
+
+/* The part of a move that both directions share: a row in `to` for e,
+ * the record pointed at it; returns the new row, or KR__NONE (error set). */
+static inline uint32_t move_begin(kr_world_t *w, kr_entity_t e, kr__record_t *rec, uint32_t to)
+{
     kr__table_t *dst = w->tables[to];
-    if (dst->count == dst->capacity && kr__table_reserve(dst, dst->count + 1)) return kr_last_status();
-    uint32_t src_row = rec->row;
+    if (dst->count == dst->capacity && kr__table_reserve(dst, dst->count + 1)) return KR__NONE;
     uint32_t dst_row = dst->count++;
     dst->entities[dst_row] = e;
-    /* Shared components are copied, new ones zeroed. */
-    for (uint32_t j = 0; j < dst->type_count; j++) {
-        const kr__column_t *dc = &dst->columns[j];
-        if (!dc->size) continue;
-        uint8_t *d = dc->data + (size_t)dst_row * dc->size;
-        int i = kr__column_index(src, dst->types[j]);
-        if (i >= 0)
-            kr__copy_value(d, src->columns[i].data + (size_t)src_row * dc->size, dc->size);
-        else
-            kr__zero_value(d, dc->size);
-    }
-    uint32_t from = rec->table;
     rec->table = to;
     rec->row = dst_row;
-    kr__table_remove_row(w, from, src_row);
+    return dst_row;
+}
+
+/* After the columns: the source row is gone. `fill` (see below) says that
+ * the last row took its place. */
+static inline void move_end(kr_world_t *w, uint32_t from, kr__table_t *src, uint32_t row, uint32_t last, bool fill)
+{
+    if (fill) {
+        kr_entity_t moved = src->entities[last];
+        src->entities[row] = moved;
+        w->records[kr_entity_index(moved)].row = row;
+    }
+    if (w->entity_passes) remove_row_in_pass(w, from, row);
+    else src->count = last;
+}
+
+/* One column of a move: the value at row goes to dst, and with `fill` the
+ * value at last takes its place (the move and the swap-remove of the
+ * source row in one pass over the columns). */
+static inline void move_value(const kr__column_t *s, const kr__column_t *d, uint32_t row, uint32_t dst_row,
+                              uint32_t last, bool fill)
+{
+    uint32_t size = s->size;
+    if (!size) return;
+    uint8_t *hole = s->data + (size_t)row * size;
+    kr__copy_value(d->data + (size_t)dst_row * size, hole, size);
+    if (fill) kr__copy_value(hole, s->data + (size_t)last * size, size);
+}
+
+/* The tables of a move differ only by c (an edge), and their type lists
+ * are sorted: the columns pair up in order around c's, so none is looked
+ * up by id. The last source row fills the gap unless an entity pass needs
+ * a hole there (kairos/view.h) or the row is the last one. */
+void *kr__table_move_add(kr_world_t *w, kr_entity_t e, kr__record_t *rec, uint32_t to, kr_component_t c)
+{
+    uint32_t from = rec->table, row = rec->row;
+    uint32_t dst_row = move_begin(w, e, rec, to);
+    if (dst_row == KR__NONE) return NULL;
+    kr__table_t *src = w->tables[from], *dst = w->tables[to];
+    uint32_t last = src->count - 1, n = src->type_count;
+    bool fill = !w->entity_passes && row != last;
+    const kr__column_t *sc = src->columns, *dc = dst->columns, *at = dc + kr__column_index(dst, c);
+    for (uint32_t j = 0; j < n; j++, dc++) {
+        if (dc == at) dc++;
+        move_value(sc + j, dc, row, dst_row, last, fill);
+    }
+    move_end(w, from, src, row, last, fill);
+    if (!at->size) return dst->entities;   /* a tag: kr__column_ptr's answer */
+    uint8_t *v = at->data + (size_t)dst_row * at->size;
+    kr__zero_value(v, at->size);
+    return v;
+}
+
+kr_status_t kr__table_move_remove(kr_world_t *w, kr_entity_t e, kr__record_t *rec, uint32_t to, kr_component_t c)
+{
+    uint32_t from = rec->table, row = rec->row;
+    uint32_t dst_row = move_begin(w, e, rec, to);
+    if (dst_row == KR__NONE) return kr_last_status();
+    kr__table_t *src = w->tables[from], *dst = w->tables[to];
+    uint32_t last = src->count - 1, n = src->type_count;
+    bool fill = !w->entity_passes && row != last;
+    const kr__column_t *sc = src->columns, *dc = dst->columns, *at = sc + kr__column_index(src, c);
+    for (uint32_t j = 0; j < n; j++, sc++) {
+        if (sc == at) {
+            /* c's column: only the gap is filled. */
+            if (fill && sc->size)
+                kr__copy_value(sc->data + (size_t)row * sc->size, sc->data + (size_t)last * sc->size, sc->size);
+            continue;
+        }
+        move_value(sc, dc++, row, dst_row, last, fill);
+    }
+    move_end(w, from, src, row, last, fill);
     return KR_OK;
 }
 

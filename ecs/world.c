@@ -284,9 +284,16 @@ static void destroy_one(kr_world_t *w, kr_entity_t e)
     uint32_t idx = kr_entity_index(e);
     kr__record_t *r = &w->records[idx];
     r->flags |= KR__REC_DYING;
-    kr__behaviors_fire(w, e, KR__CB_DESTROY, 0);
-    kr__channel_forget(w, idx);
-    r = &w->records[idx];
+    /* Most entities have no behaviors and are no channel: the table says
+     * so without a call (both calls would do nothing then). */
+    if (w->tables[r->table]->behavior_count) {
+        kr__behaviors_fire(w, e, KR__CB_DESTROY, 0);
+        r = &w->records[idx];
+    }
+    if (kr__column_index(w->tables[r->table], KR_CHANNEL) >= 0) {
+        kr__channel_forget(w, idx);
+        r = &w->records[idx];
+    }
     if (r->flags & KR__REC_TREE) {
         uint32_t parent = w->tree[idx].parent;
         kr__tree_unlink(w, idx);

@@ -225,7 +225,11 @@ static inline kr__record_t *kr__live(const kr_world_t *w, kr_entity_t e, const c
         kr__record_t *r = &w->records[idx];
         if ((r->flags & KR__REC_ALIVE) && r->generation == kr_entity_generation(e) && e) return r;
     }
-    return kr__stale(w, e, fn);
+    /* NULL here, not kr__stale's answer (NULL too, when its checks fail as
+     * these did): the compiler then knows that no value of the caller
+     * outlives the call. */
+    kr__stale(w, e, fn);
+    return NULL;
 }
 
 static inline kr__table_t *kr__table(const kr_world_t *w, uint32_t id) { return w->tables[id]; }
@@ -264,16 +268,38 @@ static inline int kr__column_index(const kr__table_t *t, kr_component_t c)
 
 /* Tables (table.c). */
 uint32_t kr__table_find_or_create(kr_world_t *w, const kr_component_t *types, uint32_t n);
-uint32_t kr__table_with(kr_world_t *w, uint32_t from, kr_component_t c);    /* add edge */
-uint32_t kr__table_without(kr_world_t *w, uint32_t from, kr_component_t c); /* remove edge */
+/* The table beside `from` with (add) or without (!add) component c, found
+ * by type set and remembered as an edge both ways; KR__NONE on failure. */
+uint32_t kr__table_neighbour(kr_world_t *w, uint32_t from, kr_component_t c, bool add);
+/* The remembered edge, or KR__NONE when it is not known yet. Following a
+ * known edge is one load: inline, so that an add or remove keeps few
+ * instructions between its cache misses. */
+static inline uint32_t kr__table_edge(const kr__table_t *t, kr_component_t c, bool add)
+{
+    return c < t->edge_size ? (add ? t->add_edge : t->remove_edge)[c] : KR__NONE;
+}
+static inline uint32_t kr__table_with(kr_world_t *w, uint32_t from, kr_component_t c) /* add edge */
+{
+    uint32_t to = kr__table_edge(w->tables[from], c, true);
+    return to != KR__NONE ? to : kr__table_neighbour(w, from, c, true);
+}
+static inline uint32_t kr__table_without(kr_world_t *w, uint32_t from, kr_component_t c) /* remove edge */
+{
+    uint32_t to = kr__table_edge(w->tables[from], c, false);
+    return to != KR__NONE ? to : kr__table_neighbour(w, from, c, false);
+}
 /* Appends a zeroed row for e; returns the row or KR__NONE on allocation failure. */
 uint32_t kr__table_append(kr_world_t *w, kr__table_t *t, kr_entity_t e);
 /* Makes room for `need` rows (count unchanged). */
 kr_status_t kr__table_reserve(kr__table_t *t, uint32_t need);
 /* Removes row: swap-remove, or a hole while an entity pass is active. */
 void kr__table_remove_row(kr_world_t *w, uint32_t table, uint32_t row);
-/* Moves entity e (record rec) to table `to`, copying shared components. */
-kr_status_t kr__table_move(kr_world_t *w, kr_entity_t e, kr__record_t *rec, uint32_t to);
+/* Moves entity e (record rec) to table `to`, its table's neighbour with
+ * component c (kr__table_with), copying the shared components; returns
+ * c's zeroed value in the new row, or NULL with the error set. */
+void *kr__table_move_add(kr_world_t *w, kr_entity_t e, kr__record_t *rec, uint32_t to, kr_component_t c);
+/* The same towards the neighbour without c (kr__table_without). */
+kr_status_t kr__table_move_remove(kr_world_t *w, kr_entity_t e, kr__record_t *rec, uint32_t to, kr_component_t c);
 void kr__table_free(kr__table_t *t);
 /* Fills holes once no entity pass is active. */
 void kr__world_compact(kr_world_t *w);
@@ -283,7 +309,9 @@ kr_status_t kr__world_reserve_records(kr_world_t *w, uint32_t need);
 bool kr__locked_error(const char *fn);
 static inline bool kr__structure_locked(const kr_world_t *w, const char *fn)
 {
-    return w->chunk_passes && kr__locked_error(fn);
+    if (!w->chunk_passes) return false;
+    kr__locked_error(fn);   /* always true; a constant answer lets callers save no registers */
+    return true;
 }
 
 /* Behaviors (behavior.c). Call one callback slot on every behavior of e. */

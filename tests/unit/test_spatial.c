@@ -921,6 +921,55 @@ Test(spatial_grid, crowded_grid_cells_spill_to_the_heap_and_back)
     kr_world_destroy(w);
 }
 
+/* Moves between grid cells with room (ecs/spatial.c, grid_move): the
+ * leaver's slot goes to the cell's last member, the occupied-cell count
+ * follows cells that fill and empty, and a crowded cell that empties gives
+ * its heap buffer back and takes members again. */
+Test(spatial_grid, moves_between_grid_cells_keep_slots_and_counts)
+{
+    kr_world_t *w = kr_world_create(&(kr_world_desc_t){ .spatial_bounds = { 0, 0, 8, 8 } });
+    cr_assert_not_null(w);
+    enum { N = 6 };
+    kr_entity_t e[N];
+    for (int i = 0; i < N; i++) {
+        e[i] = make_entity(w);
+        put(w, e[i], 1.5, 1.5);
+    }
+    const kr__spatial_cell_rec_t *crowded = &w->spatial.cells[1 * w->spatial.gw + 1];
+    cr_assert_not_null(crowded->heap, "six members spill to the heap");
+    cr_assert_eq(kr_spatial_cell_count(w), 1);
+    /* A middle member leaves: the last one takes its slot. */
+    cr_assert_eq(kr_spatial_move(w, e[1], 3.5, 3.5), KR_OK);
+    assert_cell(w, 1, 1, (kr_entity_t[]){ e[0], e[5], e[2], e[3], e[4] }, 5);
+    assert_cell(w, 3, 3, (kr_entity_t[]){ e[1] }, 1);
+    cr_assert_eq(kr_spatial_cell_count(w), 2);
+    /* Into an occupied cell: no new cell counted. */
+    cr_assert_eq(kr_spatial_move(w, e[5], 3.25, 3.75), KR_OK);
+    assert_cell(w, 3, 3, (kr_entity_t[]){ e[1], e[5] }, 2);
+    assert_cell(w, 1, 1, (kr_entity_t[]){ e[0], e[4], e[2], e[3] }, 4);
+    cr_assert_eq(kr_spatial_cell_count(w), 2);
+    /* The rest leave one by one, each to a cell of its own. */
+    for (int i = 0; i < N; i++) {
+        if (i == 1 || i == 5) continue;
+        cr_assert_eq(kr_spatial_move(w, e[i], 5.5, 0.5 + i), KR_OK);
+    }
+    cr_assert_eq(cell_size_of(w, 1, 1), 0);
+    cr_assert_null(crowded->heap, "an emptied grid cell gives its heap buffer back");
+    cr_assert_eq(crowded->capacity, KR__CELL_INLINE);
+    cr_assert_eq(kr_spatial_cell_count(w), 5);
+    /* Moves within a cell change no cell; back into the emptied cell. */
+    cr_assert_eq(kr_spatial_move(w, e[0], 5.75, 0.25), KR_OK);
+    cr_assert_eq(kr_spatial_cell_count(w), 5);
+    for (int i = 0; i < N; i++) cr_assert_eq(kr_spatial_move(w, e[i], 1.5, 1.5), KR_OK);
+    assert_cell(w, 1, 1, e, N);
+    cr_assert_eq(kr_spatial_cell_count(w), 1);
+    double x, y;
+    cr_assert(kr_spatial_position(w, e[3], &x, &y));
+    cr_assert_eq(x, 1.5);
+    cr_assert_eq(y, 1.5);
+    kr_world_destroy(w);
+}
+
 Test(spatial_grid, bad_bounds_are_refused)
 {
     cr_assert_null(kr_world_create(&(kr_world_desc_t){ .spatial_bounds = { 5, 0, 1, 4 } }));
