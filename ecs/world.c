@@ -375,7 +375,7 @@ kr_status_t kr_world_start(kr_world_t *w)
      * every entity gets on_awake before on_start even if callbacks create
      * or destroy entities (those created now wait for the next call). */
     size_t n = 0;
-    kr_entity_t *ids;
+    kr_entity_t *ids = NULL;
     kr_status_t st = behavior_snapshot(w, true, &ids, &n, "kr_world_start");
     if (st) return st;
     for (size_t i = 0; i < n; i++)
@@ -395,7 +395,7 @@ kr_status_t kr_world_update(kr_world_t *w)
     /* Both rounds walk one snapshot: entities created during the step join
      * at the next step, entities destroyed during it are skipped. */
     size_t n = 0;
-    kr_entity_t *ids;
+    kr_entity_t *ids = NULL;
     kr_status_t st = behavior_snapshot(w, false, &ids, &n, "kr_world_update");
     if (st) return st;
     for (size_t i = 0; i < n; i++)
