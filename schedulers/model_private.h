@@ -190,7 +190,7 @@ typedef struct kr__edge {
     bool direct;
     /* sender half */
     uint64_t sent;              /* data messages sent so far */
-    kr_time_t guarantee_sent;   /* last guarantee sent */
+    kr_time_t guarantee_sent;   /* the highest guarantee sent, on a null or a data message */
     kr_time_t demand;           /* the receiver asked for a guarantee up to this */
     /* receiver half */
     uint64_t received;          /* data messages applied, in edge order */

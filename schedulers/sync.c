@@ -140,14 +140,17 @@ static void put_header(kr_buf_t *b, uint8_t kind, const kr__edge_t *e, uint64_t 
 /* The header of a data message from simulator s, with the guarantee it
  * gives: nothing s still does comes before min(now, bound) (its group runs
  * in time order and nothing reaches it before its bound), so no later
- * message on the edge is earlier than that plus the promise. */
+ * message on the edge is earlier than that plus the promise. It counts as
+ * sent: the coordinator sends a null message only to go beyond it. */
 static void put_data_header(kr_model_t *m, kr_sim_t *s, uint8_t kind, kr__edge_t *e, kr_time_t time)
 {
     put_header(&m->msg, kind, e, e->sent++, time);
     kr_time_t bound = m->groups[s->group].bound;
     kr_time_t base = s->now < bound ? s->now : bound;
     kr_time_t g = kr__time_add(base, e->promise);
-    wr(&m->msg, g > m->end_time ? KR_TIME_NEVER : g, 8);
+    if (g > m->end_time) g = KR_TIME_NEVER;
+    wr(&m->msg, g, 8);
+    if (g > e->guarantee_sent) e->guarantee_sent = g;
 }
 
 static void put_payload(kr_buf_t *b, const void *data, uint32_t size, uint32_t roots, const kr_buf_t *pack)
