@@ -95,9 +95,10 @@ static kr_time_t next_mark(const kr__edge_t *e, kr_time_t g)
  * it reaches the next multiple of the promise above the last one sent
  * (next_mark; a data message's counts too). One unasked guarantee per
  * promise of model time and edge is what simulators that advance
- * together need (docs/scaling.md, "The floor"); at fixed marks, the
- * guarantees a receiver waits for all arrive as their senders pass the
- * same mark, so it is blocked once per promise, not once per edge. */
+ * together need (docs/scaling.md, "The null-message floor for PHOLD's
+ * graph"); at fixed marks, the guarantees a receiver waits for all
+ * arrive as their senders pass the same mark, so it is blocked about
+ * once per promise, not once per edge. */
 static kr_status_t send_guarantees(kr_model_t *m, kr__group_t *g)
 {
     if (!g->local || m->sync == KR_SYNC_WINDOW) return KR_OK;
