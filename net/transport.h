@@ -25,6 +25,11 @@ typedef enum kr__settle {
 } kr__settle_t;
 
 typedef struct kr__transport kr__transport_t;
+
+/* Where a message waits in its sender's process before it leaves, for
+ * amend: a transport's own coordinates (batch 0: nowhere). */
+typedef struct kr__held { uint64_t batch; size_t at; int peer; } kr__held_t;
+
 typedef struct kr__transport_vtbl {
     /* Copies the message; the caller's buffer may be reused at once. */
     kr_status_t (*send)(kr__transport_t *t, uint32_t from_sim, uint32_t to_sim, const void *bytes, size_t len);
@@ -64,6 +69,14 @@ typedef struct kr__transport_vtbl {
      * at a checkpoint's cut (schedulers/coordinator.c), so the next
      * settle decides afresh instead of repeating FINISHED. */
     void (*resume)(kr__transport_t *t);
+    /* Optional, both or neither: the message `send` handed over last, while
+     * it still waits in this process (false, or batch 0: it does not),
+     * and `amend`, which overwrites `len` bytes of it at `offset` if it has
+     * not left yet (false, changing nothing, if it has). The coordinator
+     * raises the guarantee a data message carries this way instead of
+     * sending a null message after it (schedulers/sync.c). */
+    bool (*held)(kr__transport_t *t, kr__held_t *where);
+    bool (*amend)(kr__transport_t *t, const kr__held_t *where, size_t offset, const void *bytes, size_t len);
     /* True if messages between simulators of this process need not travel:
      * the coordinator then applies them at once (edge counts kept). Test
      * transports that reorder leave it false, so that they are exercised. */

@@ -50,6 +50,7 @@ typedef struct mpi_transport {
     /* messages to this rank's own simulators, in order */
     kr_buf_t loop;
     size_t loop_read, loop_count;
+    kr__held_t last_sent;        /* where the last message sent waits (mpi_held) */
     /* batches received but not yet delivered */
     inbox_item_t *inbox;
     size_t inbox_count, inbox_cap;
@@ -229,6 +230,9 @@ static kr_status_t mpi_send(kr__transport_t *base, uint32_t from, uint32_t to, c
     /* one reservation, then the u32 length (little-endian) and the bytes */
     if (b->cap - b->len < 4 + len && kr_buf_reserve(b, 4 + len)) return kr_last_status();
     uint8_t *p = b->data + b->len;
+    /* (a peer's batch is named by the count of batches sent before it, + 1;
+     * loop-back messages are not amended) */
+    t->last_sent = r == t->rank ? (kr__held_t){ 0 } : (kr__held_t){ t->peers[r].batches_sent + 1, b->len, r };
     for (int i = 0; i < 4; i++) p[i] = (uint8_t)(len >> (8 * i));
     memcpy(p + 4, bytes, len);
     b->len += 4 + len;
@@ -237,6 +241,28 @@ static kr_status_t mpi_send(kr__transport_t *base, uint32_t from, uint32_t to, c
         return KR_OK;
     }
     return b->len >= t->flush_bytes ? flush_peer(t, r) : KR_OK;
+}
+
+static bool mpi_held(kr__transport_t *base, kr__held_t *where)
+{
+    *where = ((mpi_transport_t *)base)->last_sent;
+    return where->batch != 0;
+}
+
+/* A held message is still in its peer's batch being filled: that batch
+ * has the number it had when the message went in (flush_peer counts it
+ * once it is handed to MPI). */
+static bool mpi_amend(kr__transport_t *base, const kr__held_t *where, size_t offset, const void *bytes, size_t len)
+{
+    mpi_transport_t *t = (mpi_transport_t *)base;
+    if (!where->batch || where->peer < 0 || where->peer >= t->size || where->peer == t->rank) return false;
+    peer_t *p = &t->peers[where->peer];
+    if (p->batches_sent + 1 != where->batch || where->at + 4 > p->out.len) return false;
+    const uint8_t *rec = p->out.data + where->at;
+    size_t rec_len = (size_t)rec[0] | (size_t)rec[1] << 8 | (size_t)rec[2] << 16 | (size_t)rec[3] << 24;
+    if (offset > rec_len || len > rec_len - offset) return false;
+    memcpy(p->out.data + where->at + 4 + offset, bytes, len);
+    return true;
 }
 
 /* Delivers the records of one batch (net/batch.h). */
@@ -579,6 +605,7 @@ static void mpi_resume(kr__transport_t *base)
 static const kr__transport_vtbl_t mpi_vtbl = { .send = mpi_send, .poll = mpi_poll, .in_flight = mpi_in_flight,
                                               .destroy = mpi_destroy, .settle = mpi_settle,
                                               .deadlock = mpi_deadlock, .wait = mpi_wait, .abort = mpi_abort,
+                                              .held = mpi_held, .amend = mpi_amend,
                                               .reduce = mpi_reduce, .progress = mpi_progress, .resume = mpi_resume,
                                               .direct_local = true };
 

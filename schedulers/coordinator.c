@@ -81,11 +81,24 @@ static void update_bound(kr_model_t *m, kr__group_t *g)
     g->bound = clamp_end(m, b);
 }
 
+/* The least guarantee the sender of e sends unasked after it sent `g`:
+ * the next multiple of the promise above g (see send_guarantees). */
+static kr_time_t next_mark(const kr__edge_t *e, kr_time_t g)
+{
+    if (!e->promise || g == KR_TIME_NEVER) return g;
+    return kr__time_add(g - g % e->promise, e->promise);
+}
+
 /* Sends every outgoing guarantee of the group that grew: at once to a
  * simulator of this process (it costs nothing); to another process on
  * demand (while its receiver asks for more than it has), and unasked once
- * it has grown by a whole promise: one message per promise of model time
- * is cheap, and spares a receiver the round trip of asking. */
+ * it reaches the next multiple of the promise above the last one sent
+ * (next_mark; a data message's counts too). One unasked guarantee per
+ * promise of model time and edge is what simulators that advance
+ * together need (docs/scaling.md, "The null-message floor for PHOLD's
+ * graph"); at fixed marks, the guarantees a receiver waits for all
+ * arrive as their senders pass the same mark, so it is blocked about
+ * once per promise, not once per edge. */
 static kr_status_t send_guarantees(kr_model_t *m, kr__group_t *g)
 {
     if (!g->local || m->sync == KR_SYNC_WINDOW) return KR_OK;
@@ -103,7 +116,7 @@ static kr_status_t send_guarantees(kr_model_t *m, kr__group_t *g)
             if (e->internal) continue;
             kr_time_t gt = clamp_end(m, kr__time_add(base, e->promise));
             if (gt > e->guarantee_sent && (e->direct || e->demand > e->guarantee_sent ||
-                                           gt >= kr__time_add(e->guarantee_sent, g->stretch))) {
+                                           gt >= next_mark(e, e->guarantee_sent))) {
                 kr_status_t st = kr__sync_send_guarantee(m, e, gt);
                 if (st) return st;
                 /* Applied at once: the receiver's bound moves now, and what
@@ -135,7 +148,11 @@ static kr_status_t send_all_guarantees(kr_model_t *m)
  * guarantee it needs: beyond its next event (or the end, to finish). Each
  * edge is asked once per need; the sender answers with every guarantee it
  * can give until it reaches the need, so a chain of blocked groups wakes
- * up link by link, as eagerly sent guarantees would wake it. */
+ * up link by link, as eagerly sent guarantees would wake it. A need at or
+ * below the sender's next mark is not asked for: the sender sends that
+ * much unasked as soon as it can (send_guarantees), and without asking
+ * nothing deadlocks (docs/internals.md, "Guarantees, piggybacked and
+ * null"). */
 static kr_status_t ask_for_guarantees(kr_model_t *m, kr__group_t *g, const kr__event_rec_t *h)
 {
     /* past its stop horizon a group needs only to know that nothing
@@ -146,7 +163,7 @@ static kr_status_t ask_for_guarantees(kr_model_t *m, kr__group_t *g, const kr__e
     if (g->bound >= need) return KR_OK;
     for (uint32_t i = 0; i < g->in_count; i++) {
         kr__edge_t *e = &m->edges[g->in_edges[i]];
-        if (e->direct || e->guarantee >= need || e->requested >= need) continue;
+        if (e->direct || e->guarantee >= need || e->requested >= need || need <= next_mark(e, e->guarantee)) continue;
         kr_status_t st = kr__sync_request_guarantee(m, e, need);
         if (st) return st;
     }

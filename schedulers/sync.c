@@ -21,7 +21,9 @@
  * Data messages (SYNC to DELAY, and STOP) are numbered per edge from 0 and carry
  * the sender's guarantee on the edge as of sending ("piggybacked"), which
  * applies once the message does: a null message is needed only when no
- * data flows. */
+ * data flows. A guarantee due while the edge's last data message still
+ * waits in the transport raises the one that message carries instead
+ * (kr__sync_send_guarantee). */
 #include <stdlib.h>
 #include <string.h>
 #include "kairos/pack.h"
@@ -144,17 +146,23 @@ static void put_header(kr_buf_t *b, uint8_t kind, const kr__edge_t *e, uint64_t 
     wr(b, time, 8);
 }
 
+/* Where a data message's guarantee sits: after kind, from, to, edge_seq
+ * and time. */
+enum { DATA_GUARANTEE_AT = 1 + 4 + 4 + 8 + 8 };
+
 /* The header of a data message from simulator s, with the guarantee it
  * gives: nothing s still does comes before min(now, bound) (its group runs
  * in time order and nothing reaches it before its bound), so no later
- * message on the edge is earlier than that plus the promise. */
+ * message on the edge is earlier than that plus the promise. It counts as
+ * sent: the coordinator sends a null message only to go beyond it. */
 static void put_data_header(kr_model_t *m, kr_sim_t *s, uint8_t kind, kr__edge_t *e, kr_time_t time)
 {
     put_header(&m->msg, kind, e, e->sent++, time);
     kr_time_t bound = m->groups[s->group].bound;
     kr_time_t base = s->now < bound ? s->now : bound;
     kr_time_t g = kr__time_add(base, e->promise);
-    wr(&m->msg, g > m->end_time ? KR_TIME_NEVER : g, 8);
+    if (g > m->end_time) g = KR_TIME_NEVER;
+    wr(&m->msg, g, 8);
     /* the receiver applies it with the message: no null message need
      * repeat it (a direct edge's guarantees are applied by the sender) */
     if (!e->direct && g > e->guarantee_sent) e->guarantee_sent = g;
@@ -169,7 +177,7 @@ static void put_payload(kr_buf_t *b, const void *data, uint32_t size, uint32_t r
     wr_bytes(b, pack->data, pack->len);
 }
 
-static kr_status_t transmit(kr_model_t *m, const kr__edge_t *e)
+static kr_status_t transmit(kr_model_t *m, kr__edge_t *e)
 {
     uint8_t kind = m->msg.data[0];
     if (is_data(kind)) {
@@ -186,6 +194,9 @@ static kr_status_t transmit(kr_model_t *m, const kr__edge_t *e)
     /* a request travels against the edge */
     uint32_t from = kind == MSG_REQUEST ? e->to : e->from, to = kind == MSG_REQUEST ? e->from : e->to;
     kr_status_t st = m->transport->vtbl->send(m->transport, from, to, m->msg.data, m->msg.len);
+    /* a later guarantee may still ride on the edge's last data message */
+    if (!st && is_data(kind) && !(m->transport->vtbl->held && m->transport->vtbl->held(m->transport, &e->held)))
+        e->held.batch = 0;
     if (st) kr__model_fail(m, st, "sending from '%s' to '%s': %s", m->sims[e->from]->name, m->sims[e->to]->name,
                            kr_last_error());
     return st;
@@ -225,8 +236,18 @@ kr_status_t kr__sync_send_guarantee(kr_model_t *m, kr__edge_t *e, kr_time_t g)
         if (g > e->guarantee) e->guarantee = g;
         return KR_OK;
     }
-    put_header(&m->msg, MSG_GUARANTEE, e, e->sent, g);
     e->guarantee_sent = g;
+    /* The edge's last data message has not left yet: it carries g instead
+     * of a null message after it. The receiver applies g once that message
+     * is applied, and every data message sent after this call is at or
+     * after g. */
+    if (e->held.batch && m->transport->vtbl->amend) {
+        uint8_t bytes[8];
+        for (int i = 0; i < 8; i++) bytes[i] = (uint8_t)(g >> (8 * i));
+        if (m->transport->vtbl->amend(m->transport, &e->held, DATA_GUARANTEE_AT, bytes, sizeof bytes)) return KR_OK;
+        e->held.batch = 0;
+    }
+    put_header(&m->msg, MSG_GUARANTEE, e, e->sent, g);
     m->sims[e->from]->null_sent++;
     return transmit(m, e);
 }

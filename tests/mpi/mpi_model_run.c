@@ -7,6 +7,8 @@
  * Three simulators in a ring a -> b -> c -> a (promise 1): each forwards a
  * parcel (an entity with a child and a counter component) with a sender
  * side that stamps the payload. Simulator i runs on rank i mod N.
+ * First, the transport's held/amend on its own (a null message's
+ * guarantee rides on a data message still waiting in its batch).
  * Plain C with MPI (not Criterion); exits non-zero on any failure. */
 #include <mpi.h>
 #include <stdio.h>
@@ -102,12 +104,60 @@ static int start(kr_model_t *m)
     return 0;
 }
 
+static kr_status_t count_and_check(void *arg, const void *bytes, size_t len)
+{
+    int *got = arg;
+    const uint8_t *b = bytes;
+    /* the first message was amended in its batch: 7 became 9 */
+    if (len != 3 || b[0] != (*got ? 8 : 9) || b[2] != 1) {
+        fprintf(stderr, "message %d arrived as %u %u %u\n", *got, b[0], b[1], b[2]);
+        exit(3);
+    }
+    ++*got;
+    return KR_OK;
+}
+
+/* Rank 0 sends two messages to simulator 1 (rank 1) and amends the first
+ * while both wait in the batch; once the batch has left, amend refuses.
+ * A message to a simulator of this rank is not held. Returns failures. */
+static int check_amend(int rank, int size)
+{
+    int rank_of[2] = { 0, size > 1 ? 1 : 0 }, failures = 0;
+    kr__transport_t *t = kr__transport_mpi_create(&(kr__mpi_transport_desc_t){ .comm = MPI_COMM_WORLD,
+                                                                            .rank_of_sim = rank_of, .sim_count = 2 });
+    kr__held_t first, second;
+    size_t n = 0;
+    if (!t) return 1;
+    if (size == 1) {
+        t->vtbl->send(t, 0, 1, (const uint8_t[]){ 7, 0, 1 }, 3);
+        failures += t->vtbl->held(t, &first);
+    } else if (rank == 0) {
+        t->vtbl->send(t, 0, 1, (const uint8_t[]){ 7, 0, 1 }, 3);
+        failures += !t->vtbl->held(t, &first);
+        t->vtbl->send(t, 0, 1, (const uint8_t[]){ 8, 0, 1 }, 3);
+        failures += !t->vtbl->held(t, &second);
+        failures += !t->vtbl->amend(t, &first, 0, (const uint8_t[]){ 9 }, 1);
+        failures += !t->vtbl->amend(t, &second, 1, (const uint8_t[]){ 0 }, 1);
+        failures += t->vtbl->amend(t, &first, 2, (const uint8_t[]){ 0, 0 }, 2); /* past its end */
+        t->vtbl->poll(t, count_and_check, &(int){ 0 }, &n);                    /* the batch leaves */
+        failures += t->vtbl->amend(t, &second, 0, (const uint8_t[]){ 0 }, 1);
+    } else if (rank == 1) {
+        int got = 0;
+        while (got < 2) t->vtbl->poll(t, count_and_check, &got, &n);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    t->vtbl->destroy(t);
+    if (failures) fprintf(stderr, "rank %d: held/amend: %d failures\n", rank, failures);
+    return failures;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     int rank, size, failures = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    failures += check_amend(rank, size);
     /* the reference, in this process */
     uint64_t want[SIMS], want_count[SIMS];
     kr_model_t *ref = build(0, NULL, KR_SYNC_NULL_MESSAGE);
