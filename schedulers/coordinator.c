@@ -194,9 +194,19 @@ kr_status_t kr__coord_prepare(kr_model_t *m)
          * receiver then hears of this group's progress twice per promise,
          * and can go on with one half while the other travels, instead of
          * waiting a message's latency after every promise of model time
-         * (bench/README.md, "Parallel efficiency"). */
+         * (bench/README.md, "Parallel efficiency (issue 20)"). */
+        /* Only for a group that waits on another process too: one that
+         * nothing holds back (a source, like the lines of
+         * examples/rows.json) runs far ahead of its receivers anyway, and
+         * stopping it every half promise only multiplied its polls (rows
+         * on 2 ranks ran 2.5 times slower). */
         g->stretch = KR_TIME_NEVER;
-        for (uint32_t k = 0; g->local && m->sync == KR_SYNC_NULL_MESSAGE && k < g->count; k++) {
+        bool waits = false;
+        for (uint32_t k = 0; k < g->in_count && !waits; k++) {
+            const kr__edge_t *e = &m->edges[g->in_edges[k]];
+            waits = !e->internal && !e->direct;
+        }
+        for (uint32_t k = 0; waits && g->local && m->sync == KR_SYNC_NULL_MESSAGE && k < g->count; k++) {
             const kr_sim_t *s = m->sims[g->members[k]];
             for (uint32_t j = 0; j < s->out_count; j++) {
                 const kr__edge_t *e = &m->edges[s->out_edges[j]];
