@@ -129,13 +129,25 @@ static void chain_splice(kr__equeue_bucket_t *into, kr__equeue_bucket_t *from)
 static bool heap_reserve(kr__equeue_t *q, size_t need)
 {
     if (need <= q->heap_cap) return true;
-    size_t cap = q->heap_cap ? 2 * q->heap_cap : INITIAL_CAP;
-    while (cap < need) cap *= 2;
-    if (cap > SIZE_MAX / sizeof(kr__qentry_t) || !may_allocate(q)) return false;
-    kr__qentry_t *h = realloc(q->heap, cap * sizeof *h);
-    if (!h) return false;
-    q->heap = h;
-    q->heap_cap = cap;
+    if (need > q->heap_mem_cap) {
+        size_t cap = q->heap_mem_cap ? 2 * q->heap_mem_cap : INITIAL_CAP;
+        while (cap < need) cap *= 2;
+        if (cap > SIZE_MAX / sizeof(kr__qentry_t) || !may_allocate(q)) return false;
+        /* (heap_mem holds no entries while a block holds the heap) */
+        kr__qentry_t *h = q->heap_block ? malloc(cap * sizeof *h) : realloc(q->heap_mem, cap * sizeof *h);
+        if (!h) return false;
+        if (q->heap_block) free(q->heap_mem);
+        q->heap_mem = h;
+        q->heap_mem_cap = cap;
+    }
+    if (q->heap_block) {
+        /* the heap outgrows its block: to its own array */
+        memcpy(q->heap_mem, q->heap, q->heap_count * sizeof *q->heap);
+        block_give(q, q->heap_block);
+        q->heap_block = NULL;
+    }
+    q->heap = q->heap_mem;
+    q->heap_cap = q->heap_mem_cap;
     return true;
 }
 
@@ -186,7 +198,8 @@ static void free_chain(kr__equeue_block_t *h)
 
 void kr__equeue_fini(kr__equeue_t *q)
 {
-    free(q->heap);
+    free(q->heap_mem);
+    free(q->heap_block);
     free_chain(q->free_blocks);
     for (unsigned b = 0; b < KR__EQUEUE_BUCKETS; b++) free_chain(q->buckets[b].head);
     memset(q, 0, sizeof *q);
@@ -214,16 +227,35 @@ kr_status_t kr__equeue_push(kr__equeue_t *q, const kr__qentry_t *e)
 static bool absorb(kr__equeue_t *q, unsigned b)
 {
     kr__equeue_bucket_t *k = &q->buckets[b];
-    if (!heap_reserve(q, k->count)) return false;
     uint64_t latest = 0;
     size_t n = 0;
-    for (kr__equeue_block_t *h = k->head; h; h = h->next)
-        for (uint32_t i = 0; i < h->count; i++) {
-            if (h->items[i].time > latest) latest = h->items[i].time;
-            q->heap[n++] = h->items[i];
+    if (k->head && !k->head->next) {
+        /* one block: it becomes the heap's storage, and the heap's block
+         * before (if any, empty) the bucket's */
+        kr__equeue_block_t *old = q->heap_block;
+        q->heap_block = k->head;
+        q->heap = k->head->items;
+        q->heap_cap = KR__EQUEUE_BLOCK_ENTRIES;
+        n = k->head->count;
+        for (size_t i = 0; i < n; i++)
+            if (q->heap[i].time > latest) latest = q->heap[i].time;
+        if (old) {
+            old->count = 0;
+            old->next = NULL;
         }
+        k->head = old;
+        k->count = 0;
+        k->min_time = UINT64_MAX;
+    } else {
+        if (!heap_reserve(q, k->count)) return false;
+        for (kr__equeue_block_t *h = k->head; h; h = h->next)
+            for (uint32_t i = 0; i < h->count; i++) {
+                if (h->items[i].time > latest) latest = h->items[i].time;
+                q->heap[n++] = h->items[i];
+            }
+        chain_clear(q, k);
+    }
     q->heap_count = n;
-    chain_clear(q, k);
     unmark(q, b);
     q->last = latest;
     heapify(q->heap, q->heap_count);
@@ -312,10 +344,14 @@ static unsigned lowest_bucket(const kr__equeue_t *q)
 static bool refill(kr__equeue_t *q)
 {
     unsigned b = lowest_bucket(q);
-    if (q->heap_cap > HEAP_RELEASE_CAP && q->buckets[b].count < q->heap_cap / 4) {
-        free(q->heap);
-        q->heap = NULL;
-        q->heap_cap = 0;
+    if (q->heap_mem_cap > HEAP_RELEASE_CAP && q->buckets[b].count < q->heap_mem_cap / 4) {
+        if (q->heap == q->heap_mem) {
+            q->heap = NULL;
+            q->heap_cap = 0;
+        }
+        free(q->heap_mem);
+        q->heap_mem = NULL;
+        q->heap_mem_cap = 0;
     }
     /* A small bucket becomes the heap as it is: sifting a few entries costs
      * less than moving each of them down the remaining levels one by one
@@ -402,7 +438,7 @@ size_t kr__equeue_size(const kr__equeue_t *q)
 
 size_t kr__equeue_bytes(const kr__equeue_t *q)
 {
-    return q->heap_cap * sizeof(kr__qentry_t) + q->block_count * sizeof(kr__equeue_block_t);
+    return q->heap_mem_cap * sizeof(kr__qentry_t) + q->block_count * sizeof(kr__equeue_block_t);
 }
 
 kr_status_t kr__equeue_filter(kr__equeue_t *q, bool (*keep)(void *arg, const kr__qentry_t *e), void *arg)

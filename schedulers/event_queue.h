@@ -70,9 +70,16 @@ typedef struct kr__equeue_bucket {
 typedef struct kr__equeue {
     uint64_t last;          /* heap entries have time <= last, bucket entries > last */
     size_t size;            /* all entries */
-    kr__qentry_t *heap;      /* binary min-heap on the full key */
+    kr__qentry_t *heap;      /* binary min-heap on the full key: heap_block's items or heap_mem */
     size_t heap_count;
     size_t heap_cap;
+    /* A bucket of one block becomes the small heap in place: its block
+     * holds the heap (and the heap's block before, empty, goes to that
+     * bucket), so a refill copies nothing; heap_mem, the heap's own array,
+     * is for heaps larger than a block. */
+    struct kr__equeue_block *heap_block;
+    kr__qentry_t *heap_mem;
+    size_t heap_mem_cap;
     uint64_t nonempty[(KR__EQUEUE_BUCKETS + 63) / 64];   /* bit b: bucket b has entries */
     int alloc_fail_after;   /* testing only: < 0 never; else allocations left before one fails */
     kr__equeue_block_t *free_blocks;    /* the pool: blocks no bucket holds */

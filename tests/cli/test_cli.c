@@ -908,16 +908,13 @@ Test(cli, exit_status_by_phase)
  * not a whole number >= 1 is bad input. */
 Test(cli, allocation_failure_names_the_simulator)
 {
-    /* Allocations 1 and 2 of the run are the two simulators' small heaps,
-     * at their first pop (a failure there only slows the pop down, and the
-     * run stops at its next step, unnamed); 3 is a's table growing. */
-    setenv("KAIROS_FAIL_ALLOC", "3", 1);
+    setenv("KAIROS_FAIL_ALLOC", "2", 1);
     expect_exit(faulty(", 'how': 'grow', 'grow': 10, 'fail_at': 1", "", NULL), 1,
                 "kairos: simulator 'a', time 1: growing: table: out of memory");
     /* (noticed at the coordinator's next step: the time is where that
      * fell, after the failure at time 1, and depends on the safe points) */
     expect_exit(faulty(", 'how': 'grow', 'grow': 10, 'fail_at': 1, 'ignore_errors': true", "", NULL), 1,
-                ": out of memory in its events up to now (allocation 3 of the run failed: KAIROS_FAIL_ALLOC)");
+                ": out of memory in its events up to now (allocation 2 of the run failed: KAIROS_FAIL_ALLOC)");
     cli_result_t named = kairos("run", faulty(", 'how': 'grow', 'grow': 10, 'fail_at': 1, 'ignore_errors': true", "",
                                               NULL), "--quiet", NULL);
     cr_assert(strstr(named.err, "kairos: simulator 'a', time ") && !strstr(named.err, "time 0:") &&
