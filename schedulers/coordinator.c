@@ -190,13 +190,13 @@ kr_status_t kr__coord_prepare(kr_model_t *m)
     for (uint32_t i = 0; i < m->group_count; i++) {
         kr__group_t *g = &m->groups[i];
         update_bound(m, g);
-        /* Half the smallest promise on an edge to another process: the
-         * receiver then hears of this group's progress twice per promise,
-         * and can go on with one half while the other travels, instead of
-         * waiting a message's latency after every promise of model time
-         * (bench/README.md, "Parallel efficiency (issue 20)"). */
-        /* Only for a group that waits on another process too: one that
-         * nothing holds back (a source, like the lines of
+        /* The stretch: half the smallest promise on an edge to another
+         * process. The receiver then hears of this group's progress twice
+         * per promise, and can go on with one half while the other
+         * travels, instead of waiting a message's latency after every
+         * promise of model time (bench/README.md, "Parallel efficiency
+         * (issue 20)"). Only for a group that waits on another process
+         * too: one that nothing holds back (a source, like the lines of
          * examples/rows.json) runs far ahead of its receivers anyway, and
          * stopping it every half promise only multiplied its polls (rows
          * on 2 ranks ran 2.5 times slower). */
