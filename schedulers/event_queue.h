@@ -74,8 +74,8 @@ typedef struct kr__equeue {
     size_t heap_count;
     size_t heap_cap;
     /* A bucket of one block becomes the small heap in place: its block
-     * holds the heap (and the heap's block before, empty, goes to that
-     * bucket), so a refill copies nothing; heap_mem, the heap's own array,
+     * holds the heap (and the heap's block before, empty, goes back to the
+     * pool), so a refill copies nothing; heap_mem, the heap's own array,
      * is for heaps larger than a block. */
     struct kr__equeue_block *heap_block;
     kr__qentry_t *heap_mem;
