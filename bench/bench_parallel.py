@@ -29,11 +29,10 @@ import json
 import os
 import resource
 import statistics
-import subprocess
 import sys
 import time
 
-from kairos_run import ROOT, run_stats, wait_idle
+from kairos_run import ROOT, phold_sets, run_stats, wait_idle
 
 CASES = [  # (name, lookahead, remote)
     ("ceiling", 0.1, 0.0),
@@ -51,16 +50,7 @@ def plain_env():
 
 
 def run_once(kairos, ranks, sync, lookahead, remote, end):
-    sets = [
-        "simulators.phold.count=%d" % ranks,
-        "simulators.phold.params.lps=%d" % (TOTAL_LPS // ranks),
-        "simulators.phold.params.lookahead=%r" % lookahead,
-        "simulators.phold.params.remote=%r" % remote,
-        "end_time=%r" % end,
-    ]
-    # one simulator: no dependency (a wildcard over one replica declares
-    # nothing, which the loader refuses); remote 0 needs none either
-    sets.append("dependencies=[]" if ranks == 1 or remote == 0 else "dependencies.0.promise=%r" % lookahead)
+    sets = phold_sets(ranks, lookahead, remote, end, TOTAL_LPS)
     # CPU share: the CPU time of its processes over ranks x wall time (start-up
     # included); well below 1 means another process had the CPUs
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -75,7 +65,6 @@ def run_once(kairos, ranks, sync, lookahead, remote, end):
 
 def summary(runs, ranks):
     eps = [r["events_per_second"] for r in runs]
-    ev = [max(1, r["events"]) for r in runs]
     blocked = []
     for rank in range(ranks):
         blocked.append(round(statistics.median(

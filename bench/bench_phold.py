@@ -19,7 +19,7 @@ import os
 import statistics
 import sys
 
-from kairos_run import ROOT, run_stats
+from kairos_run import ROOT, phold_sets, run_stats
 
 TOTAL_LPS = 1024
 
@@ -37,15 +37,7 @@ SYNCS = ["null-message", "window"]
 
 
 def run_once(kairos, ranks, sims, sync, lookahead, remote, end):
-    sets = [
-        "simulators.phold.count=%d" % sims,
-        "simulators.phold.params.lps=%d" % (TOTAL_LPS // sims),
-        "simulators.phold.params.lookahead=%r" % lookahead,
-        "simulators.phold.params.remote=%r" % remote,
-        "end_time=%r" % end,
-    ]
-    # A wildcard over one replica declares nothing, which the loader refuses.
-    sets.append("dependencies=[]" if sims == 1 else "dependencies.0.promise=%r" % lookahead)
+    sets = phold_sets(sims, lookahead, remote, end, TOTAL_LPS)
     return run_stats(kairos, "phold.json", ranks, sync, sets)
 
 

@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 
-from kairos_run import ROOT
+from kairos_run import ROOT, phold_sets
 
 CASES = [("base", 0.1, 0.25), ("lookahead_0.01", 0.01, 0.25), ("remote_0.5", 0.1, 0.5)]
 
@@ -55,10 +55,7 @@ def inclusive(out_file):
 
 
 def run(kairos, ranks, la, remote, end, tmp):
-    sets = ["simulators.phold.count=%d" % ranks, "simulators.phold.params.lps=%d" % (1024 // ranks),
-            "simulators.phold.params.lookahead=%r" % la, "simulators.phold.params.remote=%r" % remote,
-            "end_time=%r" % end,
-            "dependencies=[]" if ranks == 1 else "dependencies.0.promise=%r" % la]
+    sets = phold_sets(ranks, la, remote, end)
     stats = os.path.join(tmp, "stats.json")
     cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + os.path.join(tmp, "cg.%q{OMPI_COMM_WORLD_RANK}"),
            kairos, "run", os.path.join(ROOT, "examples", "phold.json"), "-o", stats, "--quiet"]

@@ -30,6 +30,21 @@ def run_stats(kairos, example, ranks, sync, sets, args=()):
             os.unlink(out)
 
 
+def phold_sets(sims, lookahead, remote, end, total_lps=1024):
+    """The --set list for examples/phold.json with `sims` simulators sharing
+    total_lps LPs. One simulator, or remote 0, declares no dependency (a
+    wildcard over one replica declares nothing, which the loader refuses;
+    with remote 0 the simulators never talk)."""
+    return [
+        "simulators.phold.count=%d" % sims,
+        "simulators.phold.params.lps=%d" % (total_lps // sims),
+        "simulators.phold.params.lookahead=%r" % lookahead,
+        "simulators.phold.params.remote=%r" % remote,
+        "end_time=%r" % end,
+        "dependencies=[]" if sims == 1 or remote == 0 else "dependencies.0.promise=%r" % lookahead,
+    ]
+
+
 def cpu_times():
     with open("/proc/stat") as f:
         v = [int(x) for x in f.readline().split()[1:]]
