@@ -59,6 +59,10 @@ static const char *const run_help =
     "  --trace FILE          write a Chrome trace (Perfetto, chrome://tracing)\n"
     "  --event-log DIR       write every executed event, one JSON-lines file per simulator\n"
     "  --series FILE         write the kinds' per-step figures, summed over simulators, as CSV\n"
+    "  --frames DIR          record frames of the simulators that draw (docs/viewer.md): see them\n"
+    "                        with kairos view DIR, or as PNGs with kairos frames DIR --png OUT\n"
+    "  --frame-every DT      a frame every DT of model time (default: the largest time step of\n"
+    "                        the simulators that draw, at most 200 frames a run)\n"
     "  --quiet               no summary and no progress line\n"
     "  --replications R      R independent replications (seeds derived from the model seed),\n"
     "                        shared out over groups of ranks; the stats gain pooled means and\n"
@@ -190,7 +194,8 @@ typedef struct options {
     size_t set_count;
     char **owned;           /* sets made from --sync/--end/--seed */
     size_t owned_count;
-    const char *stats, *trace, *event_log, *series;
+    const char *stats, *trace, *event_log, *series, *frames;
+    double frame_every;         /* --frame-every, model units; 0: the default */
     bool quiet;
     int ranks;
     long replications;      /* 0: not given */
@@ -292,6 +297,16 @@ static int parse(const cli_t *c, int argc, char **argv, int first, const char *c
         } else if (run_only && !strcmp(a, "--series")) {
             if (!has_value) return input_error(c, "%s needs a file name", a);
             o->series = argv[++i];
+        } else if (run_only && !strcmp(a, "--frames")) {
+            if (!has_value) return input_error(c, "%s needs a folder name", a);
+            o->frames = argv[++i];
+        } else if (run_only && !strcmp(a, "--frame-every")) {
+            char *end;
+            double dt = has_value ? strtod(argv[i + 1], &end) : 0;
+            if (!has_value || end == argv[i + 1] || *end || !(dt > 0) || !isfinite(dt))
+                return input_error(c, "--frame-every: expected a model time > 0, found %s", has_value ? argv[i + 1] : "nothing");
+            o->frame_every = dt;
+            i++;
         } else if (run_only && !strcmp(a, "--event-log")) {
             if (!has_value) return input_error(c, "%s needs a folder name", a);
             o->event_log = argv[++i];
@@ -408,6 +423,11 @@ static int parse(const cli_t *c, int argc, char **argv, int first, const char *c
                            "replications that finished: --checkpoint-wall, --stop-before-wall, SIGUSR1), found one",
                            o->ckpt.at_count ? "--checkpoint-at" : o->ckpt.every > 0 ? "--checkpoint-every"
                            : o->ckpt.keep >= 0 ? "--checkpoint-keep" : "--checkpoint-level");
+    if (run_only && o->replications && o->frames)
+        return input_error(c, "--frames: expected no frames with --replications (record one replication alone with "
+                           "--seed), found %s", o->frames);
+    if (run_only && o->frame_every > 0 && !o->frames)
+        return input_error(c, "--frame-every: expected --frames DIR too, found none", "");
     if (run_only && o->group_ranks && !o->replications)
         return input_error(c, "--group-ranks: expected --replications too, found none", "");
     if (is_sweep && !o->vary_count) return input_error(c, "sweep: expected at least one --vary KEY=[v1,...], found none", "");
@@ -468,6 +488,7 @@ static int cmd_run(const cli_t *c, int argc, char **argv)
     char binding[192] = "";
     if (c->ranks > 1) bind_rank(binding, sizeof binding);
     kr__run_options_t ro = { .binding = binding, .stats_path = o.stats, .event_log_dir = o.event_log, .trace_path = o.trace, .series_path = o.series,
+                            .frames_dir = o.frames, .frame_every = o.frame_every,
                             .quiet = o.quiet, .ranks = c->ranks,
                             .rank = c->rank, .comm = MPI_COMM_WORLD, .summary = c->rank == 0 ? stdout : NULL,
                             .ckpt = o.ckpt, .restart = o.restart };

@@ -114,3 +114,5 @@ kr_rng_t *kr_region_rng(kr_region_t *r, uint64_t id)
     kr_rng_reset(r->rng, r->seed, KR_RNG_AGENT, id, r->step);
     return r->rng;
 }
+
+kr_component_t kr_region_agent_component(const kr_region_t *r) { return r ? r->agent : KR_COMPONENT_NONE; }

@@ -160,6 +160,12 @@ static kr_status_t write_rank(run_ctx_t *c, const char *dir, char **report)
         json_object_set_new(rep, "stop", json_pack("{s:I, s:I}", "by", (json_int_t)by, "at", (json_int_t)at));
     json_object_set_new(rep, "simulators", entries);
     json_object_set_new(rep, "event_logs", logs);
+    /* the frame files' lengths at the cut: a restart goes on from there */
+    if (!st && c->frames.enabled) {
+        json_t *lengths = kr__run_frames_lengths(c);
+        if (!lengths) st = kr_last_status();
+        else json_object_set_new(rep, "frames", lengths);
+    }
     *report = st ? NULL : json_dumps(rep, JSON_COMPACT);
     json_decref(rep);
     if (!st && !*report) st = kr__fail(KR_ERR_NOMEM, "out of memory");
@@ -231,6 +237,7 @@ static kr_status_t write_manifest(run_ctx_t *c, const char *dir, kr_time_t cut, 
     kr__ckpt_manifest_t man = { .identity = c->digest.identity, .time = cut, .precision = c->file->precision,
                                 .time_units = kr_time_to_units(cut, c->file->precision), .ranks = ranks };
     json_t *extra = json_object(), *logs = json_object(), *stop = NULL;
+    json_t *frames = c->frames.enabled ? json_object() : NULL;
     size_t cap = kr_model_sim_count(c->model);
     man.entries = calloc(cap ? cap : 1, sizeof *man.entries);
     kr_status_t st = extra && logs && man.entries ? KR_OK : kr__fail(KR_ERR_NOMEM, "out of memory");
@@ -249,6 +256,7 @@ static kr_status_t write_manifest(run_ctx_t *c, const char *dir, kr_time_t cut, 
             if (!x->sim || !x->file) st = kr__fail(KR_ERR_NOMEM, "out of memory");
         }
         json_object_update(logs, json_object_get(rep, "event_logs"));
+        if (frames) json_object_update(frames, json_object_get(rep, "frames"));
         json_t *s = json_object_get(rep, "stop");
         /* the earliest stop any rank knows, by (time, simulator) */
         if (s && (!stop || json_integer_value(json_object_get(s, "at")) < json_integer_value(json_object_get(stop, "at")) ||
@@ -265,6 +273,9 @@ static kr_status_t write_manifest(run_ctx_t *c, const char *dir, kr_time_t cut, 
         if (items) json_object_set_new(extra, "identity_items", items);
         if (stop) json_object_set(extra, "stop", stop);
         json_object_set(extra, "event_logs", logs);
+        if (frames)
+            json_object_set_new(extra, "frames", json_pack("{s:I, s:I, s:O}", "every", (json_int_t)c->frames.every,
+                                                           "first", (json_int_t)c->frames.first, "files", frames));
         man.extra = extra;
         extra = NULL;
         st = kr__ckpt_manifest_write(dir, &man);
@@ -275,6 +286,7 @@ static kr_status_t write_manifest(run_ctx_t *c, const char *dir, kr_time_t cut, 
     }
     json_decref(stop);
     json_decref(logs);
+    json_decref(frames);
     json_decref(extra);
     kr__ckpt_manifest_fini(&man);
     return st;
@@ -439,6 +451,10 @@ kr_status_t kr__run_restore(run_ctx_t *c, const char *path)
                 st = kr__fail(KR_ERR_CORRUPT, "%s/manifest.json: extra.stop names no simulator", where);
         }
         c->log_offsets = json_incref(logs);
+        json_t *frames = json_object_get(extra, "frames");
+        if (json_is_object(frames) && json_is_integer(json_object_get(frames, "every")) &&
+            json_is_integer(json_object_get(frames, "first")) && json_is_object(json_object_get(frames, "files")))
+            c->frames.restored = json_incref(frames);
     }
     /* a message names the checkpoint chosen when the path was a folder of them */
     if (st && strcmp(where, path) && strncmp(kr_last_error(), where, strlen(where)))

@@ -24,7 +24,7 @@ static const char *const top_keys[] = { "precision", "seed", "end_time", "sync",
                                         "simulators", "dependencies", "outputs", "plugins", "description",
                                         "stop_lookahead", NULL };
 static const char *const sim_keys[] = { "name", "kind", "formalism", "time_step", "params", "rank", "count",
-                                        "regions", "description", NULL };
+                                        "regions", "description", "render", NULL };
 static const char *const dep_keys[] = { "from", "to", "promise", NULL };
 static const char *const out_keys[] = { "stats", "event_log", "trace", "series", "checkpoint", NULL };
 static const char *const ckpt_keys[] = { "dir", "at", "every", "keep", "level", NULL };
@@ -439,6 +439,10 @@ static kr_status_t check_simulators(kr__model_file_t *f)
                     "a rank >= 0", v);
             e.rank = (int)json_integer_value(v);
         }
+        if ((v = json_object_get(s, "render"))) {
+            snprintf(path, sizeof path, "%s.render", at);
+            FAIL_IF(!json_is_object(v), path, "an object: styles of the kind's layers and fields by name", v);
+        }
         if ((v = json_object_get(s, "description"))) {
             snprintf(path, sizeof path, "%s.description", at);
             FAIL_IF(!json_is_string(v), path, "a string", v);
@@ -755,6 +759,7 @@ kr_model_t *kr__model_file_build_on(kr__model_file_t *f, const kr_observer_t *ob
         if (!st && k->setup) st = k->setup(sim, p);
         if (!st) st = kr_model_failure(m); /* kr_sim_fail during setup */
         if (!st) st = kr__params_check_unread(p, k->name);
+        if (!st) st = kr__render_restyle(f, e, sim);
         kr__params_close(p);
         if (st) {
             /* Kinds report params errors in the standard form already. */

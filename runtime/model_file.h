@@ -118,6 +118,9 @@ const kr_kind_desc_t *kr__model_file_kind(const kr__model_file_t *f, size_t i);
  * different ranks. runtime/mapping.c. */
 kr_status_t kr__model_file_map(const kr__model_file_t *f, const kr_model_t *m, int ranks, int *rank_of);
 
+/* Restyles the layers and fields simulator e's setup declared, from its
+ * entry's "render" (runtime/render_style.c). */
+kr_status_t kr__render_restyle(const kr__model_file_t *f, const kr__sim_entry_t *e, kr_sim_t *sim);
 /* ---- kinds (kinds.c) ---- */
 kr_kinds_t *kr__kinds_create(void);
 void kr__kinds_destroy(kr_kinds_t *kinds);

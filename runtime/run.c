@@ -106,8 +106,15 @@ static kr_status_t run_model(run_ctx_t *c)
         kr_time_t safe = kr__run_next_safe_point(c, done);
         kr_time_t cut = planned && (!safe || planned <= safe) ? planned : safe;
         bool at_cut = false;
-        kr_status_t st = kr__coord_run_until(c->model, cut, &at_cut);
-        if (st || !at_cut) return st;
+        kr_status_t st = KR_OK;
+        /* Frames up to the cut (frames.c): each at a cut of its own, where
+         * nothing but the frame happens. */
+        for (kr_time_t frame; !at_cut && (frame = kr__run_frames_next_cut(c)) && (!cut || frame <= cut);) {
+            if ((st = kr__coord_run_until(c->model, frame, &at_cut)) || !at_cut) return st;
+            if ((st = kr__run_frames_take(c))) return st;
+            at_cut = frame == cut;
+        }
+        if (!at_cut && ((st = kr__coord_run_until(c->model, cut, &at_cut)) || !at_cut)) return st;
         bool checkpoint = false, stop = false;
         if ((st = kr__run_safe_point(c, cut, &checkpoint, &stop))) return st;
         /* A replication (or a sweep's) writes no checkpoint of its own: asked
@@ -129,6 +136,7 @@ static void finish_ctx(run_ctx_t *c)
 {
     json_decref(c->steps);
     json_decref(c->log_offsets);
+    kr__run_frames_free(c);
     free(c->ckpt.at);
     json_decref(c->ckpt.identity_items);
     kr_model_destroy(c->model);
@@ -191,12 +199,14 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
     /* A restart: every local simulator takes its state from the checkpoint
      * instead of its setup (checkpoint.c); every rank agrees first. */
     if (!st && opt->restart) st = agree(&c, kr__run_restore(&c, opt->restart));
+    if (!st) st = kr__run_frames_plan(&c);
     if (st) {
         finish_ctx(&c);
         return st;
     }
     kr__out_file_t stats_out = { 0 }, series_out = { 0 };
     st = kr__run_open_outputs(&c, log_dir, trace_path);
+    if (!st) st = kr__run_frames_open(&c);
     if (!st && stats_path && opt->rank == 0) st = kr__out_open(&stats_out, stats_path);
     if (!st && series_path && opt->rank == 0) st = kr__out_open(&series_out, series_path);
     /* Starting (every behavior's on_start) still belongs to the setup: a
@@ -211,7 +221,8 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
     /* Whatever fails from here on is the run's (docs/cli.md, "Exit
      * status"), whatever status it carries; a deadlock and an interrupt
      * keep theirs. */
-    if (!st && (st = run_model(&c))) st = kr__fail(kr__run_as_run_failure(st), "%s", kr_last_error());
+    if (!st && ((st = run_model(&c)) || (st = kr__run_frames_take_last(&c))))
+        st = kr__fail(kr__run_as_run_failure(st), "%s", kr_last_error());
     kr__fault_disarm();
     double wall = (double)(kr__monotonic_ns() - c.t0) * 1e-9;
     if (c.progress_shown) kr__run_show_progress(&c, true);
@@ -220,7 +231,10 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
     if (st) snprintf(failure, sizeof failure, "%s", kr_last_error());
     kr_status_t closed = kr__run_close_outputs(&c, !st);
     if (!st) st = closed;
+    closed = kr__run_frames_close(&c);
+    if (!st) st = closed;
     st = agree(&c, st);
+    if (c.frames.enabled) st = agree(&c, kr__run_frames_gather(&c, !st));
     /* Results: every rank's part, merged on rank 0. */
     json_t *stats = NULL;
     if (!st) {
@@ -261,13 +275,15 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
             st = kr__fail(KR_ERR_IO, "%s: write failed", stats_out.partial);
         if (stats_out.fp) fputc('\n', stats_out.fp);
         if (!st && series_out.fp) kr__run_write_series(series_out.fp, c.steps);
+        if (!st) st = kr__run_frames_write_manifest(&c);
         kr_status_t finished = kr__out_finish(&stats_out);
         if (!st) st = finished;
         finished = kr__out_finish(&series_out);
         if (!st) st = finished;
     }
     st = agree(&c, st);
-    kr_status_t committed = kr__run_commit_outputs(&c, !st);
+    kr_status_t committed = kr__run_commit_outputs(&c, !st), framed = kr__run_frames_commit(&c, !st);
+    if (!committed) committed = framed;
     if (opt->rank == 0) {
         kr_status_t s2 = kr__out_commit(&trace_out, !st);
         if (!committed) committed = s2;
@@ -279,6 +295,10 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
     /* A rename that fails after the agreement fails the run on every rank
      * (what was renamed elsewhere stays: docs/stats.md). */
     if (!st) st = agree(&c, committed);
+    /* The frames' manifest last, once every rank's frame files are in
+     * place: a recording with a manifest is complete. */
+    if (c.frames.enabled) st = agree(&c, st ? (kr__run_frames_commit_manifest(&c, false), st)
+                                            : kr__run_frames_commit_manifest(&c, true));
     if (opt->rank == 0) {
         if (!st && !opt->quiet && opt->summary) kr__run_print_summary(&c, stats);
         if (!st && opt->stats_json) {

@@ -26,6 +26,8 @@ typedef struct kr__run_options {
     const char *event_log_dir;   /* NULL: the file's outputs.event_log, else none */
     const char *trace_path;      /* NULL: the file's outputs.trace, else none */
     const char *series_path;     /* NULL: the file's outputs.series, else none */
+    const char *frames_dir;      /* --frames: record frames there (docs/viewer.md); NULL: none */
+    double frame_every;          /* --frame-every, model units; 0: the default */
     bool quiet;                  /* no summary, no progress */
     bool progress;               /* a progress line on stderr */
     int ranks;                   /* MPI ranks of the run: above 1, simulators are distributed */

@@ -42,6 +42,23 @@ typedef struct kr__safe_points {
     char why[160];              /* what asked for that stop */
 } kr__safe_points_t;
 
+/* The frames this run records (frames.c, docs/viewer.md): frame k shows
+ * model time k x every, recorded at the cut one tick later (every event
+ * at that time has run). */
+typedef struct kr__frames {
+    bool enabled;
+    kr_time_t every;            /* ticks between frames */
+    uint64_t first;             /* the recording's first frame (a restart continues one) */
+    uint64_t next;              /* the next frame to record */
+    uint64_t last;              /* the last frame of the run: last x every <= the end time */
+    kr_time_t series_step;      /* model time of a series row (the drawing simulators' largest step) */
+    struct kr__frame_file *files; /* by simulator id */
+    json_t *restored;           /* a restart: the checkpoint's "frames" ({"every", "first", "files"}) */
+    json_t *described;          /* rank 0: every simulator's description by id (null: draws nothing) */
+    uint64_t record_ns, bytes;  /* this rank: time spent recording, bytes written */
+    kr__out_file_t manifest, series; /* rank 0 */
+} kr__frames_t;
+
 /* One run on this rank. */
 typedef struct run_ctx {
     kr__model_file_t *file;
@@ -65,6 +82,7 @@ typedef struct run_ctx {
     uint32_t stop_by;
     kr_time_t stop_at;
     json_t *log_offsets;
+    kr__frames_t frames;
 } run_ctx_t;
 
 static inline bool kr__run_distributed(const run_ctx_t *c) { return c->opt->ranks > 1; }
@@ -110,6 +128,36 @@ json_t *kr__run_checkpoint_stats(const run_ctx_t *c);
  * feeds). */
 kr_status_t kr__run_load_part(kr_sim_t *s, const kr_kind_desc_t *k, const void *data, size_t size, kr_time_t cut,
                               kr_time_t saved_end);
+
+/* frames.c (docs/viewer.md) */
+/* The frames' period and first frame, the same on every rank (collective);
+ * after the build and any restore. */
+kr_status_t kr__run_frames_plan(run_ctx_t *c);
+/* Opens (or, on a restart, resumes) the local simulators' frame files. */
+kr_status_t kr__run_frames_open(run_ctx_t *c);
+/* The cut at which the next frame is taken, 0 for none before the end
+ * (a frame at the end time itself is taken when the run has finished). */
+kr_time_t kr__run_frames_next_cut(const run_ctx_t *c);
+/* Takes the next frame of every local simulator that draws. */
+kr_status_t kr__run_frames_take(run_ctx_t *c);
+/* After a finished run: the frame at the end time, if it is one. */
+kr_status_t kr__run_frames_take_last(run_ctx_t *c);
+/* Checkpoints: the frame files' lengths, this rank's ({NAME: bytes}). */
+json_t *kr__run_frames_lengths(run_ctx_t *c);
+/* Closes the frame files (still under their .partial names). */
+kr_status_t kr__run_frames_close(run_ctx_t *c);
+/* Collective: rank 0 gathers every rank's description of its simulators
+ * that draw. */
+kr_status_t kr__run_frames_gather(run_ctx_t *c, bool ok);
+/* Rank 0, after the stats: the manifest and the series, under their
+ * .partial names. */
+kr_status_t kr__run_frames_write_manifest(run_ctx_t *c);
+/* Renames this rank's frame files into place when ok, removes them
+ * otherwise. */
+kr_status_t kr__run_frames_commit(run_ctx_t *c, bool ok);
+/* Rank 0, after every rank committed its files: the manifest last. */
+kr_status_t kr__run_frames_commit_manifest(run_ctx_t *c, bool ok);
+void kr__run_frames_free(run_ctx_t *c);
 
 /* safe_point.c */
 /* The next safe point after `after` (ticks), or 0: none before the end. */

@@ -169,6 +169,7 @@ struct kr_sim {
     void (*on_step)(kr_sim_t *sim);
     kr__continuous_t *cont;
     kr__emulation_t *emu;
+    struct kr__render *render;  /* render.c: layers and fields for frames, NULL for none */
     /* stop.c: it runs no event at or after this (KR_TIME_NEVER: none) */
     kr_time_t stop_horizon;
     /* checkpoint.c: its state came from a checkpoint, so starting the

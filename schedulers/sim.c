@@ -10,6 +10,7 @@
 #include "base/fault.h"
 #include "base/grow.h"
 #include "base/memory.h"
+#include "schedulers/render.h"
 #include "schedulers/model_private.h"
 
 /* Queue words: priority (sign flipped so it compares unsigned) and source,
@@ -82,6 +83,7 @@ void kr__sim_fini(kr_sim_t *s)
     free(s->outgoing);
     kr__continuous_fini(s);
     kr__emulation_fini(s);
+    kr__render_free(s->render);
     free(s->out_edges);
     free(s->in_edges);
     free(s->moved);

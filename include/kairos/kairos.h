@@ -29,6 +29,7 @@
 #include "kairos/ode.h"
 #include "kairos/continuous.h"
 #include "kairos/emulation.h"
+#include "kairos/render.h"
 #include "kairos/region.h"
 #include "kairos/state.h"
 #include "kairos/handler.h"

@@ -44,6 +44,7 @@
 #include "kairos/export.h"
 #include "kairos/entity.h"
 #include "kairos/model.h"
+#include "kairos/render.h"
 #include "kairos/rng.h"
 #include "kairos/serializer.h"
 #include "kairos/sim.h"
@@ -184,6 +185,9 @@ KR_API bool kr_region_agent_cell(const kr_region_t *r, kr_entity_t e, int32_t *x
 KR_API kr_status_t kr_region_agent_move(kr_region_t *r, kr_entity_t e, int32_t x, int32_t y);
 /* Agents in this region's world (own cells and migrants not yet gone). */
 KR_API size_t kr_region_agent_count(const kr_region_t *r);
+/* The component every agent of the region's world has (for a render layer
+ * of all agents, kairos/render.h). */
+KR_API kr_component_t kr_region_agent_component(const kr_region_t *r);
 /* The id of the n-th agent born to `parent` in step `step`: a function of
  * the three alone, so births do not depend on the cut. Never 0. */
 KR_API uint64_t kr_region_child_id(uint64_t parent, uint64_t step, uint32_t n);
@@ -223,6 +227,11 @@ KR_API const double *kr_region_field(const kr_region_t *r, uint32_t layer);
  * the initial state (own cells). */
 KR_API double *kr_region_field_next(kr_region_t *r, uint32_t layer);
 KR_API size_t kr_region_field_index(const kr_region_t *r, int32_t x, int32_t y);
+/* Declares field layer `layer` as render data (kairos/render.h) named
+ * `name`: each region records its own cells, drawn with `colormap`
+ * (NULL: viridis) over [min, max]. Call it from the kind's setup. */
+KR_API kr_status_t kr_region_render_field(kr_region_t *r, uint32_t layer, const char *name, const char *colormap,
+                                          double min, double max);
 /* The halo agents in halo cell (x, y) as of the end of the previous step,
  * in id order; NULL and *count = 0 when none. Valid during the step. */
 KR_API const kr_region_ghost_t *kr_region_ghosts(const kr_region_t *r, int32_t x, int32_t y, size_t *count);

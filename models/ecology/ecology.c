@@ -590,6 +590,44 @@ static kr_status_t populate(ecology_t *eco, kr_sim_t *sim, const kr_params_t *kp
     return st;
 }
 
+/* ---- render data (docs/viewer.md) ---- */
+
+/* A plant grows with its energy, from a third of a cell to most of one. */
+static void plant_style(kr_sim_t *sim, kr_entity_t e, const void *component, kr_render_agent_t *a, void *arg)
+{
+    (void)sim, (void)e;
+    const ecology_t *eco = arg;
+    const plant_t *pl = component;
+    double full = eco->p->max_energy > 0 ? pl->energy / eco->p->max_energy : 1;
+    a->size *= 0.35 + 0.65 * fmin(1, fmax(0, full));
+}
+
+/* A swarm grows with its population, up to the size at which it splits. */
+static void swarm_style(kr_sim_t *sim, kr_entity_t e, const void *component, kr_render_agent_t *a, void *arg)
+{
+    (void)sim, (void)e;
+    const ecology_t *eco = arg;
+    const swarm_t *sw = component;
+    a->size *= 0.5 + 0.5 * fmin(1, (double)sw->population / (double)eco->p->split_population);
+}
+
+/* Plants and swarms over the signal plants send out when fed on; the
+ * signal's scale reaches twice the level that repels a swarm. */
+static kr_status_t declare_render(ecology_t *eco, kr_sim_t *sim)
+{
+    double top = eco->p->repel_threshold > 0 ? 2 * eco->p->repel_threshold : 1;
+    kr_status_t st = kr_region_render_field(eco->region, F_SIGNAL, "signal", "blues", 0, top);
+    if (!st)
+        st = kr_render_layer(sim, &(kr_render_layer_desc_t){ .name = "plants", .component = eco->plant_c,
+            .shape = KR_SHAPE_CIRCLE, .colour = KR_RGB(0x1a, 0x96, 0x41), .size = 0.95, .agent = plant_style,
+            .arg = eco });
+    if (!st)
+        st = kr_render_layer(sim, &(kr_render_layer_desc_t){ .name = "swarms", .component = eco->swarm_c,
+            .shape = KR_SHAPE_SQUARE, .colour = KR_RGB(0xd7, 0x19, 0x1c), .size = 0.8, .agent = swarm_style,
+            .arg = eco });
+    return st;
+}
+
 static kr_status_t ecology_setup(kr_sim_t *sim, const kr_params_t *kp)
 {
     ecology_t *eco = state_of(sim);
@@ -632,7 +670,7 @@ static kr_status_t ecology_setup(kr_sim_t *sim, const kr_params_t *kp)
     eco->fed = calloc(area, sizeof *eco->fed);
     if (!eco->sweep_a || !eco->sweep_b || !eco->fed)
         return kr_params_error(kp, "width", "a grid that fits in memory", "too large");
-    if ((st = populate(eco, sim, kp))) return st;
+    if ((st = populate(eco, sim, kp)) || (st = declare_render(eco, sim))) return st;
     /* the initial flow: the base of the first sweep */
     kr_rect_t own = kr_region_rect(eco->region);
     for (int32_t y = own.y0; y < own.y1; y++)

@@ -118,6 +118,19 @@ static kr_status_t robots_register(kr_model_t *model)
 
 static const factory_station_t robots_station = { .receive = robots_receive };
 
+/* A robot drawn on its own lane of the path, the dock at x = 0: orange
+ * while it carries a part, grey when empty; labelled with its index. */
+static void robot_style(kr_sim_t *sim, kr_entity_t e, const void *component, kr_render_agent_t *a, void *arg)
+{
+    (void)sim, (void)e, (void)arg;
+    const robot_t *b = component;
+    a->x = b->position;
+    a->y = b->index + 0.5;
+    a->id = b->index;
+    if (b->part == KR_ENTITY_INVALID) a->colour = KR_RGB(0x88, 0x88, 0x88);
+    snprintf(a->label, sizeof a->label, "R%u", b->index);
+}
+
 static kr_status_t robots_setup(kr_sim_t *sim, const kr_params_t *params)
 {
     kr_model_t *model = kr_sim_model(sim);
@@ -155,7 +168,11 @@ static kr_status_t robots_setup(kr_sim_t *sim, const kr_params_t *params)
         if (e == KR_ENTITY_INVALID || kr_entity_list_push(&r->robot, e) != KR_OK) return kr_last_status();
         *robot_state(sim, r, i) = (robot_t){ .index = (uint32_t)i, .phase = ROBOT_IDLE, .part = KR_ENTITY_INVALID };
     }
-    return KR_OK;
+    kr_status_t drawn = kr_render_bounds(sim, -0.5, 0, r->path_length + 0.5, (double)r->count);
+    if (!drawn)
+        drawn = kr_render_layer(sim, &(kr_render_layer_desc_t){ .name = "robots", .component = r->robot_c,
+            .shape = KR_SHAPE_TRIANGLE, .colour = KR_RGB(0xf5, 0x8a, 0x07), .size = 0.8, .agent = robot_style });
+    return drawn;
 }
 
 static void robots_report(kr_sim_t *sim, kr_report_t *rep)

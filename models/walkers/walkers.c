@@ -86,6 +86,10 @@ static kr_status_t walkers_setup(kr_sim_t *sim, const kr_params_t *p)
     for (size_t i = 0; i < n && !st; i++)
         if (!kr_region_agent_create(w->region, born[i].id, born[i].x, born[i].y)) st = kr_last_status();
     free(born);
+    if (!st)
+        st = kr_render_layer(sim, &(kr_render_layer_desc_t){ .name = "walkers",
+            .component = kr_region_agent_component(w->region), .shape = KR_SHAPE_CIRCLE,
+            .colour = KR_RGB(0x25, 0x4e, 0xa0), .size = 0.8 });
     return st;
 }
 

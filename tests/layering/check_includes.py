@@ -39,7 +39,7 @@ PUBLIC_LAYER = {
     "time.h": "schedulers", "event.h": "schedulers", "sync.h": "schedulers", "model.h": "schedulers", "stop.h": "schedulers",
     "sim.h": "schedulers", "log.h": "schedulers", "rng.h": "schedulers", "dist.h": "schedulers",
     "ode.h": "schedulers", "continuous.h": "schedulers", "emulation.h": "schedulers",
-    "state.h": "schedulers", "handler.h": "schedulers", "statistics.h": "schedulers",
+    "state.h": "schedulers", "render.h": "schedulers", "handler.h": "schedulers", "statistics.h": "schedulers",
     "region.h": "regions",
     "kind.h": "runtime", "param.h": "runtime", "kairos.h": "runtime",
 }

@@ -1,0 +1,573 @@
+/* Frames: what `kairos run --frames DIR` records (docs/viewer.md). At
+ * fixed model times every simulator that draws (kairos/render.h) appends
+ * one block to its own file, on the rank that runs it; rank 0 writes the
+ * manifest when the run is complete. Frames are taken at cuts, where
+ * every rank has run every event before the cut and nothing else, so a
+ * recording is the same on any number of ranks and adds no event. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zstd.h>
+#include "kairos/kairos.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "net/collectives.h"
+#include "runtime/run_private.h"
+#include "schedulers/render.h"
+
+#define FRAMES_FORMAT "kairos-frames"
+#define FRAMES_VERSION 1u
+#define DEFAULT_MOST_FRAMES 200u
+#define MOST_FRAMES 1000000u
+#define ZSTD_LEVEL 1
+
+typedef struct kr__frame_file {
+    kr__out_file_t out;
+    bool open;
+    bool has_extent;            /* the agents' extent, for a world that declared no bounds */
+    double extent[4];
+} frame_file_t;
+
+/* One agent of a frame, before it is written as columns. */
+typedef struct agent_rec {
+    uint64_t id;
+    float x, y, size;
+    uint32_t rgba;              /* bytes R, G, B, A */
+    uint8_t shape, layer;
+    uint16_t label_len;
+    uint32_t label_at;          /* in the labels buffer */
+} agent_rec_t;
+
+static bool draws(kr_sim_t *s)
+{
+    const kr__render_t *r = kr__render_of(s);
+    return kr_sim_is_local(s) && r && (r->layer_count || r->field_count);
+}
+
+/* 0xRRGGBBAA as bytes R, G, B, A in a little-endian word. */
+static uint32_t rgba_bytes(uint32_t c) { return __builtin_bswap32(c); }
+
+static double units(const run_ctx_t *c, kr_time_t t) { return kr_time_to_units(t, c->file->precision); }
+
+kr_status_t kr__run_frames_plan(run_ctx_t *c)
+{
+    kr__frames_t *fr = &c->frames;
+    const char *dir = c->opt->frames_dir;
+    if (!dir) return KR_OK;
+    kr_model_t *m = c->model;
+    /* what draws, and the largest time step among it, over every rank */
+    int64_t mine[2] = { 0, 0 }, all[2];
+    for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
+        kr_sim_t *s = kr_model_sim(m, i);
+        if (!draws(s)) continue;
+        mine[0] = 1;
+        if ((int64_t)kr_sim_time_step(s) > mine[1]) mine[1] = (int64_t)kr_sim_time_step(s);
+    }
+    all[0] = mine[0];
+    all[1] = mine[1];
+    if (kr__run_distributed(c)) MPI_Allreduce(mine, all, 2, MPI_INT64_T, MPI_MAX, c->opt->comm);
+    if (!all[0])
+        return kr__fail(KR_ERR_INVALID_ARG, "--frames %s: expected a simulator that draws (a kind with render layers "
+                        "or fields, docs/viewer.md), found none in %s", dir, c->file->path);
+    kr_time_t end = kr_model_end_time(m);
+    kr_time_t step = all[1] ? (kr_time_t)all[1] : (end / 100 ? end / 100 : 1);
+    fr->series_step = step;
+    if (c->opt->frame_every > 0) {
+        double ticks = c->opt->frame_every * (double)c->file->precision;
+        if (!(ticks >= 0.5) || ticks > 1.8e19 || fabs(ticks - nearbyint(ticks)) > 1e-6 * fmax(1.0, ticks))
+            return kr__fail(KR_ERR_INVALID_ARG, "--frame-every %g: expected a whole number of ticks (1 tick = %g model "
+                            "units), found %g ticks", c->opt->frame_every, 1.0 / (double)c->file->precision, ticks);
+        fr->every = (kr_time_t)nearbyint(ticks);
+        if (end / fr->every >= MOST_FRAMES)
+            return kr__fail(KR_ERR_INVALID_ARG, "--frame-every %g: expected at most %u frames up to the end time %g, "
+                            "found %.0f", c->opt->frame_every, MOST_FRAMES, units(c, end),
+                            floor((double)end / (double)fr->every) + 1);
+    } else {
+        /* whole steps, and at most DEFAULT_MOST_FRAMES frames from 0 to the end */
+        double k = ceil((double)end / ((double)(DEFAULT_MOST_FRAMES - 1) * (double)step));
+        fr->every = step * (kr_time_t)(k > 1 ? k : 1);
+    }
+    fr->last = end / fr->every;
+    /* A restart goes on from the first frame at or after its cut; the
+     * recording goes on where the checkpoint left it when that run
+     * recorded the same frames, else a new one begins there. */
+    kr_time_t from = c->restored_at;
+    fr->next = from ? (from - 1) / fr->every + 1 : 0;
+    fr->first = fr->next;
+    json_t *was = fr->restored;
+    if (was && (kr_time_t)json_integer_value(json_object_get(was, "every")) == fr->every &&
+        (uint64_t)json_integer_value(json_object_get(was, "first")) <= fr->next)
+        fr->first = (uint64_t)json_integer_value(json_object_get(was, "first"));
+    else {
+        json_decref(was);
+        fr->restored = NULL;
+    }
+    fr->enabled = true;
+    return KR_OK;
+}
+
+kr_status_t kr__run_frames_open(run_ctx_t *c)
+{
+    kr__frames_t *fr = &c->frames;
+    if (!fr->enabled) return KR_OK;
+    const char *dir = c->opt->frames_dir;
+    kr_model_t *m = c->model;
+    if (mkdir(dir, 0777) && errno != EEXIST)
+        return kr__fail(KR_ERR_IO, "%s: cannot create the frames folder: %s", dir, strerror(errno));
+    fr->files = calloc(kr_model_sim_count(m) ? kr_model_sim_count(m) : 1, sizeof *fr->files);
+    if (!fr->files) return kr__fail(KR_ERR_NOMEM, "out of memory");
+    json_t *lengths = json_object_get(fr->restored, "files");
+    for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
+        kr_sim_t *s = kr_model_sim(m, i);
+        if (!draws(s)) continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s.frames", dir, kr_sim_name(s));
+        json_t *length = json_object_get(lengths, kr_sim_name(s));
+        frame_file_t *ff = &fr->files[i];
+        kr_status_t st = json_is_integer(length) ? kr__out_resume(&ff->out, path, (uint64_t)json_integer_value(length))
+                                                 : kr__out_open(&ff->out, path);
+        if (st) return st;
+        ff->open = true;
+        if (!json_is_integer(length)) {
+            static const char magic[8] = { 'K', 'R', 'F', 'R', 'A', 'M', 'E', 'S' };
+            uint32_t head[2] = { FRAMES_VERSION, 0 };
+            if (fwrite(magic, 1, sizeof magic, ff->out.fp) != sizeof magic || fwrite(head, sizeof head, 1, ff->out.fp) != 1)
+                return kr__fail(KR_ERR_IO, "%s: write failed: %s", ff->out.partial, strerror(errno));
+        }
+    }
+    return KR_OK;
+}
+
+kr_time_t kr__run_frames_next_cut(const run_ctx_t *c)
+{
+    const kr__frames_t *fr = &c->frames;
+    if (!fr->enabled || fr->next > fr->last) return 0;
+    kr_time_t at = (kr_time_t)fr->next * fr->every;
+    return at < kr_model_end_time(c->model) ? at + 1 : 0;
+}
+
+/* ---- one simulator's block ---- */
+
+typedef struct block {
+    agent_rec_t *agents;
+    size_t n, cap;
+    kr_buf_t labels;            /* label bytes, by agent_rec_t.label_at */
+    kr_buf_t raw;               /* the block's raw bytes */
+    void *packed;
+    size_t packed_cap;
+} block_t;
+
+static int by_layer_then_id(const void *a, const void *b)
+{
+    const agent_rec_t *p = a, *q = b;
+    if (p->layer != q->layer) return p->layer < q->layer ? -1 : 1;
+    return p->id < q->id ? -1 : p->id > q->id;
+}
+
+static void grow_extent(frame_file_t *ff, const agent_rec_t *a)
+{
+    double h = a->size / 2, box[4] = { a->x - h, a->y - h, a->x + h, a->y + h };
+    if (!ff->has_extent) memcpy(ff->extent, box, sizeof box);
+    for (int k = 0; k < 2; k++) {
+        if (box[k] < ff->extent[k]) ff->extent[k] = box[k];
+        if (box[k + 2] > ff->extent[k + 2]) ff->extent[k + 2] = box[k + 2];
+    }
+    ff->has_extent = true;
+}
+
+/* Every entity of every layer, with its place and style. */
+static kr_status_t gather_agents(kr_sim_t *s, const kr__render_t *r, block_t *b)
+{
+    kr_world_t *w = kr_sim_world(s);
+    kr_region_t *region = kr_region_of(s);
+    kr_status_t st = KR_OK;
+    for (uint32_t l = 0; l < r->layer_count && !st; l++) {
+        const kr__render_layer_t *layer = &r->layers[l];
+        kr_view_t v;
+        if ((st = kr_view_init(&v, w, &(kr_view_desc_t){ .include = { layer->component } }))) break;
+        while (!st && kr_view_next(&v)) {
+            kr_entity_t e = kr_view_entity(&v);
+            kr_render_agent_t a = { .id = region ? kr_region_agent_id(region, e) : (uint64_t)e,
+                                    .colour = layer->colour, .size = layer->size, .shape = layer->shape };
+            kr_spatial_position(w, e, &a.x, &a.y);
+            const kr_render_t *own = r->own != KR_COMPONENT_NONE && kr_component_has(w, e, r->own)
+                                         ? kr_component_get(w, e, r->own) : NULL;
+            if (own) {
+                a.colour = own->colour;
+                if (own->size > 0) a.size = own->size;
+                if (own->shape < KR_SHAPE_COUNT) a.shape = (kr_shape_t)own->shape;
+                snprintf(a.label, sizeof a.label, "%.*s", (int)sizeof own->label, own->label);
+            }
+            if (layer->agent) layer->agent(s, e, kr_view_get(&v, 0), &a, layer->arg);
+            if (a.hidden) continue;
+            if (b->n == b->cap) {
+                size_t cap = b->cap ? 2 * b->cap : 1024;
+                agent_rec_t *more = realloc(b->agents, cap * sizeof *more);
+                if (!more) {
+                    st = kr__fail(KR_ERR_NOMEM, "out of memory recording a frame of '%s'", kr_sim_name(s));
+                    break;
+                }
+                b->agents = more;
+                b->cap = cap;
+            }
+            size_t len = strnlen(a.label, sizeof a.label);
+            b->agents[b->n++] = (agent_rec_t){ .id = a.id, .x = (float)a.x, .y = (float)a.y, .size = (float)a.size,
+                .rgba = rgba_bytes(a.colour), .shape = (uint8_t)((unsigned)a.shape < KR_SHAPE_COUNT ? a.shape : 0),
+                .layer = (uint8_t)l, .label_len = (uint16_t)len, .label_at = (uint32_t)b->labels.len };
+            if (len) st = kr_buf_append(&b->labels, a.label, len);
+        }
+        kr_view_fini(&v);
+    }
+    if (!st && b->n) qsort(b->agents, b->n, sizeof *b->agents, by_layer_then_id);
+    return st;
+}
+
+#define PUT_COLUMN(b, field, type)                                                            \
+    do {                                                                                       \
+        for (size_t i_ = 0; i_ < (b)->n && !st; i_++) {                                        \
+            type v_ = (b)->agents[i_].field;                                                   \
+            st = kr_buf_append(&(b)->raw, &v_, sizeof v_);                                     \
+        }                                                                                      \
+    } while (0)
+
+/* The raw bytes of docs/viewer.md ("NAME.frames"): columns, field pieces,
+ * labels. */
+static kr_status_t encode(kr_sim_t *s, const kr__render_t *r, block_t *b, uint32_t *label_bytes)
+{
+    kr_status_t st = kr_buf_reserve(&b->raw, b->n * 26);
+    PUT_COLUMN(b, id, uint64_t);
+    PUT_COLUMN(b, x, float);
+    PUT_COLUMN(b, y, float);
+    PUT_COLUMN(b, size, float);
+    PUT_COLUMN(b, rgba, uint32_t);
+    PUT_COLUMN(b, shape, uint8_t);
+    PUT_COLUMN(b, layer, uint8_t);
+    for (uint32_t f = 0; f < r->field_count && !st; f++) {
+        const kr__render_field_t *fd = &r->fields[f];
+        size_t cells = (size_t)fd->width * fd->height, at = b->raw.len + 20;
+        int32_t head[5] = { (int32_t)f, fd->x0, fd->y0, (int32_t)fd->width, (int32_t)fd->height };
+        if ((st = kr_buf_append(&b->raw, head, sizeof head)) || (st = kr_buf_reserve(&b->raw, cells * sizeof(float))))
+            break;
+        fd->sample(s, (float *)(void *)(b->raw.data + at), fd->arg);
+        b->raw.len += cells * sizeof(float);
+    }
+    size_t before = b->raw.len;
+    for (size_t i = 0; i < b->n && !st; i++) {
+        const agent_rec_t *a = &b->agents[i];
+        if (!a->label_len) continue;
+        uint32_t head[2] = { (uint32_t)i, a->label_len };
+        if (!(st = kr_buf_append(&b->raw, head, sizeof head)))
+            st = kr_buf_append(&b->raw, b->labels.data + a->label_at, a->label_len);
+    }
+    *label_bytes = (uint32_t)(b->raw.len - before);
+    if (!st && b->raw.len > UINT32_MAX)
+        st = kr__fail(KR_ERR_INVALID_ARG, "a frame of '%s' exceeds 4 GiB", kr_sim_name(s));
+    return st;
+}
+
+static kr_status_t record_sim(run_ctx_t *c, kr_sim_t *s, frame_file_t *ff, block_t *b, uint64_t frame)
+{
+    const kr__render_t *r = kr__render_of(s);
+    b->n = 0;
+    kr_buf_clear(&b->labels);
+    kr_buf_clear(&b->raw);
+    uint32_t label_bytes = 0;
+    kr_status_t st = gather_agents(s, r, b);
+    if (!st) st = encode(s, r, b, &label_bytes);
+    if (st) return st;
+    for (size_t i = 0; i < b->n; i++) grow_extent(ff, &b->agents[i]);
+    size_t bound = ZSTD_compressBound(b->raw.len);
+    if (bound > b->packed_cap) {
+        void *more = realloc(b->packed, bound);
+        if (!more) return kr__fail(KR_ERR_NOMEM, "out of memory recording a frame of '%s'", kr_sim_name(s));
+        b->packed = more;
+        b->packed_cap = bound;
+    }
+    size_t packed = ZSTD_compress(b->packed, bound, b->raw.data, b->raw.len, ZSTD_LEVEL);
+    if (ZSTD_isError(packed))
+        return kr__fail(KR_ERR_STATE, "compressing a frame of '%s': %s", kr_sim_name(s), ZSTD_getErrorName(packed));
+    double time = units(c, (kr_time_t)frame * c->frames.every);
+    uint32_t head[10];
+    memcpy(head, "KRFB", 4);
+    head[1] = (uint32_t)frame;
+    memcpy(&head[2], &time, sizeof time);
+    head[4] = (uint32_t)b->n;
+    head[5] = r->field_count;
+    head[6] = label_bytes;
+    head[7] = (uint32_t)packed;
+    head[8] = (uint32_t)b->raw.len;
+    head[9] = 0;
+    if (fwrite(head, sizeof head, 1, ff->out.fp) != 1 || fwrite(b->packed, 1, packed, ff->out.fp) != packed)
+        return kr__fail(KR_ERR_IO, "%s: write failed: %s", ff->out.partial, strerror(errno));
+    c->frames.bytes += sizeof head + packed;
+    return KR_OK;
+}
+
+kr_status_t kr__run_frames_take(run_ctx_t *c)
+{
+    kr__frames_t *fr = &c->frames;
+    uint64_t t0 = kr__monotonic_ns();
+    block_t b = { 0 };
+    kr_buf_init(&b.labels);
+    kr_buf_init(&b.raw);
+    kr_status_t st = KR_OK;
+    for (uint32_t i = 0; i < kr_model_sim_count(c->model) && !st; i++)
+        if (fr->files[i].open) st = record_sim(c, kr_model_sim(c->model, i), &fr->files[i], &b, fr->next);
+    free(b.agents);
+    free(b.packed);
+    kr_buf_fini(&b.labels);
+    kr_buf_fini(&b.raw);
+    fr->next++;
+    fr->record_ns += kr__monotonic_ns() - t0;
+    return st;
+}
+
+kr_status_t kr__run_frames_take_last(run_ctx_t *c)
+{
+    const kr__frames_t *fr = &c->frames;
+    kr_time_t end = kr_model_end_time(c->model);
+    if (!fr->enabled || fr->next != fr->last || (kr_time_t)fr->last * fr->every != end) return KR_OK;
+    return kr__run_frames_take(c);
+}
+
+json_t *kr__run_frames_lengths(run_ctx_t *c)
+{
+    kr__frames_t *fr = &c->frames;
+    json_t *lengths = json_object();
+    for (uint32_t i = 0; fr->enabled && lengths && i < kr_model_sim_count(c->model); i++) {
+        frame_file_t *ff = &fr->files[i];
+        if (!ff->open) continue;
+        if (fflush(ff->out.fp)) {
+            kr__fail(KR_ERR_IO, "%s: write failed: %s", ff->out.partial, strerror(errno));
+            json_decref(lengths);
+            return NULL;
+        }
+        json_object_set_new(lengths, kr_sim_name(kr_model_sim(c->model, i)), json_integer((json_int_t)ftell(ff->out.fp)));
+        /* a failed or stopped run keeps it, for a restart to go on with */
+        ff->out.keep_partial = true;
+    }
+    if (!lengths) kr__fail(KR_ERR_NOMEM, "out of memory");
+    return lengths;
+}
+
+kr_status_t kr__run_frames_close(run_ctx_t *c)
+{
+    kr__frames_t *fr = &c->frames;
+    kr_status_t st = KR_OK, s2;
+    for (uint32_t i = 0; fr->files && i < kr_model_sim_count(c->model); i++)
+        if (fr->files[i].open && (s2 = kr__out_finish(&fr->files[i].out)) && !st) st = s2;
+    return st;
+}
+
+kr_status_t kr__run_frames_commit(run_ctx_t *c, bool ok)
+{
+    kr__frames_t *fr = &c->frames;
+    kr_status_t st = KR_OK, s2;
+    for (uint32_t i = 0; fr->files && i < kr_model_sim_count(c->model); i++)
+        if (fr->files[i].open) {
+            if ((s2 = kr__out_commit(&fr->files[i].out, ok)) && !st) st = s2;
+            fr->files[i].open = false;
+        }
+    return st;
+}
+
+/* ---- the manifest ---- */
+
+static json_t *colour_json(uint32_t c)
+{
+    char s[10];
+    snprintf(s, sizeof s, "#%08x", c);
+    return json_string(s);
+}
+
+static json_t *box_json(const double b[4]) { return json_pack("[f, f, f, f]", b[0], b[1], b[2], b[3]); }
+
+/* What rank 0 needs of one local simulator for the manifest. */
+static json_t *describe_sim(run_ctx_t *c, uint32_t i)
+{
+    kr_sim_t *s = kr_model_sim(c->model, i);
+    const kr__render_t *r = kr__render_of(s);
+    const kr__sim_entry_t *e = &c->file->sims[i];
+    kr_region_t *region = kr_region_of(s);
+    json_t *entry = json_array_get(json_object_get(c->file->root, "simulators"), e->index);
+    const char *world = e->region_cols ? json_string_value(json_object_get(entry, "name")) : kr_sim_name(s);
+    json_t *d = json_object(), *layers = json_array(), *fields = json_array();
+    char file[600];
+    snprintf(file, sizeof file, "%s.frames", kr_sim_name(s));
+    json_object_set_new(d, "id", json_integer(i));
+    json_object_set_new(d, "name", json_string(kr_sim_name(s)));
+    json_object_set_new(d, "world", json_string(world));
+    json_object_set_new(d, "kind", json_string(e->kind));
+    json_object_set_new(d, "rank", json_integer(c->opt->rank));
+    json_object_set_new(d, "file", json_string(file));
+    double bounds[4] = { 0, 0, 1, 1 };
+    if (region) {
+        kr_rect_t own = kr_region_rect(region);
+        const kr_region_grid_t *g = kr_region_grid(region);
+        json_object_set_new(d, "rect", json_pack("[i, i, i, i]", own.x0, own.y0, own.x1, own.y1));
+        bounds[2] = g->width;
+        bounds[3] = g->height;
+    } else {
+        json_object_set_new(d, "rect", json_null());
+        if (r->has_bounds) memcpy(bounds, r->bounds, sizeof bounds);
+        else if (r->field_count) {
+            const kr__render_field_t *f = &r->fields[0];
+            double b[4] = { f->origin_x, f->origin_y, f->origin_x + f->cell * f->grid_width,
+                            f->origin_y + f->cell * f->grid_height };
+            memcpy(bounds, b, sizeof b);
+        } else if (c->frames.files[i].has_extent) memcpy(bounds, c->frames.files[i].extent, sizeof bounds);
+    }
+    json_object_set_new(d, "bounds", box_json(bounds));
+    for (uint32_t l = 0; l < r->layer_count; l++) {
+        const kr__render_layer_t *x = &r->layers[l];
+        json_array_append_new(layers, json_pack("{s:s, s:s, s:o, s:f}", "name", x->name, "shape",
+                                                kr__render_shape_name(x->shape), "colour", colour_json(x->colour),
+                                                "size", x->size));
+    }
+    for (uint32_t f = 0; f < r->field_count; f++) {
+        const kr__render_field_t *x = &r->fields[f];
+        uint32_t count;
+        const uint32_t *stops = kr__render_colormap(x->colormap, &count);
+        json_t *map = json_array();
+        for (uint32_t k = 0; k < count; k++) json_array_append_new(map, colour_json(stops[k]));
+        json_array_append_new(fields, json_pack("{s:s, s:o, s:s, s:f, s:f}", "name", x->name, "colormap", map,
+                                                "colormap_name", x->colormap, "min", x->min, "max", x->max));
+    }
+    if (r->field_count) {
+        const kr__render_field_t *x = &r->fields[0];
+        json_object_set_new(d, "grid", json_pack("{s:i, s:i, s:f, s:[f, f]}", "width", x->grid_width, "height",
+                                                 x->grid_height, "cell", x->cell, "origin", x->origin_x, x->origin_y));
+    } else {
+        json_object_set_new(d, "grid", json_null());
+    }
+    json_object_set_new(d, "layers", layers);
+    json_object_set_new(d, "fields", fields);
+    return d;
+}
+
+/* Rank 0: the manifest from every simulator's description, by id. */
+static json_t *build_manifest(run_ctx_t *c, json_t *by_id)
+{
+    kr__frames_t *fr = &c->frames;
+    json_t *man = json_object(), *times = json_array(), *worlds = json_array(), *where = json_object();
+    json_object_set_new(man, "format", json_string(FRAMES_FORMAT));
+    json_object_set_new(man, "version", json_integer(FRAMES_VERSION));
+    const char *slash = strrchr(c->file->path, '/');
+    json_object_set_new(man, "model", json_string(slash ? slash + 1 : c->file->path));
+    json_object_set_new(man, "seed", json_integer((json_int_t)c->file->seed));
+    json_object_set_new(man, "end_time", json_real(units(c, kr_model_end_time(c->model))));
+    json_object_set_new(man, "frame_every", json_real(units(c, fr->every)));
+    json_object_set_new(man, "first_frame", json_integer((json_int_t)fr->first));
+    for (uint64_t k = fr->first; k < fr->next; k++) json_array_append_new(times, json_real(units(c, (kr_time_t)k * fr->every)));
+    json_object_set_new(man, "times", times);
+    json_object_set_new(man, "ranks", json_integer(c->opt->ranks > 1 ? c->opt->ranks : 1));
+    json_object_set_new(man, "series", fr->series.partial ? json_string("series.csv") : json_null());
+    json_object_set_new(man, "series_step", json_real(units(c, fr->series_step)));
+    size_t i;
+    json_t *d;
+    json_array_foreach(by_id, i, d) {
+        if (!json_is_object(d)) continue;
+        const char *name = json_string_value(json_object_get(d, "world"));
+        json_t *w = json_object_get(where, name ? name : "");
+        if (!w) {
+            w = json_pack("{s:O, s:O, s:O, s:O, s:O, s:O, s:[]}", "name", json_object_get(d, "world"), "kind",
+                          json_object_get(d, "kind"), "bounds", json_object_get(d, "bounds"), "grid",
+                          json_object_get(d, "grid"), "layers", json_object_get(d, "layers"), "fields",
+                          json_object_get(d, "fields"), "simulators");
+            if (!w) break;
+            json_array_append_new(worlds, w);
+            json_object_set(where, name ? name : "", w);
+        }
+        json_array_append_new(json_object_get(w, "simulators"),
+                              json_pack("{s:O, s:O, s:O, s:O}", "name", json_object_get(d, "name"), "rank",
+                                        json_object_get(d, "rank"), "rect", json_object_get(d, "rect"), "file",
+                                        json_object_get(d, "file")));
+    }
+    json_object_set_new(man, "worlds", worlds);
+    json_decref(where);
+    return man;
+}
+
+kr_status_t kr__run_frames_gather(run_ctx_t *c, bool ok)
+{
+    kr__frames_t *fr = &c->frames;
+    if (!fr->enabled || !ok) return KR_OK;
+    uint32_t n = kr_model_sim_count(c->model);
+    json_t *mine = json_array();
+    for (uint32_t i = 0; mine && i < n; i++)
+        if (fr->files[i].open) json_array_append_new(mine, describe_sim(c, i));
+    char *text = mine ? json_dumps(mine, JSON_COMPACT) : NULL;
+    json_decref(mine);
+    kr_status_t st = text ? KR_OK : kr__fail(KR_ERR_NOMEM, "out of memory describing the frames");
+    char **all = NULL;
+    int ranks = kr__run_distributed(c) ? c->opt->ranks : 1;
+    if (kr__run_distributed(c)) {
+        kr_status_t s2 = kr__net_gather_strings(c->opt->comm, text ? text : "[]", &all);
+        if (!st) st = s2;
+    }
+    if (!st && c->opt->rank == 0) {
+        /* every simulator's description at its id (null: it draws nothing) */
+        fr->described = json_array();
+        for (uint32_t i = 0; fr->described && i < n; i++) json_array_append_new(fr->described, json_null());
+        for (int r = 0; fr->described && r < ranks; r++) {
+            json_t *part = json_loads(all ? all[r] : text, 0, NULL), *d;
+            size_t k;
+            json_array_foreach(part, k, d) {
+                json_int_t id = json_integer_value(json_object_get(d, "id"));
+                if (id >= 0 && id < n) json_array_set(fr->described, (size_t)id, d);
+            }
+            json_decref(part);
+        }
+        if (!fr->described) st = kr__fail(KR_ERR_NOMEM, "out of memory describing the frames");
+    }
+    for (int r = 0; all && r < ranks; r++) free(all[r]);
+    free(all);
+    free(text);
+    return st;
+}
+
+kr_status_t kr__run_frames_write_manifest(run_ctx_t *c)
+{
+    kr__frames_t *fr = &c->frames;
+    if (!fr->enabled || c->opt->rank != 0 || !fr->described) return KR_OK;
+    char path[4096];
+    kr_status_t st = KR_OK;
+    snprintf(path, sizeof path, "%s/series.csv", c->opt->frames_dir);
+    if (c->steps && json_object_size(c->steps) && !(st = kr__out_open(&fr->series, path)))
+        kr__run_write_series(fr->series.fp, c->steps);
+    json_t *man = st ? NULL : build_manifest(c, fr->described);
+    if (!st && !man) st = kr__fail(KR_ERR_NOMEM, "out of memory writing the frames' manifest");
+    snprintf(path, sizeof path, "%s/manifest.json", c->opt->frames_dir);
+    if (!st && !(st = kr__out_open(&fr->manifest, path))) {
+        if (json_dumpf(man, fr->manifest.fp, JSON_INDENT(1) | JSON_COMPACT | JSON_REAL_PRECISION(15)))
+            st = kr__fail(KR_ERR_IO, "%s: write failed", fr->manifest.partial);
+        fputc('\n', fr->manifest.fp);
+    }
+    json_decref(man);
+    kr_status_t s2 = kr__out_finish(&fr->series);
+    if (!st) st = s2;
+    s2 = kr__out_finish(&fr->manifest);
+    if (!st) st = s2;
+    return st;
+}
+
+kr_status_t kr__run_frames_commit_manifest(run_ctx_t *c, bool ok)
+{
+    kr__frames_t *fr = &c->frames;
+    if (!fr->enabled || c->opt->rank != 0) return KR_OK;
+    kr_status_t st = kr__out_commit(&fr->series, ok);
+    kr_status_t s2 = kr__out_commit(&fr->manifest, ok);
+    return st ? st : s2;
+}
+
+void kr__run_frames_free(run_ctx_t *c)
+{
+    free(c->frames.files);
+    c->frames.files = NULL;
+    json_decref(c->frames.restored);
+    c->frames.restored = NULL;
+    json_decref(c->frames.described);
+    c->frames.described = NULL;
+}
