@@ -180,8 +180,8 @@ static void grow_extent(frame_file_t *ff, const agent_rec_t *a)
 /* Every entity of every layer, with its place and style. */
 static kr_status_t gather_agents(kr_sim_t *s, const kr__render_t *r, block_t *b)
 {
-    kr_world_t *w = kr_sim_world(s);
     kr_region_t *region = kr_region_of(s);
+    kr_world_t *w = region ? kr_region_world(region) : kr_sim_world(s);
     kr_status_t st = KR_OK;
     for (uint32_t l = 0; l < r->layer_count && !st; l++) {
         const kr__render_layer_t *layer = &r->layers[l];

@@ -234,7 +234,10 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
     closed = kr__run_frames_close(&c);
     if (!st) st = closed;
     st = agree(&c, st);
-    if (c.frames.enabled) st = agree(&c, kr__run_frames_gather(&c, !st));
+    if (c.frames.enabled) {
+        kr_status_t gathered = kr__run_frames_gather(&c, !st);
+        st = agree(&c, st ? st : gathered);
+    }
     /* Results: every rank's part, merged on rank 0. */
     json_t *stats = NULL;
     if (!st) {

@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""Frames (docs/viewer.md): `kairos run --frames DIR` records without
+changing a result, the same frame files on 1 and 2 ranks with either
+algorithm, a restart from a checkpoint (on another number of ranks) goes
+on to the uninterrupted run's recording, and bad input is one line with
+exit status 2. The frame files are read back here from the documented
+format, independently of kairos' own reader.
+
+Usage: check_frames.py KAIROS MPIRUN"""
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+ECOLOGY = str(ROOT / "examples" / "ecology.json")
+FACTORY = str(ROOT / "examples" / "factory.json")
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def run(kairos, mpirun, ranks, args, cwd):
+    cmd = [kairos, "run", *args, "--quiet"]
+    if ranks > 1:
+        cmd = [mpirun, "-np", str(ranks), "--oversubscribe", *cmd]
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=240)
+
+
+def checksum(stats):
+    return json.loads(Path(stats).read_text())["checksum"]
+
+
+def blocks(path):
+    """(frame, time, agents, pieces) of every block of a frame file, from
+    the format in docs/viewer.md (sizes only: the payload stays packed)."""
+    data = Path(path).read_bytes()
+    assert data[:8] == b"KRFRAMES", path
+    out, at = [], 16
+    while at < len(data):
+        magic, frame, time, n, pieces, labels, packed, raw, zero = struct.unpack_from("<4sIdIIIIII", data, at)
+        assert magic == b"KRFB" and zero == 0, (path, at)
+        out.append((frame, time, n, pieces))
+        at += 40 + packed
+    assert at == len(data), path
+    return out
+
+
+def main():
+    kairos, mpirun = str(Path(sys.argv[1]).resolve()), sys.argv[2]
+    work = Path(tempfile.mkdtemp(prefix="kairos-frames-"))
+    try:
+        # No result changes: the checksum with and without frames, 1 and 2 ranks, both algorithms.
+        r = run(kairos, mpirun, 1, [ECOLOGY, "-o", "plain.json"], work)
+        check(r.returncode == 0, "ecology without frames")
+        runs = {}
+        for ranks, sync in [(1, "null-message"), (2, "window"), (2, "null-message")]:
+            tag = f"f{ranks}{sync[0]}"
+            r = run(kairos, mpirun, ranks, [ECOLOGY, "--frames", tag, "--sync", sync, "-o", f"{tag}.json"], work)
+            check(r.returncode == 0 and checksum(work / f"{tag}.json") == checksum(work / "plain.json"),
+                  f"ecology with frames on {ranks} rank(s), {sync}: the checksum of the run without ({r.stderr.strip()})")
+            runs[tag] = work / tag
+        man = json.loads((work / "f1n" / "manifest.json").read_text())
+        check(man["format"] == "kairos-frames" and man["version"] == 1 and man["times"] == [float(t) for t in range(61)],
+              "the manifest lists a frame at every step 0..60 (the default period: the time step)")
+        world = man["worlds"][0]
+        check(world["name"] == "eco" and [s["name"] for s in world["simulators"]] == [f"eco[{i}]" for i in range(4)]
+              and [l["name"] for l in world["layers"]] == ["plants", "swarms"] and world["fields"][0]["name"] == "signal",
+              "the manifest's world: four regions, plants, swarms and the signal")
+        check(sorted(s["rank"] for s in json.loads((work / "f2w" / "manifest.json").read_text())["worlds"][0]["simulators"])
+              == [0, 0, 1, 1], "a 2-rank manifest says which rank ran each region")
+        for sim in world["simulators"]:
+            b = blocks(work / "f1n" / sim["file"])
+            check([x[0] for x in b] == list(range(61)) and all(x[3] == 1 for x in b),
+                  f"{sim['file']}: blocks for frames 0..60, each with its signal piece")
+            same = all((runs[t] / sim["file"]).read_bytes() == (work / "f1n" / sim["file"]).read_bytes()
+                       for t in ("f2w", "f2n"))
+            check(same, f"{sim['file']}: the same bytes on 1 and 2 ranks, with either algorithm")
+        csv = (work / "f1n" / "series.csv").read_text()
+        r = run(kairos, mpirun, 1, [ECOLOGY, "--series", "plain.csv"], work)
+        check(csv == (work / "plain.csv").read_text(), "series.csv in the recording equals --series")
+
+        # The period: --frame-every, and at most 200 frames by default.
+        r = run(kairos, mpirun, 1, [ECOLOGY, "--frames", "every5", "--frame-every", "5"], work)
+        times = json.loads((work / "every5" / "manifest.json").read_text())["times"] if r.returncode == 0 else None
+        check(times == [float(t) for t in range(0, 61, 5)], "--frame-every 5: frames at 0, 5, .., 60")
+        r = run(kairos, mpirun, 1, [FACTORY, "--frames", "factory"], work)
+        fm = json.loads((work / "factory" / "manifest.json").read_text()) if r.returncode == 0 else {"times": []}
+        check(0 < len(fm["times"]) <= 200 and fm["frame_every"] == 19 and fm["worlds"][0]["name"] == "TransportRobots",
+              f"factory (end 3600, step 1): at most 200 frames, every 19 ({len(fm['times'])} frames)")
+
+        # A restart from a checkpoint goes on to the uninterrupted recording (another rank count, another algorithm).
+        r = run(kairos, mpirun, 1, [ECOLOGY, "--frames", "whole", "--checkpoint-at", "30.5,40", "--checkpoint-dir",
+                                    "ck"], work)
+        check(r.returncode == 0, "ecology with frames and checkpoints at 30.5 and 40")
+        for ranks, at in [(2, "30.5"), (1, "40")]:
+            again = work / f"again{ranks}"
+            shutil.copytree(work / "whole", again)
+            # what the run wrote after the cut must go: the restart cuts each file at its checkpointed length
+            (again / "manifest.json").unlink()
+            for f in again.glob("*.frames"):
+                with open(f, "ab") as out:
+                    out.write(b"not a frame" * 100)
+            r = run(kairos, mpirun, ranks, [ECOLOGY, "--frames", again.name, "--restart", f"ck/ckpt-{at}", "--sync",
+                                            "window"], work)
+            same = r.returncode == 0 and all((again / f).read_bytes() == (work / "whole" / f).read_bytes()
+                                             for f in os.listdir(work / "whole") if f != "manifest.json")
+            m1 = json.loads((work / "whole" / "manifest.json").read_text())
+            m2 = json.loads((again / "manifest.json").read_text()) if r.returncode == 0 else {}
+            m1.pop("ranks"), m2.pop("ranks", None)
+            for w in m1["worlds"] + m2.get("worlds", []):
+                for sim in w["simulators"]:
+                    sim.pop("rank")
+            check(same and m1 == m2,
+                  f"restart at {at} on {ranks} rank(s): the uninterrupted run's frames ({r.stderr.strip()})")
+        r = run(kairos, mpirun, 1, [ECOLOGY, "--frames", "empty", "--restart", "ck/ckpt-30.5"], work)
+        check(r.returncode == 2 and "eco[0].frames" in r.stderr and len(r.stderr.strip().splitlines()) == 1,
+              f"restart with frames into a folder without the checkpointed frames: one line, exit 2 ({r.stderr.strip()})")
+        r = run(kairos, mpirun, 1, [ECOLOGY, "--frames", "fresh", "--restart", "ck/ckpt-40", "--frame-every", "2"], work)
+        fresh = json.loads((work / "fresh" / "manifest.json").read_text())["times"] if r.returncode == 0 else None
+        check(fresh == [float(t) for t in range(40, 61, 2)],
+              "a restart with another period starts a new recording at the cut")
+
+        # Bad input: one line, exit status 2, no manifest.
+        bad_model = work / "bad.json"
+        model = json.loads(Path(ECOLOGY).read_text())
+        cases = [
+            (["examples/mm1.json"], "expected a simulator that draws"),
+            ([ECOLOGY, "--frame-every", "0"], "--frame-every: expected a model time > 0"),
+            ([ECOLOGY, "--frame-every", "1e-9"], "expected a whole number of ticks"),
+            ([ECOLOGY, "--frame-every", "0.00001"], "expected at most 1000000 frames"),
+            ([ECOLOGY, "--replications", "2"], "expected no frames with --replications"),
+            ({"nope": {"colour": "#fff"}}, "simulators[0].render.nope: expected a layer or field of kind ecology "
+                                           "(plants, swarms, signal)"),
+            ({"plants": {"colour": "green"}}, "simulators[0].render.plants.colour: expected a colour"),
+            ({"plants": {"shape": "star"}}, "expected circle, square, triangle or diamond"),
+            ({"signal": {"min": 3, "max": 1}}, "simulators[0].render.signal: expected a range with min < max"),
+            ({"signal": {"colormap": "rainbow"}}, "expected a colour map: viridis"),
+            ([], None),
+        ]
+        for i, (case, words) in enumerate(cases):
+            if words is None:
+                break
+            if isinstance(case, dict):
+                model["simulators"][0]["render"] = case
+                bad_model.write_text(json.dumps(model))
+                args = [str(bad_model), "--frames", f"bad{i}"]
+            else:
+                args = [str(ROOT / case[0]) if case[0].startswith("examples") else case[0], *case[1:]]
+                if "--frames" not in args:
+                    args += ["--frames", f"bad{i}"]
+            r = run(kairos, mpirun, 1, args, work)
+            lines = r.stderr.strip().splitlines()
+            check(r.returncode == 2 and len(lines) == 1 and words in lines[0] and
+                  not (work / f"bad{i}" / "manifest.json").exists(), f"refused: {words} ({r.stderr.strip()})")
+        r = run(kairos, mpirun, 1, [ECOLOGY, "--frame-every", "2"], work)
+        check(r.returncode == 2 and "--frame-every: expected --frames DIR too" in r.stderr, "--frame-every alone")
+        model["simulators"][0]["render"] = {"plants": {"colour": "#00ff00", "size": 0.5, "shape": "diamond"},
+                                           "signal": {"colormap": "magma", "max": 3}}
+        bad_model.write_text(json.dumps(model))
+        r = run(kairos, mpirun, 1, [str(bad_model), "--frames", "styled"], work)
+        w = json.loads((work / "styled" / "manifest.json").read_text())["worlds"][0] if r.returncode == 0 else None
+        check(w and w["layers"][0] == {"name": "plants", "shape": "diamond", "colour": "#00ff00ff", "size": 0.5}
+              and w["fields"][0]["colormap_name"] == "magma" and w["fields"][0]["max"] == 3,
+              "the model file's render restyles a layer and a field")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"{'FAILED' if failures else 'passed'}: {len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
