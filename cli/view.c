@@ -252,7 +252,8 @@ static int hex(char c)
 }
 
 /* Decodes the URL path into out and checks it: it starts with "/", no
- * segment is empty, "." or "..", and nothing decodes to a slash, a
+ * segment is empty or starts with "." (".", "..", hidden files), and
+ * nothing decodes to a slash, a
  * backslash or a NUL (an encoded slash could hide a ".." segment). */
 static bool safe_path(const char *path, size_t len, char *out, size_t cap)
 {
@@ -276,7 +277,8 @@ static bool safe_path(const char *path, size_t len, char *out, size_t cap)
     for (const char *seg = out + 1;;) {
         const char *slash = strchr(seg, '/');
         size_t seg_len = slash ? (size_t)(slash - seg) : strlen(seg);
-        if (!seg_len || (seg_len == 1 && seg[0] == '.') || (seg_len == 2 && !strncmp(seg, "..", 2))) return false;
+        /* (".", ".." and hidden files alike) */
+        if (!seg_len || seg[0] == '.') return false;
         if (!slash) return true;
         seg = slash + 1;
     }
@@ -300,7 +302,9 @@ static void answer(const server_t *s, int fd, char *request)
     char path[REQUEST_MAX];
     if (!safe_path(target, strlen(target), path, sizeof path)) return not_found(fd, head_only);
     if (!strcmp(path, "/")) return send_file(fd, head_only, s->page_root, "index.html");
-    if (!strncmp(path, "/viewer/", 8)) return send_file(fd, head_only, s->page_root, path + 8);
+    /* the page's own files, not the npm packages beside them (/lib/ serves uPlot's dist/) */
+    if (!strncmp(path, "/viewer/", 8) && strncmp(path + 8, "node_modules/", 13))
+        return send_file(fd, head_only, s->page_root, path + 8);
     if (!strncmp(path, "/lib/uplot/dist/", 16)) return send_file(fd, head_only, s->lib_root, path + 16);
     if (!strcmp(path, "/recording/manifest.json")) return send_file(fd, head_only, s->recording_root, "manifest.json");
     if (!strcmp(path, "/recording/series.csv") && s->rec->series)
