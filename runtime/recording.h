@@ -109,8 +109,9 @@ void kr__frame_fini(kr__frame_t *f);
 
 /* A field value's colour: the stops spread evenly over [min, max], each
  * channel interpolated linearly between the two stops around the value and
- * rounded to the nearest whole number; below min the first stop, above max
- * (or min == max) the last. NaN gives 0 (transparent). */
+ * rounded to the nearest whole number (halves up); at or below min the
+ * first stop, at or above max the last (min == max: the first up to min,
+ * the last above). NaN gives 0 (transparent). */
 uint32_t kr__colormap(const uint32_t *stops, uint32_t stop_count, double min, double max, double value);
 
 #endif
