@@ -1,4 +1,5 @@
-/* The kairos command: run, sweep, validate, kinds and info.
+/* The kairos command: run, sweep, validate, kinds, info, and frames and
+ * view for recordings (viewer_commands.h).
  *
  * Exit status (docs/cli.md): 0 success; 1 a run that failed; 2 bad input
  * (command line, model file, params, a setup error), with one line on
@@ -27,6 +28,7 @@
 #include "runtime/plugins.h"
 #include "runtime/run.h"
 #include "runtime/sweep.h"
+#include "viewer_commands.h"
 
 static const char *const main_help =
     "usage: kairos <command> [options]\n"
@@ -37,6 +39,8 @@ static const char *const main_help =
     "  validate MODEL.json  check a model file and print its plan\n"
     "  kinds [NAME]         list the model kinds, or describe one and its parameters\n"
     "  info                 version, MPI library and the topology of this node\n"
+    "  frames DIR --png OUT draw a recording of frames (run --frames) as PNG pictures\n"
+    "  view DIR             serve a recording of frames to the viewer page in a browser\n"
     "\n"
     "kairos <command> --help shows the options of a command.\n"
     "Exit status: 0 done, 1 the run failed, 2 bad input, 3 deadlock, 4 checkpointed and not finished,\n"
@@ -801,6 +805,19 @@ static int cmd_info(const cli_t *c, int argc, char **argv)
     return 0;
 }
 
+/* Recordings are read in one process: no MPI (cli/frames.c, cli/view.c). */
+static int cmd_frames(const cli_t *c, int argc, char **argv)
+{
+    (void)c;
+    return kr__cli_frames(argc, argv);
+}
+
+static int cmd_view(const cli_t *c, int argc, char **argv)
+{
+    (void)c;
+    return kr__cli_view(argc, argv);
+}
+
 int main(int argc, char **argv)
 {
     process_start_ns = kr__monotonic_ns();
@@ -817,7 +834,9 @@ int main(int argc, char **argv)
                                             : !strcmp(cmd, "sweep") ? cmd_sweep
                                             : !strcmp(cmd, "validate") ? cmd_validate
                                             : !strcmp(cmd, "kinds") ? cmd_kinds
-                                            : !strcmp(cmd, "info") ? cmd_info : NULL;
+                                            : !strcmp(cmd, "info") ? cmd_info
+                                            : !strcmp(cmd, "frames") ? cmd_frames
+                                            : !strcmp(cmd, "view") ? cmd_view : NULL;
     if (!fn) {
         fprintf(stderr, "kairos: unknown command '%s'\n\n%s", cmd, main_help);
         return 2;
@@ -828,7 +847,7 @@ int main(int argc, char **argv)
     cli_t c = { 0, 1 };
     bool launched = getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK") ||
                     getenv("PMI_SIZE");
-    bool mpi = launched && fn != cmd_validate && fn != cmd_kinds;
+    bool mpi = launched && fn != cmd_validate && fn != cmd_kinds && fn != cmd_frames && fn != cmd_view;
     if (mpi) {
         MPI_Init(&argc, &argv);
         MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
