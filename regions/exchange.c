@@ -161,6 +161,12 @@ static size_t migrants_of(kr_region_t *r, kr__region_neighbour_t *n)
     return u;
 }
 
+void kr__region_on_departure(kr_region_t *r, kr__region_departure_fn fn, void *arg)
+{
+    r->on_departure = fn;
+    r->departure_arg = arg;
+}
+
 kr_status_t kr__region_exchange_send(kr_region_t *r)
 {
     kr_status_t st = KR_OK;
@@ -182,6 +188,7 @@ kr_status_t kr__region_exchange_send(kr_region_t *r)
             roots_cap = m + 1;
         }
         for (size_t j = 0; j < m; j++) roots[j + 1] = n->out[j].e;
+        for (size_t j = 0; r->on_departure && j < m; j++) r->on_departure(r, n->out[j].e, r->departure_arg);
         if (m) {
             /* Bytes per migrant, for the stats: the pack the sync-event
              * makes of the same subtrees. */

@@ -42,6 +42,7 @@
 #include "kairos/time.h"
 #include "kairos/view.h"
 #include "kairos/world.h"
+#include "regions/departure.h"
 
 /* An agent of a cell being scanned, or a migrant listed by a move. */
 typedef struct kr__region_snap {
@@ -70,6 +71,8 @@ typedef struct kr__region_ghost_rec {
 struct kr_region {
     kr_sim_t *sim;
     kr_world_t *world;
+    kr__region_departure_fn on_departure; /* departure.h; NULL: none */
+    void *departure_arg;
     kr_region_desc_t desc;
     kr_region_grid_t grid;
     uint32_t index;

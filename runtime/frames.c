@@ -15,6 +15,7 @@
 #include "base/error.h"
 #include "net/collectives.h"
 #include "runtime/run_private.h"
+#include "regions/departure.h"
 #include "schedulers/render.h"
 
 #define FRAMES_FORMAT "kairos-frames"
@@ -22,13 +23,6 @@
 #define DEFAULT_MOST_FRAMES 200u
 #define MOST_FRAMES 1000000u
 #define ZSTD_LEVEL 1
-
-typedef struct kr__frame_file {
-    kr__out_file_t out;
-    bool open;
-    bool has_extent;            /* the agents' extent, for a world that declared no bounds */
-    double extent[4];
-} frame_file_t;
 
 /* One agent of a frame, before it is written as columns. */
 typedef struct agent_rec {
@@ -39,6 +33,25 @@ typedef struct agent_rec {
     uint16_t label_len;
     uint32_t label_at;          /* in the labels buffer */
 } agent_rec_t;
+
+typedef struct block {
+    agent_rec_t *agents;
+    size_t n, cap;
+    kr_buf_t labels;            /* label bytes, by agent_rec_t.label_at */
+    kr_buf_t raw;               /* the block's raw bytes */
+    void *packed;
+    size_t packed_cap;
+} block_t;
+
+typedef struct kr__frame_file {
+    kr__out_file_t out;
+    run_ctx_t *ctx;
+    block_t departed;           /* a region's migrants in transit at the next frame's cut */
+    kr_status_t failed;         /* drawing a departure failed: reported when the frame is taken */
+    bool open;
+    bool has_extent;            /* the agents' extent, for a world that declared no bounds */
+    double extent[4];
+} frame_file_t;
 
 static bool draws(kr_sim_t *s)
 {
@@ -108,6 +121,8 @@ kr_status_t kr__run_frames_plan(run_ctx_t *c)
     return KR_OK;
 }
 
+static void on_departure(kr_region_t *region, kr_entity_t e, void *arg);
+
 kr_status_t kr__run_frames_open(run_ctx_t *c)
 {
     kr__frames_t *fr = &c->frames;
@@ -130,6 +145,10 @@ kr_status_t kr__run_frames_open(run_ctx_t *c)
                                                  : kr__out_open(&ff->out, path);
         if (st) return st;
         ff->open = true;
+        ff->ctx = c;
+        kr_buf_init(&ff->departed.labels);
+        kr_buf_init(&ff->departed.raw);
+        if (kr_region_of(s)) kr__region_on_departure(kr_region_of(s), on_departure, ff);
         if (!json_is_integer(length)) {
             static const char magic[8] = { 'K', 'R', 'F', 'R', 'A', 'M', 'E', 'S' };
             uint32_t head[2] = { FRAMES_VERSION, 0 };
@@ -147,17 +166,6 @@ kr_time_t kr__run_frames_next_cut(const run_ctx_t *c)
     kr_time_t at = (kr_time_t)fr->next * fr->every;
     return at < kr_model_end_time(c->model) ? at + 1 : 0;
 }
-
-/* ---- one simulator's block ---- */
-
-typedef struct block {
-    agent_rec_t *agents;
-    size_t n, cap;
-    kr_buf_t labels;            /* label bytes, by agent_rec_t.label_at */
-    kr_buf_t raw;               /* the block's raw bytes */
-    void *packed;
-    size_t packed_cap;
-} block_t;
 
 static int by_layer_then_id(const void *a, const void *b)
 {
@@ -177,6 +185,40 @@ static void grow_extent(frame_file_t *ff, const agent_rec_t *a)
     ff->has_extent = true;
 }
 
+/* One entity of layer l (its component's value: `value`), placed and
+ * styled, added to the block. */
+static kr_status_t add_agent(kr_sim_t *s, const kr__render_t *r, kr_world_t *w, uint32_t l, kr_entity_t e,
+                             const void *value, block_t *b)
+{
+    const kr__render_layer_t *layer = &r->layers[l];
+    kr_region_t *region = kr_region_of(s);
+    kr_render_agent_t a = { .id = region ? kr_region_agent_id(region, e) : (uint64_t)e, .colour = layer->colour,
+                            .size = layer->size, .shape = layer->shape };
+    kr_spatial_position(w, e, &a.x, &a.y);
+    const kr_render_t *own = r->own != KR_COMPONENT_NONE && kr_component_has(w, e, r->own)
+                                 ? kr_component_get(w, e, r->own) : NULL;
+    if (own) {
+        a.colour = own->colour;
+        if (own->size > 0) a.size = own->size;
+        if (own->shape < KR_SHAPE_COUNT) a.shape = (kr_shape_t)own->shape;
+        snprintf(a.label, sizeof a.label, "%.*s", (int)sizeof own->label, own->label);
+    }
+    if (layer->agent) layer->agent(s, e, value, &a, layer->arg);
+    if (a.hidden) return KR_OK;
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 1024;
+        agent_rec_t *more = realloc(b->agents, cap * sizeof *more);
+        if (!more) return kr__fail(KR_ERR_NOMEM, "out of memory recording a frame of '%s'", kr_sim_name(s));
+        b->agents = more;
+        b->cap = cap;
+    }
+    size_t len = strnlen(a.label, sizeof a.label);
+    b->agents[b->n++] = (agent_rec_t){ .id = a.id, .x = (float)a.x, .y = (float)a.y, .size = (float)a.size,
+        .rgba = rgba_bytes(a.colour), .shape = (uint8_t)((unsigned)a.shape < KR_SHAPE_COUNT ? a.shape : 0),
+        .layer = (uint8_t)l, .label_len = (uint16_t)len, .label_at = (uint32_t)b->labels.len };
+    return len ? kr_buf_append(&b->labels, a.label, len) : KR_OK;
+}
+
 /* Every entity of every layer, with its place and style. */
 static kr_status_t gather_agents(kr_sim_t *s, const kr__render_t *r, block_t *b)
 {
@@ -184,44 +226,31 @@ static kr_status_t gather_agents(kr_sim_t *s, const kr__render_t *r, block_t *b)
     kr_world_t *w = region ? kr_region_world(region) : kr_sim_world(s);
     kr_status_t st = KR_OK;
     for (uint32_t l = 0; l < r->layer_count && !st; l++) {
-        const kr__render_layer_t *layer = &r->layers[l];
         kr_view_t v;
-        if ((st = kr_view_init(&v, w, &(kr_view_desc_t){ .include = { layer->component } }))) break;
-        while (!st && kr_view_next(&v)) {
-            kr_entity_t e = kr_view_entity(&v);
-            kr_render_agent_t a = { .id = region ? kr_region_agent_id(region, e) : (uint64_t)e,
-                                    .colour = layer->colour, .size = layer->size, .shape = layer->shape };
-            kr_spatial_position(w, e, &a.x, &a.y);
-            const kr_render_t *own = r->own != KR_COMPONENT_NONE && kr_component_has(w, e, r->own)
-                                         ? kr_component_get(w, e, r->own) : NULL;
-            if (own) {
-                a.colour = own->colour;
-                if (own->size > 0) a.size = own->size;
-                if (own->shape < KR_SHAPE_COUNT) a.shape = (kr_shape_t)own->shape;
-                snprintf(a.label, sizeof a.label, "%.*s", (int)sizeof own->label, own->label);
-            }
-            if (layer->agent) layer->agent(s, e, kr_view_get(&v, 0), &a, layer->arg);
-            if (a.hidden) continue;
-            if (b->n == b->cap) {
-                size_t cap = b->cap ? 2 * b->cap : 1024;
-                agent_rec_t *more = realloc(b->agents, cap * sizeof *more);
-                if (!more) {
-                    st = kr__fail(KR_ERR_NOMEM, "out of memory recording a frame of '%s'", kr_sim_name(s));
-                    break;
-                }
-                b->agents = more;
-                b->cap = cap;
-            }
-            size_t len = strnlen(a.label, sizeof a.label);
-            b->agents[b->n++] = (agent_rec_t){ .id = a.id, .x = (float)a.x, .y = (float)a.y, .size = (float)a.size,
-                .rgba = rgba_bytes(a.colour), .shape = (uint8_t)((unsigned)a.shape < KR_SHAPE_COUNT ? a.shape : 0),
-                .layer = (uint8_t)l, .label_len = (uint16_t)len, .label_at = (uint32_t)b->labels.len };
-            if (len) st = kr_buf_append(&b->labels, a.label, len);
-        }
+        if ((st = kr_view_init(&v, w, &(kr_view_desc_t){ .include = { r->layers[l].component } }))) break;
+        while (!st && kr_view_next(&v)) st = add_agent(s, r, w, l, kr_view_entity(&v), kr_view_get(&v, 0), b);
         kr_view_fini(&v);
     }
-    if (!st && b->n) qsort(b->agents, b->n, sizeof *b->agents, by_layer_then_id);
     return st;
+}
+
+/* A region's migrant about to leave at the end of a step whose time is
+ * the next frame's: at that frame's cut it is on its way to the
+ * neighbour, in no world, so it is drawn from here (kept in the file's
+ * `departed` block until the frame is taken). */
+static void on_departure(kr_region_t *region, kr_entity_t e, void *arg)
+{
+    frame_file_t *ff = arg;
+    run_ctx_t *c = ff->ctx;
+    kr_sim_t *s = kr_region_sim(region);
+    kr_time_t now = kr_sim_now(s);
+    if (now % c->frames.every || now / c->frames.every != c->frames.next || ff->failed) return;
+    const kr__render_t *r = kr__render_of(s);
+    kr_world_t *w = kr_region_world(region);
+    for (uint32_t l = 0; l < r->layer_count && !ff->failed; l++)
+        if (kr_component_has(w, e, r->layers[l].component) &&
+            add_agent(s, r, w, l, e, kr_component_get(w, e, r->layers[l].component), &ff->departed))
+            ff->failed = kr_last_status();
 }
 
 #define PUT_COLUMN(b, field, type)                                                            \
@@ -274,7 +303,28 @@ static kr_status_t record_sim(run_ctx_t *c, kr_sim_t *s, frame_file_t *ff, block
     kr_buf_clear(&b->labels);
     kr_buf_clear(&b->raw);
     uint32_t label_bytes = 0;
-    kr_status_t st = gather_agents(s, r, b);
+    kr_status_t st = ff->failed ? ff->failed : gather_agents(s, r, b);
+    /* with the region's migrants on their way */
+    const block_t *d = &ff->departed;
+    for (size_t i = 0; i < d->n && !st; i++) {
+        agent_rec_t a = d->agents[i];
+        a.label_at = (uint32_t)b->labels.len;
+        if (b->n == b->cap) {
+            size_t cap = b->cap ? 2 * b->cap : 1024;
+            agent_rec_t *more = realloc(b->agents, cap * sizeof *more);
+            if (!more) {
+                st = kr__fail(KR_ERR_NOMEM, "out of memory recording a frame of '%s'", kr_sim_name(s));
+                break;
+            }
+            b->agents = more;
+            b->cap = cap;
+        }
+        b->agents[b->n++] = a;
+        if (a.label_len) st = kr_buf_append(&b->labels, d->labels.data + d->agents[i].label_at, a.label_len);
+    }
+    ff->departed.n = 0;
+    kr_buf_clear(&ff->departed.labels);
+    if (!st && b->n) qsort(b->agents, b->n, sizeof *b->agents, by_layer_then_id);
     if (!st) st = encode(s, r, b, &label_bytes);
     if (st) return st;
     for (size_t i = 0; i < b->n; i++) grow_extent(ff, &b->agents[i]);
@@ -564,6 +614,15 @@ kr_status_t kr__run_frames_commit_manifest(run_ctx_t *c, bool ok)
 
 void kr__run_frames_free(run_ctx_t *c)
 {
+    for (uint32_t i = 0; c->frames.files && i < kr_model_sim_count(c->model); i++) {
+        frame_file_t *ff = &c->frames.files[i];
+        if (!ff->ctx) continue;
+        kr_region_t *region = kr_region_of(kr_model_sim(c->model, i));
+        if (region) kr__region_on_departure(region, NULL, NULL);
+        free(ff->departed.agents);
+        kr_buf_fini(&ff->departed.labels);
+        kr_buf_fini(&ff->departed.raw);
+    }
     free(c->frames.files);
     c->frames.files = NULL;
     json_decref(c->frames.restored);

@@ -88,6 +88,17 @@ def main():
         r = run(kairos, mpirun, 1, [ECOLOGY, "--series", "plain.csv"], work)
         check(csv == (work / "plain.csv").read_text(), "series.csv in the recording equals --series")
 
+        # A world cut into 2 x 2 regions on 2 ranks draws as the uncut world on 1 rank: no agent is lost or
+        # doubled at a border, not even a migrant on its way to a neighbour at a frame's cut.
+        r = run(kairos, mpirun, 1, [ECOLOGY, "--set", "simulators.eco.regions=[1,1]", "--frames", "uncut"], work)
+        pics = {}
+        for tag in ("uncut", "f2w"):
+            p = subprocess.run([kairos, "frames", tag, "--png", f"{tag}.png"], cwd=work, capture_output=True, text=True)
+            pics[tag] = {f: (work / f"{tag}.png" / f).read_bytes() for f in sorted(os.listdir(work / f"{tag}.png"))} \
+                if p.returncode == 0 else {}
+        check(r.returncode == 0 and len(pics["uncut"]) == 61 and pics["uncut"] == pics["f2w"],
+              "the same 61 PNGs from the uncut world on 1 rank and 2 x 2 regions on 2 ranks")
+
         # The period: --frame-every, and at most 200 frames by default.
         r = run(kairos, mpirun, 1, [ECOLOGY, "--frames", "every5", "--frame-every", "5"], work)
         times = json.loads((work / "every5" / "manifest.json").read_text())["times"] if r.returncode == 0 else None
