@@ -43,6 +43,12 @@ typedef struct block {
     size_t packed_cap;
 } block_t;
 
+/* What every frame reuses. */
+struct kr__frame_scratch {
+    block_t block;
+    ZSTD_CCtx *zstd;
+};
+
 typedef struct kr__frame_file {
     kr__out_file_t out;
     run_ctx_t *ctx;
@@ -167,13 +173,6 @@ kr_time_t kr__run_frames_next_cut(const run_ctx_t *c)
     return at < kr_model_end_time(c->model) ? at + 1 : 0;
 }
 
-static int by_layer_then_id(const void *a, const void *b)
-{
-    const agent_rec_t *p = a, *q = b;
-    if (p->layer != q->layer) return p->layer < q->layer ? -1 : 1;
-    return p->id < q->id ? -1 : p->id > q->id;
-}
-
 static void grow_extent(frame_file_t *ff, const agent_rec_t *a)
 {
     double h = a->size / 2, box[4] = { a->x - h, a->y - h, a->x + h, a->y + h };
@@ -185,15 +184,13 @@ static void grow_extent(frame_file_t *ff, const agent_rec_t *a)
     ff->has_extent = true;
 }
 
-/* One entity of layer l (its component's value: `value`), placed and
- * styled, added to the block. */
+/* One entity of layer l (its component's value: `value`; its id: `id`),
+ * placed and styled, added to the block. */
 static kr_status_t add_agent(kr_sim_t *s, const kr__render_t *r, kr_world_t *w, uint32_t l, kr_entity_t e,
-                             const void *value, block_t *b)
+                             uint64_t id, const void *value, block_t *b)
 {
     const kr__render_layer_t *layer = &r->layers[l];
-    kr_region_t *region = kr_region_of(s);
-    kr_render_agent_t a = { .id = region ? kr_region_agent_id(region, e) : (uint64_t)e, .colour = layer->colour,
-                            .size = layer->size, .shape = layer->shape };
+    kr_render_agent_t a = { .id = id, .colour = layer->colour, .size = layer->size, .shape = layer->shape };
     kr_spatial_position(w, e, &a.x, &a.y);
     const kr_render_t *own = r->own != KR_COMPONENT_NONE && kr_component_has(w, e, r->own)
                                  ? kr_component_get(w, e, r->own) : NULL;
@@ -212,26 +209,90 @@ static kr_status_t add_agent(kr_sim_t *s, const kr__render_t *r, kr_world_t *w, 
         b->agents = more;
         b->cap = cap;
     }
-    size_t len = strnlen(a.label, sizeof a.label);
+    size_t len = a.label[0] ? strnlen(a.label, sizeof a.label) : 0;
     b->agents[b->n++] = (agent_rec_t){ .id = a.id, .x = (float)a.x, .y = (float)a.y, .size = (float)a.size,
         .rgba = rgba_bytes(a.colour), .shape = (uint8_t)((unsigned)a.shape < KR_SHAPE_COUNT ? a.shape : 0),
         .layer = (uint8_t)l, .label_len = (uint16_t)len, .label_at = (uint32_t)b->labels.len };
     return len ? kr_buf_append(&b->labels, a.label, len) : KR_OK;
 }
 
-/* Every entity of every layer, with its place and style. */
+/* Every entity of every layer, with its place and style: table by table
+ * (a region's agents carry their id in a second column), or entity by
+ * entity where a sparse component makes tables unusable. */
 static kr_status_t gather_agents(kr_sim_t *s, const kr__render_t *r, block_t *b)
 {
     kr_region_t *region = kr_region_of(s);
     kr_world_t *w = region ? kr_region_world(region) : kr_sim_world(s);
+    kr_registry_t *reg = kr_model_registry(kr_sim_model(s));
+    kr_component_t agent_c = region ? kr_region_agent_component(region) : KR_COMPONENT_NONE;
     kr_status_t st = KR_OK;
     for (uint32_t l = 0; l < r->layer_count && !st; l++) {
+        kr_component_t c = r->layers[l].component;
+        size_t size = kr_component_info(reg, c)->size;
+        bool by_id_column = region && c != agent_c;
         kr_view_t v;
-        if ((st = kr_view_init(&v, w, &(kr_view_desc_t){ .include = { r->layers[l].component } }))) break;
-        while (!st && kr_view_next(&v)) st = add_agent(s, r, w, l, kr_view_entity(&v), kr_view_get(&v, 0), b);
+        if ((st = kr_view_init(&v, w, &(kr_view_desc_t){ .include = { c, by_id_column ? agent_c : KR_COMPONENT_NONE } })))
+            break;
+        if (v.sparse_include) {
+            while (!st && kr_view_next(&v)) {
+                kr_entity_t e = kr_view_entity(&v);
+                st = add_agent(s, r, w, l, e, region ? kr_region_agent_id(region, e) : (uint64_t)e, kr_view_get(&v, 0), b);
+            }
+        } else {
+            kr_view_chunk_t ch;
+            while (!st && kr_view_next_chunk(&v, &ch))
+                for (size_t i = 0; i < ch.count && !st; i++) {
+                    const char *value = (const char *)ch.columns[0] + i * size;
+                    const kr_region_agent_t *ra = !region ? NULL
+                        : by_id_column ? (const kr_region_agent_t *)ch.columns[1] + i : (const kr_region_agent_t *)value;
+                    st = add_agent(s, r, w, l, ch.entities[i], ra ? ra->id : (uint64_t)ch.entities[i], value, b);
+                }
+        }
         kr_view_fini(&v);
     }
     return st;
+}
+
+/* The block's agents in (layer, id) order, the order they are drawn in:
+ * a radix sort of (id, index) pairs by the id's bytes that vary, then a
+ * stable count by layer, then one pass that moves the agents. */
+typedef struct sort_pair {
+    uint64_t id;
+    uint32_t index, layer;
+} sort_pair_t;
+
+static kr_status_t sort_agents(block_t *b)
+{
+    size_t n = b->n;
+    if (n < 2) return KR_OK;
+    sort_pair_t *pairs = malloc(2 * n * sizeof *pairs);
+    agent_rec_t *out = malloc(n * sizeof *out);
+    if (!pairs || !out) {
+        free(pairs);
+        free(out);
+        return kr__fail(KR_ERR_NOMEM, "out of memory sorting a frame");
+    }
+    sort_pair_t *from = pairs, *to = pairs + n;
+    uint64_t differ = 0;
+    for (size_t i = 0; i < n; i++) {
+        from[i] = (sort_pair_t){ b->agents[i].id, (uint32_t)i, b->agents[i].layer };
+        differ |= b->agents[i].id ^ b->agents[0].id;
+    }
+    for (unsigned shift = 0; shift <= 64; shift += 8) {
+        if (shift < 64 && !((differ >> shift) & 0xff)) continue;
+        size_t count[257] = { 0 };
+        for (size_t i = 0; i < n; i++) count[(shift < 64 ? (from[i].id >> shift) & 0xff : from[i].layer) + 1]++;
+        for (int k = 0; k < 256; k++) count[k + 1] += count[k];
+        for (size_t i = 0; i < n; i++) to[count[shift < 64 ? (from[i].id >> shift) & 0xff : from[i].layer]++] = from[i];
+        sort_pair_t *t = from;
+        from = to;
+        to = t;
+    }
+    for (size_t i = 0; i < n; i++) out[i] = b->agents[from[i].index];
+    memcpy(b->agents, out, n * sizeof *out);
+    free(pairs);
+    free(out);
+    return KR_OK;
 }
 
 /* A region's migrant about to leave at the end of a step whose time is
@@ -249,23 +310,25 @@ static void on_departure(kr_region_t *region, kr_entity_t e, void *arg)
     kr_world_t *w = kr_region_world(region);
     for (uint32_t l = 0; l < r->layer_count && !ff->failed; l++)
         if (kr_component_has(w, e, r->layers[l].component) &&
-            add_agent(s, r, w, l, e, kr_component_get(w, e, r->layers[l].component), &ff->departed))
+            add_agent(s, r, w, l, e, kr_region_agent_id(region, e), kr_component_get(w, e, r->layers[l].component),
+                      &ff->departed))
             ff->failed = kr_last_status();
 }
 
+/* Writes one field of every agent as a column at the raw buffer's end. */
 #define PUT_COLUMN(b, field, type)                                                            \
     do {                                                                                       \
-        for (size_t i_ = 0; i_ < (b)->n && !st; i_++) {                                        \
-            type v_ = (b)->agents[i_].field;                                                   \
-            st = kr_buf_append(&(b)->raw, &v_, sizeof v_);                                     \
-        }                                                                                      \
+        type *col_ = (type *)(void *)((b)->raw.data + (b)->raw.len);                           \
+        for (size_t i_ = 0; i_ < (b)->n; i_++) col_[i_] = (b)->agents[i_].field;              \
+        (b)->raw.len += (b)->n * sizeof(type);                                                 \
     } while (0)
 
 /* The raw bytes of docs/viewer.md ("NAME.frames"): columns, field pieces,
  * labels. */
 static kr_status_t encode(kr_sim_t *s, const kr__render_t *r, block_t *b, uint32_t *label_bytes)
 {
-    kr_status_t st = kr_buf_reserve(&b->raw, b->n * 26);
+    kr_status_t st = kr_buf_reserve(&b->raw, b->n * 26 + 8);
+    if (st) return st;
     PUT_COLUMN(b, id, uint64_t);
     PUT_COLUMN(b, x, float);
     PUT_COLUMN(b, y, float);
@@ -296,8 +359,9 @@ static kr_status_t encode(kr_sim_t *s, const kr__render_t *r, block_t *b, uint32
     return st;
 }
 
-static kr_status_t record_sim(run_ctx_t *c, kr_sim_t *s, frame_file_t *ff, block_t *b, uint64_t frame)
+static kr_status_t record_sim(run_ctx_t *c, kr_sim_t *s, frame_file_t *ff, struct kr__frame_scratch *sc, uint64_t frame)
 {
+    block_t *b = &sc->block;
     const kr__render_t *r = kr__render_of(s);
     b->n = 0;
     kr_buf_clear(&b->labels);
@@ -324,7 +388,7 @@ static kr_status_t record_sim(run_ctx_t *c, kr_sim_t *s, frame_file_t *ff, block
     }
     ff->departed.n = 0;
     kr_buf_clear(&ff->departed.labels);
-    if (!st && b->n) qsort(b->agents, b->n, sizeof *b->agents, by_layer_then_id);
+    if (!st) st = sort_agents(b);
     if (!st) st = encode(s, r, b, &label_bytes);
     if (st) return st;
     for (size_t i = 0; i < b->n; i++) grow_extent(ff, &b->agents[i]);
@@ -335,7 +399,7 @@ static kr_status_t record_sim(run_ctx_t *c, kr_sim_t *s, frame_file_t *ff, block
         b->packed = more;
         b->packed_cap = bound;
     }
-    size_t packed = ZSTD_compress(b->packed, bound, b->raw.data, b->raw.len, ZSTD_LEVEL);
+    size_t packed = ZSTD_compress2(sc->zstd, b->packed, bound, b->raw.data, b->raw.len);
     if (ZSTD_isError(packed))
         return kr__fail(KR_ERR_STATE, "compressing a frame of '%s': %s", kr_sim_name(s), ZSTD_getErrorName(packed));
     double time = units(c, (kr_time_t)frame * c->frames.every);
@@ -359,16 +423,17 @@ kr_status_t kr__run_frames_take(run_ctx_t *c)
 {
     kr__frames_t *fr = &c->frames;
     uint64_t t0 = kr__monotonic_ns();
-    block_t b = { 0 };
-    kr_buf_init(&b.labels);
-    kr_buf_init(&b.raw);
+    if (!fr->scratch) {
+        fr->scratch = calloc(1, sizeof *fr->scratch);
+        if (!fr->scratch || !(fr->scratch->zstd = ZSTD_createCCtx()))
+            return kr__fail(KR_ERR_NOMEM, "out of memory recording a frame");
+        kr_buf_init(&fr->scratch->block.labels);
+        kr_buf_init(&fr->scratch->block.raw);
+        ZSTD_CCtx_setParameter(fr->scratch->zstd, ZSTD_c_compressionLevel, ZSTD_LEVEL);
+    }
     kr_status_t st = KR_OK;
     for (uint32_t i = 0; i < kr_model_sim_count(c->model) && !st; i++)
-        if (fr->files[i].open) st = record_sim(c, kr_model_sim(c->model, i), &fr->files[i], &b, fr->next);
-    free(b.agents);
-    free(b.packed);
-    kr_buf_fini(&b.labels);
-    kr_buf_fini(&b.raw);
+        if (fr->files[i].open) st = record_sim(c, kr_model_sim(c->model, i), &fr->files[i], fr->scratch, fr->next);
     fr->next++;
     fr->record_ns += kr__monotonic_ns() - t0;
     return st;
@@ -625,6 +690,15 @@ void kr__run_frames_free(run_ctx_t *c)
     }
     free(c->frames.files);
     c->frames.files = NULL;
+    if (c->frames.scratch) {
+        free(c->frames.scratch->block.agents);
+        free(c->frames.scratch->block.packed);
+        kr_buf_fini(&c->frames.scratch->block.labels);
+        kr_buf_fini(&c->frames.scratch->block.raw);
+        ZSTD_freeCCtx(c->frames.scratch->zstd);
+        free(c->frames.scratch);
+        c->frames.scratch = NULL;
+    }
     json_decref(c->frames.restored);
     c->frames.restored = NULL;
     json_decref(c->frames.described);

@@ -53,6 +53,7 @@ typedef struct kr__frames {
     uint64_t last;              /* the last frame of the run: last x every <= the end time */
     kr_time_t series_step;      /* model time of a series row (the drawing simulators' largest step) */
     struct kr__frame_file *files; /* by simulator id */
+    struct kr__frame_scratch *scratch; /* buffers and the compressor, kept from frame to frame */
     json_t *restored;           /* a restart: the checkpoint's "frames" ({"every", "first", "files"}) */
     json_t *described;          /* rank 0: every simulator's description by id (null: draws nothing) */
     uint64_t record_ns, bytes;  /* this rank: time spent recording, bytes written */
