@@ -1,10 +1,12 @@
 // The viewer's browser test (issue 21, docs/viewer.md).
 //
 //   node tests/viewer/check_viewer.mjs KAIROS_BINARY [--model FILE] [--keep]
+//   node tests/viewer/check_viewer.mjs KAIROS_BINARY --frames-dir DIR
 //   node tests/viewer/check_viewer.mjs --url http://127.0.0.1:PORT/
 //
 // Records examples/ecology.json (`kairos run MODEL --frames DIR`), serves it
-// (`kairos view DIR --port 0`), opens the page in headless Chromium
+// (`kairos view DIR --port 0`, with KAIROS_VIEWER_DIR set to this tree's
+// viewer/ unless it is set already), opens the page in headless Chromium
 // (/usr/bin/chromium, or $CHROMIUM) through playwright-core (viewer's npm
 // devDependency) and checks, on screenshots and against the data the server
 // gives:
@@ -16,11 +18,12 @@
 //       least one agent pixel that changed from the previous picture;
 //   (c) the series readout shows, figure by figure, the very text of
 //       series.csv's row for the frame's time.
-// With --url it checks a server that is already running instead (for
+// With --frames-dir it serves a recording made beforehand instead of making
+// one; with --url it checks a server that is already running (both for
 // developing the page). Prints one line; exits 1 with the reason on failure.
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { mkdtempSync, rmSync, existsSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,13 +41,14 @@ const fail = (msg) => { throw new Failure(msg); };
 // ------------------------------------------------------------------ arguments
 
 const args = process.argv.slice(2);
-let kairos = null, url = null, keep = false;
+let kairos = null, url = null, keep = false, framesDir = null;
 let model = path.join(root, 'examples', 'ecology.json');
 for (let i = 0; i < args.length; i++) {
   const a = args[i];
   if (a === '--url') url = args[++i];
   else if (a === '--model') model = path.resolve(args[++i]);
   else if (a === '--keep') keep = true;
+  else if (a === '--frames-dir') framesDir = path.resolve(args[++i]);
   else if (a.startsWith('-')) usage(`unknown option ${a}`);
   else if (!kairos) kairos = path.resolve(a);
   else usage(`unexpected argument ${a}`);
@@ -53,6 +57,7 @@ if (!kairos && !url) usage('no kairos binary');
 
 function usage(msg) {
   console.error(`check_viewer: ${msg}\nusage: node tests/viewer/check_viewer.mjs KAIROS_BINARY [--model FILE] [--keep]\n` +
+    '       node tests/viewer/check_viewer.mjs KAIROS_BINARY --frames-dir DIR\n' +
     '       node tests/viewer/check_viewer.mjs --url http://127.0.0.1:PORT/');
   process.exit(2);
 }
@@ -75,7 +80,9 @@ function run(cmd, argv, opts, timeoutMs) {
 // its line "kairos view: serving DIR at http://127.0.0.1:PORT/".
 function startView(dir) {
   return new Promise((resolve, reject) => {
-    const p = spawn(kairos, ['view', dir, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const env = { ...process.env };
+    if (!env.KAIROS_VIEWER_DIR) env.KAIROS_VIEWER_DIR = path.join(root, 'viewer');
+    const p = spawn(kairos, ['view', dir, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'], env });
     let out = '', err = '', done = false;
     const finish = (f) => { if (!done) { done = true; clearTimeout(timer); f(); } };
     const timer = setTimeout(() => finish(() => { p.kill('SIGKILL'); reject(new Failure(`kairos view: no "serving … at URL" line within 10 s; stdout: ${out.trim()} stderr: ${err.trim()}`)); }), 10000);
@@ -361,12 +368,15 @@ async function main() {
   const cleanup = [];
   try {
     if (!url) {
-      dir = mkdtempSync(path.join(tmpdir(), 'kairos-viewer-'));
-      cleanup.push(() => { if (!keep) rmSync(dir, { recursive: true, force: true }); });
-      const frames = path.join(dir, 'frames');
-      const r = await run(kairos, ['run', model, '--frames', frames], { cwd: dir }, 60000);
-      if (r.code !== 0) fail(`kairos run ${path.basename(model)} --frames: exit ${r.code ?? r.sig}\n${r.err.trim().split('\n').slice(0, 6).join('\n')}`);
-      if (!existsSync(path.join(frames, 'manifest.json'))) fail(`kairos run --frames wrote no ${frames}/manifest.json`);
+      let frames = framesDir;
+      if (!frames) {
+        dir = mkdtempSync(path.join(tmpdir(), 'kairos-viewer-'));
+        cleanup.push(() => { if (!keep) rmSync(dir, { recursive: true, force: true }); });
+        frames = path.join(dir, 'frames');
+        const r = await run(kairos, ['run', model, '--frames', frames, '--quiet'], { cwd: dir }, 60000);
+        if (r.code !== 0) fail(`kairos run ${path.basename(model)} --frames: exit ${r.code ?? r.sig}\n${r.err.trim().split('\n').slice(0, 6).join('\n')}`);
+        if (!existsSync(path.join(frames, 'manifest.json'))) fail(`kairos run --frames wrote no ${frames}/manifest.json`);
+      }
       view = await startView(frames);
       cleanup.push(() => view.proc.kill('SIGTERM'));
       url = view.url;
