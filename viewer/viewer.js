@@ -32,7 +32,8 @@
     isReady: false,
     error: null,
     world: 0,
-    frameIndex: 0,
+    frameIndex: 0,     // the frame asked for (slider)
+    drawnFrame: -1,    // the frame whose picture is on the canvas
     time: 0,
     field: -1,
     drawnFrames: 0,
@@ -457,6 +458,7 @@
       if (token !== drawToken) return false;
       current = fr;
       api.frameTime = fr.time;
+      api.drawnFrame = i;
       showStatus('');
       draw();
       return true;
@@ -472,6 +474,7 @@
     api.world = w;
     $('world-select').value = String(w);
     current = null;
+    api.drawnFrame = -1;
     fieldIdx = worldOf().fields && worldOf().fields.length ? 0 : -1;
     api.field = fieldIdx;
     buildFieldSelect();
