@@ -277,8 +277,11 @@ function probes(fr, world, geo, accept = () => true) {
     const g = world.grid, cell = Number(g.cell) || 1, o = g.origin || [0, 0];
     const spec = fields[0];
     let found = 0;
-    const cells = fr.W * fr.H, step = Math.max(1, Math.floor(cells / 97));
-    for (let s = 0, tries = 0; found < 3 && tries < cells; tries++, s = (s + step) % cells) {
+    // Cells spread over the grid: every step-th, then the ones after them.
+    const cells = fr.W * fr.H, step = Math.max(1, Math.floor(cells / 97)), m = Math.ceil(cells / step);
+    for (let t = 0; found < 3 && t < m * step; t++) {
+      const s = (t % m) * step + Math.floor(t / m);
+      if (s >= cells) continue;
       const v = fr.fields[0][s];
       if (Number.isNaN(v)) continue;
       const colour = overWhite(colourOf(spec, v));
