@@ -198,10 +198,10 @@
   function fitView() {
     const b = worldOf().bounds;
     const bw = Math.max(1e-9, b[2] - b[0]), bh = Math.max(1e-9, b[3] - b[1]);
-    const pad = 16;
-    view.scale = Math.max(1e-9, Math.min((cssW - 2 * pad) / bw, (cssH - 2 * pad) / bh));
+    const pad = 16, top = 28; // room for the frame rate at the top right
+    view.scale = Math.max(1e-9, Math.min((cssW - 2 * pad) / bw, (cssH - pad - top) / bh));
     view.tx = Math.round((cssW - bw * view.scale) / 2 - b[0] * view.scale);
-    view.ty = Math.round((cssH - bh * view.scale) / 2 - b[1] * view.scale);
+    view.ty = Math.round(top + (cssH - pad - top - bh * view.scale) / 2 - b[1] * view.scale);
     view.user = false;
   }
 
