@@ -285,10 +285,24 @@
   function drawAgents(fr, buf, W, H) {
     const S = view.scale * dpr, TX = view.tx * dpr, TY = view.ty * dpr;
     const { n, x, y, size, rgba, shape } = fr;
+    if (fr.maxSize === undefined) {
+      let m = 0;
+      for (let i = 0; i < n; i++) if (size[i] > m) m = size[i];
+      fr.maxSize = m;
+    }
+    // The world window on screen, widened by the largest radius (and a
+    // pixel): agents outside it are not looked at further.
+    const reach = fr.maxSize / 2 + 2 / S;
+    const wx0 = -TX / S - reach, wx1 = (W - TX) / S + reach;
+    const wy0 = -TY / S - reach, wy1 = (H - TY) / S + reach;
     for (let i = 0; i < n; i++) {
+      const xi = x[i];
+      if (!(xi >= wx0 && xi <= wx1)) continue;
+      const yi = y[i];
+      if (!(yi >= wy0 && yi <= wy1)) continue;
       const c = rgba[i];
       if ((c >>> 24) === 0) continue;
-      const cx = x[i] * S + TX, cy = y[i] * S + TY;
+      const cx = xi * S + TX, cy = yi * S + TY;
       const d = size[i] * S;
       if (!(d > 1.5)) { // one pixel: the one holding the centre
         const px = Math.floor(cx), py = Math.floor(cy);
