@@ -391,7 +391,7 @@ async function main() {
     const csv = parseCsv((await getBytes(url, 'recording/series.csv')).toString('utf8'));
     const world = manifest.worlds[0];
 
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], headless: true });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'], headless: true });
     const page = await browser.newPage({ viewport: VIEWPORT, deviceScaleFactor: 1 });
     const errors = [];
     page.on('pageerror', (e) => errors.push(e.message));
