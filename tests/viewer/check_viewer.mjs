@@ -395,12 +395,16 @@ async function main() {
     const page = await browser.newPage({ viewport: VIEWPORT, deviceScaleFactor: 1 });
     const errors = [];
     page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(url, { timeout: 15000 });
+    const answer = await page.goto(url, { timeout: 15000 });
+    if (!answer || !answer.ok()) fail(`GET ${url}: ${answer ? `HTTP ${answer.status()}` : 'no answer'}: the page is not served (KAIROS_VIEWER_DIR=${process.env.KAIROS_VIEWER_DIR || path.join(root, 'viewer')})`);
+    let problem = null;
     try {
-      await page.evaluate(() => window.kairosViewer.ready.then(() => true), null, { timeout: 15000 });
+      await page.waitForFunction(() => window.kairosViewer && (window.kairosViewer.isReady || window.kairosViewer.error), null, { timeout: 15000 });
+      problem = await page.evaluate(() => window.kairosViewer.error);
     } catch (e) {
-      fail(`the page did not get ready: ${e.message.split('\n')[0]}${errors.length ? `; page errors: ${errors.join('; ')}` : ''}`);
+      problem = e.message.split('\n')[0];
     }
+    if (problem) fail(`the page did not get ready: ${problem}${errors.length ? `; page errors: ${errors.join('; ')}` : ''}`);
     await waitDrawn(page, 0, 'the first picture');
 
     // (a) frame K, reached through the slider's input event.
