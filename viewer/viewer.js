@@ -41,6 +41,8 @@
     fps: 0,
     playing: false,
     manifest: null,
+    useIndex: true,    // zoomed in on many agents, draw only those near the window
+
     setFrame: (i) => setFrame(i),
     setWorld: (w) => setWorld(w),
     setField: (f) => setField(f),
@@ -295,7 +297,13 @@
     const reach = fr.maxSize / 2 + 2 / S;
     const wx0 = -TX / S - reach, wx1 = (W - TX) / S + reach;
     const wy0 = -TY / S - reach, wy1 = (H - TY) / S + reach;
-    for (let i = 0; i < n; i++) {
+    // Zoomed in on many agents: only those of the buckets in the window,
+    // in array order still.
+    const picked = visibleAgents(fr, wx0, wy0, wx1, wy1);
+    fr.draws = (fr.draws || 0) + 1;
+    const m = picked ? picked.length : n;
+    for (let k = 0; k < m; k++) {
+      const i = picked ? picked[k] : k;
       const xi = x[i];
       if (!(xi >= wx0 && xi <= wx1)) continue;
       const yi = y[i];
@@ -343,6 +351,59 @@
         if (px >= 0 && px < W && py >= 0 && py < H) fillSpan(buf, py * W + px, py * W + px + 1, c);
       }
     }
+  }
+
+  // A frame's agents bucketed on a grid over the world's bounds: `order` holds the agent
+  // indices bucket by bucket, ascending in each, `start` where each bucket
+  // begins.
+  const INDEX_MIN_AGENTS = 50000;
+  function spatialIndex(fr) {
+    if (fr.index) return fr.index;
+    const b = worldOf().bounds, n = fr.n, x = fr.x, y = fr.y;
+    const G = Math.max(8, Math.min(512, Math.round(Math.sqrt(n / 8))));
+    const gx = G / Math.max(1e-9, b[2] - b[0]), gy = G / Math.max(1e-9, b[3] - b[1]);
+    const bucket = new Uint32Array(n), start = new Uint32Array(G * G + 1);
+    for (let i = 0; i < n; i++) {
+      let cx = Math.floor((x[i] - b[0]) * gx), cy = Math.floor((y[i] - b[1]) * gy);
+      cx = cx < 0 ? 0 : cx >= G ? G - 1 : cx | 0;
+      cy = cy < 0 ? 0 : cy >= G ? G - 1 : cy | 0;
+      const k = cy * G + cx;
+      bucket[i] = k;
+      start[k + 1]++;
+    }
+    for (let k = 0; k < G * G; k++) start[k + 1] += start[k];
+    const fill = start.slice(0, G * G), order = new Uint32Array(n);
+    for (let i = 0; i < n; i++) order[fill[bucket[i]]++] = i;
+    fr.index = { G, gx, gy, b0: b[0], b1: b[1], start, order };
+    return fr.index;
+  }
+
+  // The agents (indices, ascending) that may be in the world window
+  // [x0, x1] x [y0, y1], or null when the window shows most of the world
+  // (then a plain pass over all agents is as fast).
+  function visibleAgents(fr, x0, y0, x1, y1) {
+    if (fr.n < INDEX_MIN_AGENTS || !api.useIndex) return null;
+    // Built from the second drawing of a frame on (panning, zooming): a
+    // frame drawn once while playing is not worth it.
+    if (!fr.index && !(fr.draws > 0)) return null;
+    const b = worldOf().bounds;
+    const ww = b[2] - b[0], wh = b[3] - b[1];
+    const fx = (Math.min(x1, b[2]) - Math.max(x0, b[0])) / ww, fy = (Math.min(y1, b[3]) - Math.max(y0, b[1])) / wh;
+    if (!(ww > 0 && wh > 0) || Math.max(0, fx) * Math.max(0, fy) > 0.3) return null;
+    const ix = spatialIndex(fr), G = ix.G;
+    const clamp = (v) => (v < 0 ? 0 : v >= G ? G - 1 : v | 0);
+    const bx0 = clamp(Math.floor((x0 - ix.b0) * ix.gx)), bx1 = clamp(Math.floor((x1 - ix.b0) * ix.gx));
+    const by0 = clamp(Math.floor((y0 - ix.b1) * ix.gy)), by1 = clamp(Math.floor((y1 - ix.b1) * ix.gy));
+    let total = 0;
+    for (let by = by0; by <= by1; by++) total += ix.start[by * G + bx1 + 1] - ix.start[by * G + bx0];
+    const out = new Uint32Array(total);
+    let o = 0;
+    for (let by = by0; by <= by1; by++) {
+      const s = ix.start[by * G + bx0], e = ix.start[by * G + bx1 + 1];
+      out.set(ix.order.subarray(s, e), o);
+      o += e - s;
+    }
+    return out.sort();
   }
 
   function simRect(world, sim) {
