@@ -10,7 +10,7 @@
 #include "base/error.h"
 #include "runtime/picture.h"
 #include "runtime/recording.h"
-#include "viewer_commands.h"
+#include "cli/viewer_commands.h"
 
 const char *const kr__frames_help =
     "usage: kairos frames DIR --png OUT [--at T[,T...]] [--world NAME] [--scale PX]\n"

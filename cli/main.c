@@ -28,7 +28,7 @@
 #include "runtime/plugins.h"
 #include "runtime/run.h"
 #include "runtime/sweep.h"
-#include "viewer_commands.h"
+#include "cli/viewer_commands.h"
 
 static const char *const main_help =
     "usage: kairos <command> [options]\n"

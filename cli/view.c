@@ -27,8 +27,9 @@
 #include <unistd.h>
 #include "base/clock.h"
 #include "base/error.h"
+#include "runtime/data_path.h"
 #include "runtime/recording.h"
-#include "viewer_commands.h"
+#include "cli/viewer_commands.h"
 
 const char *const kr__view_help =
     "usage: kairos view DIR [--port P] [--host H]\n"
@@ -375,12 +376,16 @@ static int listen_on(const char *host, const char *port, int *bound_port)
 }
 
 /* The page's folder: KAIROS_VIEWER_DIR, else the source tree's viewer/
- * (a kairos run from its build tree), else the installed copy. */
+ * for a kairos of the build tree, the installed copy for an installed one
+ * (runtime/data_path.h). */
 static void find_page(server_t *s)
 {
     const char *env = getenv("KAIROS_VIEWER_DIR");
-    const char *candidates[] = { env, env ? NULL : KAIROS_VIEWER_SOURCE, env ? NULL : KAIROS_VIEWER_INSTALLED };
-    for (size_t i = 0; i < 3 && !s->page_root[0]; i++) {
+    char installed[PATH_MAX];
+    const char *candidates[] = { env, env ? NULL
+                                          : kr__data_path(KAIROS_VIEWER_SOURCE, KAIROS_VIEWER_INSTALLED, installed,
+                                                          sizeof installed) };
+    for (size_t i = 0; i < 2 && !s->page_root[0]; i++) {
         char index[PATH_MAX + 16];
         if (!candidates[i]) continue;
         snprintf(index, sizeof index, "%s/index.html", candidates[i]);

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "base/error.h"
+#include "runtime/data_path.h"
 #include "runtime/sweep.h"
 
 extern char **environ;
@@ -117,24 +118,7 @@ static const char *plot_script(void)
     const char *env = getenv("KAIROS_PLOT_SCRIPT");
     if (env && env[0]) return env;
     static char found[4200];
-    const char *rel = KAIROS_PLOT_SCRIPT_INSTALLED, *bindir = KAIROS_BINDIR;
-    char exe[4096], root[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        size_t rl = realpath(KAIROS_BUILD_ROOT, root) ? strlen(root) : 0;
-        if (rl && !strncmp(exe, root, rl) && exe[rl] == '/') return KAIROS_PLOT_SCRIPT;
-        char *slash = strrchr(exe, '/');
-        if (slash) *slash = '\0';
-        size_t dl = strlen(exe), bl = strlen(bindir);
-        if (rel[0] != '/' && bindir[0] != '/' && dl > bl && exe[dl - bl - 1] == '/' && !strcmp(exe + dl - bl, bindir)) {
-            exe[dl - bl - 1] = '\0';
-            snprintf(found, sizeof found, "%s/%s", exe, rel);
-            if (access(found, R_OK) == 0) return found;
-        }
-    }
-    snprintf(found, sizeof found, "%s%s%s", rel[0] == '/' ? "" : KAIROS_PREFIX, rel[0] == '/' ? "" : "/", rel);
-    return access(found, R_OK) == 0 ? found : KAIROS_PLOT_SCRIPT;
+    return kr__data_path(KAIROS_PLOT_SCRIPT, KAIROS_PLOT_SCRIPT_INSTALLED, found, sizeof found);
 }
 
 /* Runs python SCRIPT ARGS...; its stderr's first line (if any) lands in

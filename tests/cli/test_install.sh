@@ -71,6 +71,29 @@ rm -rf "$tmp/elsewhere/plots" "$tmp/scripts.log"
    --vary 'simulators.mm1.params.servers=[1,2]' -o sweep.csv --plot plots --quiet >/dev/null 2>&1)
 expect "KAIROS_PLOT_SCRIPT overrides the installed script" "$tmp/mine.py" "$(scripts_used)"
 
+# the installed kairos view serves the installed page (and uPlot from it),
+# not the source tree's
+page=$(find "$tmp/dest" -path '*/kairos/viewer/index.html' -type f)
+expect "meson install installs the viewer's page" 1 "$(printf '%s\n' "$page" | grep -c .)"
+if [[ -n $page && -d $root/viewer/node_modules/uplot/dist ]]; then
+  "$installed" run "$root/examples/ecology.json" --frames "$tmp/frames" --quiet --end 2 >/dev/null 2>&1
+  (cd "$tmp/elsewhere" && exec env -u KAIROS_VIEWER_DIR "$installed" view "$tmp/frames" --port 0 >"$tmp/view.out" 2>&1) &
+  view_pid=$!
+  url=
+  for _ in $(seq 50); do
+    url=$(sed -n 's|.* at \(http://[^ ]*\)$|\1|p' "$tmp/view.out")
+    [[ -n $url ]] && break
+    sleep 0.1
+  done
+  served=$(curl -s "${url}" 2>/dev/null)
+  expect "the installed kairos view serves the installed page" yes \
+    "$([[ -n $url ]] && cmp -s <(printf '%s' "$served") <(printf '%s' "$(cat "$page")") && echo yes || echo "no ($url)")"
+  code=$(curl -s -o /dev/null -w '%{http_code}' "${url}lib/uplot/dist/uPlot.iife.min.js" 2>/dev/null)
+  expect "the installed kairos view serves uPlot" 200 "$code"
+  kill -TERM "$view_pid" 2>/dev/null
+  wait "$view_pid" 2>/dev/null
+fi
+
 # the prefix moved elsewhere: the binary still finds the script beside it
 mv "$tmp/dest" "$tmp/moved"
 rc=$(sweep "${installed/$tmp\/dest/$tmp/moved}")
