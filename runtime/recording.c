@@ -231,6 +231,11 @@ static kr_status_t read_manifest(kr__recording_t *rec, const json_t *root, manif
                  *worlds = json_object_get(root, "worlds");
     if (!json_is_array(times) || !json_array_size(times)) return bad(r, "times", "a list of frame times", times);
     rec->frame_count = json_array_size(times);
+    /* a recording begun at a restart's cut numbers its frames from there */
+    const json_t *first = json_object_get(root, "first_frame");
+    if (first && (!json_is_integer(first) || json_integer_value(first) < 0 || json_integer_value(first) > UINT32_MAX))
+        return bad(r, "first_frame", "a whole number >= 0", first);
+    rec->first_frame = first ? (uint32_t)json_integer_value(first) : 0;
     if (!(rec->times = malloc(rec->frame_count * sizeof *rec->times))) return kr__fail(KR_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < rec->frame_count; i++) {
         const json_t *t = json_array_get(times, i);
@@ -305,10 +310,10 @@ static kr_status_t index_file(const kr__recording_t *rec, const kr__rec_world_t 
         if (memcmp(h, "KRFB", 4))
             st = kr__fail(KR_ERR_CORRUPT, "%s: block %zu at byte %" PRIu64 ": expected KRFB, found other bytes",
                           s->path, i, at);
-        else if (get32(h + 4) != i || !same_time(getf64(h + 8), rec->times[i]))
+        else if (get32(h + 4) != rec->first_frame + i || !same_time(getf64(h + 8), rec->times[i]))
             st = kr__fail(KR_ERR_CORRUPT, "%s: block %zu: expected frame %zu at time %.17g (manifest.json), "
-                          "found frame %" PRIu32 " at time %.17g", s->path, i, i, rec->times[i], get32(h + 4),
-                          getf64(h + 8));
+                          "found frame %" PRIu32 " at time %.17g", s->path, i, rec->first_frame + i, rec->times[i],
+                          get32(h + 4), getf64(h + 8));
         else if (b->packed > size - b->offset)
             st = kr__fail(KR_ERR_CORRUPT, "%s: block %zu: expected %" PRIu32 " compressed bytes, found %" PRIu64
                           ": truncated", s->path, i, b->packed, size - b->offset);

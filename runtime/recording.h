@@ -66,6 +66,7 @@ typedef struct kr__recording {
     char *dir;
     double *times;               /* every frame's model time, increasing */
     size_t frame_count;
+    uint32_t first_frame;        /* the number of frame 0 in the files' blocks (manifest first_frame) */
     char *series;                /* the series file's name in dir, or NULL */
     kr__rec_world_t *worlds;
     size_t world_count;

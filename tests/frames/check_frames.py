@@ -137,8 +137,10 @@ def main():
               f"restart with frames into a folder without the checkpointed frames: one line, exit 2 ({r.stderr.strip()})")
         r = run(kairos, mpirun, 1, [ECOLOGY, "--frames", "fresh", "--restart", "ck/ckpt-40", "--frame-every", "2"], work)
         fresh = json.loads((work / "fresh" / "manifest.json").read_text())["times"] if r.returncode == 0 else None
-        check(fresh == [float(t) for t in range(40, 61, 2)],
-              "a restart with another period starts a new recording at the cut")
+        p = subprocess.run([kairos, "frames", "fresh", "--png", "fresh.png"], cwd=work, capture_output=True, text=True)
+        check(fresh == [float(t) for t in range(40, 61, 2)] and p.returncode == 0 and
+              len(os.listdir(work / "fresh.png")) == 11,
+              f"a restart with another period starts a new recording at the cut, read as 11 PNGs ({p.stderr.strip()})")
 
         # Bad input: one line, exit status 2, no manifest.
         bad_model = work / "bad.json"
