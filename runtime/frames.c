@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <zstd.h>
 #include "kairos/kairos.h"
 #include "base/clock.h"
 #include "base/error.h"
 #include "net/collectives.h"
 #include "runtime/run_private.h"
 #include "regions/departure.h"
+#include "runtime/frame_writer.h"
 #include "schedulers/render.h"
 
 #define FRAMES_FORMAT "kairos-frames"
@@ -39,14 +39,12 @@ typedef struct block {
     size_t n, cap;
     kr_buf_t labels;            /* label bytes, by agent_rec_t.label_at */
     kr_buf_t raw;               /* the block's raw bytes */
-    void *packed;
-    size_t packed_cap;
 } block_t;
 
 /* What every frame reuses. */
 struct kr__frame_scratch {
     block_t block;
-    ZSTD_CCtx *zstd;
+    kr__frame_writer_t *writer;  /* compresses and writes, on its own thread */
 };
 
 typedef struct kr__frame_file {
@@ -253,48 +251,6 @@ static kr_status_t gather_agents(kr_sim_t *s, const kr__render_t *r, block_t *b)
     return st;
 }
 
-/* The block's agents in (layer, id) order, the order they are drawn in:
- * a radix sort of (id, index) pairs by the id's bytes that vary, then a
- * stable count by layer, then one pass that moves the agents. */
-typedef struct sort_pair {
-    uint64_t id;
-    uint32_t index, layer;
-} sort_pair_t;
-
-static kr_status_t sort_agents(block_t *b)
-{
-    size_t n = b->n;
-    if (n < 2) return KR_OK;
-    sort_pair_t *pairs = malloc(2 * n * sizeof *pairs);
-    agent_rec_t *out = malloc(n * sizeof *out);
-    if (!pairs || !out) {
-        free(pairs);
-        free(out);
-        return kr__fail(KR_ERR_NOMEM, "out of memory sorting a frame");
-    }
-    sort_pair_t *from = pairs, *to = pairs + n;
-    uint64_t differ = 0;
-    for (size_t i = 0; i < n; i++) {
-        from[i] = (sort_pair_t){ b->agents[i].id, (uint32_t)i, b->agents[i].layer };
-        differ |= b->agents[i].id ^ b->agents[0].id;
-    }
-    for (unsigned shift = 0; shift <= 64; shift += 8) {
-        if (shift < 64 && !((differ >> shift) & 0xff)) continue;
-        size_t count[257] = { 0 };
-        for (size_t i = 0; i < n; i++) count[(shift < 64 ? (from[i].id >> shift) & 0xff : from[i].layer) + 1]++;
-        for (int k = 0; k < 256; k++) count[k + 1] += count[k];
-        for (size_t i = 0; i < n; i++) to[count[shift < 64 ? (from[i].id >> shift) & 0xff : from[i].layer]++] = from[i];
-        sort_pair_t *t = from;
-        from = to;
-        to = t;
-    }
-    for (size_t i = 0; i < n; i++) out[i] = b->agents[from[i].index];
-    memcpy(b->agents, out, n * sizeof *out);
-    free(pairs);
-    free(out);
-    return KR_OK;
-}
-
 /* A region's migrant about to leave at the end of a step whose time is
  * the next frame's: at that frame's cut it is on its way to the
  * neighbour, in no world, so it is drawn from here (kept in the file's
@@ -388,20 +344,9 @@ static kr_status_t record_sim(run_ctx_t *c, kr_sim_t *s, frame_file_t *ff, struc
     }
     ff->departed.n = 0;
     kr_buf_clear(&ff->departed.labels);
-    if (!st) st = sort_agents(b);
     if (!st) st = encode(s, r, b, &label_bytes);
     if (st) return st;
     for (size_t i = 0; i < b->n; i++) grow_extent(ff, &b->agents[i]);
-    size_t bound = ZSTD_compressBound(b->raw.len);
-    if (bound > b->packed_cap) {
-        void *more = realloc(b->packed, bound);
-        if (!more) return kr__fail(KR_ERR_NOMEM, "out of memory recording a frame of '%s'", kr_sim_name(s));
-        b->packed = more;
-        b->packed_cap = bound;
-    }
-    size_t packed = ZSTD_compress2(sc->zstd, b->packed, bound, b->raw.data, b->raw.len);
-    if (ZSTD_isError(packed))
-        return kr__fail(KR_ERR_STATE, "compressing a frame of '%s': %s", kr_sim_name(s), ZSTD_getErrorName(packed));
     double time = units(c, (kr_time_t)frame * c->frames.every);
     uint32_t head[10];
     memcpy(head, "KRFB", 4);
@@ -410,13 +355,20 @@ static kr_status_t record_sim(run_ctx_t *c, kr_sim_t *s, frame_file_t *ff, struc
     head[4] = (uint32_t)b->n;
     head[5] = r->field_count;
     head[6] = label_bytes;
-    head[7] = (uint32_t)packed;
+    head[7] = 0; /* the compressed size: the writer's */
     head[8] = (uint32_t)b->raw.len;
     head[9] = 0;
-    if (fwrite(head, sizeof head, 1, ff->out.fp) != 1 || fwrite(b->packed, 1, packed, ff->out.fp) != packed)
-        return kr__fail(KR_ERR_IO, "%s: write failed: %s", ff->out.partial, strerror(errno));
-    c->frames.bytes += sizeof head + packed;
-    return KR_OK;
+    return kr__frame_writer_put(sc->writer, ff->out.fp, ff->out.partial, head, &b->raw);
+}
+
+/* Every block handed to the writer is in its file (or failed). */
+static kr_status_t frames_written(run_ctx_t *c)
+{
+    kr__frames_t *fr = &c->frames;
+    if (!fr->scratch) return KR_OK;
+    kr_status_t st = kr__frame_writer_wait(fr->scratch->writer);
+    fr->bytes = kr__frame_writer_bytes(fr->scratch->writer);
+    return st;
 }
 
 kr_status_t kr__run_frames_take(run_ctx_t *c)
@@ -425,15 +377,16 @@ kr_status_t kr__run_frames_take(run_ctx_t *c)
     uint64_t t0 = kr__monotonic_ns();
     if (!fr->scratch) {
         fr->scratch = calloc(1, sizeof *fr->scratch);
-        if (!fr->scratch || !(fr->scratch->zstd = ZSTD_createCCtx()))
-            return kr__fail(KR_ERR_NOMEM, "out of memory recording a frame");
+        if (!fr->scratch) return kr__fail(KR_ERR_NOMEM, "out of memory recording a frame");
         kr_buf_init(&fr->scratch->block.labels);
         kr_buf_init(&fr->scratch->block.raw);
-        ZSTD_CCtx_setParameter(fr->scratch->zstd, ZSTD_c_compressionLevel, ZSTD_LEVEL);
+        if (!(fr->scratch->writer = kr__frame_writer_create(ZSTD_LEVEL))) return kr_last_status();
     }
-    kr_status_t st = KR_OK;
+    /* the frame before is written: one frame in flight at most */
+    kr_status_t st = frames_written(c);
     for (uint32_t i = 0; i < kr_model_sim_count(c->model) && !st; i++)
         if (fr->files[i].open) st = record_sim(c, kr_model_sim(c->model, i), &fr->files[i], fr->scratch, fr->next);
+    kr__frame_writer_go(fr->scratch->writer);
     fr->next++;
     fr->record_ns += kr__monotonic_ns() - t0;
     return st;
@@ -450,6 +403,7 @@ kr_status_t kr__run_frames_take_last(run_ctx_t *c)
 json_t *kr__run_frames_lengths(run_ctx_t *c)
 {
     kr__frames_t *fr = &c->frames;
+    if (frames_written(c)) return NULL;
     json_t *lengths = json_object();
     for (uint32_t i = 0; fr->enabled && lengths && i < kr_model_sim_count(c->model); i++) {
         frame_file_t *ff = &fr->files[i];
@@ -470,7 +424,7 @@ json_t *kr__run_frames_lengths(run_ctx_t *c)
 kr_status_t kr__run_frames_close(run_ctx_t *c)
 {
     kr__frames_t *fr = &c->frames;
-    kr_status_t st = KR_OK, s2;
+    kr_status_t st = frames_written(c), s2;
     for (uint32_t i = 0; fr->files && i < kr_model_sim_count(c->model); i++)
         if (fr->files[i].open && (s2 = kr__out_finish(&fr->files[i].out)) && !st) st = s2;
     return st;
@@ -679,6 +633,15 @@ kr_status_t kr__run_frames_commit_manifest(run_ctx_t *c, bool ok)
 
 void kr__run_frames_free(run_ctx_t *c)
 {
+    /* the writer first: it may still hold blocks for the files */
+    if (c->frames.scratch) {
+        free(c->frames.scratch->block.agents);
+        kr__frame_writer_destroy(c->frames.scratch->writer);
+        kr_buf_fini(&c->frames.scratch->block.labels);
+        kr_buf_fini(&c->frames.scratch->block.raw);
+        free(c->frames.scratch);
+        c->frames.scratch = NULL;
+    }
     for (uint32_t i = 0; c->frames.files && i < kr_model_sim_count(c->model); i++) {
         frame_file_t *ff = &c->frames.files[i];
         if (!ff->ctx) continue;
@@ -690,15 +653,6 @@ void kr__run_frames_free(run_ctx_t *c)
     }
     free(c->frames.files);
     c->frames.files = NULL;
-    if (c->frames.scratch) {
-        free(c->frames.scratch->block.agents);
-        free(c->frames.scratch->block.packed);
-        kr_buf_fini(&c->frames.scratch->block.labels);
-        kr_buf_fini(&c->frames.scratch->block.raw);
-        ZSTD_freeCCtx(c->frames.scratch->zstd);
-        free(c->frames.scratch);
-        c->frames.scratch = NULL;
-    }
     json_decref(c->frames.restored);
     c->frames.restored = NULL;
     json_decref(c->frames.described);
