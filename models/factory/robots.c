@@ -119,7 +119,8 @@ static kr_status_t robots_register(kr_model_t *model)
 static const factory_station_t robots_station = { .receive = robots_receive };
 
 /* A robot drawn on its own lane of the path, the dock at x = 0: orange
- * while it carries a part, grey when empty; labelled with its index. */
+ * on its way out with a part, blue on its way back, grey when idle at the
+ * dock; labelled with its index. */
 static void robot_style(kr_sim_t *sim, kr_entity_t e, const void *component, kr_render_agent_t *a, void *arg)
 {
     (void)sim, (void)e, (void)arg;
@@ -127,7 +128,8 @@ static void robot_style(kr_sim_t *sim, kr_entity_t e, const void *component, kr_
     a->x = b->position;
     a->y = b->index + 0.5;
     a->id = b->index;
-    if (b->part == KR_ENTITY_INVALID) a->colour = KR_RGB(0x88, 0x88, 0x88);
+    if (b->phase == ROBOT_BACK) a->colour = KR_RGB(0x3a, 0x7b, 0xc8);
+    else if (b->phase == ROBOT_IDLE) a->colour = KR_RGB(0x88, 0x88, 0x88);
     snprintf(a->label, sizeof a->label, "R%u", b->index);
 }
 
