@@ -19,6 +19,18 @@ static bool parse_colour(const char *s, uint32_t *out)
     return true;
 }
 
+/* Writes the JSON path of style key `key` under `at` into path; false
+ * (with the message) when it is none of `keys`. */
+static bool style_key(const kr__model_file_t *f, const char *at, const char *key, const json_t *v,
+                      const char *const *keys, const char *expected, char *path, size_t cap)
+{
+    snprintf(path, cap, "%s.%s", at, key);
+    for (int i = 0; keys[i]; i++)
+        if (!strcmp(keys[i], key)) return true;
+    kr__input_error(f->path, path, expected, v);
+    return false;
+}
+
 static kr_status_t restyle_layer(const kr__model_file_t *f, const char *at, kr__render_layer_t *l, json_t *style)
 {
     static const char *const keys[] = { "shape", "colour", "size", NULL };
@@ -26,10 +38,8 @@ static kr_status_t restyle_layer(const kr__model_file_t *f, const char *at, kr__
     const char *key;
     json_t *v;
     json_object_foreach(style, key, v) {
-        bool known = false;
-        for (int i = 0; keys[i]; i++) known |= !strcmp(keys[i], key);
-        snprintf(path, sizeof path, "%s.%s", at, key);
-        if (!known) return kr__input_error(f->path, path, "shape, colour or size (a layer's style)", v);
+        if (!style_key(f, at, key, v, keys, "shape, colour or size (a layer's style)", path, sizeof path))
+            return KR_ERR_INVALID_ARG;
         if (!strcmp(key, "shape")) {
             int s = json_is_string(v) ? kr__render_shape_from_name(json_string_value(v)) : -1;
             if (s < 0) return kr__input_error(f->path, path, "circle, square, triangle or diamond", v);
@@ -54,10 +64,8 @@ static kr_status_t restyle_field(const kr__model_file_t *f, const char *at, kr__
     json_t *v;
     double min = fd->min, max = fd->max;
     json_object_foreach(style, key, v) {
-        bool known = false;
-        for (int i = 0; keys[i]; i++) known |= !strcmp(keys[i], key);
-        snprintf(path, sizeof path, "%s.%s", at, key);
-        if (!known) return kr__input_error(f->path, path, "colormap, min or max (a field's style)", v);
+        if (!style_key(f, at, key, v, keys, "colormap, min or max (a field's style)", path, sizeof path))
+            return KR_ERR_INVALID_ARG;
         if (!strcmp(key, "colormap")) {
             uint32_t stops;
             char expected[128];

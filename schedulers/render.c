@@ -98,6 +98,15 @@ static kr_status_t check_name(const kr_sim_t *sim, const char *what, const char 
     return KR_OK;
 }
 
+/* *items holds `count` items of `size` bytes after it (realloc); false
+ * when memory is short (*items unchanged). */
+static bool grow(void **items, uint32_t count, size_t size)
+{
+    void *more = realloc(*items, count * size);
+    if (more) *items = more;
+    return more != NULL;
+}
+
 kr_status_t kr_render_layer(kr_sim_t *sim, const kr_render_layer_desc_t *desc)
 {
     if (!sim || !desc) return kr__fail(KR_ERR_INVALID_ARG, "kr_render_layer: no simulator or no description");
@@ -113,13 +122,11 @@ kr_status_t kr_render_layer(kr_sim_t *sim, const kr_render_layer_desc_t *desc)
         return kr__fail(KR_ERR_INVALID_ARG, "kr_render_layer '%s': simulator '%s': a layer draws a component of the "
                         "kind's own; the render component only restyles", desc->name, sim->name);
     kr__render_t *r = kr__render_of_mut(sim);
-    kr__render_layer_t *grown = r ? realloc(r->layers, (r->layer_count + 1) * sizeof *grown) : NULL;
-    char *name = grown ? strdup(desc->name) : NULL;
-    if (!name) {
-        if (grown) r->layers = grown;
+    char *name = r ? strdup(desc->name) : NULL;
+    if (!name || !grow((void **)&r->layers, r->layer_count + 1, sizeof *r->layers)) {
+        free(name);
         return kr__fail(KR_ERR_NOMEM, "kr_render_layer: out of memory");
     }
-    r->layers = grown;
     r->layers[r->layer_count++] = (kr__render_layer_t){ .name = name, .component = desc->component,
         .shape = desc->shape, .colour = desc->colour ? desc->colour : 0x000000ffu,
         .size = desc->size > 0 ? desc->size : 1, .agent = desc->agent, .arg = desc->arg };
@@ -149,13 +156,11 @@ kr_status_t kr_render_field(kr_sim_t *sim, const kr_render_field_desc_t *desc)
         return kr__fail(KR_ERR_INVALID_ARG, "kr_render_field '%s': simulator '%s': expected a range min < max, found "
                         "[%g, %g]", desc->name, sim->name, desc->min, desc->max);
     kr__render_t *r = kr__render_of_mut(sim);
-    kr__render_field_t *grown = r ? realloc(r->fields, (r->field_count + 1) * sizeof *grown) : NULL;
-    char *name = grown ? strdup(desc->name) : NULL;
-    if (!name) {
-        if (grown) r->fields = grown;
+    char *name = r ? strdup(desc->name) : NULL;
+    if (!name || !grow((void **)&r->fields, r->field_count + 1, sizeof *r->fields)) {
+        free(name);
         return kr__fail(KR_ERR_NOMEM, "kr_render_field: out of memory");
     }
-    r->fields = grown;
     const char *known = NULL;
     for (size_t i = 0; i < sizeof colormaps / sizeof *colormaps; i++)
         if (!strcmp(colormaps[i].name, map)) known = colormaps[i].name;

@@ -196,6 +196,19 @@ static void relax_flow(ecology_t *eco, kr_region_t *r)
         }
 }
 
+/* An agent's plant or swarm; NULL when it is the other kind of agent.
+ * Asked first: a kr_component_get that misses composes an error message,
+ * which in a step's hot loops cost a tenth of the run. */
+static plant_t *plant_of(const ecology_t *eco, kr_entity_t a)
+{
+    return kr_component_has(eco->world, a, eco->plant_c) ? kr_component_get(eco->world, a, eco->plant_c) : NULL;
+}
+
+static swarm_t *swarm_of(const ecology_t *eco, kr_entity_t a)
+{
+    return kr_component_has(eco->world, a, eco->swarm_c) ? kr_component_get(eco->world, a, eco->swarm_c) : NULL;
+}
+
 /* Explicit diffusion and decay of the previous step's signal, plus what
  * the plants of the cell that were fed on last step emit. */
 static double signal_at(const ecology_t *eco, kr_region_t *r, int32_t x, int32_t y, int attacked)
@@ -232,11 +245,11 @@ static void begin_step(kr_region_t *r, void *arg)
              * can seeds of two steps in a row (the field is one step old). */
             size_t keep = k;
             for (size_t i = 0; i < k; i++) {
-                const plant_t *pl = kr_component_get(eco->world, eco->cell[i].e, eco->plant_c);
+                const plant_t *pl = plant_of(eco, eco->cell[i].e);
                 if (!pl) continue;
                 if (keep == k) keep = i;
                 else {
-                    const plant_t *best = kr_component_get(eco->world, eco->cell[keep].e, eco->plant_c);
+                    const plant_t *best = plant_of(eco, eco->cell[keep].e);
                     if (pl->born < best->born) keep = i;
                 }
             }
@@ -244,7 +257,7 @@ static void begin_step(kr_region_t *r, void *arg)
             int n_plants = 0, attacked = 0;
             for (size_t i = 0; i < k; i++) {
                 kr_entity_t a = eco->cell[i].e;
-                const plant_t *pl = kr_component_get(eco->world, a, eco->plant_c);
+                const plant_t *pl = plant_of(eco, a);
                 if (pl && i != keep) {
                     kr_entity_destroy(eco->world, a);
                     eco->seeds_lost++;
@@ -257,7 +270,7 @@ static void begin_step(kr_region_t *r, void *arg)
                     tot[S_ENERGY] += llround(pl->energy * ENERGY_SCALE);
                     continue;
                 }
-                const swarm_t *sw = kr_component_get(eco->world, a, eco->swarm_c);
+                const swarm_t *sw = swarm_of(eco, a);
                 if (sw) {
                     tot[S_SWARMS]++;
                     tot[S_HERBIVORES] += sw->population;
@@ -283,7 +296,7 @@ static void plant_act(ecology_t *eco, kr_region_t *r, kr_entity_t a, uint64_t id
     int64_t step = (int64_t)kr_region_step(r);
     int32_t x, y;
     if (!kr_region_agent_cell(r, a, &x, &y)) return;
-    plant_t *pl = kr_component_get(eco->world, a, eco->plant_c);
+    plant_t *pl = plant_of(eco, a);
     pl->energy = fmin(pl->energy + p->growth, p->max_energy);
     if (step - pl->last_seed >= p->seed_interval && pl->energy - p->seed_cost >= p->survival) {
         kr_rng_t *rng = kr_region_rng(r, id);
@@ -306,7 +319,7 @@ static void plant_act(ecology_t *eco, kr_region_t *r, kr_entity_t a, uint64_t id
             }
             *cp = (plant_t){ .energy = p->seed_energy, .born = step, .last_seed = step, .attacked = -1 };
             eco->seeds++;
-            pl = kr_component_get(eco->world, a, eco->plant_c); /* the add may have moved it */
+            pl = plant_of(eco, a); /* the add may have moved it */
         }
     }
     if (pl->energy < p->survival) {
@@ -347,7 +360,7 @@ static int pick(kr_rng_t *rng, const double *w, int n)
  * this step (a seed born this step may still be in transit elsewhere). */
 static plant_t *edible(ecology_t *eco, kr_entity_t e, int64_t step)
 {
-    plant_t *pl = kr_component_get(eco->world, e, eco->plant_c);
+    plant_t *pl = plant_of(eco, e);
     return pl && pl->energy > 0 && pl->born < step ? pl : NULL;
 }
 
@@ -358,7 +371,7 @@ static void swarm_act(ecology_t *eco, kr_region_t *r, kr_entity_t a, uint64_t id
     int32_t x, y;
     if (!kr_region_agent_cell(r, a, &x, &y)) return;
     kr_rng_t *rng = kr_region_rng(r, id);
-    swarm_t sw = *(swarm_t *)kr_component_get(eco->world, a, eco->swarm_c);
+    swarm_t sw = *swarm_of(eco, a);
     size_t here = kr_region_field_index(r, x, y);
     if (!sw.repelled && kr_region_field(r, F_SIGNAL)[here] >= p->repel_threshold) sw.repelled = (int32_t)p->repel_steps;
     size_t k;
@@ -451,7 +464,7 @@ static void swarm_act(ecology_t *eco, kr_region_t *r, kr_entity_t a, uint64_t id
         child.energy = sw.energy / 2;
         sw.energy /= 2;
     }
-    *(swarm_t *)kr_component_get(eco->world, a, eco->swarm_c) = sw;
+    *swarm_of(eco, a) = sw;
     if (!split) return;
     /* the child walks off from the cell where the parent started the step */
     n = candidates(eco, x, y, cand);
@@ -480,9 +493,9 @@ static uint64_t digest_word(kr_region_t *r, kr_entity_t a, void *arg)
 {
     ecology_t *eco = arg;
     (void)r;
-    const plant_t *pl = kr_component_get(eco->world, a, eco->plant_c);
+    const plant_t *pl = plant_of(eco, a);
     if (pl) return mix(double_bits(pl->energy) ^ 0x706c616e74ULL);
-    const swarm_t *sw = kr_component_get(eco->world, a, eco->swarm_c);
+    const swarm_t *sw = swarm_of(eco, a);
     if (sw) return mix(double_bits(sw->energy) ^ mix((uint64_t)sw->population ^ 0x737761726dULL));
     return 0;
 }
@@ -696,8 +709,8 @@ static void final_state(ecology_t *eco, int64_t tot[S_COUNT], double *energy)
             size_t k;
             if (!cell_agents(eco, x, y, &k)) return;
             for (size_t i = 0; i < k; i++) {
-                const plant_t *pl = kr_component_get(eco->world, eco->cell[i].e, eco->plant_c);
-                const swarm_t *sw = pl ? NULL : kr_component_get(eco->world, eco->cell[i].e, eco->swarm_c);
+                const plant_t *pl = plant_of(eco, eco->cell[i].e);
+                const swarm_t *sw = pl ? NULL : swarm_of(eco, eco->cell[i].e);
                 if (pl) {
                     tot[S_PLANTS]++;
                     tot[S_ENERGY] += llround(pl->energy * ENERGY_SCALE);

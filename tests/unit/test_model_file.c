@@ -471,7 +471,7 @@ Test(model_file, bad_unknown_top_key)
 Test(model_file, bad_unknown_simulator_key)
 {
     expect_load_error(mt_load(FACTORY, "simulators.Bath.step=1", NULL), "simulators[2].step",
-                      "one of the keys name, kind, formalism, time_step, params, rank, count, regions, description",
+                      "one of the keys name, kind, formalism, time_step, params, rank, count, regions, description, render",
                       "the unknown key \"step\"");
 }
 
