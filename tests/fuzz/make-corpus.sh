@@ -13,8 +13,12 @@
 #   checkpoint_part/  every simulator's part of fuzz_checkpoint_part's
 #                models cut by the target itself, and the crash-* inputs
 #                it found (kept across a remake).
+#   recording/   recordings of frames made by `kairos run --frames` (the
+#                ecology, the factory's robots, walkers), one simulator
+#                each, manifest and frame file in one input.
 #
-# Usage: tests/fuzz/make-corpus.sh BUILD_FUZZ_DIR   (a -Dfuzz=true build)
+# Usage: tests/fuzz/make-corpus.sh BUILD_FUZZ_DIR   (a -Dfuzz=true build;
+#        recording/ runs $KAIROS_BIN, by default build/kairos)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 build=${1:?usage: make-corpus.sh BUILD_FUZZ_DIR}
@@ -24,7 +28,7 @@ keep=$(mktemp -d)
 trap 'rm -rf "$keep"' EXIT
 cp "$corpus"/checkpoint_part/crash-* "$keep/" 2>/dev/null || true
 rm -rf "$corpus"
-mkdir -p "$corpus"/{model_file,batch,unpack,emulation,checkpoint,checkpoint_part}
+mkdir -p "$corpus"/{model_file,batch,unpack,emulation,checkpoint,checkpoint_part,recording}
 cp "$keep"/* "$corpus/checkpoint_part/" 2>/dev/null || true
 cp "$here"/../../examples/*.json "$corpus/model_file/"
 # Smaller versions of the examples fuzz_model_file skips as too large (it
@@ -50,6 +54,30 @@ KAIROS_FUZZ_SEEDS=$corpus/batch "$build"/tests/fuzz/fuzz_batch
 KAIROS_FUZZ_SEEDS=$corpus/unpack "$build"/tests/fuzz/fuzz_unpack
 KAIROS_FUZZ_SEEDS=$corpus/checkpoint "$build"/tests/fuzz/fuzz_checkpoint
 KAIROS_FUZZ_SEEDS=$corpus/checkpoint_part "$build"/tests/fuzz/fuzz_checkpoint_part
+
+python3 - "${KAIROS_BIN:-$here/../../build/kairos}" "$here/../../examples" "$corpus/recording" <<'PY'
+import json, os, struct, subprocess, sys, tempfile
+kairos, examples, out = sys.argv[1:]
+runs = {"ecology": ["ecology.json", "--set", "simulators.eco.regions=[1,1]", "--set", "simulators.eco.params.width=12",
+                    "--set", "simulators.eco.params.height=8", "--set", "simulators.eco.params.swarms=3",
+                    "--set", "simulators.eco.params.seed_max_distance=2", "--end", "3"],
+        "robots": ["factory.json", "--end", "40", "--frame-every", "10"],
+        "walkers": ["walkers.json", "--set", "simulators.walkers.params.agents=40", "--end", "2"]}
+with tempfile.TemporaryDirectory() as tmp:
+    for name, args in runs.items():
+        d = os.path.join(tmp, name)
+        subprocess.run([kairos, "run", os.path.join(examples, args[0]), *args[1:], "--frames", d, "--quiet"],
+                       check=True)
+        man = json.load(open(os.path.join(d, "manifest.json")))
+        world = man["worlds"][0]
+        sim = world["simulators"][0]
+        body = open(os.path.join(d, sim["file"]), "rb").read()
+        world["simulators"] = [dict(sim, file="s.frames")]
+        man["worlds"], man["series"] = [world], None
+        text = json.dumps(man).encode()
+        with open(os.path.join(out, f"recording-{name}"), "wb") as f:
+            f.write(struct.pack("<H", len(text)) + text + body)
+PY
 
 e=$corpus/emulation
 printf '0{"event": "order", "data": 3}\nnot json\n{"event": "order", "data": 5}\n{"event": "other", "data": {"x": [1, 2.5]}}\n' >"$e/input-orders"
