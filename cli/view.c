@@ -39,7 +39,7 @@ const char *const kr__view_help =
     "(docs/viewer.md).\n"
     "\n"
     "options:\n"
-    "  --port P     the port (default 8080; 0: any free port)\n"
+    "  --port P     the port (default: a free one, printed; 0 too)\n"
     "  --host H     the address to listen on (default 127.0.0.1, this machine only)\n"
     "  -h, --help   this help\n"
     "\n"
@@ -403,7 +403,7 @@ static void find_page(server_t *s)
 
 int kr__cli_view(int argc, char **argv)
 {
-    const char *dir = NULL, *host = "127.0.0.1", *port = "8080";
+    const char *dir = NULL, *host = "127.0.0.1", *port = "0";
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
