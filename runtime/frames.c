@@ -39,6 +39,8 @@ typedef struct block {
     size_t n, cap;
     kr_buf_t labels;            /* label bytes, by agent_rec_t.label_at */
     kr_buf_t raw;               /* the block's raw bytes */
+    float *cells;               /* a field's values, as sampled */
+    size_t cells_cap;
 } block_t;
 
 /* What every frame reuses. */
@@ -137,6 +139,15 @@ kr_status_t kr__run_frames_open(run_ctx_t *c)
         return kr__fail(KR_ERR_IO, "%s: cannot create the frames folder: %s", dir, strerror(errno));
     fr->files = calloc(kr_model_sim_count(m) ? kr_model_sim_count(m) : 1, sizeof *fr->files);
     if (!fr->files) return kr__fail(KR_ERR_NOMEM, "out of memory");
+    /* The folder's recording is being replaced (or, on a restart, cut back
+     * and continued): its manifest goes now, so that no manifest ever
+     * describes files it does not match. */
+    if (c->opt->rank == 0) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/manifest.json", dir);
+        if (remove(path) && errno != ENOENT)
+            return kr__fail(KR_ERR_IO, "%s: cannot remove the recording's old manifest: %s", path, strerror(errno));
+    }
     json_t *lengths = json_object_get(fr->restored, "files");
     for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
         kr_sim_t *s = kr_model_sim(m, i);
@@ -294,12 +305,23 @@ static kr_status_t encode(kr_sim_t *s, const kr__render_t *r, block_t *b, uint32
     PUT_COLUMN(b, layer, uint8_t);
     for (uint32_t f = 0; f < r->field_count && !st; f++) {
         const kr__render_field_t *fd = &r->fields[f];
-        size_t cells = (size_t)fd->width * fd->height, at = b->raw.len + 20;
+        size_t cells = (size_t)fd->width * fd->height;
         int32_t head[5] = { (int32_t)f, fd->x0, fd->y0, (int32_t)fd->width, (int32_t)fd->height };
-        if ((st = kr_buf_append(&b->raw, head, sizeof head)) || (st = kr_buf_reserve(&b->raw, cells * sizeof(float))))
+        /* sampled into an array of its own: in the block the values follow
+         * the one-byte columns, at any alignment */
+        if (cells > b->cells_cap) {
+            float *more = realloc(b->cells, cells * sizeof *more);
+            if (!more) {
+                st = kr__fail(KR_ERR_NOMEM, "out of memory recording a frame of '%s'", kr_sim_name(s));
+                break;
+            }
+            b->cells = more;
+            b->cells_cap = cells;
+        }
+        fd->sample(s, b->cells, fd->arg);
+        if ((st = kr_buf_append(&b->raw, head, sizeof head)) ||
+            (st = kr_buf_append(&b->raw, b->cells, cells * sizeof *b->cells)))
             break;
-        fd->sample(s, (float *)(void *)(b->raw.data + at), fd->arg);
-        b->raw.len += cells * sizeof(float);
     }
     size_t before = b->raw.len;
     for (size_t i = 0; i < b->n && !st; i++) {
@@ -636,6 +658,7 @@ void kr__run_frames_free(run_ctx_t *c)
     /* the writer first: it may still hold blocks for the files */
     if (c->frames.scratch) {
         free(c->frames.scratch->block.agents);
+        free(c->frames.scratch->block.cells);
         kr__frame_writer_destroy(c->frames.scratch->writer);
         kr_buf_fini(&c->frames.scratch->block.labels);
         kr_buf_fini(&c->frames.scratch->block.raw);

@@ -28,11 +28,12 @@ def check(ok, what):
         failures.append(what)
 
 
-def run(kairos, mpirun, ranks, args, cwd):
+def run(kairos, mpirun, ranks, args, cwd, env=None):
     cmd = [kairos, "run", *args, "--quiet"]
     if ranks > 1:
         cmd = [mpirun, "-np", str(ranks), "--oversubscribe", *cmd]
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=240)
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=240,
+                          env=dict(os.environ, **(env or {})))
 
 
 def checksum(stats):
@@ -174,6 +175,11 @@ def main():
             lines = r.stderr.strip().splitlines()
             check(r.returncode == 2 and len(lines) == 1 and words in lines[0] and
                   not (work / f"bad{i}" / "manifest.json").exists(), f"refused: {words} ({r.stderr.strip()})")
+        # a failed run into a folder that held a recording leaves no manifest there
+        r = run(kairos, mpirun, 1, [ECOLOGY, "--frames", "every5"], work, {"KAIROS_FAIL_ALLOC": "200"})
+        check(r.returncode == 1 and not (work / "every5" / "manifest.json").exists() and
+              not list((work / "every5").glob("*.partial")),
+              f"a failed run leaves no manifest, not even the folder's old one ({r.stderr.strip()})")
         r = run(kairos, mpirun, 1, [ECOLOGY, "--frame-every", "2"], work)
         check(r.returncode == 2 and "--frame-every: expected --frames DIR too" in r.stderr, "--frame-every alone")
         model["simulators"][0]["render"] = {"plants": {"colour": "#00ff00", "size": 0.5, "shape": "diamond"},
