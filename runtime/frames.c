@@ -158,7 +158,12 @@ kr_status_t kr__run_frames_open(run_ctx_t *c)
         frame_file_t *ff = &fr->files[i];
         kr_status_t st = json_is_integer(length) ? kr__out_resume(&ff->out, path, (uint64_t)json_integer_value(length))
                                                  : kr__out_open(&ff->out, path);
-        if (st) return st;
+        if (st) {
+            /* frees the names; a file the restart could not take stays as it is */
+            ff->out.keep_partial = true;
+            kr__out_commit(&ff->out, false);
+            return st;
+        }
         ff->open = true;
         ff->ctx = c;
         kr_buf_init(&ff->departed.labels);
