@@ -58,13 +58,22 @@ static int frames_at(const kr__recording_t *rec, const char *text, bool *wanted)
     }
 }
 
+/* Written as PATH.partial and renamed: a picture under its own name is
+ * always whole. */
 static kr_status_t write_png(const char *path, const kr__picture_t *pic)
 {
     png_image image = { .version = PNG_IMAGE_VERSION, .width = pic->width, .height = pic->height,
                         .format = PNG_FORMAT_RGBA };
-    if (!png_image_write_to_file(&image, path, 0, pic->rgba, 0, NULL)) {
+    char partial[4200];
+    snprintf(partial, sizeof partial, "%s.partial", path);
+    if (!png_image_write_to_file(&image, partial, 0, pic->rgba, 0, NULL)) {
         kr_status_t st = kr__fail(KR_ERR_IO, "%s: cannot write the picture: %s", path, image.message);
-        remove(path);
+        remove(partial);
+        return st;
+    }
+    if (rename(partial, path)) {
+        kr_status_t st = kr__fail(KR_ERR_IO, "%s: cannot rename to %s: %s", partial, path, strerror(errno));
+        remove(partial);
         return st;
     }
     return KR_OK;

@@ -34,10 +34,15 @@ bool kr__locked_error(const char *fn)
     return true;
 }
 
+/* Entity slots a world starts with: a model of 10^5 simulators holds as
+ * many worlds, most with a handful of entities, and the side arrays
+ * (names, hierarchy) follow this capacity; large worlds double from here. */
+#define KR__WORLD_FIRST_RECORDS 64
+
 kr_status_t kr__world_reserve_records(kr_world_t *w, uint32_t need)
 {
     if (need <= w->record_capacity) return KR_OK;
-    uint64_t cap = w->record_capacity ? w->record_capacity : 1024;
+    uint64_t cap = w->record_capacity ? w->record_capacity : KR__WORLD_FIRST_RECORDS;
     while (cap < need) cap *= 2;
     if (cap > UINT32_MAX - 1) cap = UINT32_MAX - 1;
     if (cap < need) return kr__fail(KR_ERR_NOMEM, "world: more than 2^32-1 entity slots");
@@ -70,7 +75,7 @@ kr_world_t *kr_world_create(const kr_world_desc_t *desc)
     kr__hmap_init(&w->table_map);
     kr__hmap_init(&w->name_map);
     if (kr__spatial_init(&w->spatial, d.spatial_cell_size, d.spatial_bounds) ||
-        kr__world_reserve_records(w, d.initial_capacity ? d.initial_capacity : 1024) ||
+        kr__world_reserve_records(w, d.initial_capacity ? d.initial_capacity : KR__WORLD_FIRST_RECORDS) ||
         kr__table_find_or_create(w, NULL, 0) != 0) {
         kr_world_destroy(w);
         return NULL;
