@@ -39,7 +39,6 @@ struct kr__frame_writer {
     ZSTD_CCtx *zstd;
     void *packed;
     size_t packed_cap;
-    uint64_t bytes;
     kr_status_t failed;          /* the first failure, kept */
     char error[600];
 };
@@ -68,7 +67,6 @@ static void write_job(kr__frame_writer_t *w, job_t *j)
         snprintf(why, sizeof why, "write failed: %s", strerror(errno));
         return fail_once(w, KR_ERR_IO, j->path, why);
     }
-    w->bytes += sizeof j->head + packed;
 }
 
 static void *writer_main(void *arg)
@@ -153,8 +151,6 @@ void kr__frame_writer_go(kr__frame_writer_t *w)
     pthread_cond_broadcast(&w->cv);
     pthread_mutex_unlock(&w->mu);
 }
-
-uint64_t kr__frame_writer_bytes(const kr__frame_writer_t *w) { return w->bytes; }
 
 void kr__frame_writer_destroy(kr__frame_writer_t *w)
 {

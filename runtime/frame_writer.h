@@ -24,8 +24,6 @@ kr_status_t kr__frame_writer_put(kr__frame_writer_t *w, FILE *fp, const char *pa
                                  kr_buf_t *raw);
 /* Starts writing what was queued. */
 void kr__frame_writer_go(kr__frame_writer_t *w);
-/* Bytes written so far (after a wait). */
-uint64_t kr__frame_writer_bytes(const kr__frame_writer_t *w);
 /* Waits, stops the thread and frees. */
 void kr__frame_writer_destroy(kr__frame_writer_t *w);
 

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "kairos/kairos.h"
-#include "base/clock.h"
 #include "base/error.h"
+#include "base/grow.h"
 #include "net/collectives.h"
 #include "runtime/run_private.h"
 #include "regions/departure.h"
@@ -198,6 +198,15 @@ static void grow_extent(frame_file_t *ff, const agent_rec_t *a)
     ff->has_extent = true;
 }
 
+/* Adds agent a to the block, with its label (a.label_len bytes). */
+static kr_status_t push_agent(block_t *b, agent_rec_t a, const char *label)
+{
+    if (KR__GROW(b->agents, b->cap, b->n + 1, 1024, "recording a frame")) return kr_last_status();
+    a.label_at = (uint32_t)b->labels.len;
+    b->agents[b->n++] = a;
+    return a.label_len ? kr_buf_append(&b->labels, label, a.label_len) : KR_OK;
+}
+
 /* One entity of layer l (its component's value: `value`; its id: `id`),
  * placed and styled, added to the block. */
 static kr_status_t add_agent(kr_sim_t *s, const kr__render_t *r, kr_world_t *w, uint32_t l, kr_entity_t e,
@@ -216,18 +225,10 @@ static kr_status_t add_agent(kr_sim_t *s, const kr__render_t *r, kr_world_t *w, 
     }
     if (layer->agent) layer->agent(s, e, value, &a, layer->arg);
     if (a.hidden) return KR_OK;
-    if (b->n == b->cap) {
-        size_t cap = b->cap ? 2 * b->cap : 1024;
-        agent_rec_t *more = realloc(b->agents, cap * sizeof *more);
-        if (!more) return kr__fail(KR_ERR_NOMEM, "out of memory recording a frame of '%s'", kr_sim_name(s));
-        b->agents = more;
-        b->cap = cap;
-    }
     size_t len = a.label[0] ? strnlen(a.label, sizeof a.label) : 0;
-    b->agents[b->n++] = (agent_rec_t){ .id = a.id, .x = (float)a.x, .y = (float)a.y, .size = (float)a.size,
+    return push_agent(b, (agent_rec_t){ .id = a.id, .x = (float)a.x, .y = (float)a.y, .size = (float)a.size,
         .rgba = rgba_bytes(a.colour), .shape = (uint8_t)((unsigned)a.shape < KR_SHAPE_COUNT ? a.shape : 0),
-        .layer = (uint8_t)l, .label_len = (uint16_t)len, .label_at = (uint32_t)b->labels.len };
-    return len ? kr_buf_append(&b->labels, a.label, len) : KR_OK;
+        .layer = (uint8_t)l, .label_len = (uint16_t)len }, a.label);
 }
 
 /* Every entity of every layer, with its place and style: table by table
@@ -314,15 +315,7 @@ static kr_status_t encode(kr_sim_t *s, const kr__render_t *r, block_t *b, uint32
         int32_t head[5] = { (int32_t)f, fd->x0, fd->y0, (int32_t)fd->width, (int32_t)fd->height };
         /* sampled into an array of its own: in the block the values follow
          * the one-byte columns, at any alignment */
-        if (cells > b->cells_cap) {
-            float *more = realloc(b->cells, cells * sizeof *more);
-            if (!more) {
-                st = kr__fail(KR_ERR_NOMEM, "out of memory recording a frame of '%s'", kr_sim_name(s));
-                break;
-            }
-            b->cells = more;
-            b->cells_cap = cells;
-        }
+        if ((st = KR__GROW(b->cells, b->cells_cap, cells, 1024, "recording a frame"))) break;
         fd->sample(s, b->cells, fd->arg);
         if ((st = kr_buf_append(&b->raw, head, sizeof head)) ||
             (st = kr_buf_append(&b->raw, b->cells, cells * sizeof *b->cells)))
@@ -353,22 +346,8 @@ static kr_status_t record_sim(run_ctx_t *c, kr_sim_t *s, frame_file_t *ff, struc
     kr_status_t st = ff->failed ? ff->failed : gather_agents(s, r, b);
     /* with the region's migrants on their way */
     const block_t *d = &ff->departed;
-    for (size_t i = 0; i < d->n && !st; i++) {
-        agent_rec_t a = d->agents[i];
-        a.label_at = (uint32_t)b->labels.len;
-        if (b->n == b->cap) {
-            size_t cap = b->cap ? 2 * b->cap : 1024;
-            agent_rec_t *more = realloc(b->agents, cap * sizeof *more);
-            if (!more) {
-                st = kr__fail(KR_ERR_NOMEM, "out of memory recording a frame of '%s'", kr_sim_name(s));
-                break;
-            }
-            b->agents = more;
-            b->cap = cap;
-        }
-        b->agents[b->n++] = a;
-        if (a.label_len) st = kr_buf_append(&b->labels, d->labels.data + d->agents[i].label_at, a.label_len);
-    }
+    for (size_t i = 0; i < d->n && !st; i++)
+        st = push_agent(b, d->agents[i], (const char *)d->labels.data + d->agents[i].label_at);
     ff->departed.n = 0;
     kr_buf_clear(&ff->departed.labels);
     if (!st) st = encode(s, r, b, &label_bytes);
@@ -393,15 +372,12 @@ static kr_status_t frames_written(run_ctx_t *c)
 {
     kr__frames_t *fr = &c->frames;
     if (!fr->scratch) return KR_OK;
-    kr_status_t st = kr__frame_writer_wait(fr->scratch->writer);
-    fr->bytes = kr__frame_writer_bytes(fr->scratch->writer);
-    return st;
+    return kr__frame_writer_wait(fr->scratch->writer);
 }
 
 kr_status_t kr__run_frames_take(run_ctx_t *c)
 {
     kr__frames_t *fr = &c->frames;
-    uint64_t t0 = kr__monotonic_ns();
     if (!fr->scratch) {
         fr->scratch = calloc(1, sizeof *fr->scratch);
         if (!fr->scratch) return kr__fail(KR_ERR_NOMEM, "out of memory recording a frame");
@@ -415,7 +391,6 @@ kr_status_t kr__run_frames_take(run_ctx_t *c)
         if (fr->files[i].open) st = record_sim(c, kr_model_sim(c->model, i), &fr->files[i], fr->scratch, fr->next);
     kr__frame_writer_go(fr->scratch->writer);
     fr->next++;
-    fr->record_ns += kr__monotonic_ns() - t0;
     return st;
 }
 

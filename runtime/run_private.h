@@ -56,7 +56,6 @@ typedef struct kr__frames {
     struct kr__frame_scratch *scratch; /* buffers and the compressor, kept from frame to frame */
     json_t *restored;           /* a restart: the checkpoint's "frames" ({"every", "first", "files"}) */
     json_t *described;          /* rank 0: every simulator's description by id (null: draws nothing) */
-    uint64_t record_ns, bytes;  /* this rank: time spent recording, bytes written */
     kr__out_file_t manifest, series; /* rank 0 */
 } kr__frames_t;
 
