@@ -137,6 +137,12 @@ size_t kr_model_event_type_size(const kr_model_t *m, kr_event_type_t t)
     return r ? r->desc.size : 0;
 }
 
+const kr_field_t *kr_model_event_type_fields(const kr_model_t *m, kr_event_type_t t)
+{
+    const kr__event_type_rec_t *r = m ? kr__event_type(m, t) : NULL;
+    return r ? r->desc.fields : NULL;
+}
+
 kr_event_type_t kr_model_event_type(kr_model_t *m, const kr_event_type_desc_t *d)
 {
     if (kr__model_refuse_after_start(m, "kr_model_event_type")) return 0;
@@ -153,13 +159,21 @@ kr_event_type_t kr_model_event_type(kr_model_t *m, const kr_event_type_desc_t *d
         kr__fail(KR_ERR_INVALID_ARG, "kr_model_event_type: event type '%s' payload too large", d->name);
         return 0;
     }
+    for (const kr_field_t *f = d->fields; f && f->name; f++) {
+        size_t count = f->count ? f->count : 1;
+        if (f->type < KR_FIELD_BOOL || f->type > KR_FIELD_F64 || f->offset + count * kr__field_bytes(f->type) > d->size) {
+            kr__fail(KR_ERR_INVALID_ARG, "kr_model_event_type: event type '%s': field '%s' is not a number or boolean "
+                     "inside the payload", d->name, f->name);
+            return 0;
+        }
+    }
     kr_event_type_t same = kr_model_find_event_type(m, d->name);
     if (same) {
         /* Kinds that share an event type each declare it: the same
          * definition again is the same type. */
         const kr_event_type_desc_t *o = &m->types[same - 1].desc;
         if (o->size == d->size && o->on_event == d->on_event && o->on_sender_side == d->on_sender_side &&
-            o->on_target_side == d->on_target_side)
+            o->on_target_side == d->on_target_side && o->fields == d->fields)
             return same;
         kr__fail(KR_ERR_EXISTS, "kr_model_event_type: event type '%s' is already registered with another %s",
                  d->name, o->size != d->size ? "payload size" : "handler");

@@ -477,6 +477,8 @@ bool kr__emulation_ready(kr_sim_t *s, kr_time_t t);
 kr_time_t kr__emulation_next(kr_sim_t *s, kr_time_t head);
 /* Replay lines the run never reached (0 when not replaying). */
 size_t kr__emulation_leftover(const kr_sim_t *s);
+/* Bytes of one element of a field or slot, 0 for an unknown type (state.c). */
+size_t kr__field_bytes(kr_field_type_t t);
 /* True if the simulator still waits on its clock or input before the end. */
 bool kr__emulation_waiting(kr_sim_t *s);
 /* Blocks until the earliest of the emulation simulators can move. */

@@ -13,8 +13,7 @@
 #include "base/hmap.h"
 #include "schedulers/model_private.h"
 
-/* Bytes of one element of a field or slot, 0 for an unknown type. */
-static size_t field_bytes(kr_field_type_t t)
+size_t kr__field_bytes(kr_field_type_t t)
 {
     switch (t) {
     case KR_FIELD_BOOL: case KR_FIELD_I8: case KR_FIELD_U8: return 1;
@@ -49,7 +48,7 @@ static kr_field_t *copy_fields(const char *type, const kr_field_t *fields, size_
         return NULL;
     }
     for (size_t i = 0; i < n; i++) {
-        size_t bytes = field_bytes(fields[i].type), count = fields[i].count ? fields[i].count : 1;
+        size_t bytes = kr__field_bytes(fields[i].type), count = fields[i].count ? fields[i].count : 1;
         if (!bytes || fields[i].offset > size || count * bytes > size - fields[i].offset) {
             kr__fail(KR_ERR_INVALID_ARG, "state type '%s': field '%s' has %s", type, fields[i].name,
                      bytes ? "no room in the block" : "an unknown type");
@@ -223,7 +222,7 @@ static uint64_t element(uint64_t h, kr_world_t *w, kr_field_type_t type, const c
         return add_doubles(add(h, l->count), l->values, l->values ? l->count : 0);
     }
     case KR_FIELD_DIST: return h;
-    default: return add_bytes(h, at, field_bytes(type));
+    default: return add_bytes(h, at, kr__field_bytes(type));
     }
 }
 
@@ -233,7 +232,7 @@ uint64_t kr_fields_digest(kr_world_t *w, const void *block, const kr_field_t *fi
     for (size_t i = 0; block && fields && fields[i].name; i++) {
         uint32_t n = fields[i].count ? fields[i].count : 1;
         for (uint32_t k = 0; k < n; k++)
-            h = element(h, w, fields[i].type, (const char *)block + fields[i].offset + k * field_bytes(fields[i].type));
+            h = element(h, w, fields[i].type, (const char *)block + fields[i].offset + k * kr__field_bytes(fields[i].type));
     }
     return h;
 }
@@ -243,7 +242,7 @@ static void free_slots(void *block, const kr_field_t *fields)
 {
     for (size_t i = 0; fields && fields[i].name; i++) {
         for (uint32_t k = 0; k < fields[i].count; k++) {
-            char *at = (char *)block + fields[i].offset + k * field_bytes(fields[i].type);
+            char *at = (char *)block + fields[i].offset + k * kr__field_bytes(fields[i].type);
             switch (fields[i].type) {
             case KR_FIELD_DIST: kr_dist_fini((kr_dist_t *)(void *)at); break;
             case KR_FIELD_HISTOGRAM: {
@@ -294,7 +293,7 @@ static void *named_stat(kr_sim_t *s, const char *name, kr_field_type_t type, boo
     }
     if (s->stat_count == s->stat_cap && KR__GROW_U32(s->stats, s->stat_cap, s->stat_count + 1, 4, "statistic by name"))
         return NULL;
-    void *value = calloc(1, field_bytes(type));
+    void *value = calloc(1, kr__field_bytes(type));
     char *copy = strdup(name);
     if (!value || !copy) {
         free(value);
@@ -512,7 +511,7 @@ static void save_element(kr_buf_t *b, kr_field_type_t type, const char *at)
         break;
     }
     case KR_FIELD_DIST: break;
-    default: kr_buf_append(b, at, field_bytes(type)); break;
+    default: kr_buf_append(b, at, kr__field_bytes(type)); break;
     }
 }
 
@@ -587,8 +586,8 @@ static bool load_element(kr_reader_t *r, kr_field_type_t type, char *at)
     }
     case KR_FIELD_DIST: break;
     /* a bool other than 0 or 1 would be undefined */
-    case KR_FIELD_BOOL: ok = kr_reader_get(r, at, field_bytes(type)) && *(const uint8_t *)at <= 1; break;
-    default: ok = kr_reader_get(r, at, field_bytes(type)); break;
+    case KR_FIELD_BOOL: ok = kr_reader_get(r, at, kr__field_bytes(type)) && *(const uint8_t *)at <= 1; break;
+    default: ok = kr_reader_get(r, at, kr__field_bytes(type)); break;
     }
     return ok && !r->failed;
 }
@@ -604,7 +603,7 @@ static void save_block(kr_buf_t *b, const void *block, const kr_field_t *fields)
         kr_buf_put_u32(b, fields[i].type);
         kr_buf_put_u32(b, count);
         for (uint32_t k = 0; k < count; k++)
-            save_element(b, fields[i].type, (const char *)block + fields[i].offset + k * field_bytes(fields[i].type));
+            save_element(b, fields[i].type, (const char *)block + fields[i].offset + k * kr__field_bytes(fields[i].type));
     }
 }
 
@@ -629,7 +628,7 @@ static kr_status_t load_block(kr_sim_t *s, kr_reader_t *r, const char *type, voi
         if (!same) return kr__fail(KR_ERR_CORRUPT, "simulator '%s': state '%s': field '%s' was saved as another field",
                                    s->name, type, fields[i].name);
         for (uint32_t k = 0; k < count; k++)
-            if (!load_element(r, fields[i].type, (char *)block + fields[i].offset + k * field_bytes(fields[i].type)))
+            if (!load_element(r, fields[i].type, (char *)block + fields[i].offset + k * kr__field_bytes(fields[i].type)))
                 return kr__fail(KR_ERR_CORRUPT, "simulator '%s': state '%s': field '%s' does not read back", s->name,
                                 type, fields[i].name);
     }

@@ -55,6 +55,11 @@ typedef struct kr_event_type_desc {
     kr_event_fn on_event;        /* local events */
     kr_event_fn on_sender_side;  /* sync-events: optional, runs in the sender at the event time */
     kr_event_fn on_target_side;  /* sync-events: runs in the target at the same time */
+    /* Optional, ending with { 0 }, not copied (a static table): the payload's
+     * fields (numbers and booleans; kairos/registry.h). A type that
+     * describes its payload can cross the emulation gateway, which writes
+     * it as the JSON object {field: value} (docs/emulation.md). */
+    const struct kr_field *fields;
 } kr_event_type_desc_t;
 
 /* Schedules a local event at now + delay. `data` (type size bytes, may be
