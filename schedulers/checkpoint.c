@@ -16,7 +16,7 @@
 #include "schedulers/model_private.h"
 
 #define SIM_MAGIC 0x4d53524bu /* "KRSM" */
-#define SIM_VERSION 1u
+#define SIM_VERSION 2u
 
 static void put_bytes(kr_buf_t *b, const void *p, size_t n)
 {
@@ -29,11 +29,12 @@ static void put_text(kr_buf_t *b, const char *text)
     put_bytes(b, text, text ? strlen(text) : 0);
 }
 
-/* An emulation input's text is "event\0data": its length spans both. */
+/* An emulation input's text is "event\0to\0data": its length spans all three. */
 static size_t input_text_len(const char *text)
 {
-    size_t a = strlen(text);
-    return a + 1 + strlen(text + a + 1) + 1;
+    size_t n = 0;
+    for (int i = 0; i < 3; i++) n += strlen(text + n) + 1;
+    return n;
 }
 
 /* A record's slot byte: 0 for a free slot, else these bits. */
@@ -207,10 +208,10 @@ static kr_status_t load_extra(kr_sim_t *s, kr_reader_t *r, kr__event_rec_t *rec)
     }
     const char *text = get_bytes(r, &n);
     if (n) {
-        /* two NUL-terminated strings, and nothing after them */
-        const char *first_end = text ? memchr(text, 0, n) : NULL;
-        if (!first_end || !memchr(first_end + 1, 0, n - (size_t)(first_end - text) - 1) ||
-            input_text_len(text) != n)
+        /* three NUL-terminated strings, and nothing after them */
+        size_t nuls = 0;
+        for (size_t i = 0; text && i < n; i++) nuls += text[i] == 0;
+        if (!text || nuls != 3 || text[n - 1] != 0)
             return corrupt(s, "a saved input event is malformed");
         if (!(x->text = malloc(n))) return kr__fail(KR_ERR_NOMEM, "simulator '%s': out of memory", s->name);
         memcpy(x->text, text, n);

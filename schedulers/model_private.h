@@ -89,7 +89,7 @@ typedef struct kr__rec_extra {
     kr_buf_t pack;              /* target side: entities to unpack */
     kr_entity_t *roots;         /* sender side: entities to pack after it ran */
     size_t root_count;          /* target side: roots in pack; sender side: roots */
-    char *text;                 /* input: "event\0data" */
+    char *text;                 /* input: "event\0to\0data" */
     uint32_t target;            /* sender side: the target simulator */
     uint32_t next_free;
 } kr__rec_extra_t;
@@ -484,6 +484,9 @@ bool kr__emulation_waiting(kr_sim_t *s);
 /* Blocks until the earliest of the emulation simulators can move. */
 void kr__emulation_wait(kr_model_t *m);
 void kr__emulation_run_input(kr_sim_t *s, kr__event_rec_t *r);
+/* A sync-event reaching an emulation with on_arrival: handed to it (true),
+ * instead of the type's on_target_side. */
+bool kr__emulation_arrival(kr_sim_t *s, kr_event_type_t type, uint32_t from, const void *data);
 void kr__emulation_save(kr_sim_t *s, kr_buf_t *b);
 /* Puts back how far a replay got, and starts the clock at `cut`. */
 kr_status_t kr__emulation_load(kr_sim_t *s, kr_reader_t *r, kr_time_t cut);

@@ -476,7 +476,7 @@ bool kr__sim_run_head(kr_sim_t *s)
              * arrival (ERS's update on receiving a sync-event;
              * docs/concepts.md, "The four formalisms"). */
             if (s->cont) kr__continuous_observe(s, false);
-            type->desc.on_target_side(s, data);
+            if (!s->emu || !kr__emulation_arrival(s, cur.type, cur.source, data)) type->desc.on_target_side(s, data);
         }
         s->moved_count = 0;
         break;

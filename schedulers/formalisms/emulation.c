@@ -1,23 +1,28 @@
 /* The emulation formalism: a clock paced to the wall clock, input lines
- * injected as events, their log, and replaying it. */
+ * injected as events, output lines, their log, and replaying it. The door
+ * itself (sockets, pipes) is emulation_link.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
 #include <poll.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "kairos/stop.h"
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/grow.h"
+#include "schedulers/formalisms/emulation_link.h"
 #include "schedulers/model_private.h"
 
 typedef struct replay_line {
     kr_time_t time;
     uint64_t after;
-    char *text;          /* "event\0data" */
+    char *text;          /* "event\0to\0data"; event "" for a stop */
     size_t text_len;
 } replay_line_t;
 
@@ -27,16 +32,30 @@ struct kr__emulation {
     double speed;
     uint64_t start_ns;
     kr_time_t clock_base;   /* the clock's reading at start_ns: 0, or a checkpoint's cut on a restart */
-    int fd;
-    bool input_open;
+    kr__link_t link;
     kr_input_fn on_input;
+    kr_input_line_fn on_line;
+    kr_arrival_fn on_arrival;
+    /* the log: both directions; its length and hash go into checkpoints */
+    char *log_path;
     FILE *log;
-    char *line;          /* partial input line */
-    size_t line_len, line_cap;
+    uint64_t log_bytes, log_hash;
+    bool resume_log;        /* a restart: go on with the log the checkpoint describes */
+    char *line;             /* partial input line */
+    size_t line_len;
+    bool discarding;        /* inside a line too long to keep: skip to its end */
+    uint32_t backlog;       /* input lines scheduled and not run yet */
     replay_line_t *replay;
     size_t replay_count, replay_next;
     bool replaying;
+    kr_emulation_counts_t counts;
 };
+
+/* What one poll reads at most, so that a flood leaves the run time for its
+ * events; the line buffer holds a whole line and one read more. */
+#define READ_CHUNK (64u * 1024)
+#define LINE_BUFFER (KR_EMULATION_MAX_LINE + READ_CHUNK)
+#define POLL_BUDGET (256u * 1024)
 
 static uint64_t real_now(void *arg)
 {
@@ -53,16 +72,130 @@ static void real_wait(void *arg, uint64_t deadline, int fd)
     poll(&p, fd >= 0 ? 1 : 0, ms > 1000 ? 1000 : (int)ms);
 }
 
-/* "event\0data" as one allocation. */
-static char *make_text(const char *event, const char *data, size_t *len)
+/* "event\0to\0data" as one allocation. */
+static char *make_text(const char *event, const char *to, const char *data, size_t *len)
 {
-    size_t a = strlen(event), b = strlen(data);
-    char *t = malloc(a + b + 2);
+    size_t a = strlen(event), b = strlen(to), c = strlen(data);
+    char *t = malloc(a + b + c + 3);
     if (!t) return NULL;
     memcpy(t, event, a + 1);
-    memcpy(t + a + 1, data, b + 1);
-    *len = a + b + 2;
+    memcpy(t + a + 1, to, b + 1);
+    memcpy(t + a + b + 2, data, c + 1);
+    *len = a + b + c + 3;
     return t;
+}
+
+/* ---- the log ---- */
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+#define FNV_START 0xcbf29ce484222325ULL
+
+/* Writes one record (a JSON object's text) and its newline, and flushes:
+ * a log must hold every line taken even if the process dies next. */
+static void log_text(kr__emulation_t *em, const char *text, size_t len)
+{
+    if (!em->log) return;
+    fwrite(text, 1, len, em->log);
+    fputc('\n', em->log);
+    fflush(em->log);
+    em->log_bytes += len + 1;
+    em->log_hash = fnv(fnv(em->log_hash, text, len), "\n", 1);
+}
+
+static void log_json(kr__emulation_t *em, json_t *rec)
+{
+    if (!em->log || !rec) return;
+    char *text = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    if (text) log_text(em, text, strlen(text));
+    free(text);
+}
+
+/* A restart goes on with the log the checkpoint saw: the same first
+ * log_bytes bytes (anything after them was written after the cut, by the
+ * run that stopped, and is cut off). */
+static kr_status_t resume_log(kr_sim_t *s, kr__emulation_t *em)
+{
+    FILE *f = fopen(em->log_path, "r+");
+    if (!f) return kr__fail(KR_ERR_IO, "emulation '%s': cannot go on with the log %s: %s", s->name, em->log_path,
+                            strerror(errno));
+    uint64_t h = FNV_START, n = 0;
+    char buf[65536];
+    while (n < em->log_bytes) {
+        size_t want = em->log_bytes - n < sizeof buf ? (size_t)(em->log_bytes - n) : sizeof buf;
+        size_t got = fread(buf, 1, want, f);
+        if (!got) break;
+        h = fnv(h, buf, got);
+        n += got;
+    }
+    if (n != em->log_bytes || h != em->log_hash) {
+        fclose(f);
+        return kr__fail(KR_ERR_CORRUPT, "emulation '%s': the log %s is not the one the checkpoint was written with "
+                        "(expected its first %llu bytes to be the checkpoint's)", s->name, em->log_path,
+                        (unsigned long long)em->log_bytes);
+    }
+    if (fflush(f) || ftruncate(fileno(f), (off_t)em->log_bytes) || fseeko(f, (off_t)em->log_bytes, SEEK_SET)) {
+        fclose(f);
+        return kr__fail(KR_ERR_IO, "emulation '%s': cannot go on with the log %s: %s", s->name, em->log_path,
+                        strerror(errno));
+    }
+    em->log = f;
+    return KR_OK;
+}
+
+/* ---- the replay log ---- */
+
+static kr_status_t replay_add(kr_sim_t *s, kr__emulation_t *em, kr_time_t time, uint64_t after, const char *event,
+                              const char *to, const char *data, const char *path, unsigned line_no)
+{
+    if (em->replay_count && (after < em->replay[em->replay_count - 1].after ||
+                             time < em->replay[em->replay_count - 1].time))
+        return kr__fail(KR_ERR_CORRUPT, "%s:%u: lines out of order", path, line_no);
+    replay_line_t *r = realloc(em->replay, (em->replay_count + 1) * sizeof *r);
+    if (!r) return kr__fail(KR_ERR_NOMEM, "emulation '%s': out of memory reading %s", s->name, path);
+    em->replay = r;
+    replay_line_t *l = &r[em->replay_count];
+    l->time = time;
+    l->after = after;
+    l->text = make_text(event, to, data, &l->text_len);
+    if (!l->text) return kr__fail(KR_ERR_NOMEM, "emulation '%s': out of memory reading %s", s->name, path);
+    em->replay_count++;
+    return KR_OK;
+}
+
+/* One record of a log. Lines taken and stops are replayed; lines sent,
+ * skipped input and peers coming and going are what happened around them. */
+static kr_status_t replay_record(kr_sim_t *s, kr__emulation_t *em, json_t *j, const char *path, unsigned line_no)
+{
+    json_t *time = json_object_get(j, "time"), *after = json_object_get(j, "after");
+    json_t *event = json_object_get(j, "event"), *data = json_object_get(j, "data"), *to = json_object_get(j, "to");
+    json_t *peer = json_object_get(j, "peer");
+    bool timed = json_is_integer(time) && json_integer_value(time) >= 0 && json_is_integer(after) &&
+                 json_integer_value(after) >= 0;
+    bool input = json_is_string(event) && json_string_length(event) > 0 && (!to || json_is_string(to));
+    bool other = json_object_get(j, "out") || json_is_string(json_object_get(j, "skipped")) || json_is_string(peer);
+    if (!json_is_object(j) || !timed || !(input || other))
+        return kr__fail(KR_ERR_CORRUPT, "%s:%u: expected {\"time\": ticks, \"after\": events, \"event\": name, "
+                        "\"to\": simulator, \"data\": ...} or a record of output, skipped input or a peer", path,
+                        line_no);
+    kr_time_t t = (kr_time_t)json_integer_value(time);
+    uint64_t n = (uint64_t)json_integer_value(after);
+    if (input) {
+        char *dump = json_dumps(data ? data : json_null(), JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER);
+        if (!dump) return kr__fail(KR_ERR_NOMEM, "emulation '%s': out of memory reading %s", s->name, path);
+        kr_status_t st = replay_add(s, em, t, n, json_string_value(event), to ? json_string_value(to) : "", dump, path,
+                                    line_no);
+        free(dump);
+        return st;
+    }
+    if (json_is_string(peer) && json_is_true(json_object_get(j, "stop")))
+        return replay_add(s, em, t, n, "", "", "null", path, line_no);
+    return KR_OK;
 }
 
 static kr_status_t load_replay(kr_sim_t *s, kr__emulation_t *em, const char *path)
@@ -79,34 +212,7 @@ static kr_status_t load_replay(kr_sim_t *s, kr__emulation_t *em, const char *pat
         if (n <= 1) continue;
         json_error_t err;
         json_t *j = json_loadb(buf, (size_t)n, 0, &err);
-        json_t *time = j ? json_object_get(j, "time") : NULL, *after = j ? json_object_get(j, "after") : NULL;
-        json_t *event = j ? json_object_get(j, "event") : NULL, *data = j ? json_object_get(j, "data") : NULL;
-        if (!json_is_integer(time) || !json_is_integer(after) || !json_is_string(event) || !data ||
-            json_integer_value(time) < 0 || json_integer_value(after) < 0) {
-            st = kr__fail(KR_ERR_CORRUPT, "%s:%u: expected {\"time\": ticks, \"after\": events, \"event\": name, "
-                          "\"data\": ...}", path, line_no);
-        } else {
-            char *dump = json_dumps(data, JSON_COMPACT | JSON_ENCODE_ANY);
-            replay_line_t *r = realloc(em->replay, (em->replay_count + 1) * sizeof *r);
-            if (!dump || !r) {
-                st = kr__fail(KR_ERR_NOMEM, "emulation '%s': out of memory reading %s", s->name, path);
-            } else {
-                em->replay = r;
-                replay_line_t *l = &r[em->replay_count];
-                l->time = (kr_time_t)json_integer_value(time);
-                l->after = (uint64_t)json_integer_value(after);
-                l->text = make_text(json_string_value(event), dump, &l->text_len);
-                if (!l->text) st = kr__fail(KR_ERR_NOMEM, "emulation '%s': out of memory", s->name);
-                else if (em->replay_count && (l->after < r[em->replay_count - 1].after ||
-                                              l->time < r[em->replay_count - 1].time)) {
-                    free(l->text);
-                    st = kr__fail(KR_ERR_CORRUPT, "%s:%u: lines out of order", path, line_no);
-                } else {
-                    em->replay_count++;
-                }
-            }
-            free(dump);
-        }
+        st = replay_record(s, em, j, path, line_no);
         json_decref(j);
     }
     free(buf);
@@ -114,11 +220,22 @@ static kr_status_t load_replay(kr_sim_t *s, kr__emulation_t *em, const char *pat
     return st;
 }
 
+/* Is this the same file as that one (so that logging would overwrite the
+ * log being replayed)? */
+static bool same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) || stat(b, &sb)) return false;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 kr_status_t kr__emulation_create(kr_sim_t *s, const kr_emulation_desc_t *d)
 {
     kr__emulation_t *em = calloc(1, sizeof *em);
     if (!em) return kr__fail(KR_ERR_NOMEM, "emulation '%s': out of memory", s->name);
     s->emu = em;
+    em->link = (kr__link_t){ .listen_fd = -1, .in_fd = -1, .out_fd = -1 };
+    em->log_hash = FNV_START;
     kr_emulation_desc_t desc = d ? *d : (kr_emulation_desc_t){ .input_fd = -1 };
     if (!(desc.speed >= 0) || !isfinite(desc.speed))
         return kr__fail(KR_ERR_INVALID_ARG, "emulation '%s': speed must be a positive number", s->name);
@@ -128,21 +245,21 @@ kr_status_t kr__emulation_create(kr_sim_t *s, const kr_emulation_desc_t *d)
     if (!em->clock.now_ns || !em->clock.wait_ns)
         return kr__fail(KR_ERR_INVALID_ARG, "emulation '%s': a clock needs now_ns and wait_ns", s->name);
     em->on_input = desc.on_input;
-    em->fd = desc.on_input || desc.input_fd > 0 ? desc.input_fd : -1;
+    em->on_line = desc.on_line;
+    em->on_arrival = desc.on_arrival;
+    bool handler = desc.on_input || desc.on_line;
+    int fd = handler || desc.input_fd > 0 ? desc.input_fd : -1;
+    kr_status_t st = kr__link_init(&em->link, &desc.link, fd, s->name);
+    if (st) return st;
     if (desc.replay_path) {
         em->replaying = true;
-        em->fd = -1;
-        kr_status_t st = load_replay(s, em, desc.replay_path);
-        if (st) return st;
+        if ((st = load_replay(s, em, desc.replay_path))) return st;
     }
-    em->input_open = em->fd >= 0;
-    if (em->input_open) {
-        int flags = fcntl(em->fd, F_GETFL);
-        if (flags < 0 || fcntl(em->fd, F_SETFL, flags | O_NONBLOCK) < 0)
-            return kr__fail(KR_ERR_IO, "emulation '%s': input descriptor %d: %s", s->name, em->fd, strerror(errno));
-    }
-    if (desc.log_path && !(em->log = fopen(desc.log_path, "w")))
-        return kr__fail(KR_ERR_IO, "emulation '%s': cannot write log %s: %s", s->name, desc.log_path, strerror(errno));
+    /* Logging a replay into the log it replays would overwrite it. */
+    if (desc.log_path && !(desc.replay_path && same_file(desc.log_path, desc.replay_path)) &&
+        !(em->log_path = strdup(desc.log_path)))
+        return kr__fail(KR_ERR_NOMEM, "emulation '%s': out of memory", s->name);
+    if (!(em->line = malloc(LINE_BUFFER))) return kr__fail(KR_ERR_NOMEM, "emulation '%s': out of memory", s->name);
     return KR_OK;
 }
 
@@ -150,7 +267,9 @@ void kr__emulation_fini(kr_sim_t *s)
 {
     kr__emulation_t *em = s->emu;
     if (!em) return;
+    kr__link_close(&em->link);
     if (em->log) fclose(em->log);
+    free(em->log_path);
     for (size_t i = 0; i < em->replay_count; i++) free(em->replay[i].text);
     free(em->replay);
     free(em->line);
@@ -158,9 +277,48 @@ void kr__emulation_fini(kr_sim_t *s)
     s->emu = NULL;
 }
 
+kr_status_t kr_emulation_handlers(kr_sim_t *s, kr_input_line_fn on_line, kr_arrival_fn on_arrival)
+{
+    if (!s || !s->emu) return kr__fail(KR_ERR_INVALID_ARG, "kr_emulation_handlers: '%s' is not an emulation simulator "
+                                       "of this process", s ? s->name : "(null)");
+    if (on_line) s->emu->on_line = on_line;
+    if (on_arrival) s->emu->on_arrival = on_arrival;
+    return KR_OK;
+}
+
+kr_emulation_counts_t kr_emulation_counts(const kr_sim_t *s)
+{
+    return s && s->emu ? s->emu->counts : (kr_emulation_counts_t){ 0 };
+}
+
+static void note_peer(kr_sim_t *s, const char *what, const char *why, bool stop);
+
+static void announce(void *arg, const char *what)
+{
+    kr_sim_t *s = arg;
+    kr_log(s, KR_LOG_INFO, "%s", what);
+}
+
 kr_status_t kr__emulation_begin(kr_sim_t *s)
 {
-    s->emu->start_ns = s->emu->clock.now_ns(s->emu->clock.arg);
+    kr__emulation_t *em = s->emu;
+    kr_status_t st = KR_OK;
+    if (em->log_path) {
+        if (em->resume_log) st = resume_log(s, em);
+        else if (!(em->log = fopen(em->log_path, "w")))
+            st = kr__fail(KR_ERR_IO, "emulation '%s': cannot write log %s: %s", s->name, em->log_path, strerror(errno));
+        if (st) return st;
+    }
+    /* A replay opens no link: no outside system takes part. */
+    if (!em->replaying) {
+        if ((st = kr__link_open(&em->link, s->name, s->model->rank, announce, s))) return st;
+        if (em->link.kind == KR_LINK_LISTEN || em->link.kind == KR_LINK_CONNECT) {
+            if (kr__link_connected(&em->link)) note_peer(s, "connected", NULL, false);
+        }
+    } else {
+        em->link.ended = true;
+    }
+    em->start_ns = em->clock.now_ns(em->clock.arg);
     return KR_OK;
 }
 
@@ -180,7 +338,15 @@ uint64_t kr_emulation_clock(kr_sim_t *s)
     return s->emu && !s->emu->replaying ? clock_ticks(s) : s->now;
 }
 
-static void inject(kr_sim_t *s, kr_time_t t, char *text, size_t len)
+/* Where input becomes events: at the clock's reading, never before the
+ * simulator's current time. */
+static kr_time_t input_time(kr_sim_t *s)
+{
+    kr_time_t t = clock_ticks(s);
+    return t < s->now ? s->now : t;
+}
+
+static void inject(kr_sim_t *s, kr_time_t t, char *text)
 {
     kr_model_t *m = s->model;
     uint32_t slot = kr__rec_alloc(s);
@@ -195,14 +361,56 @@ static void inject(kr_sim_t *s, kr_time_t t, char *text, size_t len)
     r->source = s->id;
     r->sequence = s->sequence++;
     r->kind = KR__EV_INPUT;
-    (void)len;
     kr__rec_extra_t *x = kr__rec_extra(s, r);
     if (x) x->text = text;
     else free(text);
     if (!x || kr__rec_enqueue(s, slot)) {
         kr__rec_free(s, slot);
         kr__model_fail(m, KR_ERR_NOMEM, "emulation '%s': out of memory", s->name);
+        return;
     }
+    s->emu->backlog++;
+}
+
+/* Input refused, in the log and (the first times, then rarely) the run's
+ * log: a flood of bad lines must not become a flood of warnings. */
+static void skip(kr_sim_t *s, const char *reason, const char *line, size_t n)
+{
+    kr__emulation_t *em = s->emu;
+    uint64_t k = ++em->counts.skipped;
+    if (k <= 10 || k % 1000 == 0)
+        kr_log(s, KR_LOG_WARN, "input skipped (%llu so far): %s: %.*s%s", (unsigned long long)k, reason,
+               (int)(n > 80 ? 80 : n), line, n > 80 ? "..." : "");
+    if (!em->log) return;
+    /* the line's start, as text even when it is not valid UTF-8 */
+    char shown[201];
+    size_t m = 0;
+    for (size_t i = 0; i < n && m < 200; i++) shown[m++] = line[i] >= 0x20 && line[i] < 0x7f ? line[i] : '?';
+    shown[m] = 0;
+    json_t *rec = json_pack("{s:I, s:I, s:s, s:s}", "time", (json_int_t)input_time(s), "after",
+                            (json_int_t)s->executed, "skipped", reason, "line", shown);
+    log_json(em, rec);
+    json_decref(rec);
+}
+
+void kr_emulation_skip(kr_sim_t *s, const char *reason, const char *line)
+{
+    if (!s || !s->emu) return;
+    skip(s, reason ? reason : "refused", line ? line : "", line ? strlen(line) : 0);
+}
+
+static void note_peer(kr_sim_t *s, const char *what, const char *why, bool stop)
+{
+    kr__emulation_t *em = s->emu;
+    if (!strcmp(what, "connected")) em->counts.peers++;
+    kr_log(s, stop || !strcmp(what, "gone") ? KR_LOG_WARN : KR_LOG_INFO, "peer %s%s%s%s", what, why ? " (" : "",
+           why ? why : "", why ? ")" : stop ? "; the run stops" : "");
+    json_t *rec = json_pack("{s:I, s:I, s:s}", "time", (json_int_t)input_time(s), "after", (json_int_t)s->executed,
+                            "peer", what);
+    if (rec && why) json_object_set_new(rec, "reason", json_string(why));
+    if (rec && stop) json_object_set_new(rec, "stop", json_true());
+    log_json(em, rec);
+    json_decref(rec);
 }
 
 static void take_line(kr_sim_t *s, const char *line, size_t n)
@@ -213,81 +421,151 @@ static void take_line(kr_sim_t *s, const char *line, size_t n)
     json_t *j = json_loadb(line, n, 0, &err);
     json_t *event = j ? json_object_get(j, "event") : NULL;
     json_t *data = j ? json_object_get(j, "data") : NULL;
-    if (!json_is_string(event)) {
-        kr_log(s, KR_LOG_ERROR, "input line skipped: expected {\"event\": name, \"data\": ...}, found %.*s",
-               (int)(n > 80 ? 80 : n), line);
+    json_t *to = j ? json_object_get(j, "to") : NULL;
+    const char *why = !j ? "not JSON" : !json_is_object(j) ? "not a JSON object"
+                    : !json_is_string(event) || !json_string_length(event) ? "no \"event\" name"
+                    : to && !json_is_string(to) ? "\"to\" is not a simulator name" : NULL;
+    if (!why && (strlen(json_string_value(event)) != json_string_length(event) ||
+                 (to && strlen(json_string_value(to)) != json_string_length(to))))
+        why = "a name holds a NUL character";
+    if (why) {
+        skip(s, why, line, n);
         json_decref(j);
         return;
     }
-    kr_time_t t = clock_ticks(s);
-    if (t < s->now) t = s->now;
+    kr_time_t t = input_time(s);
     if (t > m->end_time) {
-        kr_log(s, KR_LOG_WARN, "input line after the end time skipped");
+        skip(s, "after the end time", line, n);
         json_decref(j);
         return;
     }
-    char *dump = json_dumps(data ? data : json_null(), JSON_COMPACT | JSON_ENCODE_ANY);
+    char *dump = json_dumps(data ? data : json_null(), JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER);
     size_t len = 0;
-    char *text = dump ? make_text(json_string_value(event), dump, &len) : NULL;
+    char *text = dump ? make_text(json_string_value(event), to ? json_string_value(to) : "", dump, &len) : NULL;
     if (text && em->log) {
-        json_t *rec = json_pack("{s:I, s:I, s:s, s:O}", "time", (json_int_t)t, "after", (json_int_t)s->executed,
-                                "event", json_string_value(event), "data", data ? data : json_null());
-        if (rec) {
-            json_dumpf(rec, em->log, JSON_COMPACT);
-            fputc('\n', em->log);
-            fflush(em->log);
-        }
+        json_t *rec = json_pack("{s:I, s:I, s:s}", "time", (json_int_t)t, "after", (json_int_t)s->executed,
+                                "event", json_string_value(event));
+        if (rec && to) json_object_set(rec, "to", to);
+        if (rec) json_object_set(rec, "data", data ? data : json_null());
+        log_json(em, rec);
         json_decref(rec);
     }
     free(dump);
     json_decref(j);
     if (!text) { kr__model_fail(m, KR_ERR_NOMEM, "emulation '%s': out of memory", s->name); return; }
-    inject(s, t, text, len);
+    em->counts.lines_in++;
+    inject(s, t, text);
+}
+
+/* The peer left: say so, and stop the run if the model file asked. */
+static void peer_gone(kr_sim_t *s, const char *why)
+{
+    kr__emulation_t *em = s->emu;
+    bool stop = em->link.stop_when_gone;
+    note_peer(s, "gone", why, stop);
+    if (stop) {
+        size_t len;
+        char *text = make_text("", "", "null", &len);
+        if (!text) { kr__model_fail(s->model, KR_ERR_NOMEM, "emulation '%s': out of memory", s->name); return; }
+        inject(s, input_time(s), text);
+        em->link.ended = true;
+        kr__link_close(&em->link);
+        em->link.ended = true;
+    }
+}
+
+/* Splits what was read into lines. A line longer than the bound is
+ * skipped to its end however long it is, with only the bound held. */
+static void split_lines(kr_sim_t *s)
+{
+    kr__emulation_t *em = s->emu;
+    size_t start = 0;
+    for (;;) {
+        char *nl = memchr(em->line + start, '\n', em->line_len - start);
+        if (!nl) break;
+        size_t i = (size_t)(nl - em->line);
+        if (em->discarding) em->discarding = false;
+        else if (i > start && !(i - start == 1 && em->line[start] == '\r')) take_line(s, em->line + start, i - start);
+        start = i + 1;
+    }
+    memmove(em->line, em->line + start, em->line_len - start);
+    em->line_len -= start;
+    if (em->line_len > KR_EMULATION_MAX_LINE || (em->discarding && em->line_len)) {
+        if (!em->discarding) {
+            char reason[80];
+            snprintf(reason, sizeof reason, "longer than %u bytes", KR_EMULATION_MAX_LINE);
+            skip(s, reason, em->line, em->line_len);
+        }
+        em->discarding = true;
+        em->line_len = 0;
+    }
+}
+
+static void replay_due(kr_sim_t *s)
+{
+    kr__emulation_t *em = s->emu;
+    while (em->replay_next < em->replay_count && em->replay[em->replay_next].after == s->executed) {
+        replay_line_t *l = &em->replay[em->replay_next++];
+        if (l->time < s->now || l->time > s->model->end_time) {
+            kr__model_fail(s->model, KR_ERR_CORRUPT, "emulation '%s': replay line %zu at %llu does not fit the run "
+                           "(now %llu)", s->name, em->replay_next, (unsigned long long)l->time,
+                           (unsigned long long)s->now);
+            return;
+        }
+        /* logged again, as the run it replays logged it */
+        if (em->log && l->text[0]) {
+            const char *event = l->text, *to = event + strlen(event) + 1, *data = to + strlen(to) + 1;
+            json_error_t err;
+            json_t *d = json_loads(data, JSON_DECODE_ANY, &err);
+            json_t *rec = json_pack("{s:I, s:I, s:s}", "time", (json_int_t)l->time, "after", (json_int_t)l->after,
+                                    "event", event);
+            if (rec && to[0]) json_object_set_new(rec, "to", json_string(to));
+            if (rec) json_object_set_new(rec, "data", d ? d : json_null());
+            log_json(em, rec);
+            json_decref(rec);
+        } else if (em->log) {
+            json_t *rec = json_pack("{s:I, s:I, s:s, s:b}", "time", (json_int_t)l->time, "after", (json_int_t)l->after,
+                                    "peer", "gone", "stop", 1);
+            log_json(em, rec);
+            json_decref(rec);
+        }
+        inject(s, l->time, l->text);
+        l->text = NULL;
+    }
 }
 
 void kr__emulation_poll(kr_sim_t *s)
 {
     kr__emulation_t *em = s->emu;
     if (em->replaying) {
-        while (em->replay_next < em->replay_count && em->replay[em->replay_next].after == s->executed) {
-            replay_line_t *l = &em->replay[em->replay_next++];
-            if (l->time < s->now || l->time > s->model->end_time) {
-                kr__model_fail(s->model, KR_ERR_CORRUPT, "emulation '%s': replay line %zu at %llu does not fit the run "
-                               "(now %llu)", s->name, em->replay_next, (unsigned long long)l->time,
-                               (unsigned long long)s->now);
-                return;
-            }
-            inject(s, l->time, l->text, l->text_len);
-            l->text = NULL;
-        }
+        replay_due(s);
         return;
     }
-    while (em->input_open) {
-        /* At least 4096 bytes free for the next read. */
-        if (em->line_cap - em->line_len < 4096 && KR__GROW(em->line, em->line_cap, em->line_len + 4096, 8192, NULL)) {
-            kr__model_fail(s->model, KR_ERR_NOMEM, "emulation '%s': out of memory", s->name);
-            return;
-        }
-        ssize_t n = read(em->fd, em->line + em->line_len, em->line_cap - em->line_len);
-        if (n == 0) em->input_open = false;
-        if (n <= 0) {
-            if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-                kr_log(s, KR_LOG_ERROR, "input closed: %s", strerror(errno));
-                em->input_open = false;
-            }
-            if (!em->input_open && em->line_len) take_line(s, em->line, em->line_len);
-            if (!em->input_open) em->line_len = 0;
+    kr__link_t *l = &em->link;
+    if (l->out_len) kr__link_flush(l);
+    if (l->ended) return;
+    if (kr__link_accept(l)) note_peer(s, "connected", NULL, false);
+    size_t budget = POLL_BUDGET;
+    /* Back-pressure: while KR_EMULATION_BACKLOG lines wait to run, read
+     * nothing; the sender's writes then wait in the kernel, and TCP slows
+     * a remote sender down. */
+    while (kr__link_connected(l) && budget && em->backlog < KR_EMULATION_BACKLOG && !kr_model_failure(s->model)) {
+        size_t room = LINE_BUFFER - em->line_len;
+        if (room > READ_CHUNK) room = READ_CHUNK;
+        const char *why = NULL;
+        ssize_t n = kr__link_read(l, em->line + em->line_len, room, &why);
+        if (n == 0) break;
+        if (n < 0) {
+            /* a last line without its newline still counts */
+            if (em->line_len && !em->discarding) take_line(s, em->line, em->line_len);
+            em->line_len = 0;
+            em->discarding = false;
+            peer_gone(s, why);
             break;
         }
         em->line_len += (size_t)n;
-        size_t start = 0;
-        for (size_t i = 0; i < em->line_len; i++) {
-            if (em->line[i] != '\n') continue;
-            if (i > start) take_line(s, em->line + start, i - start);
-            start = i + 1;
-        }
-        memmove(em->line, em->line + start, em->line_len - start);
-        em->line_len -= start;
+        budget = (size_t)n >= budget ? 0 : budget - (size_t)n;
+        split_lines(s);
     }
 }
 
@@ -308,9 +586,8 @@ kr_time_t kr__emulation_next(kr_sim_t *s, kr_time_t head)
     if (em->replaying) {
         if (em->replay_next < em->replay_count && em->replay[em->replay_next].time < t)
             t = em->replay[em->replay_next].time;
-    } else if (em->input_open) {
-        kr_time_t c = clock_ticks(s);
-        if (c < s->now) c = s->now;
+    } else if (!em->link.ended) {
+        kr_time_t c = input_time(s);
         if (c < t) t = c;
     }
     return t;
@@ -324,9 +601,10 @@ bool kr__emulation_waiting(kr_sim_t *s)
     /* past a stop horizon (stop.c) nothing more runs: nothing to wait for */
     bool pending = h && h->time <= s->model->end_time && h->time < s->stop_horizon &&
                    !(h->flags & KR__EVREC_AWAITING);
-    kr_time_t clock = em->input_open ? clock_ticks(s) : 0;
+    bool open = !em->link.ended;
+    kr_time_t clock = open ? clock_ticks(s) : 0;
     return (pending && !kr__emulation_ready(s, h->time)) ||
-           (em->input_open && clock < s->model->end_time && clock + 1 < s->stop_horizon);
+           (open && clock < s->model->end_time && clock + 1 < s->stop_horizon);
 }
 
 /* Wall-clock nanoseconds at which the clock of s reads t. */
@@ -357,43 +635,108 @@ void kr__emulation_wait(kr_model_t *m)
     if (!first) return;
     /* Held by its inputs rather than its clock: the deadline has passed, so
      * wait a millisecond for the clock (and the guarantees it moves). */
-    uint64_t now = first->emu->clock.now_ns(first->emu->clock.arg);
+    kr__emulation_t *em = first->emu;
+    uint64_t now = em->clock.now_ns(em->clock.arg);
     if (deadline <= now) deadline = now + 1000000;
-    first->emu->clock.wait_ns(first->emu->clock.arg, deadline, first->emu->fd);
+    /* With the backlog full, input is not read: waiting on it would not wait. */
+    int fd = em->backlog < KR_EMULATION_BACKLOG ? kr__link_wait_fd(&em->link) : -1;
+    em->clock.wait_ns(em->clock.arg, deadline, fd);
 }
 
 void kr__emulation_run_input(kr_sim_t *s, kr__event_rec_t *r)
 {
     kr__emulation_t *em = s->emu;
+    if (em->backlog) em->backlog--;
     kr__rec_extra_t *x = kr__rec_extra_peek(s, r);
     if (!x || !x->text) return;
     /* on_input may schedule events, which may move the side table */
     char *text = x->text;
     x->text = NULL;
-    const char *event = text, *data = text + strlen(text) + 1;
-    if (em->on_input) em->on_input(s, event, data);
-    else kr_log(s, KR_LOG_WARN, "input event '%s' has no on_input handler", event);
+    kr_input_t in = { .event = text };
+    in.to = in.event + strlen(in.event) + 1;
+    in.data_json = in.to + strlen(in.to) + 1;
+    if (!in.event[0]) kr_sim_stop(s);
+    else if (em->on_line) em->on_line(s, &in);
+    else if (em->on_input) em->on_input(s, in.event, in.data_json);
+    else kr_log(s, KR_LOG_WARN, "input event '%s' has no on_input handler", in.event);
     free(text);
 }
 
-/* A checkpoint holds the events input became (they are in the queue) and
- * how far a replay got; on a restart the clock goes on from the cut, paced
- * from the moment the restarted run begins. */
+bool kr__emulation_arrival(kr_sim_t *s, kr_event_type_t type, uint32_t from, const void *data)
+{
+    if (!s->emu || !s->emu->on_arrival) return false;
+    s->emu->on_arrival(s, type, from, data);
+    return true;
+}
+
+kr_status_t kr_emulation_send(kr_sim_t *s, const char *text)
+{
+    if (!s || !s->emu || !text)
+        return kr__fail(KR_ERR_INVALID_ARG, "kr_emulation_send: '%s' is not an emulation simulator of this process",
+                        s ? s->name : "(null)");
+    kr__emulation_t *em = s->emu;
+    size_t len = strlen(text);
+    json_error_t err;
+    json_t *j = memchr(text, '\n', len) ? NULL : json_loadb(text, len, JSON_DECODE_ANY, &err);
+    if (!j) return kr__fail(KR_ERR_INVALID_ARG, "kr_emulation_send: '%s': expected one line of JSON, found %.60s",
+                            s->name, text);
+    json_decref(j);
+    em->counts.lines_out++;
+    if (em->log) {
+        char head[64];
+        int n = snprintf(head, sizeof head, "{\"time\":%llu,\"after\":%llu,\"out\":", (unsigned long long)s->now,
+                         (unsigned long long)s->executed);
+        fwrite(head, 1, (size_t)n, em->log);
+        em->log_hash = fnv(em->log_hash, head, (size_t)n);
+        em->log_bytes += (uint64_t)n;
+        char *rest = malloc(len + 2);
+        if (rest) {
+            memcpy(rest, text, len);
+            rest[len] = '}';
+            log_text(em, rest, len + 1);
+            free(rest);
+        }
+    }
+    if (em->replaying || em->link.out_fd < 0) return KR_OK;
+    if (!kr__link_send(&em->link, text, len)) {
+        uint64_t k = ++em->counts.dropped;
+        if (k == 1 || k % 10000 == 0)
+            kr_log(s, KR_LOG_WARN, "the peer is not taking output: %llu line%s dropped (they are in the log)",
+                   (unsigned long long)k, k == 1 ? "" : "s");
+    }
+    return KR_OK;
+}
+
+/* A checkpoint holds the events input became (they are in the queue), how
+ * far a replay got and how long the log was, with its hash; on a restart
+ * the clock goes on from the cut, paced from the moment the restarted run
+ * begins, and the log from that length. Input read but not yet a whole
+ * line, and output the peer had not taken, are not kept: a reconnecting
+ * peer starts afresh. */
 void kr__emulation_save(kr_sim_t *s, kr_buf_t *b)
 {
     kr_buf_put_u64(b, s->emu ? s->emu->replay_next : 0);
+    kr_buf_put_u64(b, s->emu && s->emu->log ? s->emu->log_bytes : 0);
+    kr_buf_put_u64(b, s->emu && s->emu->log ? s->emu->log_hash : FNV_START);
 }
 
 kr_status_t kr__emulation_load(kr_sim_t *s, kr_reader_t *r, kr_time_t cut)
 {
-    uint64_t next = kr_reader_u64(r);
-    if (!s->emu) return next ? kr__fail(KR_ERR_CORRUPT, "simulator '%s': its saved state is an emulation's", s->name)
-                             : KR_OK;
+    uint64_t next = kr_reader_u64(r), log_bytes = kr_reader_u64(r), log_hash = kr_reader_u64(r);
+    if (!s->emu) return next || log_bytes ? kr__fail(KR_ERR_CORRUPT, "simulator '%s': its saved state is an "
+                                                     "emulation's", s->name)
+                                          : KR_OK;
     kr__emulation_t *em = s->emu;
     if (next > (em->replaying ? em->replay_count : 0))
         return kr__fail(KR_ERR_CORRUPT, "emulation '%s': the checkpoint has replayed %llu lines, its replay log has "
                         "%zu", s->name, (unsigned long long)next, em->replaying ? em->replay_count : (size_t)0);
     em->replay_next = (size_t)next;
     em->clock_base = cut;
+    /* A checkpoint without a log starts the log afresh. */
+    if (log_bytes) {
+        em->resume_log = true;
+        em->log_bytes = log_bytes;
+        em->log_hash = log_hash;
+    }
     return KR_OK;
 }
