@@ -5,6 +5,7 @@
 #include "models/builtin.h"
 #include "models/ecology/ecology.h"
 #include "models/factory/factory.h"
+#include "models/hil/hil.h"
 #include "models/phold/phold.h"
 #include "models/rows/rows.h"
 #include "models/sqss/sqss.h"
@@ -19,6 +20,9 @@ static const kr_kind_desc_t *const builtin_kinds[] = {
     &kr__rows_kind,
     &kr__walkers_kind,
     &kr__ecology_kind,
+    &kr__hil_feeder_kind,
+    &kr__hil_belt_kind,
+    &kr__hil_controller_kind,
 };
 
 kr_status_t kr__models_register_builtin(kr_kinds_t *kinds)
