@@ -567,9 +567,9 @@ Test(model_file, bad_duplicate_name)
 Test(model_file, bad_unknown_kind)
 {
     expect_load_error(mt_load(FACTORY, "simulators.Bath.kind=tub", NULL), "simulators[2].kind",
-                      "a known kind (assembly, robots, bath, sqss, phold, rows, walkers, ecology)", "\"tub\"");
+                      "a known kind (assembly, robots, bath, sqss, phold, rows, walkers, ecology, feeder, belt, controller)", "\"tub\"");
     expect_load_error(mt_load("{'end_time': 1, 'simulators': [{'name': 'x'}]}", NULL), "simulators[0].kind",
-                      "a known kind (assembly, robots, bath, sqss, phold, rows, walkers, ecology)", "nothing");
+                      "a known kind (assembly, robots, bath, sqss, phold, rows, walkers, ecology, feeder, belt, controller)", "nothing");
 }
 
 Test(model_file, bad_unknown_formalism)
