@@ -67,6 +67,9 @@ static const char *const run_help =
     "                        with kairos view DIR, or as PNGs with kairos frames DIR --png OUT\n"
     "  --frame-every DT      a frame every DT of model time (default: the largest time step of\n"
     "                        the simulators that draw, at most 200 frames a run)\n"
+    "  --replay NAME=LOG     emulation simulator NAME replays LOG (its log of an earlier run)\n"
+    "                        instead of reading input: the same run again, bit for bit, with\n"
+    "                        no outside system (docs/emulation.md); repeatable\n"
     "  --quiet               no summary and no progress line\n"
     "  --replications R      R independent replications (seeds derived from the model seed),\n"
     "                        shared out over groups of ranks; the stats gain pooled means and\n"
@@ -206,6 +209,8 @@ typedef struct options {
     int group_ranks;        /* 0: not given */
     const char **varies;
     size_t vary_count;
+    const char **replays;   /* --replay NAME=LOG */
+    size_t replay_count;
     const char *plot_dir;
     kr__ckpt_plan_t ckpt;   /* --checkpoint-* */
     const char *restart;
@@ -220,6 +225,7 @@ static void options_free(options_t *o)
     free(o->owned);
     free(o->sets);
     free(o->varies);
+    free(o->replays);
     free(o->ckpt.at);
 }
 
@@ -311,6 +317,13 @@ static int parse(const cli_t *c, int argc, char **argv, int first, const char *c
                 return input_error(c, "--frame-every: expected a model time > 0, found %s", has_value ? argv[i + 1] : "nothing");
             o->frame_every = dt;
             i++;
+        } else if (run_only && !strcmp(a, "--replay")) {
+            if (!has_value || !strchr(argv[i + 1], '='))
+                return input_error(c, "--replay: expected NAME=LOG, found %s", has_value ? argv[i + 1] : "nothing");
+            const char **r = realloc(o->replays, (o->replay_count + 1) * sizeof *r);
+            if (!r) return input_error(c, "--replay: out of memory%s", "");
+            o->replays = r;
+            r[o->replay_count++] = argv[++i];
         } else if (run_only && !strcmp(a, "--event-log")) {
             if (!has_value) return input_error(c, "%s needs a folder name", a);
             o->event_log = argv[++i];
@@ -445,7 +458,8 @@ static int parse(const cli_t *c, int argc, char **argv, int first, const char *c
 static kr__model_file_t *load(const cli_t *c, const options_t *o)
 {
     kr__model_file_t *f = kr__model_file_load(&(kr__model_file_desc_t){
-        .path = o->model, .sets = o->sets, .set_count = o->set_count, .register_builtin = kr__models_register_builtin });
+        .path = o->model, .sets = o->sets, .set_count = o->set_count, .register_builtin = kr__models_register_builtin,
+        .replays = o->replays, .replay_count = o->replay_count });
     kr_status_t st = f ? KR_OK : kr_last_status();
     if (c->ranks > 1) st = kr__run_agree(MPI_COMM_WORLD, c->ranks, c->rank, st, true);
     if (st && f) {

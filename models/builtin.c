@@ -5,6 +5,7 @@
 #include "models/builtin.h"
 #include "models/ecology/ecology.h"
 #include "models/factory/factory.h"
+#include "models/gateway/gateway.h"
 #include "models/hil/hil.h"
 #include "models/phold/phold.h"
 #include "models/rows/rows.h"
@@ -23,6 +24,7 @@ static const kr_kind_desc_t *const builtin_kinds[] = {
     &kr__hil_feeder_kind,
     &kr__hil_belt_kind,
     &kr__hil_controller_kind,
+    &kr__gateway_kind,
 };
 
 kr_status_t kr__models_register_builtin(kr_kinds_t *kinds)

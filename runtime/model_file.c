@@ -14,6 +14,7 @@
 #include "kairos/stop.h"
 #include "runtime/kind_build.h"
 #include "runtime/model_file.h"
+#include "runtime/emulation_settings.h"
 #include "runtime/plugins.h"
 #include "schedulers/model_private.h"
 
@@ -24,12 +25,13 @@ static const char *const top_keys[] = { "precision", "seed", "end_time", "sync",
                                         "simulators", "dependencies", "outputs", "plugins", "description",
                                         "stop_lookahead", NULL };
 static const char *const sim_keys[] = { "name", "kind", "formalism", "time_step", "params", "rank", "count",
-                                        "regions", "description", "render", NULL };
+                                        "regions", "description", "render", "emulation", NULL };
 static const char *const dep_keys[] = { "from", "to", "promise", NULL };
 static const char *const out_keys[] = { "stats", "event_log", "trace", "series", "checkpoint", NULL };
 static const char *const ckpt_keys[] = { "dir", "at", "every", "keep", "level", NULL };
 
-static kr_status_t check_keys(const kr__model_file_t *f, json_t *obj, const char *const *allowed, const char *where)
+kr_status_t kr__model_file_check_keys(const kr__model_file_t *f, json_t *obj, const char *const *allowed,
+                                      const char *where)
 {
     const char *key;
     json_t *v;
@@ -161,7 +163,7 @@ static kr_status_t read_checkpoint_plan(kr__model_file_t *f, json_t *c)
     p->keep = -1;
     if (!c) return KR_OK;
     FAIL_IF(!json_is_object(c), "outputs.checkpoint", "an object with dir, at, every, keep, level", c);
-    kr_status_t st = check_keys(f, c, ckpt_keys, "outputs.checkpoint");
+    kr_status_t st = kr__model_file_check_keys(f, c, ckpt_keys, "outputs.checkpoint");
     if (st) return st;
     json_t *v;
     if ((v = json_object_get(c, "dir"))) {
@@ -206,7 +208,7 @@ static kr_status_t check_top(kr__model_file_t *f)
 {
     json_t *r = f->root;
     FAIL_IF(!json_is_object(r), "(top)", "an object", r);
-    kr_status_t st = check_keys(f, r, top_keys, "");
+    kr_status_t st = kr__model_file_check_keys(f, r, top_keys, "");
     if (st) return st;
     json_t *v;
     f->precision = KR_PRECISION_DEFAULT;
@@ -246,7 +248,7 @@ static kr_status_t check_top(kr__model_file_t *f)
         return st;
     if ((v = json_object_get(r, "outputs"))) {
         FAIL_IF(!json_is_object(v), "outputs", "an object", v);
-        if ((st = check_keys(f, v, out_keys, "outputs"))) return st;
+        if ((st = kr__model_file_check_keys(f, v, out_keys, "outputs"))) return st;
         const char **slots[] = { &f->out_stats, &f->out_event_log, &f->out_trace, &f->out_series };
         if ((st = read_checkpoint_plan(f, json_object_get(v, "checkpoint")))) return st;
         for (int i = 0; i < 4; i++) {
@@ -382,7 +384,7 @@ static kr_status_t check_simulators(kr__model_file_t *f)
         char at[64], path[128];
         snprintf(at, sizeof at, "simulators[%zu]", i);
         FAIL_IF(!json_is_object(s), at, "a simulator object", s);
-        kr_status_t st = check_keys(f, s, sim_keys, at);
+        kr_status_t st = kr__model_file_check_keys(f, s, sim_keys, at);
         if (st) return st;
         json_t *name = json_object_get(s, "name"), *kind = json_object_get(s, "kind");
         snprintf(path, sizeof path, "%s.name", at);
@@ -475,6 +477,9 @@ static kr_status_t check_simulators(kr__model_file_t *f)
             e.region_rows = (uint32_t)rows;
             e.region_first = (uint32_t)f->sim_count;
         }
+        e.replicas = (uint32_t)count;
+        if ((e.emulation = json_object_get(s, "emulation")) && (st = kr__emulation_settings_check(f, &e, e.emulation)))
+            return st;
         /* Before anything is expanded: a count or cut too large for the
          * file is refused here, not after filling memory. */
         uint64_t adds = count ? (uint64_t)count : 1;
@@ -552,7 +557,7 @@ static kr_status_t check_dependencies(kr__model_file_t *f)
         char at[64], path[128];
         snprintf(at, sizeof at, "dependencies[%zu]", i);
         FAIL_IF(!json_is_object(d), at, "a dependency object", d);
-        if ((st = check_keys(f, d, dep_keys, at))) return st;
+        if ((st = kr__model_file_check_keys(f, d, dep_keys, at))) return st;
         json_t *vf = json_object_get(d, "from"), *vt = json_object_get(d, "to"), *vp = json_object_get(d, "promise");
         uint32_t ff, nf, tf, nt;
         bool wf, wt;
@@ -634,6 +639,8 @@ kr__model_file_t *kr__model_file_load(const kr__model_file_desc_t *desc)
         if (apply_set(f, desc->varies[i], "--vary", true)) goto fail;
     if (desc->register_builtin && desc->register_builtin(f->kinds)) goto fail;
     if (check_top(f) || load_plugins(f) || check_simulators(f) || check_dependencies(f)) goto fail;
+    for (size_t i = 0; i < desc->replay_count; i++)
+        if (kr__emulation_settings_replay(f, desc->replays[i])) goto fail;
     return f;
 fail:
     kr__model_file_free(f);
@@ -643,7 +650,10 @@ fail:
 void kr__model_file_free(kr__model_file_t *f)
 {
     if (!f) return;
-    for (size_t i = 0; i < f->sim_count; i++) free(f->sims[i].name);
+    for (size_t i = 0; i < f->sim_count; i++) {
+        free(f->sims[i].name);
+        free(f->sims[i].replay);
+    }
     free(f->sims);
     free(f->deps);
     kr__hmap_fini(&f->names);
@@ -687,10 +697,21 @@ kr_model_t *kr__model_file_build_on(kr__model_file_t *f, const kr_observer_t *ob
     if (kr__kinds_register_types(f, m)) goto fail;
     for (size_t i = 0; i < f->sim_count; i++) {
         kr__sim_entry_t *e = &f->sims[i];
-        if (!kr_model_add_sim(m, &(kr_sim_desc_t){ .name = e->name, .formalism = e->formalism,
-                                                    .time_step = e->time_step, .rank = rank_of ? rank_of[i] : 0 })) {
+        int on = rank_of ? rank_of[i] : 0;
+        /* the settings are read on the rank that runs the simulator, which
+         * opens its input itself when the run starts */
+        kr__emulation_settings_t es = { 0 };
+        bool emulated = e->formalism == KR_EMULATION && on == rank;
+        if (emulated && kr__emulation_settings_desc(f, e, &es)) goto fail;
+        kr_sim_t *added = kr_model_add_sim(m, &(kr_sim_desc_t){ .name = e->name, .formalism = e->formalism,
+                                                                 .time_step = e->time_step, .rank = on,
+                                                                 .emulation = emulated ? &es.desc : NULL });
+        kr__emulation_settings_free(&es);
+        if (!added) {
             snprintf(path, sizeof path, "simulators[%zu]", e->index);
-            kr__fail(KR_ERR_INVALID_ARG, "%s: %s: %s", f->path, path, kr_last_error());
+            kr_status_t st = kr_last_status();
+            kr__fail(st == KR_ERR_IO || st == KR_ERR_CORRUPT ? st : KR_ERR_INVALID_ARG, "%s: %s: %s", f->path, path,
+                     kr_last_error());
             goto fail;
         }
     }

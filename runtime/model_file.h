@@ -38,6 +38,8 @@ typedef struct kr__sim_entry {
     /* "regions": [cols, rows]; 0 x 0 for an entry without. Region
      * region_index runs as simulator region_first + region_index. */
     uint32_t region_cols, region_rows, region_index, region_first;
+    json_t *emulation;       /* borrowed: the entry's emulation settings, NULL when absent */
+    char *replay;            /* owned: `--replay NAME=LOG`'s LOG, NULL when not given */
 } kr__sim_entry_t;
 
 typedef struct kr__dep_entry {
@@ -92,6 +94,9 @@ typedef struct kr__model_file_desc {
     const char *const *varies;
     size_t vary_count;
     kr_status_t (*register_builtin)(kr_kinds_t *kinds); /* may be NULL */
+    /* "NAME=LOG": replay LOG for emulation simulator NAME (--replay) */
+    const char *const *replays;
+    size_t replay_count;
 } kr__model_file_desc_t;
 
 /* Loads, overrides and checks a model file; NULL with kr_last_error(). */
@@ -145,5 +150,9 @@ void kr__report_close(kr_report_t *r);
 
 /* "FILE: PATH: expected X, found <json of v>" (v NULL: "nothing"). */
 kr_status_t kr__input_error(const char *file, const char *path, const char *expected, const json_t *found);
+/* Refuses a key of `obj` not in `allowed` (ending with NULL), in that form;
+ * `where` is the object's JSON path. */
+kr_status_t kr__model_file_check_keys(const kr__model_file_t *f, json_t *obj, const char *const *allowed,
+                                      const char *where);
 
 #endif

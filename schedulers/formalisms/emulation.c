@@ -310,15 +310,12 @@ kr_status_t kr__emulation_begin(kr_sim_t *s)
         if (st) return st;
     }
     /* A replay opens no link: no outside system takes part. */
-    if (!em->replaying) {
-        if ((st = kr__link_open(&em->link, s->name, s->model->rank, announce, s))) return st;
-        if (em->link.kind == KR_LINK_LISTEN || em->link.kind == KR_LINK_CONNECT) {
-            if (kr__link_connected(&em->link)) note_peer(s, "connected", NULL, false);
-        }
-    } else {
-        em->link.ended = true;
-    }
+    if (!em->replaying && (st = kr__link_open(&em->link, s->name, s->model->rank, announce, s))) return st;
+    if (em->replaying) em->link.ended = true;
+    /* the clock starts once the peer the run waited for is there */
     em->start_ns = em->clock.now_ns(em->clock.arg);
+    bool networked = em->link.kind == KR_LINK_LISTEN || em->link.kind == KR_LINK_CONNECT;
+    if (!em->replaying && networked && kr__link_connected(&em->link)) note_peer(s, "connected", NULL, false);
     return KR_OK;
 }
 
@@ -529,6 +526,7 @@ static void replay_due(kr_sim_t *s)
             log_json(em, rec);
             json_decref(rec);
         }
+        if (l->text[0]) em->counts.lines_in++;
         inject(s, l->time, l->text);
         l->text = NULL;
     }
@@ -593,6 +591,14 @@ kr_time_t kr__emulation_next(kr_sim_t *s, kr_time_t head)
     return t;
 }
 
+/* The clock is waited for up to the end time, or up to a cut (a safe
+ * point, a checkpoint, a frame: kr__run_limit) while one is set: input
+ * stamped before the cut must be in before the run may stop there. */
+static kr_time_t wait_limit(const kr_model_t *m)
+{
+    return m->cut && m->cut - 1 < m->end_time ? m->cut : m->end_time;
+}
+
 bool kr__emulation_waiting(kr_sim_t *s)
 {
     kr__emulation_t *em = s->emu;
@@ -604,7 +610,7 @@ bool kr__emulation_waiting(kr_sim_t *s)
     bool open = !em->link.ended;
     kr_time_t clock = open ? clock_ticks(s) : 0;
     return (pending && !kr__emulation_ready(s, h->time)) ||
-           (open && clock < s->model->end_time && clock + 1 < s->stop_horizon);
+           (open && clock < wait_limit(s->model) && clock + 1 < s->stop_horizon);
 }
 
 /* Wall-clock nanoseconds at which the clock of s reads t. */
@@ -625,7 +631,20 @@ void kr__emulation_wait(kr_model_t *m)
         kr_sim_t *s = m->sims[i];
         if (!s->emu || !kr__emulation_waiting(s)) continue;
         kr__event_rec_t *h = kr__sim_head(s);
-        kr_time_t t = h && h->time <= m->end_time ? h->time : m->end_time;
+        kr_time_t t = h && h->time <= wait_limit(m) ? h->time : wait_limit(m);
+        /* Its clock is a guarantee to the simulators it sends to, even with
+         * no event of its own due: wake at least every half of its
+         * smallest promise, so that they follow the clock that closely. */
+        kr_time_t step = KR_TIME_NEVER;
+        for (uint32_t k = 0; k < s->out_count; k++) {
+            kr_time_t p = m->edges[s->out_edges[k]].promise;
+            if (p / 2 < step) step = p / 2;
+        }
+        if (step < KR_TIME_NEVER) {
+            kr_time_t c = clock_ticks(s);
+            kr_time_t soon = kr__time_add(c > s->now ? c : s->now, step ? step : 1);
+            if (soon < t) t = soon;
+        }
         uint64_t d = deadline_of(s, t);
         if (!first || d < deadline) {
             first = s;

@@ -132,7 +132,7 @@ Test(cli, bad_model_fields)
 {
     const char *m = model(FACTORY_SHORT);
     char want[700];
-    snprintf(want, sizeof want, "%s: simulators[2].kind: expected a known kind (assembly, robots, bath, sqss, phold, rows, walkers, ecology, feeder, belt, controller), found \"tub\"",
+    snprintf(want, sizeof want, "%s: simulators[2].kind: expected a known kind (assembly, robots, bath, sqss, phold, rows, walkers, ecology, feeder, belt, controller, gateway), found \"tub\"",
              m);
     expect_bad(kairos("run", m, "--set", "simulators.Bath.kind=tub", NULL), want);
     snprintf(want, sizeof want, "%s: dependencies[1].to: expected the name of a simulator (or \"name[*]\"), found "

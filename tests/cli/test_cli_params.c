@@ -107,7 +107,7 @@ Test(cli_params, kinds_refusals)
     cr_assert_eq(r.status, 2);
     cr_assert_str_empty(r.out);
     cr_assert_str_eq(r.err, "kairos kinds: no kind 'nope' (known: assembly, robots, bath, sqss, phold, rows, "
-                            "walkers, ecology, feeder, belt, controller)\n");
+                            "walkers, ecology, feeder, belt, controller, gateway)\n");
     cli_free(&r);
     r = kairos("kinds", "--plugin", "/nonexistent/libx.so", NULL);
     cr_assert_eq(r.status, 2);

@@ -471,7 +471,7 @@ Test(model_file, bad_unknown_top_key)
 Test(model_file, bad_unknown_simulator_key)
 {
     expect_load_error(mt_load(FACTORY, "simulators.Bath.step=1", NULL), "simulators[2].step",
-                      "one of the keys name, kind, formalism, time_step, params, rank, count, regions, description, render",
+                      "one of the keys name, kind, formalism, time_step, params, rank, count, regions, description, render, emulation",
                       "the unknown key \"step\"");
 }
 
@@ -567,9 +567,9 @@ Test(model_file, bad_duplicate_name)
 Test(model_file, bad_unknown_kind)
 {
     expect_load_error(mt_load(FACTORY, "simulators.Bath.kind=tub", NULL), "simulators[2].kind",
-                      "a known kind (assembly, robots, bath, sqss, phold, rows, walkers, ecology, feeder, belt, controller)", "\"tub\"");
+                      "a known kind (assembly, robots, bath, sqss, phold, rows, walkers, ecology, feeder, belt, controller, gateway)", "\"tub\"");
     expect_load_error(mt_load("{'end_time': 1, 'simulators': [{'name': 'x'}]}", NULL), "simulators[0].kind",
-                      "a known kind (assembly, robots, bath, sqss, phold, rows, walkers, ecology, feeder, belt, controller)", "nothing");
+                      "a known kind (assembly, robots, bath, sqss, phold, rows, walkers, ecology, feeder, belt, controller, gateway)", "nothing");
 }
 
 Test(model_file, bad_unknown_formalism)

@@ -1,0 +1,28 @@
+/* A model file's emulation settings: an emulation entry's "emulation"
+ * object (docs/model-file.md, "Emulation") and `kairos run --replay`,
+ * checked when the file loads and turned into the simulator's
+ * kr_emulation_desc_t when the rank that runs it builds it. Not public
+ * API. */
+#ifndef KAIROS_RUNTIME_EMULATION_SETTINGS_H
+#define KAIROS_RUNTIME_EMULATION_SETTINGS_H
+
+#include "kairos/emulation.h"
+#include "runtime/model_file.h"
+
+/* Checks entry e's settings (the JSON at simulators[e->index].emulation). */
+kr_status_t kr__emulation_settings_check(const kr__model_file_t *f, const kr__sim_entry_t *e, json_t *settings);
+
+/* Applies `--replay NAME=LOG` (LOG relative to the working folder). */
+kr_status_t kr__emulation_settings_replay(kr__model_file_t *f, const char *name_eq_log);
+
+/* The description of entry e's simulator; the strings it points to live in
+ * `s` until kr__emulation_settings_free. */
+typedef struct kr__emulation_settings {
+    kr_emulation_desc_t desc;
+    char *log, *replay, *pipe, *output, *host;
+} kr__emulation_settings_t;
+kr_status_t kr__emulation_settings_desc(const kr__model_file_t *f, const kr__sim_entry_t *e,
+                                        kr__emulation_settings_t *s);
+void kr__emulation_settings_free(kr__emulation_settings_t *s);
+
+#endif
