@@ -700,6 +700,16 @@ kr_model_t *kr__model_file_build_on(kr__model_file_t *f, const kr_observer_t *ob
         int on = rank_of ? rank_of[i] : 0;
         /* the settings are read on the rank that runs the simulator, which
          * opens its input itself when the run starts */
+        json_t *input = json_object_get(e->emulation, "input");
+        if (json_is_string(input) && on != 0 && !e->replay && !json_object_get(e->emulation, "replay")) {
+            /* every rank knows where it runs: all refuse it alike */
+            snprintf(path, sizeof path, "simulators[%zu].emulation.input", e->index);
+            char expected[200];
+            snprintf(expected, sizeof expected, "an input other than standard input, which reaches rank 0 only and "
+                     "'%s' runs on rank %d (a named pipe or a socket; or \"rank\": 0)", e->name, on);
+            kr__input_error(f->path, path, expected, input);
+            goto fail;
+        }
         kr__emulation_settings_t es = { 0 };
         bool emulated = e->formalism == KR_EMULATION && on == rank;
         if (emulated && kr__emulation_settings_desc(f, e, &es)) goto fail;

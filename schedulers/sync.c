@@ -401,8 +401,9 @@ kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_
         return kr__fail(KR_ERR_INVALID_ARG, "kr_schedule_sync: '%s': no simulator with id %u", s->name, d->target);
     const kr__event_type_rec_t *type = kr__event_type(m, d->type);
     if (!type || !type->desc.on_target_side)
-        return kr__fail(KR_ERR_INVALID_ARG, "kr_schedule_sync: '%s': event type %u is not a sync-event type", s->name,
-                        d->type);
+        return kr__fail(KR_ERR_INVALID_ARG, "kr_schedule_sync: '%s': event type %u%s%s%s is not a sync-event type (it "
+                        "has no on_target_side)", s->name, d->type, type ? " '" : "", type ? type->name : "",
+                        type ? "'" : "");
     if (d->priority == KR_PRIORITY_STEP)
         return kr__fail(KR_ERR_INVALID_ARG, "kr_schedule_sync: '%s': priority %d is reserved for steps", s->name,
                         d->priority);

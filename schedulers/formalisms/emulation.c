@@ -291,7 +291,8 @@ kr_emulation_counts_t kr_emulation_counts(const kr_sim_t *s)
     return s && s->emu ? s->emu->counts : (kr_emulation_counts_t){ 0 };
 }
 
-static void note_peer(kr_sim_t *s, const char *what, const char *why, bool stop);
+static void note_peer(kr_sim_t *s, kr_time_t t, const char *what, const char *why, bool stop);
+static kr_time_t input_time(kr_sim_t *s);
 
 static void announce(void *arg, const char *what)
 {
@@ -315,7 +316,7 @@ kr_status_t kr__emulation_begin(kr_sim_t *s)
     /* the clock starts once the peer the run waited for is there */
     em->start_ns = em->clock.now_ns(em->clock.arg);
     bool networked = em->link.kind == KR_LINK_LISTEN || em->link.kind == KR_LINK_CONNECT;
-    if (!em->replaying && networked && kr__link_connected(&em->link)) note_peer(s, "connected", NULL, false);
+    if (!em->replaying && networked && kr__link_connected(&em->link)) note_peer(s, input_time(s), "connected", NULL, false);
     return KR_OK;
 }
 
@@ -396,14 +397,13 @@ void kr_emulation_skip(kr_sim_t *s, const char *reason, const char *line)
     skip(s, reason ? reason : "refused", line ? line : "", line ? strlen(line) : 0);
 }
 
-static void note_peer(kr_sim_t *s, const char *what, const char *why, bool stop)
+static void note_peer(kr_sim_t *s, kr_time_t t, const char *what, const char *why, bool stop)
 {
     kr__emulation_t *em = s->emu;
     if (!strcmp(what, "connected")) em->counts.peers++;
     kr_log(s, stop || !strcmp(what, "gone") ? KR_LOG_WARN : KR_LOG_INFO, "peer %s%s%s%s", what, why ? " (" : "",
            why ? why : "", why ? ")" : stop ? "; the run stops" : "");
-    json_t *rec = json_pack("{s:I, s:I, s:s}", "time", (json_int_t)input_time(s), "after", (json_int_t)s->executed,
-                            "peer", what);
+    json_t *rec = json_pack("{s:I, s:I, s:s}", "time", (json_int_t)t, "after", (json_int_t)s->executed, "peer", what);
     if (rec && why) json_object_set_new(rec, "reason", json_string(why));
     if (rec && stop) json_object_set_new(rec, "stop", json_true());
     log_json(em, rec);
@@ -459,12 +459,14 @@ static void peer_gone(kr_sim_t *s, const char *why)
 {
     kr__emulation_t *em = s->emu;
     bool stop = em->link.stop_when_gone;
-    note_peer(s, "gone", why, stop);
+    /* one reading of the clock: the log must say when the stop is */
+    kr_time_t t = input_time(s);
+    note_peer(s, t, "gone", why, stop);
     if (stop) {
         size_t len;
         char *text = make_text("", "", "null", &len);
         if (!text) { kr__model_fail(s->model, KR_ERR_NOMEM, "emulation '%s': out of memory", s->name); return; }
-        inject(s, input_time(s), text);
+        inject(s, t, text);
         em->link.ended = true;
         kr__link_close(&em->link);
         em->link.ended = true;
@@ -542,7 +544,7 @@ void kr__emulation_poll(kr_sim_t *s)
     kr__link_t *l = &em->link;
     if (l->out_len) kr__link_flush(l);
     if (l->ended) return;
-    if (kr__link_accept(l)) note_peer(s, "connected", NULL, false);
+    if (kr__link_accept(l)) note_peer(s, input_time(s), "connected", NULL, false);
     size_t budget = POLL_BUDGET;
     /* Back-pressure: while KR_EMULATION_BACKLOG lines wait to run, read
      * nothing; the sender's writes then wait in the kernel, and TCP slows

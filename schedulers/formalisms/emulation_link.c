@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <linux/sockios.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -304,9 +306,22 @@ void kr__link_close(kr__link_t *l)
             if (poll(&p, 1, 50) < 0 || (p.revents & (POLLERR | POLLHUP))) break;
         }
     }
-    /* A socket is shut down for writing first, so that a peer reading it
-     * sees the end of the stream even while this process lives on. */
-    if (l->out_fd >= 0 && l->out_fd == l->in_fd) shutdown(l->out_fd, SHUT_WR);
+    if (l->out_fd >= 0 && l->out_fd == l->in_fd) {
+        /* What the kernel still holds for a peer that is not reading would
+         * keep the end of the stream from it forever: after the same
+         * grace, the connection is reset instead (the lines are in the
+         * log). Otherwise it is shut down for writing first, so that the
+         * peer sees the end even while this process lives on. */
+        int queued = 0;
+        while (ioctl(l->out_fd, SIOCOUTQ, &queued) == 0 && queued > 0 && kr__monotonic_ns() < until)
+            nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
+        if (l->out_len || queued > 0) {
+            struct linger reset = { .l_onoff = 1, .l_linger = 0 };
+            setsockopt(l->out_fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+        } else {
+            shutdown(l->out_fd, SHUT_WR);
+        }
+    }
     if (l->owns_in && l->in_fd >= 0) close(l->in_fd);
     if (l->owns_out && l->out_fd >= 0 && l->out_fd != l->in_fd) close(l->out_fd);
     if (l->listen_fd >= 0) close(l->listen_fd);

@@ -1,0 +1,436 @@
+#!/usr/bin/env python3
+"""The emulation gateway end to end (docs/emulation.md, examples/hil):
+
+- the hil line with examples/hil/controller.py in the loop over TCP, on 1
+  rank and on 2 with the gateway on rank 1, then replayed from its log
+  with no controller: the same checksum on 1 and 2 ranks and with both
+  algorithms;
+- a checkpoint of a live run, restarted with the controller reconnecting:
+  the log goes on, and replaying the whole of it gives the restarted run's
+  checksum; a replay checkpointed and restarted gives the replay's;
+- every bad input is logged with its reason and skipped: lines that are
+  not JSON or not an object, no event, unknown events and simulators, a
+  simulator without a dependency, data that does not fit, a 10 MB line;
+- a peer that leaves is reported, and stops the run when the model file
+  asks; a controller that stops answering; no peer at all; 10^5 lines a
+  second for seconds with bounded memory; a named pipe; standard input
+  (and its refusal on rank 1); and the model-file and --replay errors.
+
+Usage: check_gateway.py KAIROS MPIRUN"""
+import json
+import os
+import resource
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+LINE = ROOT / "examples" / "hil" / "line.json"
+CONTROLLER = ROOT / "examples" / "hil" / "controller.py"
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what, flush=True)
+    if not ok:
+        failures.append(what)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def model(work, name, emulation, end=100, belt=None, extra_sims=()):
+    """A copy of the hil line whose gateway has these settings."""
+    m = json.loads(LINE.read_text())
+    m["end_time"] = end
+    for s in m["simulators"]:
+        if s["kind"] == "gateway":
+            s["emulation"] = emulation
+        if s["name"] == "belt" and belt:
+            s["params"].update(belt)
+    m["simulators"] += list(extra_sims)
+    path = Path(work) / name
+    path.write_text(json.dumps(m, indent=1))
+    return path
+
+
+class Kairos:
+    """kairos run in the background (stats to stats.json)."""
+
+    def __init__(self, kairos, mpirun, path, args=(), ranks=1, stdin=None, name="run"):
+        self.stats = path.parent / f"{name}.stats.json"
+        if self.stats.exists():
+            self.stats.unlink()
+        cmd = [kairos, "run", str(path), "--quiet", "--stats", str(self.stats), *args]
+        if ranks > 1:
+            cmd = [mpirun, "-np", str(ranks), "--oversubscribe", *cmd]
+        self.p = subprocess.Popen(cmd, cwd=path.parent, stdin=stdin or subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+
+    def wait(self, timeout=120):
+        out, err = self.p.communicate(timeout=timeout)
+        self.out, self.err = out, err.strip()
+        st = json.loads(self.stats.read_text()) if self.p.returncode == 0 and self.stats.exists() else None
+        return self.p.returncode, st
+
+
+def run(kairos, mpirun, path, args=(), ranks=1, name="run"):
+    k = Kairos(kairos, mpirun, path, args, ranks, name=name)
+    rc, st = k.wait()
+    return rc, st, k.err
+
+
+def sims(st):
+    return {s["name"]: s["stats"] for s in st["simulators"]}
+
+
+def controller(port, *args):
+    return subprocess.Popen([sys.executable, str(CONTROLLER), "--port", str(port), "--connect-timeout", "20", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def connect(port, timeout=20):
+    until = time.time() + timeout
+    while True:
+        try:
+            return socket.create_connection(("127.0.0.1", port), timeout=5)
+        except OSError:
+            if time.time() > until:
+                raise
+            time.sleep(0.05)
+
+
+def records(log):
+    return [json.loads(l) for l in Path(log).read_text().splitlines() if l]
+
+
+def one_line_exit_2(rc, err, want, what):
+    check(rc == 2 and err.count("\n") == 0 and want in err, f"{what}: exit 2, one line naming {want!r} ({rc}: {err})")
+
+
+def hil_live_and_replayed(kairos, mpirun, work):
+    # Fast enough for CI, slow enough that the controller answers well
+    # inside the 2 s a part takes from the sensor to the diverter.
+    for ranks in (1, 2):
+        port = free_port()
+        path = model(work, f"live{ranks}.json", {"speed": 100, "input": {"listen": f"127.0.0.1:{port}"}, "wait": 20,
+                                                 "log": f"live{ranks}.log"}, end=600, belt={})
+        args = ["--set", "simulators.controller.rank=1", "--set", "simulators.feeder.rank=0"] if ranks > 1 else []
+        k = Kairos(kairos, mpirun, path, args, ranks, name=f"live{ranks}")
+        ctl = controller(port, "--stats", str(work / f"ctl{ranks}.json"))
+        rc, st = k.wait()
+        ctl_err = ctl.communicate(timeout=30)[1]
+        check(rc == 0 and ctl.returncode == 0, f"the hil line runs with controller.py in the loop on {ranks} rank(s), "
+              f"the gateway on rank {ranks - 1} ({rc}: {k.err[-300:]}; {ctl_err[-200:]})")
+        if rc != 0:
+            continue
+        s = sims(st)
+        ctl_stats = json.loads((work / f"ctl{ranks}.json").read_text())
+        sent = ctl_stats["sent"]
+        check(ctl_stats["received"].get("reading") == s["belt"]["readings"] > 150,
+              f"every reading reached the controller ({s['belt']['readings']} readings)")
+        check(s["controller"]["lines_in"] == sum(sent.values()) and s["controller"]["skipped"] == 0,
+              f"every command the controller sent was taken ({s['controller']['lines_in']} of {sum(sent.values())})")
+        check(s["belt"]["diverts"] > 20 and s["belt"]["stops"] >= 1 and s["belt"]["starts"] >= 1,
+              f"the belt obeyed: {s['belt']['diverts']} diverts, {s['belt']['stops']} stops, "
+              f"{s['belt']['starts']} starts")
+        log = work / f"live{ranks}.log"
+        recs = records(log)
+        check(sum("out" in r for r in recs) == s["controller"]["lines_out"] and
+              sum("event" in r for r in recs) == s["controller"]["lines_in"] and
+              any(r.get("peer") == "connected" for r in recs),
+              "the log holds both directions and the peer's coming")
+        for rr, sync in ((1, "null-message"), (2, "null-message"), (2, "window")):
+            margs = ["--replay", f"controller={log}", "--sync", sync]
+            if rr > 1:
+                margs += ["--set", "simulators.controller.rank=1"]
+            rc2, st2, err = run(kairos, mpirun, path, margs, rr, name="replay")
+            check(rc2 == 0 and st2 and st2["checksum"] == st["checksum"],
+                  f"the {ranks}-rank live run replayed on {rr} rank(s) ({sync}) gives its checksum "
+                  f"({st['checksum']}, {st2 and st2['checksum']}; {err[-200:]})")
+        check(records(log) == recs, "a replay into the model file's own log leaves it as it was")
+
+
+def checkpoint_and_restart(kairos, mpirun, work):
+    port = free_port()
+    path = model(work, "ck.json", {"speed": 100, "input": {"listen": f"127.0.0.1:{port}"}, "wait": 20,
+                                   "log": "ck.log"}, end=300)
+    k = Kairos(kairos, mpirun, path, ["--checkpoint-at", "150", "--checkpoint-dir", str(work / "ck")], name="ck")
+    ctl = controller(port)
+    rc, first = k.wait()
+    ctl_err = ctl.communicate(timeout=30)[1]
+    check(rc == 0, f"a live run writes a checkpoint at 150 ({k.err[-200:]})")
+    if rc != 0:
+        return
+    # The restart truncates the log to what the checkpoint saw and goes on
+    # with a controller that connects again.
+    k = Kairos(kairos, mpirun, path, ["--restart", str(work / "ck")], name="ck2")
+    ctl = controller(port)
+    rc, again = k.wait()
+    ctl_err = ctl.communicate(timeout=30)[1]
+    check(rc == 0 and ctl.returncode == 0, f"the restart goes on with the controller reconnecting ({k.err[-300:]})")
+    if rc != 0:
+        return
+    recs = records(work / "ck.log")
+    check(sum(r.get("peer") == "connected" for r in recs) == 2, "the continued log shows both connections")
+    rc, replayed, err = run(kairos, mpirun, path, ["--replay", f"controller={work / 'ck.log'}"], name="ckr")
+    check(rc == 0 and replayed["checksum"] == again["checksum"],
+          f"replaying the continued log from the start gives the restarted run's checksum ({err[-200:]})")
+    # A replay can be checkpointed and restarted like any other run.
+    rargs = ["--replay", f"controller={work / 'ck.log'}"]
+    rc, _, err = run(kairos, mpirun, path, rargs + ["--checkpoint-at", "100", "--checkpoint-dir", str(work / "ckr")],
+                     name="ckr1")
+    rc2, restarted, err2 = run(kairos, mpirun, path, rargs + ["--restart", str(work / "ckr")], ranks=2, name="ckr2")
+    check(rc == 0 and rc2 == 0 and restarted["checksum"] == again["checksum"],
+          f"a replay checkpointed at 100 and restarted on 2 ranks gives the same checksum ({err[-150:]} {err2[-150:]})")
+    # A log that is not the checkpoint's is refused.
+    with open(work / "ck.log", "r+") as f:
+        f.write("X")
+    rc, _, err = run(kairos, mpirun, path, ["--restart", str(work / "ck")], name="ck3")
+    one_line_exit_2(rc, err, "is not the one the checkpoint was written with", "a restart with a changed log")
+
+
+class Peer(threading.Thread):
+    """A scripted external system: connects, sends `lines` (bytes), reads
+    whatever comes, and closes (or stays, with `stay`)."""
+
+    def __init__(self, port, lines, stay=0.0):
+        super().__init__(daemon=True)
+        self.port, self.lines, self.stay, self.received = port, lines, stay, b""
+
+    def run(self):
+        s = connect(self.port)
+        s.settimeout(0.2)
+        for chunk in self.lines:
+            s.sendall(chunk)
+        end = time.time() + self.stay
+        while time.time() < end:
+            try:
+                d = s.recv(65536)
+                if not d:
+                    break
+                self.received += d
+            except socket.timeout:
+                pass
+        s.close()
+
+
+def bad_input(kairos, mpirun, work):
+    port = free_port()
+    path = model(work, "bad.json", {"speed": 50, "input": {"listen": f"127.0.0.1:{port}"}, "wait": 20,
+                                    "log": "bad.log"}, end=60)
+    good = b'{"event": "divert", "to": "belt", "data": {"part": 1}}\n'
+    lines = [b"not json\n", b"[1, 2]\n", b'{"to": "belt"}\n', b'{"event": "explode", "to": "belt"}\n',
+             b'{"event": "stop", "to": "nowhere"}\n', b'{"event": "stop", "to": "feeder"}\n',
+             b'{"event": "stop"}\n', b'{"event": "divert", "to": "belt", "data": {"part": "seven"}}\n',
+             b'{"event": "divert", "to": "belt", "data": {"part": -1}}\n',
+             b'{"event": "divert", "to": "belt", "data": {"colour": 1}}\n',
+             b'{"event": "divert", "to": "belt", "data": 5}\n',
+             b'{"event": "divert", "to": "belt", "data": {"part": 1.5}}\n',
+             b'{"event": "hil.make", "to": "belt"}\n',
+             b'{"event": "' + b"x" * (10 * 1024 * 1024) + b'"}\n', good, b"\xff\xfe\x00garbage\n", good]
+    peer = Peer(port, lines, stay=0.5)
+    k = Kairos(kairos, mpirun, path, name="bad")
+    peer.start()
+    rc, st = k.wait()
+    check(rc == 0, f"bad input is never fatal ({k.err[-300:]})")
+    if rc != 0:
+        return
+    recs = records(work / "bad.log")
+    reasons = [r["skipped"] for r in recs if "skipped" in r]
+    want = ["not JSON", "not a JSON object", 'no "event" name', 'unknown event "explode"',
+            'unknown simulator "nowhere"', 'no dependency from "controller" to "feeder"', 'no "to"',
+            '"data.part" is not a whole number >= 0', '"data.part" is not a whole number >= 0',
+            'unknown field "colour"', '"data" is not an object', '"data.part" is not a whole number >= 0',
+            "not a sync-event", "longer than 1048576 bytes", "not JSON"]
+    # (lines that are not even input are refused as they are read; the
+    # others when their event runs, a little later)
+    unmatched = list(reasons)
+    for w in want:
+        hit = next((r for r in unmatched if w in r), None)
+        if hit is not None:
+            unmatched.remove(hit)
+    check(len(reasons) == len(want) and not unmatched, f"each bad line is logged with its reason ({reasons})")
+    s = sims(st)["controller"]
+    check(s["lines_in"] == 12 and s["skipped"] == len(want) and sum("event" in r for r in recs) == 12,
+          f"the good lines around them were taken: {s['lines_in']} lines in, {s['skipped']} skipped")
+    check(any("peer" in r and r["peer"] == "gone" for r in recs) and "peer gone" in k.err,
+          "the peer leaving is logged and reported")
+    check(k.err.count("input skipped") <= 12, "warnings about skipped input are few, not one per line")
+    rc, st2, err = run(kairos, mpirun, path, ["--replay", f"controller={work / 'bad.log'}"], name="badr")
+    check(rc == 0 and st2["checksum"] == st["checksum"], f"the run with bad input replays to its checksum ({err})")
+
+
+def disconnects(kairos, mpirun, work):
+    # The model file asks for the run to stop when the peer goes.
+    port = free_port()
+    path = model(work, "stop.json", {"speed": 50, "input": {"listen": f"127.0.0.1:{port}"}, "wait": 20,
+                                     "on_disconnect": "stop", "log": "stop.log"}, end=200)
+    peer = Peer(port, [b'{"event": "stop", "to": "belt"}\n'], stay=0.6)
+    k = Kairos(kairos, mpirun, path, name="stop")
+    peer.start()
+    rc, st = k.wait()
+    gone = [r for r in records(work / "stop.log") if r.get("peer") == "gone"] if rc == 0 else []
+    ended = st and st.get("stopped")
+    check(rc == 0 and gone and gone[0].get("stop") and ended["by"] == "controller" and ended["time"] < 150,
+          f"a peer that leaves stops the run when the model file says on_disconnect: stop ({st and st.get('stopped')}; "
+          f"{k.err[-200:]})")
+    if rc == 0:
+        rc, st2, err = run(kairos, mpirun, path, ["--replay", f"controller={work / 'stop.log'}"], name="stopr")
+        check(rc == 0 and st2["checksum"] == st["checksum"] and st2.get("stopped") == st.get("stopped"),
+              f"its replay stops at the same point ({err})")
+    # A controller that stops answering (and reading): the run goes on to
+    # its end, and output it does not take is dropped, not held.
+    port = free_port()
+    path = model(work, "silent.json", {"speed": 50, "input": {"listen": f"127.0.0.1:{port}"}, "wait": 20,
+                                       "log": "silent.log"}, end=100, belt={"status_every": 0.001})
+    k = Kairos(kairos, mpirun, path, name="silent")
+    ctl = controller(port, "--silent-after", "5")
+    t0 = time.time()
+    rc, st = k.wait()
+    ctl_err = ctl.communicate(timeout=30)[1]
+    s = sims(st)["controller"] if st else {}
+    check(rc == 0 and s.get("dropped", 0) > 0 and s["lines_out"] > 90000,
+          f"a controller that stops answering: the run ends, {s.get('dropped')} of {s.get('lines_out')} lines dropped "
+          f"({time.time() - t0:.1f} s; {k.err[-200:]})")
+    check(ctl.returncode == 0, "the silent controller sees the end of the stream")
+    # Nobody comes.
+    path = model(work, "alone.json", {"speed": 50, "input": {"listen": f"127.0.0.1:{free_port()}"}, "wait": 0.5},
+                 end=10)
+    rc, _, err = run(kairos, mpirun, path, name="alone")
+    check(rc == 1 and "no peer connected" in err and err.count("\n") == 0,
+          f"no peer within the wait: the run fails in one line ({rc}: {err})")
+
+
+def flood(kairos, mpirun, work):
+    """Commands as fast as a socket takes them for 3 s: memory stays
+    bounded (back-pressure), and at least 10^5 lines a second get in."""
+    port = free_port()
+    path = model(work, "flood.json", {"speed": 20, "input": {"listen": f"127.0.0.1:{port}"}, "wait": 20}, end=100)
+    chunk = b'{"event": "start", "to": "belt"}\n' * 20000
+    sent = [0]
+
+    def send():
+        s = connect(port)
+        end = time.time() + 3
+        try:
+            while time.time() < end:
+                s.sendall(chunk)
+                sent[0] += 20000
+        except OSError:
+            pass
+        s.close()
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    k = Kairos(kairos, mpirun, path, name="flood")
+    t = threading.Thread(target=send, daemon=True)
+    t.start()
+    rc, st = k.wait()
+    t.join()
+    rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    s = sims(st)["controller"] if st else {}
+    check(rc == 0 and s.get("lines_in", 0) >= 300000,
+          f"a flood: {s.get('lines_in')} lines taken in 3 s of {sent[0]} offered ({k.err[-200:]})")
+    check(rss_mb < 300 or rss_mb <= before / 1024, f"a flood: peak memory {rss_mb:.0f} MB stays bounded")
+
+
+def pipe_and_stdin(kairos, mpirun, work):
+    fifo = work / "in.fifo"
+    os.mkfifo(fifo)
+    path = model(work, "pipe.json", {"speed": 50, "input": {"pipe": "in.fifo", "output": "out.jsonl"},
+                                     "log": "pipe.log"}, end=40)
+    k = Kairos(kairos, mpirun, path, name="pipe")
+    time.sleep(0.3)
+    for _ in range(2):  # writers come and go
+        with open(fifo, "w") as f:
+            f.write('{"event": "stop", "to": "belt"}\n{"event": "start", "to": "belt"}\n')
+        time.sleep(0.1)
+    rc, st = k.wait()
+    s = sims(st)["controller"] if st else {}
+    out = (work / "out.jsonl").read_text().splitlines() if (work / "out.jsonl").exists() else []
+    check(rc == 0 and s.get("lines_in") == 4 and len(out) == s.get("lines_out") and json.loads(out[0])["from"] == "belt",
+          f"a named pipe: 4 lines from two writers, {len(out)} lines out to the output file ({k.err[-200:]})")
+    inp = work / "stdin.txt"
+    inp.write_text('{"event": "stop", "to": "belt"}\n{"event": "start", "to": "belt"}\n')
+    path = model(work, "stdin.json", {"speed": 50, "input": "stdin", "on_disconnect": "continue"}, end=20)
+    with open(inp) as f:
+        k = Kairos(kairos, mpirun, path, stdin=f, name="stdin")
+        rc, st = k.wait()
+    s = sims(st)["controller"] if st else {}
+    check(rc == 0 and s.get("lines_in") == 2 and '"from":"belt"' in k.out,
+          f"standard input: 2 lines in, output on standard output ({k.err[-200:]})")
+    rc, _, err = run(kairos, mpirun, path, ["--set", "simulators.controller.rank=1"], ranks=2, name="stdin2")
+    mine = [l for l in err.splitlines() if l.startswith("kairos:")]  # (mpirun adds its own words)
+    check(rc == 2 and len(mine) == 1 and "simulators[2].emulation.input: expected an input other than standard input"
+          in mine[0],
+          f"standard input on rank 1 is refused in one line ({rc}: {err[-300:]})")
+
+
+def refusals(kairos, mpirun, work):
+    base = {"speed": 10}
+    cases = [
+        ("speed", {"speed": 0}, "simulators[2].emulation.speed: expected a number > 0"),
+        ("input", {"input": "keyboard"}, "simulators[2].emulation.input: expected \"stdin\""),
+        ("listen", {"input": {"listen": "localhost"}}, "emulation.input.listen: expected \"HOST:PORT\""),
+        ("connect", {"input": {"connect": "127.0.0.1:0"}}, "emulation.input.connect: expected \"HOST:PORT\""),
+        ("two", {"input": {"listen": 1, "connect": "a:1"}}, "expected one source"),
+        ("wait", {"wait": 3}, "emulation.wait: expected a wait only with a listen or connect input"),
+        ("disc", {"input": {"pipe": "p"}, "on_disconnect": "stop"}, "emulation.on_disconnect: expected an input that"),
+        ("key", {"colour": 1}, "emulation.colour: expected one of the keys speed, input"),
+        ("log", {"log": 3}, "emulation.log: expected a file name"),
+    ]
+    for name, extra, want in cases:
+        path = model(work, f"r-{name}.json", {**base, **extra}, end=10)
+        rc, _, err = run(kairos, mpirun, path, name="r")
+        one_line_exit_2(rc, err, want, f"emulation settings ({name})")
+    m = json.loads(LINE.read_text())
+    m["simulators"][1]["emulation"] = {"speed": 2}
+    p = work / "r-belt.json"
+    p.write_text(json.dumps(m))
+    rc, _, err = run(kairos, mpirun, p, name="r")
+    one_line_exit_2(rc, err, "simulators[1].emulation: expected settings of an emulation entry only", "settings on a "
+                    "discrete-event entry")
+    path = model(work, "r-ok.json", base, end=10)
+    for arg, want in (("nobody=x.log", "none named 'nobody'"), ("belt=x.log", "found 'belt' (discrete-event)"),
+                      ("controller", "expected NAME=LOG"), ("controller=missing.log", "cannot open replay log")):
+        rc, _, err = run(kairos, mpirun, path, ["--replay", arg], name="r")
+        one_line_exit_2(rc, err, want, f"--replay {arg}")
+    bad = work / "corrupt.log"
+    bad.write_text('{"time": 5, "after": 0, "event": "stop", "to": "belt", "data": null}\n{"time": "x"}\n')
+    rc, _, err = run(kairos, mpirun, path, ["--replay", f"controller={bad}"], name="r")
+    one_line_exit_2(rc, err, "corrupt.log:2: expected", "a corrupt replay log")
+    rc, _, err = run(kairos, mpirun, path, ["--replay", f"controller={work / 'live1.log'}"], name="r")
+    check(rc == 2 and "does not fit the run" in err or "never reached" in err,
+          f"a log from another run is refused ({rc}: {err[-200:]})")
+
+
+def main():
+    kairos, mpirun = str(Path(sys.argv[1]).resolve()), sys.argv[2]
+    work = Path(tempfile.mkdtemp(prefix="kairos-gateway-"))
+    try:
+        hil_live_and_replayed(kairos, mpirun, work)
+        checkpoint_and_restart(kairos, mpirun, work)
+        bad_input(kairos, mpirun, work)
+        disconnects(kairos, mpirun, work)
+        flood(kairos, mpirun, work)
+        pipe_and_stdin(kairos, mpirun, work)
+        refusals(kairos, mpirun, work)
+    finally:
+        if not failures:
+            import shutil
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            print(f"(files kept in {work})")
+    print(f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
