@@ -294,10 +294,10 @@ kr_emulation_counts_t kr_emulation_counts(const kr_sim_t *s)
 static void note_peer(kr_sim_t *s, kr_time_t t, const char *what, const char *why, bool stop);
 static kr_time_t input_time(kr_sim_t *s);
 
-static void announce(void *arg, const char *what)
+static void announce(void *arg, const char *what, bool notable)
 {
     kr_sim_t *s = arg;
-    kr_log(s, KR_LOG_INFO, "%s", what);
+    kr_log(s, notable ? KR_LOG_WARN : KR_LOG_INFO, "%s", what);
 }
 
 kr_status_t kr__emulation_begin(kr_sim_t *s)

@@ -101,7 +101,8 @@ static void set_peer(kr__link_t *l, int fd)
     l->out_len = 0; /* what the last peer did not take was meant for it */
 }
 
-static kr_status_t open_listen(kr__link_t *l, const char *sim, void (*announce)(void *, const char *), void *arg)
+static kr_status_t open_listen(kr__link_t *l, const char *sim, void (*announce)(void *, const char *, bool),
+                               void *arg)
 {
     struct addrinfo *ai = NULL;
     kr_status_t st = resolve(l, sim, &ai, true);
@@ -118,6 +119,7 @@ static kr_status_t open_listen(kr__link_t *l, const char *sim, void (*announce)(
     freeaddrinfo(ai);
     l->listen_fd = fd;
     if ((st = nonblocking(fd, sim, "listening socket"))) return st;
+    bool chosen = l->port == 0;
     struct sockaddr_storage sa;
     socklen_t len = sizeof sa;
     if (getsockname(fd, (struct sockaddr *)&sa, &len) == 0) {
@@ -126,8 +128,8 @@ static kr_status_t open_listen(kr__link_t *l, const char *sim, void (*announce)(
         l->port = port;
     }
     char what[300];
-    snprintf(what, sizeof what, "listening on %s:%d", l->host, l->port);
-    if (announce) announce(arg, what);
+    snprintf(what, sizeof what, "listening on %s:%d%s", l->host, l->port, chosen ? " (a free port)" : "");
+    if (announce) announce(arg, what, chosen);
     if (l->wait_seconds > 0) {
         uint64_t until = kr__monotonic_ns() + (uint64_t)(l->wait_seconds * 1e9);
         while (!kr__link_accept(l)) {
@@ -170,7 +172,8 @@ static kr_status_t open_connect(kr__link_t *l, const char *sim)
     }
 }
 
-kr_status_t kr__link_open(kr__link_t *l, const char *sim, int rank, void (*announce)(void *, const char *), void *arg)
+kr_status_t kr__link_open(kr__link_t *l, const char *sim, int rank, void (*announce)(void *, const char *, bool),
+                          void *arg)
 {
     kr_status_t st = KR_OK;
     switch (l->kind) {

@@ -29,9 +29,10 @@ typedef struct kr__link {
 kr_status_t kr__link_init(kr__link_t *l, const kr_emulation_link_t *d, int fd, const char *sim);
 /* Opens the link when the run starts, on the rank that runs the
  * simulator, and waits for a peer as the description asks. `announce`
- * reports the listening address. */
-kr_status_t kr__link_open(kr__link_t *l, const char *sim, int rank, void (*announce)(void *arg, const char *what),
-                          void *arg);
+ * reports the listening address (`notable` when the port was chosen here:
+ * nobody can know it otherwise). */
+kr_status_t kr__link_open(kr__link_t *l, const char *sim, int rank,
+                          void (*announce)(void *arg, const char *what, bool notable), void *arg);
 /* The descriptor to wait on for input or a peer; -1 for none. */
 int kr__link_wait_fd(const kr__link_t *l);
 /* A waiting peer accepted (LISTEN without a peer): true if one came. */

@@ -319,6 +319,7 @@ def flood(kairos, mpirun, work):
 
     def send():
         s = connect(port)
+        s.settimeout(None)  # blocked by back-pressure as long as kairos wants
         end = time.time() + 3
         try:
             while time.time() < end:
