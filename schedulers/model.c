@@ -161,7 +161,9 @@ kr_event_type_t kr_model_event_type(kr_model_t *m, const kr_event_type_desc_t *d
     }
     for (const kr_field_t *f = d->fields; f && f->name; f++) {
         size_t count = f->count ? f->count : 1;
-        if (f->type < KR_FIELD_BOOL || f->type > KR_FIELD_F64 || f->offset + count * kr__field_bytes(f->type) > d->size) {
+        /* (no sum that could wrap: an offset near SIZE_MAX is outside too) */
+        if (f->type < KR_FIELD_BOOL || f->type > KR_FIELD_F64 || f->offset > d->size ||
+            count > (d->size - f->offset) / kr__field_bytes(f->type)) {
             kr__fail(KR_ERR_INVALID_ARG, "kr_model_event_type: event type '%s': field '%s' is not a number or boolean "
                      "inside the payload", d->name, f->name);
             return 0;
@@ -176,7 +178,7 @@ kr_event_type_t kr_model_event_type(kr_model_t *m, const kr_event_type_desc_t *d
             o->on_target_side == d->on_target_side && o->fields == d->fields)
             return same;
         kr__fail(KR_ERR_EXISTS, "kr_model_event_type: event type '%s' is already registered with another %s",
-                 d->name, o->size != d->size ? "payload size" : "handler");
+                 d->name, o->size != d->size ? "payload size" : o->fields != d->fields ? "fields table" : "handler");
         return 0;
     }
     kr__event_type_rec_t *types = realloc(m->types, (m->type_count + 1) * sizeof *types);

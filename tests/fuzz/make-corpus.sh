@@ -8,6 +8,8 @@
 #   unpack/      packs of a small scene (fuzz_unpack.c's make_seeds);
 #   emulation/   written here: input streams (first byte '0', even) and
 #                replay logs (first byte '1', odd), good and bad;
+#   gateway/     written here: input streams of fuzz_gateway's gateway,
+#                good lines and each kind of line it must skip;
 #   checkpoint/  checkpoints written by the store (fuzz_checkpoint.c's
 #                make_seeds), manifest and rank file in one input.
 #   checkpoint_part/  every simulator's part of fuzz_checkpoint_part's
@@ -28,7 +30,7 @@ keep=$(mktemp -d)
 trap 'rm -rf "$keep"' EXIT
 cp "$corpus"/checkpoint_part/crash-* "$keep/" 2>/dev/null || true
 rm -rf "$corpus"
-mkdir -p "$corpus"/{model_file,batch,unpack,emulation,checkpoint,checkpoint_part,recording}
+mkdir -p "$corpus"/{model_file,batch,unpack,emulation,gateway,checkpoint,checkpoint_part,recording}
 cp "$keep"/* "$corpus/checkpoint_part/" 2>/dev/null || true
 cp "$here"/../../examples/*.json "$corpus/model_file/"
 # Smaller versions of the examples fuzz_model_file skips as too large (it
@@ -85,4 +87,39 @@ printf '0{"event": "tick", "data": null}\n{"event": "order", "data": "2"}\n{"dat
 printf '1{"time":300000,"after":0,"event":"order","data":3}\n{"time":1100000,"after":2,"event":"order","data":5}\n{"time":1100000,"after":2,"event":"other","data":{"x":[1,2.5]}}\n' >"$e/replay-orders"
 printf '1{"time": 5}\n' >"$e/replay-bad"
 printf '1{"time":5000,"after":3,"event":"x","data":1}\n{"time":4000,"after":4,"event":"x","data":1}\n' >"$e/replay-out-of-order"
+g=$corpus/gateway
+printf '%s\n' '{"event": "reading", "to": "plant", "data": {"on": true, "i8": -128, "u8": 255, "i16": -32768, "u16": 65535, "i32": 7, "u32": 4294967295, "i64": -9223372036854775808, "u64": 9223372036854775807, "f32": 1.5, "f64": -2.25, "flags": [true, false, true], "a16": [1, -1], "au64": [0, 1.8446744073709550e19], "af32": [0.5, 1, 2, 3.4028234663852886e38], "af64": [1e308, -1e-308]}}' \
+  '{"event": "reading", "to": "plant", "data": {"i32": 0, "f64": 1, "u8": 3}}' \
+  '{"event": "reading", "to": "plant", "data": {"i32": 0, "f64": 0}}' \
+  '{"event": "reading", "to": "plant", "data": null}' \
+  '{"event": "reading", "to": "plant"}' \
+  '{"event": "ping", "to": "plant"}' \
+  '{"event": "bulk", "to": "plant", "data": {"n": 3, "v": [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64,65,66,67,68,69,70]}}' \
+  >"$g/good"
+printf '%s\n' '{"event": "reading", "to": "plant", "data": {"i8": 1}' 'not json' '[1, 2]' '{"event": 5}' '' '{"to": "plant"}' \
+  '{"event": "reading", "to": "plant", "data": {"i8": 2}}' >"$g/bad-json"
+printf '%s\n' '{"event": "nosuch", "to": "plant", "data": {}}' '{"event": "reading", "to": "nosuch", "data": {}}' \
+  '{"event": "reading", "data": {}}' '{"event": "reading", "to": "island", "data": {}}' \
+  '{"event": "reading", "to": "gateway", "data": {}}' '{"event": "tick", "to": "plant"}' \
+  '{"event": "blob", "to": "plant", "data": null}' '{"event": "ping", "to": "plant", "data": {"x": 1}}' >"$g/bad-targets"
+printf '%s\n' '{"event": "reading", "to": "plant", "data": {"on": 1}}' '{"event": "reading", "to": "plant", "data": {"i8": 1.5}}' \
+  '{"event": "reading", "to": "plant", "data": {"u32": "7"}}' '{"event": "reading", "to": "plant", "data": {"nosuch": 1}}' \
+  '{"event": "reading", "to": "plant", "data": 3}' '{"event": "reading", "to": "plant", "data": [1]}' \
+  '{"event": "reading", "to": "plant", "data": {"f64": null}}' '{"event": "reading", "to": "plant", "data": {"flags": true}}' \
+  '{"event": "reading", "to": "plant", "data": {"i16": 2.0, "u8": 1e2}}' >"$g/wrong-types"
+printf '%s\n' '{"event": "reading", "to": "plant", "data": {"i8": 128}}' '{"event": "reading", "to": "plant", "data": {"i8": -129}}' \
+  '{"event": "reading", "to": "plant", "data": {"u8": -1}}' '{"event": "reading", "to": "plant", "data": {"u32": 4294967296}}' \
+  '{"event": "reading", "to": "plant", "data": {"u64": -1}}' '{"event": "reading", "to": "plant", "data": {"u64": 1.8446744073709552e19}}' \
+  '{"event": "reading", "to": "plant", "data": {"i64": 9.3e18}}' '{"event": "reading", "to": "plant", "data": {"f32": 1e39}}' \
+  '{"event": "reading", "to": "plant", "data": {"i64": 99999999999999999999}}' >"$g/out-of-range"
+printf '%s\n' '{"event": "reading", "to": "plant", "data": {"a16": [1]}}' '{"event": "reading", "to": "plant", "data": {"a16": [1, 2, 3]}}' \
+  '{"event": "reading", "to": "plant", "data": {"flags": [true, false, 1]}}' '{"event": "reading", "to": "plant", "data": {"af64": []}}' \
+  '{"event": "bulk", "to": "plant", "data": {"v": [1, 2]}}' >"$g/array-lengths"
+python3 - "$g/long-line" <<'PY'
+import json, sys
+line = json.dumps({"event": "reading", "to": "plant", "data": {"f64": 1, "pad": "x" * 70000}})
+with open(sys.argv[1], "w") as f:
+    f.write(json.dumps({"event": "ping", "to": "plant"}) + "\n" + line[:59000] + "\n")
+    f.write(json.dumps({"event": "reading", "to": "plant", "data": {"i8": 5}}) + "\n")
+PY
 find "$corpus" -type f | sed "s|$here/||" | sort | awk -F/ '{ n[$2]++ } END { for (t in n) printf "%s: %d seeds\n", t, n[t] }'
