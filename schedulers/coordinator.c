@@ -609,6 +609,11 @@ static step_t deliver_and_propagate(kr_model_t *m, kr_status_t *status)
     }
     for (uint32_t i = 0; i < m->sim_count; i++)
         if (m->sims[i]->emu) kr__emulation_poll(m->sims[i]);
+    /* an input that ended frees its simulator's guarantees from its clock */
+    if (m->emulation_news) {
+        m->emulation_news = false;
+        if ((st = send_all_guarantees(m))) return step_failed(m, st, false, status);
+    }
     return STEP_NEXT;
 }
 

@@ -89,7 +89,9 @@ static void on_arrival(kr_sim_t *sim, kr_event_type_t type, uint32_t from, const
     const kr_field_t *fields = kr_model_event_type_fields(m, type);
     json_t *line = json_pack("{s:f, s:s, s:s}", "time", kr_sim_now_units(sim), "from",
                              kr_sim_name(kr_model_sim(m, from)), "event", kr_model_event_type_name(m, type));
-    json_t *payload = kr__payload_to_json(fields, data);
+    /* a payload the type does not describe cannot be written: null, not
+     * an empty object that would pass for "no payload" */
+    json_t *payload = fields || !kr_model_event_type_size(m, type) ? kr__payload_to_json(fields, data) : json_null();
     char *text = NULL;
     if (line && payload && !json_object_set_new(line, "data", payload)) {
         payload = NULL;

@@ -49,6 +49,10 @@ struct kr__emulation {
     size_t replay_count, replay_next;
     bool replaying;
     kr_emulation_counts_t counts;
+    /* The clock as last looked at (each poll and wait): what guarantees
+     * are made from. A clock read afresh each time would let a fixpoint of
+     * guarantees around a cycle go on for as long as the clock moves. */
+    kr_time_t clock_seen;
 };
 
 /* What one poll reads at most, so that a flood leaves the run time for its
@@ -467,10 +471,10 @@ static void peer_gone(kr_sim_t *s, const char *why)
         char *text = make_text("", "", "null", &len);
         if (!text) { kr__model_fail(s->model, KR_ERR_NOMEM, "emulation '%s': out of memory", s->name); return; }
         inject(s, t, text);
-        em->link.ended = true;
         kr__link_close(&em->link);
         em->link.ended = true;
     }
+    if (em->link.ended) s->model->emulation_news = true;
 }
 
 /* Splits what was read into lines. A line longer than the bound is
@@ -537,6 +541,7 @@ static void replay_due(kr_sim_t *s)
 void kr__emulation_poll(kr_sim_t *s)
 {
     kr__emulation_t *em = s->emu;
+    em->clock_seen = clock_ticks(s);
     if (em->replaying) {
         replay_due(s);
         return;
@@ -587,7 +592,7 @@ kr_time_t kr__emulation_next(kr_sim_t *s, kr_time_t head)
         if (em->replay_next < em->replay_count && em->replay[em->replay_next].time < t)
             t = em->replay[em->replay_next].time;
     } else if (!em->link.ended) {
-        kr_time_t c = input_time(s);
+        kr_time_t c = em->clock_seen < s->now ? s->now : em->clock_seen;
         if (c < t) t = c;
     }
     return t;
@@ -662,6 +667,8 @@ void kr__emulation_wait(kr_model_t *m)
     /* With the backlog full, input is not read: waiting on it would not wait. */
     int fd = em->backlog < KR_EMULATION_BACKLOG ? kr__link_wait_fd(&em->link) : -1;
     em->clock.wait_ns(em->clock.arg, deadline, fd);
+    for (uint32_t i = 0; i < m->sim_count; i++)
+        if (m->sims[i]->emu && !m->sims[i]->emu->replaying) m->sims[i]->emu->clock_seen = clock_ticks(m->sims[i]);
 }
 
 void kr__emulation_run_input(kr_sim_t *s, kr__event_rec_t *r)

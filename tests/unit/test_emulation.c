@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kairos/kairos.h"
@@ -336,4 +338,68 @@ Test(emulation, zero_promise_cycle_with_an_emulation_is_refused)
     cr_assert_eq(kr_model_run(m), KR_ERR_INVALID_ARG);
     cr_assert(strstr(kr_last_error(), "'E'") && strstr(kr_last_error(), "positive promise"), "%s", kr_last_error());
     kr_model_destroy(m);
+}
+
+/* ---- input that ends, and a cycle through an emulation (real clock) ---- */
+
+static kr_time_t line_ran_at;
+static kr_event_type_t ping_type;
+static void ping_back(kr_sim_t *sim, const char *event, const char *data)
+{
+    (void)event;
+    (void)data;
+    line_ran_at = kr_sim_now(sim);
+    kr_schedule_sync(sim, &(kr_sync_desc_t){ .target = 1, .delay = 500 * S, .type = ping_type }, NULL);
+}
+
+/* ctl (emulation, speed 1000, reading fd) <-> plant, end 3000; `cycle`
+ * adds plant -> ctl. */
+static kr_status_t ctl_and_plant(int fd, bool cycle)
+{
+    kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = 3000 * S, .log_level = KR_LOG_OFF });
+    ping_type = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "ping", .on_target_side = nothing });
+    kr_emulation_desc_t ed = { .speed = 1000, .input_fd = fd, .on_input = ping_back };
+    cr_assert(kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "ctl", .formalism = KR_EMULATION, .emulation = &ed }));
+    cr_assert(kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "plant" }));
+    cr_assert_eq(kr_model_add_dependency(m, 0, 1, 500 * S), KR_OK);
+    if (cycle) cr_assert_eq(kr_model_add_dependency(m, 1, 0, 250 * S), KR_OK);
+    kr_status_t st = kr_model_run(m);
+    kr_model_destroy(m);
+    return st;
+}
+
+/* The end of the input frees ctl's guarantees from its clock: the plant
+ * then knows nothing more comes (it used to wait forever: a deadlock). */
+Test(emulation, input_that_ends_with_nothing_pending_ends_the_run)
+{
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    close(fds[1]);
+    kr_status_t st = ctl_and_plant(fds[0], false);
+    cr_assert_eq(st, KR_OK, "%s", kr_last_error());
+    close(fds[0]);
+}
+
+/* In a cycle, guarantees are made from the clock as last looked at: read
+ * afresh they kept a fixpoint going while the clock moved, and the line,
+ * written 0.2 s in (model time 200), was only read at 2250. */
+Test(emulation, a_line_in_a_cycle_is_read_when_it_comes)
+{
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        nanosleep(&(struct timespec){ .tv_nsec = 200000000 }, NULL);
+        if (write(fds[1], "{\"event\":\"x\"}\n", 14) != 14) _exit(1);
+        _exit(0);
+    }
+    close(fds[1]);
+    line_ran_at = 0;
+    kr_status_t st = ctl_and_plant(fds[0], true);
+    close(fds[0]);
+    waitpid(pid, NULL, 0);
+    cr_assert_eq(st, KR_OK, "%s", kr_last_error());
+    cr_assert(line_ran_at >= 150 * S && line_ran_at < 1000 * S, "the line ran at %g",
+              (double)line_ran_at / (double)S);
 }
