@@ -571,6 +571,23 @@ static step_t reach_cut(kr_model_t *m, kr_status_t *status)
     return STEP_END;
 }
 
+/* Direct guarantees raised bounds: pass the growth on, to a fixpoint
+ * (guarantees only grow, and each is at most a member's next time plus a
+ * promise). */
+static kr_status_t propagate(kr_model_t *m)
+{
+    while (m->bounds_raised) {
+        m->bounds_raised = false;
+        for (uint32_t i = 0; i < m->group_count; i++)
+            if (m->groups[i].raised) {
+                m->groups[i].raised = false;
+                kr_status_t st = send_guarantees(m, &m->groups[i]);
+                if (st) return st;
+            }
+    }
+    return KR_OK;
+}
+
 /* Phase (a). A failure recorded since the last step (a handler's after
  * its event, or outside a run) ends the run before anything moves. */
 static step_t deliver_and_propagate(kr_model_t *m, kr_status_t *status)
@@ -596,23 +613,13 @@ static step_t deliver_and_propagate(kr_model_t *m, kr_status_t *status)
         for (uint32_t i = 0; i < m->group_count; i++) update_bound(m, &m->groups[i]);
         if ((st = send_all_guarantees(m))) return step_failed(m, st, false, status);
     }
-    /* Direct guarantees raised bounds: pass the growth on, to a fixpoint
-     * (guarantees only grow, and each is at most a member's next time
-     * plus a promise). */
-    while (m->bounds_raised) {
-        m->bounds_raised = false;
-        for (uint32_t i = 0; i < m->group_count; i++)
-            if (m->groups[i].raised) {
-                m->groups[i].raised = false;
-                if ((st = send_guarantees(m, &m->groups[i]))) return step_failed(m, st, false, status);
-            }
-    }
+    if ((st = propagate(m))) return step_failed(m, st, false, status);
     for (uint32_t i = 0; i < m->sim_count; i++)
         if (m->sims[i]->emu) kr__emulation_poll(m->sims[i]);
     /* an input that ended frees its simulator's guarantees from its clock */
     if (m->emulation_news) {
         m->emulation_news = false;
-        if ((st = send_all_guarantees(m))) return step_failed(m, st, false, status);
+        if ((st = send_all_guarantees(m)) || (st = propagate(m))) return step_failed(m, st, false, status);
     }
     return STEP_NEXT;
 }
