@@ -614,13 +614,19 @@ static step_t deliver_and_propagate(kr_model_t *m, kr_status_t *status)
         if ((st = send_all_guarantees(m))) return step_failed(m, st, false, status);
     }
     if ((st = propagate(m))) return step_failed(m, st, false, status);
-    for (uint32_t i = 0; i < m->sim_count; i++)
-        if (m->sims[i]->emu) kr__emulation_poll(m->sims[i]);
-    /* an input that ended frees its simulator's guarantees from its clock */
-    if (m->emulation_news) {
-        m->emulation_news = false;
-        if ((st = send_all_guarantees(m)) || (st = propagate(m))) return step_failed(m, st, false, status);
+    /* An emulation's guarantees follow its clock (and are freed from it
+     * when its input ends): they grow without an event of its own. */
+    bool grew = false;
+    for (uint32_t i = 0; i < m->sim_count; i++) {
+        kr_sim_t *s = m->sims[i];
+        if (!s->emu) continue;
+        kr__emulation_poll(s);
+        if (kr__emulation_take_news(s)) {
+            if ((st = send_guarantees(m, &m->groups[s->group]))) return step_failed(m, st, false, status);
+            grew = true;
+        }
     }
+    if (grew && (st = propagate(m))) return step_failed(m, st, false, status);
     return STEP_NEXT;
 }
 

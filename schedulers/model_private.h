@@ -234,7 +234,6 @@ struct kr_model {
     kr_sync_algorithm_t sync;
     bool window_open;           /* window: this round's bounds are set */
     bool bounds_raised;         /* some group is `raised` */
-    bool emulation_news;      /* an emulation's input ended: guarantees to send (emulation.c) */
     uint64_t rounds;            /* window rounds so far */
     uint64_t msgs_sent, msgs_delivered; /* data messages, for the window's quiescence */
     uint64_t transport_sent;    /* messages handed to the transport (data and guarantees), for the stats */
@@ -473,8 +472,9 @@ void kr__emulation_fini(kr_sim_t *s);
 kr_status_t kr__emulation_begin(kr_sim_t *s);
 /* Reads pending input (or the replay log) into events. */
 void kr__emulation_poll(kr_sim_t *s);
-/* The input of some emulation ended since the last look (it sets
- * model->emulation_news): its guarantees no longer follow its clock. */
+/* True once after the simulator's guarantees may have grown without an
+ * event of its own: its clock moved on, or its input ended. */
+bool kr__emulation_take_news(kr_sim_t *s);
 /* True if an event at t may run now by the clock. */
 bool kr__emulation_ready(kr_sim_t *s, kr_time_t t);
 kr_time_t kr__emulation_next(kr_sim_t *s, kr_time_t head);

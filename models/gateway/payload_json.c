@@ -132,7 +132,7 @@ static const char *type_name(kr_field_type_t t)
 const char *kr__payload_from_json(const kr_field_t *fields, size_t size, const json_t *data, void *payload,
                                   char *why, size_t cap)
 {
-    memset(payload, 0, size);
+    if (size) memset(payload, 0, size);
     if (!data || json_is_null(data)) return NULL;
     if (!json_is_object(data)) {
         snprintf(why, cap, "\"data\" is not an object of the event's fields");

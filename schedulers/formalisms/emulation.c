@@ -53,6 +53,7 @@ struct kr__emulation {
      * are made from. A clock read afresh each time would let a fixpoint of
      * guarantees around a cycle go on for as long as the clock moves. */
     kr_time_t clock_seen;
+    bool news;              /* kr__emulation_take_news */
 };
 
 /* What one poll reads at most, so that a flood leaves the run time for its
@@ -474,7 +475,7 @@ static void peer_gone(kr_sim_t *s, const char *why)
         kr__link_close(&em->link);
         em->link.ended = true;
     }
-    if (em->link.ended) s->model->emulation_news = true;
+    if (em->link.ended) em->news = true;
 }
 
 /* Splits what was read into lines. A line longer than the bound is
@@ -538,10 +539,27 @@ static void replay_due(kr_sim_t *s)
     }
 }
 
+static void see_clock(kr_sim_t *s)
+{
+    kr__emulation_t *em = s->emu;
+    kr_time_t c = clock_ticks(s);
+    if (c > em->clock_seen) {
+        em->clock_seen = c;
+        em->news = true;
+    }
+}
+
+bool kr__emulation_take_news(kr_sim_t *s)
+{
+    bool news = s->emu->news;
+    s->emu->news = false;
+    return news;
+}
+
 void kr__emulation_poll(kr_sim_t *s)
 {
     kr__emulation_t *em = s->emu;
-    em->clock_seen = clock_ticks(s);
+    if (!em->replaying && !em->link.ended) see_clock(s);
     if (em->replaying) {
         replay_due(s);
         return;
@@ -614,10 +632,12 @@ bool kr__emulation_waiting(kr_sim_t *s)
     /* past a stop horizon (stop.c) nothing more runs: nothing to wait for */
     bool pending = h && h->time <= s->model->end_time && h->time < s->stop_horizon &&
                    !(h->flags & KR__EVREC_AWAITING);
+    /* Input may still come while the clock, as the guarantees last saw
+     * it, is short of the limit: until they have seen it pass, others may
+     * be held below the limit by them. */
     bool open = !em->link.ended;
-    kr_time_t clock = open ? clock_ticks(s) : 0;
     return (pending && !kr__emulation_ready(s, h->time)) ||
-           (open && clock < wait_limit(s->model) && clock + 1 < s->stop_horizon);
+           (open && em->clock_seen < wait_limit(s->model) && em->clock_seen + 1 < s->stop_horizon);
 }
 
 /* Wall-clock nanoseconds at which the clock of s reads t. */
@@ -668,7 +688,7 @@ void kr__emulation_wait(kr_model_t *m)
     int fd = em->backlog < KR_EMULATION_BACKLOG ? kr__link_wait_fd(&em->link) : -1;
     em->clock.wait_ns(em->clock.arg, deadline, fd);
     for (uint32_t i = 0; i < m->sim_count; i++)
-        if (m->sims[i]->emu && !m->sims[i]->emu->replaying) m->sims[i]->emu->clock_seen = clock_ticks(m->sims[i]);
+        if (m->sims[i]->emu && !m->sims[i]->emu->replaying && !m->sims[i]->emu->link.ended) see_clock(m->sims[i]);
 }
 
 void kr__emulation_run_input(kr_sim_t *s, kr__event_rec_t *r)

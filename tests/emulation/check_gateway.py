@@ -19,7 +19,6 @@
 Usage: check_gateway.py KAIROS MPIRUN"""
 import json
 import os
-import resource
 import socket
 import subprocess
 import sys
@@ -120,8 +119,8 @@ def hil_live_and_replayed(kairos, mpirun, work):
     # inside the 2 s a part takes from the sensor to the diverter.
     for ranks in (1, 2):
         port = free_port()
-        path = model(work, f"live{ranks}.json", {"speed": 100, "input": {"listen": f"127.0.0.1:{port}"}, "wait": 20,
-                                                 "log": f"live{ranks}.log"}, end=600, belt={})
+        path = model(work, f"live{ranks}.json", {"speed": 200, "input": {"listen": f"127.0.0.1:{port}"}, "wait": 20,
+                                                 "log": f"live{ranks}.log"}, end=500, belt={})
         args = ["--set", "simulators.controller.rank=1", "--set", "simulators.feeder.rank=0"] if ranks > 1 else []
         k = Kairos(kairos, mpirun, path, args, ranks, name=f"live{ranks}")
         ctl = controller(port, "--stats", str(work / f"ctl{ranks}.json"))
@@ -134,11 +133,11 @@ def hil_live_and_replayed(kairos, mpirun, work):
         s = sims(st)
         ctl_stats = json.loads((work / f"ctl{ranks}.json").read_text())
         sent = ctl_stats["sent"]
-        check(ctl_stats["received"].get("reading") == s["belt"]["readings"] > 150,
+        check(ctl_stats["received"].get("reading") == s["belt"]["readings"] > 120,
               f"every reading reached the controller ({s['belt']['readings']} readings)")
         check(s["controller"]["lines_in"] == sum(sent.values()) and s["controller"]["skipped"] == 0,
               f"every command the controller sent was taken ({s['controller']['lines_in']} of {sum(sent.values())})")
-        check(s["belt"]["diverts"] > 20 and s["belt"]["stops"] >= 1 and s["belt"]["starts"] >= 1,
+        check(s["belt"]["diverts"] > 15 and s["belt"]["stops"] >= 1 and s["belt"]["starts"] >= 1,
               f"the belt obeyed: {s['belt']['diverts']} diverts, {s['belt']['stops']} stops, "
               f"{s['belt']['starts']} starts")
         log = work / f"live{ranks}.log"
@@ -147,7 +146,7 @@ def hil_live_and_replayed(kairos, mpirun, work):
               sum("event" in r for r in recs) == s["controller"]["lines_in"] and
               any(r.get("peer") == "connected" for r in recs),
               "the log holds both directions and the peer's coming")
-        for rr, sync in ((1, "null-message"), (2, "null-message"), (2, "window")):
+        for rr, sync in ((1, "null-message"), (2, "window")) if ranks == 1 else ((1, "window"), (2, "null-message")):
             margs = ["--replay", f"controller={log}", "--sync", sync]
             if rr > 1:
                 margs += ["--set", "simulators.controller.rank=1"]
@@ -160,7 +159,7 @@ def hil_live_and_replayed(kairos, mpirun, work):
 
 def checkpoint_and_restart(kairos, mpirun, work):
     port = free_port()
-    path = model(work, "ck.json", {"speed": 100, "input": {"listen": f"127.0.0.1:{port}"}, "wait": 20,
+    path = model(work, "ck.json", {"speed": 200, "input": {"listen": f"127.0.0.1:{port}"}, "wait": 20,
                                    "log": "ck.log"}, end=300)
     k = Kairos(kairos, mpirun, path, ["--checkpoint-at", "150", "--checkpoint-dir", str(work / "ck")], name="ck")
     ctl = controller(port)
@@ -313,7 +312,7 @@ def flood(kairos, mpirun, work):
     """Commands as fast as a socket takes them for 3 s: memory stays
     bounded (back-pressure), and at least 10^5 lines a second get in."""
     port = free_port()
-    path = model(work, "flood.json", {"speed": 20, "input": {"listen": f"127.0.0.1:{port}"}, "wait": 20}, end=100)
+    path = model(work, "flood.json", {"speed": 25, "input": {"listen": f"127.0.0.1:{port}"}, "wait": 20}, end=100)
     chunk = b'{"event": "start", "to": "belt"}\n' * 20000
     sent = [0]
 
@@ -329,17 +328,36 @@ def flood(kairos, mpirun, work):
             pass
         s.close()
 
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     k = Kairos(kairos, mpirun, path, name="flood")
+    rss = []  # (seconds since the start, resident MB), sampled from /proc
+
+    def sample():
+        t0 = time.time()
+        while k.p.poll() is None:
+            try:
+                for line in open(f"/proc/{k.p.pid}/status"):
+                    if line.startswith("VmRSS:"):
+                        rss.append((time.time() - t0, int(line.split()[1]) / 1024))
+            except OSError:
+                break
+            time.sleep(0.05)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     t = threading.Thread(target=send, daemon=True)
     t.start()
     rc, st = k.wait()
     t.join()
-    rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    sampler.join()
     s = sims(st)["controller"] if st else {}
-    check(rc == 0 and s.get("lines_in", 0) >= 300000,
+    # The rate is the plain build's to meet; sanitizers slow everything.
+    sanitized = b"__asan_init" in Path(kairos).read_bytes()
+    check(rc == 0 and (sanitized or s.get("lines_in", 0) >= 300000),
           f"a flood: {s.get('lines_in')} lines taken in 3 s of {sent[0]} offered ({k.err[-200:]})")
-    check(rss_mb < 300 or rss_mb <= before / 1024, f"a flood: peak memory {rss_mb:.0f} MB stays bounded")
+    early = max((m for t_, m in rss if t_ < 1.0), default=0)
+    peak = max((m for _, m in rss), default=0)
+    check(rss and peak - early < 64, f"a flood: memory stays bounded (resident {early:.0f} MB after 1 s, at most "
+          f"{peak:.0f} MB in all)")
 
 
 def pipe_and_stdin(kairos, mpirun, work):
