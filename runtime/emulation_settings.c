@@ -176,7 +176,8 @@ kr_status_t kr__emulation_settings_desc(const kr__model_file_t *f, const kr__sim
     kr_emulation_link_t *l = &s->desc.link;
     l->wait_seconds = json_is_number(json_object_get(j, "wait")) ? json_number_value(json_object_get(j, "wait"))
                                                                   : DEFAULT_WAIT;
-    l->stop_when_gone = !strcmp(json_string_value(json_object_get(j, "on_disconnect")) ?: "", "stop");
+    const char *on_disconnect = json_string_value(json_object_get(j, "on_disconnect"));
+    l->stop_when_gone = on_disconnect && !strcmp(on_disconnect, "stop");
     char host[256];
     int port = 0;
     json_t *a;

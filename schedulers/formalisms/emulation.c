@@ -239,7 +239,7 @@ kr_status_t kr__emulation_create(kr_sim_t *s, const kr_emulation_desc_t *d)
     kr__emulation_t *em = calloc(1, sizeof *em);
     if (!em) return kr__fail(KR_ERR_NOMEM, "emulation '%s': out of memory", s->name);
     s->emu = em;
-    em->link = (kr__link_t){ .listen_fd = -1, .in_fd = -1, .out_fd = -1 };
+    em->link = (kr__link_t){ .listen_fd = -1, .in_fd = -1, .out_fd = -1, .in_flags = -1 };
     em->log_hash = FNV_START;
     kr_emulation_desc_t desc = d ? *d : (kr_emulation_desc_t){ .input_fd = -1 };
     if (!(desc.speed >= 0) || !isfinite(desc.speed))

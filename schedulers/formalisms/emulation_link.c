@@ -33,7 +33,7 @@ static char *dup_or_null(const char *s, bool *ok)
 
 kr_status_t kr__link_init(kr__link_t *l, const kr_emulation_link_t *d, int fd, const char *sim)
 {
-    *l = (kr__link_t){ .listen_fd = -1, .in_fd = -1, .out_fd = -1 };
+    *l = (kr__link_t){ .listen_fd = -1, .in_fd = -1, .out_fd = -1, .in_flags = -1 };
     kr_emulation_link_t none = { .kind = KR_LINK_FD };
     if (!d) d = &none;
     if (d->kind > KR_LINK_CONNECT) return kr__fail(KR_ERR_INVALID_ARG, "emulation '%s': unknown link kind", sim);
@@ -135,7 +135,7 @@ static kr_status_t open_listen(kr__link_t *l, const char *sim, void (*announce)(
         while (!kr__link_accept(l)) {
             uint64_t now = kr__monotonic_ns();
             if (now >= until)
-                return kr__fail(KR_ERR_IO, "emulation '%s': no peer connected to %s:%d within %g s", sim, l->host,
+                return kr__fail(KR_ERR_STATE, "emulation '%s': no peer connected to %s:%d within %g s", sim, l->host,
                                 l->port, l->wait_seconds);
             struct pollfd p = { .fd = fd, .events = POLLIN };
             uint64_t ms = (until - now) / 1000000 + 1;
@@ -166,7 +166,7 @@ static kr_status_t open_connect(kr__link_t *l, const char *sim)
         }
         freeaddrinfo(ai);
         if (kr__monotonic_ns() >= until)
-            return kr__fail(KR_ERR_IO, "emulation '%s': cannot connect to %s:%d%s: %s", sim, l->host, l->port,
+            return kr__fail(KR_ERR_STATE, "emulation '%s': cannot connect to %s:%d%s: %s", sim, l->host, l->port,
                             l->wait_seconds > 0 ? " (retried for the wait given)" : "", strerror(err));
         nanosleep(&(struct timespec){ .tv_nsec = 50 * 1000 * 1000 }, NULL);
     }
@@ -178,7 +178,10 @@ kr_status_t kr__link_open(kr__link_t *l, const char *sim, int rank, void (*annou
     kr_status_t st = KR_OK;
     switch (l->kind) {
     case KR_LINK_FD:
-        if (l->in_fd >= 0) st = nonblocking(l->in_fd, sim, "input descriptor");
+        if (l->in_fd >= 0) {
+            l->in_flags = fcntl(l->in_fd, F_GETFL);
+            st = nonblocking(l->in_fd, sim, "input descriptor");
+        }
         break;
     case KR_LINK_STDIN:
         /* mpirun hands standard input to rank 0 alone: elsewhere the
@@ -190,6 +193,8 @@ kr_status_t kr__link_open(kr__link_t *l, const char *sim, int rank, void (*annou
         l->in_fd = STDIN_FILENO;
         l->out_fd = STDOUT_FILENO;
         ignore_sigpipe();
+        /* shared with the shell that started kairos: put back at the end */
+        l->in_flags = fcntl(l->in_fd, F_GETFL);
         st = nonblocking(l->in_fd, sim, "standard input");
         break;
     case KR_LINK_PIPE: {
@@ -248,6 +253,7 @@ bool kr__link_accept(kr__link_t *l)
 
 static void drop_peer(kr__link_t *l)
 {
+    if (!l->owns_in && l->in_fd >= 0 && l->in_flags >= 0) fcntl(l->in_fd, F_SETFL, l->in_flags);
     if (l->owns_in && l->in_fd >= 0) close(l->in_fd);
     if (l->owns_out && l->out_fd >= 0 && l->out_fd != l->in_fd) close(l->out_fd);
     bool socket_out = l->out_fd == l->in_fd;
@@ -325,6 +331,7 @@ void kr__link_close(kr__link_t *l)
             shutdown(l->out_fd, SHUT_WR);
         }
     }
+    if (!l->owns_in && l->in_fd >= 0 && l->in_flags >= 0) fcntl(l->in_fd, F_SETFL, l->in_flags);
     if (l->owns_in && l->in_fd >= 0) close(l->in_fd);
     if (l->owns_out && l->out_fd >= 0 && l->out_fd != l->in_fd) close(l->out_fd);
     if (l->listen_fd >= 0) close(l->listen_fd);
@@ -333,5 +340,5 @@ void kr__link_close(kr__link_t *l)
     free(l->path);
     free(l->output_path);
     free(l->host);
-    *l = (kr__link_t){ .listen_fd = -1, .in_fd = -1, .out_fd = -1 };
+    *l = (kr__link_t){ .listen_fd = -1, .in_fd = -1, .out_fd = -1, .in_flags = -1 };
 }

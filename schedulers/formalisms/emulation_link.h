@@ -19,6 +19,7 @@ typedef struct kr__link {
     int listen_fd;       /* LISTEN: the listening socket */
     int in_fd, out_fd;   /* -1 when none; a socket is both */
     bool owns_in, owns_out;
+    int in_flags;        /* a borrowed input's flags before it was made non-blocking, -1 if not */
     bool ended;          /* no input will come any more */
     char *out;           /* output the peer has not taken yet */
     size_t out_len, out_cap;

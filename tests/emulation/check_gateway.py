@@ -369,6 +369,44 @@ def flood(kairos, mpirun, work):
           f"{peak:.0f} MB in all)")
 
 
+def connect_out(kairos, mpirun, work):
+    """kairos connects to a system that listens: it sends a command and
+    reads what comes until kairos has finished."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    got = []
+
+    def serve():
+        c, _ = server.accept()
+        c.sendall(b'{"event": "stop", "to": "belt"}\n')
+        data = b""
+        while True:
+            d = c.recv(65536)
+            if not d:
+                break
+            data += d
+        got.append(data)
+        c.close()
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    path = model(work, "connect.json", {"speed": 50, "input": {"connect": f"127.0.0.1:{port}"}, "wait": 5}, end=30)
+    rc, st, err = run(kairos, mpirun, path, name="connect")
+    t.join(timeout=10)
+    server.close()
+    lines = got[0].decode().splitlines() if got else []
+    check(rc == 0 and sims(st)["controller"]["lines_in"] == 1 and sims(st)["belt"]["stops"] == 1 and
+          len(lines) == sims(st)["controller"]["lines_out"] > 0,
+          f"connecting out: the command was obeyed and {len(lines)} lines came back ({err[-200:]})")
+    path = model(work, "noconnect.json", {"speed": 50, "input": {"connect": f"127.0.0.1:{free_port()}"}, "wait": 0.3},
+                 end=30)
+    rc, _, err = run(kairos, mpirun, path, name="noconnect")
+    check(rc == 1 and "cannot connect to 127.0.0.1" in err and err.count("\n") == 0,
+          f"nobody to connect to: one line ({rc}: {err})")
+
+
 def pipe_and_stdin(kairos, mpirun, work):
     fifo = work / "in.fifo"
     os.mkfifo(fifo)
@@ -448,6 +486,7 @@ def main():
         bad_input(kairos, mpirun, work)
         disconnects(kairos, mpirun, work)
         flood(kairos, mpirun, work)
+        connect_out(kairos, mpirun, work)
         pipe_and_stdin(kairos, mpirun, work)
         refusals(kairos, mpirun, work)
     finally:
