@@ -1,7 +1,7 @@
 /* The per-simulator event queue: a radix-16 heap on time with a small
  * binary heap on the full key for the entries at or below `last` (see
  * event_queue.h for the invariants; bench/README.md for why this one).
- * Buckets are chains of fixed-size blocks from the queue's pool. */
+ * Buckets are chains of blocks of two sizes from the queue's two pools. */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,30 +31,46 @@ static bool may_allocate(kr__equeue_t *q)
     return !kr__fault_alloc();
 }
 
-static kr__equeue_block_t *block_take(kr__equeue_t *q)
+static size_t block_bytes(uint32_t cap)
 {
-    kr__equeue_block_t *k = q->free_blocks;
+    return sizeof(kr__equeue_block_t) + cap * sizeof(kr__qentry_t);
+}
+
+static kr__equeue_pool_t *pool_of(kr__equeue_t *q, uint32_t cap)
+{
+    return cap == KR__EQUEUE_SMALL_ENTRIES ? &q->small : &q->large;
+}
+
+/* A block of cap entries (small or large) from its pool, else allocated;
+ * NULL if it cannot be had. */
+static kr__equeue_block_t *block_take(kr__equeue_t *q, uint32_t cap)
+{
+    kr__equeue_pool_t *p = pool_of(q, cap);
+    kr__equeue_block_t *k = p->free;
     if (k) {
-        q->free_blocks = k->next;
-        q->free_count--;
+        p->free = k->next;
+        p->free_count--;
     } else {
-        if (!may_allocate(q) || !(k = malloc(sizeof *k))) return NULL;
-        q->block_count++;
+        if (!may_allocate(q) || !(k = malloc(block_bytes(cap)))) return NULL;
+        k->cap = cap;
+        p->block_count++;
     }
+    k->next = NULL;
     k->count = 0;
     return k;
 }
 
 static void block_give(kr__equeue_t *q, kr__equeue_block_t *k)
 {
-    if (q->free_count >= POOL_SLACK + (q->block_count - q->free_count) / 16) {
+    kr__equeue_pool_t *p = pool_of(q, k->cap);
+    if (p->free_count >= POOL_SLACK + (p->block_count - p->free_count) / 16) {
         free(k);
-        q->block_count--;
+        p->block_count--;
         return;
     }
-    k->next = q->free_blocks;
-    q->free_blocks = k;
-    q->free_count++;
+    k->next = p->free;
+    p->free = k;
+    p->free_count++;
 }
 
 static inline unsigned bucket_of(uint64_t time, uint64_t last)
@@ -68,17 +84,52 @@ static inline unsigned bucket_of(uint64_t time, uint64_t last)
 static inline void mark(kr__equeue_t *q, unsigned b) { q->nonempty[b / 64] |= (uint64_t)1 << (b % 64); }
 static inline void unmark(kr__equeue_t *q, unsigned b) { q->nonempty[b / 64] &= ~((uint64_t)1 << (b % 64)); }
 
+/* The bucket holds only `keep` (NULL or an empty block), no entries. */
+static void bucket_reset(kr__equeue_bucket_t *k, kr__equeue_block_t *keep)
+{
+    if (keep) keep->next = NULL;
+    k->head = keep;
+    k->count = 0;
+    k->fill = 0;
+    k->cap = keep ? keep->cap : 0;
+    k->min_time = UINT64_MAX;
+}
+
+/* The head's fill goes into its header, so that code off the hot path
+ * can walk the chain by the headers alone... */
+static void chain_sync(kr__equeue_bucket_t *k)
+{
+    if (k->head) k->head->count = k->fill;
+}
+
+/* ... and comes back from it after such code changed the chain. */
+static void chain_load(kr__equeue_bucket_t *k)
+{
+    k->fill = k->head ? k->head->count : 0;
+    k->cap = k->head ? k->head->cap : 0;
+}
+
+/* A new head for a chain whose head is full (or that has none): a small
+ * block first, large ones after. False, nothing changed, if no block can
+ * be had. */
+static bool chain_grow(kr__equeue_t *q, kr__equeue_bucket_t *k)
+{
+    kr__equeue_block_t *h = block_take(q, k->head ? KR__EQUEUE_BLOCK_ENTRIES : KR__EQUEUE_SMALL_ENTRIES);
+    if (!h) return false;
+    chain_sync(k);
+    h->next = k->head;
+    k->head = h;
+    k->fill = 0;
+    k->cap = h->cap;
+    return true;
+}
+
 /* Appends to a chain; false (nothing changed) if no block can be had. */
 static inline __attribute__((always_inline)) bool chain_append(kr__equeue_t *q, kr__equeue_bucket_t *k,
                                                                const kr__qentry_t *e)
 {
-    kr__equeue_block_t *h = k->head;
-    if (!h || h->count == KR__EQUEUE_BLOCK_ENTRIES) {
-        if (!(h = block_take(q))) return false;
-        h->next = k->head;
-        k->head = h;
-    }
-    h->items[h->count++] = *e;
+    if (k->fill == k->cap && !chain_grow(q, k)) return false;
+    k->head->items[k->fill++] = *e;
     k->count++;
     if (e->time < k->min_time) k->min_time = e->time;
     return true;
@@ -91,36 +142,48 @@ static inline bool bucket_append(kr__equeue_t *q, unsigned b, const kr__qentry_t
     return true;
 }
 
-/* Empties a chain: its blocks go back to the pool. (Keeping each emptied
- * bucket's first block saved a few per cent on the 1,000-entry hold, but a
- * model of many small queues then held a 2 KiB block for every bucket it
- * had ever used: rows on 1 rank ran 3-6 % slower; the pool's last-in,
- * first-out reuse keeps the blocks in use few and warm.) */
-static void chain_clear(kr__equeue_t *q, kr__equeue_bucket_t *k)
+/* Empties a bucket: its large blocks go back to the pool, and it keeps
+ * one small block (if it has one) for the entries to come. Keeping a
+ * large block too held 2 KiB for every bucket a model of many small
+ * queues had ever used (rows on 1 rank ran 3-6 % slower); the pool's
+ * last-in, first-out reuse keeps the large blocks in use few and warm. */
+static void chain_empty(kr__equeue_t *q, kr__equeue_bucket_t *k)
+{
+    kr__equeue_block_t *keep = NULL;
+    for (kr__equeue_block_t *h = k->head, *next; h; h = next) {
+        next = h->next;
+        if (!keep && h->cap == KR__EQUEUE_SMALL_ENTRIES) keep = h;
+        else block_give(q, h);
+    }
+    bucket_reset(k, keep);
+}
+
+/* Empties a chain that is no bucket's (a split's entries at `last`):
+ * every block goes back to its pool. */
+static void chain_free(kr__equeue_t *q, kr__equeue_bucket_t *k)
 {
     for (kr__equeue_block_t *h = k->head, *next; h; h = next) {
         next = h->next;
         block_give(q, h);
     }
-    k->head = NULL;
-    k->count = 0;
-    k->min_time = UINT64_MAX;
+    bucket_reset(k, NULL);
 }
 
 /* Puts chain `from` in front of `into` (no entry moves, nothing allocated)
- * and empties `from`. */
+ * and empties `from`; an empty `from` keeps its small block. */
 static void chain_splice(kr__equeue_bucket_t *into, kr__equeue_bucket_t *from)
 {
-    if (!from->head) return;
+    if (!from->count) return;
+    chain_sync(into);
+    chain_sync(from);
     kr__equeue_block_t *tail = from->head;
     while (tail->next) tail = tail->next;
     tail->next = into->head;
     into->head = from->head;
     into->count += from->count;
     if (from->min_time < into->min_time) into->min_time = from->min_time;
-    from->head = NULL;
-    from->count = 0;
-    from->min_time = UINT64_MAX;
+    chain_load(into);
+    bucket_reset(from, NULL);
 }
 
 static bool heap_reserve(kr__equeue_t *q, size_t need)
@@ -197,7 +260,8 @@ void kr__equeue_fini(kr__equeue_t *q)
 {
     free(q->heap_mem);
     free(q->heap_block);
-    free_chain(q->free_blocks);
+    free_chain(q->large.free);
+    free_chain(q->small.free);
     for (unsigned b = 0; b < KR__EQUEUE_BUCKETS; b++) free_chain(q->buckets[b].head);
     memset(q, 0, sizeof *q);
     q->alloc_fail_after = -1;
@@ -217,39 +281,59 @@ kr_status_t kr__equeue_push(kr__equeue_t *q, const kr__qentry_t *e)
     return KR_OK;
 }
 
+/* The heap's storage becomes block h, with n entries; the heap's block
+ * before (if any) is returned to the caller. */
+static kr__equeue_block_t *heap_to_block(kr__equeue_t *q, kr__equeue_block_t *h, size_t n)
+{
+    kr__equeue_block_t *old = q->heap_block;
+    q->heap_block = h;
+    q->heap = h->items;
+    q->heap_cap = h->cap;
+    q->heap_count = n;
+    return old;
+}
+
 /* Makes bucket b (the lowest non-empty one; the small heap is empty) the
- * small heap: copies its entries and raises last to their latest time.
- * Buckets above b stay valid: last keeps every digit above b's level and
- * b's digit. False, with nothing changed, if the heap cannot grow. */
+ * small heap and raises last to its latest time. Buckets above b stay
+ * valid: last keeps every digit above b's level and b's digit. False, with
+ * nothing changed, if the heap cannot grow. */
 static bool absorb(kr__equeue_t *q, unsigned b)
 {
     kr__equeue_bucket_t *k = &q->buckets[b];
-    uint64_t latest = 0;
-    size_t n = 0;
-    if (k->head && !k->head->next) {
+    kr__equeue_block_t *h = k->head, *rest = h->next;
+    if (!rest) {
         /* one block: it becomes the heap's storage, and the heap's block
-         * before (if any, empty) goes back to the pool */
-        kr__equeue_block_t *old = q->heap_block;
-        q->heap_block = k->head;
-        q->heap = k->head->items;
-        q->heap_cap = KR__EQUEUE_BLOCK_ENTRIES;
-        n = k->head->count;
-        for (size_t i = 0; i < n; i++)
-            if (q->heap[i].time > latest) latest = q->heap[i].time;
+         * before (empty) becomes the bucket's if small, so that the two
+         * trade places at every refill as arrays used to */
+        kr__equeue_block_t *old = heap_to_block(q, h, k->fill);
+        if (old && old->cap == KR__EQUEUE_SMALL_ENTRIES) {
+            bucket_reset(k, old);
+        } else {
+            if (old) block_give(q, old);
+            bucket_reset(k, NULL);
+        }
+    } else if (!rest->next && rest->cap == KR__EQUEUE_SMALL_ENTRIES && k->fill + rest->count <= h->cap) {
+        /* a large block and its small one: the small one's few entries
+         * join the large one, which becomes the heap's storage, and the
+         * bucket keeps the small one */
+        memcpy(&h->items[k->fill], rest->items, rest->count * sizeof *rest->items);
+        kr__equeue_block_t *old = heap_to_block(q, h, k->fill + rest->count);
         if (old) block_give(q, old);
-        k->head = NULL;
-        k->count = 0;
-        k->min_time = UINT64_MAX;
+        bucket_reset(k, rest);
     } else {
         if (!heap_reserve(q, k->count)) return false;
-        for (kr__equeue_block_t *h = k->head; h; h = h->next)
-            for (uint32_t i = 0; i < h->count; i++) {
-                if (h->items[i].time > latest) latest = h->items[i].time;
-                q->heap[n++] = h->items[i];
-            }
-        chain_clear(q, k);
+        chain_sync(k);
+        size_t n = 0;
+        for (kr__equeue_block_t *r = k->head; r; r = r->next) {
+            memcpy(&q->heap[n], r->items, r->count * sizeof *r->items);
+            n += r->count;
+        }
+        q->heap_count = n;
+        chain_empty(q, k);
     }
-    q->heap_count = n;
+    uint64_t latest = 0;
+    for (size_t i = 0; i < q->heap_count; i++)
+        if (q->heap[i].time > latest) latest = q->heap[i].time;
     unmark(q, b);
     q->last = latest;
     heapify(q->heap, q->heap_count);
@@ -258,20 +342,22 @@ static bool absorb(kr__equeue_t *q, unsigned b)
 
 /* Splits bucket b (the lowest non-empty one; the small heap is empty):
  * last becomes its earliest time, entries at that time go to the small
- * heap, the others to lower buckets. The bucket's blocks go back to the
- * pool as they are read, so a split needs few new ones. If a block or the
- * heap cannot be had, every chain written so far is linked back into b
- * (nothing moves, nothing is allocated) and it returns false with the
- * queue holding the same entries as before. */
+ * heap, the others to lower buckets. The bucket's large blocks go back to
+ * the pool as they are read, so a split needs few new ones, and it keeps
+ * its small block. If a block or the heap cannot be had, every chain
+ * written so far is linked back into b (nothing moves, nothing is
+ * allocated) and it returns false with the queue holding the same entries
+ * as before. */
 static bool split(kr__equeue_t *q, unsigned b)
 {
     kr__equeue_bucket_t *k = &q->buckets[b];
     uint64_t last = k->min_time;
-    kr__equeue_bucket_t at_last = { .head = NULL, .count = 0, .min_time = UINT64_MAX };
-    kr__equeue_block_t *h = k->head;
-    k->head = NULL;
-    k->count = 0;
-    k->min_time = UINT64_MAX;
+    kr__equeue_bucket_t at_last = { .head = NULL, .count = 0, .fill = 0, .cap = 0, .min_time = UINT64_MAX };
+    chain_sync(k);
+    kr__equeue_block_t *h = k->head, *small = NULL;
+    /* (no entry of b goes back to b: each differs from the new last only
+     * in lower digits) */
+    bucket_reset(k, NULL);
     unmark(q, b);
     while (h) {
         uint32_t i;
@@ -291,22 +377,31 @@ static bool split(kr__equeue_t *q, unsigned b)
                 for (uint32_t j = 0; j < r->count; j++)
                     if (r->items[j].time < k->min_time) k->min_time = r->items[j].time;
             }
+            chain_load(k);
             goto undo;
         }
         kr__equeue_block_t *next = h->next;
-        block_give(q, h);
+        if (!small && h->cap == KR__EQUEUE_SMALL_ENTRIES) small = h;
+        else block_give(q, h);
         h = next;
     }
     if (!heap_reserve(q, at_last.count)) goto undo;
+    chain_sync(&at_last);
     for (kr__equeue_block_t *a = at_last.head; a; a = a->next) {
         memcpy(&q->heap[q->heap_count], a->items, a->count * sizeof *a->items);
         q->heap_count += a->count;
     }
-    chain_clear(q, &at_last);
+    chain_free(q, &at_last);
+    if (small) bucket_reset(k, small);
     q->last = last;
     heapify(q->heap, q->heap_count);
     return true;
 undo:
+    if (small) {
+        /* emptied, it ends b's chain again (or goes back if b has a chain) */
+        if (k->head) block_give(q, small);
+        else bucket_reset(k, small);
+    }
     for (unsigned c = 0; c < b; c++) {
         chain_splice(k, &q->buckets[c]);
         unmark(q, c);
@@ -352,8 +447,10 @@ static kr__qentry_t *scan_min(kr__equeue_t *q, kr__equeue_block_t **holder, kr__
 {
     kr__qentry_t *min = NULL;
     kr__equeue_block_t *prev = NULL;
+    kr__equeue_bucket_t *k = &q->buckets[lowest_bucket(q)];
     *holder = *before = NULL;
-    for (kr__equeue_block_t *h = q->buckets[lowest_bucket(q)].head; h; prev = h, h = h->next)
+    chain_sync(k);
+    for (kr__equeue_block_t *h = k->head; h; prev = h, h = h->next)
         for (uint32_t i = 0; i < h->count; i++)
             if (!min || kr__qentry_less(&h->items[i], min)) {
                 min = &h->items[i];
@@ -376,8 +473,9 @@ const kr__qentry_t *kr__equeue_peek(kr__equeue_t *q)
 }
 
 /* Removes the minimum of the lowest bucket, with no heap (see scan_min).
- * Its place is filled from the end of its block; an emptied block goes
- * back to the pool. Allocates nothing. */
+ * Its place is filled from the end of its block; an emptied block after
+ * the head goes back to the pool, and an emptied bucket keeps only its
+ * small block. Allocates nothing. */
 static void pop_from_bucket(kr__equeue_t *q, kr__qentry_t *out)
 {
     unsigned b = lowest_bucket(q);
@@ -386,17 +484,20 @@ static void pop_from_bucket(kr__equeue_t *q, kr__qentry_t *out)
     kr__qentry_t *min = scan_min(q, &holder, &before);
     *out = *min;
     *min = holder->items[--holder->count];
-    if (!holder->count) {
-        if (before) before->next = holder->next;
-        else k->head = holder->next;
+    if (!holder->count && before) {
+        before->next = holder->next;
         block_give(q, holder);
     }
+    chain_load(k);
     k->min_time = UINT64_MAX;
     k->count--;
     for (kr__equeue_block_t *h = k->head; h; h = h->next)
         for (uint32_t i = 0; i < h->count; i++)
             if (h->items[i].time < k->min_time) k->min_time = h->items[i].time;
-    if (!k->count) unmark(q, b);
+    if (!k->count) {
+        chain_empty(q, k);
+        unmark(q, b);
+    }
 }
 
 bool kr__equeue_pop(kr__equeue_t *q, kr__qentry_t *out)
@@ -423,7 +524,8 @@ size_t kr__equeue_size(const kr__equeue_t *q)
 
 size_t kr__equeue_bytes(const kr__equeue_t *q)
 {
-    return q->heap_mem_cap * sizeof(kr__qentry_t) + q->block_count * sizeof(kr__equeue_block_t);
+    return q->heap_mem_cap * sizeof(kr__qentry_t) + q->large.block_count * block_bytes(KR__EQUEUE_BLOCK_ENTRIES) +
+           q->small.block_count * block_bytes(KR__EQUEUE_SMALL_ENTRIES);
 }
 
 kr_status_t kr__equeue_filter(kr__equeue_t *q, bool (*keep)(void *arg, const kr__qentry_t *e), void *arg)
@@ -441,6 +543,7 @@ kr_status_t kr__equeue_filter(kr__equeue_t *q, bool (*keep)(void *arg, const kr_
         /* Compacts the chain in place: a write cursor follows the read
          * cursor through the same blocks, and the blocks left over go back
          * to the pool. */
+        chain_sync(k);
         kr__equeue_block_t *w = k->head;
         uint32_t wi = 0;
         uint64_t min = UINT64_MAX;
@@ -448,7 +551,7 @@ kr_status_t kr__equeue_filter(kr__equeue_t *q, bool (*keep)(void *arg, const kr_
         for (kr__equeue_block_t *r = k->head; r; r = r->next)
             for (uint32_t i = 0; i < r->count; i++) {
                 if (!keep(arg, &r->items[i])) continue;
-                if (wi == KR__EQUEUE_BLOCK_ENTRIES) {
+                if (wi == w->cap) {
                     w->count = wi;
                     w = w->next;
                     wi = 0;
@@ -464,13 +567,13 @@ kr_status_t kr__equeue_filter(kr__equeue_t *q, bool (*keep)(void *arg, const kr_
             next = rest->next;
             block_give(q, rest);
         }
-        if (!n) {
-            block_give(q, k->head);
-            k->head = NULL;
-            unmark(q, b);
-        }
         k->count = n;
         k->min_time = min;
+        chain_load(k);
+        if (!n) {
+            chain_empty(q, k);
+            unmark(q, b);
+        }
         total += n;
     }
     q->size = total;

@@ -44,26 +44,47 @@ typedef struct kr__qentry {
 #define KR__EQUEUE_BUCKETS (KR__EQUEUE_LEVELS * KR__EQUEUE_DIGITS)
 
 /* Buckets hold their entries in fixed-size blocks from the queue's own
- * pool rather than in arrays that double: entries flow from bucket to
+ * pools rather than in arrays that double: entries flow from bucket to
  * bucket as time advances, and arrays of every size freed and grown in
  * turn left the allocator holding several times the live entries (PHOLD
  * with 4 M pending events: 267 bytes of memory per event, of which 32 are
- * the entry; bench/README.md, "PHOLD as the model grows"). A block of
- * 2 KiB keeps a split's reads and writes sequential. */
+ * the entry; bench/README.md, "PHOLD as the model grows"). A large block
+ * of 2 KiB keeps a split's reads and writes sequential.
+ *
+ * A bucket's first block is a small one, and the bucket keeps it when it
+ * empties: in a small queue buckets fill and empty at nearly every
+ * refill, and taking a block from the pool and giving it back each time
+ * cost 11 % of the hold model at 10^3 entries. Keeping a large block
+ * instead held 2 KiB for every bucket a model of many small queues ever
+ * used (rows ran 3-6 % slower), so only the small one stays. */
 #define KR__EQUEUE_BLOCK_ENTRIES 63u
+#define KR__EQUEUE_SMALL_ENTRIES 8u
 
 typedef struct kr__equeue_block {
     struct kr__equeue_block *next;
-    uint32_t count;
-    uint32_t pad_;
-    kr__qentry_t items[KR__EQUEUE_BLOCK_ENTRIES];
+    uint32_t count;         /* for a bucket's first block: its fill says it */
+    uint32_t cap;           /* KR__EQUEUE_SMALL_ENTRIES or KR__EQUEUE_BLOCK_ENTRIES */
+    kr__qentry_t items[];
 } kr__equeue_block_t;
 
-/* A bucket's entries, in no order: appends go to the first block, which
- * is the only one with room unless a failed split relinked chains. */
+/* Blocks of one size no bucket holds, and how many of that size exist. */
+typedef struct kr__equeue_pool {
+    kr__equeue_block_t *free;
+    size_t free_count;
+    size_t block_count;     /* allocated, in buckets, in the heap or here */
+} kr__equeue_pool_t;
+
+/* A bucket's entries, in no order: appends go to the first block (head),
+ * which is the only one with room unless a failed split relinked chains.
+ * The head's fill and capacity sit here, so an append reads no block
+ * header; the other blocks' counts are in their headers. Growing, a
+ * bucket takes a small block first, then large ones in front of it; an
+ * emptied bucket keeps a small block (head, fill 0) and nothing else. */
 typedef struct kr__equeue_bucket {
     kr__equeue_block_t *head;
-    uint32_t count;
+    uint32_t count;         /* entries in all of the chain's blocks */
+    uint32_t fill;          /* entries in head */
+    uint32_t cap;           /* head's capacity; 0 with no head */
     uint64_t min_time;      /* earliest time in the bucket, when count > 0 */
 } kr__equeue_bucket_t;
 
@@ -73,18 +94,19 @@ typedef struct kr__equeue {
     kr__qentry_t *heap;      /* binary min-heap on the full key: heap_block's items or heap_mem */
     size_t heap_count;
     size_t heap_cap;
-    /* A bucket of one block becomes the small heap in place: its block
-     * holds the heap (and the heap's block before, empty, goes back to the
-     * pool), so a refill copies nothing; heap_mem, the heap's own array,
-     * is for heaps larger than a block. */
+    /* A bucket of one block (or of a large block and its small one, when
+     * the small one's entries fit in the large) becomes the small heap in
+     * place: that block holds the heap, so a refill copies few entries or
+     * none. The heap's block before goes to the bucket if it is small and
+     * the bucket has none left, else back to its pool. heap_mem, the
+     * heap's own array, is for heaps larger than a block. */
     struct kr__equeue_block *heap_block;
     kr__qentry_t *heap_mem;
     size_t heap_mem_cap;
     uint64_t nonempty[(KR__EQUEUE_BUCKETS + 63) / 64];   /* bit b: bucket b has entries */
     int alloc_fail_after;   /* testing only: < 0 never; else allocations left before one fails */
-    kr__equeue_block_t *free_blocks;    /* the pool: blocks no bucket holds */
-    size_t free_count;
-    size_t block_count;     /* blocks allocated, in buckets or in the pool */
+    kr__equeue_pool_t large;
+    kr__equeue_pool_t small;
     kr__equeue_bucket_t buckets[KR__EQUEUE_BUCKETS];
 } kr__equeue_t;
 
