@@ -89,7 +89,7 @@ static void bucket_reset(kr__equeue_bucket_t *k, kr__equeue_block_t *keep)
 {
     if (keep) keep->next = NULL;
     k->head = keep;
-    k->count = 0;
+    k->rest = 0;
     k->fill = 0;
     k->cap = keep ? keep->cap : 0;
     k->min_time = UINT64_MAX;
@@ -102,11 +102,18 @@ static void chain_sync(kr__equeue_bucket_t *k)
     if (k->head) k->head->count = k->fill;
 }
 
-/* ... and comes back from it after such code changed the chain. */
-static void chain_load(kr__equeue_bucket_t *k)
+/* ... and comes back from it after such code changed the chain, which
+ * now holds `count` entries. */
+static void chain_load(kr__equeue_bucket_t *k, uint32_t count)
 {
     k->fill = k->head ? k->head->count : 0;
     k->cap = k->head ? k->head->cap : 0;
+    k->rest = count - k->fill;
+}
+
+static inline uint32_t bucket_count(const kr__equeue_bucket_t *k)
+{
+    return k->rest + k->fill;
 }
 
 /* A new head for a chain whose head is full (or that has none): a small
@@ -119,6 +126,7 @@ static bool chain_grow(kr__equeue_t *q, kr__equeue_bucket_t *k)
     chain_sync(k);
     h->next = k->head;
     k->head = h;
+    k->rest += k->fill;
     k->fill = 0;
     k->cap = h->cap;
     return true;
@@ -130,7 +138,6 @@ static inline __attribute__((always_inline)) bool chain_append(kr__equeue_t *q, 
 {
     if (k->fill == k->cap && !chain_grow(q, k)) return false;
     k->head->items[k->fill++] = *e;
-    k->count++;
     if (e->time < k->min_time) k->min_time = e->time;
     return true;
 }
@@ -173,16 +180,16 @@ static void chain_free(kr__equeue_t *q, kr__equeue_bucket_t *k)
  * and empties `from`; an empty `from` keeps its small block. */
 static void chain_splice(kr__equeue_bucket_t *into, kr__equeue_bucket_t *from)
 {
-    if (!from->count) return;
+    uint32_t count = bucket_count(into) + bucket_count(from);
+    if (!bucket_count(from)) return;
     chain_sync(into);
     chain_sync(from);
     kr__equeue_block_t *tail = from->head;
     while (tail->next) tail = tail->next;
     tail->next = into->head;
     into->head = from->head;
-    into->count += from->count;
     if (from->min_time < into->min_time) into->min_time = from->min_time;
-    chain_load(into);
+    chain_load(into, count);
     bucket_reset(from, NULL);
 }
 
@@ -281,55 +288,66 @@ kr_status_t kr__equeue_push(kr__equeue_t *q, const kr__qentry_t *e)
     return KR_OK;
 }
 
-/* The heap's storage becomes block h, with n entries; the heap's block
- * before (if any) is returned to the caller. */
-static kr__equeue_block_t *heap_to_block(kr__equeue_t *q, kr__equeue_block_t *h, size_t n)
+/* The heap's storage becomes block h (of capacity cap), with n entries;
+ * the heap's block before (if any) is returned to the caller. */
+static inline kr__equeue_block_t *heap_to_block(kr__equeue_t *q, kr__equeue_block_t *h, uint32_t cap, size_t n)
 {
     kr__equeue_block_t *old = q->heap_block;
     q->heap_block = h;
     q->heap = h->items;
-    q->heap_cap = h->cap;
+    q->heap_cap = cap;
     q->heap_count = n;
     return old;
+}
+
+/* absorb() for a bucket of more than one block: moves its entries to the
+ * heap, in place if they fit in its first block. */
+static __attribute__((noinline)) bool absorb_chain(kr__equeue_t *q, kr__equeue_bucket_t *k)
+{
+    kr__equeue_block_t *h = k->head, *rest = h->next;
+    if (!rest->next && rest->cap == KR__EQUEUE_SMALL_ENTRIES && k->fill + rest->count <= k->cap) {
+        /* a large block and its small one: the small one's few entries
+         * join the large one, which becomes the heap's storage, and the
+         * bucket keeps the small one */
+        memcpy(&h->items[k->fill], rest->items, rest->count * sizeof *rest->items);
+        kr__equeue_block_t *old = heap_to_block(q, h, k->cap, k->fill + rest->count);
+        if (old) block_give(q, old);
+        bucket_reset(k, rest);
+        return true;
+    }
+    if (!heap_reserve(q, bucket_count(k))) return false;
+    chain_sync(k);
+    size_t n = 0;
+    for (kr__equeue_block_t *r = k->head; r; r = r->next) {
+        memcpy(&q->heap[n], r->items, r->count * sizeof *r->items);
+        n += r->count;
+    }
+    q->heap_count = n;
+    chain_empty(q, k);
+    return true;
 }
 
 /* Makes bucket b (the lowest non-empty one; the small heap is empty) the
  * small heap and raises last to its latest time. Buckets above b stay
  * valid: last keeps every digit above b's level and b's digit. False, with
  * nothing changed, if the heap cannot grow. */
-static bool absorb(kr__equeue_t *q, unsigned b)
+static inline __attribute__((always_inline)) bool absorb(kr__equeue_t *q, unsigned b)
 {
     kr__equeue_bucket_t *k = &q->buckets[b];
-    kr__equeue_block_t *h = k->head, *rest = h->next;
-    if (!rest) {
+    if (!k->rest && !k->head->next) {
         /* one block: it becomes the heap's storage, and the heap's block
          * before (empty) becomes the bucket's if small, so that the two
          * trade places at every refill as arrays used to */
-        kr__equeue_block_t *old = heap_to_block(q, h, k->fill);
-        if (old && old->cap == KR__EQUEUE_SMALL_ENTRIES) {
+        bool old_small = q->heap_cap == KR__EQUEUE_SMALL_ENTRIES;
+        kr__equeue_block_t *old = heap_to_block(q, k->head, k->cap, k->fill);
+        if (old && old_small) {
             bucket_reset(k, old);
         } else {
             if (old) block_give(q, old);
             bucket_reset(k, NULL);
         }
-    } else if (!rest->next && rest->cap == KR__EQUEUE_SMALL_ENTRIES && k->fill + rest->count <= h->cap) {
-        /* a large block and its small one: the small one's few entries
-         * join the large one, which becomes the heap's storage, and the
-         * bucket keeps the small one */
-        memcpy(&h->items[k->fill], rest->items, rest->count * sizeof *rest->items);
-        kr__equeue_block_t *old = heap_to_block(q, h, k->fill + rest->count);
-        if (old) block_give(q, old);
-        bucket_reset(k, rest);
-    } else {
-        if (!heap_reserve(q, k->count)) return false;
-        chain_sync(k);
-        size_t n = 0;
-        for (kr__equeue_block_t *r = k->head; r; r = r->next) {
-            memcpy(&q->heap[n], r->items, r->count * sizeof *r->items);
-            n += r->count;
-        }
-        q->heap_count = n;
-        chain_empty(q, k);
+    } else if (!absorb_chain(q, k)) {
+        return false;
     }
     uint64_t latest = 0;
     for (size_t i = 0; i < q->heap_count; i++)
@@ -352,7 +370,7 @@ static bool split(kr__equeue_t *q, unsigned b)
 {
     kr__equeue_bucket_t *k = &q->buckets[b];
     uint64_t last = k->min_time;
-    kr__equeue_bucket_t at_last = { .head = NULL, .count = 0, .fill = 0, .cap = 0, .min_time = UINT64_MAX };
+    kr__equeue_bucket_t at_last = { .head = NULL, .rest = 0, .fill = 0, .cap = 0, .min_time = UINT64_MAX };
     chain_sync(k);
     kr__equeue_block_t *h = k->head, *small = NULL;
     /* (no entry of b goes back to b: each differs from the new last only
@@ -372,12 +390,13 @@ static bool split(kr__equeue_t *q, unsigned b)
             memmove(h->items, &h->items[i], (h->count - i) * sizeof *h->items);
             h->count -= i;
             k->head = h;
+            uint32_t count = 0;
             for (kr__equeue_block_t *r = h; r; r = r->next) {
-                k->count += r->count;
+                count += r->count;
                 for (uint32_t j = 0; j < r->count; j++)
                     if (r->items[j].time < k->min_time) k->min_time = r->items[j].time;
             }
-            chain_load(k);
+            chain_load(k, count);
             goto undo;
         }
         kr__equeue_block_t *next = h->next;
@@ -385,7 +404,7 @@ static bool split(kr__equeue_t *q, unsigned b)
         else block_give(q, h);
         h = next;
     }
-    if (!heap_reserve(q, at_last.count)) goto undo;
+    if (!heap_reserve(q, bucket_count(&at_last))) goto undo;
     chain_sync(&at_last);
     for (kr__equeue_block_t *a = at_last.head; a; a = a->next) {
         memcpy(&q->heap[q->heap_count], a->items, a->count * sizeof *a->items);
@@ -420,11 +439,12 @@ static unsigned lowest_bucket(const kr__equeue_t *q)
 }
 
 /* Fills the empty small heap from the lowest bucket. False if memory ran
- * short: that bucket is then as it was and still the lowest. */
-static bool refill(kr__equeue_t *q)
+ * short: that bucket is then as it was and still the lowest. (Not inlined:
+ * in kr__equeue_pop it made every pop save and restore more registers.) */
+static __attribute__((noinline)) bool refill(kr__equeue_t *q)
 {
     unsigned b = lowest_bucket(q);
-    if (q->heap_mem_cap > HEAP_RELEASE_CAP && q->buckets[b].count < q->heap_mem_cap / 4) {
+    if (q->heap_mem_cap > HEAP_RELEASE_CAP && bucket_count(&q->buckets[b]) < q->heap_mem_cap / 4) {
         if (q->heap == q->heap_mem) {
             q->heap = NULL;
             q->heap_cap = 0;
@@ -436,14 +456,14 @@ static bool refill(kr__equeue_t *q)
     /* A small bucket becomes the heap as it is: sifting a few entries costs
      * less than moving each of them down the remaining levels one by one
      * (PHOLD, 16k pending events: ~3 moves per entry before, bench/README). */
-    if (q->buckets[b].count <= KR__EQUEUE_ABSORB) return absorb(q, b);
-    return split(q, b) || absorb(q, b);
+    if (bucket_count(&q->buckets[b]) > KR__EQUEUE_ABSORB && split(q, b)) return true;
+    return absorb(q, b);
 }
 
 /* Where memory ran short: the full-key minimum of the lowest bucket,
  * found by a scan; *holder is its block and *before the block ahead of
  * that one in the chain (NULL for the first). */
-static kr__qentry_t *scan_min(kr__equeue_t *q, kr__equeue_block_t **holder, kr__equeue_block_t **before)
+static __attribute__((noinline)) kr__qentry_t *scan_min(kr__equeue_t *q, kr__equeue_block_t **holder, kr__equeue_block_t **before)
 {
     kr__qentry_t *min = NULL;
     kr__equeue_block_t *prev = NULL;
@@ -476,11 +496,12 @@ const kr__qentry_t *kr__equeue_peek(kr__equeue_t *q)
  * Its place is filled from the end of its block; an emptied block after
  * the head goes back to the pool, and an emptied bucket keeps only its
  * small block. Allocates nothing. */
-static void pop_from_bucket(kr__equeue_t *q, kr__qentry_t *out)
+static __attribute__((noinline)) void pop_from_bucket(kr__equeue_t *q, kr__qentry_t *out)
 {
     unsigned b = lowest_bucket(q);
     kr__equeue_bucket_t *k = &q->buckets[b];
     kr__equeue_block_t *holder, *before;
+    uint32_t count = bucket_count(k) - 1;
     kr__qentry_t *min = scan_min(q, &holder, &before);
     *out = *min;
     *min = holder->items[--holder->count];
@@ -488,13 +509,12 @@ static void pop_from_bucket(kr__equeue_t *q, kr__qentry_t *out)
         before->next = holder->next;
         block_give(q, holder);
     }
-    chain_load(k);
+    chain_load(k, count);
     k->min_time = UINT64_MAX;
-    k->count--;
     for (kr__equeue_block_t *h = k->head; h; h = h->next)
         for (uint32_t i = 0; i < h->count; i++)
             if (h->items[i].time < k->min_time) k->min_time = h->items[i].time;
-    if (!k->count) {
+    if (!count) {
         chain_empty(q, k);
         unmark(q, b);
     }
@@ -539,7 +559,7 @@ kr_status_t kr__equeue_filter(kr__equeue_t *q, bool (*keep)(void *arg, const kr_
     total += kept;
     for (unsigned b = 0; b < KR__EQUEUE_BUCKETS; b++) {
         kr__equeue_bucket_t *k = &q->buckets[b];
-        if (!k->count) continue;
+        if (!bucket_count(k)) continue;
         /* Compacts the chain in place: a write cursor follows the read
          * cursor through the same blocks, and the blocks left over go back
          * to the pool. */
@@ -567,9 +587,8 @@ kr_status_t kr__equeue_filter(kr__equeue_t *q, bool (*keep)(void *arg, const kr_
             next = rest->next;
             block_give(q, rest);
         }
-        k->count = n;
         k->min_time = min;
-        chain_load(k);
+        chain_load(k, n);
         if (!n) {
             chain_empty(q, k);
             unmark(q, b);

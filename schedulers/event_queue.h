@@ -82,10 +82,10 @@ typedef struct kr__equeue_pool {
  * emptied bucket keeps a small block (head, fill 0) and nothing else. */
 typedef struct kr__equeue_bucket {
     kr__equeue_block_t *head;
-    uint32_t count;         /* entries in all of the chain's blocks */
+    uint32_t rest;          /* entries in the blocks after head */
     uint32_t fill;          /* entries in head */
     uint32_t cap;           /* head's capacity; 0 with no head */
-    uint64_t min_time;      /* earliest time in the bucket, when count > 0 */
+    uint64_t min_time;      /* earliest time in the bucket, when it has entries */
 } kr__equeue_bucket_t;
 
 typedef struct kr__equeue {
