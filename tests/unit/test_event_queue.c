@@ -4,7 +4,8 @@
  * peek then push of a smaller entry, the empty queue, extreme times, a
  * 100,000-entry drain in exact order, and allocation failures (push
  * refused with the queue unchanged, pops that still succeed, splits that
- * run out of blocks part-way). */
+ * run out of blocks part-way), and a bucket's blocks: a small one first,
+ * kept when the bucket empties, and the heap made in place. */
 #include <criterion/criterion.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -474,4 +475,166 @@ Test(event_queue, blocks_without_memory)
         free(m.a);
         kr__equeue_fini(&q);
     }
+}
+
+/* ---- the blocks of a bucket (event_queue.h, "A bucket's first block is a
+ * small one") ---- */
+
+/* The bucket an entry at `time` goes to while last is 0: the level of
+ * its highest set hex digit, and that digit (event_queue.c, bucket_of). */
+static kr__equeue_bucket_t *bucket_for(kr__equeue_t *q, uint64_t time)
+{
+    unsigned level = (63u - (unsigned)__builtin_clzll(time)) / KR__EQUEUE_DIGIT_BITS;
+    unsigned digit = (unsigned)(time >> (level * KR__EQUEUE_DIGIT_BITS)) & (KR__EQUEUE_DIGITS - 1);
+    return &q->buckets[level * KR__EQUEUE_DIGITS + digit];
+}
+
+/* n entries at times base + i, in the bucket of base as long as last is
+ * below base and i below base's lowest set bit. */
+static void push_into_one_bucket(kr__equeue_t *q, model_t *m, uint64_t base, uint64_t first, uint64_t n)
+{
+    for (uint64_t i = first; i < first + n; i++) {
+        kr__qentry_t e = { .time = base + i, .hi = 0, .lo = i, .slot = (uint32_t)i, .aux = 0 };
+        cr_assert_eq(kr__equeue_push(q, &e), KR_OK);
+        model_push(m, &e);
+    }
+}
+
+/* A bucket grows by a small block first, then large blocks in front of
+ * it; the head's fill and capacity are in the bucket. */
+Test(event_queue, small_then_large_blocks)
+{
+    kr__equeue_t q;
+    kr__equeue_init(&q);
+    model_t m = { 0 };
+    kr__equeue_bucket_t *k = bucket_for(&q, (uint64_t)1 << 28);
+    push_into_one_bucket(&q, &m, (uint64_t)1 << 28, 0, 1);
+    cr_assert_not_null(k->head);
+    cr_assert_eq(k->head->cap, KR__EQUEUE_SMALL_ENTRIES, "the first block should be small");
+    cr_assert_eq(k->cap, KR__EQUEUE_SMALL_ENTRIES);
+    cr_assert_eq(k->fill, 1);
+    push_into_one_bucket(&q, &m, (uint64_t)1 << 28, 1, KR__EQUEUE_SMALL_ENTRIES - 1);
+    cr_assert_null(k->head->next, "%u entries should fit in the small block", KR__EQUEUE_SMALL_ENTRIES);
+    cr_assert_eq(q.large.block_count, 0);
+    cr_assert_eq(q.small.block_count, 1);
+    kr__equeue_block_t *small = k->head;
+    push_into_one_bucket(&q, &m, (uint64_t)1 << 28, KR__EQUEUE_SMALL_ENTRIES, 1);
+    cr_assert_eq(k->head->cap, KR__EQUEUE_BLOCK_ENTRIES, "the second block should be large");
+    cr_assert_eq(k->head->next, small, "the large block should go in front of the small one");
+    cr_assert_eq(k->fill, 1);
+    cr_assert_eq(k->rest, KR__EQUEUE_SMALL_ENTRIES);
+    cr_assert_eq(small->count, KR__EQUEUE_SMALL_ENTRIES, "the small block's count should be in its header");
+    push_into_one_bucket(&q, &m, (uint64_t)1 << 28, KR__EQUEUE_SMALL_ENTRIES + 1, KR__EQUEUE_BLOCK_ENTRIES);
+    cr_assert_eq(q.large.block_count, 2);
+    cr_assert_eq(q.small.block_count, 1);
+    cr_assert_eq(k->head->next->next, small, "the small block should stay last");
+    cr_assert_eq(k->fill + k->rest, KR__EQUEUE_SMALL_ENTRIES + 1 + KR__EQUEUE_BLOCK_ENTRIES);
+    drain_and_check(&q, &m);
+    free(m.a);
+    kr__equeue_fini(&q);
+}
+
+/* An emptied bucket keeps its small block and gives its large ones back,
+ * both when it becomes the heap and when it is split; in a hold with few
+ * entries no block is taken or given once every bucket has its own. */
+Test(event_queue, emptied_bucket_keeps_small_block)
+{
+    kr__equeue_t q;
+    kr__equeue_init(&q);
+    model_t m = { 0 };
+    kr__equeue_bucket_t *k = bucket_for(&q, (uint64_t)1 << 28);
+    /* more than KR__EQUEUE_ABSORB entries: the first pop splits the bucket */
+    push_into_one_bucket(&q, &m, (uint64_t)1 << 28, 0, 100);
+    cr_assert_eq(q.large.block_count, 2);
+    kr__equeue_block_t *small = k->head->next->next;
+    check_pop(&q, &m, 0);
+    cr_assert_eq(k->head, small, "the split bucket should keep its small block");
+    cr_assert_eq(k->fill + k->rest, 0);
+    cr_assert_eq(k->cap, KR__EQUEUE_SMALL_ENTRIES);
+    cr_assert_null(small->next);
+    drain_and_check(&q, &m);
+
+    /* a hold of 5 entries, 100,000 times */
+    rng_state = 21;
+    uint64_t seq = 1000;
+    for (int i = 0; i < 5; i++) {
+        kr__qentry_t e = random_entry(0, seq++);
+        kr__equeue_push(&q, &e);
+        model_push(&m, &e);
+    }
+    size_t small_blocks = 0, large_blocks = 0, small_free = 0, large_free = 0;
+    for (size_t step = 0; step < 100000; step++) {
+        if (step == 50000) {
+            small_blocks = q.small.block_count;
+            large_blocks = q.large.block_count;
+            small_free = q.small.free_count;
+            large_free = q.large.free_count;
+        }
+        uint64_t now = m.a[0].time;
+        check_pop(&q, &m, step);
+        kr__qentry_t e = random_entry(now, seq++);
+        e.time = now + 1 + rnd() % 1000;
+        kr__equeue_push(&q, &e);
+        model_push(&m, &e);
+        if (step >= 50000) {
+            cr_assert_eq(q.small.free_count, small_free, "a small block went through the pool at step %zu", step);
+            cr_assert_eq(q.large.free_count, large_free, "a large block went through the pool at step %zu", step);
+            cr_assert_eq(q.small.block_count, small_blocks, "a small block was allocated at step %zu", step);
+            cr_assert_eq(q.large.block_count, large_blocks, "a large block was allocated at step %zu", step);
+        }
+    }
+    drain_and_check(&q, &m);
+    free(m.a);
+    kr__equeue_fini(&q);
+}
+
+/* A bucket of one block becomes the heap in place and takes the heap's
+ * small block before; a bucket of a large block and its small one
+ * becomes the heap in the large block (the small one's entries join it)
+ * and keeps the small one. */
+Test(event_queue, two_blocks_become_the_heap_in_place)
+{
+    kr__equeue_t q;
+    kr__equeue_init(&q);
+    model_t m = { 0 };
+    kr__equeue_bucket_t *k = bucket_for(&q, (uint64_t)1 << 28);
+    push_into_one_bucket(&q, &m, (uint64_t)1 << 28, 0, 20);
+    kr__equeue_block_t *large = k->head, *small = k->head->next;
+    cr_assert_eq(large->cap, KR__EQUEUE_BLOCK_ENTRIES);
+    cr_assert_eq(small->cap, KR__EQUEUE_SMALL_ENTRIES);
+    size_t blocks = q.large.block_count + q.small.block_count;
+    check_pop(&q, &m, 0);
+    cr_assert_eq(q.heap_block, large, "the large block should hold the heap");
+    cr_assert_eq(q.heap, large->items);
+    cr_assert_eq(q.heap_count, 19);
+    cr_assert_eq(k->head, small, "the bucket should keep its small block");
+    cr_assert_eq(k->fill + k->rest, 0);
+    cr_assert_eq(q.large.block_count + q.small.block_count, blocks, "no block should have been allocated");
+    drain_and_check(&q, &m);
+
+    /* one small block (of a bucket higher up, above last): it becomes
+     * the heap; the heap's block before is large, so it goes back to the
+     * pool and the bucket has none */
+    kr__equeue_bucket_t *k2 = bucket_for(&q, (uint64_t)1 << 32);
+    push_into_one_bucket(&q, &m, (uint64_t)1 << 32, 0, 5);
+    kr__equeue_block_t *second = k2->head;
+    cr_assert_eq(second->cap, KR__EQUEUE_SMALL_ENTRIES);
+    size_t large_free = q.large.free_count;
+    check_pop(&q, &m, 0);
+    cr_assert_eq(q.heap_block, second, "the one-block bucket should hold the heap");
+    cr_assert_null(k2->head);
+    cr_assert_eq(q.large.free_count, large_free + 1, "the heap's large block should be back in the pool");
+    drain_and_check(&q, &m);
+    /* again: now the heap's block before is small, and the bucket takes it */
+    kr__equeue_bucket_t *k3 = bucket_for(&q, (uint64_t)1 << 36);
+    push_into_one_bucket(&q, &m, (uint64_t)1 << 36, 0, 5);
+    kr__equeue_block_t *third = k3->head;
+    check_pop(&q, &m, 0);
+    cr_assert_eq(q.heap_block, third);
+    cr_assert_eq(k3->head, second, "the bucket should take the heap's small block");
+    cr_assert_eq(k3->cap, KR__EQUEUE_SMALL_ENTRIES);
+    cr_assert_eq(k3->fill + k3->rest, 0);
+    drain_and_check(&q, &m);
+    free(m.a);
+    kr__equeue_fini(&q);
 }
