@@ -366,7 +366,7 @@ static inline __attribute__((always_inline)) bool absorb(kr__equeue_t *q, unsign
  * written so far is linked back into b (nothing moves, nothing is
  * allocated) and it returns false with the queue holding the same entries
  * as before. */
-static bool split(kr__equeue_t *q, unsigned b)
+static __attribute__((noinline)) bool split(kr__equeue_t *q, unsigned b)
 {
     kr__equeue_bucket_t *k = &q->buckets[b];
     uint64_t last = k->min_time;
@@ -378,13 +378,13 @@ static bool split(kr__equeue_t *q, unsigned b)
     bucket_reset(k, NULL);
     unmark(q, b);
     while (h) {
-        uint32_t i;
-        for (i = 0; i < h->count; i++) {
+        uint32_t i, n = h->count;   /* (a local: the appends could be writing h->count) */
+        for (i = 0; i < n; i++) {
             const kr__qentry_t *e = &h->items[i];
             bool ok = e->time == last ? chain_append(q, &at_last, e) : bucket_append(q, bucket_of(e->time, last), e);
             if (!ok) break;
         }
-        if (i < h->count) {
+        if (i < n) {
             /* Undo: the unread rest of h and the blocks after it, then
              * every chain this split wrote, become bucket b again. */
             memmove(h->items, &h->items[i], (h->count - i) * sizeof *h->items);
