@@ -312,6 +312,7 @@ static __attribute__((noinline)) bool absorb_chain(kr__equeue_t *q, kr__equeue_b
          * join the large one, which becomes the heap's storage, and the
          * bucket keeps the small one */
         memcpy(&h->items[k->fill], rest->items, rest->count * sizeof *rest->items);
+        h->next = NULL;
         kr__equeue_block_t *old = heap_to_block(q, h, k->cap, k->fill + rest->count);
         if (old) block_give(q, old);
         bucket_reset(k, rest);
