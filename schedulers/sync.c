@@ -102,32 +102,38 @@ const kr_entity_t *kr_event_entities(const kr_sim_t *s, size_t *count)
 
 /* ---- encoding and sending ---- */
 
-/* Inline twins of kr_buf_put_* and kr_reader_* (the same bytes, the same
- * checks): a call per field was about a third of what a sync-event to
- * another rank cost. */
-static inline void wr(kr_buf_t *b, uint64_t v, size_t n)
+enum {
+    HEADER_LEN = 1 + 4 + 4 + 8 + 8,                       /* kind, from, to, edge_seq, time */
+    TIME_AT = 1 + 4 + 4 + 8,
+    DATA_GUARANTEE_AT = HEADER_LEN,                        /* where a data message's guarantee sits */
+    DATA_HEADER_LEN = HEADER_LEN + 8,
+    SYNC_FIXED_LEN = 4 + 8 + 4 + 1,                        /* priority, sequence, type, placeholder */
+};
+
+/* Little-endian stores and loads of a field's n low bytes, unchecked: a
+ * message is reserved whole before it is written (begin) and its length
+ * is checked before it is read, so a field costs one store or load (a call
+ * and a bounds check per field were a third of what a sync-event to
+ * another rank cost). */
+static inline uint8_t *put(uint8_t *p, uint64_t v, size_t n)
 {
-    if (b->cap - b->len < n && kr_buf_reserve(b, n)) return;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    memcpy(b->data + b->len, &v, n);       /* one store instead of n */
+    memcpy(p, &v, n);
 #else
-    for (size_t i = 0; i < n; i++) b->data[b->len + i] = (uint8_t)(v >> (8 * i));
+    for (size_t i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
 #endif
-    b->len += n;
+    return p + n;
 }
 
-static inline void wr_bytes(kr_buf_t *b, const void *p, size_t n)
+static inline uint8_t *put_bytes(uint8_t *p, const void *src, size_t n)
 {
-    if (!n || (b->cap - b->len < n && kr_buf_reserve(b, n))) return;
-    memcpy(b->data + b->len, p, n);
-    b->len += n;
+    if (n) memcpy(p, src, n);
+    return p + n;
 }
 
-static inline uint64_t rd(kr_reader_t *r, size_t n)
+static inline uint64_t get(const uint8_t *p, size_t n)
 {
-    const uint8_t *p = kr_reader_view(r, n);
     uint64_t v = 0;
-    if (!p) return 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     memcpy(&v, p, n);
 #else
@@ -136,45 +142,59 @@ static inline uint64_t rd(kr_reader_t *r, size_t n)
     return v;
 }
 
-static void put_header(kr_buf_t *b, uint8_t kind, const kr__edge_t *e, uint64_t edge_seq, kr_time_t time)
+/* A field read through a reader: 0 once it runs short (it sets failed). */
+static inline uint64_t rd(kr_reader_t *r, size_t n)
 {
-    kr_buf_clear(b);
-    wr(b, kind, 1);
-    wr(b, e->from, 4);
-    wr(b, e->to, 4);
-    wr(b, edge_seq, 8);
-    wr(b, time, 8);
+    const uint8_t *p = kr_reader_view(r, n);
+    return p ? get(p, n) : 0;
 }
 
-/* Where a data message's guarantee sits: after kind, from, to, edge_seq
- * and time. */
-enum { DATA_GUARANTEE_AT = 1 + 4 + 4 + 8 + 8 };
+/* Starts message `kind` on edge e in m->msg with room for `body` bytes
+ * after the header, and returns where the body goes (NULL: out of
+ * memory, the error set). */
+static uint8_t *begin(kr_model_t *m, uint8_t kind, const kr__edge_t *e, uint64_t edge_seq, kr_time_t time,
+                      size_t body)
+{
+    kr_buf_t *b = &m->msg;
+    b->len = 0;
+    if (b->cap < HEADER_LEN + body && kr_buf_reserve(b, HEADER_LEN + body)) return NULL;
+    b->len = HEADER_LEN + body;
+    uint8_t *p = put(b->data, kind, 1);
+    p = put(p, e->from, 4);
+    p = put(p, e->to, 4);
+    p = put(p, edge_seq, 8);
+    return put(p, time, 8);
+}
 
-/* The header of a data message from simulator s, with the guarantee it
- * gives: nothing s still does comes before min(now, bound) (its group runs
- * in time order and nothing reaches it before its bound), so no later
+/* Starts a data message from simulator s, with the guarantee it gives:
+ * nothing s still does comes before min(now, bound) (its group runs in
+ * time order and nothing reaches it before its bound), so no later
  * message on the edge is earlier than that plus the promise. It counts as
  * sent: the coordinator sends a null message only to go beyond it. */
-static void put_data_header(kr_model_t *m, kr_sim_t *s, uint8_t kind, kr__edge_t *e, kr_time_t time)
+static uint8_t *begin_data(kr_model_t *m, kr_sim_t *s, uint8_t kind, kr__edge_t *e, kr_time_t time, size_t body)
 {
-    put_header(&m->msg, kind, e, e->sent++, time);
+    uint8_t *p = begin(m, kind, e, e->sent, time, 8 + body);
+    if (!p) return NULL;
+    e->sent++;
     kr_time_t bound = m->groups[s->group].bound;
     kr_time_t base = s->now < bound ? s->now : bound;
     kr_time_t g = kr__time_add(base, e->promise);
     if (g > m->end_time) g = KR_TIME_NEVER;
-    wr(&m->msg, g, 8);
     /* the receiver applies it with the message: no null message need
      * repeat it (a direct edge's guarantees are applied by the sender) */
     if (!e->direct && g > e->guarantee_sent) e->guarantee_sent = g;
+    return put(p, g, 8);
 }
 
-static void put_payload(kr_buf_t *b, const void *data, uint32_t size, uint32_t roots, const kr_buf_t *pack)
+static size_t payload_len(uint32_t size, size_t pack_len) { return 4 + (size_t)size + 4 + 4 + pack_len; }
+
+static uint8_t *put_payload(uint8_t *p, const void *data, uint32_t size, uint32_t roots, const kr_buf_t *pack)
 {
-    wr(b, size, 4);
-    wr_bytes(b, data, size);
-    wr(b, roots, 4);
-    wr(b, (uint32_t)pack->len, 4);
-    wr_bytes(b, pack->data, pack->len);
+    p = put(p, size, 4);
+    p = put_bytes(p, data, size);
+    p = put(p, roots, 4);
+    p = put(p, (uint32_t)pack->len, 4);
+    return put_bytes(p, pack->data, pack->len);
 }
 
 static kr_status_t transmit(kr_model_t *m, kr__edge_t *e)
@@ -183,9 +203,7 @@ static kr_status_t transmit(kr_model_t *m, kr__edge_t *e)
     if (is_data(kind)) {
         m->msgs_sent++;
         if (m->window_sent_min && kind != MSG_STOP) {
-            kr_reader_t r;
-            kr_reader_init(&r, m->msg.data + 17, 8);       /* the header's time */
-            kr_time_t t = rd(&r, 8);
+            kr_time_t t = get(m->msg.data + TIME_AT, 8);
             kr_time_t *min = &m->window_sent_min[m->sims[e->to]->group];
             if (t < *min) *min = t;
         }
@@ -217,13 +235,15 @@ static kr_status_t send_sync(kr_model_t *m, kr_sim_t *s, kr__edge_t *e, const kr
         if (size <= sizeof zeros) data = zeros;
         else if (!(data = tmp = calloc(1, size))) return kr__fail(KR_ERR_NOMEM, "kr_schedule_sync: out of memory");
     }
-    put_data_header(m, s, MSG_SYNC, e, k->time);
-    wr(&m->msg, (uint32_t)k->priority, 4);
-    wr(&m->msg, k->sequence, 8);
-    wr(&m->msg, type, 4);
-    wr(&m->msg, placeholder, 1);
-    put_payload(&m->msg, data, size, roots, pack);
-    kr_status_t st = transmit(m, e);
+    uint8_t *p = begin_data(m, s, MSG_SYNC, e, k->time, SYNC_FIXED_LEN + payload_len(size, pack->len));
+    if (p) {
+        p = put(p, (uint32_t)k->priority, 4);
+        p = put(p, k->sequence, 8);
+        p = put(p, type, 4);
+        p = put(p, placeholder, 1);
+        put_payload(p, data, size, roots, pack);
+    }
+    kr_status_t st = p ? transmit(m, e) : kr_last_status();
     free(tmp);
     return st;
 }
@@ -247,21 +267,22 @@ kr_status_t kr__sync_send_guarantee(kr_model_t *m, kr__edge_t *e, kr_time_t g)
         if (m->transport->vtbl->amend(m->transport, &e->held, DATA_GUARANTEE_AT, bytes, sizeof bytes)) return KR_OK;
         e->held.batch = 0;
     }
-    put_header(&m->msg, MSG_GUARANTEE, e, e->sent, g);
+    if (!begin(m, MSG_GUARANTEE, e, e->sent, g, 0)) return kr_last_status();
     m->sims[e->from]->null_sent++;
     return transmit(m, e);
 }
 
 kr_status_t kr__sync_send_stop(kr_model_t *m, kr__edge_t *e, uint32_t by, kr_time_t at)
 {
-    put_data_header(m, m->sims[e->from], MSG_STOP, e, at);
-    wr(&m->msg, by, 4);
+    uint8_t *p = begin_data(m, m->sims[e->from], MSG_STOP, e, at, 4);
+    if (!p) return kr_last_status();
+    put(p, by, 4);
     return transmit(m, e);
 }
 
 kr_status_t kr__sync_request_guarantee(kr_model_t *m, kr__edge_t *e, kr_time_t need)
 {
-    put_header(&m->msg, MSG_REQUEST, e, 0, need);
+    if (!begin(m, MSG_REQUEST, e, 0, need, 0)) return kr_last_status();
     e->requested = need;
     m->sims[e->to]->requests_sent++;
     return transmit(m, e);
@@ -487,9 +508,12 @@ kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_
     } else {
         st = send_sync(m, s, e, &k, d->type, placeholder, data, size, roots, &pack);
     }
-    kr_buf_fini(&pack);
+    if (pack.data) kr_buf_fini(&pack);
     if (target_slot != UINT32_MAX) out.target_handle = target_slot + 1;
-    if (!st) st = outgoing_add(s, &out);
+    /* Only a sync-event whose key the caller keeps can be cancelled or
+     * delayed (kr__sync_cancel needs its sequence): one without needs no
+     * entry, and PHOLD's and kr_send's sync-events save the table's upkeep. */
+    if (!st && key) st = outgoing_add(s, &out);
     if (!st) {
         s->sync_sent++;
         if (m->observer.on_sync) m->observer.on_sync(m->observer.arg, s, &k);
@@ -516,10 +540,9 @@ void kr__sync_send_payload(kr_sim_t *s, kr__event_rec_t *r)
                          pack.len);
         if (!st) count_direct(m, e);
     } else if (!st) {
-        put_data_header(m, s, MSG_PAYLOAD, e, r->time);
-        wr(&m->msg, r->sequence, 8);
-        put_payload(&m->msg, kr__rec_data(r), r->data_size, roots, &pack);
-        st = transmit(m, e);
+        uint8_t *p = begin_data(m, s, MSG_PAYLOAD, e, r->time, 8 + payload_len(r->data_size, pack.len));
+        if (p) put_payload(put(p, r->sequence, 8), kr__rec_data(r), r->data_size, roots, &pack);
+        st = p ? transmit(m, e) : kr_last_status();
     }
     kr_buf_fini(&pack);
     if (st) kr__model_fail(m, st, "'%s': sending the payload of a sync-event: %s", s->name, kr_last_error());
@@ -549,8 +572,9 @@ kr_status_t kr__sync_withdraw(kr_sim_t *s, uint32_t target, uint64_t sequence, k
         if (!st) count_direct(m, e);
         return st;
     }
-    put_data_header(m, s, MSG_CANCEL, e, time);
-    wr(&m->msg, sequence, 8);
+    uint8_t *p = begin_data(m, s, MSG_CANCEL, e, time, 8);
+    if (!p) return kr_last_status();
+    put(p, sequence, 8);
     return transmit(m, e);
 }
 
@@ -607,9 +631,9 @@ kr_status_t kr__sync_cancel(kr_sim_t *s, const kr_event_key_t *key, bool delay, 
         st = kr__sim_change(t, &target_key, delay, extra, NULL, fn);
         if (!st) count_direct(m, e);
     } else {
-        put_data_header(m, s, delay ? MSG_DELAY : MSG_CANCEL, e, new_time);
-        wr(&m->msg, key->sequence, 8);
-        st = transmit(m, e);
+        uint8_t *p = begin_data(m, s, delay ? MSG_DELAY : MSG_CANCEL, e, new_time, 8);
+        if (p) put(p, key->sequence, 8);
+        st = p ? transmit(m, e) : kr_last_status();
     }
     if (st) return st;
     if (delay) s->outgoing[oi].time = new_time;
@@ -630,14 +654,15 @@ static kr_status_t bad(kr_model_t *m, uint32_t from, const char *what)
 }
 
 static inline kr_status_t read_payload(kr_reader_t *r, const void **data, uint32_t *size, uint32_t *roots,
-                                const void **pack, uint32_t *pack_len)
+                                       const void **pack, uint32_t *pack_len)
 {
     *size = (uint32_t)rd(r, 4);
     *data = kr_reader_view(r, *size);
-    *roots = (uint32_t)rd(r, 4);
-    *pack_len = (uint32_t)rd(r, 4);
+    const uint8_t *p = kr_reader_view(r, 8);
+    *roots = p ? (uint32_t)get(p, 4) : 0;
+    *pack_len = p ? (uint32_t)get(p + 4, 4) : 0;
     *pack = kr_reader_view(r, *pack_len);
-    return r->failed || (*size && !*data) || (*pack_len && !*pack) ? KR_ERR_CORRUPT : KR_OK;
+    return r->failed ? KR_ERR_CORRUPT : KR_OK;
 }
 
 /* Applies one data message that is next in its edge's order. */
@@ -654,11 +679,13 @@ static kr_status_t apply_data(kr_model_t *m, kr__edge_t *e, uint8_t kind, kr_tim
     if (time < t->now && kind != MSG_CANCEL) return bad(m, e->from, "event time before the target's current time");
     switch (kind) {
     case MSG_SYNC: {
+        const uint8_t *p = kr_reader_view(r, SYNC_FIXED_LEN);
+        if (!p) return bad(m, e->from, "truncated sync-event");
         kr_event_key_t k = { .time = time, .source = e->from, .phase = 1, .target = e->to };
-        k.priority = (kr_priority_t)(uint32_t)rd(r, 4);
-        k.sequence = rd(r, 8);
-        kr_event_type_t type = (uint32_t)rd(r, 4);
-        uint8_t placeholder = (uint8_t)rd(r, 1);
+        k.priority = (kr_priority_t)(uint32_t)get(p, 4);
+        k.sequence = get(p + 4, 8);
+        kr_event_type_t type = (uint32_t)get(p + 12, 4);
+        uint8_t placeholder = p[16];
         const void *data, *pack;
         uint32_t size, roots, pack_len;
         if (read_payload(r, &data, &size, &roots, &pack, &pack_len) || kr_reader_left(r))
@@ -758,18 +785,17 @@ static kr_status_t catch_up(kr_model_t *m, kr__edge_t *e)
 
 static kr_status_t deliver_one(kr_model_t *m, const void *bytes, size_t len, bool from_early)
 {
-    kr_reader_t r;
-    kr_reader_init(&r, bytes, len);
-    uint8_t kind = (uint8_t)rd(&r, 1);
-    uint32_t from = (uint32_t)rd(&r, 4), to = (uint32_t)rd(&r, 4);
-    uint64_t edge_seq = rd(&r, 8);
-    kr_time_t time = rd(&r, 8);
-    if (r.failed) return bad(m, UINT32_MAX, "truncated header");
+    if (len < HEADER_LEN) return bad(m, UINT32_MAX, "truncated header");
+    const uint8_t *h = bytes;
+    uint8_t kind = h[0];
+    uint32_t from = (uint32_t)get(h + 1, 4), to = (uint32_t)get(h + 5, 4);
+    uint64_t edge_seq = get(h + 9, 8);
+    kr_time_t time = get(h + TIME_AT, 8);
     if (from >= m->sim_count || to >= m->sim_count) return bad(m, from, "unknown simulator id");
     kr__edge_t *e = kr__edge(m, from, to);
     if (!e || e->internal) return bad(m, from, "no such dependency");
     if (kind == MSG_GUARANTEE) {
-        if (kr_reader_left(&r)) return bad(m, from, "overlong guarantee");
+        if (len != HEADER_LEN) return bad(m, from, "overlong guarantee");
         if (edge_seq <= e->received) {
             if (time > e->guarantee) e->guarantee = time;
             return KR_OK;
@@ -780,15 +806,15 @@ static kr_status_t deliver_one(kr_model_t *m, const void *bytes, size_t len, boo
         return KR_OK;
     }
     if (kind == MSG_REQUEST) {
-        if (kr_reader_left(&r)) return bad(m, to, "overlong guarantee request");
+        if (len != HEADER_LEN) return bad(m, to, "overlong guarantee request");
         if (!m->groups[m->sims[from]->group].local) return bad(m, to, "a guarantee request for another process");
         /* the coordinator answers it with the next guarantees it sends */
         if (time > e->demand) e->demand = time;
         return KR_OK;
     }
     if (!is_data(kind)) return bad(m, from, "unknown message kind");
-    kr_time_t piggyback = rd(&r, 8);
-    if (r.failed) return bad(m, from, "truncated header");
+    if (len < DATA_HEADER_LEN) return bad(m, from, "truncated header");
+    kr_time_t piggyback = get(h + DATA_GUARANTEE_AT, 8);
     if (edge_seq < e->received) return KR_OK;                     /* a duplicate */
     if (!from_early) {
         for (size_t i = 0; i < e->early_count; i++)
@@ -796,6 +822,7 @@ static kr_status_t deliver_one(kr_model_t *m, const void *bytes, size_t len, boo
         m->msgs_delivered++;
     }
     if (edge_seq > e->received) return keep_early(e, edge_seq, bytes, len);
+    kr_reader_t r = { .data = h + DATA_HEADER_LEN, .len = len - DATA_HEADER_LEN };
     kr_status_t st = apply_data(m, e, kind, time, &r);
     if (st) return st;
     e->received++;

@@ -33,7 +33,9 @@ typedef struct kr_sync_desc {
 } kr_sync_desc_t;
 
 /* Schedules a sync-event; writes its key (target = the target simulator) to
- * *key when non-NULL. Cancel and delay it with kr_cancel / kr_delay. */
+ * *key when non-NULL. Cancel and delay it with kr_cancel / kr_delay, which
+ * need that key: a sync-event scheduled with key NULL cannot be cancelled
+ * or delayed (kairos keeps no record of it on the sender's side). */
 KR_API kr_status_t kr_schedule_sync(kr_sim_t *sim, const kr_sync_desc_t *desc, kr_event_key_t *key);
 
 /* During on_target_side: the ids, in this world, of the entities the event
