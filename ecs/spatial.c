@@ -368,35 +368,72 @@ __attribute__((noinline)) static kr_status_t relocate(kr__spatial_state_t *s, kr
     return KR_OK;
 }
 
+/* Moves e from its cell to cell `to` (index ci), which has room. Inline in
+ * the two movers below, which differ only in how they find `to`. The
+ * entry's position is stored first, freeing registers; the old cell is
+ * fixed before the entry's slot is set, since the member moved into the
+ * hole may be e itself. */
+__attribute__((always_inline)) static inline kr_status_t move_to(kr__spatial_state_t *s, kr__spatial_entry_t *en,
+                                                                kr_entity_t e, kr__spatial_cell_rec_t *to,
+                                                                uint32_t ci, double x, double y, int32_t cx,
+                                                                int32_t cy)
+{
+    en->x = x;
+    en->y = y;
+    en->cx = cx;
+    en->cy = cy;
+    kr__spatial_cell_rec_t *old = kr__cell_at(s, en->cell);
+    /* Both counts arrive from memory late: whether a cell fills or
+     * empties is arithmetic, not a branch (cell_unlink's note). */
+    uint32_t slot = en->slot, last = old->count - 1, n = to->count;
+    old->count = last;
+    kr_entity_t *members = kr__cell_members(old);
+    kr_entity_t moved = members[last];
+    members[slot] = moved;
+    s->entries[kr_entity_index(moved)].slot = slot;
+    en->cell = ci;
+    en->slot = n;
+    kr__cell_members(to)[n] = e;
+    to->count = n + 1;
+    s->live_cells += (uint32_t)(n == 0) - (uint32_t)(last == 0);
+    /* Last, so that nothing is live across the call. */
+    if (old->heap && !last) release_heap(old);
+    return KR_OK;
+}
+
 /* A move between two cells of the dense grid. Its own function, so that
  * the checks before it and a move within one cell save fewer registers
  * (measured: bench/README.md, ECS). */
 __attribute__((noinline)) static kr_status_t grid_move(kr__spatial_state_t *s, kr__spatial_entry_t *en, kr_entity_t e,
                                                        uint32_t gi, double x, double y, int32_t cx, int32_t cy)
 {
-    kr__spatial_cell_rec_t *to = &s->grid[gi], *old = &s->grid[en->cell];
-    uint32_t n = to->count;
-    if (n == to->capacity) return relocate(s, e, x, y, cx, cy);
-    /* Both counts arrive from memory late: whether a cell fills or
-     * empties is arithmetic, not a branch (cell_unlink's note). */
-    uint32_t slot = en->slot, last = old->count - 1;
-    old->count = last;
-    kr_entity_t *members = kr__cell_members(old);
-    kr_entity_t moved = members[last];
-    members[slot] = moved;
-    s->entries[kr_entity_index(moved)].slot = slot;
-    s->live_cells += (uint32_t)(n == 0) - (uint32_t)(last == 0);
-    kr__cell_members(to)[n] = e;
-    to->count = n + 1;
-    en->cell = gi;
-    en->slot = n;
-    en->cx = cx;
-    en->cy = cy;
-    en->x = x;
-    en->y = y;
-    /* Last, so that nothing is live across the call. */
-    if (old->heap && !last) release_heap(old);
-    return KR_OK;
+    kr__spatial_cell_rec_t *to = &s->grid[gi];
+    if (to->count == to->capacity) return relocate(s, e, x, y, cx, cy); /* the cell's members grow */
+    return move_to(s, en, e, to, gi, x, y, cx, cy);
+}
+
+/* A move into a cell off the grid: the table probed here, a cell taken in
+ * place when absent; growing the table or a cell's members is left to
+ * relocate. */
+__attribute__((noinline)) static kr_status_t table_move(kr__spatial_state_t *s, kr__spatial_entry_t *en,
+                                                        kr_entity_t e, double x, double y, int32_t cx, int32_t cy)
+{
+    if (!s->table_capacity) return relocate(s, e, x, y, cx, cy);
+    uint32_t mask = s->table_capacity - 1, i = table_home(s, cx, cy);
+    kr__spatial_cell_rec_t *to;
+    for (;; i = (i + 1) & mask) {
+        to = &s->table[i];
+        if (!to->capacity) {
+            if ((uint64_t)(s->table_used + 1) * 4 > (uint64_t)s->table_capacity * 3)
+                return relocate(s, e, x, y, cx, cy);
+            *to = (kr__spatial_cell_rec_t){ .cx = cx, .cy = cy, .capacity = KR__CELL_INLINE };
+            s->table_used++;
+            break;
+        }
+        if (to->cx == cx && to->cy == cy) break;
+    }
+    if (to->count == to->capacity) return relocate(s, e, x, y, cx, cy);
+    return move_to(s, en, e, to, s->grid_cells + i, x, y, cx, cy);
 }
 
 /* kr_spatial_move with every check: a stale handle, an entity not in the
@@ -448,11 +485,11 @@ kr_status_t kr_spatial_move(kr_world_t *w, kr_entity_t e, double x, double y)
         en->y = y;
         return KR_OK;
     }
-    /* Grid to grid with room in the new cell: the common move of a bounded
-     * world, with no hashing and no allocation. */
+    /* Into a grid cell (the common move of a bounded world: no hashing)
+     * or into a cell of the table. */
     uint32_t gi = grid_index(s, cx, cy);
-    if (gi != KR__NONE && en->cell < s->grid_cells) return grid_move(s, en, e, gi, x, y, cx, cy);
-    return relocate(s, e, x, y, cx, cy);
+    if (gi == KR__NONE) return table_move(s, en, e, x, y, cx, cy);
+    return grid_move(s, en, e, gi, x, y, cx, cy);
 }
 
 kr_status_t kr_spatial_remove(kr_world_t *w, kr_entity_t e)
