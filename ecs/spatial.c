@@ -9,6 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__x86_64__) && defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "base/memory.h"
 #include "ecs/world_private.h"
 
@@ -27,6 +31,25 @@ static inline bool in_cell_range(double q) { return q >= CELL_LO && q < CELL_HI;
 static inline int32_t floor_i32(double q)
 {
     int32_t i = (int32_t)q;
+    return i - ((double)i > q);
+}
+
+/* q rounded toward zero, or INT64_MIN when q is NaN or beyond int64: what
+ * x86's conversion answers by itself, which C leaves undefined (hence the
+ * intrinsic there, and the explicit test elsewhere). */
+static inline int64_t trunc_i64(double q)
+{
+#if defined(__x86_64__) && defined(__SSE2__)
+    return _mm_cvttsd_si64(_mm_set_sd(q));
+#else
+    return fabs(q) < 0x1p62 ? (int64_t)q : INT64_MIN;
+#endif
+}
+
+/* floor(q) as trunc_i64 gives it: INT64_MIN when not representable. */
+static inline int64_t floor_i64(double q)
+{
+    int64_t i = trunc_i64(q);
     return i - ((double)i > q);
 }
 
@@ -249,11 +272,12 @@ static kr_status_t reserve_members(kr__spatial_cell_rec_t *c, const char *fn)
 
 /* An emptied cell gives back any heap buffer, so an empty record costs one
  * cache line. */
-__attribute__((cold, noinline)) static void release_heap(kr__spatial_cell_rec_t *c)
+__attribute__((cold, noinline)) static kr_status_t release_heap(kr__spatial_cell_rec_t *c)
 {
     free(c->heap);
     c->heap = NULL;
     c->capacity = KR__CELL_INLINE;
+    return KR_OK;
 }
 
 /* The cell (cx, cy), taken if absent, with room for one more member; its
@@ -396,8 +420,8 @@ __attribute__((always_inline)) static inline kr_status_t move_to(kr__spatial_sta
     kr__cell_members(to)[n] = e;
     to->count = n + 1;
     s->live_cells += (uint32_t)(n == 0) - (uint32_t)(last == 0);
-    /* Last, so that nothing is live across the call. */
-    if (old->heap && !last) release_heap(old);
+    /* Last, and a tail call, so that nothing is live across it. */
+    if (old->heap && !last) return release_heap(old);
     return KR_OK;
 }
 
@@ -474,11 +498,13 @@ kr_status_t kr_spatial_move(kr_world_t *w, kr_entity_t e, double x, double y)
         qx = x / s->cell_size;
         qy = y / s->cell_size;
     }
-    /* One branch for the common case (|q| < 2^31; NaN fails it); the rest
-     * of the range, and the errors, on the checked path. */
-    if (!((fabs(qx) < CELL_HI) & (fabs(qy) < CELL_HI))) return move_checked(w, e, x, y);
+    /* Floors in 64 bits, then one test that both fit in int32 (NaN and
+     * huge quotients give INT64_MIN, which fails it): the errors go to
+     * the checked path. */
+    int64_t fx = floor_i64(qx), fy = floor_i64(qy);
+    if ((((uint64_t)fx + 0x80000000u) | ((uint64_t)fy + 0x80000000u)) >> 32) return move_checked(w, e, x, y);
     kr__spatial_entry_t *en = &s->entries[idx];
-    int32_t cx = floor_i32(qx), cy = floor_i32(qy);
+    int32_t cx = (int32_t)fx, cy = (int32_t)fy;
     if (((cx ^ en->cx) | (cy ^ en->cy)) == 0) {
         /* Same cell: no cell record is touched. */
         en->x = x;
@@ -487,9 +513,9 @@ kr_status_t kr_spatial_move(kr_world_t *w, kr_entity_t e, double x, double y)
     }
     /* Into a grid cell (the common move of a bounded world: no hashing)
      * or into a cell of the table. */
-    uint32_t gi = grid_index(s, cx, cy);
-    if (gi == KR__NONE) return table_move(s, en, e, x, y, cx, cy);
-    return grid_move(s, en, e, gi, x, y, cx, cy);
+    uint32_t dx = (uint32_t)cx - (uint32_t)s->gx0, dy = (uint32_t)cy - (uint32_t)s->gy0;
+    if ((dx < s->gw) & (dy < s->gh)) return grid_move(s, en, e, dy * s->gw + dx, x, y, cx, cy);
+    return table_move(s, en, e, x, y, cx, cy);
 }
 
 kr_status_t kr_spatial_remove(kr_world_t *w, kr_entity_t e)
