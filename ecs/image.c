@@ -281,22 +281,6 @@ static kr_status_t save_names(kr_world_t *w, kr_buf_t *out)
     return st;
 }
 
-typedef struct cell_order {
-    uint64_t order;  /* (cy, cx) biased to unsigned: sorts like the signed pair */
-    uint32_t slot;
-} cell_order_t;
-
-static int cmp_cell_order(const void *a, const void *b)
-{
-    uint64_t x = ((const cell_order_t *)a)->order, y = ((const cell_order_t *)b)->order;
-    return x < y ? -1 : x > y;
-}
-
-static inline uint64_t cell_order(int32_t cx, int32_t cy)
-{
-    return ((uint64_t)((uint32_t)cy ^ 0x80000000u) << 32) | ((uint32_t)cx ^ 0x80000000u);
-}
-
 /* The grid, then the occupied cells of the table in (cy, cx) order: where
  * a cell sits in the table (a matter of hashing and history) is not saved. */
 static kr_status_t save_spatial(kr_world_t *w, kr_buf_t *out)
@@ -304,11 +288,11 @@ static kr_status_t save_spatial(kr_world_t *w, kr_buf_t *out)
     const kr__spatial_state_t *s = &w->spatial;
     uint32_t extra = 0, members = (uint32_t)s->members;
     for (uint32_t i = 0; i < s->table_capacity; i++) extra += s->table[i].count != 0;
-    cell_order_t *order = malloc((extra ? extra : 1) * sizeof *order);
+    kr__cell_order_t *order = malloc((extra ? extra : 1) * sizeof *order);
     if (!order) return kr__fail(KR_ERR_NOMEM, "world image: out of memory sorting %u cells", extra);
     for (uint32_t i = 0, k = 0; i < s->table_capacity; i++)
-        if (s->table[i].count) order[k++] = (cell_order_t){ cell_order(s->table[i].cx, s->table[i].cy), i };
-    qsort(order, extra, sizeof *order, cmp_cell_order);
+        if (s->table[i].count) order[k++] = (kr__cell_order_t){ kr__cell_order_key(s->table[i].cx, s->table[i].cy), i };
+    qsort(order, extra, sizeof *order, kr__cell_order_cmp);
     size_t bytes = 8 + 4 * 5 + (size_t)extra * 8 + ((size_t)s->grid_cells + extra) * 4 + (size_t)members * 20;
     uint8_t *p = put_space(out, bytes);
     if (!p) {
@@ -326,7 +310,7 @@ static kr_status_t save_spatial(kr_world_t *w, kr_buf_t *out)
     uint8_t *ys = xs + (size_t)members * 8;
     uint32_t m = 0;
     for (uint32_t c = 0; c < s->grid_cells + extra; c++) {
-        const kr__spatial_cell_rec_t *cell = c < s->grid_cells ? &s->grid[c] : &s->table[order[c - s->grid_cells].slot];
+        const kr__spatial_cell_rec_t *cell = c < s->grid_cells ? &s->grid[c] : &s->table[order[c - s->grid_cells].cell];
         if (c >= s->grid_cells) {
             memcpy(cx + (size_t)(c - s->grid_cells) * 4, &cell->cx, 4);
             memcpy(cy + (size_t)(c - s->grid_cells) * 4, &cell->cy, 4);
@@ -873,9 +857,9 @@ static kr_status_t load_spatial(loader_t *L)
             }
             if (!count) return bad(L, "spatial cell (%d, %d) is listed without members", cx, cy);
             /* Version 2 lists cells in (cy, cx) order, which rules out twins. */
-            if (v1 ? kr__spatial_find(s, cx, cy) != KR__NONE : c > grid && cell_order(cx, cy) <= previous)
+            if (v1 ? kr__spatial_find(s, cx, cy) != KR__NONE : c > grid && kr__cell_order_key(cx, cy) <= previous)
                 return bad(L, "spatial cell (%d, %d) appears twice or out of order", cx, cy);
-            previous = cell_order(cx, cy);
+            previous = kr__cell_order_key(cx, cy);
         }
         if (load_cell(L, cx, cy, count, idx, xs, ys, &m)) return kr_last_status();
     }

@@ -643,14 +643,9 @@ static void emit_cell(query_t *q, uint32_t ci)
     }
 }
 
-typedef struct cell_hit {
-    uint64_t order;  /* (cy, cx) biased to unsigned: sorts like the signed pair */
-    uint32_t cell;
-} cell_hit_t;
-
-static int cmp_hit(const void *a, const void *b)
+int kr__cell_order_cmp(const void *a, const void *b)
 {
-    uint64_t x = ((const cell_hit_t *)a)->order, y = ((const cell_hit_t *)b)->order;
+    uint64_t x = ((const kr__cell_order_t *)a)->order, y = ((const kr__cell_order_t *)b)->order;
     return x < y ? -1 : x > y;
 }
 
@@ -672,7 +667,7 @@ static size_t run_query(query_t *q, const char *fn)
             }
         return q->n;
     }
-    cell_hit_t small[64], *hits = small;
+    kr__cell_order_t small[64], *hits = small;
     if (live > sizeof small / sizeof small[0]) {
         hits = malloc((size_t)live * sizeof *hits);
         if (!hits) {
@@ -685,11 +680,11 @@ static size_t run_query(query_t *q, const char *fn)
         const kr__spatial_cell_rec_t *c = kr__cell_at(s, i);
         if (!c->count) continue;   /* empty, emptied or never used */
         if (c->cx < q->gx0 || c->cx > q->gx1 || c->cy < q->gy0 || c->cy > q->gy1) continue;
-        hits[k].order = ((uint64_t)((uint32_t)c->cy ^ 0x80000000u) << 32) | ((uint32_t)c->cx ^ 0x80000000u);
+        hits[k].order = kr__cell_order_key(c->cx, c->cy);
         hits[k].cell = i;
         k++;
     }
-    qsort(hits, k, sizeof *hits, cmp_hit);
+    qsort(hits, k, sizeof *hits, kr__cell_order_cmp);
     for (size_t i = 0; i < k; i++) emit_cell(q, hits[i].cell);
     if (hits != small) free(hits);
     return q->n;

@@ -432,6 +432,17 @@ kr_status_t kr__spatial_init_grid(kr__spatial_state_t *s, double cell_size, int3
 bool kr__spatial_point_cell(const kr__spatial_state_t *s, double x, double y, int32_t *cx, int32_t *cy);
 /* The cell index (for kr__cell_at) of occupied cell (cx, cy), or KR__NONE. */
 uint32_t kr__spatial_find(const kr__spatial_state_t *s, int32_t cx, int32_t cy);
+/* A cell with its place in (cy, cx) order, the order in which queries
+ * visit cells and images list them; sorted by qsort with kr__cell_order_cmp. */
+typedef struct kr__cell_order {
+    uint64_t order;  /* (cy, cx) biased to unsigned: sorts like the signed pair */
+    uint32_t cell;
+} kr__cell_order_t;
+static inline uint64_t kr__cell_order_key(int32_t cx, int32_t cy)
+{
+    return ((uint64_t)((uint32_t)cy ^ 0x80000000u) << 32) | ((uint32_t)cx ^ 0x80000000u);
+}
+int kr__cell_order_cmp(const void *a, const void *b);
 void kr__spatial_fini(kr__spatial_state_t *s);
 void kr__spatial_forget(kr_world_t *w, uint32_t idx); /* on destroy */
 
