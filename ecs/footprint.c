@@ -18,11 +18,13 @@ static size_t table_bytes(const kr__table_t *t, size_t *components)
 
 static size_t spatial_bytes(const kr__spatial_state_t *s)
 {
-    size_t n = (size_t)s->entry_capacity * sizeof *s->entries + (size_t)s->cell_capacity * sizeof *s->cells +
-               hmap_bytes(&s->cell_map);
+    size_t n = (size_t)s->entry_capacity * (sizeof *s->entries + sizeof *s->gens) +
+               ((size_t)s->grid_cells + s->table_capacity) * sizeof(kr__spatial_cell_rec_t);
     /* cells with more members than fit inline keep them on the heap */
-    for (uint32_t i = 0; i < s->cell_count; i++)
-        if (s->cells[i].heap) n += (size_t)s->cells[i].capacity * sizeof(kr_entity_t);
+    for (uint32_t i = 0; i < s->grid_cells + s->table_capacity; i++) {
+        const kr__spatial_cell_rec_t *c = kr__cell_at(s, i);
+        if (c->heap) n += (size_t)c->capacity * sizeof(kr_entity_t);
+    }
     return n;
 }
 

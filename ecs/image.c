@@ -26,10 +26,16 @@
  *   names:      n u32 chains; each: length u32, name, count u32, idx u32[]
  *               (oldest first)
  *   spatial:    cell size f64, grid x0 i32, y0 i32, width u32, height u32,
- *               cells u32 (grid cells first), cx i32[], cy i32[] (cells
- *               beyond the grid), member count u32[cells], members: idx u32[],
- *               x f64[], y f64[] (cell by cell, in member order), free cells:
- *               m u32, cell u32[m] (free-list order)
+ *               n u32 (occupied cells beyond the grid), cx i32[n], cy i32[n]
+ *               (those cells in (cy, cx) order), member count u32[grid cells
+ *               + n] (grid cells in index order, then the n), members: idx
+ *               u32[], x f64[], y f64[] (cell by cell, in member order)
+ * Version 1 (still read) saved the spatial hash's cell records instead:
+ * after the grid, n u32 counted grid cells and every record beyond them,
+ * emptied ones included, with cx i32[], cy i32[] of those beyond, member
+ * counts u32[n], the members as above, then the free records: m u32,
+ * cell u32[m]. Only the occupied cells and their members' order are
+ * observable, which is what version 2 keeps.
  * Arrays are written in host order: this file requires a little-endian host
  * (raw component bytes are host-layout anyway, as in pack.c). */
 #include <stdarg.h>
@@ -47,7 +53,8 @@
 #endif
 
 #define IMAGE_MAGIC 0x4d49524bu /* "KRIM" */
-#define IMAGE_VERSION 1u
+#define IMAGE_VERSION 2u
+#define IMAGE_VERSION_OLDEST 1u /* version 1: the spatial hash as cell records */
 #define MAX_NAME (1u << 20)
 
 enum { KIND_DATA, KIND_SPARSE, KIND_BEHAVIOR, KIND_SERIALIZED, KIND_COUNT };
@@ -274,26 +281,36 @@ static kr_status_t save_names(kr_world_t *w, kr_buf_t *out)
     return st;
 }
 
+/* The grid, then the occupied cells of the table in (cy, cx) order: where
+ * a cell sits in the table (a matter of hashing and history) is not saved. */
 static kr_status_t save_spatial(kr_world_t *w, kr_buf_t *out)
 {
     const kr__spatial_state_t *s = &w->spatial;
-    uint32_t extra = s->cell_count - s->grid_cells, members = (uint32_t)s->members, free_cells = 0;
-    for (uint32_t c = s->free_cell; c != KR__NONE && free_cells < extra; c = s->cells[c].next_free) free_cells++;
-    size_t bytes = 8 + 4 * 5 + (size_t)extra * 8 + (size_t)s->cell_count * 4 + (size_t)members * 20 + 4 +
-                   (size_t)free_cells * 4;
+    uint32_t extra = 0, members = (uint32_t)s->members;
+    for (uint32_t i = 0; i < s->table_capacity; i++) extra += s->table[i].count != 0;
+    kr__cell_order_t *order = malloc((extra ? extra : 1) * sizeof *order);
+    if (!order) return kr__fail(KR_ERR_NOMEM, "world image: out of memory sorting %u cells", extra);
+    for (uint32_t i = 0, k = 0; i < s->table_capacity; i++)
+        if (s->table[i].count) order[k++] = (kr__cell_order_t){ kr__cell_order_key(s->table[i].cx, s->table[i].cy), i };
+    qsort(order, extra, sizeof *order, kr__cell_order_cmp);
+    size_t bytes = 8 + 4 * 5 + (size_t)extra * 8 + ((size_t)s->grid_cells + extra) * 4 + (size_t)members * 20;
     uint8_t *p = put_space(out, bytes);
-    if (!p) return kr_last_status();
+    if (!p) {
+        free(order);
+        return kr_last_status();
+    }
     memcpy(p, &s->cell_size, 8);
     memcpy(p + 8, &s->gx0, 4);
     memcpy(p + 12, &s->gy0, 4);
     memcpy(p + 16, &s->gw, 4);
     memcpy(p + 20, &s->gh, 4);
-    memcpy(p + 24, &s->cell_count, 4);
+    memcpy(p + 24, &extra, 4);
     uint8_t *cx = p + 28, *cy = cx + (size_t)extra * 4, *counts = cy + (size_t)extra * 4;
-    uint8_t *idx = counts + (size_t)s->cell_count * 4, *xs = idx + (size_t)members * 4, *ys = xs + (size_t)members * 8;
+    uint8_t *idx = counts + ((size_t)s->grid_cells + extra) * 4, *xs = idx + (size_t)members * 4;
+    uint8_t *ys = xs + (size_t)members * 8;
     uint32_t m = 0;
-    for (uint32_t c = 0; c < s->cell_count; c++) {
-        const kr__spatial_cell_rec_t *cell = &s->cells[c];
+    for (uint32_t c = 0; c < s->grid_cells + extra; c++) {
+        const kr__spatial_cell_rec_t *cell = c < s->grid_cells ? &s->grid[c] : &s->table[order[c - s->grid_cells].cell];
         if (c >= s->grid_cells) {
             memcpy(cx + (size_t)(c - s->grid_cells) * 4, &cell->cx, 4);
             memcpy(cy + (size_t)(c - s->grid_cells) * 4, &cell->cy, 4);
@@ -307,11 +324,7 @@ static kr_status_t save_spatial(kr_world_t *w, kr_buf_t *out)
             memcpy(ys + (size_t)m * 8, &s->entries[i].y, 8);
         }
     }
-    uint8_t *fl = ys + (size_t)members * 8;
-    memcpy(fl, &free_cells, 4);
-    uint32_t k = 0;
-    for (uint32_t c = s->free_cell; c != KR__NONE && k < free_cells; c = s->cells[c].next_free, k++)
-        memcpy(fl + 4 + (size_t)k * 4, &c, 4);
+    free(order);
     if (m != members) return kr__fail(KR_ERR_STATE, "world image: the spatial hash counts %u members, its cells %u", members, m);
     return KR_OK;
 }
@@ -351,6 +364,7 @@ typedef struct serialized_block {
 typedef struct loader {
     kr_world_t *w;
     kr_reader_t r;
+    uint32_t version;
     uint32_t ncomp;
     kr_component_t *comp;       /* by image component index */
     uint8_t *kind;
@@ -755,42 +769,53 @@ static kr_status_t load_names(loader_t *L)
     return KR_OK;
 }
 
-/* Fills cell ci with its members from the member arrays (cursor *m). */
-static kr_status_t load_cell(loader_t *L, uint32_t ci, uint32_t count, const uint8_t *idx, const uint8_t *xs,
-                             const uint8_t *ys, uint32_t *m)
+/* Puts the `count` members of cell (cx, cy) back, from the member arrays
+ * (cursor *m), in their order: each insert appends to the cell. */
+static kr_status_t load_cell(loader_t *L, int32_t cx, int32_t cy, uint32_t count, const uint8_t *idx,
+                             const uint8_t *xs, const uint8_t *ys, uint32_t *m)
 {
     kr_world_t *w = L->w;
-    kr__spatial_state_t *s = &w->spatial;
-    kr__spatial_cell_rec_t *c = &s->cells[ci];
-    if (count > KR__CELL_INLINE) {
-        if (!(c->heap = malloc((size_t)count * sizeof *c->heap)))
-            return kr__fail(KR_ERR_NOMEM, "world image: out of memory for a cell of %u entities", count);
-        c->capacity = count;
-    }
-    kr_entity_t *members = kr__cell_members(c);
     for (uint32_t k = 0; k < count; k++, (*m)++) {
         uint32_t i = ld32(idx + (size_t)*m * 4);
         double x = ldf64(xs + (size_t)*m * 8), y = ldf64(ys + (size_t)*m * 8);
         kr_entity_t e = live_entity(L, i, "spatial cell");
         if (!e) return kr_last_status();
         if (w->records[i].flags & KR__REC_SPATIAL) return bad(L, "entity %u is in two spatial cells", i);
-        int32_t cx, cy;
-        if (!kr__spatial_point_cell(s, x, y, &cx, &cy) || cx != c->cx || cy != c->cy)
-            return bad(L, "entity %u at (%g, %g) lies outside its cell (%d, %d)", i, x, y, c->cx, c->cy);
-        s->entries[i] = (kr__spatial_entry_t){ x, y, cx, cy, ci, k };
-        members[k] = e;
-        c->count = k + 1;
-        w->records[i].flags |= KR__REC_SPATIAL;
-        s->members++;
+        int32_t px, py;
+        if (!kr__spatial_point_cell(&w->spatial, x, y, &px, &py) || px != cx || py != cy)
+            return bad(L, "entity %u at (%g, %g) lies outside its cell (%d, %d)", i, x, y, cx, cy);
+        kr_status_t st = kr_spatial_insert(w, e, x, y);
+        if (st) return st;
     }
-    if (count) s->live_cells++;
     return KR_OK;
+}
+
+/* Version 1's free cell records: checked, then forgotten (a table has none). */
+static kr_status_t skip_free_cells(loader_t *L, uint32_t extra, const uint8_t *counts, uint32_t grid, uint32_t empty)
+{
+    uint32_t f;
+    const uint8_t *list = take_counted(L, &f, 4, "free cells");
+    if (!list) return kr_last_status();
+    if (f != empty) return bad(L, "%u free spatial cells listed, %u are empty", f, empty);
+    uint8_t *seen = calloc(extra ? extra : 1, 1);
+    if (!seen) return kr__fail(KR_ERR_NOMEM, "world image: out of memory");
+    kr_status_t st = KR_OK;
+    for (uint32_t k = 0; k < f && !st; k++) {
+        uint32_t c = ld32(list + (size_t)k * 4);
+        if (c < grid || c - grid >= extra || ld32(counts + (size_t)c * 4))
+            st = bad(L, "free spatial cell %u is not an empty cell beyond the grid", c);
+        else if (seen[c - grid]++)
+            st = bad(L, "free spatial cell %u listed twice", c);
+    }
+    free(seen);
+    return st;
 }
 
 static kr_status_t load_spatial(loader_t *L)
 {
     kr_world_t *w = L->w;
     kr__spatial_state_t *s = &w->spatial;
+    bool v1 = L->version == 1;
     const uint8_t *h = take(L, 1, 28, "spatial header");
     if (!h) return kr_last_status();
     double size = ldf64(h);
@@ -798,71 +823,47 @@ static kr_status_t load_spatial(loader_t *L)
     uint32_t gw = ld32(h + 16), gh = ld32(h + 20), n = ld32(h + 24);
     if (!(size > 0) || size > 1e300) return bad(L, "spatial cell size %g", size);
     if (!gw != !gh) return bad(L, "spatial grid of %u x %u cells", gw, gh);
-    if ((uint64_t)gw * gh > n) return bad(L, "%u spatial cells, fewer than the grid's %u x %u", n, gw, gh);
-    if (n > kr_reader_left(&L->r) / 4) return bad(L, "truncated spatial cells (%u)", n);
+    if (v1 && (uint64_t)gw * gh > n) return bad(L, "%u spatial cells, fewer than the grid's %u x %u", n, gw, gh);
     kr__spatial_fini(s);
     if (kr__spatial_init_grid(s, size, gx0, gy0, gw, gh)) return bad(L, "%s", kr_last_error());
-    uint32_t extra = n - s->grid_cells;
+    uint32_t grid = s->grid_cells, extra = v1 ? n - grid : n;
+    if ((uint64_t)grid + extra > kr_reader_left(&L->r) / 4) return bad(L, "truncated spatial cells (%u)", n);
     const uint8_t *cxs = take(L, extra, 8, "spatial cell coordinates");
-    const uint8_t *counts = cxs ? take(L, n, 4, "spatial cell counts") : NULL;
+    const uint8_t *counts = cxs ? take(L, (uint64_t)grid + extra, 4, "spatial cell counts") : NULL;
     if (!counts) return kr_last_status();
     const uint8_t *cys = cxs + (size_t)extra * 4;
     uint64_t total = 0;
-    for (uint32_t c = 0; c < n; c++) total += ld32(counts + (size_t)c * 4);
+    for (uint32_t c = 0; c < grid + extra; c++) total += ld32(counts + (size_t)c * 4);
     if (total > w->live) return bad(L, "%llu spatial members, %zu live entities", (unsigned long long)total, w->live);
     const uint8_t *idx = take(L, total, 20, "spatial members");
     if (!idx) return kr_last_status();
     const uint8_t *xs = idx + total * 4, *ys = xs + total * 8;
-    if (extra) {
-        kr__spatial_cell_rec_t *cells = kr__array_grow(s->cells, (size_t)s->grid_cells * sizeof *cells,
-                                                      (size_t)n * sizeof *cells, 64);
-        if (!cells) return kr__fail(KR_ERR_NOMEM, "world image: out of memory for %u cells", n);
-        for (uint32_t c = s->grid_cells; c < n; c++)
-            cells[c] = (kr__spatial_cell_rec_t){ .cx = (int32_t)ld32(cxs + (size_t)(c - s->grid_cells) * 4),
-                                                 .cy = (int32_t)ld32(cys + (size_t)(c - s->grid_cells) * 4),
-                                                 .capacity = KR__CELL_INLINE, .next_free = KR__NONE };
-        s->cells = cells;
-        s->cell_count = s->cell_capacity = n;
-    }
-    if (total) {
-        s->entries = kr__array_grow(NULL, 0, (size_t)w->record_capacity * sizeof *s->entries, 64);
-        if (!s->entries) return kr__fail(KR_ERR_NOMEM, "world image: out of memory for spatial entries");
-        s->entry_capacity = w->record_capacity;
-    }
     uint32_t m = 0, empty = 0;
-    for (uint32_t c = 0; c < n; c++) {
+    uint64_t previous = 0;
+    for (uint32_t c = 0; c < grid + extra; c++) {
         uint32_t count = ld32(counts + (size_t)c * 4);
-        if (c >= s->grid_cells) {
-            uint64_t key = kr__cell_key(s->cells[c].cx, s->cells[c].cy);
-            uint32_t cursor = 0;
-            if ((uint32_t)s->cells[c].cx - (uint32_t)gx0 < gw && (uint32_t)s->cells[c].cy - (uint32_t)gy0 < gh)
+        int32_t cx, cy;
+        if (c < grid) {
+            cx = gx0 + (int32_t)(c % gw);
+            cy = gy0 + (int32_t)(c / gw);
+        } else {
+            cx = (int32_t)ld32(cxs + (size_t)(c - grid) * 4);
+            cy = (int32_t)ld32(cys + (size_t)(c - grid) * 4);
+            if ((uint32_t)cx - (uint32_t)gx0 < gw && (uint32_t)cy - (uint32_t)gy0 < gh)
                 return bad(L, "spatial cell %u lies inside the grid", c);
-            if (!count) {
+            if (!count && v1) {
                 empty++;
                 continue;
             }
-            if (kr__hmap_next(&s->cell_map, key, &cursor) != KR__HMAP_EMPTY)
-                return bad(L, "spatial cell (%d, %d) appears twice", s->cells[c].cx, s->cells[c].cy);
-            if (kr__hmap_insert(&s->cell_map, key, c)) return kr_last_status();
+            if (!count) return bad(L, "spatial cell (%d, %d) is listed without members", cx, cy);
+            /* Version 2 lists cells in (cy, cx) order, which rules out twins. */
+            if (v1 ? kr__spatial_find(s, cx, cy) != KR__NONE : c > grid && kr__cell_order_key(cx, cy) <= previous)
+                return bad(L, "spatial cell (%d, %d) appears twice or out of order", cx, cy);
+            previous = kr__cell_order_key(cx, cy);
         }
-        if (load_cell(L, c, count, idx, xs, ys, &m)) return kr_last_status();
+        if (load_cell(L, cx, cy, count, idx, xs, ys, &m)) return kr_last_status();
     }
-    uint32_t f;
-    const uint8_t *list = take_counted(L, &f, 4, "free cells");
-    if (!list) return kr_last_status();
-    if (f != empty) return bad(L, "%u free spatial cells listed, %u are empty", f, empty);
-    uint32_t *link = &s->free_cell;
-    for (uint32_t k = 0; k < f; k++) {
-        uint32_t c = ld32(list + (size_t)k * 4);
-        if (c < s->grid_cells || c >= n || s->cells[c].count)
-            return bad(L, "free spatial cell %u is not an empty cell beyond the grid", c);
-        if (s->cells[c].next_free != KR__NONE || link == &s->cells[c].next_free)
-            return bad(L, "free spatial cell %u listed twice", c);
-        *link = c;
-        link = &s->cells[c].next_free;
-    }
-    *link = KR__NONE;
-    return KR_OK;
+    return v1 ? skip_free_cells(L, extra, counts, grid, empty) : KR_OK;
 }
 
 /* Back to a world with no entity, no table but the empty one, no pool, no
@@ -974,8 +975,10 @@ static kr_status_t load_structure(loader_t *L)
     uint32_t magic, version;
     if (!take_u32(L, &magic, "header") || !take_u32(L, &version, "header")) return kr_last_status();
     if (magic != IMAGE_MAGIC) return bad(L, "not a kairos world image (bad magic)");
-    if (version != IMAGE_VERSION)
-        return kr__fail(KR_ERR_MISMATCH, "world image: version %u, this build reads %u", version, IMAGE_VERSION);
+    if (version < IMAGE_VERSION_OLDEST || version > IMAGE_VERSION)
+        return kr__fail(KR_ERR_MISMATCH, "world image: version %u, this build reads %u to %u", version,
+                        IMAGE_VERSION_OLDEST, IMAGE_VERSION);
+    L->version = version;
     kr_status_t st = load_components(L);
     st = st ? st : load_records(L);
     st = st ? st : load_tables(L);

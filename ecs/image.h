@@ -12,8 +12,8 @@
 /* Appends to `out` the exact image of w: records (ids, generations, the
  * free list in reuse order), tables (ids, component sets, rows in order),
  * sparse pools (dense order), the tree (sibling order), name chains
- * (oldest first) and the spatial hash (grid, cell array, members' order,
- * free cells). Components are named, not numbered, so the loading world may
+ * (oldest first) and the spatial hash (grid, occupied cells in (cy, cx)
+ * order, members' order). Components are named, not numbered, so the loading world may
  * have registered them in another order. Behaviors with a serialize
  * callback are saved through it (entity ids as they are), others as raw
  * bytes. Precondition: no pass, scan, creation or channel call under way

@@ -1,11 +1,17 @@
-/* The spatial hash: cells keyed by packed (cx, cy) in a hash map, each cell
- * a record holding its members; every entity in the hash keeps its cell and
- * slot (the reverse index, by entity index), so insert, move and remove
- * never scan. Cell records of emptied cells go on a free list and leave the
- * map, so the map and the live records follow the occupied cells. */
+/* The spatial hash: a dense grid of cell records over declared bounds,
+ * and off it an open-addressed table keyed by (cx, cy) whose slots hold the
+ * cell records themselves; every entity in the hash keeps its cell and slot
+ * (the reverse index, by entity index), so insert, move and remove never
+ * scan. An emptied cell stays in its table slot (count 0) and is taken again
+ * if an entity comes back; the table is rebuilt from its occupied cells when
+ * used slots reach 3/4 of it, so memory follows the occupied cells. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#if defined(__x86_64__) && defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "base/memory.h"
 #include "ecs/world_private.h"
@@ -15,6 +21,8 @@
 #define CELL_LO (-2147483648.0)
 #define CELL_HI 2147483648.0
 
+#define TABLE_MIN 16u
+#define TABLE_MAX (1u << 31)
 
 static inline bool in_cell_range(double q) { return q >= CELL_LO && q < CELL_HI; }
 
@@ -23,6 +31,25 @@ static inline bool in_cell_range(double q) { return q >= CELL_LO && q < CELL_HI;
 static inline int32_t floor_i32(double q)
 {
     int32_t i = (int32_t)q;
+    return i - ((double)i > q);
+}
+
+/* q rounded toward zero, or INT64_MIN when q is NaN or beyond int64: what
+ * x86's conversion answers by itself, which C leaves undefined (hence the
+ * intrinsic there, and the explicit test elsewhere). */
+static inline int64_t trunc_i64(double q)
+{
+#if defined(__x86_64__) && defined(__SSE2__)
+    return _mm_cvttsd_si64(_mm_set_sd(q));
+#else
+    return fabs(q) < 0x1p62 ? (int64_t)q : INT64_MIN;
+#endif
+}
+
+/* floor(q) as trunc_i64 gives it: INT64_MIN when not representable. */
+static inline int64_t floor_i64(double q)
+{
+    int64_t i = trunc_i64(q);
     return i - ((double)i > q);
 }
 
@@ -43,12 +70,94 @@ static inline uint32_t grid_index(const kr__spatial_state_t *s, int32_t cx, int3
     return dx < s->gw && dy < s->gh ? dy * s->gw + dx : KR__NONE;
 }
 
-static uint32_t cell_find(const kr__spatial_state_t *s, int32_t cx, int32_t cy)
+/* ---- the cell table ------------------------------------------------------ */
+
+/* Fibonacci hashing of the packed pair: the top bits of the product depend
+ * on every bit of both coordinates. */
+static inline uint32_t table_home(const kr__spatial_state_t *s, int32_t cx, int32_t cy)
+{
+    uint64_t key = ((uint64_t)(uint32_t)cx << 32) | (uint32_t)cy;
+    return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> s->table_shift);
+}
+
+/* The slot of cell (cx, cy) in the table (occupied or emptied), or else the
+ * never-used slot where it would go. *found tells which. The table always
+ * has a never-used slot (at most 3/4 are used), so the probe ends. */
+static inline uint32_t table_probe(const kr__spatial_state_t *s, int32_t cx, int32_t cy, bool *found)
+{
+    uint32_t mask = s->table_capacity - 1, i = table_home(s, cx, cy);
+    for (;; i = (i + 1) & mask) {
+        const kr__spatial_cell_rec_t *c = &s->table[i];
+        if (!c->capacity) {
+            *found = false;
+            return i;
+        }
+        if (c->cx == cx && c->cy == cy) {
+            *found = true;
+            return i;
+        }
+    }
+}
+
+uint32_t kr__spatial_find(const kr__spatial_state_t *s, int32_t cx, int32_t cy)
 {
     uint32_t gi = grid_index(s, cx, cy);
-    if (gi != KR__NONE) return s->cells[gi].count ? gi : KR__HMAP_EMPTY;
-    uint32_t cursor = 0;
-    return kr__hmap_next(&s->cell_map, kr__cell_key(cx, cy), &cursor);
+    if (gi != KR__NONE) return s->grid[gi].count ? gi : KR__NONE;
+    if (!s->table_capacity) return KR__NONE;
+    bool found;
+    uint32_t i = table_probe(s, cx, cy, &found);
+    return found && s->table[i].count ? s->grid_cells + i : KR__NONE;
+}
+
+/* Lays the table out anew, with only its occupied cells, at a size that
+ * leaves it at most half used; the entries of their members follow their
+ * cells' new slots. Members keep their order (records are copied whole). */
+static kr_status_t table_rebuild(kr__spatial_state_t *s, const char *fn)
+{
+    uint64_t live = 0;
+    for (uint32_t i = 0; i < s->table_capacity; i++) live += s->table[i].count != 0;
+    uint64_t cap = TABLE_MIN;
+    while (cap < (live + 1) * 2) cap *= 2;
+    if (cap > TABLE_MAX) return kr__fail(KR_ERR_NOMEM, "%s: too many occupied cells", fn);
+    kr__spatial_cell_rec_t *table = kr__array_grow(NULL, 0, (size_t)cap * sizeof *table, 64);
+    if (!table) return kr__fail(KR_ERR_NOMEM, "%s: out of memory for a table of %llu cells", fn,
+                                (unsigned long long)cap);
+    memset(table, 0, (size_t)cap * sizeof *table);
+    kr__spatial_cell_rec_t *old = s->table;
+    uint32_t old_capacity = s->table_capacity;
+    s->table = table;
+    s->table_capacity = (uint32_t)cap;
+    s->table_shift = (uint32_t)(64 - __builtin_ctzll(cap));
+    s->table_used = (uint32_t)live;
+    for (uint32_t i = 0; i < old_capacity; i++) {
+        const kr__spatial_cell_rec_t *c = &old[i];
+        if (!c->count) continue;   /* emptied: dropped (its heap buffer went when it emptied) */
+        bool found;
+        uint32_t j = table_probe(s, c->cx, c->cy, &found);
+        table[j] = *c;
+        const kr_entity_t *m = kr__cell_members(&table[j]);
+        for (uint32_t k = 0; k < c->count; k++) s->entries[kr_entity_index(m[k])].cell = s->grid_cells + j;
+    }
+    free(old);
+    return KR_OK;
+}
+
+/* The table slot of cell (cx, cy), taken if absent (the table rebuilt
+ * first when that would pass 3/4 used); KR__NONE with the error set on
+ * failure, nothing changed then. May move the table. */
+static uint32_t table_acquire(kr__spatial_state_t *s, int32_t cx, int32_t cy, const char *fn)
+{
+    bool found = false;
+    uint32_t i = 0;
+    if (s->table_capacity) i = table_probe(s, cx, cy, &found);
+    if (found) return i;
+    if ((uint64_t)(s->table_used + 1) * 4 > (uint64_t)s->table_capacity * 3) {
+        if (table_rebuild(s, fn)) return KR__NONE;
+        i = table_probe(s, cx, cy, &found);
+    }
+    s->table[i] = (kr__spatial_cell_rec_t){ .cx = cx, .cy = cy, .capacity = KR__CELL_INLINE };
+    s->table_used++;
+    return i;
 }
 
 __attribute__((cold, noinline)) static kr_status_t bad_position(const char *fn, double x, double y)
@@ -75,7 +184,6 @@ kr_status_t kr__spatial_init(kr__spatial_state_t *s, double cell_size, const dou
     memset(s, 0, sizeof *s);
     s->cell_size = cell_size;
     s->inv_cell_size = 1.0 / cell_size;
-    s->free_cell = KR__NONE;
     for (int i = 0; i < 4; i++)
         if (!isfinite(bounds[i]) || !in_cell_range(bounds[i] / cell_size))
             return kr__fail(KR_ERR_INVALID_ARG, "spatial_bounds[%d] = %g is not a usable coordinate", i, bounds[i]);
@@ -102,23 +210,21 @@ kr_status_t kr__spatial_init_grid(kr__spatial_state_t *s, double cell_size, int3
     s->inv_cell_size = 1.0 / cell_size;
     int exponent;
     s->pow2_size = frexp(cell_size, &exponent) == 0.5 && isfinite(s->inv_cell_size) && s->inv_cell_size > 0;
-    s->free_cell = KR__NONE;
-    kr__hmap_init(&s->cell_map);
     if (!gw || !gh) return KR_OK;
     if ((uint64_t)gw * gh > GRID_MAX_CELLS || (int64_t)gx0 + gw - 1 > INT32_MAX || (int64_t)gy0 + gh - 1 > INT32_MAX)
         return kr__fail(KR_ERR_INVALID_ARG, "spatial grid of %u x %u cells from (%d, %d): too large", gw, gh,
                         gx0, gy0);
     uint32_t n = gw * gh;
-    s->cells = kr__array_grow(NULL, 0, (size_t)n * sizeof *s->cells, 64);
-    if (!s->cells) return kr__fail(KR_ERR_NOMEM, "spatial grid: out of memory for %u cells", n);
+    s->grid = kr__array_grow(NULL, 0, (size_t)n * sizeof *s->grid, 64);
+    if (!s->grid) return kr__fail(KR_ERR_NOMEM, "spatial grid: out of memory for %u cells", n);
     for (uint32_t i = 0; i < n; i++)
-        s->cells[i] = (kr__spatial_cell_rec_t){ .cx = gx0 + (int32_t)(i % gw), .cy = gy0 + (int32_t)(i / gw),
-                                               .capacity = KR__CELL_INLINE, .next_free = KR__NONE };
+        s->grid[i] = (kr__spatial_cell_rec_t){ .cx = gx0 + (int32_t)(i % gw), .cy = gy0 + (int32_t)(i / gw),
+                                              .capacity = KR__CELL_INLINE };
     s->gx0 = gx0;
     s->gy0 = gy0;
     s->gw = gw;
     s->gh = gh;
-    s->grid_cells = s->cell_count = s->cell_capacity = n;
+    s->grid_cells = n;
     return KR_OK;
 }
 
@@ -133,16 +239,17 @@ bool kr__spatial_point_cell(const kr__spatial_state_t *s, double x, double y, in
 
 void kr__spatial_fini(kr__spatial_state_t *s)
 {
-    for (uint32_t i = 0; i < s->cell_count; i++) free(s->cells[i].heap);
-    free(s->cells);
+    for (uint32_t i = 0; i < s->grid_cells; i++) free(s->grid[i].heap);
+    for (uint32_t i = 0; i < s->table_capacity; i++) free(s->table[i].heap);
+    free(s->grid);
+    free(s->table);
     free(s->entries);
-    kr__hmap_fini(&s->cell_map);
+    free(s->gens);
     /* An empty hash: kr__spatial_forget is a no-op from now on. */
     double size = s->cell_size;
     memset(s, 0, sizeof *s);
     s->cell_size = size;
     s->inv_cell_size = 1.0 / size;
-    s->free_cell = KR__NONE;
 }
 
 /* ---- cells ------------------------------------------------------------ */
@@ -163,91 +270,33 @@ static kr_status_t reserve_members(kr__spatial_cell_rec_t *c, const char *fn)
     return KR_OK;
 }
 
-/* An emptied cell gives back any heap buffer, so free records cost one
- * cache line each. */
-static void push_free(kr__spatial_state_t *s, uint32_t ci)
+/* An emptied cell gives back any heap buffer, so an empty record costs one
+ * cache line. */
+__attribute__((cold, noinline)) static kr_status_t release_heap(kr__spatial_cell_rec_t *c)
 {
-    kr__spatial_cell_rec_t *c = &s->cells[ci];
-    c->count = 0;
     free(c->heap);
     c->heap = NULL;
     c->capacity = KR__CELL_INLINE;
-    c->next_free = s->free_cell;
-    s->free_cell = ci;
+    return KR_OK;
 }
 
-/* Creates cell (cx, cy), absent from the map, with room for one member;
- * its index, or KR__NONE with the error set (nothing changed then). May move
- * the cells array. */
-static uint32_t cell_create(kr__spatial_state_t *s, int32_t cx, int32_t cy, uint64_t key, const char *fn)
-{
-    uint32_t ci;
-    if (s->free_cell != KR__NONE) {
-        ci = s->free_cell;
-        s->free_cell = s->cells[ci].next_free;
-    } else {
-        if (s->cell_count == s->cell_capacity) {
-            uint64_t cap = s->cell_capacity ? (uint64_t)s->cell_capacity * 2 : 16;
-            if (cap > KR__NONE) cap = KR__NONE;   /* KR__NONE itself is never an index */
-            if (cap <= s->cell_count) {
-                kr__fail(KR_ERR_NOMEM, "%s: too many occupied cells", fn);
-                return KR__NONE;
-            }
-            kr__spatial_cell_rec_t *cells = kr__array_grow(s->cells, (size_t)s->cell_count * sizeof *cells,
-                                                          (size_t)cap * sizeof *cells, 64);
-            if (!cells) {
-                kr__fail(KR_ERR_NOMEM, "%s: out of memory for %llu cells", fn, (unsigned long long)cap);
-                return KR__NONE;
-            }
-            s->cells = cells;
-            s->cell_capacity = (uint32_t)cap;
-        }
-        ci = s->cell_count++;
-        s->cells[ci] = (kr__spatial_cell_rec_t){ .capacity = KR__CELL_INLINE, .next_free = KR__NONE };
-    }
-    kr__spatial_cell_rec_t *c = &s->cells[ci];
-    c->cx = cx;
-    c->cy = cy;
-    c->count = 0;
-    c->next_free = KR__NONE;
-    if (reserve_members(c, fn) || kr__hmap_insert(&s->cell_map, key, ci)) {
-        push_free(s, ci);
-        return KR__NONE;
-    }
-    s->live_cells++;
-    return ci;
-}
-
-/* The cell (cx, cy), created if absent, with room for one more member; its
- * index, or KR__NONE with the error set (nothing changed then). */
+/* The cell (cx, cy), taken if absent, with room for one more member; its
+ * index, or KR__NONE with the error set (nothing observable changed then).
+ * May move the table, and with it the cell of every entry off the grid. */
 static uint32_t cell_acquire(kr__spatial_state_t *s, int32_t cx, int32_t cy, const char *fn)
 {
     uint32_t gi = grid_index(s, cx, cy);
-    if (gi != KR__NONE) {
-        if (reserve_members(&s->cells[gi], fn)) return KR__NONE;
-        if (!s->cells[gi].count) s->live_cells++;
-        return gi;
-    }
-    uint64_t key = kr__cell_key(cx, cy);
-    uint32_t cursor = 0;
-    uint32_t ci = kr__hmap_next(&s->cell_map, key, &cursor);
-    if (ci == KR__HMAP_EMPTY) return cell_create(s, cx, cy, key, fn);
-    return reserve_members(&s->cells[ci], fn) ? KR__NONE : ci;
-}
-
-/* An entry's position and the coordinates of its cell. */
-static inline void entry_place(kr__spatial_entry_t *en, int32_t cx, int32_t cy, double x, double y)
-{
-    en->cx = cx;
-    en->cy = cy;
-    en->x = x;
-    en->y = y;
+    if (gi != KR__NONE) return reserve_members(&s->grid[gi], fn) ? KR__NONE : gi;
+    uint32_t i = table_acquire(s, cx, cy, fn);
+    if (i == KR__NONE) return KR__NONE;
+    return reserve_members(&s->table[i], fn) ? KR__NONE : s->grid_cells + i;
 }
 
 /* Appends e to cell ci (room reserved) and points its entry there. */
 static inline void cell_push(kr__spatial_state_t *s, uint32_t ci, kr_entity_t e, kr__spatial_entry_t *en)
 {
-    kr__spatial_cell_rec_t *c = &s->cells[ci];
+    kr__spatial_cell_rec_t *c = kr__cell_at(s, ci);
+    s->live_cells += c->count == 0;
     en->cell = ci;
     en->cx = c->cx;
     en->cy = c->cy;
@@ -256,12 +305,13 @@ static inline void cell_push(kr__spatial_state_t *s, uint32_t ci, kr_entity_t e,
 }
 
 /* Takes entity idx out of its cell: swap-remove, fixing the slot of the
- * member moved into the hole; an emptied cell is released. */
+ * member moved into the hole. An emptied cell stays where it is (in the
+ * table: until a rebuild) and gives back a heap buffer. */
 static inline void cell_unlink(kr__spatial_state_t *s, uint32_t idx)
 {
     const kr__spatial_entry_t *en = &s->entries[idx];
-    uint32_t ci = en->cell, slot = en->slot;
-    kr__spatial_cell_rec_t *c = &s->cells[ci];
+    uint32_t slot = en->slot;
+    kr__spatial_cell_rec_t *c = kr__cell_at(s, en->cell);
     uint32_t last = --c->count;
     /* Without a branch on slot != last: the count has just come from
      * memory, and a mispredicted branch on it would throw away the work
@@ -273,17 +323,7 @@ static inline void cell_unlink(kr__spatial_state_t *s, uint32_t idx)
     s->entries[kr_entity_index(moved)].slot = slot;
     if (last) return;
     s->live_cells--;
-    if (ci < s->grid_cells) {
-        /* Grid cells stay in place; only a heap buffer is given back. */
-        if (c->heap) {
-            free(c->heap);
-            c->heap = NULL;
-            c->capacity = KR__CELL_INLINE;
-        }
-        return;
-    }
-    kr__hmap_remove(&s->cell_map, kr__cell_key(c->cx, c->cy), ci);
-    push_free(s, ci);
+    if (c->heap) release_heap(c);
 }
 
 static kr_status_t reserve_entries(kr_world_t *w, uint32_t idx, const char *fn)
@@ -299,6 +339,11 @@ static kr_status_t reserve_entries(kr_world_t *w, uint32_t idx, const char *fn)
     if (!en) return kr__fail(KR_ERR_NOMEM, "%s: out of memory for %llu spatial entries", fn,
                              (unsigned long long)cap);
     s->entries = en;
+    uint32_t *gens = kr__array_grow(s->gens, (size_t)s->entry_capacity * sizeof *gens, (size_t)cap * sizeof *gens, 64);
+    if (!gens) return kr__fail(KR_ERR_NOMEM, "%s: out of memory for %llu spatial entries", fn,
+                               (unsigned long long)cap);
+    memset(gens + s->entry_capacity, 0, (size_t)(cap - s->entry_capacity) * sizeof *gens);
+    s->gens = gens;
     s->entry_capacity = (uint32_t)cap;
     return KR_OK;
 }
@@ -324,62 +369,60 @@ kr_status_t kr_spatial_insert(kr_world_t *w, kr_entity_t e, double x, double y)
     en->x = x;
     en->y = y;
     cell_push(s, ci, e, en);
+    s->gens[idx] = kr_entity_generation(e);
     s->members++;
     r->flags |= KR__REC_SPATIAL;
     return KR_OK;
 }
 
-/* The cell changed. A lone entity moving to an unoccupied cell takes its
- * cell record along (only the map key changes); otherwise it joins the new
- * cell first, so a failure leaves it where it was, then leaves the old one. */
-__attribute__((noinline)) static kr_status_t relocate(kr__spatial_state_t *s, kr_entity_t e, double x, double y, int32_t cx,
-                            int32_t cy)
+/* The cell changed, and the move is not one between two grid cells with
+ * room (grid_move). The entity joins the new cell first, so that a failure
+ * leaves it where it was, then leaves the old one. */
+__attribute__((noinline)) static kr_status_t relocate(kr__spatial_state_t *s, kr_entity_t e, double x, double y,
+                                                      int32_t cx, int32_t cy)
 {
-    uint32_t idx = kr_entity_index(e);
-    kr__spatial_entry_t *en = &s->entries[idx];
-    uint32_t oi = en->cell;
-    kr__spatial_cell_rec_t *old = &s->cells[oi];
-    /* Read the old record before the map lookup so both misses overlap. */
-    uint32_t old_count = old->count;
-    int32_t ox = old->cx, oy = old->cy;
-    uint32_t ci = grid_index(s, cx, cy);
-    if (ci != KR__NONE) {
-        if (reserve_members(&s->cells[ci], "kr_spatial_move")) return kr_last_status();
-        if (!s->cells[ci].count) s->live_cells++;
-        cell_unlink(s, idx);
-        en->x = x;
-        en->y = y;
-        cell_push(s, ci, e, en);
-        return KR_OK;
-    }
-    uint64_t key = kr__cell_key(cx, cy);
-    uint32_t cursor = 0;
-    ci = kr__hmap_next(&s->cell_map, key, &cursor);
-    if (ci == KR__HMAP_EMPTY && old_count == 1 && oi >= s->grid_cells) {
-        /* Insert before remove: a failed insert changes nothing. */
-        if (kr__hmap_insert(&s->cell_map, key, oi)) return kr_last_status();
-        kr__hmap_remove(&s->cell_map, kr__cell_key(ox, oy), oi);
-        old->cx = cx;
-        old->cy = cy;
-        entry_place(en, cx, cy, x, y);
-        return KR_OK;
-    }
-    if (ci == KR__HMAP_EMPTY) ci = cell_create(s, cx, cy, key, "kr_spatial_move");
-    else if (reserve_members(&s->cells[ci], "kr_spatial_move")) ci = KR__NONE;
+    uint32_t ci = cell_acquire(s, cx, cy, "kr_spatial_move");
     if (ci == KR__NONE) return kr_last_status();
+    uint32_t idx = kr_entity_index(e);
     cell_unlink(s, idx);
+    kr__spatial_entry_t *en = &s->entries[idx];
     en->x = x;
     en->y = y;
     cell_push(s, ci, e, en);
     return KR_OK;
 }
 
-/* An emptied grid cell gives its heap buffer back (as cell_unlink does). */
-__attribute__((cold, noinline)) static void release_heap(kr__spatial_cell_rec_t *c)
+/* Moves e from its cell to cell `to` (index ci), which has room. Inline in
+ * the two movers below, which differ only in how they find `to`. The
+ * entry's position is stored first, freeing registers; the old cell is
+ * fixed before the entry's slot is set, since the member moved into the
+ * hole may be e itself. */
+__attribute__((always_inline)) static inline kr_status_t move_to(kr__spatial_state_t *s, kr__spatial_entry_t *en,
+                                                                kr_entity_t e, kr__spatial_cell_rec_t *to,
+                                                                uint32_t ci, double x, double y, int32_t cx,
+                                                                int32_t cy)
 {
-    free(c->heap);
-    c->heap = NULL;
-    c->capacity = KR__CELL_INLINE;
+    en->x = x;
+    en->y = y;
+    en->cx = cx;
+    en->cy = cy;
+    kr__spatial_cell_rec_t *old = kr__cell_at(s, en->cell);
+    /* Both counts arrive from memory late: whether a cell fills or
+     * empties is arithmetic, not a branch (cell_unlink's note). */
+    uint32_t slot = en->slot, last = old->count - 1, n = to->count;
+    old->count = last;
+    kr_entity_t *members = kr__cell_members(old);
+    kr_entity_t moved = members[last];
+    members[slot] = moved;
+    s->entries[kr_entity_index(moved)].slot = slot;
+    en->cell = ci;
+    en->slot = n;
+    kr__cell_members(to)[n] = e;
+    to->count = n + 1;
+    s->live_cells += (uint32_t)(n == 0) - (uint32_t)(last == 0);
+    /* Last, and a tail call, so that nothing is live across it. */
+    if (old->heap && !last) return release_heap(old);
+    return KR_OK;
 }
 
 /* A move between two cells of the dense grid. Its own function, so that
@@ -388,35 +431,65 @@ __attribute__((cold, noinline)) static void release_heap(kr__spatial_cell_rec_t 
 __attribute__((noinline)) static kr_status_t grid_move(kr__spatial_state_t *s, kr__spatial_entry_t *en, kr_entity_t e,
                                                        uint32_t gi, double x, double y, int32_t cx, int32_t cy)
 {
-    kr__spatial_cell_rec_t *to = &s->cells[gi], *old = &s->cells[en->cell];
-    uint32_t n = to->count;
-    if (n == to->capacity) return relocate(s, e, x, y, cx, cy);
-    /* Both counts arrive from memory late: whether a cell fills or
-     * empties is arithmetic, not a branch (cell_unlink's note). */
-    uint32_t slot = en->slot, last = old->count - 1;
-    old->count = last;
-    kr_entity_t *members = kr__cell_members(old);
-    kr_entity_t moved = members[last];
-    members[slot] = moved;
-    s->entries[kr_entity_index(moved)].slot = slot;
-    s->live_cells += (uint32_t)(n == 0) - (uint32_t)(last == 0);
-    kr__cell_members(to)[n] = e;
-    to->count = n + 1;
-    en->cell = gi;
-    en->slot = n;
-    entry_place(en, cx, cy, x, y);
-    /* Last, so that nothing is live across the call. */
-    if (old->heap && !last) release_heap(old);
-    return KR_OK;
+    kr__spatial_cell_rec_t *to = &s->grid[gi];
+    if (to->count == to->capacity) return relocate(s, e, x, y, cx, cy); /* the cell's members grow */
+    return move_to(s, en, e, to, gi, x, y, cx, cy);
 }
 
-kr_status_t kr_spatial_move(kr_world_t *w, kr_entity_t e, double x, double y)
+/* A move into a cell off the grid: the table probed here, a cell taken in
+ * place when absent; growing the table or a cell's members is left to
+ * relocate. */
+__attribute__((noinline)) static kr_status_t table_move(kr__spatial_state_t *s, kr__spatial_entry_t *en,
+                                                        kr_entity_t e, double x, double y, int32_t cx, int32_t cy)
+{
+    if (!s->table_capacity) return relocate(s, e, x, y, cx, cy);
+    uint32_t mask = s->table_capacity - 1, i = table_home(s, cx, cy);
+    kr__spatial_cell_rec_t *to;
+    for (;; i = (i + 1) & mask) {
+        to = &s->table[i];
+        if (!to->capacity) {
+            if ((uint64_t)(s->table_used + 1) * 4 > (uint64_t)s->table_capacity * 3)
+                return relocate(s, e, x, y, cx, cy);
+            *to = (kr__spatial_cell_rec_t){ .cx = cx, .cy = cy, .capacity = KR__CELL_INLINE };
+            s->table_used++;
+            break;
+        }
+        if (to->cx == cx && to->cy == cy) break;
+    }
+    if (to->count == to->capacity) return relocate(s, e, x, y, cx, cy);
+    return move_to(s, en, e, to, s->grid_cells + i, x, y, cx, cy);
+}
+
+/* kr_spatial_move with every check: a stale handle, an entity not in the
+ * hash, a position off the int32 cells, each with its own error; and the
+ * moves the fast path leaves here (a quotient at the very edge of the
+ * range). */
+__attribute__((cold, noinline)) static kr_status_t move_checked(kr_world_t *w, kr_entity_t e, double x, double y)
 {
     static const char fn[] = "kr_spatial_move";
     kr__record_t *r = kr__live(w, e, fn);
     if (!r) return kr_last_status();
     if (!(r->flags & KR__REC_SPATIAL)) return not_in_hash(fn, e);
     kr__spatial_state_t *s = &w->spatial;
+    int32_t cx, cy;
+    if (!kr__spatial_point_cell(s, x, y, &cx, &cy)) return bad_position(fn, x, y);
+    kr__spatial_entry_t *en = &s->entries[kr_entity_index(e)];
+    if (cx == en->cx && cy == en->cy) {
+        en->x = x;
+        en->y = y;
+        return KR_OK;
+    }
+    return relocate(s, e, x, y, cx, cy);
+}
+
+kr_status_t kr_spatial_move(kr_world_t *w, kr_entity_t e, double x, double y)
+{
+    if (!w) return move_checked(w, e, x, y);
+    kr__spatial_state_t *s = &w->spatial;
+    /* The handle is checked against the hash's own generations: equal and
+     * not 0 means alive and in the hash (destroy and remove clear it). */
+    uint32_t idx = kr_entity_index(e), gen = kr_entity_generation(e);
+    if (!((idx < s->entry_capacity) & (gen != 0)) || s->gens[idx] != gen) return move_checked(w, e, x, y);
     double qx, qy;
     if (s->pow2_size) {
         qx = x * s->inv_cell_size; /* exact: the same as x / cell_size */
@@ -425,23 +498,24 @@ kr_status_t kr_spatial_move(kr_world_t *w, kr_entity_t e, double x, double y)
         qx = x / s->cell_size;
         qy = y / s->cell_size;
     }
-    /* One branch for the common case (|q| < 2^31; NaN fails it), the exact
-     * range only at its edge. */
-    if (!((fabs(qx) < CELL_HI) & (fabs(qy) < CELL_HI)) && !(in_cell_range(qx) && in_cell_range(qy)))
-        return bad_position(fn, x, y);
-    kr__spatial_entry_t *en = &s->entries[kr_entity_index(e)];
-    int32_t cx = floor_i32(qx), cy = floor_i32(qy);
+    /* Floors in 64 bits, then one test that both fit in int32 (NaN and
+     * huge quotients give INT64_MIN, which fails it): the errors go to
+     * the checked path. */
+    int64_t fx = floor_i64(qx), fy = floor_i64(qy);
+    if ((((uint64_t)fx + 0x80000000u) | ((uint64_t)fy + 0x80000000u)) >> 32) return move_checked(w, e, x, y);
+    kr__spatial_entry_t *en = &s->entries[idx];
+    int32_t cx = (int32_t)fx, cy = (int32_t)fy;
     if (((cx ^ en->cx) | (cy ^ en->cy)) == 0) {
         /* Same cell: no cell record is touched. */
         en->x = x;
         en->y = y;
         return KR_OK;
     }
-    /* Grid to grid with room in the new cell: the common move of a bounded
-     * world, with no hashing and no allocation. */
-    uint32_t gi = grid_index(s, cx, cy);
-    if (gi != KR__NONE && en->cell < s->grid_cells) return grid_move(s, en, e, gi, x, y, cx, cy);
-    return relocate(s, e, x, y, cx, cy);
+    /* Into a grid cell (the common move of a bounded world: no hashing)
+     * or into a cell of the table. */
+    uint32_t dx = (uint32_t)cx - (uint32_t)s->gx0, dy = (uint32_t)cy - (uint32_t)s->gy0;
+    if ((dx < s->gw) & (dy < s->gh)) return grid_move(s, en, e, dy * s->gw + dx, x, y, cx, cy);
+    return table_move(s, en, e, x, y, cx, cy);
 }
 
 kr_status_t kr_spatial_remove(kr_world_t *w, kr_entity_t e)
@@ -462,6 +536,7 @@ void kr__spatial_forget(kr_world_t *w, uint32_t idx)
     r->flags &= ~(uint32_t)KR__REC_SPATIAL;
     if (idx >= s->entry_capacity) return; /* only after kr__spatial_fini */
     cell_unlink(s, idx);
+    s->gens[idx] = 0;
     s->members--;
 }
 
@@ -500,9 +575,9 @@ const kr_entity_t *kr_spatial_cell_entities(const kr_world_t *w, kr_cell_t cell,
         kr__fail(KR_ERR_INVALID_ARG, "kr_spatial_cell_entities: null world");
         return NULL;
     }
-    uint32_t ci = cell_find(&w->spatial, cell.x, cell.y);
-    if (ci == KR__HMAP_EMPTY) return NULL;
-    const kr__spatial_cell_rec_t *c = &w->spatial.cells[ci];
+    uint32_t ci = kr__spatial_find(&w->spatial, cell.x, cell.y);
+    if (ci == KR__NONE) return NULL;
+    const kr__spatial_cell_rec_t *c = kr__cell_at(&w->spatial, ci);
     if (count) *count = c->count;
     return kr__cell_members(c);
 }
@@ -540,7 +615,7 @@ typedef struct query {
 static void emit_cell(query_t *q, uint32_t ci)
 {
     const kr__spatial_state_t *s = q->s;
-    const kr__spatial_cell_rec_t *c = &s->cells[ci];
+    const kr__spatial_cell_rec_t *c = kr__cell_at(s, ci);
     const kr_entity_t *m = kr__cell_members(c);
     uint32_t count = c->count;
     /* Monotone rounding of x / size puts every point of a cell strictly
@@ -568,14 +643,9 @@ static void emit_cell(query_t *q, uint32_t ci)
     }
 }
 
-typedef struct cell_hit {
-    uint64_t order;  /* (cy, cx) biased to unsigned: sorts like the signed pair */
-    uint32_t cell;
-} cell_hit_t;
-
-static int cmp_hit(const void *a, const void *b)
+int kr__cell_order_cmp(const void *a, const void *b)
 {
-    uint64_t x = ((const cell_hit_t *)a)->order, y = ((const cell_hit_t *)b)->order;
+    uint64_t x = ((const kr__cell_order_t *)a)->order, y = ((const kr__cell_order_t *)b)->order;
     return x < y ? -1 : x > y;
 }
 
@@ -592,12 +662,12 @@ static size_t run_query(query_t *q, const char *fn)
     if (nx <= live && ny <= live && nx * ny <= live) {
         for (int64_t cy = q->gy0; cy <= q->gy1; cy++)
             for (int64_t cx = q->gx0; cx <= q->gx1; cx++) {
-                uint32_t ci = cell_find(s, (int32_t)cx, (int32_t)cy);
-                if (ci != KR__HMAP_EMPTY) emit_cell(q, ci);
+                uint32_t ci = kr__spatial_find(s, (int32_t)cx, (int32_t)cy);
+                if (ci != KR__NONE) emit_cell(q, ci);
             }
         return q->n;
     }
-    cell_hit_t small[64], *hits = small;
+    kr__cell_order_t small[64], *hits = small;
     if (live > sizeof small / sizeof small[0]) {
         hits = malloc((size_t)live * sizeof *hits);
         if (!hits) {
@@ -606,15 +676,15 @@ static size_t run_query(query_t *q, const char *fn)
         }
     }
     size_t k = 0;
-    for (uint32_t i = 0; i < s->cell_count; i++) {
-        const kr__spatial_cell_rec_t *c = &s->cells[i];
-        if (!c->count) continue;   /* on the free list */
+    for (uint32_t i = 0; i < s->grid_cells + s->table_capacity; i++) {
+        const kr__spatial_cell_rec_t *c = kr__cell_at(s, i);
+        if (!c->count) continue;   /* empty, emptied or never used */
         if (c->cx < q->gx0 || c->cx > q->gx1 || c->cy < q->gy0 || c->cy > q->gy1) continue;
-        hits[k].order = ((uint64_t)((uint32_t)c->cy ^ 0x80000000u) << 32) | ((uint32_t)c->cx ^ 0x80000000u);
+        hits[k].order = kr__cell_order_key(c->cx, c->cy);
         hits[k].cell = i;
         k++;
     }
-    qsort(hits, k, sizeof *hits, cmp_hit);
+    qsort(hits, k, sizeof *hits, kr__cell_order_cmp);
     for (size_t i = 0; i < k; i++) emit_cell(q, hits[i].cell);
     if (hits != small) free(hits);
     return q->n;
@@ -690,8 +760,10 @@ kr_status_t kr_spatial_set_bounds(kr_world_t *w, const double bounds[4])
     if (st) return st;
     /* The reverse index by entity index is kept (all its entries unused). */
     fresh.entries = w->spatial.entries;
+    fresh.gens = w->spatial.gens;   /* all 0: the hash is empty */
     fresh.entry_capacity = w->spatial.entry_capacity;
     w->spatial.entries = NULL;
+    w->spatial.gens = NULL;
     kr__spatial_fini(&w->spatial);
     w->spatial = fresh;
     return KR_OK;
@@ -705,5 +777,5 @@ size_t kr_spatial_grid_cells(const kr_world_t *w)
 void kr_spatial_cell_prefetch(const kr_world_t *w, kr_cell_t cell)
 {
     uint32_t gi = w ? grid_index(&w->spatial, cell.x, cell.y) : KR__NONE;
-    if (gi != KR__NONE) __builtin_prefetch(&w->spatial.cells[gi], 1);
+    if (gi != KR__NONE) __builtin_prefetch(&w->spatial.grid[gi], 1);
 }

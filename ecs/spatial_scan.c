@@ -60,7 +60,7 @@ static inline void cursor_step(cursor_t *c, const kr__spatial_state_t *s, const 
 static void prefetch_far(const kr_world_t *w, cursor_t c)
 {
     if (c.gi == KR__NONE) return;
-    const kr__spatial_cell_rec_t *cell = &w->spatial.cells[c.gi];
+    const kr__spatial_cell_rec_t *cell = &w->spatial.grid[c.gi];
     const kr_entity_t *m = kr__cell_members(cell);
     for (uint32_t i = 0; i < cell->count; i++) __builtin_prefetch(&w->records[kr_entity_index(m[i])]);
 }
@@ -78,9 +78,9 @@ static void prefetch_near(const kr_world_t *w, cursor_t c, kr_component_t comp)
 {
     const kr__spatial_state_t *s = &w->spatial;
     if (c.gi == KR__NONE) return;
-    if (c.gi >= s->gw) __builtin_prefetch(&s->cells[c.gi - s->gw], 1);
-    if (c.gi + s->gw < s->grid_cells) __builtin_prefetch(&s->cells[c.gi + s->gw], 1);
-    const kr__spatial_cell_rec_t *cell = &s->cells[c.gi];
+    if (c.gi >= s->gw) __builtin_prefetch(&s->grid[c.gi - s->gw], 1);
+    if (c.gi + s->gw < s->grid_cells) __builtin_prefetch(&s->grid[c.gi + s->gw], 1);
+    const kr__spatial_cell_rec_t *cell = &s->grid[c.gi];
     const kr_entity_t *m = kr__cell_members(cell);
     for (uint32_t i = 0; i < cell->count; i++) {
         uint32_t idx = kr_entity_index(m[i]);
@@ -122,14 +122,13 @@ kr_status_t kr_spatial_scan(kr_world_t *w, const kr_spatial_scan_desc_t *d)
         cursor_step(&near, s, d);
         int32_t x = here.x, y = here.y;
         /* The record found afresh at each cell: a visit may have
-         * created cells off the grid, moving the records. */
+         * created cells off the grid, rebuilding their table. */
         uint32_t ci = here.gi;
         if (ci == KR__NONE) {
-            uint32_t cursor = 0;
-            ci = kr__hmap_next(&s->cell_map, ((uint64_t)(uint32_t)x << 32) | (uint32_t)y, &cursor);
-            if (ci == KR__HMAP_EMPTY) continue;
+            ci = kr__spatial_find(s, x, y);
+            if (ci == KR__NONE) continue;
         }
-        const kr__spatial_cell_rec_t *cell = &s->cells[ci];
+        const kr__spatial_cell_rec_t *cell = kr__cell_at(s, ci);
         size_t count = cell->count;
         if (!count) continue;
         const kr_entity_t *members = kr__cell_members(cell);

@@ -105,17 +105,17 @@ static inline void *kr__sparse_value(const kr__sparse_pool_t *p, uint32_t slot)
 typedef struct kr__spatial_entry {
     double x, y;
     int32_t cx, cy;  /* the cell's coordinates, so a move compares integers */
-    uint32_t cell;   /* index into cells */
+    uint32_t cell;   /* grid index, or grid_cells + slot in the cell table (kr__cell_at) */
     uint32_t slot;   /* position in the cell's member array */
 } kr__spatial_entry_t;
 
 /* One cache line: most cells hold a few entities, which then live inline,
  * so finding a cell and its members is one memory access. */
-#define KR__CELL_INLINE 4
+#define KR__CELL_INLINE 5
 typedef struct kr__spatial_cell_rec {
     int32_t cx, cy;
-    uint32_t count, capacity;      /* capacity KR__CELL_INLINE: members inline */
-    uint32_t next_free;
+    uint32_t count;
+    uint32_t capacity;             /* KR__CELL_INLINE: members inline; 0: a table slot never used */
     kr_entity_t *heap;             /* members when more than KR__CELL_INLINE */
     kr_entity_t inline_members[KR__CELL_INLINE];
 } kr__spatial_cell_rec_t;
@@ -129,17 +129,34 @@ typedef struct kr__spatial_state {
     double cell_size, inv_cell_size;
     bool pow2_size;                  /* x * inv_cell_size == x / cell_size exactly */
     /* Optional dense grid: cells [gx0, gx0 + gw) x [gy0, gy0 + gh) are the
-     * first grid_cells records, found by arithmetic instead of the map. */
+     * grid_cells records of `grid`, found by arithmetic. */
     int32_t gx0, gy0;
     uint32_t gw, gh, grid_cells;
+    kr__spatial_cell_rec_t *grid;
+    /* Cells off the grid: an open-addressed table keyed by (cx, cy), linear
+     * probing, the cell record in the slot itself (one access finds cell and
+     * members). An emptied cell keeps its slot (count 0) so that nothing is
+     * ever deleted and probing needs no tombstones; when used slots reach
+     * 3/4 of the table, it is rebuilt from the occupied cells alone. */
+    kr__spatial_cell_rec_t *table;
+    uint32_t table_capacity;         /* a power of two, or 0 before the first cell */
+    uint32_t table_shift;            /* 64 - log2(table_capacity): hash to slot */
+    uint32_t table_used;             /* slots holding a cell, occupied or emptied */
     kr__spatial_entry_t *entries;     /* by entity index */
-    uint32_t entry_capacity;
-    kr__spatial_cell_rec_t *cells;
-    uint32_t cell_count, cell_capacity, free_cell;
+    /* By entity index: the entity's generation while it is in the hash, 0
+     * otherwise (generations start at 1). A move checks the handle here, a
+     * small array, instead of reading the entity's record. */
+    uint32_t *gens;
+    uint32_t entry_capacity;          /* of entries and gens */
     uint32_t live_cells;
     size_t members;
-    kr__hmap_t cell_map;              /* packed (cx, cy) -> cell index */
 } kr__spatial_state_t;
+
+/* The record of cell index ci (a kr__spatial_entry_t's cell). */
+static inline kr__spatial_cell_rec_t *kr__cell_at(const kr__spatial_state_t *s, uint32_t ci)
+{
+    return ci < s->grid_cells ? &s->grid[ci] : &s->table[ci - s->grid_cells];
+}
 
 /* An entity whose behaviors are getting on_creation, and those still
  * waiting: if a callback destroys the entity, the waiting ones get no
@@ -413,11 +430,19 @@ kr_status_t kr__spatial_init_grid(kr__spatial_state_t *s, double cell_size, int3
 /* The cell of point (x, y), as kr_spatial_insert finds it; false when its
  * index does not fit in int32 (or the point is not finite). */
 bool kr__spatial_point_cell(const kr__spatial_state_t *s, double x, double y, int32_t *cx, int32_t *cy);
-/* The cell map's key of cell (cx, cy). */
-static inline uint64_t kr__cell_key(int32_t cx, int32_t cy)
+/* The cell index (for kr__cell_at) of occupied cell (cx, cy), or KR__NONE. */
+uint32_t kr__spatial_find(const kr__spatial_state_t *s, int32_t cx, int32_t cy);
+/* A cell with its place in (cy, cx) order, the order in which queries
+ * visit cells and images list them; sorted by qsort with kr__cell_order_cmp. */
+typedef struct kr__cell_order {
+    uint64_t order;  /* (cy, cx) biased to unsigned: sorts like the signed pair */
+    uint32_t cell;
+} kr__cell_order_t;
+static inline uint64_t kr__cell_order_key(int32_t cx, int32_t cy)
 {
-    return ((uint64_t)(uint32_t)cx << 32) | (uint32_t)cy;
+    return ((uint64_t)((uint32_t)cy ^ 0x80000000u) << 32) | ((uint32_t)cx ^ 0x80000000u);
 }
+int kr__cell_order_cmp(const void *a, const void *b);
 void kr__spatial_fini(kr__spatial_state_t *s);
 void kr__spatial_forget(kr_world_t *w, uint32_t idx); /* on destroy */
 

@@ -3,8 +3,9 @@
  *
  * Several entities may share a cell. Insert, move and remove are O(1): each
  * entity keeps its cell and its slot in that cell (a reverse index), so
- * nothing scans the cells. Cells that become empty are released; memory
- * follows the number of occupied cells, not the cells ever visited.
+ * nothing scans the cells. Cells that become empty are released in bulk
+ * (off the dense grid, when the cell table is rebuilt); memory follows the
+ * number of occupied cells, not the cells ever visited.
  * Destroying an entity removes it from the hash. Positions are doubles; an
  * entity at (x, y) lies in cell (floor(x / size), floor(y / size)).
  *

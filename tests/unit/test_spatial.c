@@ -542,8 +542,164 @@ Test(spatial, walk_reuses_cell_records)
         cr_assert_eq(kr_spatial_move(w, b, -i - 0.5, 0.5), KR_OK);
     }
     cr_assert_eq(kr_spatial_cell_count(w), 2);
-    cr_assert_leq(w->spatial.cell_count, 3, "cell records grew to %u", w->spatial.cell_count);
-    cr_assert_eq(w->spatial.cell_map.count, 2);
+    /* Emptied cells are dropped by the rebuilds: the table stays its least size. */
+    cr_assert_eq(w->spatial.table_capacity, 16, "the cell table grew to %u", w->spatial.table_capacity);
+    cr_assert_leq(w->spatial.table_used, 12);
+    kr_world_destroy(w);
+}
+
+/* Every entity's entry points at its cell and slot, and its generation is
+ * the hash's: what moves rely on (checked after rebuilds). */
+static void assert_reverse_index(const kr_world_t *w)
+{
+    const kr__spatial_state_t *s = &w->spatial;
+    size_t members = 0;
+    uint32_t occupied = 0;
+    for (uint32_t c = 0; c < s->grid_cells + s->table_capacity; c++) {
+        const kr__spatial_cell_rec_t *cell = kr__cell_at(s, c);
+        occupied += cell->count != 0;
+        for (uint32_t k = 0; k < cell->count; k++) {
+            kr_entity_t e = kr__cell_members(cell)[k];
+            const kr__spatial_entry_t *en = &s->entries[kr_entity_index(e)];
+            cr_assert(en->cell == c && en->slot == k, "entity %u: cell %u slot %u, found in %u slot %u",
+                      kr_entity_index(e), en->cell, en->slot, c, k);
+            cr_assert(en->cx == cell->cx && en->cy == cell->cy);
+            cr_assert_eq(s->gens[kr_entity_index(e)], kr_entity_generation(e));
+            members++;
+        }
+    }
+    cr_assert_eq(members, s->members);
+    cr_assert_eq(occupied, s->live_cells);
+}
+
+/* A move within the cell stores the position and nothing else: the slot
+ * order stays, in the table and in the grid. */
+Test(spatial, same_cell_moves_keep_the_order)
+{
+    for (int grid = 0; grid < 2; grid++) {
+        kr_world_t *w = kr_world_create(&(kr_world_desc_t){ .spatial_bounds = { 0, 0, grid ? 8 : 0, grid ? 8 : 0 } });
+        cr_assert_not_null(w);
+        kr_entity_t e[3] = { make_entity(w), make_entity(w), make_entity(w) };
+        for (int i = 0; i < 3; i++) put(w, e[i], 2.5, 3.5);
+        cr_assert_eq(kr_spatial_move(w, e[0], 2.0, 3.999), KR_OK);
+        cr_assert_eq(kr_spatial_move(w, e[1], 2.999, 3.0), KR_OK);
+        assert_cell(w, 2, 3, e, 3);
+        double x, y;
+        cr_assert(kr_spatial_position(w, e[0], &x, &y));
+        cr_assert(x == 2.0 && y == 3.999);
+        cr_assert(kr_spatial_position(w, e[1], &x, &y));
+        cr_assert(x == 2.999 && y == 3.0);
+        cr_assert_eq(kr_spatial_cell_count(w), 1);
+        /* The first step out is a cell change. */
+        cr_assert_eq(kr_spatial_move(w, e[0], 3.0, 3.5), KR_OK);
+        assert_cell(w, 2, 3, (kr_entity_t[]){ e[2], e[1] }, 2);
+        assert_cell(w, 3, 3, e, 1);
+        assert_reverse_index(w);
+        kr_world_destroy(w);
+    }
+}
+
+/* The fast move checks the handle against the hash's generations; what it
+ * does not take goes through the checked path: a quotient of exactly
+ * -2^31 (a valid cell), a handle of generation 0, an entity not in the hash
+ * or destroyed, positions off the int32 cells. */
+Test(spatial, moves_the_fast_path_leaves_to_the_checked_one)
+{
+    kr_world_t *w = make_world(1.0);
+    kr_entity_t a = make_entity(w), b = make_entity(w), out = make_entity(w);
+    put(w, a, 0.5, 0.5);
+    put(w, b, 0.5, 0.5);
+    cr_assert_eq(kr_spatial_move(w, a, -2147483648.0, 0.5), KR_OK, "%s", kr_last_error());
+    assert_cell(w, INT32_MIN, 0, &a, 1);
+    cr_assert_eq(kr_spatial_move(w, a, -2147483648.0, -2147483648.0), KR_OK);
+    assert_cell(w, INT32_MIN, INT32_MIN, &a, 1);
+    cr_assert_eq(kr_spatial_move(w, a, -2147483647.5, -2147483648.0), KR_OK);
+    assert_cell(w, INT32_MIN, INT32_MIN, &a, 1);
+    cr_assert_eq(kr_spatial_move(w, a, 1.5, 0.5), KR_OK);
+    assert_cell(w, 1, 0, &a, 1);
+    /* Generation 0 is no entity, even where the hash's generation is 0. */
+    cr_assert_eq(kr_spatial_move(w, kr_entity_make(kr_entity_index(out), 0), 1, 1), KR_ERR_STALE_ENTITY);
+    cr_assert_eq(kr_spatial_move(w, KR_ENTITY_INVALID, 1, 1), KR_ERR_STALE_ENTITY);
+    cr_assert_eq(kr_spatial_move(w, kr_entity_make(kr_entity_index(a), 0), 1, 1), KR_ERR_STALE_ENTITY);
+    cr_assert_eq(kr_spatial_move(w, kr_entity_make(1u << 30, 1), 1, 1), KR_ERR_STALE_ENTITY);
+    cr_assert_eq(kr_spatial_move(w, out, 1, 1), KR_ERR_STATE);
+    cr_assert_eq(kr_spatial_remove(w, b), KR_OK);
+    cr_assert_eq(kr_spatial_move(w, b, 1, 1), KR_ERR_STATE, "removed: the hash's generation was cleared");
+    cr_assert_eq(kr_entity_destroy(w, a), KR_OK);
+    cr_assert_eq(kr_spatial_move(w, a, 1, 1), KR_ERR_STALE_ENTITY);
+    kr_entity_t again = make_entity(w);   /* a's index, the next generation */
+    cr_assert_eq(kr_entity_index(again), kr_entity_index(a));
+    put(w, again, 5.5, 5.5);
+    cr_assert_eq(kr_spatial_move(w, a, 1, 1), KR_ERR_STALE_ENTITY);
+    cr_assert_eq(kr_spatial_move(w, again, 1e10, 1), KR_ERR_INVALID_ARG);
+    cr_assert_eq(kr_spatial_move(w, again, -3e9, 1), KR_ERR_INVALID_ARG);
+    cr_assert_eq(kr_spatial_move(w, again, 1, NAN), KR_ERR_INVALID_ARG);
+    assert_cell(w, 5, 5, &again, 1);
+    assert_reverse_index(w);
+    kr_world_destroy(w);
+}
+
+/* The cell table: an emptied cell keeps its slot and is taken again; when
+ * a new cell would make used slots pass 3/4, the table is rebuilt from the
+ * occupied cells (growing only if they need it), members in their order
+ * and every entry pointing at its cell's new slot. */
+Test(spatial, table_rebuilt_at_three_quarters)
+{
+    kr_world_t *w = make_world(1.0);
+    const kr__spatial_state_t *s = &w->spatial;
+    enum { N = 40 };
+    kr_entity_t e[N];
+    for (int i = 0; i < N; i++) e[i] = make_entity(w);
+    /* Seven in one cell, spilled to the heap, in a known order. */
+    for (int i = 0; i < 7; i++) put(w, e[i], -0.5, -0.5);
+    cr_assert_eq(s->table_capacity, 16);
+    cr_assert_eq(s->table_used, 1);
+    /* Cells (i, 0) for i in 1..11: 12 used, the most 16 slots take. */
+    for (int i = 1; i <= 11; i++) put(w, e[6 + i], i + 0.5, 0.5);
+    cr_assert_eq(s->table_used, 12);
+    cr_assert_eq(s->table_capacity, 16);
+    /* A 13th cell: the table is rebuilt first, and grows (12 occupied
+     * cells need more than 16 slots at half use); then the cell left
+     * empty stays in its slot. */
+    cr_assert_eq(kr_spatial_move(w, e[7], 1.5, 7.5), KR_OK);
+    cr_assert_eq(s->table_capacity, 32);
+    cr_assert_eq(s->table_used, 13);
+    cr_assert_eq(kr_spatial_cell_count(w), 12);
+    assert_reverse_index(w);
+    /* Emptying a cell keeps its slot; coming back takes the same slot. */
+    uint32_t slot = s->entries[kr_entity_index(e[8])].cell;
+    cr_assert_eq(kr_spatial_move(w, e[8], 2.5, 9.5), KR_OK);
+    cr_assert_eq(s->table_used, 14, "cell (2, 0) emptied, still in the table");
+    cr_assert_eq(kr__cell_at(s, slot)->count, 0);
+    cr_assert_eq(kr_spatial_move(w, e[8], 2.25, 0.25), KR_OK);
+    cr_assert_eq(s->entries[kr_entity_index(e[8])].cell, slot, "back into its old slot");
+    cr_assert_eq(s->table_used, 14);
+    /* Walk one entity through fresh cells: emptied cells pile up until
+     * the 25th used slot of 32, then a rebuild drops them, at the same size. */
+    uint32_t rebuilds = 0, used = s->table_used;
+    for (int step = 1; step <= 60; step++) {
+        cr_assert_eq(kr_spatial_move(w, e[20 - 4], 100.5 + step, 0.5), KR_OK);
+        if (s->table_used < used) {
+            rebuilds++;
+            cr_assert_eq(s->table_capacity, 32);
+            cr_assert_eq(s->table_used, kr_spatial_cell_count(w) + 1, "occupied cells remain, and the one just left");
+            assert_reverse_index(w);
+        } else {
+            cr_assert_leq((uint64_t)s->table_used * 4, (uint64_t)s->table_capacity * 3);
+        }
+        used = s->table_used;
+    }
+    cr_assert_geq(rebuilds, 2);
+    assert_cell(w, -1, -1, e, 7);
+    /* Many occupied cells: the table grows and keeps everything. */
+    for (int i = 21; i < N; i++) put(w, e[i], 0.5, 50.5 + i);
+    for (int i = 21; i < N; i++) put(w, make_entity(w), 0.5, 50.5 + i);
+    cr_assert_leq((uint64_t)s->table_used * 4, (uint64_t)s->table_capacity * 3);
+    assert_reverse_index(w);
+    assert_cell(w, -1, -1, e, 7);
+    kr_entity_t got[64];
+    cr_assert_eq(kr_spatial_query_box(w, -1, -1, 0, 0, got, 64), 7);
+    for (int i = 0; i < 7; i++) cr_assert_eq(got[i], e[i]);
     kr_world_destroy(w);
 }
 
@@ -935,7 +1091,7 @@ Test(spatial_grid, moves_between_grid_cells_keep_slots_and_counts)
         e[i] = make_entity(w);
         put(w, e[i], 1.5, 1.5);
     }
-    const kr__spatial_cell_rec_t *crowded = &w->spatial.cells[1 * w->spatial.gw + 1];
+    const kr__spatial_cell_rec_t *crowded = &w->spatial.grid[1 * w->spatial.gw + 1];
     cr_assert_not_null(crowded->heap, "six members spill to the heap");
     cr_assert_eq(kr_spatial_cell_count(w), 1);
     /* A middle member leaves: the last one takes its slot. */

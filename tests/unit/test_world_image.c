@@ -298,21 +298,31 @@ static void same_internals(const kr_world_t *a, const kr_world_t *b)
     }
     const kr__spatial_state_t *s = &a->spatial, *t = &b->spatial;
     cr_assert(s->cell_size == t->cell_size && s->gx0 == t->gx0 && s->gy0 == t->gy0 && s->gw == t->gw && s->gh == t->gh);
-    cr_assert(s->grid_cells == t->grid_cells && s->cell_count == t->cell_count && s->live_cells == t->live_cells &&
-              s->members == t->members);
-    for (uint32_t c = 0; c < s->cell_count; c++) {
-        const kr__spatial_cell_rec_t *x = &s->cells[c], *y = &t->cells[c];
+    cr_assert(s->grid_cells == t->grid_cells && s->live_cells == t->live_cells && s->members == t->members);
+    /* The same occupied cells with the same members in the same order;
+     * where a cell sits in the table is not part of the state. */
+    uint32_t occupied_a = 0, occupied_b = 0;
+    for (uint32_t c = 0; c < t->grid_cells + t->table_capacity; c++) occupied_b += kr__cell_at(t, c)->count != 0;
+    for (uint32_t c = 0; c < s->grid_cells + s->table_capacity; c++) {
+        const kr__spatial_cell_rec_t *x = kr__cell_at(s, c);
+        if (!x->count) continue;
+        occupied_a++;
+        uint32_t d = kr__spatial_find(t, x->cx, x->cy);
+        cr_assert_neq(d, KR__NONE, "cell (%d, %d) is missing", x->cx, x->cy);
+        cr_assert(c >= s->grid_cells || c == d, "grid cell %u", c);
+        const kr__spatial_cell_rec_t *y = kr__cell_at(t, d);
         cr_assert(x->cx == y->cx && x->cy == y->cy && x->count == y->count, "cell %u", c);
         cr_assert(memcmp(kr__cell_members(x), kr__cell_members(y), x->count * sizeof(kr_entity_t)) == 0, "cell %u order", c);
         for (uint32_t k = 0; k < x->count; k++) {
-            const kr__spatial_entry_t *ex = &s->entries[kr_entity_index(kr__cell_members(x)[k])];
-            const kr__spatial_entry_t *ey = &t->entries[kr_entity_index(kr__cell_members(x)[k])];
-            cr_assert(memcmp(ex, ey, sizeof *ex) == 0, "entry of cell %u slot %u", c, k);
+            uint32_t i = kr_entity_index(kr__cell_members(x)[k]);
+            const kr__spatial_entry_t *ex = &s->entries[i], *ey = &t->entries[i];
+            cr_assert(ex->x == ey->x && ex->y == ey->y && ex->cx == ey->cx && ex->cy == ey->cy && ex->slot == ey->slot,
+                      "entry of cell %u slot %u", c, k);
+            cr_assert(ex->cell == c && ey->cell == d && ex->slot == k, "entry of cell %u slot %u points elsewhere", c, k);
+            cr_assert(s->gens[i] == t->gens[i] && s->gens[i] == kr_entity_generation(kr__cell_members(x)[k]));
         }
     }
-    uint32_t ca = s->free_cell, cb = t->free_cell;
-    for (; ca != KR__NONE; ca = s->cells[ca].next_free, cb = t->cells[cb].next_free) cr_assert_eq(ca, cb);
-    cr_assert_eq(cb, KR__NONE);
+    cr_assert_eq(occupied_a, occupied_b);
 }
 
 /* ---- the same future in both worlds -------------------------------------- */
@@ -460,8 +470,10 @@ static void round_trip(bool reverse)
     build_rich(a, &r);
     /* The history reached what it should: hashed cells beyond the grid, a
      * free cell record, shared cells, a free list, two sparse pools. */
-    cr_assert_gt(a->spatial.cell_count, a->spatial.grid_cells);
-    cr_assert_neq(a->spatial.free_cell, KR__NONE);
+    uint32_t occupied = 0;
+    for (uint32_t c = 0; c < a->spatial.table_capacity; c++) occupied += a->spatial.table[c].count != 0;
+    cr_assert_gt(occupied, 0);
+    cr_assert_gt(a->spatial.table_used, occupied, "an emptied cell waits in the table");
     cr_assert_lt(a->spatial.live_cells, a->spatial.members);
     cr_assert_neq(a->free_head, KR__NONE);
     cr_assert_eq(a->pool_count, 2);
@@ -714,6 +726,178 @@ static void flip_bit_at(kr_buf_t *out, const kr_buf_t *img, size_t i)
 Test(world_image, every_truncation, .timeout = 300) { damage(truncate_at, true); }
 Test(world_image, every_byte_flipped, .timeout = 300) { damage(flip_at, true); }
 Test(world_image, bits_flipped, .timeout = 300) { damage(flip_bit_at, true); }
+
+/* Walkers leave many emptied cells in the table; the image holds only the
+ * occupied ones, in (cy, cx) order. The loaded world is the same and has
+ * the same future, and its image is the same bytes though its table is laid
+ * out otherwise (no emptied cells, other slots). */
+Test(world_image, round_trip_with_many_emptied_cells)
+{
+    kr_world_t *a = make_world(false, NULL), *b = make_world(true, NULL);
+    enum { N = 300 };
+    kr_entity_t e[N];
+    uint64_t rng = 12345;
+    for (int i = 0; i < N; i++) {
+        e[i] = kr_entity_create(a);
+        cr_assert_eq(kr_spatial_insert(a, e[i], (i % 17) * 4.0 + 1, (i % 13) * -4.0 - 1), KR_OK);
+    }
+    for (int step = 0; step < 40; step++)
+        for (int i = 0; i < N; i++) {
+            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+            double x, y;
+            cr_assert(kr_spatial_position(a, e[i], &x, &y));
+            x += (double)((rng >> 33) % 9) - 4.0;
+            y += (double)((rng >> 45) % 9) - 4.0;
+            cr_assert_eq(kr_spatial_move(a, e[i], x, y), KR_OK);
+        }
+    for (int i = 0; i < N; i += 7) cr_assert_eq(kr_entity_destroy(a, e[i]), KR_OK);
+    uint32_t occupied = 0;
+    for (uint32_t c = 0; c < a->spatial.table_capacity; c++) occupied += a->spatial.table[c].count != 0;
+    cr_assert_gt(a->spatial.table_used, occupied + 20, "emptied cells wait in the table (%u used, %u occupied)",
+                 a->spatial.table_used, occupied);
+    kr_buf_t img, again;
+    save(a, &img);
+    cr_assert_eq(kr__world_image_load(b, img.data, img.len), KR_OK, "load: %s", kr_last_error());
+    cr_assert_eq(b->spatial.table_used, occupied, "the loaded table holds occupied cells only");
+    same_internals(a, b);
+    save(b, &again);
+    cr_assert_eq(again.len, img.len);
+    cr_assert(memcmp(again.data, img.data, img.len) == 0, "the same world, the same image");
+    /* The same future: moves, then the same query answers in the same order. */
+    for (int step = 0; step < 5; step++)
+        for (int i = 1; i < N; i += 2) {
+            if (!(i % 7)) continue;
+            double x, y;
+            cr_assert(kr_spatial_position(a, e[i], &x, &y));
+            cr_assert_eq(kr_spatial_move(a, e[i], x + 3.0, y - 5.0), KR_OK);
+            cr_assert_eq(kr_spatial_move(b, e[i], x + 3.0, y - 5.0), KR_OK);
+        }
+    kr_entity_t qa[N], qb[N];
+    size_t na = kr_spatial_query_box(a, -1e6, -1e6, 1e6, 1e6, qa, N);
+    size_t nb = kr_spatial_query_box(b, -1e6, -1e6, 1e6, 1e6, qb, N);
+    cr_assert_eq(na, nb);
+    cr_assert(memcmp(qa, qb, na * sizeof *qa) == 0);
+    na = kr_spatial_query_radius(a, 10, -10, 30, qa, N);
+    nb = kr_spatial_query_radius(b, 10, -10, 30, qb, N);
+    cr_assert_eq(na, nb);
+    cr_assert(memcmp(qa, qb, na * sizeof *qa) == 0);
+    same_internals(a, b);
+    kr_buf_fini(&img);
+    kr_buf_fini(&again);
+    free_world(a);
+    free_world(b);
+}
+
+/* ---- images of version 1 ------------------------------------------------------ */
+
+/* Written by oldimg.c at 5a94dfc, whose images were version 1 (the spatial
+ * hash as cell records, with a free list). The world: grid cells [0, 4]^2
+ * of size 1; entities 0..7; e0 (1.5, 1.5), e1 (1.25, 1.75), e2 (1.5, 1.5),
+ * e3 (10.5, 2.5), e4 (-3.5, -7.5), e5 (10.25, 2.75), e6 (20.5, 20.5)
+ * inserted; then e6 moved to (-30.5, 5.5) (alone: its record went along),
+ * e4 to (10.5, 2.25) (leaving cell (-4, -8) a free record), e1 to
+ * (3.5, 0.5) (so cell (1, 1) holds e0, e2), and e7 destroyed. */
+/* kr__world_image_save at 5a94dfc (version 1): see the test. */
+static const uint8_t v1_image[428] = {
+    0x4b, 0x52, 0x49, 0x4d, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00,
+    0x01, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,
+    0x01, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
+    0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x00, 0x01, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00,
+    0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x01, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00,
+    0x05, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xf0, 0x3f, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, 0x1c, 0x00, 0x00, 0x00,
+    0x0a, 0x00, 0x00, 0x00, 0xfc, 0xff, 0xff, 0xff, 0xe1, 0xff, 0xff, 0xff, 0x02, 0x00, 0x00, 0x00,
+    0xf8, 0xff, 0xff, 0xff, 0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x02, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00,
+    0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x0c, 0x40, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0xf8, 0x3f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xf8, 0x3f, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x25, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x24, 0x40, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x25, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x3e, 0xc0, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0xe0, 0x3f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xf8, 0x3f, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0xf8, 0x3f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04, 0x40, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x06, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x40, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x16, 0x40, 0x01, 0x00, 0x00, 0x00, 0x1a, 0x00, 0x00, 0x00,
+};
+
+static void assert_members(const kr_world_t *w, int32_t cx, int32_t cy, const kr_entity_t *want, size_t n)
+{
+    size_t count = 0;
+    const kr_entity_t *in = kr_spatial_cell_entities(w, (kr_cell_t){ cx, cy }, &count);
+    cr_assert_eq(count, n, "cell (%d, %d) holds %zu, want %zu", cx, cy, count, n);
+    for (size_t i = 0; i < n; i++) cr_assert_eq(in[i], want[i], "cell (%d, %d) member %zu", cx, cy, i);
+}
+
+static void assert_v1_world(kr_world_t *w)
+{
+    kr_entity_t e[7];
+    for (uint32_t i = 0; i < 7; i++) e[i] = kr_entity_make(i, 1);
+    cr_assert_eq(kr_world_entity_count(w), 7);
+    cr_assert(!kr_entity_alive(w, kr_entity_make(7, 1)));
+    cr_assert_eq(kr_spatial_count(w), 7);
+    cr_assert_eq(kr_spatial_cell_count(w), 4);
+    cr_assert_eq(kr_spatial_grid_cells(w), 25);
+    assert_members(w, 1, 1, (kr_entity_t[]){ e[0], e[2] }, 2);
+    assert_members(w, 3, 0, (kr_entity_t[]){ e[1] }, 1);
+    assert_members(w, 10, 2, (kr_entity_t[]){ e[3], e[5], e[4] }, 3);
+    assert_members(w, -31, 5, (kr_entity_t[]){ e[6] }, 1);
+    cr_assert_null(kr_spatial_cell_entities(w, (kr_cell_t){ -4, -8 }, NULL));
+    double x, y;
+    cr_assert(kr_spatial_position(w, e[4], &x, &y));
+    cr_assert(x == 10.5 && y == 2.25);
+    cr_assert(kr_spatial_position(w, e[6], &x, &y));
+    cr_assert(x == -30.5 && y == 5.5);
+    /* The entities move on as in any world. */
+    cr_assert_eq(kr_spatial_move(w, e[3], 10.75, 2.5), KR_OK);
+    cr_assert_eq(kr_spatial_move(w, e[6], 0.5, 0.5), KR_OK);
+    cr_assert_eq(kr_spatial_cell_count(w), 4);
+    kr_entity_t out[8];
+    cr_assert_eq(kr_spatial_query_box(w, -100, -100, 100, 100, out, 8), 7);
+    kr_entity_t order[7] = { e[6], e[1], e[0], e[2], e[3], e[5], e[4] };
+    for (int i = 0; i < 7; i++) cr_assert_eq(out[i], order[i], "query result %d", i);
+}
+
+/* An image of version 1 still loads, as the same world; saved again it is
+ * version 2 and loads as the same world once more. */
+Test(world_image, reads_version_1)
+{
+    cr_assert_eq(v1_image[4], 1, "the embedded image is version 1");
+    kr_world_t *w = kr_world_create(&(kr_world_desc_t){ 0 });
+    cr_assert_eq(kr__world_image_load(w, v1_image, sizeof v1_image), KR_OK, "load: %s", kr_last_error());
+    kr_buf_t img;
+    kr_buf_init(&img);
+    cr_assert_eq(kr__world_image_load(w, v1_image, sizeof v1_image), KR_OK);
+    cr_assert_eq(kr__world_image_save(w, &img), KR_OK);
+    cr_assert_eq(img.data[4], 2);
+    kr_world_t *v = kr_world_create(&(kr_world_desc_t){ 0 });
+    cr_assert_eq(kr__world_image_load(v, img.data, img.len), KR_OK, "load: %s", kr_last_error());
+    assert_v1_world(w);
+    assert_v1_world(v);
+    /* Every truncation of the old image is refused, and leaves the world empty. */
+    for (size_t n = 0; n < sizeof v1_image; n++) {
+        cr_assert_neq(kr__world_image_load(v, v1_image, n), KR_OK, "a truncation to %zu bytes loaded", n);
+        cr_assert_eq(kr_world_entity_count(v), 0);
+    }
+    /* The image ends with the free records (one: count 1, then its index);
+     * a grid cell listed there instead is refused. */
+    uint8_t bad[sizeof v1_image];
+    memcpy(bad, v1_image, sizeof bad);
+    cr_assert(bad[sizeof bad - 8] == 1 && bad[sizeof bad - 4] >= 25, "the free list is where expected");
+    memset(bad + sizeof bad - 4, 0, 4);
+    cr_assert_eq(kr__world_image_load(v, bad, sizeof bad), KR_ERR_CORRUPT);
+    cr_assert(strstr(kr_last_error(), "free spatial cell 0"), "%s", kr_last_error());
+    kr_buf_fini(&img);
+    kr_world_destroy(w);
+    kr_world_destroy(v);
+}
 
 /* ---- size and speed -------------------------------------------------------- */
 
