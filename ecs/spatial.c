@@ -46,11 +46,14 @@ static inline int64_t trunc_i64(double q)
 #endif
 }
 
-/* floor(q) as trunc_i64 gives it: INT64_MIN when not representable. */
+/* floor(q) as trunc_i64 gives it, or a value outside int32 when not
+ * representable. The step down is done in unsigned arithmetic: from
+ * INT64_MIN (a huge negative q) it wraps to INT64_MAX, still outside
+ * int32, where signed arithmetic would overflow. */
 static inline int64_t floor_i64(double q)
 {
     int64_t i = trunc_i64(q);
-    return i - ((double)i > q);
+    return (int64_t)((uint64_t)i - (uint64_t)((double)i > q));
 }
 
 /* The cell coordinate of v, clamped to the int32 range (queries only: no
