@@ -61,6 +61,10 @@ typedef struct mpi_transport {
     uint64_t *round_in, *round_out; /* 3 each, one allocation (see mpi_destroy) */
     uint64_t last[3];
     uint64_t round_end_ns;
+    /* The idle streak a round waits for (mpi_settle): polls counts every
+     * step's poll; a streak goes on while each settle follows the last
+     * one by a single step and no record was sent or delivered between. */
+    uint64_t polls, streak_polls, streak_sent, streak_delivered, idle_since_ns;
     /* failure: the first one heard of (this rank's own, or a peer's abort
      * message), with its status, so that every rank reports the same */
     bool aborted;
@@ -276,6 +280,7 @@ static kr_status_t mpi_poll(kr__transport_t *base, kr__deliver_fn deliver, void 
 {
     mpi_transport_t *t = (mpi_transport_t *)base;
     size_t n = 0;
+    t->polls++;
     kr_status_t st = flush_all(t);
     if (!st) st = receive_all(t);
     if (!st && t->aborted) st = kr__fail(t->abort_status, "%s", t->abort_msg);
@@ -336,7 +341,17 @@ static kr_status_t complete_sends(mpi_transport_t *t)
  * sees the same sums and decides alike, in the same round (and on a
  * deadlock, calls mpi_deadlock together). Rounds are at
  * least 200 us apart on each rank, so blocked ranks do not flood the
- * network with them. */
+ * network with them.
+ *
+ * A rank that is not done joins a round only after a streak of idle steps
+ * of ROUND_AFTER_IDLE_NS: a rank blocked for microseconds at a small
+ * lookahead would otherwise start a round its peer joins only much
+ * later, and until then every MPI call on both ranks progresses the
+ * pending collective (about a tenth of the transport's cost per event in
+ * PHOLD at lookahead 0.01, bench/README.md). A done rank joins at once,
+ * so the end of a run is not delayed; a deadlock is found that much
+ * later. */
+#define ROUND_AFTER_IDLE_NS 1000000
 static kr_status_t mpi_settle(kr__transport_t *base, bool idle, bool locally_done, kr__settle_t *verdict)
 {
     mpi_transport_t *t = (mpi_transport_t *)base;
@@ -347,13 +362,20 @@ static kr_status_t mpi_settle(kr__transport_t *base, bool idle, bool locally_don
     }
     kr_status_t st = flush_all(t);
     if (st) return st;
+    uint64_t now = kr__monotonic_ns();
+    bool streak = idle && t->polls == t->streak_polls + 1 && t->records_sent == t->streak_sent &&
+                  t->records_delivered == t->streak_delivered;
+    if (!streak) t->idle_since_ns = now;
+    t->streak_polls = t->polls;
+    t->streak_sent = t->records_sent;
+    t->streak_delivered = t->records_delivered;
     if (t->round_active) {
         int done = 0;
         int err = MPI_Test(&t->round, &done, MPI_STATUS_IGNORE);
         if (err != MPI_SUCCESS) return mpi_fail(err, "quiescence round");
         if (!done) return KR_OK;
         t->round_active = false;
-        t->round_end_ns = kr__monotonic_ns();
+        t->round_end_ns = now;
         const uint64_t *r = t->round_out;
         bool quiet = t->have_last && r[0] == r[1] && r[0] == t->last[0] && r[1] == t->last[1];
         memcpy(t->last, r, sizeof t->last);
@@ -367,7 +389,9 @@ static kr_status_t mpi_settle(kr__transport_t *base, bool idle, bool locally_don
         if (quiet) *verdict = KR__SETTLE_DEADLOCK;
         return KR_OK;
     }
-    if (idle && !t->round_active && kr__monotonic_ns() - t->round_end_ns >= 200000) {
+    if (!idle) return KR_OK;
+    if (!locally_done && now - t->idle_since_ns < ROUND_AFTER_IDLE_NS) return KR_OK;
+    if (now - t->round_end_ns >= 200000) {
         t->round_in[0] = t->records_sent;
         t->round_in[1] = t->records_delivered;
         t->round_in[2] = locally_done ? 0 : 1;
