@@ -347,8 +347,8 @@ static kr_status_t complete_sends(mpi_transport_t *t)
  * of ROUND_AFTER_IDLE_NS: a rank blocked for microseconds at a small
  * lookahead would otherwise start a round its peer joins only much
  * later, and until then every MPI call on both ranks progresses the
- * pending collective (about a tenth of the transport's cost per event in
- * PHOLD at lookahead 0.01, bench/README.md). A done rank joins at once,
+ * pending collective (PHOLD at lookahead 0.01 started about 4,000 rounds
+ * a run, bench/README.md). A done rank joins at once,
  * so the end of a run is not delayed; a deadlock is found that much
  * later. */
 #define ROUND_AFTER_IDLE_NS 1000000
