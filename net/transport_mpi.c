@@ -34,9 +34,12 @@ typedef struct peer {
     uint64_t batches_sent, batches_received;
 } peer_t;
 
+/* A batch taken off the network: its receive is posted at once and may
+ * complete later (receiving, MPI_REQUEST_NULL once complete). */
 typedef struct inbox_item {
     int source;
     kr_buf_t buf;
+    MPI_Request req;
 } inbox_item_t;
 
 typedef struct mpi_transport {
@@ -51,9 +54,11 @@ typedef struct mpi_transport {
     kr_buf_t loop;
     size_t loop_read, loop_count;
     kr__held_t last_sent;        /* where the last message sent waits (mpi_held) */
-    /* batches received but not yet delivered */
+    /* Batches received (or being received) but not yet delivered, in
+     * arrival order; the first `inbox_complete` have arrived whole. */
     inbox_item_t *inbox;
-    size_t inbox_count, inbox_cap;
+    size_t inbox_count, inbox_cap, inbox_complete;
+    kr_buf_t inbox_spare;        /* a delivered batch's buffer, for the next */
     /* termination and deadlock: quiescence rounds (see mpi_settle) */
     uint64_t records_sent, records_delivered;
     bool round_active, have_last, finished;
@@ -117,7 +122,31 @@ static kr_status_t reap_sends(peer_t *p)
     return err == MPI_SUCCESS ? KR_OK : mpi_fail(err, "send");
 }
 
-/* Takes every batch that has arrived into the inbox (and notes an abort). */
+/* Completes the receives posted, in arrival order, up to the first still
+ * under way. */
+static kr_status_t complete_receives(mpi_transport_t *t)
+{
+    while (t->inbox_complete < t->inbox_count) {
+        inbox_item_t *it = &t->inbox[t->inbox_complete];
+        int done = 0;
+        int err = MPI_Test(&it->req, &done, MPI_STATUS_IGNORE);
+        if (err != MPI_SUCCESS) return mpi_fail(err, "receive");
+        if (!done) return KR_OK;
+        t->inbox_complete++;
+        t->peers[it->source].batches_received++;
+        t->stats.batches_received++;
+    }
+    return KR_OK;
+}
+
+/* Takes every batch that has arrived into the inbox (and notes an abort).
+ *
+ * A batch's receive is posted, not waited for: above the network's eager
+ * size (4 KiB for shared memory without single-copy transfers, as
+ * scripts/run and containers have it) a batch moves only while its sender
+ * is inside MPI, and a blocking receive spun until then (a third of a
+ * rank's instructions in PHOLD at remote 0.5, bench/README.md). A posted
+ * receive lets this rank run its events meanwhile. */
 static kr_status_t receive_all(mpi_transport_t *t)
 {
     for (;;) {
@@ -125,7 +154,7 @@ static kr_status_t receive_all(mpi_transport_t *t)
         MPI_Status status;
         int err = MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, t->comm, &flag, &status);
         if (err != MPI_SUCCESS) return mpi_fail(err, "probe");
-        if (!flag) return KR_OK;
+        if (!flag) return complete_receives(t);
         int count = 0;
         MPI_Get_count(&status, MPI_BYTE, &count);
         if (status.MPI_TAG == TAG_ABORT) {
@@ -165,9 +194,16 @@ static kr_status_t receive_all(mpi_transport_t *t)
             KR__GROW(t->inbox, t->inbox_cap, t->inbox_count + 1, 16, "MPI transport"))
             return kr_last_status();
         inbox_item_t *it = &t->inbox[t->inbox_count];
-        kr_buf_init(&it->buf);
-        if (kr_buf_reserve(&it->buf, count > 0 ? (size_t)count : 1)) return kr_last_status();
-        err = MPI_Recv(it->buf.data, count, MPI_BYTE, status.MPI_SOURCE, TAG_DATA, t->comm, MPI_STATUS_IGNORE);
+        it->buf = t->inbox_spare;
+        kr_buf_init(&t->inbox_spare);
+        if (kr_buf_reserve(&it->buf, count > 0 ? (size_t)count : 1)) {
+            kr_buf_fini(&it->buf);
+            return kr_last_status();
+        }
+        /* The probed message is the first from its source with this tag
+         * (MPI keeps a sender's messages in order), so this receive
+         * matches it and no later probe sees it again. */
+        err = MPI_Irecv(it->buf.data, count, MPI_BYTE, status.MPI_SOURCE, TAG_DATA, t->comm, &it->req);
         if (err != MPI_SUCCESS) {
             kr_buf_fini(&it->buf);
             return mpi_fail(err, "receive");
@@ -175,8 +211,6 @@ static kr_status_t receive_all(mpi_transport_t *t)
         it->buf.len = (size_t)count;
         it->source = status.MPI_SOURCE;
         t->inbox_count++;
-        t->peers[status.MPI_SOURCE].batches_received++;
-        t->stats.batches_received++;
     }
 }
 
@@ -295,12 +329,20 @@ static kr_status_t mpi_poll(kr__transport_t *base, kr__deliver_fn deliver, void 
         kr_buf_fini(&loop);
     }
     size_t done = 0;
-    for (; !st && done < t->inbox_count; done++) st = deliver_batch(&t->inbox[done].buf, 0, t->inbox[done].source,
-                                                                    deliver, arg, &n);
-    for (size_t i = 0; i < done; i++) kr_buf_fini(&t->inbox[i].buf);
+    for (; !st && done < t->inbox_complete; done++) st = deliver_batch(&t->inbox[done].buf, 0,
+                                                                       t->inbox[done].source, deliver, arg, &n);
+    for (size_t i = 0; i < done; i++) {
+        if (!t->inbox_spare.data) {
+            t->inbox_spare = t->inbox[i].buf;
+            kr_buf_clear(&t->inbox_spare);
+        } else {
+            kr_buf_fini(&t->inbox[i].buf);
+        }
+    }
     if (done && t->inbox_count > done)
         memmove(t->inbox, t->inbox + done, (t->inbox_count - done) * sizeof *t->inbox);
     t->inbox_count -= done;
+    t->inbox_complete -= done;
     t->records_delivered += n;
     if (count) *count = n;
     return st;
@@ -509,7 +551,24 @@ static void mpi_destroy(kr__transport_t *base)
         kr_buf_fini(&p->out);
         kr_buf_fini(&p->spare);
     }
-    for (size_t i = 0; i < t->inbox_count; i++) kr_buf_fini(&t->inbox[i].buf);
+    for (size_t i = 0; i < t->inbox_count; i++) {
+        inbox_item_t *it = &t->inbox[i];
+        if (i >= t->inbox_complete) {
+            /* (after a failure: a receive that cannot be cancelled any
+             * more may still write into its buffer, which then waits for
+             * MPI_Finalize) */
+            int done = 0;
+            MPI_Cancel(&it->req);
+            MPI_Test(&it->req, &done, MPI_STATUS_IGNORE);
+            if (!done) {
+                MPI_Request_free(&it->req);
+                keep_until_finalize(it->buf.data);
+                continue;
+            }
+        }
+        kr_buf_fini(&it->buf);
+    }
+    kr_buf_fini(&t->inbox_spare);
     /* (an unfinished quiescence round after a failure is left to
      * MPI_Finalize: a collective's request may not be freed) */
     if (t->window_n) MPI_Type_free(&t->window_type);
