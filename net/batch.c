@@ -1,21 +1,23 @@
 /* Splitting a received batch into its records. See batch.h. */
 #include <stdio.h>
 #include "base/error.h"
-#include "kairos/buffer.h"
 #include "net/batch.h"
 
 kr_status_t kr__batch_deliver(const void *data, size_t len, int source, kr__deliver_fn deliver, void *arg,
                               size_t *count)
 {
-    kr_reader_t r;
-    kr_reader_init(&r, data, len);
-    while (kr_reader_left(&r)) {
-        uint32_t n = kr_reader_u32(&r);
-        const void *msg = kr_reader_view(&r, n);
-        if (r.failed || (n && !msg))
+    /* Plain loads, not a reader's calls: this runs once per message
+     * between ranks (about 70 instructions of the reader's, against a
+     * local schedule's 268; bench/README.md). */
+    const uint8_t *p = data;
+    size_t left = len;
+    while (left) {
+        uint32_t n = left >= 4 ? (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24
+                               : 0;
+        if (left < 4 || n > left - 4)
             return kr__fail(KR_ERR_CORRUPT, "a truncated batch from rank %d (a record of %u bytes, %zu left)", source,
-                            n, kr_reader_left(&r));
-        kr_status_t st = deliver(arg, msg, n);
+                            n, left < 4 ? left : left - 4);
+        kr_status_t st = deliver(arg, p + 4, n);
         (*count)++;
         if (st) {
             if (source >= 0) {
@@ -25,6 +27,8 @@ kr_status_t kr__batch_deliver(const void *data, size_t len, int source, kr__deli
             }
             return st;
         }
+        p += 4 + (size_t)n;
+        left -= 4 + (size_t)n;
     }
     return KR_OK;
 }
