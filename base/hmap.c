@@ -85,23 +85,6 @@ bool kr__hmap_replace(kr__hmap_t *m, uint64_t key, uint32_t old_value, uint32_t 
     return true;
 }
 
-uint32_t kr__hmap_next(const kr__hmap_t *m, uint64_t key, uint32_t *cursor)
-{
-    if (!m->capacity) return KR__HMAP_EMPTY;
-    uint32_t mask = m->capacity - 1;
-    /* The cursor counts probe steps from the home slot. */
-    for (uint32_t step = *cursor; step < m->capacity; step++) {
-        uint32_t s = ((uint32_t)kr__mix64(key) + step) & mask;
-        if (m->slots[s].value == KR__HMAP_EMPTY) break;
-        if (m->slots[s].key == key) {
-            *cursor = step + 1;
-            return m->slots[s].value;
-        }
-    }
-    *cursor = m->capacity;
-    return KR__HMAP_EMPTY;
-}
-
 uint64_t kr__hash_bytes(const void *data, size_t n, uint64_t seed)
 {
     const uint8_t *p = data;

@@ -33,10 +33,6 @@ bool kr__hmap_remove(kr__hmap_t *m, uint64_t key, uint32_t value);
 /* Replaces the value of entry (key, old) by new; false if absent. */
 bool kr__hmap_replace(kr__hmap_t *m, uint64_t key, uint32_t old_value, uint32_t new_value);
 
-/* Iterates the values under key: start with *cursor = 0; returns
- * KR__HMAP_EMPTY when there are no more. */
-uint32_t kr__hmap_next(const kr__hmap_t *m, uint64_t key, uint32_t *cursor);
-
 /* A strong 64-bit mix (splitmix64's finalizer). */
 static inline uint64_t kr__mix64(uint64_t x)
 {
@@ -44,6 +40,27 @@ static inline uint64_t kr__mix64(uint64_t x)
     x ^= x >> 27; x *= 0x94d049bb133111ebULL;
     x ^= x >> 31;
     return x;
+}
+
+/* Iterates the values under key: start with *cursor = 0; returns
+ * KR__HMAP_EMPTY when there are no more. Inline: every sync-event sent or
+ * delivered between simulators with many edges looks its edge up here
+ * (schedulers/model.c, kr__edge). The cursor counts probe steps from the
+ * key's home slot. */
+static inline uint32_t kr__hmap_next(const kr__hmap_t *m, uint64_t key, uint32_t *cursor)
+{
+    if (!m->capacity) return KR__HMAP_EMPTY;
+    uint32_t mask = m->capacity - 1, home = (uint32_t)kr__mix64(key);
+    for (uint32_t step = *cursor; step < m->capacity; step++) {
+        const kr__hmap_slot_t *s = &m->slots[(home + step) & mask];
+        if (s->value == KR__HMAP_EMPTY) break;
+        if (s->key == key) {
+            *cursor = step + 1;
+            return s->value;
+        }
+    }
+    *cursor = m->capacity;
+    return KR__HMAP_EMPTY;
 }
 
 /* FNV-1a over bytes, then mixed. */

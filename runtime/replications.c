@@ -458,7 +458,7 @@ kr_status_t kr__replications_run_file(kr__model_file_t *f, const kr__run_options
                                  .group_ranks = group_ranks, .ranks = opt->ranks, .rank = opt->rank,
                                  .comm = opt->comm, .checkpoint_dir = opt->ckpt.dir, .restart = opt->restart,
                                  .wall = opt->wall };
-    int groups, g;
+    int groups = 1, g = 1; /* (set by the plan; initialized for -O3's -Wmaybe-uninitialized) */
     kr_status_t st = kr__replications_plan(&d, &groups, &g);
     if (st) return st;
     kr__replications_warn_idle(&d, groups, g);

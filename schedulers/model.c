@@ -271,14 +271,6 @@ kr_sim_t *kr_model_find_sim(kr_model_t *m, const char *name)
 
 /* ---- dependencies ---- */
 
-kr__edge_t *kr__edge(kr_model_t *m, uint32_t from, uint32_t to)
-{
-    if (from >= m->sim_count) return NULL;
-    kr_sim_t *s = m->sims[from];
-    for (uint32_t i = 0; i < s->out_count; i++)
-        if (m->edges[s->out_edges[i]].to == to) return &m->edges[s->out_edges[i]];
-    return NULL;
-}
 
 /* Appends to an array whose capacity is implicit: the smallest power of
  * two >= its count, so it is reallocated only when the count reaches a
@@ -298,20 +290,36 @@ static kr_status_t append_u32(uint32_t **arr, uint32_t *count, uint32_t v)
     return KR_OK;
 }
 
+/* The pair itself: unique, and the map mixes its keys. */
 static uint64_t pair_hash(uint32_t from, uint32_t to)
 {
-    return kr__mix64((uint64_t)from << 32 | to);
+    return (uint64_t)from << 32 | to;
 }
 
 /* The edge from -> to by hash: for building and setup, where a kind asks
- * for each of a simulator's d edges (kr__edge scans them: d^2 per
- * simulator). */
+ * for each of a simulator's d edges (a scan of them would cost d^2 per
+ * simulator), and for kr__edge beyond a few edges. */
 static kr__edge_t *edge_by_pair(const kr_model_t *m, uint32_t from, uint32_t to)
 {
     uint32_t cursor = 0, k;
     uint64_t key = pair_hash(from, to);
     while ((k = kr__hmap_next(&m->edge_pairs, key, &cursor)) != KR__HMAP_EMPTY)
         if (m->edges[k].from == from && m->edges[k].to == to) return &m->edges[k];
+    return NULL;
+}
+
+/* Every sync-event sent and every message delivered looks its edge up: a
+ * scan of the sender's edges while they are few (cheaper than hashing),
+ * by hash beyond, where the scan grew with the fan-out (PHOLD over 32
+ * simulators: bench/README.md). */
+#define EDGE_SCAN_MAX 8
+kr__edge_t *kr__edge(kr_model_t *m, uint32_t from, uint32_t to)
+{
+    if (from >= m->sim_count) return NULL;
+    kr_sim_t *s = m->sims[from];
+    if (s->out_count > EDGE_SCAN_MAX) return edge_by_pair(m, from, to);
+    for (uint32_t i = 0; i < s->out_count; i++)
+        if (m->edges[s->out_edges[i]].to == to) return &m->edges[s->out_edges[i]];
     return NULL;
 }
 
