@@ -271,7 +271,6 @@ kr_sim_t *kr_model_find_sim(kr_model_t *m, const char *name)
 
 /* ---- dependencies ---- */
 
-
 /* Appends to an array whose capacity is implicit: the smallest power of
  * two >= its count, so it is reallocated only when the count reaches a
  * power of two. Doubling keeps building linear in the edges (growing by
