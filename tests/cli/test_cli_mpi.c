@@ -39,18 +39,19 @@ Test(cli_mpi, factory_two_ranks_same_checksum)
 }
 
 /* Runs MODEL on `np` ranks (np 0: no mpirun) writing the stats to `stats`,
- * with up to two more option pairs (NULL: none). */
+ * with up to three more option pairs (NULL: none). */
 static cli_result_t run_on(int np, const char *model, const char *stats, const char *a1, const char *a2,
-                           const char *a3, const char *a4)
+                           const char *a3, const char *a4, const char *a5, const char *a6)
 {
-    const char *args[] = { "run", model, "-o", stats, "--quiet", a1, a2, a3, a4, NULL };
+    const char *args[] = { "run", model, "-o", stats, "--quiet", a1, a2, a3, a4, a5, a6, NULL };
     return kairos_on(np, args);
 }
 
 /* The determinism contract: the same checksum and the same event count of
  * every simulator on 1, 2 and 4 ranks and with both algorithms (with
- * `every_pair`, each rank count with each algorithm). */
-static void same_everywhere_runs(const char *example, const char *set, bool every_pair)
+ * `every_pair`, each rank count with each algorithm); `set` and `set2` are
+ * --set overrides (NULL: none). */
+static void same_everywhere_runs(const char *example, const char *set, const char *set2, bool every_pair)
 {
     const char *root = getenv("KAIROS_SOURCE_ROOT");
     char model[1024];
@@ -64,7 +65,8 @@ static void same_everywhere_runs(const char *example, const char *set, bool ever
     for (size_t i = 0; i < run_count; i++) {
         char stats[600];
         snprintf(stats, sizeof stats, "%s", cli_path("stats.json"));
-        cli_result_t r = run_on(runs[i].np, model, stats, "--sync", runs[i].sync, set ? "--set" : NULL, set);
+        cli_result_t r = run_on(runs[i].np, model, stats, "--sync", runs[i].sync, set ? "--set" : NULL, set,
+                                set && set2 ? "--set" : NULL, set2);
         cr_assert_eq(r.status, 0, "%s on %d ranks (%s): %s", example, runs[i].np, runs[i].sync, r.err);
         cli_free(&r);
         json_error_t e;
@@ -133,7 +135,10 @@ static void same_everywhere_runs(const char *example, const char *set, bool ever
     json_decref(ref);
 }
 
-static void same_everywhere_set(const char *example, const char *set) { same_everywhere_runs(example, set, false); }
+static void same_everywhere_set(const char *example, const char *set)
+{
+    same_everywhere_runs(example, set, NULL, false);
+}
 static void same_everywhere(const char *example) { same_everywhere_set(example, NULL); }
 
 Test(cli_mpi, factory_same_on_1_2_4_ranks, .timeout = 240) { same_everywhere("factory.json"); }
@@ -142,7 +147,14 @@ Test(cli_mpi, sqss_same_on_1_2_4_ranks, .timeout = 240) { same_everywhere("sqss.
 /* 51 simulators fanning in: 1, 2 and 4 ranks, each with both algorithms. */
 Test(cli_mpi, rows_same_on_1_2_4_ranks_both_syncs, .timeout = 240)
 {
-    same_everywhere_runs("rows.json", "end_time=600", true);
+    same_everywhere_runs("rows.json", "end_time=600", NULL, true);
+}
+/* 12 simulators, each with 11 out-edges: kr__edge finds them by hash
+ * beyond 8, and guarantees on direct edges move bounds only when they were
+ * the least (schedulers/coordinator.c); every rank count and algorithm. */
+Test(cli_mpi, phold_wide_fan_out_same_on_1_2_4_ranks_both_syncs, .timeout = 240)
+{
+    same_everywhere_runs("phold.json", "simulators.phold.count=12", "end_time=4", true);
 }
 
 /* A simulator pinned to rank 1 with a bad parameter: the error is found
@@ -154,7 +166,7 @@ Test(cli_mpi, error_on_rank_1_is_printed_once, .timeout = 120)
                      " {'name': 'b', 'kind': 'sqss', 'rank': 1, 'params': {'capacity': 0}}]}");
     char stats[600];
     snprintf(stats, sizeof stats, "%s", cli_path("bad-stats.json"));
-    cli_result_t r = run_on(2, model, stats, NULL, NULL, NULL, NULL);
+    cli_result_t r = run_on(2, model, stats, NULL, NULL, NULL, NULL, NULL, NULL);
     cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
     cr_assert(strstr(r.err, "simulators[1].params.capacity"), "%s", r.err);
     const char *first = strstr(r.err, "capacity");
@@ -172,7 +184,7 @@ Test(cli_mpi, reordered_messages_same_checksum, .timeout = 240)
     snprintf(model, sizeof model, "%s/examples/factory.json", root);
     char ref[600];
     snprintf(ref, sizeof ref, "%s", cli_path("ref.json"));
-    cli_result_t r = run_on(0, model, ref, NULL, NULL, NULL, NULL);
+    cli_result_t r = run_on(0, model, ref, NULL, NULL, NULL, NULL, NULL, NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cli_free(&r);
     char *want = cli_checksum(ref);
@@ -308,7 +320,7 @@ Test(cli_mpi, walkers_ranks_store_own_cells_and_halo, .timeout = 120)
     char model[1024], stats[600];
     snprintf(model, sizeof model, "%s/examples/walkers.json", root);
     snprintf(stats, sizeof stats, "%s", cli_path("walkers-store.json"));
-    cli_result_t r = run_on(4, model, stats, NULL, NULL, NULL, NULL);
+    cli_result_t r = run_on(4, model, stats, NULL, NULL, NULL, NULL, NULL, NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cli_free(&r);
     json_error_t e;
@@ -902,7 +914,7 @@ static void every_rank_ends_with(const char *model, const char *sync, int want, 
     cr_assert_eq(count_of(r.err, "kairos: "), 1, "%s (%s): more than one message: %s", model, sync, r.err);
     cr_assert(!cli_exists(stats) && !cli_exists(cli_path("fail-stats.json.partial")), "a stats file was left");
     cli_free(&r);
-    r = run_on(2, model, stats, "--sync", sync, NULL, NULL);
+    r = run_on(2, model, stats, "--sync", sync, NULL, NULL, NULL, NULL);
     cr_assert_eq(r.status, want, "%s (%s): mpirun exited %d, want %d: %s", model, sync, r.status, want, r.err);
     cli_free(&r);
 }
@@ -954,7 +966,7 @@ Test(cli_mpi, allocation_failure_exits_1_everywhere, .timeout = 240)
     cr_assert(!cli_exists(stats), "a stats file was left");
     cli_free(&r);
     /* b only logs the failure and goes on: the coordinator ends the run */
-    r = run_on(2, only_b, stats, NULL, NULL, NULL, NULL);
+    r = run_on(2, only_b, stats, NULL, NULL, NULL, NULL, NULL, NULL);
     cr_assert_eq(r.status, 1, "%s", r.err);
     cr_assert(strstr(r.err, "out of memory"), "%s", r.err);
     cli_free(&r);
