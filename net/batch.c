@@ -12,8 +12,7 @@ kr_status_t kr__batch_deliver(const void *data, size_t len, int source, kr__deli
     const uint8_t *p = data;
     size_t left = len;
     while (left) {
-        uint32_t n = left >= 4 ? (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24
-                               : 0;
+        uint32_t n = left >= 4 ? kr__batch_record_len(p) : 0;
         if (left < 4 || n > left - 4)
             return kr__fail(KR_ERR_CORRUPT, "a truncated batch from rank %d (a record of %u bytes, %zu left)", source,
                             n, left < 4 ? left : left - 4);

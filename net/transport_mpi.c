@@ -25,10 +25,7 @@ typedef struct pending_send {
 
 typedef struct peer {
     kr_buf_t out;                /* the batch being filled */
-    /* A sent batch's buffer, empty, for the next batch: growing each new
-     * batch from nothing cost a reallocation every few messages (about
-     * a tenth of what sending a sync-event to another rank cost). */
-    kr_buf_t spare;
+    kr_buf_t spare;              /* a sent batch's buffer, for the next (keep_as_spare) */
     pending_send_t sends[MAX_IN_FLIGHT];
     int sends_used;
     uint64_t batches_sent, batches_received;
@@ -98,6 +95,20 @@ static kr_status_t mpi_fail(int err, const char *what)
     return kr__fail(KR_ERR_IO, "MPI %s: %s", what, text);
 }
 
+/* Keeps the emptied buffer of a batch sent or delivered as `spare`, the
+ * next batch's (if there is none yet): growing each new batch from nothing
+ * cost a reallocation every few messages (about a tenth of what sending a
+ * sync-event to another rank cost). */
+static void keep_as_spare(kr_buf_t *spare, kr_buf_t *buf)
+{
+    if (spare->data) {
+        kr_buf_fini(buf);
+        return;
+    }
+    *spare = *buf;
+    kr_buf_clear(spare);
+}
+
 /* Completed sends free their slot, oldest first. A failed test (only
  * with an error handler other than MPI's default, which aborts) keeps its
  * send and the ones after it, and is reported. */
@@ -108,12 +119,7 @@ static kr_status_t reap_sends(peer_t *p)
         int done = 0;
         if (err == MPI_SUCCESS) err = MPI_Test(&p->sends[i].req, &done, MPI_STATUS_IGNORE);
         if (done && err == MPI_SUCCESS) {
-            if (!p->spare.data) {
-                p->spare = p->sends[i].buf;
-                kr_buf_clear(&p->spare);
-            } else {
-                kr_buf_fini(&p->sends[i].buf);
-            }
+            keep_as_spare(&p->spare, &p->sends[i].buf);
             continue;
         }
         p->sends[k++] = p->sends[i];
@@ -296,8 +302,7 @@ static bool mpi_amend(kr__transport_t *base, const kr__held_t *where, size_t off
     if (!where->batch || where->peer < 0 || where->peer >= t->size || where->peer == t->rank) return false;
     peer_t *p = &t->peers[where->peer];
     if (p->batches_sent + 1 != where->batch || where->at + 4 > p->out.len) return false;
-    const uint8_t *rec = p->out.data + where->at;
-    size_t rec_len = (size_t)rec[0] | (size_t)rec[1] << 8 | (size_t)rec[2] << 16 | (size_t)rec[3] << 24;
+    size_t rec_len = kr__batch_record_len(p->out.data + where->at);
     if (offset > rec_len || len > rec_len - offset) return false;
     memcpy(p->out.data + where->at + 4 + offset, bytes, len);
     return true;
@@ -331,14 +336,7 @@ static kr_status_t mpi_poll(kr__transport_t *base, kr__deliver_fn deliver, void 
     size_t done = 0;
     for (; !st && done < t->inbox_complete; done++) st = deliver_batch(&t->inbox[done].buf, 0,
                                                                        t->inbox[done].source, deliver, arg, &n);
-    for (size_t i = 0; i < done; i++) {
-        if (!t->inbox_spare.data) {
-            t->inbox_spare = t->inbox[i].buf;
-            kr_buf_clear(&t->inbox_spare);
-        } else {
-            kr_buf_fini(&t->inbox[i].buf);
-        }
-    }
+    for (size_t i = 0; i < done; i++) keep_as_spare(&t->inbox_spare, &t->inbox[i].buf);
     if (done && t->inbox_count > done)
         memmove(t->inbox, t->inbox + done, (t->inbox_count - done) * sizeof *t->inbox);
     t->inbox_count -= done;

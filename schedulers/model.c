@@ -289,8 +289,8 @@ static kr_status_t append_u32(uint32_t **arr, uint32_t *count, uint32_t v)
     return KR_OK;
 }
 
-/* The pair itself: unique, and the map mixes its keys. */
-static uint64_t pair_hash(uint32_t from, uint32_t to)
+/* The edge map's key: the pair itself, unique (the map mixes its keys). */
+static uint64_t pair_key(uint32_t from, uint32_t to)
 {
     return (uint64_t)from << 32 | to;
 }
@@ -300,11 +300,8 @@ static uint64_t pair_hash(uint32_t from, uint32_t to)
  * simulator), and for kr__edge beyond a few edges. */
 static kr__edge_t *edge_by_pair(const kr_model_t *m, uint32_t from, uint32_t to)
 {
-    uint32_t cursor = 0, k;
-    uint64_t key = pair_hash(from, to);
-    while ((k = kr__hmap_next(&m->edge_pairs, key, &cursor)) != KR__HMAP_EMPTY)
-        if (m->edges[k].from == from && m->edges[k].to == to) return &m->edges[k];
-    return NULL;
+    uint32_t cursor = 0, k = kr__hmap_next(&m->edge_pairs, pair_key(from, to), &cursor);
+    return k == KR__HMAP_EMPTY ? NULL : &m->edges[k];
 }
 
 /* Every sync-event sent and every message delivered looks its edge up: a
@@ -337,7 +334,7 @@ kr_status_t kr_model_add_dependency(kr_model_t *m, uint32_t from, uint32_t to, k
                         m->sims[from]->name, m->sims[to]->name);
     /* By hash, not by kr__edge's scan of the sender's edges: a sender
      * with d edges would cost d^2 to build. */
-    uint64_t key = pair_hash(from, to);
+    uint64_t key = pair_key(from, to);
     if (edge_by_pair(m, from, to))
         return kr__fail(KR_ERR_EXISTS, "kr_model_add_dependency: '%s' -> '%s' already exists",
                         m->sims[from]->name, m->sims[to]->name);
