@@ -205,18 +205,26 @@ typedef struct kr__edge {
 } kr__edge_t;
 
 typedef struct kr__group {
-    uint32_t *members, count;   /* sim ids, ascending */
-    uint32_t *in_edges, in_count; /* edges from outside into the group */
+    /* (laid out in 64 bytes: the coordinator walks the groups every step) */
+    uint32_t *members;          /* sim ids, ascending */
+    uint32_t *in_edges;         /* edges from outside into the group */
+    uint32_t count, in_count;   /* of members, of in_edges */
     kr_time_t bound;            /* min guarantee over in_edges */
-    uint32_t bound_from;        /* window: the simulator whose edge set the bound */
-    bool raised;                /* its bound grew by a direct guarantee: its own guarantees may grow */
-    bool done;
-    bool local;                 /* its members run in this process */
     kr_time_t horizon;          /* stop.c: its members' stop horizon (equal in a group) */
     /* Null messages: the model time a stretch of its events may span
      * before what it sent and may now guarantee leaves (coordinator.c,
      * kr__coord_prepare); KR_TIME_NEVER when nothing it sends travels. */
     kr_time_t stretch;
+    /* The base (least of its next time and bound) of send_guarantees's
+     * last full pass over its edges, while `sent_valid`: a pass from a
+     * base no higher finds nothing to send, unless a receiver asked for
+     * more since (which clears `sent_valid`). */
+    kr_time_t sent_base;
+    uint32_t bound_from;        /* window: the simulator whose edge set the bound */
+    bool raised;                /* its bound grew by a direct guarantee: its own guarantees may grow */
+    bool done;
+    bool local;                 /* its members run in this process */
+    bool sent_valid;
 } kr__group_t;
 
 typedef struct kr__event_type_rec {

@@ -809,7 +809,10 @@ static kr_status_t deliver_one(kr_model_t *m, const void *bytes, size_t len, boo
         if (len != HEADER_LEN) return bad(m, to, "overlong guarantee request");
         if (!m->groups[m->sims[from]->group].local) return bad(m, to, "a guarantee request for another process");
         /* the coordinator answers it with the next guarantees it sends */
-        if (time > e->demand) e->demand = time;
+        if (time > e->demand) {
+            e->demand = time;
+            m->groups[m->sims[from]->group].sent_valid = false; /* (send_guarantees) */
+        }
         return KR_OK;
     }
     if (!is_data(kind)) return bad(m, from, "unknown message kind");
