@@ -70,13 +70,74 @@ static kr_time_t group_next(kr_model_t *m, kr__group_t *g)
     return next >= g->horizon ? KR_TIME_NEVER : next;
 }
 
+/* ---- bounds over many in-edges ----
+ *
+ * A group's bound is the least guarantee on its in-edges. A guarantee
+ * raised on a direct edge can move it only if it was that least, but then
+ * a rescan cost d for d in-edges, and with many simulators on one rank the
+ * group that ran usually held the least guarantee of every other (d^2 per
+ * step, bench/README.md, "Many simulators on one rank"). From
+ * BOUND_TREE_MIN in-edges a group keeps a min-tree over them, and a raise
+ * costs log d. A leaf may lag behind its edge's guarantee (guarantees only
+ * grow: a lagging leaf makes the bound lower, never higher, which holds
+ * the group back but cannot break a promise); a direct raise updates its
+ * leaf at once, and every update_bound refreshes all of them (the
+ * coordinator calls it for every group after messages are delivered). */
+#define BOUND_TREE_MIN 9
+
+static kr__bound_tree_t *bound_tree(kr_model_t *m, const kr__group_t *g)
+{
+    kr__bound_tree_t *t = m->bound_trees ? &m->bound_trees[g - m->groups] : NULL;
+    return t && t->node ? t : NULL;
+}
+
+static kr_status_t make_bound_trees(kr_model_t *m)
+{
+    if (m->bound_trees || m->sync != KR_SYNC_NULL_MESSAGE) return KR_OK;
+    m->bound_trees = calloc(m->group_count ? m->group_count : 1, sizeof *m->bound_trees);
+    if (!m->bound_trees) return kr__fail(KR_ERR_NOMEM, "coordinator: out of memory");
+    for (uint32_t i = 0; i < m->group_count; i++) {
+        const kr__group_t *g = &m->groups[i];
+        if (!g->local || g->in_count < BOUND_TREE_MIN) continue;
+        uint32_t leaves = 1;
+        while (leaves < g->in_count) leaves *= 2;
+        kr_time_t *node = malloc(2 * (size_t)leaves * sizeof *node);
+        if (!node) return kr__fail(KR_ERR_NOMEM, "coordinator: out of memory");
+        for (uint32_t k = 0; k < 2 * leaves; k++) node[k] = KR_TIME_NEVER;
+        m->bound_trees[i] = (kr__bound_tree_t){ node, leaves };
+    }
+    return KR_OK;
+}
+
+/* Sets leaf `pos` to v and the nodes above it; returns the least. */
+static kr_time_t bound_tree_set(kr__bound_tree_t *t, uint32_t pos, kr_time_t v)
+{
+    kr_time_t *n = t->node;
+    uint32_t i = t->leaves + pos;
+    n[i] = v;
+    for (i /= 2; i; i /= 2) {
+        kr_time_t least = n[2 * i] < n[2 * i + 1] ? n[2 * i] : n[2 * i + 1];
+        if (n[i] == least) break; /* (and so is every node above) */
+        n[i] = least;
+    }
+    return n[1];
+}
+
 static void update_bound(kr_model_t *m, kr__group_t *g)
 {
     if (!g->local || m->sync == KR_SYNC_WINDOW) return; /* the window sets bounds per round */
+    kr__bound_tree_t *t = bound_tree(m, g);
     kr_time_t b = KR_TIME_NEVER;
-    for (uint32_t i = 0; i < g->in_count; i++) {
-        kr_time_t t = m->edges[g->in_edges[i]].guarantee;
-        if (t < b) b = t;
+    if (t) {
+        kr_time_t *n = t->node;
+        for (uint32_t i = 0; i < g->in_count; i++) n[t->leaves + i] = m->edges[g->in_edges[i]].guarantee;
+        for (uint32_t i = t->leaves - 1; i; i--) n[i] = n[2 * i] < n[2 * i + 1] ? n[2 * i] : n[2 * i + 1];
+        b = n[1];
+    } else {
+        for (uint32_t i = 0; i < g->in_count; i++) {
+            kr_time_t v = m->edges[g->in_edges[i]].guarantee;
+            if (v < b) b = v;
+        }
     }
     g->bound = clamp_end(m, b);
 }
@@ -136,7 +197,9 @@ static kr_status_t send_guarantees(kr_model_t *m, kr__group_t *g, bool only_if_m
                 if (e->direct) {
                     kr__group_t *to = &m->groups[m->sims[e->to]->group];
                     kr_time_t before = to->bound;
-                    if (old <= before) update_bound(m, to);
+                    kr__bound_tree_t *t = bound_tree(m, to);
+                    if (t) to->bound = clamp_end(m, bound_tree_set(t, e->in_pos, e->guarantee));
+                    else if (old <= before) update_bound(m, to);
                     if (to->bound != before) to->raised = m->bounds_raised = true;
                 }
             }
@@ -200,6 +263,8 @@ kr_status_t kr__coord_prepare(kr_model_t *m)
             kr_status_t st = kr__emulation_begin(m->sims[i]);
             if (st) return st;
         }
+    kr_status_t st = make_bound_trees(m);
+    if (st) return st;
     for (uint32_t i = 0; i < m->group_count; i++) {
         kr__group_t *g = &m->groups[i];
         update_bound(m, g);

@@ -505,6 +505,7 @@ static kr_status_t build_groups(kr_model_t *m)
     for (uint32_t i = 0; !status && i < m->edge_count; i++) {
         kr__edge_t *e = &m->edges[i];
         e->internal = m->sims[e->from]->group == m->sims[e->to]->group;
+        e->in_pos = m->groups[m->sims[e->to]->group].in_count;
         if (!e->internal) status = append_u32(&m->groups[m->sims[e->to]->group].in_edges,
                                               &m->groups[m->sims[e->to]->group].in_count, i);
     }
@@ -519,7 +520,10 @@ static void free_groups(kr_model_t *m)
     for (uint32_t i = 0; i < m->group_count; i++) {
         free(m->groups[i].members);
         free(m->groups[i].in_edges);
+        if (m->bound_trees) free(m->bound_trees[i].node);
     }
+    free(m->bound_trees);
+    m->bound_trees = NULL;
     free(m->groups);
     m->groups = NULL;
     m->group_count = 0;

@@ -189,6 +189,7 @@ typedef struct kr__edge {
      * received, and in the model's msgs_sent / msgs_delivered), and
      * guarantees are set directly. */
     bool direct;
+    uint32_t in_pos;            /* its place in its receiver group's in_edges */
     /* sender half */
     uint64_t sent;              /* data messages sent so far */
     kr_time_t guarantee_sent;   /* the highest guarantee sent, on a null or a data message */
@@ -226,6 +227,13 @@ typedef struct kr__group {
     bool local;                 /* its members run in this process */
     bool sent_valid;
 } kr__group_t;
+
+/* A min-tree over a group's in-edge guarantees (coordinator.c, "Bounds
+ * over many in-edges"): node[1] is the least, leaves from node[leaves]. */
+typedef struct kr__bound_tree {
+    kr_time_t *node;            /* NULL: the group rescans its in-edges */
+    uint32_t leaves;
+} kr__bound_tree_t;
 
 typedef struct kr__event_type_rec {
     char *name;
@@ -273,6 +281,7 @@ struct kr_model {
 
     kr__group_t *groups;
     uint32_t group_count;
+    kr__bound_tree_t *bound_trees; /* by group, from kr__coord_prepare (null messages) */
     uint32_t last_ran;          /* the group the last step ran (names an injected allocation failure) */
     bool started, running, finished;
     bool prepared;              /* kr__coord_prepare ran */
