@@ -8,17 +8,17 @@
 #include <stddef.h>
 #include "net/transport.h"
 
-/* Hands each record of the `len` bytes at `data` to `deliver`, in order,
- * adding one to *count per record handed over. Stops at the first failing
- * delivery, whose status it returns (prefixed "from rank SOURCE: " when
- * source >= 0), and refuses a record that runs past the end
- * (KR_ERR_CORRUPT). */
 /* The length of the record whose u32 length prefix (little-endian) is at p. */
 static inline uint32_t kr__batch_record_len(const uint8_t *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+/* Hands each record of the `len` bytes at `data` to `deliver`, in order,
+ * adding one to *count per record handed over. Stops at the first failing
+ * delivery, whose status it returns (prefixed "from rank SOURCE: " when
+ * source >= 0), and refuses a record that runs past the end
+ * (KR_ERR_CORRUPT). */
 kr_status_t kr__batch_deliver(const void *data, size_t len, int source, kr__deliver_fn deliver, void *arg,
                               size_t *count);
 

@@ -109,6 +109,12 @@ static kr_status_t make_bound_trees(kr_model_t *m)
     return KR_OK;
 }
 
+/* The lesser of node i's two children. */
+static inline kr_time_t bound_tree_least(const kr_time_t *n, uint32_t i)
+{
+    return n[2 * i] < n[2 * i + 1] ? n[2 * i] : n[2 * i + 1];
+}
+
 /* Sets leaf `pos` to v and the nodes above it; returns the least. */
 static kr_time_t bound_tree_set(kr__bound_tree_t *t, uint32_t pos, kr_time_t v)
 {
@@ -116,7 +122,7 @@ static kr_time_t bound_tree_set(kr__bound_tree_t *t, uint32_t pos, kr_time_t v)
     uint32_t i = t->leaves + pos;
     n[i] = v;
     for (i /= 2; i; i /= 2) {
-        kr_time_t least = n[2 * i] < n[2 * i + 1] ? n[2 * i] : n[2 * i + 1];
+        kr_time_t least = bound_tree_least(n, i);
         if (n[i] == least) break; /* (and so is every node above) */
         n[i] = least;
     }
@@ -131,7 +137,7 @@ static void update_bound(kr_model_t *m, kr__group_t *g)
     if (t) {
         kr_time_t *n = t->node;
         for (uint32_t i = 0; i < g->in_count; i++) n[t->leaves + i] = m->edges[g->in_edges[i]].guarantee;
-        for (uint32_t i = t->leaves - 1; i; i--) n[i] = n[2 * i] < n[2 * i + 1] ? n[2 * i] : n[2 * i + 1];
+        for (uint32_t i = t->leaves - 1; i; i--) n[i] = bound_tree_least(n, i);
         b = n[1];
     } else {
         for (uint32_t i = 0; i < g->in_count; i++) {
