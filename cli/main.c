@@ -57,7 +57,8 @@ static const char *const run_help =
     "                        KEY is a dotted path, simulators addressed by name:\n"
     "                        --set end_time=3600 --set simulators.queue.params.capacity=10\n"
     "                        VALUE is JSON (10, \"text\", [1,2], {...}) or else a string\n"
-    "  --sync ALGORITHM      null-message or window (same results, other costs)\n"
+    "  --sync ALGORITHM      auto (the default), null-message or window (same results,\n"
+    "                        other costs; docs/performance.md)\n"
     "  --end T               end time in model units (same as --set end_time=T)\n"
     "  --seed N              model seed (same as --set seed=N)\n"
     "  --trace FILE          write a Chrome trace (Perfetto, chrome://tracing)\n"
@@ -328,10 +329,10 @@ static int parse(const cli_t *c, int argc, char **argv, int first, const char *c
             if (!has_value) return input_error(c, "%s needs a folder name", a);
             o->event_log = argv[++i];
         } else if (is_run && !strcmp(a, "--sync")) {
-            if (!has_value) return input_error(c, "%s needs null-message or window", a);
+            if (!has_value) return input_error(c, "%s needs auto, null-message or window", a);
             const char *v = argv[++i];
-            if (strcmp(v, "null-message") && strcmp(v, "window"))
-                return input_error(c, "--sync: expected null-message or window, found \"%s\"", v);
+            if (kr__sync_from_name(v) < 0)
+                return input_error(c, "--sync: expected auto, null-message or window, found \"%s\"", v);
             if (!sugar(o, "sync", v, true)) return 1;
         } else if (is_run && !strcmp(a, "--end")) {
             if (!has_value) return input_error(c, "%s needs a time", a);
@@ -612,14 +613,15 @@ static int cmd_validate(const cli_t *c, int argc, char **argv)
     kr__rank_memory_t *memory = !st ? calloc((size_t)o.ranks, sizeof *memory) : NULL;
     if (!st && !memory) st = kr__fail(KR_ERR_NOMEM, "%s: out of memory estimating the ranks' memory", f->path);
     if (!st) st = kr_model_start(m);
+    if (!st) f->sync_ran = kr_model_sync(m);
     if (!st) kr__memory_estimate(f, m, o.ranks, rank_of, memory);
     if (st && f && c->rank == 0) fprintf(stderr, "kairos: %s\n", kr_last_error());
     if (!st && c->rank == 0) {
         double p = (double)f->precision;
         printf("%s: valid\n", f->path);
-        printf("  precision %llu ticks per unit, seed %llu, end time %g, sync %s, mapping %s\n",
+        printf("  precision %llu ticks per unit, seed %llu, end time %g, sync %s%s, mapping %s\n",
                (unsigned long long)f->precision, (unsigned long long)f->seed, (double)f->end_time / p,
-               f->sync == KR_SYNC_WINDOW ? "window" : "null-message",
+               kr__sync_name(f->sync_ran), f->sync == KR_SYNC_AUTO ? " (auto)" : "",
                f->mapping == KR__MAP_BLOCK ? "block" : f->mapping == KR__MAP_METIS ? "metis" : "round-robin");
         printf("  identity digest %016llx, run digest %016llx (the stats' identity_digest and run_digest)\n",
                (unsigned long long)digest.identity, (unsigned long long)digest.run);

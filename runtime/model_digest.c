@@ -145,7 +145,7 @@ static void describe(walk_t *w, item_t what, uint32_t a, uint32_t b, uint64_t v)
     case IT_MAPPING: snprintf(k, KEY_CAP, "mapping"); snprintf(s, KEY_CAP, "%s", mapping_name((kr__mapping_t)v)); break;
     case IT_SYNC:
         snprintf(k, KEY_CAP, "sync");
-        snprintf(s, KEY_CAP, "%s", v == KR_SYNC_WINDOW ? "window" : "null-message");
+        snprintf(s, KEY_CAP, "%s", kr__sync_name((kr_sync_algorithm_t)v));
         break;
     case IT_STOP_LOOKAHEAD:
         snprintf(k, KEY_CAP, "stop lookahead");
@@ -274,7 +274,7 @@ static void walk(walk_t *w)
     w->identity_items = w->index;
     emit(w, IT_END_TIME, 0, 0, kr_model_end_time(m));
     emit(w, IT_MAPPING, 0, 0, (uint64_t)f->mapping);
-    emit(w, IT_SYNC, 0, 0, (uint64_t)m->sync);
+    emit(w, IT_SYNC, 0, 0, (uint64_t)m->sync_asked); /* asked for: auto stays auto */
     for (size_t i = 0; i < f->sim_count; i++)
         emit(w, IT_SIM_PIN, (uint32_t)i, 0, f->sims[i].rank < 0 ? 0 : (uint64_t)f->sims[i].rank + 1);
 }

@@ -223,12 +223,13 @@ static kr_status_t check_top(kr__model_file_t *f)
     }
     v = json_object_get(r, "end_time");
     if ((st = read_time(f, v, "end_time", false, &f->end_time))) return st;
-    f->sync = KR_SYNC_NULL_MESSAGE;
+    f->sync = KR_SYNC_AUTO;
     if ((v = json_object_get(r, "sync"))) {
         const char *s = json_string_value(v);
-        FAIL_IF(!s || (strcmp(s, "null-message") && strcmp(s, "window")), "sync", "\"null-message\" or \"window\"", v);
-        f->sync = strcmp(s, "window") ? KR_SYNC_NULL_MESSAGE : KR_SYNC_WINDOW;
+        FAIL_IF(!s || kr__sync_from_name(s) < 0, "sync", "\"auto\", \"null-message\" or \"window\"", v);
+        f->sync = (kr_sync_algorithm_t)kr__sync_from_name(s);
     }
+    f->sync_ran = f->sync;
     f->mapping = KR__MAP_ROUND_ROBIN;
     if ((v = json_object_get(r, "mapping"))) {
         const char *s = json_string_value(v);
@@ -670,6 +671,21 @@ void kr__model_file_free(kr__model_file_t *f)
     free(f);
 }
 
+static const char *const sync_names[] = { [KR_SYNC_NULL_MESSAGE] = "null-message", [KR_SYNC_WINDOW] = "window",
+                                           [KR_SYNC_AUTO] = "auto" };
+
+const char *kr__sync_name(kr_sync_algorithm_t sync)
+{
+    return (unsigned)sync <= KR_SYNC_AUTO ? sync_names[sync] : "?";
+}
+
+int kr__sync_from_name(const char *name)
+{
+    for (int i = 0; i <= KR_SYNC_AUTO; i++)
+        if (!strcmp(name, sync_names[i])) return i;
+    return -1;
+}
+
 const kr_kind_desc_t *kr__model_file_kind(const kr__model_file_t *f, size_t i)
 {
     return i < f->sim_count ? kr__kinds_find(f->kinds, f->sims[i].kind) : NULL;
@@ -772,9 +788,6 @@ kr_model_t *kr__model_file_build_on(kr__model_file_t *f, const kr_observer_t *ob
             goto fail;
         }
         if (kr_model_set_stop_lookahead(m, delta)) goto fail;
-        /* Such a model runs window rounds whatever was asked (kairos/stop.h,
-         * kr_model_start): the stats and validate say so. */
-        if (groups > 1) f->sync = KR_SYNC_WINDOW;
     }
     for (size_t i = 0; i < f->sim_count; i++) {
         kr__sim_entry_t *e = &f->sims[i];

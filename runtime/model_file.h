@@ -65,7 +65,8 @@ typedef struct kr__model_file {
     json_t *root;
     uint64_t precision, seed;
     kr_time_t end_time;
-    kr_sync_algorithm_t sync;
+    kr_sync_algorithm_t sync;     /* asked for: the file's "sync" (absent: auto) */
+    kr_sync_algorithm_t sync_ran; /* what ran: kr_model_sync once a run's model started (kr__run_file, validate) */
     kr__mapping_t mapping;
     kr_log_level_t log_level;
     const char *out_stats, *out_event_log, *out_trace, *out_series; /* borrowed; NULL if absent */
@@ -112,6 +113,10 @@ kr_model_t *kr__model_file_build_on(kr__model_file_t *f, const kr_observer_t *ob
 /* The rank of every simulator for `ranks` ranks, from the file alone
  * (kr__model_file_map on the model's structure). Mapping: runtime/mapping.c. */
 kr_status_t kr__model_file_plan(kr__model_file_t *f, int ranks, int *rank_of);
+
+/* "auto", "null-message" or "window"; and back (-1 for any other name). */
+const char *kr__sync_name(kr_sync_algorithm_t sync);
+int kr__sync_from_name(const char *name);
 
 /* The kind of simulator i, after build. */
 const kr_kind_desc_t *kr__model_file_kind(const kr__model_file_t *f, size_t i);

@@ -477,10 +477,11 @@ kr_status_t kr__replications_run_file(kr__model_file_t *f, const kr__run_options
         size_t i;
         json_t *rec;
         json_array_foreach(results, i, rec) events += json_integer_value(json_object_get(rec, "events"));
-        stats = json_pack("{s:s, s:i, s:i, s:i, s:s, s:f, s:I, s:I, s:f, s:I, s:o, s:O}", "version",
+        stats = json_pack("{s:s, s:i, s:i, s:i, s:s, s:s, s:f, s:I, s:I, s:f, s:I, s:o, s:O}", "version",
                           KAIROS_VERSION_STRING, "ranks", opt->ranks > 0 ? opt->ranks : 1, "groups", groups,
-                          "group_ranks", g, "sync", f->sync == KR_SYNC_WINDOW ? "window" : "null-message", "end_time",
-                          kr_time_to_units(f->end_time, f->precision), "seed", (json_int_t)f->seed,
+                          "group_ranks", g, "sync", kr__sync_name(f->sync_ran), "sync_requested",
+                          kr__sync_name(f->sync), "end_time", kr_time_to_units(f->end_time, f->precision), "seed",
+                          (json_int_t)f->seed,
                           "replication_count", (json_int_t)replications, "wall_seconds", wall, "events", events,
                           "pooled", kr__replications_pool(results), "replications", results);
         if (!stats) st = kr__fail(KR_ERR_NOMEM, "out of memory building the stats");

@@ -331,9 +331,9 @@ json_t *kr__run_merge_stats(run_ctx_t *c, json_t **parts, int nparts)
     char sum[17];
     snprintf(sum, sizeof sum, "%016llx", (unsigned long long)h);
     double end = kr_time_to_units(f->end_time, f->precision), per_event = events ? 1.0 / (double)events : 0.0;
-    json_t *out = json_pack("{s:s, s:i, s:s, s:f, s:f, s:I, s:f, s:f, s:I, s:I, s:I, s:f, s:s, s:o, s:o}", "version",
-                            KAIROS_VERSION_STRING, "ranks", c->opt->ranks > 0 ? c->opt->ranks : 1,
-                            "sync", f->sync == KR_SYNC_WINDOW ? "window" : "null-message",
+    json_t *out = json_pack("{s:s, s:i, s:s, s:s, s:f, s:f, s:I, s:f, s:f, s:I, s:I, s:I, s:f, s:s, s:o, s:o}",
+                            "version", KAIROS_VERSION_STRING, "ranks", c->opt->ranks > 0 ? c->opt->ranks : 1,
+                            "sync", kr__sync_name(f->sync_ran), "sync_requested", kr__sync_name(f->sync),
                             "end_time", end, "wall_seconds", wall,
                             "events", (json_int_t)events, "events_per_second", wall > 0 ? (double)events / wall : 0.0,
                             "speedup", wall > 0 ? end / wall : 0.0,
@@ -388,9 +388,9 @@ void kr__run_print_summary(run_ctx_t *c, json_t *stats)
 {
     FILE *o = c->opt->summary;
     json_t *sims = json_object_get(stats, "simulators");
-    fprintf(o, "kairos %s: %s, %zu simulator%s on %d rank%s, sync %s\n", KAIROS_VERSION_STRING, c->file->path,
+    fprintf(o, "kairos %s: %s, %zu simulator%s on %d rank%s, sync %s%s\n", KAIROS_VERSION_STRING, c->file->path,
             json_array_size(sims), json_array_size(sims) == 1 ? "" : "s", c->opt->ranks, c->opt->ranks == 1 ? "" : "s",
-            json_string_value(json_object_get(stats, "sync")));
+            json_string_value(json_object_get(stats, "sync")), c->file->sync == KR_SYNC_AUTO ? " (auto)" : "");
     fprintf(o, "  end time %g, wall %.3f s, %lld events (%.3g events/s)\n",
             json_real_value(json_object_get(stats, "end_time")), json_real_value(json_object_get(stats, "wall_seconds")),
             (long long)json_integer_value(json_object_get(stats, "events")),

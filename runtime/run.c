@@ -212,6 +212,7 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
     /* Starting (every behavior's on_start) still belongs to the setup: a
      * failure there is the model's, found before anything ran. */
     if (!st) st = kr_model_start(c.model);
+    if (!st) f->sync_ran = kr_model_sync(c.model);
     if (!st && c.restored_stop) st = kr__stop_learn(c.model, c.stop_by, c.stop_at);
     if (!st) st = kr__fault_arm();
     st = agree(&c, st);

@@ -247,7 +247,8 @@ typedef struct kr__context_rec {
 
 struct kr_model {
     int rank;                   /* this process's rank */
-    kr_sync_algorithm_t sync;
+    kr_sync_algorithm_t sync;   /* what runs: never auto once started (kr_model_start) */
+    kr_sync_algorithm_t sync_asked; /* kr_model_desc_t's */
     bool window_open;           /* window: this round's bounds are set */
     bool bounds_raised;         /* some group is `raised` */
     uint64_t rounds;            /* window rounds so far */

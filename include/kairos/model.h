@@ -38,12 +38,16 @@ typedef struct kr_observer {
     void (*on_sync)(void *arg, kr_sim_t *sim, const kr_event_key_t *key);
 } kr_observer_t;
 
-/* How simulators learn how far they may run (both give the same results):
+/* How simulators learn how far they may run (all give the same results):
  * null-message: per-edge guarantees sent as they grow (Chandy-Misra-Bryant);
  * window: rounds in which every simulator's next event time is gathered and
  * each gets its own bound, the shortest-path fixpoint over the dependency
- * graph. */
-typedef enum kr_sync_algorithm { KR_SYNC_NULL_MESSAGE, KR_SYNC_WINDOW } kr_sync_algorithm_t;
+ * graph; auto: one of the two, chosen at kr_model_start from the
+ * dependency graph: window when the zero-promise groups (a lone simulator
+ * is one) have on average more than 8 dependencies each from other
+ * groups and no simulator is an emulation, null-message otherwise
+ * (docs/performance.md). */
+typedef enum kr_sync_algorithm { KR_SYNC_NULL_MESSAGE, KR_SYNC_WINDOW, KR_SYNC_AUTO } kr_sync_algorithm_t;
 
 typedef struct kr_model_desc {
     uint64_t precision;        /* ticks per model unit; 0 = KR_PRECISION_DEFAULT */
@@ -68,6 +72,11 @@ KR_API void kr_model_destroy(kr_model_t *model);
 KR_API uint64_t kr_model_precision(const kr_model_t *model);
 KR_API uint64_t kr_model_seed(const kr_model_t *model);
 KR_API kr_time_t kr_model_end_time(const kr_model_t *model);
+/* The synchronization algorithm: before kr_model_start the one asked for,
+ * from then on the one that runs (`auto` resolved; window whatever was
+ * asked for a model with a stop lookahead and more than one zero-promise
+ * group, kairos/stop.h). */
+KR_API kr_sync_algorithm_t kr_model_sync(const kr_model_t *model);
 KR_API kr_registry_t *kr_model_registry(kr_model_t *model);
 
 /* Registers an event type (kairos/event.h); returns its id, 0 on failure

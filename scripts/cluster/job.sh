@@ -106,7 +106,7 @@ kairos_job_run() {
   local root=$KAIROS_ROOT
   local model=${KAIROS_MODEL:-$root/examples/rows.json}
   local bin=${KAIROS_BIN:-$root/build/kairos}
-  local sync=${KAIROS_SYNC:-null-message}
+  local sync=${KAIROS_SYNC:-auto}
   local nodes=${KAIROS_NODES:-$KJ_NODES}
   local ranks=${KAIROS_RANKS:-$KJ_RANKS}
   local launcher=${KAIROS_LAUNCHER:-$KJ_LAUNCHER}
@@ -120,8 +120,8 @@ kairos_job_run() {
 
   [[ -f $model && -r $model ]] || kj_fail "KAIROS_MODEL: expected a readable model file, found '$model'"
   [[ -x $bin && -f $bin ]] || kj_fail "KAIROS_BIN: expected the kairos executable (meson compile -C build), found '$bin'"
-  [[ $sync == null-message || $sync == window ]] ||
-    kj_fail "KAIROS_SYNC: expected null-message or window, found '$sync'"
+  [[ $sync == auto || $sync == null-message || $sync == window ]] ||
+    kj_fail "KAIROS_SYNC: expected auto, null-message or window, found '$sync'"
   kj_whole "$nodes" || kj_fail "KAIROS_NODES: expected a whole number >= 1, found '$nodes'"
   kj_whole "$ranks" || kj_fail "KAIROS_RANKS: expected a whole number >= 1, found '$ranks'"
   ((ranks >= nodes)) || kj_fail "KAIROS_RANKS: expected at least one rank per node ($nodes nodes), found '$ranks'"

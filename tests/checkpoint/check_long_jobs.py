@@ -28,9 +28,9 @@ sys.path.insert(0, str(ROOT / "tests" / "golden"))
 from check_golden import differences, run_cases, strip  # noqa: E402
 
 RANK_STATUS = ROOT / "tests" / "cli" / "rank_status.sh"
-RUN_PART = {"run_digest", "sync", "mapping", "checkpoints"}
+RUN_PART = {"run_digest", "sync", "sync_requested", "mapping", "checkpoints"}
 # stats of replications that name the ranks, groups or time
-REPLICATION_RUN_PART = {"ranks", "groups", "group_ranks", "wall_seconds", "sync"}
+REPLICATION_RUN_PART = {"ranks", "groups", "group_ranks", "wall_seconds", "sync", "sync_requested"}
 
 # name: (model and its arguments, (ranks, sync) stopped, how, (ranks, sync) restarted)
 # (The SIGTERM cases run longer: mpirun passes SIGTERM on 2 s late. Each

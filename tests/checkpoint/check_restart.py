@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT / "tests" / "golden"))
 from check_golden import differences, run_cases, strip  # noqa: E402
 
 # The restart changes the run part: algorithm, ranks, mapping.
-RUN_PART = {"run_digest", "sync", "mapping", "checkpoints"}
+RUN_PART = {"run_digest", "sync", "sync_requested", "mapping", "checkpoints"}
 
 # name: (example, extra arguments, outputs (series, event logs), steps)
 # A step is (ranks, sync, restart-from (index of an earlier step's

@@ -134,12 +134,12 @@ if [[ ${1:-} != --job ]]; then
 
   # inside an allocation: nodes, tasks and the job id from Slurm
   run "$sbatch" SLURM_JOB_ID=4711 SLURM_JOB_NUM_NODES=4 SLURM_NTASKS=128 "KAIROS_MODEL=$root/examples/phold.json"
-  expect "slurm allocation, launch line" "srun --nodes=4 --ntasks=128 --cpu-bind=cores --kill-on-bad-exit=1 $bin run $root/examples/phold.json --stats $tmp/runs/kairos-4711-phold/stats.json --sync null-message --checkpoint-dir $tmp/runs/kairos-4711-phold/checkpoints" "$out"
+  expect "slurm allocation, launch line" "srun --nodes=4 --ntasks=128 --cpu-bind=cores --kill-on-bad-exit=1 $bin run $root/examples/phold.json --stats $tmp/runs/kairos-4711-phold/stats.json --sync auto --checkpoint-dir $tmp/runs/kairos-4711-phold/checkpoints" "$out"
   run "$sbatch" SLURM_JOB_ID=4711 SLURM_JOB_NUM_NODES=2 SLURM_NTASKS=8 KAIROS_LAUNCHER=mpirun KAIROS_BIND=none
-  expect "slurm with mpirun, unbound" "mpirun -np 8 --map-by core --bind-to none $bin run $model --stats $tmp/runs/kairos-4711-rows/stats.json --sync null-message --checkpoint-dir $tmp/runs/kairos-4711-rows/checkpoints" "$out"
+  expect "slurm with mpirun, unbound" "mpirun -np 8 --map-by core --bind-to none $bin run $model --stats $tmp/runs/kairos-4711-rows/stats.json --sync auto --checkpoint-dir $tmp/runs/kairos-4711-rows/checkpoints" "$out"
   args=()
   run "$sbatch" DRY_RUN=1 KAIROS_RANKS=3
-  expect "DRY_RUN=1 as --dry-run" "srun --nodes=1 --ntasks=3 --cpu-bind=cores --kill-on-bad-exit=1 $bin run $model --stats $tmp/runs/kairos-dry-run-rows/stats.json --sync null-message --checkpoint-dir $ck" "$out"
+  expect "DRY_RUN=1 as --dry-run" "srun --nodes=1 --ntasks=3 --cpu-bind=cores --kill-on-bad-exit=1 $bin run $model --stats $tmp/runs/kairos-dry-run-rows/stats.json --sync auto --checkpoint-dir $ck" "$out"
   args=(--dry-run)
 
   # PBS: ranks and nodes from the node file, which mpirun gets; by default
@@ -149,12 +149,12 @@ if [[ ${1:-} != --job ]]; then
   expect "pbs allocation, launch line" "mpirun -np 6 --map-by core --bind-to core --hostfile $tmp/nodefile $bin run $model --stats $tmp/runs/kairos-93-rows/stats.json --sync window --checkpoint-dir $tmp/runs/kairos-93-rows/checkpoints --stop-before-wall 6870" "$out"
   expect "pbs allocation, the walltime from qstat" "qstat -f 93.pbs-server" "$(logged)"
   run "$pbs" KAIROS_RANKS=16 KAIROS_NODES=2 "KAIROS_SETS=end_time=60"
-  expect "pbs dry run, settings" "mpirun -np 16 --map-by core --bind-to core $bin run $model --stats $tmp/runs/kairos-dry-run-rows/stats.json --sync null-message --set end_time=60 --checkpoint-dir $ck" "$out"
+  expect "pbs dry run, settings" "mpirun -np 16 --map-by core --bind-to core $bin run $model --stats $tmp/runs/kairos-dry-run-rows/stats.json --sync auto --set end_time=60 --checkpoint-dir $ck" "$out"
   expect "pbs dry run outside a job: no walltime, said on stderr" "kairos job: KAIROS_STOP_BEFORE=auto: the job's time limit is unknown here; no --stop-before-wall, the run stops early only on SIGUSR1" "$err"
 
   # --restart only when the job folder holds a complete checkpoint
   job=$tmp/runs/kairos-4711-rows
-  line="srun --nodes=1 --ntasks=2 --cpu-bind=cores --kill-on-bad-exit=1 $bin run $model --stats $job/stats.json --sync null-message --checkpoint-dir $job/checkpoints"
+  line="srun --nodes=1 --ntasks=2 --cpu-bind=cores --kill-on-bad-exit=1 $bin run $model --stats $job/stats.json --sync auto --checkpoint-dir $job/checkpoints"
   run "$sbatch" SLURM_JOB_ID=4711 KAIROS_RANKS=2
   expect "first start: no --restart" "$line" "$out"
   mkdir -p "$job/checkpoints/ckpt-5.partial" "$job/checkpoints/ckpt-7"
@@ -166,7 +166,7 @@ if [[ ${1:-} != --job ]]; then
   run "$sbatch" SLURM_JOB_ID=4711 KAIROS_RANKS=2
   expect "a complete checkpoint (ckpt-5/manifest.json): --restart" "$line --restart $job/checkpoints" "$out"
   run "$pbs" "KAIROS_JOB_DIR=$job" KAIROS_RANKS=2 KAIROS_STOP_BEFORE=signal
-  expect "pbs, a job going on in another job's folder: --restart" "mpirun -np 2 --map-by core --bind-to core $bin run $model --stats $job/stats.json --sync null-message --checkpoint-dir $job/checkpoints --restart $job/checkpoints" "$out"
+  expect "pbs, a job going on in another job's folder: --restart" "mpirun -np 2 --map-by core --bind-to core $bin run $model --stats $job/stats.json --sync auto --checkpoint-dir $job/checkpoints --restart $job/checkpoints" "$out"
   rm -rf "$job"
 
   # stopping in time
@@ -181,7 +181,7 @@ if [[ ${1:-} != --job ]]; then
   run "$sbatch" SLURM_JOB_ID=4711 KAIROS_RANKS=2 KAIROS_STOP_BEFORE=auto STUB_TIME_LEFT=UNLIMITED
   expect "KAIROS_STOP_BEFORE=auto without a time limit: no --stop-before-wall" "0|$line" "$rc|$out"
   run "$sbatch" SLURM_JOB_ID=4711 KAIROS_RANKS=2 KAIROS_LAUNCHER=mpirun KAIROS_CHECKPOINT_ON_TERM=1
-  expect "KAIROS_CHECKPOINT_ON_TERM=1: mpirun gives the ranks time" "mpirun -np 2 --map-by core --bind-to core --mca odls_base_sigkill_timeout 30 $bin run $model --stats $job/stats.json --sync null-message --checkpoint-dir $job/checkpoints --checkpoint-on-term" "$out"
+  expect "KAIROS_CHECKPOINT_ON_TERM=1: mpirun gives the ranks time" "mpirun -np 2 --map-by core --bind-to core --mca odls_base_sigkill_timeout 30 $bin run $model --stats $job/stats.json --sync auto --checkpoint-dir $job/checkpoints --checkpoint-on-term" "$out"
 
   # bad settings: one line, exit status 2, nothing printed on stdout
   bad() { # bad SCRIPT MESSAGE SETTINGS...
@@ -192,7 +192,7 @@ if [[ ${1:-} != --job ]]; then
   }
   bad "$sbatch" "KAIROS_MODEL: expected a readable model file, found '/no/such.json'" KAIROS_MODEL=/no/such.json
   bad "$pbs" "KAIROS_MODEL: expected a readable model file, found '/no/such.json'" KAIROS_MODEL=/no/such.json
-  bad "$sbatch" "KAIROS_SYNC: expected null-message or window, found 'fast'" KAIROS_SYNC=fast
+  bad "$sbatch" "KAIROS_SYNC: expected auto, null-message or window, found 'fast'" KAIROS_SYNC=fast
   bad "$sbatch" "KAIROS_RANKS: expected a whole number >= 1, found '0'" KAIROS_RANKS=0
   bad "$sbatch" "KAIROS_RANKS: expected at least one rank per node (4 nodes), found '2'" KAIROS_NODES=4 KAIROS_RANKS=2
   bad "$pbs" "KAIROS_LAUNCHER: expected mpirun under PBS, found 'srun'" KAIROS_LAUNCHER=srun
@@ -217,7 +217,7 @@ if [[ ${1:-} != --job ]]; then
   # Slurm: a run that checkpoints and stops is requeued (scontrol requeue),
   # and the requeued job (same id, same folder) goes on from the checkpoint.
   job=$tmp/runs/kairos-5001-rows
-  line="srun --nodes=1 --ntasks=2 --cpu-bind=cores --kill-on-bad-exit=1 $bin run $model --stats $job/stats.json --sync null-message --checkpoint-dir $job/checkpoints"
+  line="srun --nodes=1 --ntasks=2 --cpu-bind=cores --kill-on-bad-exit=1 $bin run $model --stats $job/stats.json --sync auto --checkpoint-dir $job/checkpoints"
   run "$sbatch" SLURM_JOB_ID=5001 KAIROS_RANKS=2 STUB_STATUS=4
   expect "slurm, exit status 4: the job's status" 4 "$rc"
   expect "slurm, exit status 4: a first start, then scontrol requeue" "$line | scontrol requeue 5001" "$(logged)"
@@ -329,7 +329,7 @@ else
   expect "job exit status" 0 "$rc"
   [[ $rc == 0 ]] || echo "$err"
   expect "job folder: the model file used" same "$(cmp -s "$model" "$job/model.json" && echo same)"
-  expect "job folder: the command" "mpirun -np 2 --map-by core --bind-to none $bin run $model --stats $job/stats.json --sync null-message --set end_time=600 --checkpoint-dir $job/checkpoints" "$(cat "$job/command.txt" 2>&1)"
+  expect "job folder: the command" "mpirun -np 2 --map-by core --bind-to none $bin run $model --stats $job/stats.json --sync auto --set end_time=600 --checkpoint-dir $job/checkpoints" "$(cat "$job/command.txt" 2>&1)"
   expect "job folder: stats of 2 ranks" "2 600.0" "$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s["ranks"], s["end_time"])' "$job/stats.json" 2>&1)"
   expect "job folder: the summary" yes "$(grep -q 'on 2 ranks' "$job/summary.txt" && echo yes)"
   expect "job folder: the status" "kairos job local7, attempt 1: exit status 0 (done)" "$(cat "$job/status.txt" 2>&1)"

@@ -195,7 +195,7 @@ Test(cli, bad_option_values)
 {
     const char *m = model(FACTORY_SHORT);
     expect_bad(kairos("run", m, "--sync", "optimistic", NULL),
-               "--sync: expected null-message or window, found \"optimistic\"");
+               "--sync: expected auto, null-message or window, found \"optimistic\"");
     expect_bad(kairos("run", m, "--seed", "-1", NULL),
                "--seed: expected a whole number from 0 to 9223372036854775807, found \"-1\"");
     expect_bad(kairos("run", m, "--seed", "9223372036854775808", NULL),

@@ -157,6 +157,52 @@ Test(cli_mpi, phold_wide_fan_out_same_on_1_2_4_ranks_both_syncs, .timeout = 240)
     same_everywhere_runs("phold.json", "simulators.phold.count=12", "end_time=4", true);
 }
 
+/* The stats of a run of examples/phold.json with `count` simulators on np
+ * ranks, the algorithm left to auto (the default). */
+static json_t *phold_auto_run(int np, const char *count)
+{
+    char model[1024], stats[600];
+    snprintf(model, sizeof model, "%s/examples/phold.json", getenv("KAIROS_SOURCE_ROOT"));
+    snprintf(stats, sizeof stats, "%s", cli_path("auto.json"));
+    cli_result_t r = run_on(np, model, stats, "--set", count, "--set", "end_time=4", NULL, NULL);
+    cr_assert_eq(r.status, 0, "%s on %d ranks: %s", count, np, r.err);
+    cli_free(&r);
+    json_error_t e;
+    json_t *s = json_load_file(stats, 0, &e);
+    cr_assert(s, "%s", e.text);
+    cr_assert_str_eq(json_string_value(json_object_get(s, "sync_requested")), "auto");
+    return s;
+}
+
+/* auto (docs/performance.md): 12 simulators with 11 in-edges each run the
+ * window algorithm, 4 with 3 each null messages, on every rank count, with
+ * the results of the algorithm named. */
+Test(cli_mpi, phold_wide_auto_chooses_by_fan_in_same_results, .timeout = 240)
+{
+    const char *root = getenv("KAIROS_SOURCE_ROOT");
+    char model[1024], stats[600];
+    snprintf(model, sizeof model, "%s/examples/phold.json", root);
+    snprintf(stats, sizeof stats, "%s", cli_path("named.json"));
+    cli_result_t r = run_on(0, model, stats, "--sync", "null-message", "--set", "simulators.phold.count=12", "--set",
+                            "end_time=4");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cli_free(&r);
+    char *want = cli_checksum(stats);
+    const int nps[] = { 0, 2, 4 };
+    for (int i = 0; i < 3; i++) {
+        json_t *s = phold_auto_run(nps[i], "simulators.phold.count=12");
+        cr_assert_str_eq(json_string_value(json_object_get(s, "sync")), "window", "on %d ranks", nps[i]);
+        cr_assert_gt(json_integer_value(json_object_get(s, "rounds")), 0);
+        cr_assert_str_eq(json_string_value(json_object_get(s, "checksum")), want, "on %d ranks", nps[i]);
+        json_decref(s);
+    }
+    json_t *s = phold_auto_run(2, "simulators.phold.count=4");
+    cr_assert_str_eq(json_string_value(json_object_get(s, "sync")), "null-message");
+    cr_assert_eq(json_integer_value(json_object_get(s, "rounds")), 0);
+    json_decref(s);
+    free(want);
+}
+
 /* A simulator pinned to rank 1 with a bad parameter: the error is found
  * there, printed once (by rank 0), every rank exits 2, no stats file. */
 Test(cli_mpi, error_on_rank_1_is_printed_once, .timeout = 120)
@@ -679,7 +725,7 @@ Test(cli_mpi, different_models_on_the_ranks_name_the_difference, .timeout = 240)
         { walkers, "--set", "simulators.walkers.time_step=2", "simulator 'walkers[0]' time step: 1 on rank 0, 2 on rank 1" },
         { factory, "--set", "simulators.ChemicalBath.params.capacity=3", "simulators[2].params: " },
         { factory, "--end", "20", "end time: 3600 on rank 0, 20 on rank 1" },
-        { factory, "--sync", "window", "sync: null-message on rank 0, window on rank 1" },
+        { factory, "--sync", "window", "sync: auto on rank 0, window on rank 1" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *a0[] = { "run", cases[i].model, "--quiet", "--end", "20", NULL };

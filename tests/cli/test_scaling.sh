@@ -24,7 +24,7 @@ refused() { # refused MESSAGE ARGS...
 }
 refused "/no/model.json: expected a readable model file, found nothing" /no/model.json
 refused "--ranks: expected whole numbers >= 1 separated by commas, found '1,x'" "$root/examples/rows.json" --ranks 1,x
-refused "--sync: expected null-message and/or window, found 'fast'" "$root/examples/rows.json" --sync fast
+refused "--sync: expected null-message, window and/or auto, found 'fast'" "$root/examples/rows.json" --sync fast
 refused "--weak: expected KEY=EXPR with EXPR arithmetic in 'ranks' (+ - * / % and parentheses, e.g. simulators.line.count=25*ranks), found 'simulators.line.count=__import__'" \
   "$root/examples/rows.json" --weak simulators.line.count=__import__
 refused "--weak: expected KEY=EXPR with EXPR arithmetic in 'ranks' (+ - * / % and parentheses, e.g. simulators.line.count=25*ranks), found 'simulators.line.count=9**9**9'" \

@@ -104,6 +104,30 @@ Test(emulation, paced_at_speed_10) { pacing(10.0, KR_SYNC_NULL_MESSAGE); }
  * deadlock. */
 Test(emulation, paced_with_the_window_algorithm) { pacing(1.0, KR_SYNC_WINDOW); }
 
+/* auto keeps null messages for a model with an emulation, however many
+ * dependencies it has (kairos/model.h): 10 simulators with an edge from
+ * each to every other would otherwise run window rounds. */
+Test(emulation, auto_keeps_null_messages)
+{
+    fake_clock_t f = { .now = 1000000000, .per_read = 20000, .pipe_w = -1 };
+    kr_clock_t clock = { fake_now, fake_wait, &f };
+    kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = S, .log_level = KR_LOG_OFF, .sync = KR_SYNC_AUTO });
+    kr_emulation_desc_t ed = { .speed = 1, .clock = &clock, .input_fd = -1 };
+    cr_assert_not_null(kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "ctl", .formalism = KR_EMULATION, .emulation = &ed }));
+    for (int i = 1; i < 10; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "d%d", i);
+        cr_assert_not_null(kr_model_add_sim(m, &(kr_sim_desc_t){ .name = name, .formalism = KR_DISCRETE_EVENT }));
+    }
+    for (uint32_t i = 0; i < 10; i++)
+        for (uint32_t j = 0; j < 10; j++)
+            if (i != j) cr_assert_eq(kr_model_add_dependency(m, i, j, S / 10), KR_OK);
+    cr_assert_eq(kr_model_start(m), KR_OK, "%s", kr_last_error());
+    cr_assert_eq(kr_model_sync(m), KR_SYNC_NULL_MESSAGE);
+    cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
+    kr_model_destroy(m);
+}
+
 /* ---- input, log and replay ---- */
 
 typedef struct order { int32_t qty; } order_t;

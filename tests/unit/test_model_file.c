@@ -56,7 +56,7 @@ Test(model_file, valid_factory_defaults)
     cr_assert_eq(f->precision, S);
     cr_assert_eq(f->seed, 3);
     cr_assert_eq(f->end_time, 100 * S);
-    cr_assert_eq(f->sync, KR_SYNC_NULL_MESSAGE);
+    cr_assert_eq(f->sync, KR_SYNC_AUTO);
     cr_assert_eq(f->mapping, KR__MAP_ROUND_ROBIN);
     cr_assert_eq(f->log_level, KR_LOG_WARN);
     cr_assert_null(f->out_stats);
@@ -80,7 +80,9 @@ Test(model_file, valid_factory_defaults)
     cr_assert_eq(kr_model_sim_count(m), 3);
     cr_assert_eq(kr_model_promise(m, 1, 2), 2 * S);
     cr_assert_str_eq(kr__model_file_kind(f, 2)->name, "bath");
+    cr_assert_eq(kr_model_sync(m), KR_SYNC_AUTO, "before start: what was asked");
     cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
+    cr_assert_eq(kr_model_sync(m), KR_SYNC_NULL_MESSAGE, "auto, for 3 groups with 2 edges between them");
     kr_model_destroy(m);
     kr__model_file_free(f);
 }
@@ -129,6 +131,12 @@ Test(model_file, set_top_level)
     cr_assert_eq(f->end_time, 20 * S);
     cr_assert_eq(f->seed, 9);
     cr_assert_eq(f->sync, KR_SYNC_WINDOW, "a bare word is a string");
+    kr__model_file_free(f);
+    f = mt_load(FACTORY, "sync=null-message", NULL);
+    cr_assert(f && f->sync == KR_SYNC_NULL_MESSAGE, "%s", kr_last_error());
+    kr__model_file_free(f);
+    f = mt_load(FACTORY, "sync=window", "sync=auto", NULL);
+    cr_assert(f && f->sync == KR_SYNC_AUTO, "%s", kr_last_error());
     kr__model_file_free(f);
 }
 
@@ -519,8 +527,9 @@ Test(model_file, bad_seed)
 
 Test(model_file, bad_sync)
 {
-    expect_load_error(mt_load(FACTORY, "sync=optimistic", NULL), "sync", "\"null-message\" or \"window\"",
+    expect_load_error(mt_load(FACTORY, "sync=optimistic", NULL), "sync", "\"auto\", \"null-message\" or \"window\"",
                       "\"optimistic\"");
+    expect_load_error(mt_load(FACTORY, "sync=7", NULL), "sync", "\"auto\", \"null-message\" or \"window\"", "7");
 }
 
 Test(model_file, bad_mapping)

@@ -375,7 +375,7 @@ static void run_ring_sync(kr__transport_t *tr, uint64_t digests[4], kr_sync_algo
         digests[i] = kr_sim_event_digest(kr_model_sim(m, i));
         cr_assert_gt(kr_sim_event_count(kr_model_sim(m, i)), 100);
     }
-    if (sync == KR_SYNC_WINDOW) {
+    if (kr_model_sync(m) == KR_SYNC_WINDOW) {
         /* promises of 1 over 200 units: at most 200 / 1 + 1 rounds per unit of progress */
         cr_assert_gt(kr_model_rounds(m), 0);
         cr_assert_leq(kr_model_rounds(m), 2 * 200 + 2, "%llu rounds", (unsigned long long)kr_model_rounds(m));
@@ -417,6 +417,62 @@ Test(sync, window_algorithm_gives_the_same_sequences)
     }
 }
 
+/* ---- auto (kairos/model.h) ---- */
+
+/* What auto resolves to for n simulators with an edge from each to every
+ * other (promise 1), the first `joined` of them also joined by a cycle of
+ * zero promises (one group). */
+static kr_sync_algorithm_t auto_for(uint32_t n, uint32_t joined)
+{
+    kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = S, .log_level = KR_LOG_OFF, .sync = KR_SYNC_AUTO });
+    cr_assert_not_null(m);
+    for (uint32_t i = 0; i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "s%u", i);
+        add(m, name, KR_DISCRETE_EVENT, 0);
+    }
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < n; j++)
+            if (i != j) cr_assert_eq(kr_model_add_dependency(m, i, j, i < joined && j < joined ? 0 : S), KR_OK);
+    cr_assert_eq(kr_model_sync(m), KR_SYNC_AUTO, "before start: what was asked");
+    cr_assert_eq(kr_model_start(m), KR_OK, "%s", kr_last_error());
+    kr_sync_algorithm_t chosen = kr_model_sync(m);
+    cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
+    kr_model_destroy(m);
+    return chosen;
+}
+
+Test(sync, auto_chooses_the_window_above_eight_in_edges_per_group)
+{
+    cr_assert_eq(auto_for(1, 0), KR_SYNC_NULL_MESSAGE);
+    cr_assert_eq(auto_for(4, 0), KR_SYNC_NULL_MESSAGE);
+    cr_assert_eq(auto_for(9, 0), KR_SYNC_NULL_MESSAGE, "8 in-edges each: not more than 8");
+    cr_assert_eq(auto_for(10, 0), KR_SYNC_WINDOW, "9 in-edges each");
+    cr_assert_eq(auto_for(32, 0), KR_SYNC_WINDOW);
+    /* 10 simulators, 3 of them one group: 8 groups; the group has 7 x 3 = 21
+     * in-edges, the others 9 each (63 in all): 84 / 8 = 10.5 */
+    cr_assert_eq(auto_for(10, 3), KR_SYNC_WINDOW);
+    /* 10 simulators, 9 of them one group: 2 groups with 9 in-edges each */
+    cr_assert_eq(auto_for(10, 9), KR_SYNC_WINDOW);
+    /* 4 of 10 in one group: 7 groups, 6 x 4 + 6 x 9 = 78 in-edges: 11.1 */
+    cr_assert_eq(auto_for(10, 4), KR_SYNC_WINDOW);
+    /* 6 simulators, 2 joined: 5 groups, 4 x 2 + 4 x 5 = 28: 5.6 */
+    cr_assert_eq(auto_for(6, 2), KR_SYNC_NULL_MESSAGE);
+}
+
+Test(sync, auto_gives_the_same_sequences)
+{
+    uint64_t plain[4], chosen[4];
+    run_ring(NULL, plain);
+    run_ring_sync(NULL, chosen, KR_SYNC_AUTO);
+    for (int i = 0; i < 4; i++) cr_assert_eq(plain[i], chosen[i], "simulator %d differs with auto", i);
+}
+
+Test(sync, an_unknown_algorithm_is_refused)
+{
+    cr_assert_null(kr_model_create(&(kr_model_desc_t){ .sync = (kr_sync_algorithm_t)3 }));
+    cr_assert(strstr(kr_last_error(), "unknown sync algorithm 3"), "%s", kr_last_error());
+}
 
 /* ---- deadlock ---- */
 
