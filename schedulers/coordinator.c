@@ -767,7 +767,12 @@ static kr_status_t scan_groups(kr_model_t *m, group_scan_t *sc)
 }
 
 /* Phase (b): the group with the lowest runnable head goes next, for at
- * most 256 events, and then sends what it may now guarantee. */
+ * most 256 events, and then sends what it may now guarantee. In a window
+ * round every other runnable group follows in the same step, in group
+ * order: the round's bounds hold until the next round, and nothing sent
+ * during it can arrive below them, so the order of the groups changes
+ * nothing, while one step per group, each scanning every group, cost G^2
+ * a round (bench/README.md, "The algorithm chosen by auto"). */
 static step_t run_lowest_group(kr_model_t *m, group_scan_t *sc, kr_status_t *status)
 {
     kr_status_t st = scan_groups(m, sc);
@@ -777,6 +782,16 @@ static step_t run_lowest_group(kr_model_t *m, group_scan_t *sc, kr_status_t *sta
     run_group(m, sc->best, 256);
     if (m->failure) return step_failed(m, KR_OK, true, status);
     if ((st = send_guarantees(m, sc->best, false))) return step_failed(m, st, false, status);
+    if (m->sync != KR_SYNC_WINDOW) return STEP_MORE;
+    for (uint32_t i = 0; i < m->group_count; i++) {
+        kr__group_t *g = &m->groups[i];
+        kr_sim_t *s;
+        if (g == sc->best || !g->local || !runnable(m, g, s, group_head(m, g, &s))) continue;
+        note_blocked(m, g, false, sc->now); /* (in case it was not runnable at the scan) */
+        m->last_ran = i;
+        run_group(m, g, 256);
+        if (m->failure) return step_failed(m, KR_OK, true, status);
+    }
     return STEP_MORE;
 }
 
