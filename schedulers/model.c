@@ -569,10 +569,11 @@ uint32_t kr_model_group_of(const kr_model_t *cm, uint32_t sim)
  * simulators of one model on 1 and 2 ranks (bench/README.md, "The
  * algorithm chosen by auto"): the window was nowhere dearer in
  * instructions on one rank, and from 9 in-edges per group on it was
- * faster on two; with 1 to 3 the null messages were faster on two ranks,
- * and fan-in (rows) and region models were even. A model with an
- * emulation keeps null messages: a round's wait would delay every answer
- * to the outside (docs/emulation.md). */
+ * clearly faster on two; below that the two were within the machine's
+ * noise, and a round's cost grows with the ranks, so null messages stay.
+ * Fan-in (rows) and region models were even. A model with an emulation
+ * keeps null messages: a round's wait would delay every answer to the
+ * outside (docs/emulation.md). */
 #define AUTO_WINDOW_IN_EDGES 8u
 
 static kr_sync_algorithm_t auto_choice(const kr_model_t *m)
