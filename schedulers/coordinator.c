@@ -785,8 +785,10 @@ static step_t run_lowest_group(kr_model_t *m, group_scan_t *sc, kr_status_t *sta
     if (m->sync != KR_SYNC_WINDOW) return STEP_MORE;
     for (uint32_t i = 0; i < m->group_count; i++) {
         kr__group_t *g = &m->groups[i];
+        if (g == sc->best || !g->local) continue;
         kr_sim_t *s;
-        if (g == sc->best || !g->local || !runnable(m, g, s, group_head(m, g, &s))) continue;
+        kr__event_rec_t *h = group_head(m, g, &s);
+        if (!runnable(m, g, s, h)) continue;
         note_blocked(m, g, false, sc->now); /* (in case it was not runnable at the scan) */
         m->last_ran = i;
         run_group(m, g, 256);
