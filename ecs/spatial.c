@@ -75,23 +75,12 @@ static inline uint32_t grid_index(const kr__spatial_state_t *s, int32_t cx, int3
 
 /* ---- the cell table ------------------------------------------------------ */
 
-/* Cells are hashed in tiles of TILE_CELLS along x: a tile's cells have
- * consecutive home slots in a block of their own, the low bits of cx
- * choosing the slot. A move to the next cell along x then usually stays
- * in the block (the same page, often a line the CPU fetches beside the old
- * cell's), and the blocks act as buckets: at the same load far more cells
- * sit in their home slot than with a slot per hash (bench/README.md,
- * "Spatial hash moves"). The tile is found by Fibonacci hashing of the
- * packed pair: the top bits of the product depend on every bit of both. */
-#define TILE_BITS 2u
-#define TILE_CELLS (1u << TILE_BITS)
-_Static_assert(TABLE_MIN >= TILE_CELLS, "a table holds at least one block");
-
+/* Fibonacci hashing of the packed pair: the top bits of the product depend
+ * on every bit of both coordinates. */
 static inline uint32_t table_home(const kr__spatial_state_t *s, int32_t cx, int32_t cy)
 {
-    uint64_t tile = ((uint64_t)((uint32_t)cx >> TILE_BITS) << 32) | (uint32_t)cy;
-    uint32_t block = (uint32_t)((tile * 0x9e3779b97f4a7c15ull) >> (s->table_shift + TILE_BITS));
-    return block << TILE_BITS | ((uint32_t)cx & (TILE_CELLS - 1));
+    uint64_t key = ((uint64_t)(uint32_t)cx << 32) | (uint32_t)cy;
+    return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> s->table_shift);
 }
 
 /* The slot of cell (cx, cy) in the table (occupied or emptied), or else the
