@@ -19,7 +19,8 @@ its CPU share; runs of every case, algorithm and binary alternate, --reps
 rounds of them. A line gives the median events/s over the runs, the
 2-rank speed-up over the same binary's 1-rank median, that speed-up as a
 fraction of the ceiling's, and the breakdown the stats file gives: blocked
-seconds per rank, null messages, messages and batches per event, rounds.
+seconds, blocked episodes and the mean wait per rank, null messages,
+messages and batches per event, rounds.
 
     bench/bench_parallel.py --kairos build-rel/kairos [--kairos OTHER ...]
                             [--reps 5] [--end 2000] [--only CASE ...]
@@ -65,15 +66,20 @@ def run_once(kairos, ranks, sync, lookahead, remote, end):
 
 def summary(runs, ranks):
     eps = [r["events_per_second"] for r in runs]
-    blocked = []
+    blocked, episodes, mean_wait = [], [], []
     for rank in range(ranks):
-        blocked.append(round(statistics.median(
-            sum((float(s["blocked_seconds"]) for s in r["simulators"] if s["rank"] == rank), 0.0) for r in runs), 3))
+        per_run = lambda key, r: sum((float(s.get(key, 0)) for s in r["simulators"] if s["rank"] == rank), 0.0)
+        blocked.append(round(statistics.median(per_run("blocked_seconds", r) for r in runs), 3))
+        episodes.append(statistics.median(per_run("blocked_episodes", r) for r in runs))
+        mean_wait.append(round(statistics.median(per_run("blocked_seconds", r) / max(1.0, per_run("blocked_episodes", r))
+                                                 for r in runs) * 1e6, 1))
     med = lambda k: statistics.median(float(r.get(k, 0) or 0) for r in runs)
     return {
         "value": statistics.median(eps), "unit": "events/s", "runs": [round(x / 1e6, 3) for x in eps],
         "cpu_share": [round(r["_cpu_share"], 2) for r in runs],
         "blocked_seconds_per_rank": blocked,
+        "blocked_episodes_per_rank": episodes,
+        "mean_wait_us_per_rank": mean_wait,
         "wall_seconds": round(med("wall_seconds"), 3),
         "null_messages_per_event": round(med("null_messages_per_event"), 5),
         "messages_per_event": round(med("messages_per_event"), 5),

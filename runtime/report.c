@@ -117,14 +117,15 @@ json_t *kr__run_local_stats(run_ctx_t *c, double wall)
             json_object_set_new(own ? own : (own = json_object()), "_state_part", json_string(part));
         }
         json_array_append_new(sims, json_pack("{s:I, s:s, s:s, s:s, s:i, s:s, s:s, s:f, s:I, s:I, s:I, s:I, s:I, "
-                                              "s:f, s:I, s:o}",
+                                              "s:f, s:I, s:I, s:o}",
             "_id", (json_int_t)i, "_events_digest", ev, "_state_digest", st,
             "name", kr_sim_name(s), "rank", kr_sim_rank(s), "kind", k->name,
             "formalism", kr_formalism_name(kr_sim_formalism(s)),
             "final_time", kr_time_to_units(kr_sim_now(s), f->precision),
             "events", (json_int_t)kr_sim_event_count(s), "sync_sent", (json_int_t)kr_sim_sync_sent(s),
             "sync_received", (json_int_t)kr_sim_sync_received(s), "null_messages", (json_int_t)kr_sim_null_messages(s),
-            "guarantee_requests", (json_int_t)kr_sim_guarantee_requests(s), "blocked_seconds", kr_sim_blocked_seconds(s), "entities", (json_int_t)kr_world_entity_count(kr_sim_world(s)),
+            "guarantee_requests", (json_int_t)kr_sim_guarantee_requests(s), "blocked_seconds", kr_sim_blocked_seconds(s),
+            "blocked_episodes", (json_int_t)kr_sim_blocked_episodes(s), "entities", (json_int_t)kr_world_entity_count(kr_sim_world(s)),
             "stats", own ? own : json_object()));
     }
     char node[256] = "?";

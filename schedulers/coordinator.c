@@ -28,6 +28,7 @@ static void note_blocked(kr_model_t *m, kr__group_t *g, bool blocked, uint64_t n
         kr_sim_t *s = m->sims[g->members[i]];
         if (blocked && !s->blocked_since) {
             s->blocked_since = now;
+            s->blocked_episodes++;
         } else if (!blocked && s->blocked_since) {
             s->blocked_ns += now - s->blocked_since;
             if (m->observer.on_blocked) m->observer.on_blocked(m->observer.arg, s, s->blocked_since, now);

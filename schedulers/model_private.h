@@ -146,6 +146,7 @@ struct kr_sim {
     uint64_t digest;
     uint64_t sync_sent, sync_received, null_sent, requests_sent;
     uint64_t blocked_ns, blocked_since;  /* blocked_since 0: not blocked */
+    uint64_t blocked_episodes;  /* spans opened (note_blocked) */
     bool executing;
     kr_event_key_t current;
     uint32_t current_slot;

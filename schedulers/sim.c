@@ -536,6 +536,7 @@ uint64_t kr_sim_sync_received(const kr_sim_t *s) { return s->sync_received; }
 uint64_t kr_sim_null_messages(const kr_sim_t *s) { return s->null_sent; }
 uint64_t kr_sim_guarantee_requests(const kr_sim_t *s) { return s->requests_sent; }
 double kr_sim_blocked_seconds(const kr_sim_t *s) { return (double)s->blocked_ns * 1e-9; }
+uint64_t kr_sim_blocked_episodes(const kr_sim_t *s) { return s->blocked_episodes; }
 
 kr_sim_t *kr_sim_of_world(kr_world_t *w)
 {

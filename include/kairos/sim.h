@@ -76,6 +76,10 @@ KR_API uint64_t kr_sim_null_messages(const kr_sim_t *sim);
  * algorithm: guarantees are sent there on demand). */
 KR_API uint64_t kr_sim_guarantee_requests(const kr_sim_t *sim);
 KR_API double kr_sim_blocked_seconds(const kr_sim_t *sim);
+/* How many separate times it became blocked. The mean wait, seconds over
+ * episodes, tells latency (many waits about as long as a sender's step)
+ * from imbalance (few long ones). */
+KR_API uint64_t kr_sim_blocked_episodes(const kr_sim_t *sim);
 
 /* Per-simulator state blocks (ERS's SubModelContext; kairos/state.h,
  * docs/concepts.md, "Per-simulator state"): one block of the type's size

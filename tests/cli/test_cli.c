@@ -317,7 +317,8 @@ Test(cli, stats_has_every_field)
         cr_assert_str_eq(json_string_value(json_object_get(x, "formalism")), forms[i]);
         cr_assert(json_is_number(json_object_get(x, "final_time")));
         cr_assert(json_number_value(json_object_get(x, "final_time")) <= 3600.0);
-        for (const char *k = "events\0sync_sent\0sync_received\0null_messages\0entities\0"; *k; k += strlen(k) + 1)
+        for (const char *k = "events\0sync_sent\0sync_received\0null_messages\0blocked_episodes\0entities\0"; *k;
+             k += strlen(k) + 1)
             cr_assert(json_is_integer(json_object_get(x, k)), "simulators[%zu].%s", i, k);
         cr_assert(json_is_number(json_object_get(x, "blocked_seconds")));
         cr_assert(json_is_object(json_object_get(x, "stats")));

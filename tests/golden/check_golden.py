@@ -44,7 +44,7 @@ CASES = {
 }
 
 # Figures of the machine and of the placement, not of the model.
-TIMING = {"wall_seconds", "events_per_second", "speedup", "blocked_seconds", "rank_info",
+TIMING = {"wall_seconds", "events_per_second", "speedup", "blocked_seconds", "blocked_episodes", "rank_info",
           "peak_memory", "peak_memory_bytes", "version"}
 # The transport's traffic depends on timing once there are two ranks.
 TRAFFIC = {"rank", "ranks", "rounds", "null_messages", "guarantee_requests", "null_messages_per_event",

@@ -316,6 +316,10 @@ Test(sync, held_exactly_at_the_guarantee_of_a_slow_upstream)
     cr_assert_eq(kr_sim_event_count(b), 3);
     cr_assert_eq(kr_sim_now(b), 2 * S);
     cr_assert_eq(kr_sim_event_count(a), 1);
+    /* one wait so far, however many steps found it still held; upstream,
+     * with no inputs, never waits */
+    cr_assert_eq(kr_sim_blocked_episodes(b), 1);
+    cr_assert_eq(kr_sim_blocked_episodes(a), 0);
     kr__transport_test_freeze(tr, 0, false);
     while (kr__coord_step(m, &st)) {}
     cr_assert_eq(st, KR_OK, "%s", kr_last_error());
@@ -762,6 +766,10 @@ Test(sync, guarantees_ride_on_data_and_are_asked_for)
     /* nothing left below the end: it asked upstream once, and waits */
     cr_assert_eq(kr_sim_guarantee_requests(b), 1);
     cr_assert(!m->finished);
+    /* Not blocked: nothing is left to run before the end (only an event
+     * it has and may not run yet counts), and upstream has no inputs. */
+    cr_assert_eq(kr_sim_blocked_episodes(b), 0);
+    cr_assert_eq(kr_sim_blocked_episodes(a), 0);
     kr__transport_test_freeze(tr, 0, false);
     while (kr__coord_step(m, &st)) {}
     cr_assert_eq(st, KR_OK, "%s", kr_last_error());
