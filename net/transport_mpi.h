@@ -23,7 +23,7 @@ typedef struct kr__mpi_transport_desc {
     MPI_Comm comm;
     const int *rank_of_sim;   /* copied; rank of every simulator */
     uint32_t sim_count;
-    size_t flush_bytes;       /* 0 = 64 KiB */
+    size_t flush_bytes;       /* the largest batch but for a single larger message; 0 = 3968 bytes */
 } kr__mpi_transport_desc_t;
 
 kr__transport_t *kr__transport_mpi_create(const kr__mpi_transport_desc_t *desc);
