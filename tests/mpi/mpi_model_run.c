@@ -8,7 +8,8 @@
  * parcel (an entity with a child and a counter component) with a sender
  * side that stamps the payload. Simulator i runs on rank i mod N.
  * First, the transport's held/amend on its own (a null message's
- * guarantee rides on a data message still waiting in its batch).
+ * guarantee rides on a data message still waiting in its batch), and its
+ * batches staying within MPI's eager size.
  * Plain C with MPI (not Criterion); exits non-zero on any failure. */
 #include <mpi.h>
 #include <stdio.h>
@@ -151,6 +152,67 @@ static int check_amend(int rank, int size)
     return failures;
 }
 
+static kr_status_t count_in_order(void *arg, const void *bytes, size_t len)
+{
+    int *got = arg;
+    int32_t index;
+    memcpy(&index, bytes, sizeof index);
+    if (index != *got || len != (*got < 200 ? 100u : 5000u)) {
+        fprintf(stderr, "message %d arrived as number %d of %zu bytes\n", *got, (int)index, len);
+        exit(3);
+    }
+    ++*got;
+    return KR_OK;
+}
+
+/* Rank 0 sends 200 messages of 100 bytes to rank 1 without polling, then
+ * one of 5,000: a batch leaves before a message would take it past the
+ * default flush size (3,968 bytes, within Open MPI's shared-memory eager
+ * size), so they travel in at least 7 batches (20,800 bytes of records,
+ * 38 a batch at most, and the large one alone), and arrive in order. */
+static int check_batches(int rank, int size)
+{
+    if (size == 1) return 0;
+    int rank_of[2] = { 0, 1 }, failures = 0;
+    kr__transport_t *t = kr__transport_mpi_create(&(kr__mpi_transport_desc_t){ .comm = MPI_COMM_WORLD,
+                                                                            .rank_of_sim = rank_of, .sim_count = 2 });
+    if (!t) return 1;
+    size_t n = 0;
+    uint64_t sent = 0;
+    if (rank == 0) {
+        static uint8_t msg[5000];
+        for (int32_t i = 0; i <= 200; i++) {
+            memcpy(msg, &i, sizeof i);
+            failures += t->vtbl->send(t, 0, 1, msg, i < 200 ? 100 : sizeof msg) != KR_OK;
+        }
+        t->vtbl->poll(t, count_in_order, &(int){ 0 }, &n);
+        kr__mpi_transport_stats_t st;
+        kr__transport_mpi_stats(t, &st);
+        sent = st.batches_sent;
+        if (sent < 7 || st.bytes_sent != 200 * 104 + 5004) {
+            fprintf(stderr, "rank 0: %llu batches of %llu bytes\n", (unsigned long long)sent,
+                    (unsigned long long)st.bytes_sent);
+            failures++;
+        }
+    } else if (rank == 1) {
+        int got = 0;
+        while (got < 201) t->vtbl->poll(t, count_in_order, &got, &n);
+    }
+    MPI_Bcast(&sent, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    if (rank == 1) {
+        kr__mpi_transport_stats_t st;
+        kr__transport_mpi_stats(t, &st);
+        if (st.batches_received != sent) {
+            fprintf(stderr, "rank 1: %llu batches received of %llu\n", (unsigned long long)st.batches_received,
+                    (unsigned long long)sent);
+            failures++;
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    t->vtbl->destroy(t);
+    return failures;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -158,6 +220,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     failures += check_amend(rank, size);
+    failures += check_batches(rank, size);
     /* the reference, in this process */
     uint64_t want[SIMS], want_count[SIMS];
     kr_model_t *ref = build(0, NULL, KR_SYNC_NULL_MESSAGE);
