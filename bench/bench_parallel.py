@@ -33,7 +33,7 @@ import statistics
 import sys
 import time
 
-from kairos_run import ROOT, phold_sets, run_stats, wait_idle
+from kairos_run import ROOT, phold_sets, plain_env, run_stats, wait_idle
 
 CASES = [  # (name, lookahead, remote)
     ("ceiling", 0.1, 0.0),
@@ -42,12 +42,6 @@ CASES = [  # (name, lookahead, remote)
     ("remote_0.5", 0.1, 0.5),
 ]
 TOTAL_LPS = 1024
-
-
-def plain_env():
-    for k in list(os.environ):
-        if k.startswith("OMPI_MCA_"):
-            del os.environ[k]
 
 
 def run_once(kairos, ranks, sync, lookahead, remote, end):

@@ -35,7 +35,7 @@ import subprocess
 import sys
 import tempfile
 
-from kairos_run import ROOT, phold_sets, run_stats
+from kairos_run import ROOT, phold_sets, plain_env, run_stats
 
 CASES = [("base", 0.1, 0.25), ("lookahead_0.01", 0.01, 0.25), ("remote_0.5", 0.1, 0.5)]
 TOTAL_LPS = 1024
@@ -70,9 +70,7 @@ def main():
     ap.add_argument("--end", type=float, default=2000.0)
     ap.add_argument("--only", nargs="*", default=[])
     a = ap.parse_args()
-    for k in list(os.environ):  # a plain environment, as bench_parallel.py
-        if k.startswith("OMPI_MCA_"):
-            del os.environ[k]
+    plain_env()
     cases = [c for c in CASES if not a.only or c[0] in a.only]
     runs = {}
     for _ in range(a.reps):

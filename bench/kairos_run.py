@@ -10,6 +10,15 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def plain_env():
+    """Drops every OMPI_MCA_* setting from this process's environment, so
+    that multi-rank runs see Open MPI's defaults (bench/README.md, "Machine":
+    the tests' settings slow large messages)."""
+    for k in list(os.environ):
+        if k.startswith("OMPI_MCA_"):
+            del os.environ[k]
+
+
 def run_stats(kairos, example, ranks, sync, sets, args=()):
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     fd, out = tempfile.mkstemp(prefix="kairos-bench-", suffix=".json")

@@ -36,7 +36,7 @@ import subprocess
 import sys
 import tempfile
 
-from kairos_run import ROOT, phold_sets
+from kairos_run import ROOT, phold_sets, plain_env
 
 CASES = [("ceiling", 0.1, 0.0), ("base", 0.1, 0.25), ("lookahead_0.01", 0.01, 0.25), ("remote_0.5", 0.1, 0.5)]
 HZ = 4999
@@ -124,6 +124,7 @@ def main():
     ap.add_argument("--end", type=float, default=2000.0)
     ap.add_argument("--only", nargs="*", default=[])
     a = ap.parse_args()
+    plain_env()  # as bench_parallel.py
     with tempfile.TemporaryDirectory(prefix="perf-remote-") as tmp:
         for name, la, remote in CASES:
             if a.only and name not in a.only:
