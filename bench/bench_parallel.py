@@ -22,6 +22,15 @@ fraction of the ceiling's, and the breakdown the stats file gives: blocked
 seconds, blocked episodes and the mean wait per rank, null messages,
 messages and batches per event, rounds.
 
+With several binaries, each line of a binary after the first also gives
+`paired_ratio`: the median over the rounds of its run's events/s over
+the first binary's run of the same round, case, ranks and algorithm.
+Runs of one round follow each other within seconds, so the ratio
+cancels most of the drift of a shared machine, which moves whole sets
+of medians by 10 % or more (bench/README.md, "Batches through shared
+memory"). To compare settings of one binary, give a wrapper script that
+sets the environment and runs it as another binary.
+
     bench/bench_parallel.py --kairos build-rel/kairos [--kairos OTHER ...]
                             [--reps 5] [--end 2000] [--only CASE ...]
 """
@@ -115,6 +124,10 @@ def main():
                     one[(name, k)] = s["value"]
                 s.update({"bench": "parallel", "case": name, "kairos": k, "ranks": ranks, "sync": sync,
                           "lookahead": la, "remote": remote, "end_time": a.end})
+                if k != kairos[0]:
+                    mine, first = runs[(name, k, ranks, sync)], runs[(name, kairos[0], ranks, sync)]
+                    s["paired_ratio"] = round(statistics.median(
+                        a["events_per_second"] / b["events_per_second"] for a, b in zip(mine, first)), 3)
                 if ranks == 2:
                     s["speedup"] = round(s["value"] / one[(name, k)], 3)
                     ceil = runs[("ceiling", k, 2, sync)]
