@@ -127,7 +127,7 @@ def main():
                 if k != kairos[0]:
                     mine, first = runs[(name, k, ranks, sync)], runs[(name, kairos[0], ranks, sync)]
                     s["paired_ratio"] = round(statistics.median(
-                        a["events_per_second"] / b["events_per_second"] for a, b in zip(mine, first)), 3)
+                        x["events_per_second"] / y["events_per_second"] for x, y in zip(mine, first)), 3)
                 if ranks == 2:
                     s["speedup"] = round(s["value"] / one[(name, k)], 3)
                     ceil = runs[("ceiling", k, 2, sync)]
