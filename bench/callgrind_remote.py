@@ -19,7 +19,6 @@ without the deliveries).
     bench/callgrind_remote.py --kairos build/kairos [--end 50] [--only CASE ...]
 """
 import argparse
-import glob
 import json
 import os
 import re
@@ -27,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 
-from kairos_run import ROOT, phold_sets
+from kairos_run import ROOT, phold_sets, run_stats
 
 CASES = [("base", 0.1, 0.25), ("lookahead_0.01", 0.01, 0.25), ("remote_0.5", 0.1, 0.5)]
 
@@ -55,21 +54,8 @@ def inclusive(out_file):
 
 
 def run(kairos, ranks, la, remote, end, tmp):
-    sets = phold_sets(ranks, la, remote, end)
-    stats = os.path.join(tmp, "stats.json")
-    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + os.path.join(tmp, "cg.%q{OMPI_COMM_WORLD_RANK}"),
-           kairos, "run", os.path.join(ROOT, "examples", "phold.json"), "-o", stats, "--quiet"]
-    for s in sets:
-        cmd += ["--set", s]
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_rmaps_base_oversubscribe="1")
-    if ranks > 1:
-        cmd = ["mpirun", "-np", str(ranks)] + cmd
-    else:
-        env["OMPI_COMM_WORLD_RANK"] = "0"
-    subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    with open(stats) as f:
-        st = json.load(f)
+    wrapper = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + os.path.join(tmp, "cg.%q{OMPI_COMM_WORLD_RANK}")]
+    st = run_stats(kairos, "phold.json", ranks, None, phold_sets(ranks, la, remote, end), wrapper=wrapper, quiet=True)
     per_rank = []
     for r in range(ranks):
         f = os.path.join(tmp, "cg.%d" % r)

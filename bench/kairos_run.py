@@ -19,19 +19,27 @@ def plain_env():
             del os.environ[k]
 
 
-def run_stats(kairos, example, ranks, sync, sets, args=()):
+def run_stats(kairos, example, ranks, sync, sets, args=(), wrapper=(), quiet=False):
+    """`wrapper`: a command each rank's kairos runs under (a profiler), which
+    sees the rank in OMPI_COMM_WORLD_RANK (0 on one rank, without mpirun);
+    `quiet` also drops stderr. `sync` None: the model file's own."""
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     fd, out = tempfile.mkstemp(prefix="kairos-bench-", suffix=".json")
     os.close(fd)
     os.unlink(out)
-    cmd = [kairos, "run", os.path.join(ROOT, "examples", example), "-o", out, "--quiet", "--sync", sync]
+    cmd = list(wrapper) + [kairos, "run", os.path.join(ROOT, "examples", example), "-o", out, "--quiet"]
+    if sync:
+        cmd += ["--sync", sync]
     for s in sets:
         cmd += ["--set", s]
     cmd += list(args)
     if ranks > 1:
         cmd = ["mpirun", "-np", str(ranks), "--oversubscribe"] + cmd
+    elif wrapper:
+        env["OMPI_COMM_WORLD_RANK"] = "0"
     try:
-        subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
+        subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL if quiet else None)
         with open(out) as f:
             return json.load(f)
     finally:

@@ -36,7 +36,7 @@ import subprocess
 import sys
 import tempfile
 
-from kairos_run import ROOT, phold_sets, plain_env
+from kairos_run import ROOT, phold_sets, plain_env, run_stats
 
 CASES = [("ceiling", 0.1, 0.0), ("base", 0.1, 0.25), ("lookahead_0.01", 0.01, 0.25), ("remote_0.5", 0.1, 0.5)]
 HZ = 4999
@@ -73,24 +73,13 @@ def profile(data):
 
 def record(kairos, ranks, la, remote, end, tmp):
     """Samples per (dso, symbol) on each rank, and the run's stats."""
-    stats = os.path.join(tmp, "stats.json")
     wrap = os.path.join(tmp, "wrap.sh")
     with open(wrap, "w") as f:
         f.write('#!/bin/sh\nexec perf record -e cpu-clock -F %d -q -o "%s/perf.$OMPI_COMM_WORLD_RANK" "$@"\n'
                 % (HZ, tmp))
     os.chmod(wrap, 0o755)
-    cmd = [wrap, kairos, "run", os.path.join(ROOT, "examples", "phold.json"), "-o", stats, "--quiet",
-           "--sync", "null-message"]
-    for s in phold_sets(ranks, la, remote, end):
-        cmd += ["--set", s]
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    if ranks > 1:
-        cmd = ["mpirun", "-np", str(ranks), "--oversubscribe"] + cmd
-    else:
-        env["OMPI_COMM_WORLD_RANK"] = "0"
-    subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    with open(stats) as f:
-        st = json.load(f)
+    st = run_stats(kairos, "phold.json", ranks, "null-message", phold_sets(ranks, la, remote, end), wrapper=[wrap],
+                   quiet=True)
     samples = []
     for r in range(ranks):
         samples.append(profile(os.path.join(tmp, "perf.%d" % r)))
