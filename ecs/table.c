@@ -74,6 +74,7 @@ static kr__table_t *table_new(kr_world_t *w, const kr_component_t *types, uint32
         t->column_of[types[i]] = (int16_t)i;
         if (e->info.vtbl) t->behavior_columns[t->behavior_count++] = i;
     }
+    t->destroy_hooks = t->behavior_count || kr__column_index(t, KR_CHANNEL) >= 0;
     t->hash = types_hash(types, n);
     return t;
 }
@@ -180,30 +181,6 @@ static void mark_dirty(kr_world_t *w, uint32_t table)
     t->dirty = true;
 }
 
-/* Copies row from_row of n columns into row to_row of n others with the
- * same sizes (the same table, or the shared columns of two): tags (size 0)
- * have no data. */
-static inline void copy_columns(const kr__column_t *from, uint32_t from_row, const kr__column_t *to, uint32_t to_row,
-                                uint32_t n)
-{
-    for (uint32_t j = 0; j < n; j++) {
-        uint32_t size = from[j].size;
-        if (size)
-            kr__copy_value(to[j].data + (size_t)to_row * size, from[j].data + (size_t)from_row * size, size);
-    }
-}
-
-static inline void swap_remove(kr_world_t *w, kr__table_t *t, uint32_t row)
-{
-    uint32_t last = --t->count;
-    if (row != last) {
-        kr_entity_t moved = t->entities[last];
-        t->entities[row] = moved;
-        copy_columns(t->columns, last, t->columns, row, t->type_count);
-        w->records[kr_entity_index(moved)].row = row;
-    }
-}
-
 /* Leaves a hole instead of moving a row while an entity pass is active. */
 static void remove_row_in_pass(kr_world_t *w, uint32_t table, uint32_t row)
 {
@@ -224,7 +201,7 @@ static void remove_row_in_pass(kr_world_t *w, uint32_t table, uint32_t row)
 
 void kr__table_remove_row(kr_world_t *w, uint32_t table, uint32_t row)
 {
-    if (w->entity_passes == 0) swap_remove(w, w->tables[table], row);
+    if (w->entity_passes == 0) kr__table_swap_remove(w, w->tables[table], row);
     else remove_row_in_pass(w, table, row);
 }
 
@@ -326,7 +303,7 @@ static void compact_table(kr_world_t *w, kr__table_t *t)
     if (t->sweep) {
         for (uint32_t row = 0; row < t->count; row++) {
             while (t->count && t->entities[t->count - 1] == KR_ENTITY_INVALID) t->count--;
-            if (row < t->count && t->entities[row] == KR_ENTITY_INVALID) swap_remove(w, t, row);
+            if (row < t->count && t->entities[row] == KR_ENTITY_INVALID) kr__table_swap_remove(w, t, row);
         }
     } else {
         qsort(t->holes, t->hole_count, sizeof *t->holes, cmp_u32);
@@ -334,7 +311,7 @@ static void compact_table(kr_world_t *w, kr__table_t *t)
             while (t->count && t->entities[t->count - 1] == KR_ENTITY_INVALID) t->count--;
             uint32_t row = t->holes[h];
             if (row >= t->count) break;
-            swap_remove(w, t, row);
+            kr__table_swap_remove(w, t, row);
         }
     }
     while (t->count && t->entities[t->count - 1] == KR_ENTITY_INVALID) t->count--;

@@ -77,6 +77,7 @@ typedef struct kr__table {
     uint32_t edge_size;
     uint32_t *behavior_columns;/* columns holding behaviors */
     uint32_t behavior_count;
+    bool destroy_hooks;        /* behaviors or a channel: destroy calls out */
     uint64_t hash;
     bool dirty;                /* on the world's dirty list */
     bool sweep;                /* holes not all listed: compaction scans every row */
@@ -281,6 +282,23 @@ static inline void kr__zero_value(void *dst, uint32_t size)
 static inline int kr__column_index(const kr__table_t *t, kr_component_t c)
 {
     return c < t->column_of_size ? t->column_of[c] : -1;
+}
+
+/* Removes `row` of t outside any entity pass: the last row fills the gap
+ * and the moved entity's record follows it. Tags (size 0) have no data.
+ * Inline: destroy's common path (world.c) runs it without a call. */
+static inline void kr__table_swap_remove(kr_world_t *w, kr__table_t *t, uint32_t row)
+{
+    uint32_t last = --t->count;
+    if (row == last) return;
+    kr_entity_t moved = t->entities[last];
+    t->entities[row] = moved;
+    const kr__column_t *c = t->columns;
+    for (uint32_t j = 0, n = t->type_count; j < n; j++) {
+        uint32_t size = c[j].size;
+        if (size) kr__copy_value(c[j].data + (size_t)row * size, c[j].data + (size_t)last * size, size);
+    }
+    w->records[kr_entity_index(moved)].row = row;
 }
 
 /* Tables (table.c). */

@@ -144,6 +144,70 @@ Test(component, entity_of_another_world_is_not_confused)
  * comes first, in the middle or last, beside tags (no data) and values of
  * several sizes, keeps every value of the moved entity and of the entity
  * whose row fills the gap. */
+/* Destroy's common path (ecs/world.c) copies the last row into the gap
+ * column by column: every size (tag, 3, 4, 8, 16, 24 bytes) must arrive,
+ * whether the gap is at the front, in the middle or the last row, and an
+ * entity that holds a sparse component takes the general path with the
+ * same result. */
+Test(component, destroy_moves_every_column_of_the_last_row)
+{
+    typedef struct { double a, b, c; } wide_t;
+    kr_component_t tag = kr_component_register(reg, &(kr_component_desc_t){ .name = "Tag" });
+    kr_component_t small = kr_component_register(reg, &(kr_component_desc_t){ .name = "Small", .size = 4 });
+    kr_component_t wide = kr_component_register(reg, &(kr_component_desc_t){ .name = "Wide", .size = sizeof(wide_t) });
+    kr_component_t odd = kr_component_register(reg, &(kr_component_desc_t){ .name = "Odd", .size = 3 });
+    kr_component_t sparse = kr_component_register(reg, &(kr_component_desc_t){ .name = "Sparse", .size = 4,
+                                                                             .storage = KR_STORAGE_SPARSE });
+    cr_assert(tag && small && wide && odd && sparse);
+    kr_component_t all[] = { cap, pos, vel, tag, small, wide, odd };
+    enum { N = 97 };
+    kr_entity_t ids[N];
+    for (int i = 0; i < N; i++) {
+        ids[i] = kr_entity_create_desc(w, &(kr_entity_desc_t){ .components = all, .component_count = 7 });
+        cr_assert(ids[i]);
+        ((capacity_t *)kr_component_get(w, ids[i], cap))->maximum = (uint64_t)i * 3;
+        *(vec2_t *)kr_component_get(w, ids[i], pos) = (vec2_t){ (float)i, 1 };
+        *(vec2_t *)kr_component_get(w, ids[i], vel) = (vec2_t){ 2, (float)-i };
+        *(uint32_t *)kr_component_get(w, ids[i], small) = (uint32_t)i * 7;
+        *(wide_t *)kr_component_get(w, ids[i], wide) = (wide_t){ i, i * 0.5, -i };
+        memcpy(kr_component_get(w, ids[i], odd), (uint8_t[3]){ (uint8_t)i, 1, (uint8_t)(i + 2) }, 3);
+        if (i % 7 == 3) cr_assert_not_null(kr_component_add(w, ids[i], sparse));
+    }
+    bool gone[N] = { false };
+    /* the first row, the last row, then every third from the middle out */
+    int order[N], n = 0;
+    order[n++] = 0;
+    order[n++] = N - 1;
+    for (int i = N / 2; i < N - 1; i += 3) order[n++] = i;
+    for (int i = N / 2 - 1; i > 0; i -= 3) order[n++] = i;
+    for (int k = 0; k < n; k++) {
+        cr_assert_eq(kr_entity_destroy(w, ids[order[k]]), KR_OK);
+        gone[order[k]] = true;
+        cr_assert_eq(kr_entity_destroy(w, ids[order[k]]), KR_ERR_STALE_ENTITY);
+    }
+    size_t alive = 0;
+    for (int i = 0; i < N; i++) {
+        cr_assert_eq(kr_entity_alive(w, ids[i]), !gone[i]);
+        if (gone[i]) continue;
+        alive++;
+        cr_assert_eq(((capacity_t *)kr_component_get(w, ids[i], cap))->maximum, (uint64_t)i * 3);
+        cr_assert_eq(((vec2_t *)kr_component_get(w, ids[i], pos))->x, (float)i);
+        cr_assert_eq(((vec2_t *)kr_component_get(w, ids[i], vel))->y, (float)-i);
+        cr_assert(kr_component_has(w, ids[i], tag));
+        cr_assert_eq(*(uint32_t *)kr_component_get(w, ids[i], small), (uint32_t)i * 7);
+        cr_assert_eq(((wide_t *)kr_component_get(w, ids[i], wide))->c, (double)-i);
+        cr_assert_eq(((uint8_t *)kr_component_get(w, ids[i], odd))[2], (uint8_t)(i + 2));
+        cr_assert_eq(kr_component_has(w, ids[i], sparse), i % 7 == 3);
+    }
+    cr_assert_eq(kr_world_entity_count(w), alive);
+    size_t seen = 0;
+    kr_view_t v;
+    cr_assert_eq(kr_view_init(&v, w, &(kr_view_desc_t){ .include = { odd } }), KR_OK);
+    while (kr_view_next(&v)) seen++;
+    kr_view_fini(&v);
+    cr_assert_eq(seen, alive);
+}
+
 Test(component, moves_pair_columns_around_the_changed_one)
 {
     typedef struct { double a, b; } wide_t;
