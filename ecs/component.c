@@ -55,7 +55,8 @@ __attribute__((noinline)) static void *add_slow(kr_world_t *w, kr_entity_t e, kr
     return kr_component_get(w, e, c);
 }
 
-void *kr_component_add(kr_world_t *w, kr_entity_t e, kr_component_t c)
+/* kr_component_add in every case, with every check. */
+__attribute__((noinline)) static void *add_checked(kr_world_t *w, kr_entity_t e, kr_component_t c)
 {
     kr__record_t *r = kr__live(w, e, "kr_component_add");
     if (!r) return NULL;
@@ -67,6 +68,29 @@ void *kr_component_add(kr_world_t *w, kr_entity_t e, kr_component_t c)
     uint32_t to = kr__table_edge(t, c, true);
     if (to == KR__NONE || (entry->info.vtbl && entry->info.vtbl->on_creation)) return add_slow(w, e, r, c, entry);
     return kr__table_move_add(w, e, r, to, c);
+}
+
+/* The common add, in one function: a live entity outside any pass, a
+ * table edge already known (so c is a registered table component the
+ * entity lacks), a destination with room, and no on_creation to run (a
+ * table without behaviors has none). Calls and their saved registers were
+ * a third of an add's instructions; the rest goes to add_checked. */
+void *kr_component_add(kr_world_t *w, kr_entity_t e, kr_component_t c)
+{
+    kr__record_t *r = kr__record_to_change(w, e);
+    if (!r) return add_checked(w, e, c);
+    kr__table_t *src = w->tables[r->table];
+    uint32_t to = kr__table_edge(src, c, true);
+    if (to == KR__NONE) return add_checked(w, e, c);
+    kr__table_t *dst = w->tables[to];
+    if (dst->count == dst->capacity || dst->behavior_count) return add_checked(w, e, c);
+    uint32_t at = (uint32_t)kr__column_index(dst, c);
+    uint32_t row = kr__table_move_row(w, e, r, src, to, dst, at, true);
+    const kr__column_t *col = &dst->columns[at];
+    if (!col->size) return dst->entities; /* a tag: kr__column_ptr's answer */
+    uint8_t *v = col->data + (size_t)row * col->size;
+    kr__zero_value(v, col->size);
+    return v;
 }
 
 void *kr_component_get(kr_world_t *w, kr_entity_t e, kr_component_t c)
@@ -126,7 +150,8 @@ __attribute__((noinline)) static kr_status_t remove_slow(kr_world_t *w, kr_entit
     return kr__table_move_remove(w, e, r, to, c);
 }
 
-kr_status_t kr_component_remove(kr_world_t *w, kr_entity_t e, kr_component_t c)
+/* kr_component_remove in every case, with every check. */
+__attribute__((noinline)) static kr_status_t remove_checked(kr_world_t *w, kr_entity_t e, kr_component_t c)
 {
     kr__record_t *r = kr__live(w, e, "kr_component_remove");
     if (!r) return kr_last_status();
@@ -141,4 +166,20 @@ kr_status_t kr_component_remove(kr_world_t *w, kr_entity_t e, kr_component_t c)
     uint32_t to = kr__table_edge(t, c, false);
     if (to == KR__NONE || (entry->info.vtbl && entry->info.vtbl->on_destroy)) return remove_slow(w, e, r, c, entry);
     return kr__table_move_remove(w, e, r, to, c);
+}
+
+/* The common remove, in one function (see kr_component_add): a known
+ * table edge (so the entity's table holds c), a destination with room, and
+ * no on_destroy to run (a table without behaviors has none). */
+kr_status_t kr_component_remove(kr_world_t *w, kr_entity_t e, kr_component_t c)
+{
+    kr__record_t *r = kr__record_to_change(w, e);
+    if (!r) return remove_checked(w, e, c);
+    kr__table_t *src = w->tables[r->table];
+    uint32_t to = kr__table_edge(src, c, false);
+    if (to == KR__NONE || src->behavior_count) return remove_checked(w, e, c);
+    kr__table_t *dst = w->tables[to];
+    if (dst->count == dst->capacity) return remove_checked(w, e, c);
+    kr__table_move_row(w, e, r, src, to, dst, (uint32_t)kr__column_index(src, c), false);
+    return KR_OK;
 }

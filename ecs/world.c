@@ -363,15 +363,14 @@ __attribute__((noinline)) static kr_status_t destroy_checked(kr_world_t *w, kr_e
  * (bench/README.md, "ECS on this host"). */
 kr_status_t kr_entity_destroy(kr_world_t *w, kr_entity_t e)
 {
-    uint32_t idx = kr_entity_index(e);
-    if (!w || idx >= w->record_count || (w->chunk_passes | w->entity_passes)) return destroy_checked(w, e);
-    kr__record_t *r = &w->records[idx];
-    if ((r->flags & ~(uint32_t)KR__REC_STARTED) != KR__REC_ALIVE || r->generation != kr_entity_generation(e) || !e)
-        return destroy_checked(w, e);
+    kr__record_t *r = kr__record_to_change(w, e);
+    /* (flags other than these: a tree, a name, a spatial entry, sparse
+     * components, a destroy under way) */
+    if (!r || (r->flags & ~(uint32_t)KR__REC_STARTED) != KR__REC_ALIVE) return destroy_checked(w, e);
     kr__table_t *t = w->tables[r->table];
     if (t->destroy_hooks) return destroy_checked(w, e);
     kr__table_swap_remove(w, t, r->row);
-    free_slot(w, idx);
+    free_slot(w, kr_entity_index(e));
     return KR_OK;
 }
 

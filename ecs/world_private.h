@@ -250,6 +250,19 @@ static inline kr__record_t *kr__live(const kr_world_t *w, kr_entity_t e, const c
     return NULL;
 }
 
+/* The record of e for a structural change's fast path (kr_entity_destroy,
+ * kr_component_add, _remove): e is live and no pass of either kind is
+ * active. NULL sends the caller to its checked path, which says what is
+ * wrong; no error is set here. */
+static inline kr__record_t *kr__record_to_change(const kr_world_t *w, kr_entity_t e)
+{
+    uint32_t idx = kr_entity_index(e);
+    if (!w || idx >= w->record_count || (w->chunk_passes | w->entity_passes)) return NULL;
+    kr__record_t *r = &w->records[idx];
+    if (!(r->flags & KR__REC_ALIVE) || r->generation != kr_entity_generation(e) || !e) return NULL;
+    return r;
+}
+
 static inline kr__table_t *kr__table(const kr_world_t *w, uint32_t id) { return w->tables[id]; }
 
 static inline void *kr__column_ptr(const kr__table_t *t, uint32_t col, uint32_t row)
@@ -335,6 +348,40 @@ void kr__table_remove_row(kr_world_t *w, uint32_t table, uint32_t row);
 void *kr__table_move_add(kr_world_t *w, kr_entity_t e, kr__record_t *rec, uint32_t to, kr_component_t c);
 /* The same towards the neighbour without c (kr__table_without). */
 kr_status_t kr__table_move_remove(kr_world_t *w, kr_entity_t e, kr__record_t *rec, uint32_t to, kr_component_t c);
+/* The common case of both, inline in kr_component_add and _remove
+ * (component.c): outside any entity pass, into a table with room. The row
+ * goes to the end of `dst` (table `to`), the last row of `src` fills its
+ * place, and the record follows. The tables differ by the column `wide` of
+ * the one that has it (dst when adding, src when removing); the others
+ * pair up in order around it. Returns the new row. */
+__attribute__((always_inline)) static inline uint32_t kr__table_move_row(kr_world_t *w, kr_entity_t e,
+                                                                         kr__record_t *rec, kr__table_t *src,
+                                                                         uint32_t to, kr__table_t *dst,
+                                                                         uint32_t wide, bool add)
+{
+    uint32_t row = rec->row, last = --src->count, dst_row = dst->count++;
+    bool fill = row != last;
+    dst->entities[dst_row] = e;
+    rec->table = to;
+    rec->row = dst_row;
+    const kr__column_t *sc = src->columns, *dc = dst->columns;
+    for (uint32_t j = 0, n = src->type_count; j < n; j++) {
+        uint32_t size = sc[j].size;
+        if (!size) continue;
+        uint8_t *hole = sc[j].data + (size_t)row * size;
+        if (add || j != wide) {
+            const kr__column_t *d = add ? dc + j + (j >= wide) : dc + j - (j > wide);
+            kr__copy_value(d->data + (size_t)dst_row * size, hole, size);
+        }
+        if (fill) kr__copy_value(hole, sc[j].data + (size_t)last * size, size);
+    }
+    if (fill) {
+        kr_entity_t moved = src->entities[last];
+        src->entities[row] = moved;
+        w->records[kr_entity_index(moved)].row = row;
+    }
+    return dst_row;
+}
 void kr__table_free(kr__table_t *t);
 /* Fills holes once no entity pass is active. */
 void kr__world_compact(kr_world_t *w);
