@@ -310,19 +310,10 @@ static kr__edge_t *edge_by_pair(const kr_model_t *m, uint32_t from, uint32_t to)
     return k == KR__HMAP_EMPTY ? NULL : &m->edges[k];
 }
 
-/* Every sync-event sent and every message delivered looks its edge up: a
- * scan of the sender's edges while they are few (cheaper than hashing),
- * by hash beyond, where the scan grew with the fan-out (PHOLD over 32
- * simulators: bench/README.md). */
-#define EDGE_SCAN_MAX 8
-kr__edge_t *kr__edge(kr_model_t *m, uint32_t from, uint32_t to)
+/* kr__edge beyond KR__EDGE_SCAN_MAX edges (model_private.h). */
+kr__edge_t *kr__edge_by_hash(const kr_model_t *m, uint32_t from, uint32_t to)
 {
-    if (from >= m->sim_count) return NULL;
-    kr_sim_t *s = m->sims[from];
-    if (s->out_count > EDGE_SCAN_MAX) return edge_by_pair(m, from, to);
-    for (uint32_t i = 0; i < s->out_count; i++)
-        if (m->edges[s->out_edges[i]].to == to) return &m->edges[s->out_edges[i]];
-    return NULL;
+    return edge_by_pair(m, from, to);
 }
 
 kr_status_t kr_model_add_dependency(kr_model_t *m, uint32_t from, uint32_t to, kr_time_t promise)

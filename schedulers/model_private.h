@@ -321,7 +321,21 @@ static inline kr__event_type_rec_t *kr__event_type(const kr_model_t *m, kr_event
 {
     return t >= 1 && t <= m->type_count ? &m->types[t - 1] : NULL;
 }
-kr__edge_t *kr__edge(kr_model_t *m, uint32_t from, uint32_t to);
+kr__edge_t *kr__edge_by_hash(const kr_model_t *m, uint32_t from, uint32_t to);
+/* Every sync-event sent and every message delivered looks its edge up: a
+ * scan of the sender's edges while they are few (cheaper than hashing),
+ * by hash beyond, where the scan grew with the fan-out (PHOLD over 32
+ * simulators: bench/README.md). Inline: a call was half of its cost. */
+#define KR__EDGE_SCAN_MAX 8
+static inline kr__edge_t *kr__edge(kr_model_t *m, uint32_t from, uint32_t to)
+{
+    if (from >= m->sim_count) return NULL;
+    const kr_sim_t *s = m->sims[from];
+    if (s->out_count > KR__EDGE_SCAN_MAX) return kr__edge_by_hash(m, from, to);
+    for (uint32_t i = 0; i < s->out_count; i++)
+        if (m->edges[s->out_edges[i]].to == to) return &m->edges[s->out_edges[i]];
+    return NULL;
+}
 /* kr__model_fail: schedulers/model_fail.h. */
 
 /* sim.c */

@@ -149,11 +149,16 @@ static inline uint64_t rd(kr_reader_t *r, size_t n)
     return p ? get(p, n) : 0;
 }
 
+/* The encoders below are forced inline: as calls, their prologues were a
+ * tenth of what a sync-event to another rank cost (bench/README.md,
+ * "Parallel efficiency"). */
+#define ENCODER static inline __attribute__((always_inline))
+
 /* Starts message `kind` on edge e in m->msg with room for `body` bytes
  * after the header, and returns where the body goes (NULL: out of
  * memory, the error set). */
-static uint8_t *begin(kr_model_t *m, uint8_t kind, const kr__edge_t *e, uint64_t edge_seq, kr_time_t time,
-                      size_t body)
+ENCODER uint8_t *begin(kr_model_t *m, uint8_t kind, const kr__edge_t *e, uint64_t edge_seq, kr_time_t time,
+                       size_t body)
 {
     kr_buf_t *b = &m->msg;
     b->len = 0;
@@ -171,7 +176,7 @@ static uint8_t *begin(kr_model_t *m, uint8_t kind, const kr__edge_t *e, uint64_t
  * time order and nothing reaches it before its bound), so no later
  * message on the edge is earlier than that plus the promise. It counts as
  * sent: the coordinator sends a null message only to go beyond it. */
-static uint8_t *begin_data(kr_model_t *m, kr_sim_t *s, uint8_t kind, kr__edge_t *e, kr_time_t time, size_t body)
+ENCODER uint8_t *begin_data(kr_model_t *m, kr_sim_t *s, uint8_t kind, kr__edge_t *e, kr_time_t time, size_t body)
 {
     uint8_t *p = begin(m, kind, e, e->sent, time, 8 + body);
     if (!p) return NULL;
@@ -188,7 +193,7 @@ static uint8_t *begin_data(kr_model_t *m, kr_sim_t *s, uint8_t kind, kr__edge_t 
 
 static size_t payload_len(uint32_t size, size_t pack_len) { return 4 + (size_t)size + 4 + 4 + pack_len; }
 
-static uint8_t *put_payload(uint8_t *p, const void *data, uint32_t size, uint32_t roots, const kr_buf_t *pack)
+ENCODER uint8_t *put_payload(uint8_t *p, const void *data, uint32_t size, uint32_t roots, const kr_buf_t *pack)
 {
     p = put(p, size, 4);
     p = put_bytes(p, data, size);
