@@ -365,8 +365,8 @@ __attribute__((noinline)) static kr_status_t destroy_checked(kr_world_t *w, kr_e
  * touches (record, row, last row, moved record) in one function, with no
  * call for the usual column sizes: calls and their saved registers were
  * half of a destroy's instructions and kept the next destroy's cache
- * misses from overlapping this one's (bench/README.md, "ECS on this
- * host"). */
+ * misses from overlapping this one's (bench/README.md, "Fast paths in
+ * one function"). */
 __attribute__((noinline)) static kr_status_t destroy_plain(kr_world_t *w, kr__record_t *r, uint32_t idx)
 {
     kr__table_swap_remove(w, w->tables[r->table], r->row);

@@ -149,16 +149,16 @@ static inline uint64_t rd(kr_reader_t *r, size_t n)
     return p ? get(p, n) : 0;
 }
 
-/* The encoders below are forced inline: as calls, their prologues were a
- * tenth of what a sync-event to another rank cost (bench/README.md,
- * "Parallel efficiency"). */
-#define ENCODER static inline __attribute__((always_inline))
+/* The encoders below and add_target are forced inline: as calls, their
+ * prologues were a tenth of what a sync-event to another rank cost to
+ * send or deliver (bench/README.md, "Fast paths in one function"). */
+#define FORCE_INLINE static inline __attribute__((always_inline))
 
 /* Starts message `kind` on edge e in m->msg with room for `body` bytes
  * after the header, and returns where the body goes (NULL: out of
  * memory, the error set). */
-ENCODER uint8_t *begin(kr_model_t *m, uint8_t kind, const kr__edge_t *e, uint64_t edge_seq, kr_time_t time,
-                       size_t body)
+FORCE_INLINE uint8_t *begin(kr_model_t *m, uint8_t kind, const kr__edge_t *e, uint64_t edge_seq, kr_time_t time,
+                            size_t body)
 {
     kr_buf_t *b = &m->msg;
     b->len = 0;
@@ -176,7 +176,7 @@ ENCODER uint8_t *begin(kr_model_t *m, uint8_t kind, const kr__edge_t *e, uint64_
  * time order and nothing reaches it before its bound), so no later
  * message on the edge is earlier than that plus the promise. It counts as
  * sent: the coordinator sends a null message only to go beyond it. */
-ENCODER uint8_t *begin_data(kr_model_t *m, kr_sim_t *s, uint8_t kind, kr__edge_t *e, kr_time_t time, size_t body)
+FORCE_INLINE uint8_t *begin_data(kr_model_t *m, kr_sim_t *s, uint8_t kind, kr__edge_t *e, kr_time_t time, size_t body)
 {
     uint8_t *p = begin(m, kind, e, e->sent, time, 8 + body);
     if (!p) return NULL;
@@ -193,7 +193,7 @@ ENCODER uint8_t *begin_data(kr_model_t *m, kr_sim_t *s, uint8_t kind, kr__edge_t
 
 static size_t payload_len(uint32_t size, size_t pack_len) { return 4 + (size_t)size + 4 + 4 + pack_len; }
 
-ENCODER uint8_t *put_payload(uint8_t *p, const void *data, uint32_t size, uint32_t roots, const kr_buf_t *pack)
+FORCE_INLINE uint8_t *put_payload(uint8_t *p, const void *data, uint32_t size, uint32_t roots, const kr_buf_t *pack)
 {
     p = put(p, size, 4);
     p = put_bytes(p, data, size);
@@ -307,9 +307,9 @@ static void count_direct(kr_model_t *m, kr__edge_t *e)
     m->msgs_delivered++;
 }
 
-static kr_status_t add_target(kr_sim_t *t, const kr_event_key_t *key, kr_event_type_t type, bool placeholder,
-                              const void *data, uint32_t size, uint32_t roots, const void *pack, size_t pack_len,
-                              uint32_t *slot_out)
+FORCE_INLINE kr_status_t add_target(kr_sim_t *t, const kr_event_key_t *key, kr_event_type_t type, bool placeholder,
+                                    const void *data, uint32_t size, uint32_t roots, const void *pack, size_t pack_len,
+                                    uint32_t *slot_out)
 {
     uint32_t slot = kr__rec_alloc(t);
     if (slot == UINT32_MAX) return kr_last_status();
