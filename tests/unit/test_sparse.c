@@ -202,3 +202,37 @@ Test(sparse, structure_lock_applies)
     kr_view_fini(&v);
     cr_assert_not_null(kr_component_add(w, e, mark));
 }
+
+/* Once a component has a pool, kr_component_add and _remove take a path
+ * of their own (ecs/component.c, add_to_pool): it still refuses a stale
+ * entity, a null world and a locked world, and says which component. */
+Test(sparse, the_pool_path_checks_like_the_others)
+{
+    kr_entity_t e = kr_entity_create(w), gone = kr_entity_create(w);
+    cr_assert_not_null(kr_component_add(w, e, mark)); /* the pool exists from here */
+    cr_assert_eq(kr_entity_destroy(w, gone), KR_OK);
+    cr_assert_null(kr_component_add(w, gone, mark));
+    cr_assert_eq(kr_last_status(), KR_ERR_STALE_ENTITY);
+    cr_assert_eq(kr_component_remove(w, gone, mark), KR_ERR_STALE_ENTITY);
+    cr_assert_null(kr_component_add(NULL, e, mark));
+    cr_assert_eq(kr_component_remove(NULL, e, mark), KR_ERR_INVALID_ARG);
+    cr_assert_null(kr_component_add(w, e, mark));
+    cr_assert_eq(kr_last_status(), KR_ERR_EXISTS);
+    cr_assert(strstr(kr_last_error(), "'Mark'"), "names the component: %s", kr_last_error());
+
+    kr_entity_t other = kr_entity_create(w);
+    kr_component_add(w, other, pos);
+    kr_view_t v;
+    kr_view_init(&v, w, &(kr_view_desc_t){ .include = { pos } });
+    kr_view_chunk_t ch;
+    cr_assert(kr_view_next_chunk(&v, &ch));
+    cr_assert_null(kr_component_add(w, other, mark));
+    cr_assert_eq(kr_last_status(), KR_ERR_LOCKED);
+    cr_assert_eq(kr_component_remove(w, e, mark), KR_ERR_LOCKED);
+    kr_view_fini(&v);
+
+    cr_assert_eq(kr_component_remove(w, e, mark), KR_OK);
+    cr_assert_eq(kr_component_remove(w, e, mark), KR_ERR_NO_COMPONENT);
+    cr_assert(strstr(kr_last_error(), "'Mark'"), "names the component: %s", kr_last_error());
+    cr_assert_not_null(kr_component_add(w, other, mark));
+}
