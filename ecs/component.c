@@ -42,9 +42,9 @@ __attribute__((always_inline)) static inline void *sparse_add(kr_world_t *w, kr_
  * such a component to the two functions below at once. The test depends
  * on nothing the entity's record holds, so a sparse add does not wait for
  * the record's cache miss to know where it goes. */
-static inline bool has_pool(const kr_world_t *w, kr_component_t c)
+static inline bool has_pool(kr_world_t *w, kr_component_t c)
 {
-    return w && c < w->pool_slots && w->pools[c];
+    return w && kr__pool(w, c, false);
 }
 
 /* kr_component_add of a component with a pool (has_pool): it is sparse

@@ -304,16 +304,10 @@ static uint64_t pair_key(uint32_t from, uint32_t to)
 /* The edge from -> to by hash: for building and setup, where a kind asks
  * for each of a simulator's d edges (a scan of them would cost d^2 per
  * simulator), and for kr__edge beyond a few edges. */
-static kr__edge_t *edge_by_pair(const kr_model_t *m, uint32_t from, uint32_t to)
+kr__edge_t *kr__edge_by_hash(const kr_model_t *m, uint32_t from, uint32_t to)
 {
     uint32_t cursor = 0, k = kr__hmap_next(&m->edge_pairs, pair_key(from, to), &cursor);
     return k == KR__HMAP_EMPTY ? NULL : &m->edges[k];
-}
-
-/* kr__edge beyond KR__EDGE_SCAN_MAX edges (model_private.h). */
-kr__edge_t *kr__edge_by_hash(const kr_model_t *m, uint32_t from, uint32_t to)
-{
-    return edge_by_pair(m, from, to);
 }
 
 kr_status_t kr_model_add_dependency(kr_model_t *m, uint32_t from, uint32_t to, kr_time_t promise)
@@ -332,7 +326,7 @@ kr_status_t kr_model_add_dependency(kr_model_t *m, uint32_t from, uint32_t to, k
     /* By hash, not by kr__edge's scan of the sender's edges: a sender
      * with d edges would cost d^2 to build. */
     uint64_t key = pair_key(from, to);
-    if (edge_by_pair(m, from, to))
+    if (kr__edge_by_hash(m, from, to))
         return kr__fail(KR_ERR_EXISTS, "kr_model_add_dependency: '%s' -> '%s' already exists",
                         m->sims[from]->name, m->sims[to]->name);
     if (m->edge_count == m->edge_cap &&
@@ -375,7 +369,7 @@ kr_status_t kr_model_set_promise(kr_model_t *m, uint32_t from, uint32_t to, kr_t
     kr_status_t st = kr__model_refuse_after_start(m, "kr_model_set_promise");
     if (st) return st;
     if (m->promise_source) return refuse_fixed_promises(m, "kr_model_set_promise");
-    kr__edge_t *e = edge_by_pair(m, from, to);
+    kr__edge_t *e = kr__edge_by_hash(m, from, to);
     if (!e) return kr__fail(KR_ERR_INVALID_ARG, "kr_model_set_promise: no dependency %u -> %u", from, to);
     if (promise == KR_TIME_NEVER) return kr__fail(KR_ERR_INVALID_ARG, "kr_model_set_promise: promise is not finite");
     e->promise = promise;
@@ -396,7 +390,7 @@ kr_status_t kr_model_set_promises(kr_model_t *m, uint32_t from, kr_time_t promis
 
 kr_time_t kr_model_promise(const kr_model_t *m, uint32_t from, uint32_t to)
 {
-    const kr__edge_t *e = m ? edge_by_pair(m, from, to) : NULL;
+    const kr__edge_t *e = m ? kr__edge_by_hash(m, from, to) : NULL;
     return e ? e->promise : KR_TIME_NEVER;
 }
 
