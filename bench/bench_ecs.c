@@ -115,7 +115,7 @@ static double time_view_pass(kr_view_t *view, int passes, int n)
 }
 
 typedef struct {
-    double insert[64], move[64], query[64], radius[64], destroy[64];
+    double insert[64], move[64], move_n[64], query[64], radius[64], destroy[64];
 } spatial_times_t;
 
 /* n entities on a 1000 x 1000 area with cells of 1: insert, move each by a
@@ -134,6 +134,7 @@ static void spatial_bench(const types_t *ty, int n, int churn, bool grid, spatia
     kr_component_t both[2] = { ty->pos, ty->vel };
     kr_entity_t *ids = malloc((size_t)n * sizeof *ids), *pick = malloc((size_t)churn * sizeof *pick);
     double *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y);
+    double *x0 = malloc((size_t)n * sizeof *x0), *y0 = malloc((size_t)n * sizeof *y0);
     static kr_entity_t qbuf[4096];
     for (int i = 0; i < n; i++) {
         ids[i] = kr_entity_create_desc(w, &(kr_entity_desc_t){ .components = both, .component_count = 2 });
@@ -143,6 +144,8 @@ static void spatial_bench(const types_t *ty, int n, int churn, bool grid, spatia
     double t0 = now_ns();
     for (int i = 0; i < n; i++) kr_spatial_insert(w, ids[i], x[i], y[i]);
     out->insert[r] = (now_ns() - t0) / n;
+    memcpy(x0, x, (size_t)n * sizeof *x);
+    memcpy(y0, y, (size_t)n * sizeof *y);
     for (int i = 0; i < n; i++) {
         double nx = x[i] + (rng_unit() - 0.5), ny = y[i] + (rng_unit() - 0.5);
         x[i] = nx < 0 ? nx + side : nx >= side ? nx - side : nx;
@@ -152,6 +155,18 @@ static void spatial_bench(const types_t *ty, int n, int churn, bool grid, spatia
     t0 = now_ns();
     for (int i = 0; i < n; i++) failed += kr_spatial_move(w, ids[i], x[i], y[i]) != KR_OK;
     out->move[r] = (now_ns() - t0) / n;
+    /* The same moves, all in one kr_spatial_move_n, on a twin world made
+     * and filled the same way (so its cell table is in the same state). */
+    kr_world_t *twin = kr_world_create(&desc);
+    for (int i = 0; i < n; i++) {
+        kr_entity_t t = kr_entity_create_desc(twin, &(kr_entity_desc_t){ .components = both, .component_count = 2 });
+        failed += t != ids[i] || kr_spatial_insert(twin, t, x0[i], y0[i]) != KR_OK;
+    }
+    size_t moved = 0;
+    t0 = now_ns();
+    failed += kr_spatial_move_n(twin, (size_t)n, ids, x, y, &moved) != KR_OK || moved != (size_t)n;
+    out->move_n[r] = (now_ns() - t0) / n;
+    kr_world_destroy(twin);
     const int queries = 100000;
     size_t found = 0;
     t0 = now_ns();
@@ -179,6 +194,8 @@ static void spatial_bench(const types_t *ty, int n, int churn, bool grid, spatia
     free(pick);
     free(x);
     free(y);
+    free(x0);
+    free(y0);
 }
 
 /* The floor under spatial_move_grid: the same moves (same positions, same
@@ -568,6 +585,8 @@ int main(int argc, char **argv)
         emit(name, median(sp[g].insert, reps), "ns/op", n, reps);
         snprintf(name, sizeof name, "spatial_move%s", mode[g]);
         emit(name, median(sp[g].move, reps), "ns/op", n, reps);
+        snprintf(name, sizeof name, "spatial_move_n%s", mode[g]);
+        emit(name, median(sp[g].move_n, reps), "ns/op", n, reps);
         snprintf(name, sizeof name, "spatial_query%s", mode[g]);
         emit(name, median(sp[g].query, reps), "ns/query", 100000, reps);
         snprintf(name, sizeof name, "spatial_query_radius%s", mode[g]);
@@ -576,13 +595,17 @@ int main(int argc, char **argv)
         emit(name, median(sp[g].destroy, reps), "ns/op", churn, reps);
     }
     emit("spatial_move_plain_arrays", median(sp_floor, reps), "ns/op", n, reps);
-    double mv_ratio[2][64];
+    double mv_ratio[2][64], mvn_ratio[2][64];
     for (int r = 0; r < reps; r++) {
         mv_ratio[0][r] = sp[0].move[r] / sp_floor[r];
         mv_ratio[1][r] = sp[1].move[r] / sp_floor[r];
+        mvn_ratio[0][r] = sp[0].move_n[r] / sp_floor[r];
+        mvn_ratio[1][r] = sp[1].move_n[r] / sp_floor[r];
     }
     emit("spatial_move_ratio", median(mv_ratio[0], reps), "x spatial_move_plain_arrays", n, reps);
     emit("spatial_move_grid_ratio", median(mv_ratio[1], reps), "x spatial_move_plain_arrays", n, reps);
+    emit("spatial_move_n_ratio", median(mvn_ratio[0], reps), "x spatial_move_plain_arrays", n, reps);
+    emit("spatial_move_n_grid_ratio", median(mvn_ratio[1], reps), "x spatial_move_plain_arrays", n, reps);
     emit("alt_sparse_set_view_pass", median(alt_view, reps), "ns/entity", n, reps);
     emit("alt_sparse_set_add_remove", median(alt_addrem, reps), "ns/op", churn, reps);
     free(ids);

@@ -29,6 +29,14 @@ typedef struct kr_cell { int32_t x, y; } kr_cell_t;
 KR_API kr_status_t kr_spatial_insert(kr_world_t *world, kr_entity_t e, double x, double y);
 /* Moves e to (x, y); O(1), and free of cell work when the cell is unchanged. */
 KR_API kr_status_t kr_spatial_move(kr_world_t *world, kr_entity_t e, double x, double y);
+/* Moves e[i] to (x[i], y[i]) for i in 0 .. n-1, in that order: the same
+ * moves, results and errors as n calls of kr_spatial_move, but the cells
+ * of later moves load while earlier ones run, so a pass that moves many
+ * entities waits on memory far less. Stops at the first move that fails
+ * and returns its status; *moved (may be NULL) gets the number of moves
+ * done before it. */
+KR_API kr_status_t kr_spatial_move_n(kr_world_t *world, size_t n, const kr_entity_t *e, const double *x,
+                                     const double *y, size_t *moved);
 /* Takes e out of the hash. */
 KR_API kr_status_t kr_spatial_remove(kr_world_t *world, kr_entity_t e);
 /* True if e is in the hash; its position goes to *x, *y (either may be NULL). */

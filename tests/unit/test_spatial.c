@@ -1126,6 +1126,145 @@ Test(spatial_grid, moves_between_grid_cells_keep_slots_and_counts)
     kr_world_destroy(w);
 }
 
+/* ---- kr_spatial_move_n ---------------------------------------------------- */
+
+static uint64_t batch_rng = 0x9e3779b97f4a7c15ull;
+static double batch_unit(void)
+{
+    batch_rng ^= batch_rng << 13;
+    batch_rng ^= batch_rng >> 7;
+    batch_rng ^= batch_rng << 17;
+    return (double)(batch_rng >> 11) * 0x1p-53;
+}
+
+/* Both worlds hold the same cells, members in the same slot order, and
+ * every entity at the same position. */
+static void assert_same_hash(const kr_world_t *a, const kr_world_t *b, const kr_entity_t *e, int n,
+                             int32_t lo, int32_t hi)
+{
+    cr_assert_eq(kr_spatial_count(a), kr_spatial_count(b));
+    cr_assert_eq(kr_spatial_cell_count(a), kr_spatial_cell_count(b));
+    for (int32_t cy = lo; cy < hi; cy++)
+        for (int32_t cx = lo; cx < hi; cx++) {
+            size_t na = 0, nb = 0;
+            const kr_entity_t *ma = kr_spatial_cell_entities(a, (kr_cell_t){ cx, cy }, &na);
+            const kr_entity_t *mb = kr_spatial_cell_entities(b, (kr_cell_t){ cx, cy }, &nb);
+            cr_assert_eq(na, nb, "cell (%d, %d): %zu members against %zu", cx, cy, na, nb);
+            for (size_t i = 0; i < na; i++) cr_assert_eq(ma[i], mb[i], "cell (%d, %d) slot %zu", cx, cy, i);
+        }
+    for (int i = 0; i < n; i++) {
+        double ax, ay, bx, by;
+        bool ina = kr_spatial_position(a, e[i], &ax, &ay), inb = kr_spatial_position(b, e[i], &bx, &by);
+        cr_assert_eq(ina, inb);
+        if (ina) cr_assert(ax == bx && ay == by, "entity %d at (%g, %g) against (%g, %g)", i, ax, ay, bx, by);
+    }
+}
+
+/* Batches of moves give what the same moves one call at a time give: on a
+ * world with a dense grid over part of the area (so moves go grid to grid,
+ * grid to table and back), and on one without; with crowded cells, moves
+ * within a cell, an entity moved twice in one batch, and the cell table
+ * rebuilt in the middle of a batch. */
+static void batch_matches_single(const double bounds[4])
+{
+    enum { N = 3000, BATCH = 700, ROUNDS = 12, SIDE = 40 };
+    kr_world_desc_t desc = { .spatial_cell_size = 1.0 };
+    memcpy(desc.spatial_bounds, bounds, sizeof desc.spatial_bounds);
+    kr_world_t *one = kr_world_create(&desc), *many = kr_world_create(&desc);
+    cr_assert(one && many, "%s", kr_last_error());
+    static kr_entity_t e[N], pick[BATCH];
+    static double x[BATCH], y[BATCH];
+    for (int i = 0; i < N; i++) {
+        e[i] = make_entity(one);
+        cr_assert_eq(make_entity(many), e[i]);
+        /* A tenth of them crowd into four cells. */
+        double px = i % 10 ? batch_unit() * SIDE : 3.5 + i % 4, py = i % 10 ? batch_unit() * SIDE : 7.5;
+        put(one, e[i], px, py);
+        put(many, e[i], px, py);
+    }
+    int rebuilt = 0;
+    for (int r = 0; r < ROUNDS; r++) {
+        /* Later rounds spread the entities over ever more cells, so the
+         * table fills up and is rebuilt during a batch. */
+        double spread = SIDE * (1 + r);
+        for (int i = 0; i < BATCH; i++) {
+            pick[i] = e[(size_t)(batch_unit() * N)];
+            double step = i % 3 ? 0.4 : spread;
+            double px, py;
+            cr_assert(kr_spatial_position(one, pick[i], &px, &py));
+            x[i] = px + (batch_unit() - 0.5) * step;
+            y[i] = py + (batch_unit() - 0.5) * step;
+        }
+        pick[BATCH - 1] = pick[0]; /* moved twice: the second move wins */
+        for (int i = 0; i < BATCH; i++)
+            cr_assert_eq(kr_spatial_move(one, pick[i], x[i], y[i]), KR_OK, "%s", kr_last_error());
+        size_t moved = 0;
+        const kr__spatial_cell_rec_t *table = many->spatial.table;
+        cr_assert_eq(kr_spatial_move_n(many, BATCH, pick, x, y, &moved), KR_OK, "%s", kr_last_error());
+        rebuilt += many->spatial.table != table;
+        cr_assert_eq(moved, BATCH);
+        assert_same_hash(one, many, e, N, -SIDE * ROUNDS, SIDE * ROUNDS);
+    }
+    cr_assert_geq(rebuilt, 2, "the cell table was rebuilt during %d batches", rebuilt);
+    kr_world_destroy(one);
+    kr_world_destroy(many);
+}
+
+Test(spatial, move_n_matches_single_moves_without_a_grid, .timeout = 60)
+{
+    batch_matches_single((double[4]){ 0, 0, 0, 0 });
+}
+
+Test(spatial_grid, move_n_matches_single_moves_on_and_off_the_grid, .timeout = 60)
+{
+    batch_matches_single((double[4]){ 0, 0, 30, 30 });
+}
+
+/* A batch stops at its first failing move, with that move's error; the
+ * moves before it are done, those after it are not. */
+Test(spatial, move_n_stops_at_the_first_failure)
+{
+    kr_world_t *w = kr_world_create(&(kr_world_desc_t){ .spatial_bounds = { 0, 0, 10, 10 } });
+    kr_entity_t e[6];
+    for (int i = 0; i < 6; i++) {
+        e[i] = make_entity(w);
+        put(w, e[i], 0.5, 0.5);
+    }
+    kr_entity_t gone = make_entity(w);
+    put(w, gone, 1.5, 1.5);
+    cr_assert_eq(kr_entity_destroy(w, gone), KR_OK);
+    kr_entity_t batch[5] = { e[0], e[1], gone, e[3], e[4] };
+    double xs[5] = { 5.5, 6.5, 7.5, 8.5, 9.5 }, ys[5] = { 5.5, 5.5, 5.5, 5.5, 5.5 };
+    size_t moved = 99;
+    cr_assert_eq(kr_spatial_move_n(w, 5, batch, xs, ys, &moved), KR_ERR_STALE_ENTITY);
+    cr_assert_eq(moved, 2);
+    assert_cell(w, 5, 5, &e[0], 1);
+    assert_cell(w, 6, 5, &e[1], 1);
+    assert_cell(w, 0, 0, (kr_entity_t[]){ e[5], e[4], e[2], e[3] }, 4);
+    /* A position off the cells: refused as kr_spatial_move refuses it. */
+    batch[2] = e[2];
+    xs[3] = NAN;
+    cr_assert_eq(kr_spatial_move_n(w, 5, batch, xs, ys, &moved), KR_ERR_INVALID_ARG);
+    cr_assert_eq(moved, 3);
+    assert_cell(w, 7, 5, &e[2], 1);
+    cr_assert_eq(cell_size_of(w, 0, 0), 3);
+    /* An entity never put in the hash. */
+    kr_entity_t outside = make_entity(w);
+    cr_assert_eq(kr_spatial_move_n(w, 1, &outside, xs, ys, NULL), KR_ERR_STATE);
+    cr_assert_not_null(strstr(kr_last_error(), "kr_spatial_move"), "%s", kr_last_error());
+    /* Arguments. */
+    cr_assert_eq(kr_spatial_move_n(w, 0, NULL, NULL, NULL, &moved), KR_OK);
+    cr_assert_eq(moved, 0);
+    cr_assert_eq(kr_spatial_move_n(NULL, 1, batch, xs, ys, &moved), KR_ERR_INVALID_ARG);
+    cr_assert_eq(moved, 0);
+    cr_assert_eq(kr_spatial_move_n(w, 1, NULL, xs, ys, NULL), KR_ERR_INVALID_ARG);
+    cr_assert_not_null(strstr(kr_last_error(), "entity array"), "%s", kr_last_error());
+    cr_assert_eq(kr_spatial_move_n(w, 1, batch, xs, NULL, NULL), KR_ERR_INVALID_ARG);
+    cr_assert_not_null(strstr(kr_last_error(), "position array"), "%s", kr_last_error());
+    cr_assert_eq(kr_spatial_count(w), 6);
+    kr_world_destroy(w);
+}
+
 Test(spatial_grid, bad_bounds_are_refused)
 {
     cr_assert_null(kr_world_create(&(kr_world_desc_t){ .spatial_bounds = { 5, 0, 1, 4 } }));
