@@ -73,11 +73,17 @@ static types_t make_types(void)
     return t;
 }
 
-static vec2_t *plain_array(size_t n)
+/* Memory for the plain loops and the floors, on the same pages as the
+ * world's own arrays (base/memory.c): 2 MiB pages where the kernel gives
+ * them on request. A floor on 4 KiB pages pays TLB misses the world does
+ * not, and how many depended on where malloc happened to place it (the
+ * add/remove floor measured 56-58 ns or 46-51 depending on what the
+ * benchmark had freed before it). */
+static void *huge_alloc(size_t bytes)
 {
     void *p = NULL;
-    size_t bytes = n * sizeof(vec2_t), huge = (size_t)1 << 21;
-    if (posix_memalign(&p, 64, bytes)) {
+    size_t huge = (size_t)1 << 21;
+    if (posix_memalign(&p, 64, bytes ? bytes : 64)) {
         fprintf(stderr, "bench_ecs: out of memory\n");
         exit(1);
     }
@@ -86,6 +92,8 @@ static vec2_t *plain_array(size_t n)
     if (hi > lo) madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
     return p;
 }
+
+static vec2_t *plain_array(size_t n) { return huge_alloc(n * sizeof(vec2_t)); }
 
 static void plain_loop(vec2_t *restrict p, const vec2_t *restrict v, size_t n)
 {
@@ -206,12 +214,16 @@ static void spatial_bench(const types_t *ty, int n, int churn, bool grid, spatia
 typedef struct { uint32_t count, unused; uint64_t members[7]; } floor_cell_t;
 typedef struct { double x, y; uint32_t cell, slot; } floor_entry_t;
 
-static double spatial_move_floor(int n)
+/* With `ahead`, the loop also loads the old and the new cell of move
+ * i + FLOOR_AHEAD first, as kr_spatial_move_n does: the floor under the
+ * batched moves. Inline in both callers, so that `ahead` is a constant. */
+#define FLOOR_AHEAD 16
+__attribute__((always_inline)) static inline double spatial_move_floor_run(int n, bool ahead)
 {
     const int side = 1000;
-    floor_cell_t *cells = aligned_alloc(64, (size_t)side * side * sizeof *cells);
-    floor_entry_t *en = malloc((size_t)n * sizeof *en);
-    double *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y);
+    floor_cell_t *cells = huge_alloc((size_t)side * side * sizeof *cells);
+    floor_entry_t *en = huge_alloc((size_t)n * sizeof *en);
+    double *x = huge_alloc((size_t)n * sizeof *x), *y = huge_alloc((size_t)n * sizeof *y);
     memset(cells, 0, (size_t)side * side * sizeof *cells);
     for (int i = 0; i < n; i++) {
         double px = rng_unit() * side, py = rng_unit() * side;
@@ -225,6 +237,14 @@ static double spatial_move_floor(int n)
     }
     double t0 = now_ns();
     for (int i = 0; i < n; i++) {
+        if (ahead && i + FLOOR_AHEAD < n) {
+            int j = i + FLOOR_AHEAD;
+            uint32_t cj = (uint32_t)y[j] * (uint32_t)side + (uint32_t)x[j];
+            if (cj != en[j].cell) {
+                __builtin_prefetch(&cells[cj], 1);
+                __builtin_prefetch(&cells[en[j].cell], 1);
+            }
+        }
         floor_entry_t *e = &en[i];
         uint32_t c = (uint32_t)y[i] * (uint32_t)side + (uint32_t)x[i];
         if (c != e->cell) {
@@ -251,6 +271,9 @@ static double spatial_move_floor(int n)
     return t;
 }
 
+static double spatial_move_floor(int n) { return spatial_move_floor_run(n, false); }
+static double spatial_move_floor_ahead(int n) { return spatial_move_floor_run(n, true); }
+
 /* The raw arrays under the add_remove and destroy floors: records (as the
  * world's), one table of n rows (entity, Position, Velocity) and `churn`
  * distinct random entities to act on, in perm[0..churn). */
@@ -265,8 +288,9 @@ typedef struct {
 static floor_table_t floor_table(int n, int churn)
 {
     floor_table_t f = {
-        malloc((size_t)n * sizeof *f.rec), malloc((size_t)n * sizeof *f.ea), malloc((size_t)n * sizeof *f.pa),
-        malloc((size_t)n * sizeof *f.va), malloc((size_t)n * sizeof *f.perm),
+        huge_alloc((size_t)n * sizeof *f.rec), huge_alloc((size_t)n * sizeof *f.ea),
+        huge_alloc((size_t)n * sizeof *f.pa), huge_alloc((size_t)n * sizeof *f.va),
+        huge_alloc((size_t)n * sizeof *f.perm),
     };
     for (int i = 0; i < n; i++) {
         f.rec[i] = (floor_rec_t){ 1, 0, (uint32_t)i, 1 };
@@ -293,17 +317,27 @@ static void floor_table_free(floor_table_t *f)
  * between two tables (read the record, copy the row out, fill the gap with
  * the last row, fix the moved entity's record) on plain arrays, with no API
  * and no checks. Per row moved. */
-static double add_remove_floor(int n, int churn)
+/* With `ahead`, the loop also loads the record of change i +
+ * 2 * FLOOR_AHEAD and the row of change i + FLOOR_AHEAD first, as
+ * kr_component_add_n does: the floor under the batched changes. */
+__attribute__((always_inline)) static inline double add_remove_floor_run(int n, int churn, bool ahead)
 {
     floor_table_t f = floor_table(n, churn);
     floor_rec_t *rec = f.rec;
-    uint64_t *ea = f.ea, *eb = malloc((size_t)n * sizeof *eb);
+    uint64_t *ea = f.ea, *eb = huge_alloc((size_t)n * sizeof *eb);
     vec2_t *pa = f.pa, *va = f.va;
-    vec2_t *pb = malloc((size_t)n * sizeof *pb), *vb = malloc((size_t)n * sizeof *vb);
-    float *hb = malloc((size_t)n * sizeof *hb);
+    vec2_t *pb = plain_array((size_t)n), *vb = plain_array((size_t)n);
+    float *hb = huge_alloc((size_t)n * sizeof *hb);
     uint32_t na = (uint32_t)n, nb = 0;
     double t0 = now_ns();
     for (int i = 0; i < churn; i++) {
+        if (ahead && i + 2 * FLOOR_AHEAD < churn) __builtin_prefetch(&rec[f.perm[i + 2 * FLOOR_AHEAD]], 1);
+        if (ahead && i + FLOOR_AHEAD < churn) {
+            uint32_t rj = rec[f.perm[i + FLOOR_AHEAD]].row;
+            __builtin_prefetch(&ea[rj], 1);
+            __builtin_prefetch(&pa[rj], 1);
+            __builtin_prefetch(&va[rj], 1);
+        }
         uint32_t e = f.perm[i], row = rec[e].row, d = nb++;
         eb[d] = e;
         pb[d] = pa[row];
@@ -325,6 +359,9 @@ static double add_remove_floor(int n, int churn)
     free(eb); free(pb); free(vb); free(hb);
     return t;
 }
+
+static double add_remove_floor(int n, int churn) { return add_remove_floor_run(n, churn, false); }
+static double add_remove_floor_ahead(int n, int churn) { return add_remove_floor_run(n, churn, true); }
 
 /* The floor under destroy: on the same arrays, each random entity's row
  * is swap-removed (the last row fills it, the moved entity's record is
@@ -453,7 +490,7 @@ int main(int argc, char **argv)
     }
     if (churn > n / 2) churn = n / 2;
     const int passes = 11;
-    double sp_floor[64], addrem_floor[64], destroy_fl[64], addrem_sparse[64], create[64], create_add[64], view[64], plain[64], addrem[64], churned[64], destroy[64];
+    double sp_floor[64], sp_floor_ahead[64], addrem_floor[64], addrem_floor_ahead[64], destroy_fl[64], addrem_sparse[64], create[64], create_add[64], view[64], plain[64], addrem[64], addrem_n[64], churned[64], destroy[64];
     double alt_view[64], alt_addrem[64];
     spatial_times_t sp[2];
     kr_entity_t *ids = malloc((size_t)n * sizeof *ids);
@@ -530,6 +567,20 @@ int main(int argc, char **argv)
             return 1;
         }
 
+        /* The table churn again on other random entities, each half in one
+         * call (after the churned view pass, which it would change). */
+        pick_distinct(pick, ids, n, churn);
+        t0 = now_ns();
+        size_t added = 0, removed = 0;
+        kr_component_add_n(w, (size_t)churn, pick, ty.extra, &added);
+        kr_component_remove_n(w, (size_t)churn, pick, ty.extra, &removed);
+        addrem_n[r] = (now_ns() - t0) / (2.0 * churn);
+        if (added + removed != 2 * (size_t)churn) {
+            fprintf(stderr, "bench_ecs: only %zu of %d batched add/remove operations succeeded\n", added + removed,
+                    2 * churn);
+            return 1;
+        }
+
         /* destroy distinct random entities: rows, records and ids (not in the spatial hash). */
         int destroyed = 0;
         pick_distinct(pick, ids, n, churn);
@@ -544,7 +595,9 @@ int main(int argc, char **argv)
         spatial_bench(&ty, n, churn, false, &sp[0], r);
         spatial_bench(&ty, n, churn, true, &sp[1], r);
         sp_floor[r] = spatial_move_floor(n);
+        sp_floor_ahead[r] = spatial_move_floor_ahead(n);
         addrem_floor[r] = add_remove_floor(n, churn);
+        addrem_floor_ahead[r] = add_remove_floor_ahead(n, churn);
         destroy_fl[r] = destroy_floor(n, churn);
 
         sparse_model(n, churn, passes, &alt_view[r], &alt_addrem[r]);
@@ -561,6 +614,8 @@ int main(int argc, char **argv)
     emit("view_pass_ratio", v / p, "x plain_loop", n, reps);
     emit("add_remove", median(addrem, reps), "ns/op", churn, reps);
     emit("add_remove_plain_arrays", median(addrem_floor, reps), "ns/op", churn, reps);
+    emit("add_remove_n", median(addrem_n, reps), "ns/op", churn, reps);
+    emit("add_remove_plain_arrays_ahead", median(addrem_floor_ahead, reps), "ns/op", churn, reps);
     emit("add_remove_sparse", median(addrem_sparse, reps), "ns/op", churn, reps);
     emit("view_pass_churned", c, "ns/entity", n, reps);
     emit("view_pass_churned_ratio", c / p, "x plain_loop", n, reps);
@@ -569,13 +624,17 @@ int main(int argc, char **argv)
     /* Issue 20's targets are against the add/remove floor; the ratios are
      * medians of the per-repetition ratios, each taken within one
      * repetition, so that a slow moment of the machine cancels out. */
-    double ar_ratio[64], de_ratio[64], de_own[64];
+    double ar_ratio[64], arn_ratio[64], arn_ahead[64], de_ratio[64], de_own[64];
     for (int r = 0; r < reps; r++) {
         ar_ratio[r] = addrem[r] / addrem_floor[r];
+        arn_ratio[r] = addrem_n[r] / addrem_floor[r];
+        arn_ahead[r] = addrem_n[r] / addrem_floor_ahead[r];
         de_ratio[r] = destroy[r] / addrem_floor[r];
         de_own[r] = destroy[r] / destroy_fl[r];
     }
     emit("add_remove_ratio", median(ar_ratio, reps), "x add_remove_plain_arrays", churn, reps);
+    emit("add_remove_n_ratio", median(arn_ratio, reps), "x add_remove_plain_arrays", churn, reps);
+    emit("add_remove_n_ratio_ahead", median(arn_ahead, reps), "x add_remove_plain_arrays_ahead", churn, reps);
     emit("destroy_ratio", median(de_ratio, reps), "x add_remove_plain_arrays", churn, reps);
     emit("destroy_ratio_own_floor", median(de_own, reps), "x destroy_plain_arrays", churn, reps);
     const char *mode[2] = { "", "_grid" };
@@ -595,17 +654,22 @@ int main(int argc, char **argv)
         emit(name, median(sp[g].destroy, reps), "ns/op", churn, reps);
     }
     emit("spatial_move_plain_arrays", median(sp_floor, reps), "ns/op", n, reps);
-    double mv_ratio[2][64], mvn_ratio[2][64];
+    emit("spatial_move_plain_arrays_ahead", median(sp_floor_ahead, reps), "ns/op", n, reps);
+    double mv_ratio[2][64], mvn_ratio[2][64], mvn_ahead[2][64];
     for (int r = 0; r < reps; r++) {
         mv_ratio[0][r] = sp[0].move[r] / sp_floor[r];
         mv_ratio[1][r] = sp[1].move[r] / sp_floor[r];
         mvn_ratio[0][r] = sp[0].move_n[r] / sp_floor[r];
         mvn_ratio[1][r] = sp[1].move_n[r] / sp_floor[r];
+        mvn_ahead[0][r] = sp[0].move_n[r] / sp_floor_ahead[r];
+        mvn_ahead[1][r] = sp[1].move_n[r] / sp_floor_ahead[r];
     }
     emit("spatial_move_ratio", median(mv_ratio[0], reps), "x spatial_move_plain_arrays", n, reps);
     emit("spatial_move_grid_ratio", median(mv_ratio[1], reps), "x spatial_move_plain_arrays", n, reps);
     emit("spatial_move_n_ratio", median(mvn_ratio[0], reps), "x spatial_move_plain_arrays", n, reps);
     emit("spatial_move_n_grid_ratio", median(mvn_ratio[1], reps), "x spatial_move_plain_arrays", n, reps);
+    emit("spatial_move_n_ratio_ahead", median(mvn_ahead[0], reps), "x spatial_move_plain_arrays_ahead", n, reps);
+    emit("spatial_move_n_grid_ratio_ahead", median(mvn_ahead[1], reps), "x spatial_move_plain_arrays_ahead", n, reps);
     emit("alt_sparse_set_view_pass", median(alt_view, reps), "ns/entity", n, reps);
     emit("alt_sparse_set_add_remove", median(alt_addrem, reps), "ns/op", churn, reps);
     free(ids);

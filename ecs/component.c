@@ -230,3 +230,71 @@ kr_status_t kr_component_remove(kr_world_t *w, kr_entity_t e, kr_component_t c)
     if (dst->count == dst->capacity) return remove_checked(w, e, c);
     return remove_plain(w, e, r, to, c);
 }
+
+/* ---- many entities at once ------------------------------------------------ */
+
+/* How far ahead kr_component_add_n and _remove_n load: the record of
+ * change i + 2 * CHANGE_AHEAD, then the row of change i + CHANGE_AHEAD (its
+ * entity and each column's value), found through the record the first
+ * stage brought in. The hints are forced inline: GCC drops calls to a
+ * function whose only effect is a prefetch (ecs/spatial.c, moving many). */
+#define CHANGE_AHEAD 8
+
+__attribute__((always_inline)) static inline void prefetch_record(const kr_world_t *w, kr_entity_t e)
+{
+    uint32_t idx = kr_entity_index(e);
+    if (idx < w->record_count) __builtin_prefetch(&w->records[idx], 1);
+}
+
+__attribute__((always_inline)) static inline void prefetch_row(const kr_world_t *w, kr_entity_t e)
+{
+    uint32_t idx = kr_entity_index(e);
+    if (idx >= w->record_count) return;
+    const kr__record_t *r = &w->records[idx];
+    if (!(r->flags & KR__REC_ALIVE) || r->generation != kr_entity_generation(e)) return;
+    const kr__table_t *t = w->tables[r->table];
+    uint32_t row = r->row;
+    if (row >= t->count) return;
+    __builtin_prefetch(&t->entities[row], 1);
+    for (uint32_t j = 0; j < t->type_count; j++) {
+        const kr__column_t *col = &t->columns[j];
+        if (col->size) __builtin_prefetch(col->data + (size_t)row * col->size, 1);
+    }
+}
+
+/* kr_component_add_n (add) or kr_component_remove_n: the single change on
+ * each entity in order, the hints ahead; inline in both, so `add` is a
+ * constant there. */
+__attribute__((always_inline)) static inline kr_status_t change_each(kr_world_t *w, size_t n, const kr_entity_t *e,
+                                                                    kr_component_t c, size_t *done, bool add,
+                                                                    const char *fn)
+{
+    if (done) *done = 0;
+    if (!n) return KR_OK;
+    if (!w || !e)
+        return kr__fail(KR_ERR_INVALID_ARG, "%s: expected a world and %zu entities, found a NULL %s", fn, n,
+                        !w ? "world" : "entity array");
+    for (size_t i = 0; i < n && i < 2 * CHANGE_AHEAD; i++) prefetch_record(w, e[i]);
+    for (size_t i = 0; i < n && i < CHANGE_AHEAD; i++) prefetch_row(w, e[i]);
+    for (size_t i = 0; i < n; i++) {
+        if (i + 2 * CHANGE_AHEAD < n) prefetch_record(w, e[i + 2 * CHANGE_AHEAD]);
+        if (i + CHANGE_AHEAD < n) prefetch_row(w, e[i + CHANGE_AHEAD]);
+        bool ok = add ? kr_component_add(w, e[i], c) != NULL : kr_component_remove(w, e[i], c) == KR_OK;
+        if (!ok) {
+            if (done) *done = i;
+            return kr_last_status();
+        }
+    }
+    if (done) *done = n;
+    return KR_OK;
+}
+
+kr_status_t kr_component_add_n(kr_world_t *w, size_t n, const kr_entity_t *e, kr_component_t c, size_t *done)
+{
+    return change_each(w, n, e, c, done, true, "kr_component_add_n");
+}
+
+kr_status_t kr_component_remove_n(kr_world_t *w, size_t n, const kr_entity_t *e, kr_component_t c, size_t *done)
+{
+    return change_each(w, n, e, c, done, false, "kr_component_remove_n");
+}

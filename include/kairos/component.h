@@ -32,4 +32,15 @@ KR_API bool kr_component_has(const kr_world_t *world, kr_entity_t e, kr_componen
 /* Removes the component (behaviors: on_destroy runs first). */
 KR_API kr_status_t kr_component_remove(kr_world_t *world, kr_entity_t e, kr_component_t c);
 
+/* kr_component_add / _remove on e[0] .. e[n-1], in that order: the same
+ * changes, values (zeroed) and errors as n single calls, but the rows of
+ * later entities load while earlier ones move, so a change to many
+ * entities waits on memory far less. Stops at the first call that fails
+ * and returns its status; *done (may be NULL) gets the number of entities
+ * changed before it. The values are found with kr_component_get. */
+KR_API kr_status_t kr_component_add_n(kr_world_t *world, size_t n, const kr_entity_t *e, kr_component_t c,
+                                      size_t *done);
+KR_API kr_status_t kr_component_remove_n(kr_world_t *world, size_t n, const kr_entity_t *e, kr_component_t c,
+                                         size_t *done);
+
 #endif

@@ -312,3 +312,132 @@ Test(component, moves_during_an_entity_pass_keep_values)
         }
     }
 }
+
+/* ---- kr_component_add_n / _remove_n ---------------------------------------- */
+
+/* Entities of four shapes ({pos}, {pos, vel}, {cap}, {}), the same in both
+ * worlds, each value set from the entity's number. */
+static void fill_shapes(kr_world_t *world, kr_entity_t *ids, int n)
+{
+    for (int i = 0; i < n; i++) {
+        ids[i] = kr_entity_create(world);
+        if (i % 4 <= 1) *(vec2_t *)kr_component_add(world, ids[i], pos) = (vec2_t){ (float)i, (float)-i };
+        if (i % 4 == 1) *(vec2_t *)kr_component_add(world, ids[i], vel) = (vec2_t){ (float)(2 * i), 3 };
+        if (i % 4 == 2) *(capacity_t *)kr_component_add(world, ids[i], cap) = (capacity_t){ (uint64_t)i, 9 };
+    }
+}
+
+/* Every entity has the same components with the same values in both
+ * worlds, and a view over `c` meets the entities in the same order. */
+static void assert_same_worlds(kr_world_t *a, kr_world_t *b, const kr_entity_t *ids, int n,
+                               const kr_component_t *comps, const size_t *sizes, int ncomp)
+{
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < ncomp; k++) {
+            bool ha = kr_component_has(a, ids[i], comps[k]), hb = kr_component_has(b, ids[i], comps[k]);
+            cr_assert_eq(ha, hb, "entity %d, component %u: %d against %d", i, comps[k], ha, hb);
+            if (ha && sizes[k])
+                cr_assert(!memcmp(kr_component_get(a, ids[i], comps[k]), kr_component_get(b, ids[i], comps[k]),
+                                  sizes[k]), "entity %d, component %u: values differ", i, comps[k]);
+        }
+    for (int k = 0; k < ncomp; k++) {
+        kr_view_t va, vb;
+        cr_assert_eq(kr_view_init(&va, a, &(kr_view_desc_t){ .include = { comps[k] } }), KR_OK);
+        cr_assert_eq(kr_view_init(&vb, b, &(kr_view_desc_t){ .include = { comps[k] } }), KR_OK);
+        while (kr_view_next(&va)) {
+            cr_assert(kr_view_next(&vb));
+            cr_assert_eq(kr_view_entity(&va), kr_view_entity(&vb));
+        }
+        cr_assert_not(kr_view_next(&vb));
+        kr_view_fini(&va);
+        kr_view_fini(&vb);
+    }
+}
+
+/* Batches change what the same single calls change, value by value and
+ * row by row: table components (rows moving between four tables), a tag
+ * and a sparse component, in a shuffled order. */
+Test(component, add_n_and_remove_n_match_single_calls)
+{
+    enum { N = 800 };
+    kr_component_t tag = kr_component_register(reg, &(kr_component_desc_t){ .name = "Marked" });
+    kr_component_t sparse = kr_component_register(reg, &(kr_component_desc_t){
+        .name = "Note", .size = sizeof(uint64_t), .storage = KR_STORAGE_SPARSE });
+    kr_world_t *w2 = kr_world_create(&(kr_world_desc_t){ .registry = reg });
+    static kr_entity_t ids[N], ids2[N], pick[N];
+    fill_shapes(w, ids, N);
+    fill_shapes(w2, ids2, N);
+    cr_assert(!memcmp(ids, ids2, sizeof ids));
+    const kr_component_t comps[] = { pos, vel, cap, tag, sparse };
+    const size_t sizes[] = { sizeof(vec2_t), sizeof(vec2_t), sizeof(capacity_t), 0, sizeof(uint64_t) };
+    uint64_t rng = 12345;
+    struct { kr_component_t c; bool add; } steps[] = {
+        { vel, true }, { tag, true }, { sparse, true }, { pos, false },
+        { vel, false }, { tag, false }, { cap, true }, { sparse, false },
+    };
+    for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) {
+        /* The entities the step can change: those with (remove) or
+         * without (add) the component, shuffled. */
+        int n = 0;
+        for (int i = 0; i < N; i++)
+            if (kr_component_has(w, ids[i], steps[s].c) != steps[s].add) pick[n++] = ids[i];
+        cr_assert_gt(n, 100, "step %zu changes %d entities", s, n);
+        for (int i = n - 1; i > 0; i--) {
+            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+            int j = (int)((rng >> 33) % (uint64_t)(i + 1));
+            kr_entity_t t = pick[i];
+            pick[i] = pick[j];
+            pick[j] = t;
+        }
+        for (int i = 0; i < n; i++) {
+            if (steps[s].add) cr_assert_not_null(kr_component_add(w, pick[i], steps[s].c), "%s", kr_last_error());
+            else cr_assert_eq(kr_component_remove(w, pick[i], steps[s].c), KR_OK, "%s", kr_last_error());
+        }
+        size_t done = 0;
+        kr_status_t st = steps[s].add ? kr_component_add_n(w2, (size_t)n, pick, steps[s].c, &done)
+                                      : kr_component_remove_n(w2, (size_t)n, pick, steps[s].c, &done);
+        cr_assert_eq(st, KR_OK, "step %zu: %s", s, kr_last_error());
+        cr_assert_eq(done, (size_t)n);
+        assert_same_worlds(w, w2, ids, N, comps, sizes, 5);
+    }
+    cr_assert_eq(kr_world_digest(w), kr_world_digest(w2));
+    kr_world_destroy(w2);
+}
+
+/* A batch stops at its first failing call, with that call's error: the
+ * entities before it are changed, those after it are not. */
+Test(component, add_n_and_remove_n_stop_at_the_first_failure)
+{
+    kr_entity_t e[5];
+    for (int i = 0; i < 5; i++) e[i] = kr_entity_create(w);
+    cr_assert_not_null(kr_component_add(w, e[2], pos));
+    size_t done = 99;
+    cr_assert_eq(kr_component_add_n(w, 5, e, pos, &done), KR_ERR_EXISTS);
+    cr_assert_eq(done, 2);
+    cr_assert(kr_component_has(w, e[0], pos) && kr_component_has(w, e[1], pos));
+    cr_assert_not(kr_component_has(w, e[3], pos) || kr_component_has(w, e[4], pos));
+    cr_assert_not_null(strstr(kr_last_error(), "kr_component_add"), "%s", kr_last_error());
+    /* A stale entity in a remove. */
+    cr_assert_eq(kr_entity_destroy(w, e[1]), KR_OK);
+    cr_assert_eq(kr_component_remove_n(w, 3, e, pos, &done), KR_ERR_STALE_ENTITY);
+    cr_assert_eq(done, 1);
+    cr_assert_not(kr_component_has(w, e[0], pos));
+    cr_assert(kr_component_has(w, e[2], pos));
+    /* Not during a chunk pass, as the single calls. */
+    kr_view_t v;
+    cr_assert_eq(kr_view_init(&v, w, &(kr_view_desc_t){ .include = { pos } }), KR_OK);
+    kr_view_chunk_t chunk;
+    cr_assert(kr_view_next_chunk(&v, &chunk));
+    cr_assert_eq(kr_component_add_n(w, 2, &e[3], pos, &done), KR_ERR_LOCKED);
+    cr_assert_eq(done, 0);
+    kr_view_fini(&v);
+    /* Arguments. */
+    cr_assert_eq(kr_component_add_n(w, 0, NULL, pos, &done), KR_OK);
+    cr_assert_eq(done, 0);
+    cr_assert_eq(kr_component_add_n(NULL, 1, e, pos, &done), KR_ERR_INVALID_ARG);
+    cr_assert_not_null(strstr(kr_last_error(), "world"), "%s", kr_last_error());
+    cr_assert_eq(kr_component_remove_n(w, 1, NULL, pos, NULL), KR_ERR_INVALID_ARG);
+    cr_assert_not_null(strstr(kr_last_error(), "kr_component_remove_n: expected a world and 1 entities, found a NULL "
+                                             "entity array"), "%s", kr_last_error());
+    cr_assert_eq(kr_component_add_n(w, 1, &e[3], 9999, NULL), KR_ERR_UNREGISTERED);
+}
