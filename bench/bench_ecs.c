@@ -123,7 +123,7 @@ static double time_view_pass(kr_view_t *view, int passes, int n)
 }
 
 typedef struct {
-    double insert[64], move[64], move_n[64], query[64], radius[64], destroy[64];
+    double insert[64], move[64], move_n[64], query[64], radius[64], destroy[64], destroy_n[64];
 } spatial_times_t;
 
 /* n entities on a 1000 x 1000 area with cells of 1: insert, move each by a
@@ -193,7 +193,13 @@ static void spatial_bench(const types_t *ty, int n, int churn, bool grid, spatia
     t0 = now_ns();
     for (int i = 0; i < churn; i++) failed += kr_entity_destroy(w, pick[i]) != KR_OK;
     out->destroy[r] = (now_ns() - t0) / churn;
-    if (failed || !found || kr_spatial_count(w) != (size_t)(n - churn)) {
+    /* As many others, in one kr_entity_destroy_n. */
+    pick_distinct(pick, ids + churn, n - churn, churn);
+    size_t gone = 0;
+    t0 = now_ns();
+    failed += kr_entity_destroy_n(w, (size_t)churn, pick, &gone) != KR_OK || gone != (size_t)churn;
+    out->destroy_n[r] = (now_ns() - t0) / churn;
+    if (failed || !found || kr_spatial_count(w) != (size_t)(n - 2 * churn)) {
         fprintf(stderr, "bench_ecs: spatial case went wrong (%d failures)\n", failed);
         exit(1);
     }
@@ -490,7 +496,7 @@ int main(int argc, char **argv)
     }
     if (churn > n / 2) churn = n / 2;
     const int passes = 11;
-    double sp_floor[64], sp_floor_ahead[64], addrem_floor[64], addrem_floor_ahead[64], destroy_fl[64], addrem_sparse[64], create[64], create_add[64], view[64], plain[64], addrem[64], addrem_n[64], churned[64], destroy[64];
+    double sp_floor[64], sp_floor_ahead[64], addrem_floor[64], addrem_floor_ahead[64], destroy_fl[64], addrem_sparse[64], create[64], create_add[64], view[64], plain[64], addrem[64], addrem_n[64], churned[64], destroy[64], destroy_n[64];
     double alt_view[64], alt_addrem[64];
     spatial_times_t sp[2];
     kr_entity_t *ids = malloc((size_t)n * sizeof *ids);
@@ -591,6 +597,16 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_ecs: only %d of %d destroys succeeded\n", destroyed, churn);
             return 1;
         }
+        /* As many others, in one kr_entity_destroy_n. */
+        pick_distinct(pick, ids + churn, n - churn, churn);
+        size_t gone = 0;
+        t0 = now_ns();
+        kr_entity_destroy_n(w, (size_t)churn, pick, &gone);
+        destroy_n[r] = (now_ns() - t0) / churn;
+        if (gone != (size_t)churn) {
+            fprintf(stderr, "bench_ecs: only %zu of %d batched destroys succeeded\n", gone, churn);
+            return 1;
+        }
 
         spatial_bench(&ty, n, churn, false, &sp[0], r);
         spatial_bench(&ty, n, churn, true, &sp[1], r);
@@ -620,6 +636,7 @@ int main(int argc, char **argv)
     emit("view_pass_churned", c, "ns/entity", n, reps);
     emit("view_pass_churned_ratio", c / p, "x plain_loop", n, reps);
     emit("destroy", median(destroy, reps), "ns/op", churn, reps);
+    emit("destroy_n", median(destroy_n, reps), "ns/op", churn, reps);
     emit("destroy_plain_arrays", median(destroy_fl, reps), "ns/op", churn, reps);
     /* Issue 20's targets are against the add/remove floor; the ratios are
      * medians of the per-repetition ratios, each taken within one
@@ -652,6 +669,8 @@ int main(int argc, char **argv)
         emit(name, median(sp[g].radius, reps), "ns/query", 100000, reps);
         snprintf(name, sizeof name, "destroy_in_spatial%s", mode[g]);
         emit(name, median(sp[g].destroy, reps), "ns/op", churn, reps);
+        snprintf(name, sizeof name, "destroy_n_in_spatial%s", mode[g]);
+        emit(name, median(sp[g].destroy_n, reps), "ns/op", churn, reps);
     }
     emit("spatial_move_plain_arrays", median(sp_floor, reps), "ns/op", n, reps);
     emit("spatial_move_plain_arrays_ahead", median(sp_floor_ahead, reps), "ns/op", n, reps);

@@ -589,6 +589,13 @@ __attribute__((always_inline)) static inline void prefetch_cells(const kr__spati
     else if (s->table_capacity) __builtin_prefetch(&s->table[table_home(s, cx, cy)], 1);
 }
 
+void kr__spatial_prefetch_cell(const kr__spatial_state_t *s, uint32_t idx)
+{
+    if (idx >= s->entry_capacity) return;
+    const kr__spatial_cell_rec_t *c = cell_or_null(s, s->entries[idx].cell);
+    if (c) __builtin_prefetch(c, 1);
+}
+
 kr_status_t kr_spatial_move_n(kr_world_t *w, size_t n, const kr_entity_t *e, const double *x, const double *y,
                               size_t *moved)
 {

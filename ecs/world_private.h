@@ -510,5 +510,8 @@ static inline uint64_t kr__cell_order_key(int32_t cx, int32_t cy)
 int kr__cell_order_cmp(const void *a, const void *b);
 void kr__spatial_fini(kr__spatial_state_t *s);
 void kr__spatial_forget(kr_world_t *w, uint32_t idx); /* on destroy */
+/* A hint: starts loading the cell of entity idx, which is in the hash
+ * (batch.c; a stale idx is harmless, nothing is changed). */
+void kr__spatial_prefetch_cell(const kr__spatial_state_t *s, uint32_t idx);
 
 #endif

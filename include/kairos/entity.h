@@ -49,6 +49,14 @@ KR_API kr_entity_t kr_entity_create_desc(kr_world_t *world, const kr_entity_desc
  * on_destroy fires on every behavior, the parent gets on_exited, the entity
  * leaves the spatial hash and its name is released. */
 KR_API kr_status_t kr_entity_destroy(kr_world_t *world, kr_entity_t e);
+/* kr_entity_destroy on e[0] .. e[n-1], in that order: the same effects and
+ * errors as n single calls, but the records and rows of later entities
+ * load while earlier ones go, so destroying many entities waits on memory
+ * far less. Stops at the first call that fails (an entity already gone,
+ * e.g. a child of one destroyed before it, is KR_ERR_STALE_ENTITY) and
+ * returns its status; *done (may be NULL) gets the number destroyed
+ * before it. */
+KR_API kr_status_t kr_entity_destroy_n(kr_world_t *world, size_t n, const kr_entity_t *e, size_t *done);
 
 /* True if e names a live entity of this world (false for 0 and stale ids). */
 KR_API bool kr_entity_alive(const kr_world_t *world, kr_entity_t e);

@@ -149,3 +149,106 @@ Test(entity, many_creates_and_destroys_keep_counts)
     }
     kr_world_destroy(w);
 }
+
+/* ---- kr_entity_destroy_n -------------------------------------------------- */
+
+typedef struct { float x, y; } pair_t;
+
+/* One world of the batch test: entities of every kind a destroy handles
+ * (table components, sparse ones, a name, a spatial entry, children). */
+static kr_world_t *varied_world(kr_registry_t *reg, kr_component_t pos, kr_component_t note, kr_entity_t *ids, int n)
+{
+    kr_world_t *w = kr_world_create(&(kr_world_desc_t){ .registry = reg, .spatial_cell_size = 1.0,
+                                                        .spatial_bounds = { 0, 0, 20, 20 } });
+    cr_assert_not_null(w, "%s", kr_last_error());
+    for (int i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "e%d", i);
+        kr_entity_t parent = i % 7 == 6 ? ids[i - 1] : KR_ENTITY_INVALID; /* a child of the one before */
+        ids[i] = kr_entity_create_desc(w, &(kr_entity_desc_t){ .name = i % 5 ? NULL : name, .parent = parent });
+        cr_assert_neq(ids[i], KR_ENTITY_INVALID, "%s", kr_last_error());
+        if (i % 2) *(pair_t *)kr_component_add(w, ids[i], pos) = (pair_t){ (float)i, 1 };
+        if (i % 3 == 0) *(uint64_t *)kr_component_add(w, ids[i], note) = (uint64_t)i;
+        if (i % 4 != 3)
+            cr_assert_eq(kr_spatial_insert(w, ids[i], (i * 7) % 30 + 0.5, (i * 3) % 20 + 0.5), KR_OK,
+                         "%s", kr_last_error());
+    }
+    return w;
+}
+
+/* A batch destroys what the same single calls destroy: the entities, their
+ * children, names, spatial entries (on and off the grid) and sparse
+ * values; what is left is alike in both worlds, cell by cell. */
+Test(entity, destroy_n_matches_single_calls)
+{
+    enum { N = 700 };
+    kr_registry_t *reg = kr_registry_create();
+    kr_component_t pos = kr_component_register(reg, &(kr_component_desc_t){ .name = "Pos", .size = sizeof(pair_t) });
+    kr_component_t note = kr_component_register(reg, &(kr_component_desc_t){
+        .name = "Note", .size = sizeof(uint64_t), .storage = KR_STORAGE_SPARSE });
+    static kr_entity_t ids[N], ids2[N], pick[N];
+    kr_world_t *one = varied_world(reg, pos, note, ids, N), *many = varied_world(reg, pos, note, ids2, N);
+    cr_assert(!memcmp(ids, ids2, sizeof ids));
+    /* Every third entity that is not a child, in a shuffled order. */
+    int n = 0;
+    for (int i = 0; i < N; i++)
+        if (i % 3 == 1 && i % 7 != 6) pick[n++] = ids[i];
+    uint64_t rng = 99;
+    for (int i = n - 1; i > 0; i--) {
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        int j = (int)((rng >> 33) % (uint64_t)(i + 1));
+        kr_entity_t t = pick[i];
+        pick[i] = pick[j];
+        pick[j] = t;
+    }
+    for (int i = 0; i < n; i++) cr_assert_eq(kr_entity_destroy(one, pick[i]), KR_OK, "%s", kr_last_error());
+    size_t done = 0;
+    cr_assert_eq(kr_entity_destroy_n(many, (size_t)n, pick, &done), KR_OK, "%s", kr_last_error());
+    cr_assert_eq(done, (size_t)n);
+    cr_assert_eq(kr_world_entity_count(one), kr_world_entity_count(many));
+    cr_assert_lt(kr_world_entity_count(many), N - n, "children went with their parents");
+    cr_assert_eq(kr_spatial_count(one), kr_spatial_count(many));
+    cr_assert_eq(kr_world_digest(one), kr_world_digest(many));
+    for (int i = 0; i < N; i++) {
+        cr_assert_eq(kr_entity_alive(one, ids[i]), kr_entity_alive(many, ids[i]), "entity %d", i);
+        char name[32];
+        snprintf(name, sizeof name, "e%d", i);
+        cr_assert_eq(kr_entity_find(one, name), kr_entity_find(many, name));
+    }
+    for (int32_t cy = 0; cy < 20; cy++)
+        for (int32_t cx = 0; cx < 30; cx++) {
+            size_t na = 0, nb = 0;
+            const kr_entity_t *a = kr_spatial_cell_entities(one, (kr_cell_t){ cx, cy }, &na);
+            const kr_entity_t *b = kr_spatial_cell_entities(many, (kr_cell_t){ cx, cy }, &nb);
+            cr_assert_eq(na, nb, "cell (%d, %d)", cx, cy);
+            for (size_t k = 0; k < na; k++) cr_assert_eq(a[k], b[k], "cell (%d, %d) slot %zu", cx, cy, k);
+        }
+    kr_world_destroy(one);
+    kr_world_destroy(many);
+    kr_registry_destroy(reg);
+}
+
+/* A batch stops at its first failing call: an entity destroyed with its
+ * parent earlier in the batch is stale by its turn. */
+Test(entity, destroy_n_stops_at_the_first_failure)
+{
+    kr_world_t *w = kr_world_create(NULL);
+    kr_entity_t a = kr_entity_create(w), parent = kr_entity_create(w);
+    kr_entity_t child = kr_entity_create_desc(w, &(kr_entity_desc_t){ .parent = parent });
+    kr_entity_t b = kr_entity_create(w);
+    kr_entity_t batch[4] = { a, parent, child, b };
+    size_t done = 99;
+    cr_assert_eq(kr_entity_destroy_n(w, 4, batch, &done), KR_ERR_STALE_ENTITY);
+    cr_assert_eq(done, 2);
+    cr_assert_not(kr_entity_alive(w, a) || kr_entity_alive(w, parent) || kr_entity_alive(w, child));
+    cr_assert(kr_entity_alive(w, b));
+    cr_assert_eq(kr_entity_destroy_n(w, 0, NULL, &done), KR_OK);
+    cr_assert_eq(done, 0);
+    cr_assert_eq(kr_entity_destroy_n(NULL, 1, &b, &done), KR_ERR_INVALID_ARG);
+    cr_assert_eq(kr_entity_destroy_n(w, 1, NULL, NULL), KR_ERR_INVALID_ARG);
+    cr_assert_not_null(strstr(kr_last_error(), "kr_entity_destroy_n: expected a world and 1 entities, found a NULL "
+                                             "entity array"), "%s", kr_last_error());
+    cr_assert_eq(kr_entity_destroy_n(w, 1, &b, NULL), KR_OK);
+    cr_assert_eq(kr_world_entity_count(w), 0);
+    kr_world_destroy(w);
+}
