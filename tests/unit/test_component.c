@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "kairos/kairos.h"
+#include "shuffle.h"
 
 typedef struct { uint64_t current, maximum; } capacity_t;
 typedef struct { float x, y; } vec2_t;
@@ -382,13 +383,7 @@ Test(component, add_n_and_remove_n_match_single_calls)
         for (int i = 0; i < N; i++)
             if (kr_component_has(w, ids[i], steps[s].c) != steps[s].add) pick[n++] = ids[i];
         cr_assert_gt(n, 100, "step %zu changes %d entities", s, n);
-        for (int i = n - 1; i > 0; i--) {
-            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-            int j = (int)((rng >> 33) % (uint64_t)(i + 1));
-            kr_entity_t t = pick[i];
-            pick[i] = pick[j];
-            pick[j] = t;
-        }
+        shuffle_entities(pick, n, &rng);
         for (int i = 0; i < n; i++) {
             if (steps[s].add) cr_assert_not_null(kr_component_add(w, pick[i], steps[s].c), "%s", kr_last_error());
             else cr_assert_eq(kr_component_remove(w, pick[i], steps[s].c), KR_OK, "%s", kr_last_error());

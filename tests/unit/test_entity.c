@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "kairos/kairos.h"
+#include "shuffle.h"
 
 Test(entity, create_find_destroy_seed_example)
 {
@@ -194,13 +195,7 @@ Test(entity, destroy_n_matches_single_calls)
     for (int i = 0; i < N; i++)
         if (i % 3 == 1 && i % 7 != 6) pick[n++] = ids[i];
     uint64_t rng = 99;
-    for (int i = n - 1; i > 0; i--) {
-        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-        int j = (int)((rng >> 33) % (uint64_t)(i + 1));
-        kr_entity_t t = pick[i];
-        pick[i] = pick[j];
-        pick[j] = t;
-    }
+    shuffle_entities(pick, n, &rng);
     for (int i = 0; i < n; i++) cr_assert_eq(kr_entity_destroy(one, pick[i]), KR_OK, "%s", kr_last_error());
     size_t done = 0;
     cr_assert_eq(kr_entity_destroy_n(many, (size_t)n, pick, &done), KR_OK, "%s", kr_last_error());
