@@ -550,7 +550,7 @@ kr_status_t kr_spatial_move(kr_world_t *w, kr_entity_t e, double x, double y)
  * whose entry the first stage brought in. Loading also the entry of the
  * member that will fill the old cell's hole (a third stage, reading the
  * old cell) made the batch slower than single moves: it is not done.
- * Measured in bench/README.md (ECS, batched moves). */
+ * Measured in bench/README.md, "Batched structural changes". */
 #define MOVE_AHEAD 16
 
 /* The two hints are forced inline: GCC counts a function whose only effect
