@@ -1,19 +1,20 @@
 /* Instructions per structural operation of the ECS (issue 20; bench/README.md,
- * "Fast paths in one function"): the churn of bench_ecs (1,000,000
+ * "Fast paths in one function" and "Batched structural changes"): the churn of bench_ecs (1,000,000
  * entities with two 8-byte components; 100,000 distinct random ones get a
  * third component, lose it, then are destroyed; 100,000 others get and lose
- * a sparse component; 100,000 others get and lose the third one in a
- * batch (kr_component_add_n, _remove_n) and are destroyed in one
- * (kr_entity_destroy_n); the 1,000,000 entities of a world
- * with a spatial hash move, one call each and then in one
- * kr_spatial_move_n, and 100,000 of them are destroyed), each phase in a function of its own, so that callgrind counts
- * each apart. Timing is bench_ecs's job; this counts.
+ * a sparse component; 100,000 others get and lose the third one and are
+ * destroyed through the batched calls (kr_component_add_n, _remove_n,
+ * kr_entity_destroy_n); the 1,000,000 entities of a world with a spatial
+ * hash move, one call each and then in one kr_spatial_move_n, and 100,000
+ * of them are destroyed), each phase in a function of its own, so that
+ * callgrind counts each apart. Timing is bench_ecs's job; this counts.
  *
  *   valgrind --tool=callgrind --callgrind-out-file=cg.ecs build/bench/ecs_ops
  *   callgrind_annotate --inclusive=yes cg.ecs | grep phase_
  *
  * Each phase's count over 100,000 (the moves: 1,000,000) is its
- * instructions per operation (about 6 of them the loop's). Prints the entities left, as a check. */
+ * instructions per operation (about 6 of them the loop's). Prints the
+ * entities left, as a check. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,7 +55,7 @@ __attribute__((noinline)) static void phase_remove(kr_world_t *w, kr_component_t
     for (int i = 0; i < CHURN; i++) kr_component_remove(w, pick[i], c);
 }
 
-/* The same changes in one call each (kr_component_add_n, _remove_n). */
+/* The same changes, each phase in one batched call. */
 __attribute__((noinline)) static void phase_add_n(kr_world_t *w, kr_component_t c)
 {
     kr_component_add_n(w, CHURN, pick, c, NULL);
