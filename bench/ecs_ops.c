@@ -1,6 +1,6 @@
 /* Instructions per structural operation of the ECS (issue 20; bench/README.md,
- * "Fast paths in one function" and "Batched structural changes"): the churn of bench_ecs (1,000,000
- * entities with two 8-byte components; 100,000 distinct random ones get a
+ * "Fast paths in one function" and "Batched structural changes"): the
+ * churn of bench_ecs (1,000,000 entities with two 8-byte components; 100,000 distinct random ones get a
  * third component, lose it, then are destroyed; 100,000 others get and lose
  * a sparse component; 100,000 others get and lose the third one and are
  * destroyed through the batched calls (kr_component_add_n, _remove_n,
