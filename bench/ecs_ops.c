@@ -1,13 +1,14 @@
-/* Instructions per structural operation of the ECS (issue 20; bench/README.md,
- * "Fast paths in one function" and "Batched structural changes"): the
- * churn of bench_ecs (1,000,000 entities with two 8-byte components; 100,000 distinct random ones get a
- * third component, lose it, then are destroyed; 100,000 others get and lose
- * a sparse component; 100,000 others get and lose the third one and are
- * destroyed through the batched calls (kr_component_add_n, _remove_n,
- * kr_entity_destroy_n); the 1,000,000 entities of a world with a spatial
- * hash move, one call each and then in one kr_spatial_move_n, and 100,000
- * of them are destroyed), each phase in a function of its own, so that
- * callgrind counts each apart. Timing is bench_ecs's job; this counts.
+/* Instructions per structural operation of the ECS (issue 20;
+ * bench/README.md, "Fast paths in one function" and "Batched structural
+ * changes"): the churn of bench_ecs (1,000,000 entities with two 8-byte
+ * components; 100,000 distinct random ones get a third component, lose it,
+ * then are destroyed; 100,000 others get and lose a sparse component;
+ * 100,000 others get and lose the third one and are destroyed through the
+ * batched calls (kr_component_add_n, _remove_n, kr_entity_destroy_n); the
+ * 1,000,000 entities of a world with a spatial hash move, one call each and
+ * then in one kr_spatial_move_n, and 100,000 of them are destroyed), each
+ * phase in a function of its own, so that callgrind counts each apart.
+ * Timing is bench_ecs's job; this counts.
  *
  *   valgrind --tool=callgrind --callgrind-out-file=cg.ecs build/bench/ecs_ops
  *   callgrind_annotate --inclusive=yes cg.ecs | grep phase_
