@@ -13,7 +13,7 @@ kr_status_t kr__msg_list_push(msg_list_t *l, uint32_t from, uint32_t to, const v
     uint8_t *copy = malloc(len ? len : 1);
     if (!copy) return kr__fail(KR_ERR_NOMEM, "transport: out of memory");
     memcpy(copy, bytes, len);
-    l->items[l->count++] = (local_msg_t){ from, to, (uint32_t)len, 0, copy };
+    l->items[l->count++] = (local_msg_t){ from, to, (uint32_t)len, 0, 0, copy };
     return KR_OK;
 }
 

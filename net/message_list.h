@@ -12,6 +12,7 @@ typedef struct local_msg {
     uint32_t from, to;
     uint32_t len;
     uint32_t holds;      /* test transport: polls left before it is due */
+    uint64_t id;         /* test transport: its number, for held, amend and extend */
     uint8_t *bytes;
 } local_msg_t;
 

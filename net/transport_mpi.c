@@ -323,6 +323,25 @@ static bool mpi_amend(kr__transport_t *base, const kr__held_t *where, size_t off
     return true;
 }
 
+/* Only the last record of the batch being filled can grow in place, and
+ * only while the batch stays below the size at which mpi_send would have
+ * let it leave. */
+static bool mpi_extend(kr__transport_t *base, const kr__held_t *where, const void *bytes, size_t len)
+{
+    mpi_transport_t *t = (mpi_transport_t *)base;
+    if (!where->batch || where->peer < 0 || where->peer >= t->size || where->peer == t->rank) return false;
+    peer_t *p = &t->peers[where->peer];
+    if (p->batches_sent + 1 != where->batch || where->at + 4 > p->out.len) return false;
+    size_t rec_len = kr__batch_record_len(p->out.data + where->at);
+    if (where->at + 4 + rec_len != p->out.len || p->out.len + len > t->flush_bytes) return false;
+    if (p->out.cap - p->out.len < len && kr_buf_reserve(&p->out, len)) return false;
+    memcpy(p->out.data + p->out.len, bytes, len);
+    p->out.len += len;
+    rec_len += len;
+    for (int i = 0; i < 4; i++) p->out.data[where->at + i] = (uint8_t)(rec_len >> (8 * i));
+    return true;
+}
+
 /* Delivers the records of one batch (net/batch.h). */
 static kr_status_t deliver_batch(const kr_buf_t *b, size_t from, int source, kr__deliver_fn deliver, void *arg,
                                  size_t *count)
@@ -701,7 +720,7 @@ static void mpi_resume(kr__transport_t *base)
 static const kr__transport_vtbl_t mpi_vtbl = { .send = mpi_send, .poll = mpi_poll, .in_flight = mpi_in_flight,
                                               .destroy = mpi_destroy, .settle = mpi_settle,
                                               .deadlock = mpi_deadlock, .wait = mpi_wait, .abort = mpi_abort,
-                                              .held = mpi_held, .amend = mpi_amend,
+                                              .held = mpi_held, .amend = mpi_amend, .extend = mpi_extend,
                                               .reduce = mpi_reduce, .progress = mpi_progress, .resume = mpi_resume,
                                               .direct_local = true };
 

@@ -13,6 +13,8 @@ typedef struct test_transport {
     uint64_t state;
     kr__test_transport_desc_t desc;
     uint32_t frozen;     /* sim id + 1, 0 = none */
+    uint64_t sent;       /* messages sent: the last one's id */
+    bool last_doubled;   /* the last message sent went in twice */
 } test_transport_t;
 
 static double draw(test_transport_t *tt)
@@ -26,13 +28,60 @@ static kr_status_t test_send(kr__transport_t *t, uint32_t from, uint32_t to, con
     kr_status_t st = kr__msg_list_push(&tt->held, from, to, bytes, len);
     if (st) return st;
     local_msg_t *m = &tt->held.items[tt->held.count - 1];
+    m->id = ++tt->sent;
     while (m->holds < 8 && draw(tt) < tt->desc.hold_probability) m->holds++;
-    if (draw(tt) < tt->desc.duplicate_probability) {
+    tt->last_doubled = draw(tt) < tt->desc.duplicate_probability;
+    if (tt->last_doubled) {
         st = kr__msg_list_push(&tt->held, from, to, bytes, len);
         if (st) return st;
         tt->held.items[tt->held.count - 1].holds = (uint32_t)(draw(tt) * 4);
+        tt->held.items[tt->held.count - 1].id = tt->sent;
     }
     return KR_OK;
+}
+
+/* held, amend and extend (net/transport.h), so that the coordinator's
+ * raised guarantees and runs of sync-events meet reordering and
+ * duplicates in tests. A message that went in twice is not held: changing
+ * one copy would give the receiver two different messages with one place
+ * in the edge's order. */
+static bool test_held(kr__transport_t *t, kr__held_t *where)
+{
+    test_transport_t *tt = (test_transport_t *)t;
+    *where = (kr__held_t){ 0 };
+    if (!tt->held.count || tt->last_doubled || tt->held.items[tt->held.count - 1].id != tt->sent) return false;
+    where->batch = tt->sent;
+    return true;
+}
+
+static local_msg_t *find_held(test_transport_t *tt, uint64_t id)
+{
+    for (size_t i = tt->held.count; i-- > 0;)
+        if (tt->held.items[i].id == id) return &tt->held.items[i];
+    return NULL;
+}
+
+static bool test_amend(kr__transport_t *t, const kr__held_t *where, size_t offset, const void *bytes, size_t len)
+{
+    local_msg_t *m = where->batch ? find_held((test_transport_t *)t, where->batch) : NULL;
+    if (!m || offset > m->len || len > m->len - offset) return false;
+    memcpy(m->bytes + offset, bytes, len);
+    return true;
+}
+
+/* As in a batch, only the message sent last may grow. */
+static bool test_extend(kr__transport_t *t, const kr__held_t *where, const void *bytes, size_t len)
+{
+    test_transport_t *tt = (test_transport_t *)t;
+    if (!where->batch || where->batch != tt->sent || !tt->held.count) return false;
+    local_msg_t *m = &tt->held.items[tt->held.count - 1];
+    if (m->id != where->batch || len > UINT32_MAX - m->len) return false;
+    uint8_t *grown = realloc(m->bytes, (size_t)m->len + len);
+    if (!grown) return false;
+    memcpy(grown + m->len, bytes, len);
+    m->bytes = grown;
+    m->len += (uint32_t)len;
+    return true;
 }
 
 static kr_status_t test_poll(kr__transport_t *t, kr__deliver_fn deliver, void *arg, size_t *count)
@@ -89,7 +138,8 @@ static void test_destroy(kr__transport_t *t)
 }
 
 static const kr__transport_vtbl_t test_vtbl = { .send = test_send, .poll = test_poll, .in_flight = test_in_flight,
-                                                .destroy = test_destroy };
+                                                .destroy = test_destroy, .held = test_held, .amend = test_amend,
+                                                .extend = test_extend };
 
 kr__transport_t *kr__transport_test_create(const kr__test_transport_desc_t *desc)
 {

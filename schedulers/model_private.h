@@ -196,6 +196,7 @@ typedef struct kr__edge {
     kr_time_t guarantee_sent;   /* the highest guarantee sent, on a null or a data message */
     kr_time_t demand;           /* the receiver asked for a guarantee up to this */
     kr__held_t held;            /* the last data message, while the transport holds it (sync.c) */
+    bool held_sync;             /* ... and it is a SYNC, to which sync-events may be added */
     /* receiver half */
     uint64_t received;          /* data messages applied, in edge order */
     uint64_t next_sync_seq;     /* sync-events arrive in increasing sender sequence */

@@ -7,7 +7,10 @@
  *   u8 kind, u32 from, u32 to, u64 edge_seq, u64 time, then by kind:
  *   SYNC      u64 guarantee, i32 priority, u64 sequence, u32 type,
  *             u8 placeholder, u32 data_len, data, u32 root_count,
- *             u32 pack_len, pack
+ *             u32 pack_len, pack; then any number of further sync-events
+ *             on the edge, each u64 time and the same fields from
+ *             priority on (a run added while the message waited in the
+ *             sender's transport: append_sync)
  *   PAYLOAD   u64 guarantee, u64 sequence, u32 data_len, data,
  *             u32 root_count, u32 pack_len, pack
  *   CANCEL    u64 guarantee, u64 sequence
@@ -217,12 +220,55 @@ static kr_status_t transmit(kr_model_t *m, kr__edge_t *e)
     /* a request travels against the edge */
     uint32_t from = kind == MSG_REQUEST ? e->to : e->from, to = kind == MSG_REQUEST ? e->from : e->to;
     kr_status_t st = m->transport->vtbl->send(m->transport, from, to, m->msg.data, m->msg.len);
-    /* a later guarantee may still ride on the edge's last data message */
-    if (!st && is_data(kind) && !(m->transport->vtbl->held && m->transport->vtbl->held(m->transport, &e->held)))
-        e->held.batch = 0;
+    /* a later guarantee (and, on a SYNC, later sync-events) may still ride
+     * on the edge's last data message */
+    if (!st && is_data(kind)) {
+        if (!(m->transport->vtbl->held && m->transport->vtbl->held(m->transport, &e->held))) e->held.batch = 0;
+        e->held_sync = kind == MSG_SYNC;
+    }
     if (st) kr__model_fail(m, st, "sending from '%s' to '%s': %s", m->sims[e->from]->name, m->sims[e->to]->name,
                            kr_last_error());
     return st;
+}
+
+/* A sync-event's fields after its time, as a SYNC message carries them. */
+FORCE_INLINE uint8_t *put_sync_body(uint8_t *p, const kr_event_key_t *k, kr_event_type_t type, bool placeholder,
+                                    const void *data, uint32_t size, uint32_t roots, const kr_buf_t *pack)
+{
+    p = put(p, (uint32_t)k->priority, 4);
+    p = put(p, k->sequence, 8);
+    p = put(p, type, 4);
+    p = put(p, placeholder, 1);
+    return put_payload(p, data, size, roots, pack);
+}
+
+/* Adds sync-event k, time first, to the edge's last data message if that
+ * is a SYNC the transport still holds: a run of sync-events on one edge
+ * then travels as one message, with one header and one place in the
+ * edge's order, and the receiver finds the edge and checks the order once
+ * for the run (half of what a sync-event to another rank cost to deliver
+ * went to that; bench/README.md, "Runs of sync-events in one message").
+ * It is still one message for the edge counts and the window's
+ * quiescence; the guarantee it carries stays the one given with it (a
+ * later guarantee raises it through amend, as before). False when the
+ * message has left, or the transport cannot add to it: k then travels as
+ * a message of its own. */
+FORCE_INLINE bool append_sync(kr_model_t *m, kr__edge_t *e, const kr_event_key_t *k, kr_event_type_t type,
+                              bool placeholder, const void *data, uint32_t size, uint32_t roots, const kr_buf_t *pack)
+{
+    if (!e->held_sync || !e->held.batch || !m->transport->vtbl->extend) return false;
+    size_t len = 8 + SYNC_FIXED_LEN + payload_len(size, pack->len);
+    kr_buf_t *b = &m->msg;
+    b->len = 0;
+    if (b->cap < len && kr_buf_reserve(b, len)) return false;
+    put_sync_body(put(b->data, k->time, 8), k, type, placeholder, data, size, roots, pack);
+    if (!m->transport->vtbl->extend(m->transport, &e->held, b->data, len)) return false;
+    m->transport_sent++;
+    if (m->window_sent_min) {
+        kr_time_t *min = &m->window_sent_min[m->sims[e->to]->group];
+        if (k->time < *min) *min = k->time;
+    }
+    return true;
 }
 
 /* Sends a SYNC message for the sync-event k of type `type`: with its
@@ -240,15 +286,12 @@ static kr_status_t send_sync(kr_model_t *m, kr_sim_t *s, kr__edge_t *e, const kr
         if (size <= sizeof zeros) data = zeros;
         else if (!(data = tmp = calloc(1, size))) return kr__fail(KR_ERR_NOMEM, "kr_schedule_sync: out of memory");
     }
-    uint8_t *p = begin_data(m, s, MSG_SYNC, e, k->time, SYNC_FIXED_LEN + payload_len(size, pack->len));
-    if (p) {
-        p = put(p, (uint32_t)k->priority, 4);
-        p = put(p, k->sequence, 8);
-        p = put(p, type, 4);
-        p = put(p, placeholder, 1);
-        put_payload(p, data, size, roots, pack);
+    kr_status_t st = KR_OK;
+    if (!append_sync(m, e, k, type, placeholder, data, size, roots, pack)) {
+        uint8_t *p = begin_data(m, s, MSG_SYNC, e, k->time, SYNC_FIXED_LEN + payload_len(size, pack->len));
+        if (p) put_sync_body(p, k, type, placeholder, data, size, roots, pack);
+        st = p ? transmit(m, e) : kr_last_status();
     }
-    kr_status_t st = p ? transmit(m, e) : kr_last_status();
     free(tmp);
     return st;
 }
@@ -670,6 +713,37 @@ static inline kr_status_t read_payload(kr_reader_t *r, const void **data, uint32
     return r->failed ? KR_ERR_CORRUPT : KR_OK;
 }
 
+/* Applies one sync-event of a SYNC message, at `time`: the reader is at
+ * its priority and is left at the next one's time, if any. */
+FORCE_INLINE kr_status_t apply_sync(kr_model_t *m, kr__edge_t *e, kr_sim_t *t, kr_time_t time, kr_reader_t *r)
+{
+    const uint8_t *p = kr_reader_view(r, SYNC_FIXED_LEN);
+    if (!p) return bad(m, e->from, "truncated sync-event");
+    kr_event_key_t k = { .time = time, .source = e->from, .phase = 1, .target = e->to };
+    k.priority = (kr_priority_t)(uint32_t)get(p, 4);
+    k.sequence = get(p + 4, 8);
+    kr_event_type_t type = (uint32_t)get(p + 12, 4);
+    uint8_t placeholder = p[16];
+    const void *data, *pack;
+    uint32_t size, roots, pack_len;
+    if (read_payload(r, &data, &size, &roots, &pack, &pack_len)) return bad(m, e->from, "truncated sync-event");
+    const kr__event_type_rec_t *tr = kr__event_type(m, type);
+    if (!tr || !tr->desc.on_target_side) return bad(m, e->from, "unknown sync-event type");
+    if (placeholder > 1 || k.priority == KR_PRIORITY_STEP) return bad(m, e->from, "bad sync-event flags");
+    if (placeholder ? size != 0 || pack_len || roots : size != tr->desc.size)
+        return bad(m, e->from, "sync-event payload size does not match its type");
+    if ((roots == 0) != (pack_len == 0) || roots > pack_len) return bad(m, e->from, "entity count does not match the pack");
+    /* (past the end, guarantees read "never": such events never run) */
+    if (time < e->guarantee && time <= m->end_time) return bad(m, e->from, "sync-event below a guarantee already given");
+    /* The sender's sequence grows with every schedule and the edge is
+     * applied in order, so a sequence at or below the last is reused. */
+    if (k.sequence < e->next_sync_seq) return bad(m, e->from, "sync-event sequence reused");
+    kr_status_t st = add_target(t, &k, type, placeholder, placeholder ? NULL : data, (uint32_t)tr->desc.size, roots,
+                                pack, pack_len, NULL);
+    if (!st) e->next_sync_seq = k.sequence + 1;
+    return st;
+}
+
 /* Applies one data message that is next in its edge's order. */
 static kr_status_t apply_data(kr_model_t *m, kr__edge_t *e, uint8_t kind, kr_time_t time, kr_reader_t *r)
 {
@@ -683,35 +757,16 @@ static kr_status_t apply_data(kr_model_t *m, kr__edge_t *e, uint8_t kind, kr_tim
     }
     if (time < t->now && kind != MSG_CANCEL) return bad(m, e->from, "event time before the target's current time");
     switch (kind) {
-    case MSG_SYNC: {
-        const uint8_t *p = kr_reader_view(r, SYNC_FIXED_LEN);
-        if (!p) return bad(m, e->from, "truncated sync-event");
-        kr_event_key_t k = { .time = time, .source = e->from, .phase = 1, .target = e->to };
-        k.priority = (kr_priority_t)(uint32_t)get(p, 4);
-        k.sequence = get(p + 4, 8);
-        kr_event_type_t type = (uint32_t)get(p + 12, 4);
-        uint8_t placeholder = p[16];
-        const void *data, *pack;
-        uint32_t size, roots, pack_len;
-        if (read_payload(r, &data, &size, &roots, &pack, &pack_len) || kr_reader_left(r))
-            return bad(m, e->from, "truncated or overlong sync-event");
-        const kr__event_type_rec_t *tr = kr__event_type(m, type);
-        if (!tr || !tr->desc.on_target_side) return bad(m, e->from, "unknown sync-event type");
-        if (placeholder > 1 || k.priority == KR_PRIORITY_STEP) return bad(m, e->from, "bad sync-event flags");
-        if (placeholder ? size != 0 || pack_len || roots : size != tr->desc.size)
-            return bad(m, e->from, "sync-event payload size does not match its type");
-        if ((roots == 0) != (pack_len == 0) || roots > pack_len) return bad(m, e->from, "entity count does not match the pack");
-        /* (past the end, guarantees read "never": such events never run) */
-        if (time < e->guarantee && time <= m->end_time)
-            return bad(m, e->from, "sync-event below a guarantee already given");
-        /* The sender's sequence grows with every schedule and the edge is
-         * applied in order, so a sequence at or below the last is reused. */
-        if (k.sequence < e->next_sync_seq) return bad(m, e->from, "sync-event sequence reused");
-        kr_status_t st = add_target(t, &k, type, placeholder, placeholder ? NULL : data, (uint32_t)tr->desc.size, roots,
-                                    pack, pack_len, NULL);
-        if (!st) e->next_sync_seq = k.sequence + 1;
-        return st;
-    }
+    case MSG_SYNC:
+        /* The first sync-event has the header's time; each further one
+         * (append_sync) brings its own. */
+        for (;;) {
+            kr_status_t st = apply_sync(m, e, t, time, r);
+            if (st || !kr_reader_left(r)) return st;
+            time = (kr_time_t)rd(r, 8);
+            if (r->failed) return bad(m, e->from, "truncated sync-event");
+            if (time < t->now) return bad(m, e->from, "event time before the target's current time");
+        }
     case MSG_PAYLOAD: {
         uint64_t seq = rd(r, 8);
         const void *data, *pack;

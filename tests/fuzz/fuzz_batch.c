@@ -137,9 +137,64 @@ static void load_model(void)
 }
 
 
+static uint64_t get_le(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++) v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+static void put_le(uint8_t *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* The recorded traffic as an MPI rank sends it when SYNC messages on an
+ * edge follow each other in a batch: each added to the one before as a
+ * further sync-event (u64 time, then its fields from priority on;
+ * schedulers/sync.c, append_sync), a guarantee on that edge in between
+ * written into it instead (amend), and the edge's later messages
+ * renumbered, since the run is one message in the edge's order. */
+static void merge_runs(const kr_buf_t *rec, kr_buf_t *out)
+{
+    enum { KIND_SYNC = 1, KIND_GUARANTEE = 5, KIND_REQUEST = 6, HEADER = 25, DATA_HEADER = 33 };
+    uint64_t merged[SIMS * SIMS] = { 0 };
+    size_t last_at = SIZE_MAX; /* the record in `out` that may take more */
+    for (size_t at = 0; at + 4 + HEADER <= rec->len;) {
+        uint32_t len = (uint32_t)get_le(rec->data + at, 4);
+        const uint8_t *r = rec->data + at + 4;
+        at += 4 + (size_t)len;
+        if (at > rec->len || len < HEADER) break;
+        uint8_t kind = r[0];
+        uint32_t from = (uint32_t)get_le(r + 1, 4), to = (uint32_t)get_le(r + 5, 4);
+        if (from >= SIMS || to >= SIMS) break;
+        uint64_t *n = &merged[from * SIMS + to];
+        bool same_edge = last_at != SIZE_MAX && out->data[last_at + 4] == KIND_SYNC &&
+                         get_le(out->data + last_at + 5, 4) == from && get_le(out->data + last_at + 9, 4) == to;
+        if (kind == KIND_GUARANTEE && same_edge) {
+            if (get_le(r + 17, 8) > get_le(out->data + last_at + 4 + HEADER, 8))
+                put_le(out->data + last_at + 4 + HEADER, get_le(r + 17, 8), 8);
+            continue;
+        }
+        if (kind == KIND_SYNC && len > DATA_HEADER && same_edge) {
+            kr_buf_append(out, r + 17, 8);                                  /* its time */
+            kr_buf_append(out, r + DATA_HEADER, len - DATA_HEADER);         /* its fields */
+            put_le(out->data + last_at, out->len - last_at - 4, 4);
+            (*n)++;
+            continue;
+        }
+        size_t here = out->len;
+        kr_buf_put_u32(out, len);
+        kr_buf_append(out, r, len);
+        if (kind != KIND_REQUEST) put_le(out->data + here + 4 + 9, get_le(r + 9, 8) - *n, 8);
+        last_at = kind == KIND_GUARANTEE || kind == KIND_REQUEST ? SIZE_MAX : here;
+    }
+}
+
 /* The whole model on one rank, recording rank 1 -> rank 0 traffic; writes
- * prefixes of it (each batch is a run's first records, so they apply) and
- * a few single records. */
+ * prefixes of it (each batch is a run's first records, so they apply), a
+ * few single records, and prefixes of the same traffic with the runs of
+ * sync-events merged as over MPI. */
 static void make_seeds(const char *dir)
 {
     kr_buf_t rec;
@@ -176,6 +231,24 @@ static void make_seeds(const char *dir)
         if (!fp || fwrite(rec.data + bounds[i - 1], 1, len, fp) != len || fclose(fp)) exit(1);
         files++;
     }
+    kr_buf_t runs;
+    kr_buf_init(&runs);
+    merge_runs(&rec, &runs);
+    for (size_t cut = 256; cut <= 4096; cut *= 4) {
+        /* whole records up to about `cut` bytes */
+        size_t end = 0;
+        for (size_t at = 0; at + 4 <= runs.len;) {
+            size_t next = at + 4 + (size_t)get_le(runs.data + at, 4);
+            if (next > cut || next > runs.len) break;
+            end = at = next;
+        }
+        char p[512];
+        snprintf(p, sizeof p, "%s/batch-runs-%zu", dir, cut);
+        FILE *fp = fopen(p, "wb");
+        if (!end || !fp || fwrite(runs.data, 1, end, fp) != end || fclose(fp)) exit(1);
+        files++;
+    }
+    kr_buf_fini(&runs);
     kr_buf_fini(&rec);
     printf("fuzz_batch: %d seeds from %zu records\n", files, n);
     exit(0);

@@ -4,7 +4,8 @@
 #   model_file/  the examples' model files (examples/*.json);
 #   batch/       batches rank 1 would send rank 0 in fuzz_batch's model
 #                (the model run on one rank, its traffic recorded:
-#                prefixes of it and single records);
+#                prefixes of it, single records, and prefixes with the
+#                runs of sync-events merged as over MPI);
 #   unpack/      packs of a small scene (fuzz_unpack.c's make_seeds);
 #   emulation/   written here: input streams (first byte '0', even) and
 #                replay logs (first byte '1', odd), good and bad;

@@ -651,6 +651,82 @@ Test(sync, bad_wire_messages_fail_the_run_cleanly)
     }
 }
 
+/* A SYNC message may carry a run of sync-events on its edge, each after
+ * the first with its own time (schedulers/sync.c, append_sync): each is
+ * applied, in order. A bad event anywhere in the run fails the run with a
+ * message naming what is wrong. */
+static kr_time_t run_times[8];
+static int run_count;
+static void record_target(kr_sim_t *sim, void *data)
+{
+    (void)data;
+    if (run_count < 8) run_times[run_count] = kr_sim_now(sim);
+    run_count++;
+}
+
+static void put_sync_event(kr_buf_t *b, bool with_time, kr_time_t time, uint64_t seq, kr_event_type_t t)
+{
+    if (with_time) kr_buf_put_u64(b, time);
+    kr_buf_put_u32(b, 0);   /* priority */
+    kr_buf_put_u64(b, seq);
+    kr_buf_put_u32(b, t);
+    kr_buf_put_u8(b, 0);    /* not a placeholder */
+    kr_buf_put_u32(b, 0);   /* no data */
+    kr_buf_put_u32(b, 0);   /* no entities */
+    kr_buf_put_u32(b, 0);
+}
+
+Test(sync, a_message_carries_a_run_of_sync_events)
+{
+    static const char *const why[] = { NULL, "truncated sync-event", "sequence reused", "unknown sync-event type",
+                                       "below a guarantee already given" };
+    for (int variant = 0; variant < 5; variant++) {
+        kr_model_t *m = new_model(20 * S);
+        add(m, "A", KR_DISCRETE_EVENT, 0);
+        add(m, "B", KR_DISCRETE_EVENT, 0);
+        kr_event_type_t t = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "t",
+                                                                             .on_target_side = record_target });
+        kr_event_type_t local = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "tick", .on_event = tick });
+        cr_assert_eq(kr_model_add_dependency(m, 0, 1, S), KR_OK);
+        cr_assert_eq(kr_model_start(m), KR_OK);
+        /* A's own event at 3 keeps its guarantee at 4 until the run arrives */
+        cr_assert_eq(kr_schedule(kr_model_sim(m, 0), 0, 3 * S, local, NULL, NULL), KR_OK);
+        kr_buf_t b;
+        kr_buf_init(&b);
+        /* variant 4: a message before the run gives the guarantee 6 */
+        uint64_t first = variant == 4;
+        if (variant == 4) {
+            header(&b, 1, 0, 1, 0, 4 * S);
+            kr_buf_put_u64(&b, 6 * S);
+            put_sync_event(&b, false, 0, 0, t);
+            send_raw(m, &b);
+        }
+        header(&b, 1, 0, 1, first, variant == 4 ? 8 * S : 5 * S);
+        kr_buf_put_u64(&b, 0);                                   /* piggybacked guarantee */
+        put_sync_event(&b, false, 0, first, t);
+        put_sync_event(&b, true, 7 * S, first + 1, variant == 3 ? t + 100 : t);
+        /* (a run's times need not be in order) */
+        put_sync_event(&b, true, variant == 4 ? 5 * S : 6 * S, variant == 2 ? first + 1 : first + 2, t);
+        if (variant == 1) b.len -= 3;
+        send_raw(m, &b);
+        kr_buf_fini(&b);
+        run_count = 0;
+        kr_status_t st = kr_model_run(m);
+        if (!variant) {
+            cr_assert_eq(st, KR_OK, "%s", kr_last_error());
+            cr_assert_eq(run_count, 3);
+            cr_assert_eq(run_times[0], 5 * S);
+            cr_assert_eq(run_times[1], 6 * S);
+            cr_assert_eq(run_times[2], 7 * S);
+        } else {
+            cr_assert_neq(st, KR_OK, "variant %d ran", variant);
+            cr_assert(strstr(kr_last_error(), why[variant]), "variant %d: %s", variant, kr_last_error());
+            cr_assert(run_count <= 2);
+        }
+        kr_model_destroy(m);
+    }
+}
+
 Test(sync, window_deadlock_is_reported_not_hung)
 {
     kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = 10 * S, .log_level = KR_LOG_OFF,
