@@ -77,13 +77,15 @@ typedef struct kr__transport_vtbl {
      * sending a null message after it (schedulers/sync.c). */
     bool (*held)(kr__transport_t *t, kr__held_t *where);
     bool (*amend)(kr__transport_t *t, const kr__held_t *where, size_t offset, const void *bytes, size_t len);
-    /* Optional, with held: appends `len` bytes to the held message at
-     * `where` if it is still the last message of its batch and the batch
-     * stays within the size at which it would leave (false, changing
-     * nothing, otherwise). The coordinator adds a sync-event to the
-     * edge's last one this way, so that a run of them on one edge travels
-     * as one message with one header (schedulers/sync.c). */
-    bool (*extend)(kr__transport_t *t, const kr__held_t *where, const void *bytes, size_t len);
+    /* Optional, with held: lengthens the held message at `where` by `len`
+     * bytes if it is still the last message of its batch and the batch
+     * stays within the size at which it would leave, and returns where
+     * the caller writes those bytes, before any other call to the
+     * transport (NULL, changing nothing, otherwise). The coordinator adds
+     * a sync-event to the edge's last one this way, so that a run of them
+     * on one edge travels as one message with one header
+     * (schedulers/sync.c), written straight into the batch. */
+    uint8_t *(*extend)(kr__transport_t *t, const kr__held_t *where, size_t len);
     /* True if messages between simulators of this process need not travel:
      * the coordinator then applies them at once (edge counts kept). Test
      * transports that reorder leave it false, so that they are exercised. */

@@ -326,20 +326,20 @@ static bool mpi_amend(kr__transport_t *base, const kr__held_t *where, size_t off
 /* Only the last record of the batch being filled can grow in place, and
  * only while the batch stays below the size at which mpi_send would have
  * let it leave. */
-static bool mpi_extend(kr__transport_t *base, const kr__held_t *where, const void *bytes, size_t len)
+static uint8_t *mpi_extend(kr__transport_t *base, const kr__held_t *where, size_t len)
 {
     mpi_transport_t *t = (mpi_transport_t *)base;
-    if (!where->batch || where->peer < 0 || where->peer >= t->size || where->peer == t->rank) return false;
+    if (!where->batch || where->peer < 0 || where->peer >= t->size || where->peer == t->rank) return NULL;
     peer_t *p = &t->peers[where->peer];
-    if (p->batches_sent + 1 != where->batch || where->at + 4 > p->out.len) return false;
+    if (p->batches_sent + 1 != where->batch || where->at + 4 > p->out.len) return NULL;
     size_t rec_len = kr__batch_record_len(p->out.data + where->at);
-    if (where->at + 4 + rec_len != p->out.len || p->out.len + len > t->flush_bytes) return false;
-    if (p->out.cap - p->out.len < len && kr_buf_reserve(&p->out, len)) return false;
-    memcpy(p->out.data + p->out.len, bytes, len);
+    if (where->at + 4 + rec_len != p->out.len || p->out.len + len > t->flush_bytes) return NULL;
+    if (p->out.cap - p->out.len < len && kr_buf_reserve(&p->out, len)) return NULL;
+    uint8_t *room = p->out.data + p->out.len;
     p->out.len += len;
     rec_len += len;
     for (int i = 0; i < 4; i++) p->out.data[where->at + i] = (uint8_t)(rec_len >> (8 * i));
-    return true;
+    return room;
 }
 
 /* Delivers the records of one batch (net/batch.h). */

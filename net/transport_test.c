@@ -70,18 +70,17 @@ static bool test_amend(kr__transport_t *t, const kr__held_t *where, size_t offse
 }
 
 /* As in a batch, only the message sent last may grow. */
-static bool test_extend(kr__transport_t *t, const kr__held_t *where, const void *bytes, size_t len)
+static uint8_t *test_extend(kr__transport_t *t, const kr__held_t *where, size_t len)
 {
     test_transport_t *tt = (test_transport_t *)t;
-    if (!where->batch || where->batch != tt->sent || !tt->held.count) return false;
+    if (!where->batch || where->batch != tt->sent || !tt->held.count) return NULL;
     local_msg_t *m = &tt->held.items[tt->held.count - 1];
-    if (m->id != where->batch || len > UINT32_MAX - m->len) return false;
+    if (m->id != where->batch || len > UINT32_MAX - m->len) return NULL;
     uint8_t *grown = realloc(m->bytes, (size_t)m->len + len);
-    if (!grown) return false;
-    memcpy(grown + m->len, bytes, len);
+    if (!grown) return NULL;
     m->bytes = grown;
     m->len += (uint32_t)len;
-    return true;
+    return grown + m->len - len;
 }
 
 static kr_status_t test_poll(kr__transport_t *t, kr__deliver_fn deliver, void *arg, size_t *count)

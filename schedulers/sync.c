@@ -257,12 +257,9 @@ FORCE_INLINE bool append_sync(kr_model_t *m, kr__edge_t *e, const kr_event_key_t
                               bool placeholder, const void *data, uint32_t size, uint32_t roots, const kr_buf_t *pack)
 {
     if (!e->held_sync || !e->held.batch || !m->transport->vtbl->extend) return false;
-    size_t len = 8 + SYNC_FIXED_LEN + payload_len(size, pack->len);
-    kr_buf_t *b = &m->msg;
-    b->len = 0;
-    if (b->cap < len && kr_buf_reserve(b, len)) return false;
-    put_sync_body(put(b->data, k->time, 8), k, type, placeholder, data, size, roots, pack);
-    if (!m->transport->vtbl->extend(m->transport, &e->held, b->data, len)) return false;
+    uint8_t *p = m->transport->vtbl->extend(m->transport, &e->held, 8 + SYNC_FIXED_LEN + payload_len(size, pack->len));
+    if (!p) return false;
+    put_sync_body(put(p, k->time, 8), k, type, placeholder, data, size, roots, pack);
     m->transport_sent++;
     if (m->window_sent_min) {
         kr_time_t *min = &m->window_sent_min[m->sims[e->to]->group];
