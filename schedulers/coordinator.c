@@ -190,25 +190,32 @@ static kr_status_t send_guarantees(kr_model_t *m, kr__group_t *g, bool only_if_m
             kr__edge_t *e = &m->edges[s->out_edges[k]];
             if (e->internal) continue;
             kr_time_t gt = clamp_end(m, kr__time_add(base, e->promise));
-            if (gt > e->guarantee_sent && (e->direct || e->demand > e->guarantee_sent ||
-                                           gt >= next_mark(e, e->guarantee_sent))) {
-                kr_time_t old = e->guarantee;
-                kr_status_t st = kr__sync_send_guarantee(m, e, gt);
-                if (st) return st;
-                /* Applied at once: the receiver's bound moves now, and what
-                 * it guarantees in turn may grow (deliver_and_propagate
-                 * sends it). Its bound is the least of its guarantees, so
-                 * it can move only if this edge's old one was that least:
-                 * recomputing it for every edge cost d^2 per step for
-                 * simulators with d direct edges each (bench/README.md). */
-                if (e->direct) {
-                    kr__group_t *to = &m->groups[m->sims[e->to]->group];
-                    kr_time_t before = to->bound;
-                    kr__bound_tree_t *t = bound_tree(m, to);
-                    if (t) to->bound = clamp_end(m, bound_tree_set(t, e->in_pos, e->guarantee));
-                    else if (old <= before) update_bound(m, to);
-                    if (to->bound != before) to->raised = m->bounds_raised = true;
-                }
+            if (gt <= e->guarantee_sent) continue;
+            /* Below the next mark and unasked, a guarantee still goes where
+             * it costs nothing: into the edge's last data message, while
+             * it waits in this process. A run of sync-events carries the
+             * guarantee given with its first; this brings it up to date
+             * as the group's stretch ends (sync.c, append_sync). */
+            if (!e->direct && e->demand <= e->guarantee_sent && gt < next_mark(e, e->guarantee_sent)) {
+                kr__sync_raise_held(m, e, gt);
+                continue;
+            }
+            kr_time_t old = e->guarantee;
+            kr_status_t st = kr__sync_send_guarantee(m, e, gt);
+            if (st) return st;
+            /* Applied at once: the receiver's bound moves now, and what
+             * it guarantees in turn may grow (deliver_and_propagate
+             * sends it). Its bound is the least of its guarantees, so
+             * it can move only if this edge's old one was that least:
+             * recomputing it for every edge cost d^2 per step for
+             * simulators with d direct edges each (bench/README.md). */
+            if (e->direct) {
+                kr__group_t *to = &m->groups[m->sims[e->to]->group];
+                kr_time_t before = to->bound;
+                kr__bound_tree_t *t = bound_tree(m, to);
+                if (t) to->bound = clamp_end(m, bound_tree_set(t, e->in_pos, e->guarantee));
+                else if (old <= before) update_bound(m, to);
+                if (to->bound != before) to->raised = m->bounds_raised = true;
             }
         }
     }

@@ -434,6 +434,9 @@ void kr__sync_send_payload(kr_sim_t *s, kr__event_rec_t *r);
 /* Unpacks a target side's entities into s->moved. */
 kr_status_t kr__sync_unpack(kr_sim_t *s, kr__event_rec_t *r);
 kr_status_t kr__sync_send_guarantee(kr_model_t *m, kr__edge_t *e, kr_time_t g);
+/* Writes guarantee g into the edge's last data message if the transport
+ * still holds it (free: no message of its own); false if it does not. */
+bool kr__sync_raise_held(kr_model_t *m, kr__edge_t *e, kr_time_t g);
 /* Asks the sender of edge e (in another process) for a guarantee of at
  * least `need` (on demand: it sends guarantees that grow until then). */
 kr_status_t kr__sync_request_guarantee(kr_model_t *m, kr__edge_t *e, kr_time_t need);

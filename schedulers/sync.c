@@ -293,6 +293,19 @@ static kr_status_t send_sync(kr_model_t *m, kr_sim_t *s, kr__edge_t *e, const kr
     return st;
 }
 
+bool kr__sync_raise_held(kr_model_t *m, kr__edge_t *e, kr_time_t g)
+{
+    if (e->direct || !e->held.batch || !m->transport->vtbl->amend) return false;
+    uint8_t bytes[8];
+    for (int i = 0; i < 8; i++) bytes[i] = (uint8_t)(g >> (8 * i));
+    if (!m->transport->vtbl->amend(m->transport, &e->held, DATA_GUARANTEE_AT, bytes, sizeof bytes)) {
+        e->held.batch = 0;
+        return false;
+    }
+    e->guarantee_sent = g;
+    return true;
+}
+
 kr_status_t kr__sync_send_guarantee(kr_model_t *m, kr__edge_t *e, kr_time_t g)
 {
     if (e->direct) {
@@ -301,17 +314,12 @@ kr_status_t kr__sync_send_guarantee(kr_model_t *m, kr__edge_t *e, kr_time_t g)
         if (g > e->guarantee) e->guarantee = g;
         return KR_OK;
     }
-    e->guarantee_sent = g;
     /* The edge's last data message has not left yet: it carries g instead
      * of a null message after it. The receiver applies g once that message
      * is applied, and every data message sent after this call is at or
      * after g. */
-    if (e->held.batch && m->transport->vtbl->amend) {
-        uint8_t bytes[8];
-        for (int i = 0; i < 8; i++) bytes[i] = (uint8_t)(g >> (8 * i));
-        if (m->transport->vtbl->amend(m->transport, &e->held, DATA_GUARANTEE_AT, bytes, sizeof bytes)) return KR_OK;
-        e->held.batch = 0;
-    }
+    if (kr__sync_raise_held(m, e, g)) return KR_OK;
+    e->guarantee_sent = g;
     if (!begin(m, MSG_GUARANTEE, e, e->sent, g, 0)) return kr_last_status();
     m->sims[e->from]->null_sent++;
     return transmit(m, e);

@@ -727,6 +727,47 @@ Test(sync, a_message_carries_a_run_of_sync_events)
     }
 }
 
+/* A guarantee that grew goes into the edge's last data message while the
+ * transport still holds it, for free (kr__sync_raise_held, which
+ * send_guarantees calls below the next mark): applied with the message,
+ * no null message. Once the message has left, or when it went in twice
+ * (the test transport then holds none), it is refused and nothing
+ * changes. */
+static kr_status_t deliver_to(void *arg, const void *bytes, size_t len) { return kr__sync_deliver(arg, bytes, len); }
+
+Test(sync, a_grown_guarantee_rides_on_the_held_data_message)
+{
+    for (int doubled = 0; doubled < 2; doubled++) {
+        kr_model_t *m = new_model(20 * S);
+        kr_sim_t *a = add(m, "A", KR_DISCRETE_EVENT, 0);
+        add(m, "B", KR_DISCRETE_EVENT, 0);
+        kr_event_type_t t = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "t", .on_target_side = noop_target });
+        cr_assert_eq(kr_model_add_dependency(m, 0, 1, S), KR_OK);
+        kr__transport_t *tr = kr__transport_test_create(&(kr__test_transport_desc_t){
+            .seed = 5, .duplicate_probability = doubled ? 1.0 : 0.0 });
+        cr_assert_eq(kr__model_use_transport(m, tr), KR_OK);
+        cr_assert_eq(kr_model_start(m), KR_OK);
+        kr__edge_t *e = kr__edge(m, 0, 1);
+        cr_assert_eq(kr_schedule_sync(a, &(kr_sync_desc_t){ .target = 1, .delay = 2 * S, .type = t }, NULL), KR_OK);
+        kr_time_t carried = e->guarantee_sent;
+        cr_assert_lt(carried, 5 * S);
+        bool raised = kr__sync_raise_held(m, e, 5 * S);
+        cr_assert_eq(raised, !doubled, "doubled %d", doubled);
+        cr_assert_eq(e->guarantee_sent, doubled ? carried : 5 * S);
+        size_t n = 0;
+        cr_assert_eq(tr->vtbl->poll(tr, deliver_to, m, &n), KR_OK, "%s", kr_last_error());
+        cr_assert_eq(n, doubled ? 2u : 1u);
+        cr_assert_eq(e->received, 1u);
+        cr_assert_eq(e->guarantee, doubled ? carried : 5 * S);
+        cr_assert_eq(kr_sim_null_messages(a), 0);
+        /* the message has left: refused, nothing changes */
+        cr_assert(!kr__sync_raise_held(m, e, 6 * S));
+        cr_assert_eq(e->held.batch, 0u);
+        cr_assert_eq(e->guarantee_sent, doubled ? carried : 5 * S);
+        kr_model_destroy(m);
+    }
+}
+
 Test(sync, window_deadlock_is_reported_not_hung)
 {
     kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = 10 * S, .log_level = KR_LOG_OFF,
