@@ -243,16 +243,17 @@ FORCE_INLINE uint8_t *put_sync_body(uint8_t *p, const kr_event_key_t *k, kr_even
 }
 
 /* Adds sync-event k, time first, to the edge's last data message if that
- * is a SYNC the transport still holds: a run of sync-events on one edge
- * then travels as one message, with one header and one place in the
- * edge's order, and the receiver finds the edge and checks the order once
- * for the run (half of what a sync-event to another rank cost to deliver
- * went to that; bench/README.md, "Runs of sync-events in one message").
- * It is still one message for the edge counts and the window's
- * quiescence; the guarantee it carries stays the one given with it (a
- * later guarantee raises it through amend, as before). False when the
- * message has left, or the transport cannot add to it: k then travels as
- * a message of its own. */
+ * is a SYNC the transport still holds, writing it straight into the
+ * transport's batch: a run of sync-events on one edge then travels as one
+ * message, with one header and one place in the edge's order, and the
+ * receiver finds the edge and checks the order once for the run (about a
+ * quarter of what a sync-event to another rank cost to send, and as much
+ * of what it cost to deliver; bench/README.md, "Runs of sync-events in
+ * one message"). It is still one message for the edge counts and the
+ * window's quiescence. The guarantee it carries stays the one given with
+ * its first event until send_guarantees raises it (kr__sync_raise_held).
+ * False when the message has left, or the transport cannot add to it: k
+ * then travels as a message of its own. */
 FORCE_INLINE bool append_sync(kr_model_t *m, kr__edge_t *e, const kr_event_key_t *k, kr_event_type_t type,
                               bool placeholder, const void *data, uint32_t size, uint32_t roots, const kr_buf_t *pack)
 {
