@@ -205,16 +205,21 @@ FORCE_INLINE uint8_t *put_payload(uint8_t *p, const void *data, uint32_t size, u
     return put_bytes(p, pack->data, pack->len);
 }
 
+/* For the window over ranks: the earliest time sent to e's receiver
+ * group since the last round (coordinator.c, window_round). */
+static inline void note_sent_time(kr_model_t *m, const kr__edge_t *e, kr_time_t t)
+{
+    if (!m->window_sent_min) return;
+    kr_time_t *min = &m->window_sent_min[m->sims[e->to]->group];
+    if (t < *min) *min = t;
+}
+
 static kr_status_t transmit(kr_model_t *m, kr__edge_t *e)
 {
     uint8_t kind = m->msg.data[0];
     if (is_data(kind)) {
         m->msgs_sent++;
-        if (m->window_sent_min && kind != MSG_STOP) {
-            kr_time_t t = get(m->msg.data + TIME_AT, 8);
-            kr_time_t *min = &m->window_sent_min[m->sims[e->to]->group];
-            if (t < *min) *min = t;
-        }
+        if (kind != MSG_STOP) note_sent_time(m, e, get(m->msg.data + TIME_AT, 8));
     }
     m->transport_sent++;
     /* a request travels against the edge */
@@ -262,10 +267,7 @@ FORCE_INLINE bool append_sync(kr_model_t *m, kr__edge_t *e, const kr_event_key_t
     if (!p) return false;
     put_sync_body(put(p, k->time, 8), k, type, placeholder, data, size, roots, pack);
     m->transport_sent++;
-    if (m->window_sent_min) {
-        kr_time_t *min = &m->window_sent_min[m->sims[e->to]->group];
-        if (k->time < *min) *min = k->time;
-    }
+    note_sent_time(m, e, k->time);
     return true;
 }
 
