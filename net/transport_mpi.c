@@ -14,7 +14,7 @@
 #include "net/batch.h"
 #include "net/transport_mpi.h"
 
-enum { TAG_DATA = 7101, TAG_ABORT = 7102, TAG_DRAIN = 7103 };
+enum { TAG_DATA = 7101, TAG_LARGE = 7102 };
 #define MAX_IN_FLIGHT 8          /* batches per peer not yet completed */
 #define MAX_MESSAGE ((size_t)1 << 30)
 /* The default largest batch: within the eager size of Open MPI's shared
@@ -27,8 +27,28 @@ enum { TAG_DATA = 7101, TAG_ABORT = 7102, TAG_DRAIN = 7103 };
  * sizes; batches this size still carry some fifty sync-events each. */
 #define EAGER_BATCH ((size_t)4096 - 128)
 
+/* Receives posted ahead (receive_all): RECV_SLOTS receives of SLOT_BYTES
+ * from any rank on TAG_DATA are always waiting, so an arriving batch is
+ * copied once, straight into one, and taking it costs a test and a new
+ * receive instead of a probe, a receive and a probe that finds nothing
+ * (bench/README.md, "Receives posted ahead"). A batch larger than a slot
+ * is announced on TAG_DATA and follows on TAG_LARGE; an abort also
+ * travels on TAG_DATA. Their first u32 tells them from a batch, whose
+ * first record's length is at most MAX_MESSAGE:
+ *   [MARK_LARGE][u64 length]                       the batch follows
+ *   [MARK_ABORT][u32 status][message, NUL-terminated] */
+#define RECV_SLOTS 8
+#define SLOT_BYTES EAGER_BATCH
+#define SPARE_SLOT_BUFS (2 * RECV_SLOTS) /* delivered slots' buffers kept for the next receives */
+#define MARK_LARGE 0xFFFFFFFFu
+#define MARK_ABORT 0xFFFFFFFEu
+#define LARGE_NOTE_BYTES 12
+
+/* A batch handed to MPI: req[0] sends it; req[1] sends the note that
+ * announces a batch larger than a slot (its 12 bytes sit past the end of
+ * buf, where they stay put while sending), else is MPI_REQUEST_NULL. */
 typedef struct pending_send {
-    MPI_Request req;
+    MPI_Request req[2];
     kr_buf_t buf;
 } pending_send_t;
 
@@ -40,8 +60,9 @@ typedef struct peer {
     uint64_t batches_sent, batches_received;
 } peer_t;
 
-/* A batch taken off the network: its receive is posted at once and may
- * complete later (receiving, MPI_REQUEST_NULL once complete). */
+/* A batch taken off the network: whole from a slot, or a large one whose
+ * receive is posted once announced and may complete later (req,
+ * MPI_REQUEST_NULL once complete). */
 typedef struct inbox_item {
     int source;
     kr_buf_t buf;
@@ -64,7 +85,13 @@ typedef struct mpi_transport {
      * arrival order; the first `inbox_complete` have arrived whole. */
     inbox_item_t *inbox;
     size_t inbox_count, inbox_cap, inbox_complete;
-    kr_buf_t inbox_spare;        /* a delivered batch's buffer, for the next */
+    kr_buf_t inbox_spare;        /* a delivered large batch's buffer, for the next */
+    /* the receives posted ahead; the next to complete is slots[slot_next]
+     * (MPI matches receives from any rank in the order posted) */
+    struct { MPI_Request req; kr_buf_t buf; } slots[RECV_SLOTS];
+    size_t slot_next;
+    kr_buf_t spare_slot_bufs[SPARE_SLOT_BUFS];
+    size_t spare_slot_count;
     /* termination and deadlock: quiescence rounds (see mpi_settle) */
     uint64_t records_sent, records_delivered;
     bool round_active, have_last, finished;
@@ -108,6 +135,8 @@ static kr_status_t mpi_fail(int err, const char *what)
  * next batch's (if there is none yet): growing each new batch from nothing
  * cost a reallocation every few messages (about a tenth of what sending a
  * sync-event to another rank cost). */
+static void keep_until_finalize(void *p);
+
 static void keep_as_spare(kr_buf_t *spare, kr_buf_t *buf)
 {
     if (spare->data) {
@@ -125,28 +154,33 @@ static kr_status_t reap_sends(peer_t *p)
 {
     int k = 0, err = MPI_SUCCESS;
     for (int i = 0; i < p->sends_used; i++) {
+        pending_send_t *s = &p->sends[i];
         int done = 0;
-        if (err == MPI_SUCCESS) err = MPI_Test(&p->sends[i].req, &done, MPI_STATUS_IGNORE);
+        if (err == MPI_SUCCESS)
+            err = s->req[1] == MPI_REQUEST_NULL ? MPI_Test(&s->req[0], &done, MPI_STATUS_IGNORE)
+                                                : MPI_Testall(2, s->req, &done, MPI_STATUSES_IGNORE);
         if (done && err == MPI_SUCCESS) {
-            keep_as_spare(&p->spare, &p->sends[i].buf);
+            keep_as_spare(&p->spare, &s->buf);
             continue;
         }
-        p->sends[k++] = p->sends[i];
+        p->sends[k++] = *s;
     }
     p->sends_used = k;
     return err == MPI_SUCCESS ? KR_OK : mpi_fail(err, "send");
 }
 
-/* Completes the receives posted, in arrival order, up to the first still
- * under way. */
+/* Completes the large batches' receives, in arrival order, up to the
+ * first still under way (a batch from a slot is whole already). */
 static kr_status_t complete_receives(mpi_transport_t *t)
 {
     while (t->inbox_complete < t->inbox_count) {
         inbox_item_t *it = &t->inbox[t->inbox_complete];
-        int done = 0;
-        int err = MPI_Test(&it->req, &done, MPI_STATUS_IGNORE);
-        if (err != MPI_SUCCESS) return mpi_fail(err, "receive");
-        if (!done) return KR_OK;
+        if (it->req != MPI_REQUEST_NULL) {
+            int done = 0;
+            int err = MPI_Test(&it->req, &done, MPI_STATUS_IGNORE);
+            if (err != MPI_SUCCESS) return mpi_fail(err, "receive");
+            if (!done) return KR_OK;
+        }
         t->inbox_complete++;
         t->peers[it->source].batches_received++;
         t->stats.batches_received++;
@@ -154,78 +188,126 @@ static kr_status_t complete_receives(mpi_transport_t *t)
     return KR_OK;
 }
 
-/* Takes every batch that has arrived into the inbox (and notes an abort).
- *
- * A batch's receive is posted, not waited for: above the network's eager
- * size (4 KiB for shared memory without single-copy transfers, as
- * scripts/run and containers have it) a batch moves only while its sender
- * is inside MPI, and a blocking receive spun until then (a third of a
- * rank's instructions in PHOLD at remote 0.5, bench/README.md). A posted
- * receive lets this rank run its events meanwhile. */
+/* Keeps a delivered batch's buffer: a slot's for the next slots, a
+ * large one's for the next large batch. */
+static void recycle(mpi_transport_t *t, kr_buf_t *buf)
+{
+    if (buf->cap >= SLOT_BYTES && buf->cap < 2 * SLOT_BYTES && t->spare_slot_count < SPARE_SLOT_BUFS) {
+        kr_buf_clear(buf);
+        t->spare_slot_bufs[t->spare_slot_count++] = *buf;
+        kr_buf_init(buf);
+        return;
+    }
+    keep_as_spare(&t->inbox_spare, buf);
+}
+
+/* Posts slot i's receive, into a kept buffer if there is one. */
+static kr_status_t post_slot(mpi_transport_t *t, size_t i)
+{
+    kr_buf_t *buf = &t->slots[i].buf;
+    t->slots[i].req = MPI_REQUEST_NULL;
+    kr_buf_fini(buf);
+    if (t->spare_slot_count) *buf = t->spare_slot_bufs[--t->spare_slot_count];
+    else kr_buf_init(buf);
+    if (kr_buf_reserve(buf, SLOT_BYTES)) return kr_last_status();
+    int err = MPI_Irecv(buf->data, (int)SLOT_BYTES, MPI_BYTE, MPI_ANY_SOURCE, TAG_DATA, t->comm, &t->slots[i].req);
+    return err == MPI_SUCCESS ? KR_OK : mpi_fail(err, "receive");
+}
+
+/* A peer's abort: the first one heard of is kept, so that every rank
+ * reports the same. `wire` is [MARK_ABORT][u32 status][message]. */
+static void note_abort(mpi_transport_t *t, int source, const uint8_t *wire, size_t len)
+{
+    if (t->aborted) return;
+    uint32_t code = len >= 8 ? kr__batch_record_len(wire + 4) : 0;
+    size_t n = len > 8 ? len - 8 : 0;
+    if (n > sizeof t->abort_msg - 1) n = sizeof t->abort_msg - 1;
+    t->aborted = true;
+    t->abort_origin = source;
+    /* a status this build does not know still fails the run */
+    t->abort_status = code && code <= KR_ERR_INTERRUPTED ? (kr_status_t)code : KR_ERR_STATE;
+    memcpy(t->abort_msg, wire + 8, n);
+    t->abort_msg[n] = '\0';
+}
+
+/* Files a message from a slot: a batch goes into the inbox whole; a
+ * large batch's announcement posts its receive there, in the same place
+ * in arrival order (MPI keeps a sender's messages on one tag in order, so
+ * the receive matches the batch announced); an abort is noted. */
+static kr_status_t file_message(mpi_transport_t *t, int source, kr_buf_t *got)
+{
+    const uint8_t *d = got->data;
+    uint32_t mark = got->len >= 4 ? kr__batch_record_len(d) : 0;
+    if (mark == MARK_ABORT) {
+        note_abort(t, source, d, got->len);
+        recycle(t, got);
+        return KR_OK;
+    }
+    if (t->inbox_count == t->inbox_cap &&
+        KR__GROW(t->inbox, t->inbox_cap, t->inbox_count + 1, 16, "MPI transport")) {
+        kr_buf_fini(got);
+        return kr_last_status();
+    }
+    inbox_item_t *it = &t->inbox[t->inbox_count];
+    it->source = source;
+    it->req = MPI_REQUEST_NULL;
+    if (mark != MARK_LARGE || got->len != LARGE_NOTE_BYTES) {
+        it->buf = *got; /* (a malformed batch is refused when delivered) */
+        kr_buf_init(got);
+        t->inbox_count++;
+        return KR_OK;
+    }
+    uint64_t len = 0;
+    for (int i = 0; i < 8; i++) len |= (uint64_t)d[4 + i] << (8 * i);
+    recycle(t, got);
+    if (len <= SLOT_BYTES || len > 4 + MAX_MESSAGE)
+        return kr__fail(KR_ERR_CORRUPT, "MPI transport: from rank %d: a large batch of %llu bytes announced", source,
+                        (unsigned long long)len);
+    it->buf = t->inbox_spare;
+    kr_buf_init(&t->inbox_spare);
+    if (kr_buf_reserve(&it->buf, (size_t)len)) {
+        kr_buf_fini(&it->buf);
+        return kr_last_status();
+    }
+    int err = MPI_Irecv(it->buf.data, (int)len, MPI_BYTE, source, TAG_LARGE, t->comm, &it->req);
+    if (err != MPI_SUCCESS) {
+        kr_buf_fini(&it->buf);
+        return mpi_fail(err, "receive");
+    }
+    it->buf.len = (size_t)len;
+    t->inbox_count++;
+    return KR_OK;
+}
+
+/* Takes every message that has arrived into the inbox (and notes an
+ * abort): each completed slot is posted again as soon as its message is
+ * filed, so RECV_SLOTS receives stay waiting (the first are posted with
+ * the transport, before the run counts its allocations). An abort is
+ * noted before the new receive needs memory: a rank out of memory still
+ * reports the peer that failed first. */
 static kr_status_t receive_all(mpi_transport_t *t)
 {
     for (;;) {
-        int flag = 0;
+        size_t i = t->slot_next;
+        int done = 0;
         MPI_Status status;
-        int err = MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, t->comm, &flag, &status);
-        if (err != MPI_SUCCESS) return mpi_fail(err, "probe");
-        if (!flag) return complete_receives(t);
+        /* (a slot whose posting failed is posted again, or fails again) */
+        if (t->slots[i].req == MPI_REQUEST_NULL) {
+            kr_status_t st = post_slot(t, i);
+            if (st) return st;
+        }
+        int err = MPI_Test(&t->slots[i].req, &done, &status);
+        if (err != MPI_SUCCESS) return mpi_fail(err, "receive");
+        if (!done) return complete_receives(t);
         int count = 0;
         MPI_Get_count(&status, MPI_BYTE, &count);
-        if (status.MPI_TAG == TAG_ABORT) {
-            /* [status: 4 bytes, little-endian][message, NUL-terminated] */
-            char msg[1024];
-            /* a peer's abort is at most 4 + 1024 bytes: no allocation
-             * (this rank may be out of memory too) */
-            char wire[4 + sizeof msg];
-            char *tmp = count >= 0 && (size_t)count <= sizeof wire ? wire : NULL;
-            if (tmp) MPI_Recv(tmp, count, MPI_BYTE, status.MPI_SOURCE, TAG_ABORT, t->comm, MPI_STATUS_IGNORE);
-            else MPI_Recv(wire, (int)sizeof wire, MPI_BYTE, status.MPI_SOURCE, TAG_ABORT, t->comm,
-                          MPI_STATUS_IGNORE); /* too long: truncated, refused below */
-            uint32_t code = 0;
-            int n = 0;
-            if (tmp && count >= 4) {
-                for (int i = 0; i < 4; i++) code |= (uint32_t)(uint8_t)tmp[i] << (8 * i);
-                n = count - 4 < (int)sizeof msg - 1 ? count - 4 : (int)sizeof msg - 1;
-                memcpy(msg, tmp + 4, (size_t)n);
-            }
-            msg[n] = '\0';
-            if (!t->aborted) {
-                t->aborted = true;
-                t->abort_origin = status.MPI_SOURCE;
-                /* a status this build does not know still fails the run */
-                t->abort_status = code && code <= KR_ERR_INTERRUPTED ? (kr_status_t)code : KR_ERR_STATE;
-                snprintf(t->abort_msg, sizeof t->abort_msg, "%s", msg);
-            }
-            continue;
-        }
-        if (status.MPI_TAG != TAG_DATA) {
-            /* nothing else is ever sent outside a collective: drop it */
-            char sink;
-            MPI_Recv(&sink, 0, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, t->comm, MPI_STATUS_IGNORE);
-            continue;
-        }
-        if (t->inbox_count == t->inbox_cap &&
-            KR__GROW(t->inbox, t->inbox_cap, t->inbox_count + 1, 16, "MPI transport"))
-            return kr_last_status();
-        inbox_item_t *it = &t->inbox[t->inbox_count];
-        it->buf = t->inbox_spare;
-        kr_buf_init(&t->inbox_spare);
-        if (kr_buf_reserve(&it->buf, count > 0 ? (size_t)count : 1)) {
-            kr_buf_fini(&it->buf);
-            return kr_last_status();
-        }
-        /* The probed message is the first from its source with this tag
-         * (MPI keeps a sender's messages in order), so this receive
-         * matches it and no later probe sees it again. */
-        err = MPI_Irecv(it->buf.data, count, MPI_BYTE, status.MPI_SOURCE, TAG_DATA, t->comm, &it->req);
-        if (err != MPI_SUCCESS) {
-            kr_buf_fini(&it->buf);
-            return mpi_fail(err, "receive");
-        }
-        it->buf.len = (size_t)count;
-        it->source = status.MPI_SOURCE;
-        t->inbox_count++;
+        kr_buf_t got = t->slots[i].buf;
+        got.len = count > 0 ? (size_t)count : 0;
+        kr_buf_init(&t->slots[i].buf);
+        t->slot_next = (i + 1) % RECV_SLOTS;
+        kr_status_t st = file_message(t, status.MPI_SOURCE, &got);
+        if (!st) st = post_slot(t, i);
+        if (st) return st;
     }
 }
 
@@ -247,10 +329,33 @@ static kr_status_t flush_peer(mpi_transport_t *t, int r)
     if (st) return st;
     pending_send_t *s = &p->sends[p->sends_used];
     s->buf = p->out;
+    s->req[0] = s->req[1] = MPI_REQUEST_NULL;
     p->out = p->spare;
     kr_buf_init(&p->spare);
-    if (s->buf.len > (size_t)INT32_MAX) return kr__fail(KR_ERR_INVALID_ARG, "MPI transport: batch too large");
-    int err = MPI_Isend(s->buf.data, (int)s->buf.len, MPI_BYTE, r, TAG_DATA, t->comm, &s->req);
+    size_t len = s->buf.len;
+    if (len > (size_t)INT32_MAX) return kr__fail(KR_ERR_INVALID_ARG, "MPI transport: batch too large");
+    int err = MPI_SUCCESS;
+    if (len <= SLOT_BYTES) {
+        err = MPI_Isend(s->buf.data, (int)len, MPI_BYTE, r, TAG_DATA, t->comm, &s->req[0]);
+    } else {
+        /* the note goes first; the batch waits unmatched until it is read */
+        if (kr_buf_reserve(&s->buf, LARGE_NOTE_BYTES)) {
+            kr_buf_fini(&s->buf);
+            return kr_last_status();
+        }
+        uint8_t *note = s->buf.data + len;
+        for (int i = 0; i < 4; i++) note[i] = (uint8_t)(MARK_LARGE >> (8 * i));
+        for (int i = 0; i < 8; i++) note[4 + i] = (uint8_t)((uint64_t)len >> (8 * i));
+        err = MPI_Isend(note, LARGE_NOTE_BYTES, MPI_BYTE, r, TAG_DATA, t->comm, &s->req[1]);
+        if (err == MPI_SUCCESS) err = MPI_Isend(s->buf.data, (int)len, MPI_BYTE, r, TAG_LARGE, t->comm, &s->req[0]);
+        if (err != MPI_SUCCESS && s->req[1] != MPI_REQUEST_NULL) {
+            /* (the note alone went: the peer waits for its batch, but this
+             * rank fails and aborts the run) */
+            MPI_Request_free(&s->req[1]);
+            keep_until_finalize(s->buf.data);
+            kr_buf_init(&s->buf);
+        }
+    }
     if (err != MPI_SUCCESS) {
         kr_buf_fini(&s->buf);
         return mpi_fail(err, "send");
@@ -258,7 +363,7 @@ static kr_status_t flush_peer(mpi_transport_t *t, int r)
     p->sends_used++;
     p->batches_sent++;
     t->stats.batches_sent++;
-    t->stats.bytes_sent += s->buf.len;
+    t->stats.bytes_sent += len;
     return KR_OK;
 }
 
@@ -370,7 +475,7 @@ static kr_status_t mpi_poll(kr__transport_t *base, kr__deliver_fn deliver, void 
     size_t done = 0;
     for (; !st && done < t->inbox_complete; done++) st = deliver_batch(&t->inbox[done].buf, 0,
                                                                        t->inbox[done].source, deliver, arg, &n);
-    for (size_t i = 0; i < done; i++) keep_as_spare(&t->inbox_spare, &t->inbox[i].buf);
+    for (size_t i = 0; i < done; i++) recycle(t, &t->inbox[i].buf);
     if (done && t->inbox_count > done)
         memmove(t->inbox, t->inbox + done, (t->inbox_count - done) * sizeof *t->inbox);
     t->inbox_count -= done;
@@ -395,7 +500,7 @@ static kr_status_t complete_sends(mpi_transport_t *t)
     for (int r = 0; r < t->size; r++) {
         peer_t *p = &t->peers[r];
         for (int i = 0; i < p->sends_used; i++) {
-            int err = MPI_Wait(&p->sends[i].req, MPI_STATUS_IGNORE);
+            int err = MPI_Waitall(2, p->sends[i].req, MPI_STATUSES_IGNORE);
             kr_buf_fini(&p->sends[i].buf);
             if (err != MPI_SUCCESS) return mpi_fail(err, "send");
         }
@@ -504,9 +609,9 @@ static void mpi_wait(kr__transport_t *base)
     uint64_t start = kr__monotonic_ns();
     long ns = 2000, slept = 0;
     for (;;) {
-        int flag = 0;
-        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, t->comm, &flag, MPI_STATUS_IGNORE);
-        if (flag) return;
+        /* (what arrives is taken now; a failure is met again by the
+         * caller's next poll) */
+        if (receive_all(t) || t->inbox_complete || t->aborted) return;
         if (t->round_active) {
             /* (a completed request becomes MPI_REQUEST_NULL, which settle's
              * test reports as complete, with the results in round_out) */
@@ -525,8 +630,6 @@ static void mpi_wait(kr__transport_t *base)
     }
 }
 
-static void keep_until_finalize(void *p);
-
 /* Tells every other rank, with the status, so that they all end alike
  * (docs/cli.md, "Exit status"). */
 static void mpi_abort(kr__transport_t *base, kr_status_t status, const char *message)
@@ -542,12 +645,15 @@ static void mpi_abort(kr__transport_t *base, kr_status_t status, const char *mes
     size_t text = strlen(t->abort_msg) + 1;
     uint8_t *out = t->abort_wire;
     t->abort_wire = NULL; /* MPI_Finalize frees it now */
-    for (int i = 0; i < 4; i++) out[i] = (uint8_t)((uint32_t)t->abort_status >> (8 * i));
-    memcpy(out + 4, t->abort_msg, text);
+    for (int i = 0; i < 4; i++) {
+        out[i] = (uint8_t)(MARK_ABORT >> (8 * i));
+        out[4 + i] = (uint8_t)((uint32_t)t->abort_status >> (8 * i));
+    }
+    memcpy(out + 8, t->abort_msg, text);
     for (int r = 0; r < t->size; r++) {
         if (r == t->rank) continue;
         MPI_Request req;
-        if (MPI_Isend(out, (int)(4 + text), MPI_BYTE, r, TAG_ABORT, t->comm, &req) == MPI_SUCCESS)
+        if (MPI_Isend(out, (int)(8 + text), MPI_BYTE, r, TAG_DATA, t->comm, &req) == MPI_SUCCESS)
             MPI_Request_free(&req);
     }
     keep_until_finalize(out);
@@ -570,14 +676,33 @@ static void keep_until_finalize(void *p)
     MPI_Comm_set_attr(MPI_COMM_SELF, keyval, p);
 }
 
+/* Cancels a receive still posted. One that cannot be cancelled any more
+ * (after a failure) may still write into its buffer, which then waits for
+ * MPI_Finalize: returns true then, the buffer given up. */
+static bool cancel_receive(MPI_Request *req, kr_buf_t *buf)
+{
+    if (*req == MPI_REQUEST_NULL) return false;
+    int done = 0;
+    MPI_Cancel(req);
+    MPI_Test(req, &done, MPI_STATUS_IGNORE);
+    if (done) return false;
+    MPI_Request_free(req);
+    keep_until_finalize(buf->data);
+    kr_buf_init(buf);
+    return true;
+}
+
 static void mpi_destroy(kr__transport_t *base)
 {
     mpi_transport_t *t = (mpi_transport_t *)base;
     for (int r = 0; r < t->size; r++) {
         peer_t *p = &t->peers[r];
         for (int i = 0; i < p->sends_used; i++) {
-            MPI_Cancel(&p->sends[i].req);
-            MPI_Request_free(&p->sends[i].req);
+            for (int k = 0; k < 2; k++) {
+                if (p->sends[i].req[k] == MPI_REQUEST_NULL) continue;
+                MPI_Cancel(&p->sends[i].req[k]);
+                MPI_Request_free(&p->sends[i].req[k]);
+            }
             kr_buf_fini(&p->sends[i].buf);
         }
         kr_buf_fini(&p->out);
@@ -585,21 +710,11 @@ static void mpi_destroy(kr__transport_t *base)
     }
     for (size_t i = 0; i < t->inbox_count; i++) {
         inbox_item_t *it = &t->inbox[i];
-        if (i >= t->inbox_complete) {
-            /* (after a failure: a receive that cannot be cancelled any
-             * more may still write into its buffer, which then waits for
-             * MPI_Finalize) */
-            int done = 0;
-            MPI_Cancel(&it->req);
-            MPI_Test(&it->req, &done, MPI_STATUS_IGNORE);
-            if (!done) {
-                MPI_Request_free(&it->req);
-                keep_until_finalize(it->buf.data);
-                continue;
-            }
-        }
-        kr_buf_fini(&it->buf);
+        if (!cancel_receive(&it->req, &it->buf)) kr_buf_fini(&it->buf);
     }
+    for (size_t i = 0; i < RECV_SLOTS; i++)
+        if (!cancel_receive(&t->slots[i].req, &t->slots[i].buf)) kr_buf_fini(&t->slots[i].buf);
+    for (size_t i = 0; i < t->spare_slot_count; i++) kr_buf_fini(&t->spare_slot_bufs[i]);
     kr_buf_fini(&t->inbox_spare);
     /* (an unfinished quiescence round after a failure is left to
      * MPI_Finalize: a collective's request may not be freed) */
@@ -746,7 +861,8 @@ kr__transport_t *kr__transport_mpi_create(const kr__mpi_transport_desc_t *d)
     t->round_in = calloc(6, sizeof *t->round_in);
     t->round_out = t->round_in ? t->round_in + 3 : NULL;
     t->round = MPI_REQUEST_NULL;
-    t->abort_wire = malloc(4 + sizeof t->abort_msg);
+    for (size_t i = 0; i < RECV_SLOTS; i++) t->slots[i].req = MPI_REQUEST_NULL;
+    t->abort_wire = malloc(8 + sizeof t->abort_msg);
     if (!t->rank_of || !t->peers || !t->round_in || !t->abort_wire) {
         free(t->rank_of);
         free(t->peers);
@@ -789,6 +905,16 @@ kr__transport_t *kr__transport_mpi_create(const kr__mpi_transport_desc_t *d)
      * ask for, not the default 50 us of timer slack (this thread only). */
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 #endif
+    for (size_t i = 0; i < RECV_SLOTS; i++) {
+        if (post_slot(t, i)) {
+            kr_status_t st = kr_last_status();
+            char msg[sizeof t->abort_msg];
+            snprintf(msg, sizeof msg, "%s", kr_last_error());
+            mpi_destroy(&t->base);
+            kr__fail(st, "%s", msg);
+            return NULL;
+        }
+    }
     return &t->base;
 }
 

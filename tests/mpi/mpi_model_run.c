@@ -152,12 +152,16 @@ static int check_amend(int rank, int size)
     return failures;
 }
 
+/* check_batches' messages: number i is 100 bytes, every 50th 5,000 */
+#define BATCH_TEST_MESSAGES 600
+static size_t batch_test_len(int32_t i) { return i % 50 == 49 ? 5000u : 100u; }
+
 static kr_status_t count_in_order(void *arg, const void *bytes, size_t len)
 {
     int *got = arg;
     int32_t index;
     memcpy(&index, bytes, sizeof index);
-    if (index != *got || len != (*got < 200 ? 100u : 5000u)) {
+    if (index != *got || len != batch_test_len(*got)) {
         fprintf(stderr, "message %d arrived as number %d of %zu bytes\n", *got, (int)index, len);
         exit(3);
     }
@@ -165,11 +169,14 @@ static kr_status_t count_in_order(void *arg, const void *bytes, size_t len)
     return KR_OK;
 }
 
-/* Rank 0 sends 200 messages of 100 bytes to rank 1 without polling, then
- * one of 5,000: a batch leaves before a message would take it past the
- * default flush size (3,968 bytes, within Open MPI's shared-memory eager
- * size), so they travel in at least 7 batches (20,800 bytes of records,
- * 38 a batch at most, and the large one alone), and arrive in order. */
+/* Ranks 0 and 1 each send the other 600 messages without delivering
+ * any, 100 bytes each but every 50th of 5,000: a batch leaves before a
+ * message would take it past the default flush size (3,968 bytes, within
+ * Open MPI's shared-memory eager size), so each sends at least 24
+ * batches, more than the receives posted ahead and than the sends a peer
+ * may have in flight, and the large ones each alone (announced, then
+ * sent on their own tag, which needs the receiver to answer while it is
+ * itself waiting to send). Every message arrives once and in order. */
 static int check_batches(int rank, int size)
 {
     if (size == 1) return 0;
@@ -178,33 +185,32 @@ static int check_batches(int rank, int size)
                                                                             .rank_of_sim = rank_of, .sim_count = 2 });
     if (!t) return 1;
     size_t n = 0;
-    uint64_t sent = 0;
-    if (rank == 0) {
+    int got = 0;
+    uint64_t bytes = 0, sent[2] = { 0, 0 };
+    if (rank < 2) {
         static uint8_t msg[5000];
-        for (int32_t i = 0; i <= 200; i++) {
+        for (int32_t i = 0; i < BATCH_TEST_MESSAGES; i++) {
             memcpy(msg, &i, sizeof i);
-            failures += t->vtbl->send(t, 0, 1, msg, i < 200 ? 100 : sizeof msg) != KR_OK;
+            failures += t->vtbl->send(t, (uint32_t)rank, (uint32_t)(1 - rank), msg, batch_test_len(i)) != KR_OK;
+            bytes += 4 + batch_test_len(i);
         }
-        t->vtbl->poll(t, count_in_order, &(int){ 0 }, &n);
+        while (got < BATCH_TEST_MESSAGES) failures += t->vtbl->poll(t, count_in_order, &got, &n) != KR_OK;
         kr__mpi_transport_stats_t st;
         kr__transport_mpi_stats(t, &st);
-        sent = st.batches_sent;
-        if (sent < 7 || st.bytes_sent != 200 * 104 + 5004) {
-            fprintf(stderr, "rank 0: %llu batches of %llu bytes\n", (unsigned long long)sent,
+        sent[rank] = st.batches_sent;
+        if (st.batches_sent < 24 || st.bytes_sent != bytes) {
+            fprintf(stderr, "rank %d: %llu batches of %llu bytes\n", rank, (unsigned long long)st.batches_sent,
                     (unsigned long long)st.bytes_sent);
             failures++;
         }
-    } else if (rank == 1) {
-        int got = 0;
-        while (got < 201) t->vtbl->poll(t, count_in_order, &got, &n);
     }
-    MPI_Bcast(&sent, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-    if (rank == 1) {
+    MPI_Allreduce(MPI_IN_PLACE, sent, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    if (rank < 2) {
         kr__mpi_transport_stats_t st;
         kr__transport_mpi_stats(t, &st);
-        if (st.batches_received != sent) {
-            fprintf(stderr, "rank 1: %llu batches received of %llu\n", (unsigned long long)st.batches_received,
-                    (unsigned long long)sent);
+        if (st.batches_received != sent[1 - rank]) {
+            fprintf(stderr, "rank %d: %llu batches received of %llu\n", rank,
+                    (unsigned long long)st.batches_received, (unsigned long long)sent[1 - rank]);
             failures++;
         }
     }
