@@ -5,7 +5,8 @@
  * Messages to simulators of this rank loop back in order; messages to
  * another rank are appended to that rank's outgoing batch, which leaves as
  * one MPI message (non-blocking) when it grows past a threshold or when the
- * coordinator polls. At most a fixed number of batches per peer are in
+ * coordinator polls; receives wait posted ahead for whatever arrives, so
+ * a batch is copied once. At most a fixed number of batches per peer are in
  * flight: a sender that would exceed it receives (into its inbox) while it
  * waits, so two ranks sending to each other never deadlock. The run ends,
  * or is found deadlocked, by quiescence rounds (see mpi_settle): every
