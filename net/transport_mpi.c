@@ -131,12 +131,12 @@ static kr_status_t mpi_fail(int err, const char *what)
     return kr__fail(KR_ERR_IO, "MPI %s: %s", what, text);
 }
 
+static void keep_until_finalize(void *p);
+
 /* Keeps the emptied buffer of a batch sent or delivered as `spare`, the
  * next batch's (if there is none yet): growing each new batch from nothing
  * cost a reallocation every few messages (about a tenth of what sending a
  * sync-event to another rank cost). */
-static void keep_until_finalize(void *p);
-
 static void keep_as_spare(kr_buf_t *spare, kr_buf_t *buf)
 {
     if (spare->data) {
