@@ -300,7 +300,7 @@ bool kr__sync_raise_held(kr_model_t *m, kr__edge_t *e, kr_time_t g)
 {
     if (e->direct || !e->held.batch || !m->transport->vtbl->amend) return false;
     uint8_t bytes[8];
-    for (int i = 0; i < 8; i++) bytes[i] = (uint8_t)(g >> (8 * i));
+    put(bytes, (uint64_t)g, 8);
     if (!m->transport->vtbl->amend(m->transport, &e->held, DATA_GUARANTEE_AT, bytes, sizeof bytes)) {
         e->held.batch = 0;
         return false;
