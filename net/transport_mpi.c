@@ -397,7 +397,7 @@ static kr_status_t mpi_send(kr__transport_t *base, uint32_t from, uint32_t to, c
     /* (a peer's batch is named by the count of batches sent before it, + 1;
      * loop-back messages are not amended) */
     t->last_sent = r == t->rank ? (kr__held_t){ 0 } : (kr__held_t){ t->peers[r].batches_sent + 1, b->len, r };
-    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(len >> (8 * i));
+    kr__batch_put_record_len(p, (uint32_t)len);
     memcpy(p + 4, bytes, len);
     b->len += 4 + len;
     if (r == t->rank) {
@@ -428,6 +428,17 @@ static bool mpi_amend(kr__transport_t *base, const kr__held_t *where, size_t off
     return true;
 }
 
+/* mpi_extend when the batch must grow first: out of the common path,
+ * which then saves no registers. */
+__attribute__((noinline)) static uint8_t *extend_grown(peer_t *p, size_t at, size_t rec_len, size_t len)
+{
+    if (kr_buf_reserve(&p->out, len)) return NULL;
+    uint8_t *room = p->out.data + p->out.len;
+    p->out.len += len;
+    kr__batch_put_record_len(p->out.data + at, (uint32_t)(rec_len + len));
+    return room;
+}
+
 /* Only the last record of the batch being filled can grow in place, and
  * only while the batch stays below the size at which mpi_send would have
  * let it leave. */
@@ -436,15 +447,15 @@ static uint8_t *mpi_extend(kr__transport_t *base, const kr__held_t *where, size_
     mpi_transport_t *t = (mpi_transport_t *)base;
     if (!where->batch || where->peer < 0 || where->peer >= t->size || where->peer == t->rank) return NULL;
     peer_t *p = &t->peers[where->peer];
-    if (p->batches_sent + 1 != where->batch || where->at + 4 > p->out.len) return NULL;
-    size_t rec_len = kr__batch_record_len(p->out.data + where->at);
-    if (where->at + 4 + rec_len != p->out.len || p->out.len + len > t->flush_bytes) return NULL;
-    if (p->out.cap - p->out.len < len && kr_buf_reserve(&p->out, len)) return NULL;
-    uint8_t *room = p->out.data + p->out.len;
-    p->out.len += len;
-    rec_len += len;
-    for (int i = 0; i < 4; i++) p->out.data[where->at + i] = (uint8_t)(rec_len >> (8 * i));
-    return room;
+    size_t at = where->at, out_len = p->out.len;
+    if (p->batches_sent + 1 != where->batch || at + 4 > out_len) return NULL;
+    uint8_t *data = p->out.data;
+    size_t rec_len = kr__batch_record_len(data + at);
+    if (at + 4 + rec_len != out_len || out_len + len > t->flush_bytes) return NULL;
+    if (p->out.cap - out_len < len) return extend_grown(p, at, rec_len, len);
+    p->out.len = out_len + len;
+    kr__batch_put_record_len(data + at, (uint32_t)(rec_len + len));
+    return data + out_len;
 }
 
 /* Delivers the records of one batch (net/batch.h). */

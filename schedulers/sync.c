@@ -27,6 +27,7 @@
  * data flows. A guarantee due while the edge's last data message still
  * waits in the transport raises the one that message carries instead
  * (kr__sync_send_guarantee). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "kairos/pack.h"
@@ -292,7 +293,7 @@ static kr_status_t send_sync(kr_model_t *m, kr_sim_t *s, kr__edge_t *e, const kr
         if (p) put_sync_body(p, k, type, placeholder, data, size, roots, pack);
         st = p ? transmit(m, e) : kr_last_status();
     }
-    free(tmp);
+    if (tmp) free(tmp); /* (a call to free(NULL) per sync-event otherwise) */
     return st;
 }
 
@@ -505,8 +506,7 @@ kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_
      * schedule sync-events; the sequence is taken after, so that sequences
      * stay in send order on every edge and in the outgoing table. */
     bool placeholder = type->desc.on_sender_side != NULL;
-    kr_buf_t pack;
-    kr_buf_init(&pack);
+    kr_buf_t pack = { 0 }; /* (kr_buf_init's empty buffer, without a call) */
     uint32_t roots = 0;
     if (!placeholder && d->entity_count) {
         kr_status_t pst = pack_roots(s, d->entities, d->entity_count, &pack, &roots);
@@ -517,9 +517,7 @@ kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_
     kr_sim_t *target = m->sims[d->target];
     uint32_t size = (uint32_t)type->desc.size;
     bool direct = e->internal || e->direct;
-    kr__outgoing_t out = { .sequence = k.sequence, .time = t, .promise = e->promise, .target = d->target,
-                          .live = true, .carries_entities = d->entity_count > 0 };
-    uint32_t target_slot = UINT32_MAX;
+    uint32_t sender_handle = 0, target_slot = UINT32_MAX;
     kr_status_t st = KR_OK;
     if (placeholder) {
         /* The sender side waits in s's queue with the data and the roots;
@@ -548,7 +546,7 @@ kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_
         if (!st) st = kr__rec_set_data(r, d->data, size);
         if (!st) st = kr__rec_enqueue(s, slot);
         if (st) { kr__rec_free(s, slot); return st; }
-        out.sender_handle = slot + 1;
+        sender_handle = slot + 1;
     }
     /* The target side (a placeholder when the sender side brings the
      * payload): applied at once on a direct or internal edge, else sent.
@@ -565,11 +563,16 @@ kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_
         st = send_sync(m, s, e, &k, d->type, placeholder, data, size, roots, &pack);
     }
     if (pack.data) kr_buf_fini(&pack);
-    if (target_slot != UINT32_MAX) out.target_handle = target_slot + 1;
     /* Only a sync-event whose key the caller keeps can be cancelled or
      * delayed (kr__sync_cancel needs its sequence): one without needs no
      * entry, and PHOLD's and kr_send's sync-events save the table's upkeep. */
-    if (!st && key) st = outgoing_add(s, &out);
+    if (!st && key) {
+        kr__outgoing_t out = { .sequence = k.sequence, .time = t, .promise = e->promise, .target = d->target,
+                              .sender_handle = sender_handle,
+                              .target_handle = target_slot != UINT32_MAX ? target_slot + 1 : 0,
+                              .live = true, .carries_entities = d->entity_count > 0 };
+        st = outgoing_add(s, &out);
+    }
     if (!st) {
         s->sync_sent++;
         if (m->observer.on_sync) m->observer.on_sync(m->observer.arg, s, &k);
@@ -709,32 +712,48 @@ static kr_status_t bad(kr_model_t *m, uint32_t from, const char *what)
     return kr__fail(KR_ERR_CORRUPT, "bad message from simulator '%s' (id %u): %s", name, from, what);
 }
 
+/* A payload after its size (put_payload): the data, the root count and
+ * the pack's length in one view, then the pack. */
+static inline kr_status_t read_payload_after_size(kr_reader_t *r, uint32_t size, const void **data, uint32_t *roots,
+                                                  const void **pack, uint32_t *pack_len)
+{
+#if SIZE_MAX <= UINT32_MAX
+    if (size > SIZE_MAX - 8) return KR_ERR_CORRUPT; /* (size + 8 would wrap) */
+#endif
+    const uint8_t *p = kr_reader_view(r, (size_t)size + 8);
+    if (!p) return KR_ERR_CORRUPT;
+    *data = p;
+    *roots = (uint32_t)get(p + size, 4);
+    *pack_len = (uint32_t)get(p + size + 4, 4);
+    *pack = kr_reader_view(r, *pack_len);
+    return *pack ? KR_OK : KR_ERR_CORRUPT;
+}
+
 static inline kr_status_t read_payload(kr_reader_t *r, const void **data, uint32_t *size, uint32_t *roots,
                                        const void **pack, uint32_t *pack_len)
 {
     *size = (uint32_t)rd(r, 4);
-    *data = kr_reader_view(r, *size);
-    const uint8_t *p = kr_reader_view(r, 8);
-    *roots = p ? (uint32_t)get(p, 4) : 0;
-    *pack_len = p ? (uint32_t)get(p + 4, 4) : 0;
-    *pack = kr_reader_view(r, *pack_len);
-    return r->failed ? KR_ERR_CORRUPT : KR_OK;
+    if (r->failed) return KR_ERR_CORRUPT;
+    return read_payload_after_size(r, *size, data, roots, pack, pack_len);
 }
 
 /* Applies one sync-event of a SYNC message, at `time`: the reader is at
  * its priority and is left at the next one's time, if any. */
 FORCE_INLINE kr_status_t apply_sync(kr_model_t *m, kr__edge_t *e, kr_sim_t *t, kr_time_t time, kr_reader_t *r)
 {
-    const uint8_t *p = kr_reader_view(r, SYNC_FIXED_LEN);
+    /* (the fixed fields and the payload's size in one view) */
+    const uint8_t *p = kr_reader_view(r, SYNC_FIXED_LEN + 4);
     if (!p) return bad(m, e->from, "truncated sync-event");
     kr_event_key_t k = { .time = time, .source = e->from, .phase = 1, .target = e->to };
     k.priority = (kr_priority_t)(uint32_t)get(p, 4);
     k.sequence = get(p + 4, 8);
     kr_event_type_t type = (uint32_t)get(p + 12, 4);
     uint8_t placeholder = p[16];
+    uint32_t size = (uint32_t)get(p + SYNC_FIXED_LEN, 4);
     const void *data, *pack;
-    uint32_t size, roots, pack_len;
-    if (read_payload(r, &data, &size, &roots, &pack, &pack_len)) return bad(m, e->from, "truncated sync-event");
+    uint32_t roots, pack_len;
+    if (read_payload_after_size(r, size, &data, &roots, &pack, &pack_len))
+        return bad(m, e->from, "truncated sync-event");
     const kr__event_type_rec_t *tr = kr__event_type(m, type);
     if (!tr || !tr->desc.on_target_side) return bad(m, e->from, "unknown sync-event type");
     if (placeholder > 1 || k.priority == KR_PRIORITY_STEP) return bad(m, e->from, "bad sync-event flags");
