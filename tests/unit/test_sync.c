@@ -727,6 +727,75 @@ Test(sync, a_message_carries_a_run_of_sync_events)
     }
 }
 
+/* A sync-event with a payload and entities, cut at every length short of
+ * its end: each cut fails the run with a message saying what is
+ * truncated (the decoder reads the fixed fields and the payload's size,
+ * then the payload with the counts after it, then the pack, each in one
+ * view); the whole message runs and brings the payload and the entities. */
+typedef struct { uint64_t a, b; } pair_payload_t;
+static pair_payload_t got_payload;
+static size_t got_entities;
+static void record_payload(kr_sim_t *sim, void *data)
+{
+    got_payload = *(const pair_payload_t *)data;
+    kr_event_entities(sim, &got_entities);
+}
+
+Test(sync, a_sync_event_cut_anywhere_is_refused_as_truncated)
+{
+    kr_buf_t full, pack;
+    kr_buf_init(&full);
+    kr_buf_init(&pack);
+    size_t len = 0;
+    for (size_t cut = 0;; cut++) {
+        kr_model_t *m = new_model(20 * S);
+        kr_sim_t *a = add(m, "A", KR_DISCRETE_EVENT, 0);
+        add(m, "B", KR_DISCRETE_EVENT, 0);
+        kr_event_type_t t = kr_model_event_type(m, &(kr_event_type_desc_t){
+            .name = "t", .size = sizeof(pair_payload_t), .on_target_side = record_payload });
+        kr_event_type_t local = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "tick", .on_event = tick });
+        cr_assert_eq(kr_model_add_dependency(m, 0, 1, S), KR_OK);
+        cr_assert_eq(kr_model_start(m), KR_OK);
+        /* (A's own event at 3 keeps its guarantee at 4 until the message arrives) */
+        cr_assert_eq(kr_schedule(a, 0, 3 * S, local, NULL, NULL), KR_OK);
+        if (!len) {
+            kr_entity_t ents[2] = { kr_entity_create(kr_sim_world(a)), kr_entity_create(kr_sim_world(a)) };
+            cr_assert_eq(kr_pack(kr_sim_world(a), ents, 2, &pack), KR_OK);
+            header(&full, 1, 0, 1, 0, 5 * S);
+            kr_buf_put_u64(&full, 0);                      /* piggybacked guarantee */
+            kr_buf_put_u32(&full, 0);                      /* priority */
+            kr_buf_put_u64(&full, 0);                      /* sequence */
+            kr_buf_put_u32(&full, t);
+            kr_buf_put_u8(&full, 0);                       /* not a placeholder */
+            kr_buf_put_u32(&full, sizeof(pair_payload_t));
+            kr_buf_put_u64(&full, 11);
+            kr_buf_put_u64(&full, 22);
+            kr_buf_put_u32(&full, 2);                      /* roots */
+            kr_buf_put_u32(&full, (uint32_t)pack.len);
+            kr_buf_append(&full, pack.data, pack.len);
+            len = full.len;
+        }
+        kr_buf_t b = { .data = full.data, .len = cut < len ? cut : len };
+        send_raw(m, &b);
+        got_payload = (pair_payload_t){ 0 };
+        got_entities = 0;
+        kr_status_t st = kr_model_run(m);
+        if (cut >= len) {
+            cr_assert_eq(st, KR_OK, "%s", kr_last_error());
+            cr_assert_eq(got_payload.a, 11u);
+            cr_assert_eq(got_payload.b, 22u);
+            cr_assert_eq(got_entities, 2u);
+            kr_model_destroy(m);
+            break;
+        }
+        cr_assert_neq(st, KR_OK, "cut at %zu of %zu ran", cut, len);
+        cr_assert(strstr(kr_last_error(), "truncated"), "cut at %zu: %s", cut, kr_last_error());
+        kr_model_destroy(m);
+    }
+    kr_buf_fini(&full);
+    kr_buf_fini(&pack);
+}
+
 /* A guarantee that grew goes into the edge's last data message while the
  * transport still holds it, for free (kr__sync_raise_held, which
  * send_guarantees calls below the next mark): applied with the message,
