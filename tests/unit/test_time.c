@@ -8,6 +8,7 @@
 
 #include "kairos/status.h"
 #include "kairos/time.h"
+#include "base/hmap.h"
 
 #define P KR_PRECISION_DEFAULT
 
@@ -105,6 +106,64 @@ Test(time, delay_edges)
     cr_assert_eq(kr_time_delay_ticks(0x1p64, 1), KR_TIME_NEVER - 1);
     cr_assert_eq(kr_time_delay_ticks(0x1p64 - 2048, 1), UINT64_MAX - 2047);
     cr_assert_eq(kr_time_delay_ticks(0x1p53 + 2, 1), (UINT64_C(1) << 53) + 2);
+}
+
+/* The definition kr_time_delay_ticks follows, with libm: the nearest
+ * whole x when within a relative 1e-12 (at most 1e-3) of it, else the next
+ * one up. */
+static kr_time_t delay_by_definition(double units, uint64_t precision)
+{
+    if (!(units > 0) || precision == 0) return 0;
+    double x = units * (double)precision;
+    if (!(x < 0x1p64)) return KR_TIME_NEVER - 1;
+    double n = round(x);
+    double tol = fmin(1e-12 * x, 1e-3);
+    return (kr_time_t)(fabs(x - n) <= tol ? n : ceil(x));
+}
+
+static uint64_t mix_count;
+static uint64_t mix_next(void) { return kr__mix64(++mix_count); }
+
+/* kr_time_delay_ticks works without libm; it must give what the
+ * definition gives for every delay: whole numbers and their neighbours a
+ * few ulps away, halves, the tolerance's edges, the edges of 2^52, 2^53,
+ * 2^63 and 2^64, and a million delays of random magnitude at every usual
+ * precision. */
+Test(time, delay_matches_its_definition)
+{
+    static const uint64_t precisions[] = { 1, 10, 1000, KR_PRECISION_DEFAULT, 1000000000 };
+    static const double marks[] = { 0x1p-1074, 1e-300, 1e-9, 0.5, 1, 2.5, 3, 1e3, 1e6 + 0.5, 0x1p52, 0x1p52 + 0.5,
+                                    0x1p53, 0x1p63, 0x1p64 - 2048, 0x1p64 };
+    for (size_t p = 0; p < sizeof precisions / sizeof *precisions; p++) {
+        uint64_t pr = precisions[p];
+        for (size_t i = 0; i < sizeof marks / sizeof *marks; i++) {
+            double u = marks[i] / (double)pr;
+            for (int k = 0; k < 16; k++, u = nextafter(u, INFINITY))
+                cr_assert_eq(kr_time_delay_ticks(u, pr), delay_by_definition(u, pr), "%a at %llu", u,
+                             (unsigned long long)pr);
+            u = marks[i] / (double)pr;
+            for (int k = 0; k < 16; k++, u = nextafter(u, 0))
+                cr_assert_eq(kr_time_delay_ticks(u, pr), delay_by_definition(u, pr), "%a at %llu", u,
+                             (unsigned long long)pr);
+        }
+        /* whole numbers of ticks, and a hair (the tolerance and around it) above */
+        for (int i = 1; i < 20000; i++) {
+            double w = (double)(mix_next() % 4000000000000ULL) + 1;
+            double hairs[] = { 0, 1e-12 * w, 1.5e-12 * w, 0.9e-12 * w, 1e-3, 0.9e-3, 1.1e-3, 0.5, 0.4999999 };
+            for (size_t h = 0; h < sizeof hairs / sizeof *hairs; h++) {
+                double u = (w + hairs[h]) / (double)pr;
+                cr_assert_eq(kr_time_delay_ticks(u, pr), delay_by_definition(u, pr), "%a at %llu", u,
+                             (unsigned long long)pr);
+            }
+        }
+    }
+    /* random magnitudes: 2^-40 to 2^70 units */
+    for (int i = 0; i < 1000000; i++) {
+        uint64_t r = mix_next();
+        double u = ldexp((double)(r >> 11) * 0x1p-53 + 0.5, (int)(mix_next() % 110) - 40);
+        uint64_t pr = precisions[r % (sizeof precisions / sizeof *precisions)];
+        cr_assert_eq(kr_time_delay_ticks(u, pr), delay_by_definition(u, pr), "%a at %llu", u, (unsigned long long)pr);
+    }
 }
 
 Test(time, to_units)
