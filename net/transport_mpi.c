@@ -413,30 +413,38 @@ static bool mpi_held(kr__transport_t *base, kr__held_t *where)
     return where->batch != 0;
 }
 
-/* A held message is still in its peer's batch being filled: that batch
- * has the number it had when the message went in (flush_peer counts it
- * once it is handed to MPI). */
+/* The peer whose batch being filled still holds the message at `where`
+ * (mpi_held), or NULL: that batch has the number it had when the message
+ * went in (flush_peer counts it once it is handed to MPI), and the
+ * message's length prefix lies within it. */
+static inline peer_t *held_peer(mpi_transport_t *t, const kr__held_t *where)
+{
+    if (!where->batch || where->peer < 0 || where->peer >= t->size || where->peer == t->rank) return NULL;
+    peer_t *p = &t->peers[where->peer];
+    if (p->batches_sent + 1 != where->batch || where->at + 4 > p->out.len) return NULL;
+    return p;
+}
+
 static bool mpi_amend(kr__transport_t *base, const kr__held_t *where, size_t offset, const void *bytes, size_t len)
 {
-    mpi_transport_t *t = (mpi_transport_t *)base;
-    if (!where->batch || where->peer < 0 || where->peer >= t->size || where->peer == t->rank) return false;
-    peer_t *p = &t->peers[where->peer];
-    if (p->batches_sent + 1 != where->batch || where->at + 4 > p->out.len) return false;
+    peer_t *p = held_peer((mpi_transport_t *)base, where);
+    if (!p) return false;
     size_t rec_len = kr__batch_record_len(p->out.data + where->at);
     if (offset > rec_len || len > rec_len - offset) return false;
     memcpy(p->out.data + where->at + 4 + offset, bytes, len);
     return true;
 }
 
-/* mpi_extend when the batch must grow first: out of the common path,
- * which then saves no registers. */
-__attribute__((noinline)) static uint8_t *extend_grown(peer_t *p, size_t at, size_t rec_len, size_t len)
+static uint8_t *mpi_extend(kr__transport_t *base, const kr__held_t *where, size_t len);
+
+/* mpi_extend when the batch must grow first: the room is made here, out
+ * of the common path (which then saves no registers), and the extension
+ * is made as usual. */
+__attribute__((noinline)) static uint8_t *extend_grown(kr__transport_t *base, peer_t *p, const kr__held_t *where,
+                                                       size_t len)
 {
     if (kr_buf_reserve(&p->out, len)) return NULL;
-    uint8_t *room = p->out.data + p->out.len;
-    p->out.len += len;
-    kr__batch_put_record_len(p->out.data + at, (uint32_t)(rec_len + len));
-    return room;
+    return mpi_extend(base, where, len);
 }
 
 /* Only the last record of the batch being filled can grow in place, and
@@ -445,14 +453,13 @@ __attribute__((noinline)) static uint8_t *extend_grown(peer_t *p, size_t at, siz
 static uint8_t *mpi_extend(kr__transport_t *base, const kr__held_t *where, size_t len)
 {
     mpi_transport_t *t = (mpi_transport_t *)base;
-    if (!where->batch || where->peer < 0 || where->peer >= t->size || where->peer == t->rank) return NULL;
-    peer_t *p = &t->peers[where->peer];
+    peer_t *p = held_peer(t, where);
+    if (!p) return NULL;
     size_t at = where->at, out_len = p->out.len;
-    if (p->batches_sent + 1 != where->batch || at + 4 > out_len) return NULL;
     uint8_t *data = p->out.data;
     size_t rec_len = kr__batch_record_len(data + at);
     if (at + 4 + rec_len != out_len || out_len + len > t->flush_bytes) return NULL;
-    if (p->out.cap - out_len < len) return extend_grown(p, at, rec_len, len);
+    if (p->out.cap - out_len < len) return extend_grown(base, p, where, len);
     p->out.len = out_len + len;
     kr__batch_put_record_len(data + at, (uint32_t)(rec_len + len));
     return data + out_len;
