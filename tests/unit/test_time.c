@@ -136,16 +136,14 @@ Test(time, delay_matches_its_definition)
                                     0x1p53, 0x1p63, 0x1p64 - 2048, 0x1p64 };
     for (size_t p = 0; p < sizeof precisions / sizeof *precisions; p++) {
         uint64_t pr = precisions[p];
-        for (size_t i = 0; i < sizeof marks / sizeof *marks; i++) {
-            double u = marks[i] / (double)pr;
-            for (int k = 0; k < 16; k++, u = nextafter(u, INFINITY))
-                cr_assert_eq(kr_time_delay_ticks(u, pr), delay_by_definition(u, pr), "%a at %llu", u,
-                             (unsigned long long)pr);
-            u = marks[i] / (double)pr;
-            for (int k = 0; k < 16; k++, u = nextafter(u, 0))
-                cr_assert_eq(kr_time_delay_ticks(u, pr), delay_by_definition(u, pr), "%a at %llu", u,
-                             (unsigned long long)pr);
-        }
+        /* each mark and 15 ulps up from it, then down from it */
+        for (size_t i = 0; i < sizeof marks / sizeof *marks; i++)
+            for (int up = 1; up >= 0; up--) {
+                double u = marks[i] / (double)pr;
+                for (int k = 0; k < 16; k++, u = nextafter(u, up ? INFINITY : 0))
+                    cr_assert_eq(kr_time_delay_ticks(u, pr), delay_by_definition(u, pr), "%a at %llu", u,
+                                 (unsigned long long)pr);
+            }
         /* whole numbers of ticks, and a hair (the tolerance and around it) above */
         for (int i = 1; i < 20000; i++) {
             double w = (double)(mix_next() % 4000000000000ULL) + 1;
