@@ -16,6 +16,7 @@
 #include "runtime/run_private.h"
 #include "regions/departure.h"
 #include "runtime/frame_writer.h"
+#include "schedulers/model_private.h"
 #include "schedulers/render.h"
 
 #define FRAMES_FORMAT "kairos-frames"
@@ -343,7 +344,10 @@ static kr_status_t record_sim(run_ctx_t *c, kr_sim_t *s, frame_file_t *ff, struc
     kr_buf_clear(&b->labels);
     kr_buf_clear(&b->raw);
     uint32_t label_bytes = 0;
-    kr_status_t st = ff->failed ? ff->failed : gather_agents(s, r, b);
+    /* A continuous simulator's state may have been integrated past the
+     * frame's time: its callbacks see the state at that time. */
+    kr_status_t st = ff->failed ? ff->failed : kr__continuous_show(s, (kr_time_t)frame * c->frames.every);
+    if (!st) st = gather_agents(s, r, b);
     /* with the region's migrants on their way */
     const block_t *d = &ff->departed;
     for (size_t i = 0; i < d->n && !st; i++)
@@ -351,6 +355,7 @@ static kr_status_t record_sim(run_ctx_t *c, kr_sim_t *s, frame_file_t *ff, struc
     ff->departed.n = 0;
     kr_buf_clear(&ff->departed.labels);
     if (!st) st = encode(s, r, b, &label_bytes);
+    kr__continuous_unshow(s);
     if (st) return st;
     for (size_t i = 0; i < b->n; i++) grow_extent(ff, &b->agents[i]);
     double time = units(c, (kr_time_t)frame * c->frames.every);

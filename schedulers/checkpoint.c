@@ -16,7 +16,7 @@
 #include "schedulers/model_private.h"
 
 #define SIM_MAGIC 0x4d53524bu /* "KRSM" */
-#define SIM_VERSION 2u
+#define SIM_VERSION 3u /* 3: a continuous simulator's anchor (continuous.c) */
 
 static void put_bytes(kr_buf_t *b, const void *p, size_t n)
 {
@@ -76,7 +76,8 @@ static kr_status_t save_record(kr_sim_t *s, kr_buf_t *b, const kr__event_rec_t *
     *p++ = r->phase;
     p = put_varint(p, before ? s->now - r->time : r->time - s->now);
     p = put_varint(p, r->sequence);
-    p = put_varint(p, (uint64_t)(((int64_t)r->priority << 1) ^ ((int64_t)r->priority >> 63)));
+    /* zigzag, shifted as unsigned: a negative priority shifted as signed is undefined */
+    p = put_varint(p, ((uint64_t)(int64_t)r->priority << 1) ^ (uint64_t)((int64_t)r->priority >> 63));
     p = put_varint(p, r->source);
     p = put_varint(p, r->type);
     p = put_varint(p, r->data_size);

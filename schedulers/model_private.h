@@ -497,6 +497,13 @@ kr_time_t kr__continuous_next(kr_sim_t *s, kr_time_t head);
  * stop below `bound`, finding state events there; true if it moved. */
 bool kr__continuous_lookahead(kr_sim_t *s, kr_time_t bound);
 kr_status_t kr__continuous_start(kr_sim_t *s);
+/* For a frame at t, once every event up to t has run: until
+ * kr__continuous_unshow, kr_continuous_state answers the state at t, not
+ * the state itself, which may have been integrated ahead (to the next
+ * event or integration stop). Integrates a copy; the run's own state and
+ * trajectory do not change. */
+kr_status_t kr__continuous_show(kr_sim_t *s, kr_time_t t);
+void kr__continuous_unshow(kr_sim_t *s);
 /* The spacing of its integration stops, from the model's structure (part
  * of kr__continuous_start; alone for a simulator restored from a checkpoint). */
 void kr__continuous_space_stops(kr_sim_t *s);

@@ -19,6 +19,16 @@ struct kr__continuous {
     state_event_t *events;
     size_t event_count;
     kr_time_t stop_spacing;          /* spacing of integration stops */
+    /* The state at the simulator's own time (where its last event left
+     * it), kept as an integration leaves that time: the state itself may
+     * then run ahead, to the next event or integration stop, and a frame
+     * in between integrates a copy from here (kr__continuous_show). */
+    kr_time_t anchor_time;
+    double *anchor;                  /* dim values; NULL until first kept */
+    /* A frame's view (kr__continuous_show): while `showing`,
+     * kr_continuous_state answers `shown`, the state at the frame's time. */
+    double *shown;
+    bool showing;
 };
 
 static kr__continuous_t *cont_of(kr_sim_t *s, const char *fn)
@@ -49,7 +59,7 @@ double *kr_continuous_state(kr_sim_t *s, size_t *dim)
     if (dim) *dim = 0;
     if (!s || !s->cont || !s->cont->engine) return NULL;
     if (dim) *dim = kr__ode_engine_dim(s->cont->engine);
-    return kr__ode_engine_state(s->cont->engine);
+    return s->cont->showing ? s->cont->shown : kr__ode_engine_state(s->cont->engine);
 }
 
 kr_status_t kr_continuous_add_state_event(kr_sim_t *s, const kr_ode_threshold_t *th, kr_event_type_t type,
@@ -87,6 +97,8 @@ void kr__continuous_fini(kr_sim_t *s)
     if (!c) return;
     if (c->engine) kr__ode_engine_destroy(c->engine);
     for (size_t i = 0; i < c->event_count; i++) free(c->events[i].data);
+    free(c->anchor);
+    free(c->shown);
     free(c->events);
     free(c->thresholds);
     free(c);
@@ -134,10 +146,26 @@ static kr_time_t next_stop(const kr_sim_t *s, kr_time_t from)
     return k > (KR_TIME_NEVER - 1) / h ? KR_TIME_NEVER : k * h;
 }
 
+/* Keeps the state as it leaves the simulator's own time (the anchor);
+ * false, with the run failed, when out of memory. */
+static bool keep_anchor(kr_sim_t *s)
+{
+    kr__continuous_t *c = s->cont;
+    size_t dim = kr__ode_engine_dim(c->engine);
+    if (!c->anchor && !(c->anchor = malloc(dim * sizeof *c->anchor))) {
+        kr__model_fail(s->model, KR_ERR_NOMEM, "continuous simulator '%s': out of memory", s->name);
+        return false;
+    }
+    memcpy(c->anchor, kr__ode_engine_state(c->engine), dim * sizeof *c->anchor);
+    c->anchor_time = kr__ode_engine_time(c->engine);
+    return true;
+}
+
 bool kr__continuous_advance(kr_sim_t *s, kr_time_t t)
 {
     kr__continuous_t *c = s->cont;
     while (c->engine && kr__ode_engine_time(c->engine) < t) {
+        if (kr__ode_engine_time(c->engine) <= s->now && !keep_anchor(s)) return false;
         kr_time_t to = t;
         if (c->event_count) {
             kr_time_t cp = next_stop(s, kr__ode_engine_time(c->engine));
@@ -178,6 +206,55 @@ bool kr__continuous_lookahead(kr_sim_t *s, kr_time_t bound)
     return true;
 }
 
+kr_status_t kr__continuous_show(kr_sim_t *s, kr_time_t t)
+{
+    kr__continuous_t *c = s->cont;
+    if (!c || !c->engine) return KR_OK;
+    kr__ode_engine_t *e = c->engine;
+    size_t dim = kr__ode_engine_dim(e);
+    if (!c->shown && !(c->shown = malloc(dim * sizeof *c->shown)))
+        return kr__fail(KR_ERR_NOMEM, "continuous simulator '%s': out of memory for a frame", s->name);
+    /* From the latest point of the trajectory at or before t: the state
+     * itself, or the anchor when the state has run past t. Every event up
+     * to t has run, so no state event lies between that point and t. */
+    kr_time_t from = kr__ode_engine_time(e);
+    const double *y = kr__ode_engine_state(e);
+    if (from > t && c->anchor && c->anchor_time <= t) {
+        from = c->anchor_time;
+        y = c->anchor;
+    }
+    memcpy(c->shown, y, dim * sizeof *c->shown);
+    c->showing = true;
+    /* (from == t here: whenever the state has left the simulator's time,
+     * the anchor was kept, and a checkpoint saves it) */
+    if (from >= t) return KR_OK;
+    kr__ode_engine_t *copy = kr__ode_engine_copy(e);
+    if (!copy) return kr__fail(kr_last_status(), "continuous simulator '%s': %s", s->name, kr_last_error());
+    memcpy(kr__ode_engine_state(copy), y, dim * sizeof *c->shown);
+    kr__ode_engine_set_time(copy, from);
+    /* Through the integration stops the run itself makes (next_stop), so
+     * that where the run's state passes t, the frame shows the same. */
+    kr_status_t st = KR_OK;
+    while (!st && kr__ode_engine_time(copy) < t) {
+        kr_time_t to = t;
+        if (c->event_count && c->stop_spacing) {
+            kr_time_t cp = next_stop(s, kr__ode_engine_time(copy));
+            if (cp < to) to = cp;
+        }
+        st = kr__ode_engine_advance(copy, to, NULL, 0, NULL);
+    }
+    if (st) st = kr__fail(st, "continuous simulator '%s' integrating to the frame at %g: %s", s->name,
+                          kr_time_to_units(t, s->model->precision), kr_last_error());
+    else memcpy(c->shown, kr__ode_engine_state(copy), dim * sizeof *c->shown);
+    kr__ode_engine_destroy(copy);
+    return st;
+}
+
+void kr__continuous_unshow(kr_sim_t *s)
+{
+    if (s->cont) s->cont->showing = false;
+}
+
 void kr__continuous_observe(kr_sim_t *s, bool observation_point)
 {
     kr_model_t *m = s->model;
@@ -203,17 +280,25 @@ kr_time_t kr__continuous_next(kr_sim_t *s, kr_time_t head)
 }
 
 /* A checkpoint holds the state where the last integration left it (never
- * integrated further for the checkpoint's sake): its tick and values. The
- * state events' thresholds are the kind's, set again by its setup. */
+ * integrated further for the checkpoint's sake): its tick and values; and,
+ * when that is past the simulator's own time, the anchor (a frame after
+ * the restart may need it). The state events' thresholds are the kind's,
+ * set again by its setup. */
 void kr__continuous_save(kr_sim_t *s, kr_buf_t *b)
 {
-    kr__ode_engine_t *e = s->cont ? s->cont->engine : NULL;
+    kr__continuous_t *c = s->cont;
+    kr__ode_engine_t *e = c ? c->engine : NULL;
     size_t dim = e ? kr__ode_engine_dim(e) : 0;
     kr_buf_put_u64(b, dim);
     if (!e) return;
     kr_buf_put_u64(b, kr__ode_engine_time(e));
     const double *y = kr__ode_engine_state(e);
     for (size_t i = 0; i < dim; i++) kr_buf_put_f64(b, y[i]);
+    bool anchored = c->anchor && kr__ode_engine_time(e) > s->now;
+    kr_buf_put_u8(b, anchored);
+    if (!anchored) return;
+    kr_buf_put_u64(b, c->anchor_time);
+    for (size_t i = 0; i < dim; i++) kr_buf_put_f64(b, c->anchor[i]);
 }
 
 kr_status_t kr__continuous_load(kr_sim_t *s, kr_reader_t *r)
@@ -227,7 +312,23 @@ kr_status_t kr__continuous_load(kr_sim_t *s, kr_reader_t *r)
     kr_time_t t = kr_reader_u64(r);
     double *y = kr__ode_engine_state(e);
     for (size_t i = 0; i < dim; i++) y[i] = kr_reader_f64(r);
+    uint8_t anchored = kr_reader_u8(r);
+    if (anchored > 1)
+        return kr__fail(KR_ERR_CORRUPT, "continuous simulator '%s': its saved state is not consistent", s->name);
+    kr_time_t at = anchored ? kr_reader_u64(r) : 0;
+    if (anchored && !r->failed) {
+        double *a = s->cont->anchor ? s->cont->anchor : malloc(dim * sizeof *a);
+        if (!a) return kr__fail(KR_ERR_NOMEM, "continuous simulator '%s': out of memory", s->name);
+        s->cont->anchor = a;
+        for (size_t i = 0; i < dim; i++) a[i] = kr_reader_f64(r);
+        s->cont->anchor_time = at;
+    } else if (!anchored) {
+        free(s->cont->anchor);
+        s->cont->anchor = NULL;
+    }
     if (r->failed) return kr__fail(KR_ERR_CORRUPT, "continuous simulator '%s': its saved state is cut short", s->name);
+    if (anchored && at > t)
+        return kr__fail(KR_ERR_CORRUPT, "continuous simulator '%s': its saved state is not consistent", s->name);
     kr__ode_engine_set_time(e, t);
     return KR_OK;
 }

@@ -27,6 +27,7 @@ struct kr__ode_engine {
     uint64_t precision;
     kr_time_t time;
     double initial_step;
+    double abs_tol, rel_tol;  /* as given (0: the default), for kr__ode_engine_copy */
     kr_ode_method_t method;
     kr_ode_rhs_fn rhs;
     kr_ode_jac_fn jacobian;
@@ -235,6 +236,8 @@ kr__ode_engine_t *kr__ode_engine_create(const kr_ode_desc_t *desc, uint64_t prec
     e->jacobian = desc->jacobian;
     e->params = desc->params;
     e->initial_step = desc->initial_step > 0.0 ? desc->initial_step : KR__ODE_DEFAULT_STEP;
+    e->abs_tol = desc->abs_tol;
+    e->rel_tol = desc->rel_tol;
     e->sys = (gsl_odeiv2_system){
         .function = rhs_trampoline,
         .jacobian = desc->jacobian ? jac_trampoline : NULL,
@@ -260,6 +263,14 @@ kr__ode_engine_t *kr__ode_engine_create(const kr_ode_desc_t *desc, uint64_t prec
     }
     memcpy(e->y, desc->initial, bytes);
     return e;
+}
+
+kr__ode_engine_t *kr__ode_engine_copy(const kr__ode_engine_t *e)
+{
+    kr_ode_desc_t d = { .dim = e->dim, .rhs = e->rhs, .jacobian = e->jacobian, .params = e->params,
+                        .initial = e->y, .method = e->method, .abs_tol = e->abs_tol, .rel_tol = e->rel_tol,
+                        .initial_step = e->initial_step };
+    return kr__ode_engine_create(&d, e->precision, e->time);
 }
 
 double *kr__ode_engine_state(kr__ode_engine_t *e) { return e->y; }

@@ -22,6 +22,10 @@ typedef struct kr__ode_engine kr__ode_engine_t;
  * error handler off (see ode.h). */
 kr__ode_engine_t *kr__ode_engine_create(const kr_ode_desc_t *desc, uint64_t precision,
                                        kr_time_t start);
+/* A new engine with e's system, method and tolerances, and its state and
+ * tick (none of its history: an advance never depends on it); NULL with
+ * kr_last_error() when out of memory. */
+kr__ode_engine_t *kr__ode_engine_copy(const kr__ode_engine_t *e);
 /* Frees the engine (NULL is fine). */
 void kr__ode_engine_destroy(kr__ode_engine_t *e);
 

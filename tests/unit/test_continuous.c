@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "kairos/kairos.h"
+#include "schedulers/checkpoint.h"
 #include "schedulers/model_private.h"
 
 #define S (KR_PRECISION_DEFAULT)
@@ -374,5 +375,77 @@ Test(continuous, state_event_inside_a_zero_promise_group_keeps_time_order)
     cr_assert_eq(d_count, 2);
     cr_assert_eq(d_times[0], S / 2 + 1);
     cr_assert_eq(d_times[1], 9 * S / 10);
+    kr_model_destroy(m);
+}
+
+/* ---- a frame's view of the state ---- */
+
+static double never(double t, const double y[], void *params)
+{
+    (void)t;
+    (void)params;
+    return y[0] + 1.0; /* the decay from 1 never reaches -1 */
+}
+
+/* c decays from 1 with a state event that never fires, so that while it
+ * waits the coordinator integrates it ahead to its next integration stop
+ * (every time_step); c sends to d, which therefore waits on c. */
+static kr_model_t *ahead_model(void)
+{
+    kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = 10 * S, .log_level = KR_LOG_OFF });
+    kr_event_type_t ev = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "never", .on_event = poke });
+    kr_sim_t *c = kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "c", .formalism = KR_CONTINUOUS, .time_step = 2 * S });
+    kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "d" });
+    double init = 1.0;
+    cr_assert_eq(kr_continuous_set_ode(c, &(kr_ode_desc_t){ .dim = 1, .rhs = decay, .params = &rate,
+                                                            .initial = &init }), KR_OK, "%s", kr_last_error());
+    cr_assert_eq(kr_continuous_add_state_event(c, &(kr_ode_threshold_t){ .g = never }, ev, NULL), KR_OK);
+    cr_assert_eq(kr_model_add_dependency(m, 0, 1, S / 2), KR_OK);
+    return m;
+}
+
+static void assert_shows(kr_sim_t *c, kr_time_t t)
+{
+    double *live = kr_continuous_state(c, NULL), before = live[0];
+    cr_assert_eq(kr__continuous_show(c, t), KR_OK, "%s", kr_last_error());
+    double want = exp(-rate * (double)t / S), got = kr_continuous_state(c, NULL)[0];
+    cr_assert(fabs(got - want) < 1e-9, "at %g the frame shows %.12g, not %.12g", (double)t / S, got, want);
+    kr__continuous_unshow(c);
+    cr_assert_eq(kr_continuous_state(c, NULL), live, "the run's own state is back after the frame");
+    cr_assert_eq(live[0], before, "a frame does not change the run's state");
+}
+
+/* A frame (runtime/frames.c) at a cut sees the state at the cut's time,
+ * though the state itself ran ahead to the next integration stop; and so
+ * does a frame after a restart from a checkpoint at that cut, when the
+ * saved state is past the next frame's time. */
+Test(continuous, a_frame_shows_the_state_at_its_time_even_after_a_restart)
+{
+    const kr_time_t cut = S + S / 4, next_frame = S + S / 2;
+    kr_model_t *m = ahead_model();
+    kr_sim_t *c = kr_model_sim(m, 0);
+    cr_assert_eq(kr_model_start(m), KR_OK, "%s", kr_last_error());
+    bool at_cut = false;
+    cr_assert_eq(kr__coord_run_until(m, cut, &at_cut), KR_OK, "%s", kr_last_error());
+    cr_assert(at_cut);
+    /* (the case in point: the state is no longer the one at the cut) */
+    double live = kr_continuous_state(c, NULL)[0];
+    cr_assert(fabs(live - exp(-rate * 1.25)) > 1e-6, "the state did not run ahead of the cut (%.12g)", live);
+    assert_shows(c, cut);
+    assert_shows(c, next_frame);
+    kr_buf_t part;
+    kr_buf_init(&part);
+    cr_assert_eq(kr__sim_checkpoint_save(c, &part), KR_OK, "%s", kr_last_error());
+    kr_model_destroy(m);
+
+    m = ahead_model();
+    c = kr_model_sim(m, 0);
+    kr_reader_t r;
+    kr_reader_init(&r, part.data, part.len);
+    cr_assert_eq(kr__sim_checkpoint_load(c, &r, cut, 10 * S), KR_OK, "%s", kr_last_error());
+    kr_buf_fini(&part);
+    cr_assert_eq(kr_model_start(m), KR_OK, "%s", kr_last_error());
+    cr_assert_eq(kr_continuous_state(c, NULL)[0], live, "the saved state is the one past the cut");
+    assert_shows(c, next_frame);
     kr_model_destroy(m);
 }
