@@ -540,7 +540,8 @@ static bool load_element(kr_reader_t *r, kr_field_type_t type, char *at)
         m->in_current = kr_reader_u64(r);
         m->current = kr_reader_f64(r);
         get_tally(r, &m->all);
-        ok = m->full <= KR_BATCH_SLOTS;
+        /* as kr_batchmeans_add leaves it: all slots full are merged at once */
+        ok = m->full < KR_BATCH_SLOTS && m->batch_size >= 1 && m->in_current < m->batch_size;
         break;
     }
     case KR_FIELD_HISTOGRAM: {

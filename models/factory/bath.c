@@ -301,11 +301,11 @@ static kr_status_t bath_serialize(kr_sim_t *sim, kr_serializer_t *s)
     kr_ser_f64(s, &b->plast_v);
     kr_status_t st = kr_ser_u32(s, &kept);
     if (st || !kr_serializer_loading(s)) return st;
-    if (in_bath > (uint64_t)b->capacity || pcap > (uint64_t)b->profile_points || b->ptime.count > pcap + 1 ||
+    if (in_bath > (uint64_t)b->capacity || pcap > (uint64_t)b->profile_points || b->ptime.count > pcap ||
         b->ptemp.count != b->ptime.count || !b->pstride) {
         kr_sim_fail(sim, KR_ERR_CORRUPT, "bath: a checkpoint that does not fit this bath (%llu parts in %lld slots, "
                     "a profile of %zu points in room for %llu)", (unsigned long long)in_bath,
-                    (long long)b->capacity, b->ptime.count, (unsigned long long)pcap + 1);
+                    (long long)b->capacity, b->ptime.count, (unsigned long long)pcap);
         return KR_ERR_CORRUPT;
     }
     b->in_bath = (size_t)in_bath;

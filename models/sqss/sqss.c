@@ -313,10 +313,11 @@ static kr_status_t sqss_serialize(kr_sim_t *sim, kr_serializer_t *s)
     kr_ser_i64(s, &sq->busy);
     kr_ser_i64(s, &sq->in_system);
     kr_ser_u64(s, &sq->serial);
-    kr__ser_batchmeans(s, &sq->time_in_system);
+    kr_status_t st = kr__ser_batchmeans(s, &sq->time_in_system);
     kr__ser_timeavg(s, &sq->queue_length);
     kr__ser_timeavg(s, &sq->busy_servers);
-    return kr__ser_timeavg(s, &sq->system_size);
+    kr_status_t last = kr__ser_timeavg(s, &sq->system_size);
+    return st ? st : last;
 }
 
 const kr_kind_desc_t kr__sqss_kind = {

@@ -14,8 +14,9 @@
 #   checkpoint/  checkpoints written by the store (fuzz_checkpoint.c's
 #                make_seeds), manifest and rank file in one input.
 #   checkpoint_part/  every simulator's part of fuzz_checkpoint_part's
-#                models cut by the target itself, and the crash-* inputs
-#                it found (kept across a remake).
+#                models cut by the target itself.
+# The crash-* inputs a fuzzer found, in any of them, are kept across a
+# remake.
 #   recording/   recordings of frames made by `kairos run --frames` (the
 #                ecology, the factory's robots, walkers), one simulator
 #                each, manifest and frame file in one input.
@@ -29,10 +30,11 @@ corpus=$here/corpus
 
 keep=$(mktemp -d)
 trap 'rm -rf "$keep"' EXIT
-cp "$corpus"/checkpoint_part/crash-* "$keep/" 2>/dev/null || true
+# the crash-* inputs the fuzzers found, in every corpus, stay as regression seeds
+(cd "$corpus" && for f in */crash-*; do [[ -e $f ]] && mkdir -p "$keep/${f%/*}" && cp "$f" "$keep/$f"; done) || true
 rm -rf "$corpus"
 mkdir -p "$corpus"/{model_file,batch,unpack,emulation,gateway,checkpoint,checkpoint_part,recording}
-cp "$keep"/* "$corpus/checkpoint_part/" 2>/dev/null || true
+cp -r "$keep"/. "$corpus/" 
 cp "$here"/../../examples/*.json "$corpus/model_file/"
 # Smaller versions of the examples fuzz_model_file skips as too large (it
 # skips models above 64 simulators or 2^19 in an entry's size; see its
