@@ -297,7 +297,7 @@ static int parse(const cli_t *c, int argc, char **argv, int first, const char *c
             return -1;
         } else if (!strcmp(a, "--set")) {
             if (!has_value) return input_error(c, "--set needs KEY=VALUE", "");
-            if (!strchr(argv[i + 1], '=')) return input_error(c, "--set %s: expected KEY=VALUE", argv[i + 1]);
+            if (!strchr(argv[i + 1], '=')) return input_error(c, "--set: expected KEY=VALUE, found \"%s\"", argv[i + 1]);
             if (!add_set(o, argv[++i], false)) return 1;
         } else if (is_run && (!strcmp(a, "-o") || !strcmp(a, "--stats"))) {
             if (!has_value) return input_error(c, "%s needs a file name", a);
@@ -419,8 +419,8 @@ static int parse(const cli_t *c, int argc, char **argv, int first, const char *c
             if (!v[0] || *end || r < 1 || r > 1 << 20) return input_error(c, "--ranks: expected a whole number >= 1, found \"%s\"", v);
             o->ranks = (int)r;
         } else if (a[0] == '-' && a[1]) {
-            input_error(c, "unknown option %s", a);
-            if (c->rank == 0) fputs(help, stderr);
+            if (c->rank == 0)
+                fprintf(stderr, "kairos: %s: unknown option %s (kairos %s --help lists them)\n", cmd, a, cmd);
             return 2;
         } else if (!o->model) {
             o->model = a;
@@ -429,8 +429,9 @@ static int parse(const cli_t *c, int argc, char **argv, int first, const char *c
         }
     }
     if (!o->model) {
-        input_error(c, "a model file is needed", "");
-        if (c->rank == 0) fputs(help, stderr);
+        /* (the usage's first line names what is missing) */
+        if (c->rank == 0) fprintf(stderr, "kairos: %s: expected a model file, found none (%.*s)\n", cmd,
+                                  (int)strcspn(help, "\n"), help);
         return 2;
     }
     if (run_only && o->replications && (o->trace || o->event_log))
@@ -730,9 +731,7 @@ static int cmd_kinds(const cli_t *c, int argc, char **argv)
                 code = 2;
             }
         } else if (a[0] == '-' && a[1]) {
-            input_error(c, "unknown option %s", a);
-            fputs(kinds_help, stderr);
-            code = 2;
+            code = input_error(c, "kinds: unknown option %s (kairos kinds --help lists them)", a);
         } else if (len > 5 && !strcmp(a + len - 5, ".json")) {
             if (model) code = input_error(c, "one model file only (found another: %s)", a);
             else if (model_plugins(kinds, model = a)) code = input_error(c, "%s", kr_last_error());

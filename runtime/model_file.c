@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "base/error.h"
 #include "base/grow.h"
 #include "kairos/stop.h"
@@ -116,11 +117,11 @@ static kr_status_t apply_set(kr__model_file_t *f, const char *set, const char *o
             } else if (json_is_object(node)) {
                 if (json_object_set(node, seg, value)) st = kr__fail(KR_ERR_NOMEM, "out of memory");
             } else if (json_is_array(node) && child(node, seg, in_simulators)) {
-                char *end;
-                unsigned long idx = strtoul(seg, &end, 10);
-                if (*end) st = kr__fail(KR_ERR_INVALID_ARG, "%s: %s %s: expected an index, found \"%s\"",
-                                        f->path, option, key, seg);
-                else json_array_set(node, idx, value);
+                /* an index, or under simulators an entry's name */
+                json_t *old = child(node, seg, in_simulators), *item;
+                size_t idx;
+                json_array_foreach(node, idx, item) if (item == old) break;
+                json_array_set(node, idx, value);
             } else {
                 st = kr__fail(KR_ERR_INVALID_ARG, "%s: %s: expected a path that exists (%s %s), found nothing",
                               f->path, path, option, set);
@@ -624,6 +625,14 @@ kr__model_file_t *kr__model_file_load(const kr__model_file_desc_t *desc)
     FILE *in = fopen(f->path, "rb");
     if (!in) {
         kr__fail(KR_ERR_IO, "%s: (file): expected a readable model file, found %s", f->path, strerror(errno));
+        goto fail;
+    }
+    /* fopen opens a directory too: jansson would then report bad JSON */
+    struct stat st;
+    if (fstat(fileno(in), &st) == 0 && (S_ISDIR(st.st_mode) || (S_ISREG(st.st_mode) && st.st_size == 0))) {
+        kr__fail(KR_ERR_IO, "%s: (file): expected a readable model file, found %s", f->path,
+                 S_ISDIR(st.st_mode) ? "a directory" : "an empty file");
+        fclose(in);
         goto fail;
     }
     json_error_t err;

@@ -17,7 +17,8 @@ kr_status_t kr__out_open(kr__out_file_t *o, const char *path)
     if (!o->final || !o->partial) return kr__fail(KR_ERR_NOMEM, "out of memory");
     snprintf(o->partial, n + 9, "%s.partial", path);
     o->fp = fopen(o->partial, "w");
-    if (!o->fp) return kr__fail(KR_ERR_IO, "%s: cannot write: %s", o->partial, strerror(errno));
+    /* (named as the user gave it: the .partial name is this file's own business) */
+    if (!o->fp) return kr__fail(KR_ERR_IO, "%s: cannot write: %s", o->final, strerror(errno));
     return KR_OK;
 }
 

@@ -80,6 +80,24 @@ Test(cli, no_command_or_unknown)
     cli_free(&r);
 }
 
+/* A command without its model file, or with an option it does not know,
+ * answers in one line (the usage stays behind --help). */
+Test(cli, missing_model_or_unknown_option_is_one_line)
+{
+    cli_result_t r = kairos("run", NULL);
+    cr_assert_eq(r.status, 2);
+    cr_assert_str_eq(r.err, "kairos: run: expected a model file, found none (usage: kairos run MODEL.json [options])\n");
+    cli_free(&r);
+    r = kairos("validate", "model.json", "--bogus", NULL);
+    cr_assert_eq(r.status, 2);
+    cr_assert_str_eq(r.err, "kairos: validate: unknown option --bogus (kairos validate --help lists them)\n");
+    cli_free(&r);
+    r = kairos("kinds", "--bogus", NULL);
+    cr_assert_eq(r.status, 2);
+    cr_assert_str_eq(r.err, "kairos: kinds: unknown option --bogus (kairos kinds --help lists them)\n");
+    cli_free(&r);
+}
+
 Test(cli, info)
 {
     cli_result_t r = kairos("info", NULL);
@@ -205,7 +223,7 @@ Test(cli, bad_option_values)
     cr_assert_eq(big.status, 0, "%s", big.err);
     cli_free(&big);
     expect_bad(kairos("run", m, "--end", "later", NULL), "--end: expected a time in model units, found \"later\"");
-    expect_bad(kairos("run", m, "--set", "seed", NULL), "--set seed: expected KEY=VALUE");
+    expect_bad(kairos("run", m, "--set", "seed", NULL), "--set: expected KEY=VALUE, found \"seed\"");
     expect_bad(kairos("run", m, "-o", NULL), "-o needs a file name");
     expect_bad(kairos("validate", m, "--ranks", "0", NULL), "--ranks: expected a whole number >= 1, found \"0\"");
     char want[700];
@@ -265,7 +283,7 @@ Test(cli, failed_output_removes_the_others)
     cli_result_t r = kairos("run", m, "-o", stats, "--trace", trace, "--event-log", logs, NULL);
     cr_assert_eq(r.status, 2, "%s", r.err);
     cr_assert_eq(cli_lines(r.err), 1, "%s", r.err);
-    cr_assert(strstr(r.err, "no-such-folder/s.json.partial: cannot write: No such file or directory"), "%s", r.err);
+    cr_assert(strstr(r.err, "no-such-folder/s.json: cannot write: No such file or directory"), "%s", r.err);
     cr_assert_str_empty(r.out);
     cli_free(&r);
     expect_no_outputs(stats, trace, logs);

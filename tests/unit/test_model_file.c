@@ -455,7 +455,20 @@ Test(model_file, bad_truncated_file)
 Test(model_file, bad_empty_file)
 {
     cr_assert_null(mt_load("", NULL));
-    cr_assert(strstr(kr_last_error(), ": expected valid JSON, found "), "%s", kr_last_error());
+    cr_assert(strstr(kr_last_error(), ": (file): expected a readable model file, found an empty file"), "%s",
+              kr_last_error());
+}
+
+/* fopen opens a directory: it is named as such, not as bad JSON */
+Test(model_file, bad_directory)
+{
+    char dir[] = "/tmp/kairos_mf_dir_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    cr_assert_null(kr__model_file_load(&(kr__model_file_desc_t){ .path = dir }));
+    char want[200];
+    snprintf(want, sizeof want, "%s: (file): expected a readable model file, found a directory", dir);
+    cr_assert_str_eq(kr_last_error(), want);
+    rmdir(dir);
 }
 
 Test(model_file, bad_duplicate_json_key)
