@@ -28,9 +28,10 @@
 KR_API kr_status_t kr_continuous_set_ode(kr_sim_t *sim, const kr_ode_desc_t *desc);
 
 /* The state vector (dimension *dim when non-NULL), up to date at the
- * simulator's current time inside its events and behavior callbacks. A
- * handler may change it; integration restarts from the changed state. NULL
- * for a simulator without an ODE. */
+ * simulator's current time inside its events and behavior callbacks, and
+ * at the frame's time inside a render callback (kairos/render.h; there it
+ * is a copy for the frame). A handler may change it; integration restarts
+ * from the changed state. NULL for a simulator without an ODE. */
 KR_API double *kr_continuous_state(kr_sim_t *sim, size_t *dim);
 
 /* Adds a state event: when threshold->g changes sign in threshold->direction,
