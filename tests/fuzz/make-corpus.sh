@@ -15,11 +15,11 @@
 #                make_seeds), manifest and rank file in one input.
 #   checkpoint_part/  every simulator's part of fuzz_checkpoint_part's
 #                models cut by the target itself.
-# The crash-* inputs a fuzzer found, in any of them, are kept across a
-# remake.
 #   recording/   recordings of frames made by `kairos run --frames` (the
 #                ecology, the factory's robots, walkers), one simulator
 #                each, manifest and frame file in one input.
+# The crash-* inputs a fuzzer found, in any of them, are kept across a
+# remake.
 #
 # Usage: tests/fuzz/make-corpus.sh BUILD_FUZZ_DIR   (a -Dfuzz=true build;
 #        recording/ runs $KAIROS_BIN, by default build/kairos)
