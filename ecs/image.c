@@ -824,6 +824,9 @@ static kr_status_t load_spatial(loader_t *L)
     if (!(size > 0) || size > 1e300) return bad(L, "spatial cell size %g", size);
     if (!gw != !gh) return bad(L, "spatial grid of %u x %u cells", gw, gh);
     if (v1 && (uint64_t)gw * gh > n) return bad(L, "%u spatial cells, fewer than the grid's %u x %u", n, gw, gh);
+    /* every grid cell has its count in the image: a grid larger than what
+     * is left cannot be one, and is not allocated (64 bytes a cell) */
+    if ((uint64_t)gw * gh > kr_reader_left(&L->r) / 4) return bad(L, "truncated spatial grid (%u x %u)", gw, gh);
     kr__spatial_fini(s);
     if (kr__spatial_init_grid(s, size, gx0, gy0, gw, gh)) return bad(L, "%s", kr_last_error());
     uint32_t grid = s->grid_cells, extra = v1 ? n - grid : n;
