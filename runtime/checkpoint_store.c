@@ -171,6 +171,18 @@ static json_t *hex64(uint64_t v)
     return json_string(s);
 }
 
+/* The rank files' parts carry checksums of their own, but an edited
+ * manifest (an event log's length, the cut's ticks) would otherwise be
+ * taken at its word: it carries this digest of the rest of it. */
+bool kr__ckpt_manifest_digest(const json_t *root, uint64_t *out)
+{
+    char *text = json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+    if (!text) return false;
+    *out = kr__hash_bytes(text, strlen(text), 0);
+    free(text);
+    return true;
+}
+
 static json_t *manifest_json(const kr__ckpt_manifest_t *m)
 {
     json_t *root = json_object(), *files = json_array(), *sims = json_array(), *t = json_object();
@@ -200,6 +212,8 @@ static json_t *manifest_json(const kr__ckpt_manifest_t *m)
         ok = ok && !json_object_set_new(s, "checksum", hex64(e->checksum));
     }
     if (ok && m->extra) ok = !json_object_set(root, "extra", m->extra);
+    uint64_t digest;
+    ok = ok && kr__ckpt_manifest_digest(root, &digest) && !json_object_set_new(root, "digest", hex64(digest));
     json_decref(files);
     json_decref(sims);
     json_decref(t);
@@ -404,7 +418,7 @@ static kr_status_t parse_manifest(const char *path, parsed_t *p)
         goto done;
     }
     static const char *const top_keys[] = { "format", "version", "identity", "time", "precision", "ranks", "files",
-                                            "simulators", "extra", NULL };
+                                            "simulators", "extra", "digest", NULL };
     static const char *const time_keys[] = { "ticks", "units", NULL };
     static const char *const sim_keys[] = { "name", "file", "offset", "size", "raw_size", "checksum", NULL };
     if ((st = only_keys(&r, root, "", top_keys))) goto done;
@@ -523,6 +537,17 @@ static kr_status_t parse_manifest(const char *path, parsed_t *p)
             goto done;
         }
     }
+    /* Last, so that a fuzzer's changes still reach every check above. */
+    uint64_t want, got;
+    if ((st = get_hex(&r, root, "digest", "", &want))) goto done;
+    json_object_del(root, "digest");
+    if (!kr__ckpt_manifest_digest(root, &got)) {
+        st = kr__fail(KR_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    if (got != want)
+        st = bad(&r, "digest", "expected %016" PRIx64 " (what the manifest's content gives), found %016" PRIx64
+                 ": the manifest was changed after it was written", got, want);
 done:
     json_decref(root);
     if (st) parsed_fini(p);

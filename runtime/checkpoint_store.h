@@ -38,13 +38,14 @@
 #define KAIROS_RUNTIME_CHECKPOINT_STORE_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "kairos/status.h"
 
 #define KR__CKPT_FORMAT "kairos-checkpoint"
-#define KR__CKPT_VERSION 1
+#define KR__CKPT_VERSION 2 /* 2: the manifest's digest */
 #define KR__CKPT_MANIFEST "manifest.json"
 /* Bytes of a rank file's header; the first part starts there. */
 #define KR__CKPT_HEADER_SIZE 16
@@ -95,6 +96,10 @@ typedef struct kr__ckpt_manifest {
  * INT64_MAX, precision or ranks below 1, a bad file name, extra not an
  * object), KR_ERR_IO, KR_ERR_NOMEM. */
 kr_status_t kr__ckpt_manifest_write(const char *dir, const kr__ckpt_manifest_t *m);
+/* The manifest's "digest": a hash of the rest of it (root without that key)
+ * in one canonical text; a manifest whose digest differs was changed after
+ * it was written, and is refused. False when out of memory. */
+bool kr__ckpt_manifest_digest(const json_t *root, uint64_t *out);
 /* Frees the entries (and their strings) and drops extra; zeroes *m. */
 void kr__ckpt_manifest_fini(kr__ckpt_manifest_t *m);
 

@@ -156,7 +156,7 @@ for model in phold phold2 sqss; do
     flip "$c/$last" "$at"
     case $at in
       0) problem="expected a kairos checkpoint rank file, found another header" ;;
-      9) problem="expected rank file version 1, found version" ;;
+      9) problem="expected rank file version 2, found version" ;;
       *) problem=": corrupted" ;;
     esac
     refuse "$model: byte $at of $last flipped" "$m" "$c/$last" "$problem" --restart "$c" "${end[@]}"
@@ -172,8 +172,13 @@ for model in phold phold2 sqss; do
   refuse "$model: a byte of the manifest flipped" "$m" "$c/manifest.json" "not a kairos checkpoint" --restart "$c" \
     "${end[@]}"
   c=$(fresh t "$src")
-  sed -i 's/"version": 1,/"version": 2,/' "$c/manifest.json"
-  refuse "$model: manifest version 2" "$m" "$c/manifest.json" "version: expected 1, found 2" --restart "$c" "${end[@]}"
+  sed -i 's/"version": 2,/"version": 3,/' "$c/manifest.json"
+  refuse "$model: manifest version 3" "$m" "$c/manifest.json" "version: expected 2, found 3" --restart "$c" "${end[@]}"
+  # a value edited to another it could hold (the cut's ticks): the digest finds it
+  c=$(fresh t "$src")
+  sed -i 's/"ticks": \([0-9]\)/"ticks": 1\1/' "$c/manifest.json"
+  refuse "$model: the manifest's ticks edited" "$m" "$c/manifest.json" "the manifest was changed after it was written" \
+    --restart "$c" "${end[@]}"
   c=$(fresh t "$src")
   rm "$c/manifest.json"
   refuse "$model: manifest missing" "$m" "$c" "expected a checkpoint (a manifest.json)" --restart "$c" "${end[@]}"

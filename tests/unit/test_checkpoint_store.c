@@ -126,6 +126,14 @@ static void edit_manifest(void (*fn)(json_t *))
     json_t *j = json_load_file(p, 0, &err);
     cr_assert(j, "%s", err.text);
     fn(j);
+    /* digested again: these edits stand for a manifest that is consistent
+     * but wrong (see edited_manifest_refused for one that is not) */
+    uint64_t d;
+    json_object_del(j, "digest");
+    cr_assert(kr__ckpt_manifest_digest(j, &d));
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016" PRIx64, d);
+    json_object_set_new(j, "digest", json_string(hex));
     cr_assert_eq(json_dump_file(j, p, JSON_INDENT(2)), 0);
     json_decref(j);
 }
@@ -371,7 +379,7 @@ Test(checkpoint_store, every_manifest_byte_flipped)
 }
 
 static void set_format(json_t *j) { json_object_set_new(j, "format", json_string("something-else")); }
-static void set_version(json_t *j) { json_object_set_new(j, "version", json_integer(2)); }
+static void set_version(json_t *j) { json_object_set_new(j, "version", json_integer(KR__CKPT_VERSION + 1)); }
 static void drop_rank_1(json_t *j) { json_array_remove(json_object_get(j, "files"), 1); }
 static json_t *sim(json_t *j, size_t i) { return json_array_get(json_object_get(j, "simulators"), i); }
 static void far_offset(json_t *j) { json_object_set_new(sim(j, 4), "offset", json_integer(1 << 30)); }
@@ -404,7 +412,7 @@ Test(checkpoint_store, bad_manifests_refused)
         const char *what;
     } cases[] = {
         { set_format, "not a kairos checkpoint" },
-        { set_version, "found 2 (a checkpoint of another version" },
+        { set_version, "found 3 (a checkpoint of another version" },
         { drop_rank_1, "expected a \"file\" listed in \"files\", found \"rank-1.bin\"" },
         { far_offset, "truncated" },
         { huge_size, "expected offset + size within a file" },
@@ -425,6 +433,38 @@ Test(checkpoint_store, bad_manifests_refused)
         expect_refused(path_of("ck", NULL), KR_ERR_CORRUPT, strstr(cases[i].what, "truncated") ? "rank-1.bin"
                                                                                                : "ck/manifest.json",
                        cases[i].what);
+        teardown();
+        setup();
+    }
+    free_parts();
+}
+
+/* A manifest edited by hand (one simulator's checksum, then the cut's
+ * ticks: one character each, to values they could hold): refused by its
+ * digest, naming it. */
+Test(checkpoint_store, edited_manifest_refused)
+{
+    make_parts();
+    const char *keys[] = { "\"checksum\": \"", "\"ticks\": " };
+    for (size_t i = 0; i < 2; i++) {
+        write_ckpt("ck", 1, false);
+        const char *p = path_of("ck", "manifest.json");
+        FILE *fp = fopen(p, "rb");
+        cr_assert_not_null(fp);
+        char text[16384];
+        size_t n = fread(text, 1, sizeof text - 1, fp);
+        fclose(fp);
+        text[n] = '\0';
+        char *at = strstr(text, keys[i]);
+        cr_assert_not_null(at, "%s", text);
+        at += strlen(keys[i]); /* a hex digit, or the first digit of the ticks */
+        *at = *at == '1' ? '2' : '1';
+        fp = fopen(p, "wb");
+        cr_assert_not_null(fp);
+        cr_assert_eq(fwrite(text, 1, n, fp), n);
+        fclose(fp);
+        expect_refused(path_of("ck", NULL), KR_ERR_CORRUPT, "ck/manifest.json",
+                       ": the manifest was changed after it was written");
         teardown();
         setup();
     }
@@ -455,7 +495,7 @@ Test(checkpoint_store, broken_directories_refused)
     fp = fopen(path_of("ck", "manifest.json"), "w");
     fputs("{\"format\": \"kairos-checkpoint\", \"version\": \"1\"}", fp);
     fclose(fp);
-    expect_refused(path_of("ck", NULL), KR_ERR_CORRUPT, "ck/manifest.json", "version: expected 1, found a string");
+    expect_refused(path_of("ck", NULL), KR_ERR_CORRUPT, "ck/manifest.json", "version: expected 2, found a string");
     /* manifest missing: a half-written checkpoint */
     cr_assert_eq(unlink(path_of("ck", "manifest.json")), 0);
     expect_refused(path_of("ck", NULL), KR_ERR_CORRUPT, "ck", "half-written");
