@@ -9,10 +9,55 @@
 #include "base/error.h"
 #include "runtime/model_file.h"
 
+/* True when no part of `part` weighs more than an even share plus the
+ * heaviest group (which may not split), and none is empty while there
+ * are groups enough for every part. */
+static bool balanced(const idx_t *vwgt, const idx_t *part, idx_t groups, idx_t nparts)
+{
+    idx_t *load = calloc((size_t)nparts, sizeof *load), total = 0, heaviest = 0;
+    if (!load) return true; /* (out of memory: keep METIS's answer) */
+    for (idx_t g = 0; g < groups; g++) {
+        load[part[g]] += vwgt[g];
+        total += vwgt[g];
+        if (vwgt[g] > heaviest) heaviest = vwgt[g];
+    }
+    bool ok = true;
+    for (idx_t p = 0; p < nparts && ok; p++)
+        ok = load[p] <= (total + nparts - 1) / nparts + heaviest && (load[p] > 0 || groups < nparts);
+    free(load);
+    return ok;
+}
+
+/* The heaviest group first, each to the least loaded part (lowest index
+ * on a tie): balanced, whatever it cuts. The last resort of metis_map. */
+static void greedy_parts(const idx_t *vwgt, idx_t *part, idx_t groups, idx_t nparts)
+{
+    idx_t *load = calloc((size_t)nparts, sizeof *load);
+    bool *placed = calloc((size_t)groups, sizeof *placed);
+    for (idx_t done = 0; load && placed && done < groups; done++) {
+        idx_t best = -1;
+        for (idx_t g = 0; g < groups; g++)
+            if (!placed[g] && (best < 0 || vwgt[g] > vwgt[best])) best = g;
+        idx_t to = 0;
+        for (idx_t p = 1; p < nparts; p++)
+            if (load[p] < load[to]) to = p;
+        part[best] = to;
+        load[to] += vwgt[best];
+        placed[best] = true;
+    }
+    if (!load || !placed)
+        for (idx_t g = 0; g < groups; g++) part[g] = g % nparts; /* (out of memory: round-robin) */
+    free(load);
+    free(placed);
+}
+
 /* METIS k-way partition of the zero-promise groups (one vertex each,
  * weighted by its simulators) over the dependency graph (undirected, one
  * edge per pair of groups, weighted by how many dependencies join them):
- * parts of equal weight that cut as few dependencies as possible. */
+ * parts of equal weight that cut as few dependencies as possible. On
+ * small graphs k-way can leave a part empty (PHOLD's or the walkers' 4
+ * simulators on 2 ranks all landed on one): its answer is checked
+ * (balanced), and recursive bisection, then a greedy split, replace it. */
 static kr_status_t metis_map(const kr__model_file_t *f, const kr_model_t *m, int ranks, int *rank_of)
 {
     size_t n = f->sim_count;
@@ -89,7 +134,11 @@ static kr_status_t metis_map(const kr__model_file_t *f, const kr_model_t *m, int
         options[METIS_OPTION_SEED] = 1; /* the same plan on every rank and every run */
         int rc = METIS_PartGraphKway(&groups, &ncon, xadj, adjncy, vwgt, NULL, adjwgt, &nparts, NULL, NULL, options,
                                      &objval, part);
+        if (rc == METIS_OK && !balanced(vwgt, part, groups, nparts))
+            rc = METIS_PartGraphRecursive(&groups, &ncon, xadj, adjncy, vwgt, NULL, adjwgt, &nparts, NULL, NULL,
+                                          options, &objval, part);
         if (rc != METIS_OK) { st = kr__fail(KR_ERR_STATE, "%s: METIS could not partition the model (%d)", f->path, rc); goto done; }
+        if (!balanced(vwgt, part, groups, nparts)) greedy_parts(vwgt, part, groups, nparts);
     }
     for (size_t i = 0; i < n; i++) rank_of[i] = (int)part[group_ix[i]];
 done:

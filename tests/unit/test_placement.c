@@ -101,3 +101,22 @@ Test(placement, metis_cuts_few_dependencies)
     cr_assert_eq(memcmp(rank_of, again, sizeof again), 0);
     kr__model_file_free(f);
 }
+
+/* Small graphs: METIS's k-way put all four simulators of a clique (PHOLD's
+ * and the walkers' graphs) on one of two ranks. Every part gets its share:
+ * 2 + 2 on two ranks, one each on four, at most 2 on three. */
+Test(placement, metis_balances_small_cliques)
+{
+    kr__model_file_t *f = load_text(
+        "{\"end_time\": 10, \"mapping\": \"metis\", \"simulators\": [{\"name\": \"a\", \"kind\": \"sqss\", \"count\": 4}],"
+        " \"dependencies\": [{\"from\": \"a[*]\", \"to\": \"a[*]\", \"promise\": 1}]}");
+    for (int ranks = 2; ranks <= 4; ranks++) {
+        int rank_of[4], load[4] = { 0 };
+        cr_assert_eq(kr__model_file_plan(f, ranks, rank_of), KR_OK, "%s", kr_last_error());
+        for (int i = 0; i < 4; i++) load[rank_of[i]]++;
+        for (int r = 0; r < ranks; r++)
+            cr_assert(load[r] >= 1 && load[r] <= (4 + ranks - 1) / ranks, "%d ranks: rank %d runs %d simulators",
+                      ranks, r, load[r]);
+    }
+    kr__model_file_free(f);
+}
