@@ -16,6 +16,10 @@ kr_status_t kr__fail(kr_status_t status, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
+    /* One line, whatever it quotes: a control byte from a file or the
+     * wire (a parser's "near '\v'", a name with a newline) becomes '?'. */
+    for (char *c = message; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
     memcpy(last_message, message, sizeof last_message);
     last_status = status;
     return status;

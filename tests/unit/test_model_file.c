@@ -452,6 +452,16 @@ Test(model_file, bad_truncated_file)
     cr_assert_null(strchr(e, '\n'));
 }
 
+/* A control character the parser quotes back ("near '\v'") would break
+ * the one line: every error keeps to printable characters. */
+Test(model_file, bad_json_quoting_a_control_character)
+{
+    cr_assert_null(mt_load("{\"end_time\": 1\v0, \"simulators\": []}", NULL));
+    const char *e = kr_last_error();
+    cr_assert(strstr(e, ": expected valid JSON, found "), "%s", e);
+    for (const char *c = e; *c; c++) cr_assert((unsigned char)*c >= 0x20 && *c != 0x7f, "byte %d in: %s", *c, e);
+}
+
 Test(model_file, bad_empty_file)
 {
     cr_assert_null(mt_load("", NULL));
