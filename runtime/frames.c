@@ -140,6 +140,18 @@ kr_status_t kr__run_frames_open(run_ctx_t *c)
         return kr__fail(KR_ERR_IO, "%s: cannot create the frames folder: %s", dir, strerror(errno));
     fr->files = calloc(kr_model_sim_count(m) ? kr_model_sim_count(m) : 1, sizeof *fr->files);
     if (!fr->files) return kr__fail(KR_ERR_NOMEM, "out of memory");
+    json_t *lengths = json_object_get(fr->restored, "files");
+    /* A restart checks every file it would cut back before it touches any
+     * (kr__out_check_resume): refused, it leaves the recording whole. */
+    for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
+        kr_sim_t *s = kr_model_sim(m, i);
+        json_t *length = json_object_get(lengths, kr_sim_name(s));
+        if (!draws(s) || !json_is_integer(length)) continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s.frames", dir, kr_sim_name(s));
+        kr_status_t st = kr__out_check_resume(path, (uint64_t)json_integer_value(length));
+        if (st) return st;
+    }
     /* The folder's recording is being replaced (or, on a restart, cut back
      * and continued): its manifest goes now, so that no manifest ever
      * describes files it does not match. */
@@ -149,7 +161,6 @@ kr_status_t kr__run_frames_open(run_ctx_t *c)
         if (remove(path) && errno != ENOENT)
             return kr__fail(KR_ERR_IO, "%s: cannot remove the recording's old manifest: %s", path, strerror(errno));
     }
-    json_t *lengths = json_object_get(fr->restored, "files");
     for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
         kr_sim_t *s = kr_model_sim(m, i);
         if (!draws(s)) continue;

@@ -118,16 +118,22 @@ kr_status_t kr__run_open_outputs(run_ctx_t *c, const char *log_dir, const char *
             return kr__fail(KR_ERR_IO, "%s: cannot create the event-log folder: %s", log_dir, strerror(errno));
         c->logs = calloc(kr_model_sim_count(m), sizeof *c->logs);
         if (!c->logs) return kr__fail(KR_ERR_NOMEM, "out of memory");
-        for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
-            if (!kr_sim_is_local(kr_model_sim(m, i))) continue;
-            char path[4096];
-            const char *name = kr_sim_name(kr_model_sim(m, i));
-            snprintf(path, sizeof path, "%s/%s.jsonl", log_dir, name);
-            /* a restart goes on with the log where the checkpoint was cut */
-            json_t *offset = c->log_offsets ? json_object_get(c->log_offsets, name) : NULL;
-            kr_status_t st = c->log_offsets ? kr__out_resume(&c->logs[i], path, (uint64_t)json_integer_value(offset))
-                                            : kr__out_open(&c->logs[i], path);
-            if (st) return st;
+        /* a restart checks every log before it cuts any (kr__out_check_resume) */
+        for (uint32_t pass = c->log_offsets ? 0 : 1; pass < 2; pass++) {
+            for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
+                if (!kr_sim_is_local(kr_model_sim(m, i))) continue;
+                char path[4096];
+                const char *name = kr_sim_name(kr_model_sim(m, i));
+                snprintf(path, sizeof path, "%s/%s.jsonl", log_dir, name);
+                /* a restart goes on with the log where the checkpoint was cut */
+                json_t *offset = c->log_offsets ? json_object_get(c->log_offsets, name) : NULL;
+                uint64_t at = (uint64_t)json_integer_value(offset);
+                kr_status_t st;
+                if (pass == 0) st = kr__out_check_resume(path, at);
+                else if (c->log_offsets) st = kr__out_resume(&c->logs[i], path, at);
+                else st = kr__out_open(&c->logs[i], path);
+                if (st) return st;
+            }
         }
     }
     if (trace_path) {

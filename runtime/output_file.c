@@ -22,6 +22,25 @@ kr_status_t kr__out_open(kr__out_file_t *o, const char *path)
     return KR_OK;
 }
 
+kr_status_t kr__out_check_resume(const char *path, uint64_t offset)
+{
+    size_t n = strlen(path);
+    char *partial = malloc(n + 9);
+    if (!partial) return kr__fail(KR_ERR_NOMEM, "out of memory");
+    snprintf(partial, n + 9, "%s.partial", path);
+    struct stat st;
+    const char *have = !stat(partial, &st) ? partial : !stat(path, &st) ? path : NULL;
+    kr_status_t s = KR_OK;
+    if (!have && offset)
+        s = kr__fail(KR_ERR_CORRUPT, "%s: missing: the checkpoint continues this output from byte %llu", path,
+                     (unsigned long long)offset);
+    else if (have && (uint64_t)st.st_size < offset)
+        s = kr__fail(KR_ERR_CORRUPT, "%s: %lld bytes, shorter than the %llu the checkpoint continues from", have,
+                     (long long)st.st_size, (unsigned long long)offset);
+    free(partial);
+    return s;
+}
+
 kr_status_t kr__out_resume(kr__out_file_t *o, const char *path, uint64_t offset)
 {
     size_t n = strlen(path);

@@ -60,6 +60,10 @@ kr_status_t kr__out_open(kr__out_file_t *o, const char *path);
  * finished), cut to `offset`. KR_ERR_CORRUPT if neither exists or it is
  * shorter than that. */
 kr_status_t kr__out_resume(kr__out_file_t *o, const char *path, uint64_t offset);
+/* What kr__out_resume would refuse, found without touching anything: a
+ * restart checks every file first, so that one it refuses leaves all of
+ * them as they were. */
+kr_status_t kr__out_check_resume(const char *path, uint64_t offset);
 /* Closes; renames into place when keep, removes otherwise. */
 kr_status_t kr__out_close(kr__out_file_t *o, bool keep);
 /* The same in two steps, for outputs of several ranks that must all be

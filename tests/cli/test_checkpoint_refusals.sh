@@ -7,7 +7,8 @@
 # checkpoint is corrupted, and --restart with
 # --replications are refused with exit status 2 on every rank and exactly
 # one line on stderr naming the file and what is wrong, printed once under
-# mpirun; a refused restart leaves no stats file behind. Checkpoints of
+# mpirun; a refused restart leaves no stats file behind, and one refused
+# for a short event log leaves every log as it was. Checkpoints of
 # examples/phold.json (written on 1 and on 2 ranks) and examples/sqss.json.
 # Usage: test_checkpoint_refusals.sh (tests/cli/meson.build); needs
 # KAIROS_BIN, KAIROS_SOURCE_ROOT and MPIRUN.
@@ -234,6 +235,17 @@ for model in phold phold2; do
   expect "$model: its unbroken checkpoint restarts" "0 $(checksum "$tmp/phold-whole.json")" \
     "$? $(checksum "$tmp/$model-restart.json")"
 done
+
+# A restart refused for one event log (cut shorter than its checkpoint
+# says) leaves every log as it was: none cut back, renamed or removed.
+"$KAIROS_BIN" run "$phold" --quiet --end 20 --checkpoint-at 5 --checkpoint-dir "$tmp/logged" --event-log "$tmp/logs" \
+  >/dev/null 2>&1
+truncate -s 10 "$tmp/logs/phold[3].jsonl"
+before=$(cd "$tmp/logs" && ls && md5sum -- *)
+nps="1"
+refuse "an event log shorter than its checkpoint" "$phold" "phold[3].jsonl" "shorter than" \
+  --restart "$tmp/logged" --end 20 --event-log "$tmp/logs"
+expect "a refused restart leaves the event logs as they were" "$before" "$(cd "$tmp/logs" && ls && md5sum -- *)"
 
 if ((failures)); then
   echo "$failures failure(s)"
