@@ -219,7 +219,10 @@ static kr_status_t another_model(run_ctx_t *c, const char *where, const kr__ckpt
             hex[16] = '\0';
             if (strtoull(hex, NULL, 16) != h[i]) break;
         }
-        kr__model_describe_item(c->file, c->model, i, what, sizeof what);
+        /* (every item alike: the identity itself was what differed, and no
+         * item can be named) */
+        if (i < n) kr__model_describe_item(c->file, c->model, i, what, sizeof what);
+        else if (i < saved_n) snprintf(what, sizeof what, "the number of its parts (the checkpoint's model has more)");
     }
     free(h);
     if (what[0])
