@@ -59,6 +59,7 @@ struct kr_params {
     size_t read_count, read_cap;
     kr_region_cut_t cut;     /* 1 x 1 unless the entry has "regions" */
     bool has_regions;
+    bool cut_read;           /* the kind asked for the cut (kr_params_region_cut) */
 };
 
 kr_params_t *kr__params_open(const char *file, const char *path, json_t *object, uint64_t precision)
@@ -83,13 +84,19 @@ void kr__params_set_region(kr_params_t *p, const kr__sim_entry_t *e, uint32_t si
                             : (kr_region_cut_t){ .cols = 1, .rows = 1, .first_sim = sim_id };
 }
 
+/* The entry's path without ".params": a complaint about "regions". */
+static int entry_path_len(const kr_params_t *p)
+{
+    size_t n = strlen(p->path);
+    return n > 7 && !strcmp(p->path + n - 7, ".params") ? (int)(n - 7) : (int)n;
+}
+
 kr_status_t kr_params_region_cut(const kr_params_t *p, int64_t width, int64_t height, kr_region_cut_t *out)
 {
+    ((kr_params_t *)p)->cut_read = true;
     *out = p->cut;
     if ((int64_t)p->cut.cols <= width && (int64_t)p->cut.rows <= height) return KR_OK;
-    /* The entry's path without ".params": the complaint is about "regions". */
-    size_t n = strlen(p->path);
-    int entry = n > 7 && !strcmp(p->path + n - 7, ".params") ? (int)(n - 7) : (int)n;
+    int entry = entry_path_len(p);
     return kr__fail(KR_ERR_INVALID_ARG, "%s: %.*s.regions: expected at most %lld x %lld regions for a %lld x %lld grid "
                     "(params.width, params.height), found [%u,%u]", p->file, entry, p->path, (long long)width,
                     (long long)height, (long long)width, (long long)height, p->cut.cols, p->cut.rows);
@@ -384,6 +391,12 @@ kr_status_t kr__dist_from_json(const char *file, const char *path, const json_t 
 
 kr_status_t kr__params_check_unread(const kr_params_t *p, const char *kind)
 {
+    /* A kind that never asked for the cut would run every region as the
+     * whole world, P x Q copies of it. */
+    if (p->has_regions && !p->cut_read)
+        return kr__fail(KR_ERR_INVALID_ARG, "%s: %.*s.regions: expected a kind that cuts its world into regions "
+                        "(docs/regions.md), found kind '%s', which does not", p->file, entry_path_len(p), p->path,
+                        kind);
     const char *key;
     json_t *v;
     json_object_foreach(p->object, key, v) {

@@ -578,3 +578,16 @@ Test(factory_kinds, assembly_straight_to_bath)
     kr_model_destroy(m);
     kr__model_file_free(f);
 }
+
+/* "regions" on a kind that never asks for its cut (kr_params_region_cut)
+ * would run each region as the whole world: refused, naming the entry. */
+Test(factory_kinds, regions_refused_for_a_kind_that_is_not_cut)
+{
+    expect_setup_error("{'end_time': 10, 'simulators': ["
+                       " {'name': 'R', 'kind': 'robots', 'formalism': 'agent-based', 'time_step': 1, 'regions': [2, 1],"
+                       "  'params': {'to': 'B'}},"
+                       " {'name': 'B', 'kind': 'bath', 'formalism': 'continuous', 'time_step': 2}],"
+                       " 'dependencies': [{'from': 'R[*]', 'to': 'B', 'promise': 2}]}",
+                       NULL, "simulators[0].regions", "a kind that cuts its world into regions (docs/regions.md)",
+                       "kind 'robots', which does not");
+}
