@@ -110,7 +110,9 @@ static void describe(walk_t *w, item_t what, uint32_t a, uint32_t b, uint64_t v)
         break;
     case IT_ENTRY_PARAMS: {
         snprintf(k, KEY_CAP, "simulators[%u].params", a);
-        char *text = json_dumps(entry_params(w, a), JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+        /* 15 digits for people (2.4, not 2.3999999999999999); the hash keeps 17 */
+        char *text = json_dumps(entry_params(w, a), JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY |
+                                JSON_REAL_PRECISION(15));
         snprintf(s, KEY_CAP, "%s", text ? text : "?");
         if (text && strlen(text) >= KEY_CAP) memcpy(s + KEY_CAP - 4, "...", 4);
         free(text);
