@@ -43,6 +43,8 @@ kr_status_t kr__out_check_resume(const char *path, uint64_t offset)
 
 kr_status_t kr__out_resume(kr__out_file_t *o, const char *path, uint64_t offset)
 {
+    kr_status_t checked = kr__out_check_resume(path, offset);
+    if (checked) return checked;
     size_t n = strlen(path);
     o->final = strdup(path);
     o->partial = malloc(n + 9);
@@ -52,14 +54,7 @@ kr_status_t kr__out_resume(kr__out_file_t *o, const char *path, uint64_t offset)
     /* a finished file goes back under its .partial name until this run ends */
     if (stat(o->partial, &st) && !stat(o->final, &st) && rename(o->final, o->partial))
         return kr__fail(KR_ERR_IO, "%s: cannot rename to %s: %s", o->final, o->partial, strerror(errno));
-    if (stat(o->partial, &st)) {
-        if (offset == 0) return kr__out_open(o, path);
-        return kr__fail(KR_ERR_CORRUPT, "%s: missing: the checkpoint continues this output from byte %llu", o->final,
-                        (unsigned long long)offset);
-    }
-    if ((uint64_t)st.st_size < offset)
-        return kr__fail(KR_ERR_CORRUPT, "%s: %lld bytes, shorter than the %llu the checkpoint continues from",
-                        o->partial, (long long)st.st_size, (unsigned long long)offset);
+    if (stat(o->partial, &st)) return kr__out_open(o, path); /* (none to go on with: offset 0, checked) */
     if (truncate(o->partial, (off_t)offset))
         return kr__fail(KR_ERR_IO, "%s: cannot cut to %llu bytes: %s", o->partial, (unsigned long long)offset,
                         strerror(errno));

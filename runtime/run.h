@@ -58,7 +58,7 @@ kr_status_t kr__out_open(kr__out_file_t *o, const char *path);
 /* Opens PATH.partial to go on writing at byte `offset` (a restart from a
  * checkpoint): the file a run left there (PATH.partial, or PATH when it
  * finished), cut to `offset`. KR_ERR_CORRUPT if neither exists or it is
- * shorter than that. */
+ * shorter than that (kr__out_check_resume). */
 kr_status_t kr__out_resume(kr__out_file_t *o, const char *path, uint64_t offset);
 /* What kr__out_resume would refuse, found without touching anything: a
  * restart checks every file first, so that one it refuses leaves all of

@@ -146,6 +146,15 @@ static kr_time_t next_stop(const kr_sim_t *s, kr_time_t from)
     return k > (KR_TIME_NEVER - 1) / h ? KR_TIME_NEVER : k * h;
 }
 
+/* Where an integration from `from` towards t stops next: t, or the next
+ * integration stop before it when there are state events. */
+static kr_time_t segment_end(const kr_sim_t *s, kr_time_t from, kr_time_t t)
+{
+    if (!s->cont->event_count || !s->cont->stop_spacing) return t;
+    kr_time_t cp = next_stop(s, from);
+    return cp < t ? cp : t;
+}
+
 /* Keeps the state as it leaves the simulator's own time (the anchor);
  * false, with the run failed, when out of memory. */
 static bool keep_anchor(kr_sim_t *s)
@@ -166,11 +175,7 @@ bool kr__continuous_advance(kr_sim_t *s, kr_time_t t)
     kr__continuous_t *c = s->cont;
     while (c->engine && kr__ode_engine_time(c->engine) < t) {
         if (kr__ode_engine_time(c->engine) <= s->now && !keep_anchor(s)) return false;
-        kr_time_t to = t;
-        if (c->event_count) {
-            kr_time_t cp = next_stop(s, kr__ode_engine_time(c->engine));
-            if (cp < to) to = cp;
-        }
+        kr_time_t to = segment_end(s, kr__ode_engine_time(c->engine), t);
         int hit = -1;
         kr_status_t st = kr__ode_engine_advance(c->engine, to, c->thresholds, c->event_count, &hit);
         if (st) {
@@ -235,14 +240,8 @@ kr_status_t kr__continuous_show(kr_sim_t *s, kr_time_t t)
     /* Through the integration stops the run itself makes (next_stop), so
      * that where the run's state passes t, the frame shows the same. */
     kr_status_t st = KR_OK;
-    while (!st && kr__ode_engine_time(copy) < t) {
-        kr_time_t to = t;
-        if (c->event_count && c->stop_spacing) {
-            kr_time_t cp = next_stop(s, kr__ode_engine_time(copy));
-            if (cp < to) to = cp;
-        }
-        st = kr__ode_engine_advance(copy, to, NULL, 0, NULL);
-    }
+    while (!st && kr__ode_engine_time(copy) < t)
+        st = kr__ode_engine_advance(copy, segment_end(s, kr__ode_engine_time(copy), t), NULL, 0, NULL);
     if (st) st = kr__fail(st, "continuous simulator '%s' integrating to the frame at %g: %s", s->name,
                           kr_time_to_units(t, s->model->precision), kr_last_error());
     else memcpy(c->shown, kr__ode_engine_state(copy), dim * sizeof *c->shown);
