@@ -591,6 +591,7 @@ static int cmd_validate(const cli_t *c, int argc, char **argv)
     kr_model_t *m = f ? kr__model_file_build(f, NULL) : NULL;
     int *rank_of = m ? calloc(f->sim_count, sizeof *rank_of) : NULL;
     kr_status_t st = !f || !m ? kr_last_status() : !rank_of ? KR_ERR_NOMEM : kr__model_file_map(f, m, o.ranks, rank_of);
+    if (!st) st = kr__model_file_check_inputs(f, rank_of);
     kr__model_digest_t digest = { 0 };
     if (!st) st = kr__model_digest(f, m, &digest);
     /* Each zero-promise group's members chained in ascending order (a

@@ -144,7 +144,9 @@ kr_status_t kr__emulation_settings_replay(kr__model_file_t *f, const char *arg)
         if (e->formalism != KR_EMULATION)
             return kr__fail(KR_ERR_INVALID_ARG, "--replay %s: expected an emulation simulator of %s, found '%s' "
                             "(%s)", arg, f->path, e->name, kr_formalism_name(e->formalism));
-        free(e->replay);
+        if (e->replay)
+            return kr__fail(KR_ERR_INVALID_ARG, "--replay %s: expected one --replay for '%s', found a second (the "
+                            "first: %s)", arg, e->name, e->replay);
         if (!(e->replay = strdup(eq + 1))) return kr__fail(KR_ERR_NOMEM, "out of memory");
         return KR_OK;
     }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/error.h"
+#include "kairos/sync.h"
 #include "runtime/kind_build.h"
 #include "runtime/param_table.h"
 
@@ -124,6 +125,21 @@ kr_status_t kr__kinds_register_types(const kr__model_file_t *f, kr_model_t *m)
     return st;
 }
 
+kr_status_t kr__kind_declare_receives(const kr__model_file_t *f, const kr_kind_desc_t *k, kr_sim_t *sim)
+{
+    kr_model_t *m = kr_sim_model(sim);
+    for (size_t i = 0; k->receives && k->receives[i]; i++) {
+        kr_event_type_t t = kr_model_find_event_type(m, k->receives[i]);
+        if (!t)
+            return kr__fail(KR_ERR_INVALID_ARG, "%s: kind '%s' receives '%s', which no kind of this model declares",
+                            f->path, k->name, k->receives[i]);
+        if (kr_sim_receive(sim, t))
+            return kr__fail(KR_ERR_INVALID_ARG, "%s: kind '%s' receives '%s', which is not a sync-event (it has no "
+                            "on_target_side)", f->path, k->name, k->receives[i]);
+    }
+    return KR_OK;
+}
+
 static bool allows(const kr_kind_desc_t *k, kr_formalism_t f)
 {
     return f == k->formalism || (k->formalisms & KR_FORMALISM_BIT(f));
@@ -175,6 +191,10 @@ kr_status_t kr__kind_check(const kr_kind_desc_t *k)
                 return kr__fail(KR_ERR_INVALID_ARG, "kr_kind_register: kind '%s': parameter '%s' is also a state "
                                 "field (the runtime frees a parameter's memory itself: declare it once, as a "
                                 "parameter)", k->name, k->params[i].name);
+    for (size_t i = 0; k->receives && k->receives[i]; i++)
+        if (!k->receives[i][0])
+            return kr__fail(KR_ERR_INVALID_ARG, "kr_kind_register: kind '%s': receives[%zu] is an empty name",
+                            k->name, i);
     for (size_t i = 0; k->events && k->events[i].name; i++)
         if (!k->events[i].on_event && !k->events[i].on_target_side)
             return kr__fail(KR_ERR_INVALID_ARG, "kr_kind_register: kind '%s': event '%s' has no handler", k->name,

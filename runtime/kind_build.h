@@ -13,6 +13,11 @@ kr_status_t kr__kind_check(const kr_kind_desc_t *kind);
  * two kinds define differently fails naming both kinds. */
 kr_status_t kr__kinds_register_types(const kr__model_file_t *f, kr_model_t *m);
 
+/* On every rank, for every simulator as it is added: the sync-events its
+ * kind declares it receives (kr_kind_desc_t.receives), so that a sender on
+ * any rank is checked against them. */
+kr_status_t kr__kind_declare_receives(const kr__model_file_t *f, const kr_kind_desc_t *kind, kr_sim_t *sim);
+
 /* Before the kind's setup on a simulator this rank runs: its formalism
  * (when the kind declares a set), its state, its step callback, its
  * declared parameters. */

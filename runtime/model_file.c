@@ -702,6 +702,25 @@ const kr_kind_desc_t *kr__model_file_kind(const kr__model_file_t *f, size_t i)
 
 /* ---- build ---- */
 
+kr_status_t kr__model_file_check_inputs(const kr__model_file_t *f, const int *rank_of)
+{
+    for (size_t i = 0; i < f->sim_count; i++) {
+        const kr__sim_entry_t *e = &f->sims[i];
+        int on = rank_of ? rank_of[i] : 0;
+        /* the settings are read on the rank that runs the simulator, which
+         * opens its input itself when the run starts */
+        json_t *input = json_object_get(e->emulation, "input");
+        if (json_is_string(input) && on != 0 && !e->replay && !json_object_get(e->emulation, "replay")) {
+            char path[128], expected[200];
+            snprintf(path, sizeof path, "simulators[%zu].emulation.input", e->index);
+            snprintf(expected, sizeof expected, "an input other than standard input, which reaches rank 0 only and "
+                     "'%s' runs on rank %d (a named pipe or a socket; or \"rank\": 0)", e->name, on);
+            return kr__input_error(f->path, path, expected, input);
+        }
+    }
+    return KR_OK;
+}
+
 kr_model_t *kr__model_file_build(kr__model_file_t *f, const kr_observer_t *observer)
 {
     return kr__model_file_build_on(f, observer, 0, NULL);
@@ -720,21 +739,11 @@ kr_model_t *kr__model_file_build_on(kr__model_file_t *f, const kr_observer_t *ob
         goto fail;
     }
     if (kr__kinds_register_types(f, m)) goto fail;
+    /* every rank knows where each simulator runs: all refuse alike */
+    if (kr__model_file_check_inputs(f, rank_of)) goto fail;
     for (size_t i = 0; i < f->sim_count; i++) {
         kr__sim_entry_t *e = &f->sims[i];
         int on = rank_of ? rank_of[i] : 0;
-        /* the settings are read on the rank that runs the simulator, which
-         * opens its input itself when the run starts */
-        json_t *input = json_object_get(e->emulation, "input");
-        if (json_is_string(input) && on != 0 && !e->replay && !json_object_get(e->emulation, "replay")) {
-            /* every rank knows where it runs: all refuse it alike */
-            snprintf(path, sizeof path, "simulators[%zu].emulation.input", e->index);
-            char expected[200];
-            snprintf(expected, sizeof expected, "an input other than standard input, which reaches rank 0 only and "
-                     "'%s' runs on rank %d (a named pipe or a socket; or \"rank\": 0)", e->name, on);
-            kr__input_error(f->path, path, expected, input);
-            goto fail;
-        }
         kr__emulation_settings_t es = { 0 };
         bool emulated = e->formalism == KR_EMULATION && on == rank;
         if (emulated && kr__emulation_settings_desc(f, e, &es)) goto fail;
@@ -749,6 +758,7 @@ kr_model_t *kr__model_file_build_on(kr__model_file_t *f, const kr_observer_t *ob
                      kr_last_error());
             goto fail;
         }
+        if (kr__kind_declare_receives(f, kr__model_file_kind(f, i), added)) goto fail;
     }
     for (size_t i = 0; i < f->dep_count; i++)
         if (kr_model_add_dependency(m, f->deps[i].from, f->deps[i].to, f->deps[i].promise)) {

@@ -110,6 +110,10 @@ kr_model_t *kr__model_file_build(kr__model_file_t *f, const kr_observer_t *obser
 /* The same for one rank of a distributed run: simulator i runs on
  * rank_of[i]; only this rank's simulators get worlds and kind setups. */
 kr_model_t *kr__model_file_build_on(kr__model_file_t *f, const kr_observer_t *observer, int rank, const int *rank_of);
+/* Inputs a mapping cannot serve: an emulation simulator reading standard
+ * input (a string "input") on a rank other than 0. rank_of NULL: all on
+ * rank 0. The standard one-line error, as build_on gives it. */
+kr_status_t kr__model_file_check_inputs(const kr__model_file_t *f, const int *rank_of);
 /* The rank of every simulator for `ranks` ranks, from the file alone
  * (kr__model_file_map on the model's structure). Mapping: runtime/mapping.c. */
 kr_status_t kr__model_file_plan(kr__model_file_t *f, int ranks, int *rank_of);

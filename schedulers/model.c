@@ -143,6 +143,12 @@ size_t kr_model_event_type_size(const kr_model_t *m, kr_event_type_t t)
     return r ? r->desc.size : 0;
 }
 
+bool kr_model_event_type_is_sync(const kr_model_t *m, kr_event_type_t t)
+{
+    const kr__event_type_rec_t *r = m ? kr__event_type(m, t) : NULL;
+    return r && r->desc.on_target_side;
+}
+
 const kr_field_t *kr_model_event_type_fields(const kr_model_t *m, kr_event_type_t t)
 {
     const kr__event_type_rec_t *r = m ? kr__event_type(m, t) : NULL;

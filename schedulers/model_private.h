@@ -124,6 +124,11 @@ struct kr_sim {
     void *user;                 /* kr_sim_set_user, for the owner `user_tag` */
     const void *user_tag;
 
+    /* The sync-event types it runs on the target side, a bit per type id
+     * (receive.c); NULL: none declared, and none checked. */
+    uint64_t *receives;
+    uint32_t receives_words;
+
     kr__equeue_t queue;
     kr__event_rec_t *recs;       /* 64-byte aligned */
     uint32_t *versions;         /* by slot: a queue entry is live iff its aux equals this */
@@ -321,6 +326,12 @@ static inline kr_time_t kr__run_limit(const kr_model_t *m)
 static inline kr__event_type_rec_t *kr__event_type(const kr_model_t *m, kr_event_type_t t)
 {
     return t >= 1 && t <= m->type_count ? &m->types[t - 1] : NULL;
+}
+
+/* kr_sim_receives for a simulator that is not NULL (receive.c). */
+static inline bool kr__sim_receives(const kr_sim_t *s, kr_event_type_t t)
+{
+    return t / 64 < s->receives_words && (s->receives[t / 64] >> (t % 64) & 1);
 }
 kr__edge_t *kr__edge_by_hash(const kr_model_t *m, uint32_t from, uint32_t to);
 /* Every sync-event sent and every message delivered looks its edge up: a

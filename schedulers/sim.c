@@ -88,6 +88,7 @@ void kr__sim_fini(kr_sim_t *s)
     free(s->in_edges);
     free(s->moved);
     free(s->contexts);
+    free(s->receives);
     free(s->name);
 }
 

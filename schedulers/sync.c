@@ -488,6 +488,12 @@ kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_
     kr_time_t t = kr__time_add(s->now, d->delay);
     kr__edge_t *e = kr__edge(m, s->id, d->target);
     char why[160];
+    const kr_sim_t *to = m->sims[d->target];
+    if (to->receives && !kr__sim_receives(to, d->type)) {
+        snprintf(why, sizeof why, "'%s' does not receive '%.60s' (not among the sync-events it declares)", to->name,
+                 type->name);
+        return refuse(s, d, t, why);
+    }
     if (!e) {
         snprintf(why, sizeof why, "no dependency '%s' -> '%s'", s->name, m->sims[d->target]->name);
         return refuse(s, d, t, why);

@@ -148,6 +148,7 @@ static const kr_kind_desc_t conveyor_kind = {
                  .help = "end the run once this many products reached the end (0: never)"),
         { 0 } },
     .events = (const kr_event_type_desc_t[]){ { .name = "arrive", .on_target_side = arrive }, { 0 } },
+    .receives = (const char *const[]){ "arrive", NULL },
 };
 
 /* The entry point the kairos executable looks up (KR_PLUGIN_ENTRY). */

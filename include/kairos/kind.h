@@ -92,6 +92,17 @@ typedef struct kr_kind_desc {
      * event types by name before any setup; a type another kind declares
      * with the same definition is shared. */
     const kr_event_type_desc_t *events;
+    /* Names of the sync-events whose target side this kind's simulators
+     * run, ending with NULL (each declared in some kind's `events` or
+     * register_types; kr_sim_receive). A kind may list a type in `events`
+     * only to send it, and the type's target side is then another kind's
+     * handler: with `receives`, a sync-event of an undeclared type sent to
+     * one of these simulators is refused instead of run on the wrong
+     * state, and the emulation gateway forwards input to them only for
+     * these types (docs/emulation.md). Optional; without it nothing is
+     * checked, and the gateway forwards nothing to them. Not copied (a
+     * static table, like the kind's other parts). */
+    const char *const *receives;
     /* Agent-based: runs at every time step, before the behaviors'
      * on_update (kr_sim_set_on_step). Optional. */
     void (*on_step)(kr_sim_t *sim);

@@ -89,6 +89,8 @@ KR_API const char *kr_model_event_type_name(const kr_model_t *model, kr_event_ty
 /* Registered event types (ids 1..count), and a type's payload size. */
 KR_API uint32_t kr_model_event_type_count(const kr_model_t *model);
 KR_API size_t kr_model_event_type_size(const kr_model_t *model, kr_event_type_t type);
+/* True for a sync-event type (one with on_target_side). */
+KR_API bool kr_model_event_type_is_sync(const kr_model_t *model, kr_event_type_t type);
 /* The fields a type declared for its payload (ending with { 0 }); NULL if
  * it declared none. */
 KR_API const kr_field_t *kr_model_event_type_fields(const kr_model_t *model, kr_event_type_t type);

@@ -17,6 +17,7 @@
 #ifndef KAIROS_SYNC_H
 #define KAIROS_SYNC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include "kairos/export.h"
 #include "kairos/entity.h"
@@ -37,6 +38,18 @@ typedef struct kr_sync_desc {
  * need that key: a sync-event scheduled with key NULL cannot be cancelled
  * or delayed (kairos keeps no record of it on the sender's side). */
 KR_API kr_status_t kr_schedule_sync(kr_sim_t *sim, const kr_sync_desc_t *desc, kr_event_key_t *key);
+
+/* Declares that `sim` runs sync-events of `type` on the target side (a
+ * kind declares them with kr_kind_desc_t.receives). Once a simulator has
+ * declared one type, a sync-event of a type it has not declared is
+ * refused when scheduled, naming both simulators and the type, and the
+ * emulation gateway forwards input to it only for the types it declares
+ * (docs/emulation.md); a simulator that declares none is not checked.
+ * Fails for a type without on_target_side. */
+KR_API kr_status_t kr_sim_receive(kr_sim_t *sim, kr_event_type_t type);
+
+/* True when `sim` has declared that it receives `type` (kr_sim_receive). */
+KR_API bool kr_sim_receives(const kr_sim_t *sim, kr_event_type_t type);
 
 /* During on_target_side: the ids, in this world, of the entities the event
  * carried (in the order they were given), and their number. */

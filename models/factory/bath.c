@@ -363,4 +363,5 @@ const kr_kind_desc_t kr__factory_bath_kind = {
         { 0 } },
     .events = (const kr_event_type_desc_t[]){
         FACTORY_SHIP_EVENT, { .name = "factory.done", .on_event = bath_done }, { 0 } },
+    .receives = (const char *const[]){ FACTORY_SHIP, NULL },
 };

@@ -243,4 +243,5 @@ const kr_kind_desc_t kr__factory_robots_kind = {
                  .help = "the same loaded and empty"),
         { 0 } },
     .events = (const kr_event_type_desc_t[]){ FACTORY_SHIP_EVENT, { 0 } },
+    .receives = (const char *const[]){ FACTORY_SHIP, NULL },
 };

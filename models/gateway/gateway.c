@@ -5,9 +5,10 @@
  * becomes the sync-event NAME to SIM, sent along the declared dependency
  * gateway -> SIM with its promise as the delay; the kind that handles NAME
  * in SIM does the rest. A line naming an unknown event, an unknown
- * simulator, a simulator with no dependency from the gateway, or data
- * that does not fit the event's fields is skipped and logged with the
- * reason: the external system is never trusted to be right.
+ * simulator, a simulator with no dependency from the gateway, an event
+ * SIM does not declare it receives (kr_sim_receive), or data that does
+ * not fit the event's fields is skipped and logged with the reason: the
+ * external system is never trusted to be right.
  *
  * Out: each sync-event a model simulator sends to the gateway goes to the
  * external system as {"time": T, "from": SIM, "event": NAME, "data":
@@ -52,6 +53,17 @@ static void on_line(kr_sim_t *sim, const kr_input_t *in)
     kr_time_t promise = kr_model_promise(m, kr_sim_id(sim), kr_sim_id(target));
     if (promise == KR_TIME_NEVER) {
         snprintf(why, sizeof why, "no dependency from \"%.60s\" to \"%.60s\"", kr_sim_name(sim), in->to);
+        return refuse(sim, in, why);
+    }
+    /* The event must be one the target runs: the type's target side may
+     * be another kind's handler, which would run on this one's state. */
+    if (!kr_model_event_type_is_sync(m, type)) {
+        snprintf(why, sizeof why, "\"%.60s\" is not a sync-event (no simulator runs it on arrival)", in->event);
+        return refuse(sim, in, why);
+    }
+    if (!kr_sim_receives(target, type)) {
+        snprintf(why, sizeof why, "\"%.60s\" does not receive \"%.60s\" (not among the sync-events its kind "
+                 "declares in `receives`)", in->to, in->event);
         return refuse(sim, in, why);
     }
     size_t size = kr_model_event_type_size(m, type);

@@ -387,6 +387,9 @@ const kr_kind_desc_t kr__hil_belt_kind = {
         { .name = "hil.status", .on_event = belt_tick },
         EV_PART, EV_DIVERT, EV_STOP, EV_START, EV_READING, EV_STATUS,
         { 0 } },
+    /* (reading and status are only sent: their target side is the
+     * controller's) */
+    .receives = (const char *const[]){ "part", "divert", "stop", "start", NULL },
 };
 
 /* ---- controller ---- */
@@ -464,4 +467,5 @@ const kr_kind_desc_t kr__hil_controller_kind = {
         KR_PARAM(controller_t, belt, KR_PARAM_TARGET, .def = "\"belt\"", .help = "the belt it drives"),
         { 0 } },
     .events = (const kr_event_type_desc_t[]){ EV_READING, EV_STATUS, EV_DIVERT, EV_STOP, EV_START, { 0 } },
+    .receives = (const char *const[]){ "reading", "status", NULL },
 };

@@ -290,4 +290,5 @@ const kr_kind_desc_t kr__phold_kind = {
     .events = (const kr_event_type_desc_t[]){
         { .name = PHOLD_EVENT, .size = sizeof(phold_msg_t), .on_event = lp_event, .on_target_side = lp_event },
         { 0 } },
+    .receives = (const char *const[]){ PHOLD_EVENT, NULL },
 };

@@ -333,6 +333,7 @@ const kr_kind_desc_t kr__rows_kind = {
     .summary = "fan-in production lines: totes along conveyor sections with random snags, shipped to a final simulator",
     .formalism = KR_DISCRETE_EVENT,
     .register_types = rows_register,
+    .receives = (const char *const[]){ "rows.ship", NULL },
     .setup = rows_setup,
     .report = rows_report,
     .serialize = rows_serialize,

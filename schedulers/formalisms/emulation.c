@@ -377,21 +377,32 @@ static void inject(kr_sim_t *s, kr_time_t t, char *text)
 
 /* Input refused, in the log and (the first times, then rarely) the run's
  * log: a flood of bad lines must not become a flood of warnings. */
+/* At most cap - 1 bytes of text from the wire, printable ASCII kept and
+ * every other byte (a control character, a byte of UTF-8 or of anything
+ * else) shown as '?': neither the terminal nor the log takes the peer's
+ * escape sequences. */
+static void printable(char *out, size_t cap, const char *text, size_t n)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n && m + 1 < cap; i++) out[m++] = text[i] >= 0x20 && text[i] < 0x7f ? text[i] : '?';
+    out[m] = 0;
+}
+
+/* A refused line: counted, warned about (the first ten, then every
+ * thousandth) and logged, both at the simulator's time now. */
 static void skip(kr_sim_t *s, const char *reason, const char *line, size_t n)
 {
     kr__emulation_t *em = s->emu;
     uint64_t k = ++em->counts.skipped;
+    char why[256], shown[201];
+    printable(why, sizeof why, reason, strlen(reason));
+    printable(shown, sizeof shown, line, n);
     if (k <= 10 || k % 1000 == 0)
-        kr_log(s, KR_LOG_WARN, "input skipped (%llu so far): %s: %.*s%s", (unsigned long long)k, reason,
-               (int)(n > 80 ? 80 : n), line, n > 80 ? "..." : "");
+        kr_log(s, KR_LOG_WARN, "input skipped (%llu so far): %s: %.80s%s", (unsigned long long)k, why, shown,
+               n > 80 ? "..." : "");
     if (!em->log) return;
-    /* the line's start, as text even when it is not valid UTF-8 */
-    char shown[201];
-    size_t m = 0;
-    for (size_t i = 0; i < n && m < 200; i++) shown[m++] = line[i] >= 0x20 && line[i] < 0x7f ? line[i] : '?';
-    shown[m] = 0;
-    json_t *rec = json_pack("{s:I, s:I, s:s, s:s}", "time", (json_int_t)input_time(s), "after",
-                            (json_int_t)s->executed, "skipped", reason, "line", shown);
+    json_t *rec = json_pack("{s:I, s:I, s:s, s:s}", "time", (json_int_t)s->now, "after", (json_int_t)s->executed,
+                            "skipped", why, "line", shown);
     log_json(em, rec);
     json_decref(rec);
 }
@@ -406,8 +417,12 @@ static void note_peer(kr_sim_t *s, kr_time_t t, const char *what, const char *wh
 {
     kr__emulation_t *em = s->emu;
     if (!strcmp(what, "connected")) em->counts.peers++;
-    kr_log(s, stop || !strcmp(what, "gone") ? KR_LOG_WARN : KR_LOG_INFO, "peer %s%s%s%s", what, why ? " (" : "",
-           why ? why : "", why ? ")" : stop ? "; the run stops" : "");
+    /* (a stop is at the clock's reading, which the log records and a
+     * replay repeats: the message says when) */
+    char at[64] = "";
+    if (stop) snprintf(at, sizeof at, "; the run stops at %.15g", kr_time_to_units(t, s->model->precision));
+    kr_log(s, stop || !strcmp(what, "gone") ? KR_LOG_WARN : KR_LOG_INFO, "peer %s%s%s%s%s", what, why ? " (" : "",
+           why ? why : "", why ? ")" : "", at);
     json_t *rec = json_pack("{s:I, s:I, s:s}", "time", (json_int_t)t, "after", (json_int_t)s->executed, "peer", what);
     if (rec && why) json_object_set_new(rec, "reason", json_string(why));
     if (rec && stop) json_object_set_new(rec, "stop", json_true());
@@ -480,6 +495,16 @@ static void peer_gone(kr_sim_t *s, const char *why)
 
 /* Splits what was read into lines. A line longer than the bound is
  * skipped to its end however long it is, with only the bound held. */
+static void skip_long(kr_sim_t *s, const char *line, size_t n)
+{
+    char reason[80];
+    snprintf(reason, sizeof reason, "longer than %u bytes", KR_EMULATION_MAX_LINE);
+    skip(s, reason, line, n);
+}
+
+/* Takes every whole line in the buffer. A line longer than the limit is
+ * skipped whether its newline came in the same read or not (the buffer
+ * holds a read's worth beyond the limit, so a whole line may be longer). */
 static void split_lines(kr_sim_t *s)
 {
     kr__emulation_t *em = s->emu;
@@ -489,17 +514,14 @@ static void split_lines(kr_sim_t *s)
         if (!nl) break;
         size_t i = (size_t)(nl - em->line);
         if (em->discarding) em->discarding = false;
+        else if (i - start > KR_EMULATION_MAX_LINE) skip_long(s, em->line + start, i - start);
         else if (i > start && !(i - start == 1 && em->line[start] == '\r')) take_line(s, em->line + start, i - start);
         start = i + 1;
     }
     memmove(em->line, em->line + start, em->line_len - start);
     em->line_len -= start;
     if (em->line_len > KR_EMULATION_MAX_LINE || (em->discarding && em->line_len)) {
-        if (!em->discarding) {
-            char reason[80];
-            snprintf(reason, sizeof reason, "longer than %u bytes", KR_EMULATION_MAX_LINE);
-            skip(s, reason, em->line, em->line_len);
-        }
+        if (!em->discarding) skip_long(s, em->line, em->line_len);
         em->discarding = true;
         em->line_len = 0;
     }

@@ -231,6 +231,10 @@ def bad_input(kairos, mpirun, work):
     path = model(work, "bad.json", {"speed": 50, "input": {"listen": f"127.0.0.1:{port}"}, "wait": 20,
                                     "log": "bad.log"}, end=60)
     good = b'{"event": "divert", "to": "belt", "data": {"part": 1}}\n'
+
+    def padded(n):
+        # the good line, with spaces inside its object to n bytes (newline excluded)
+        return good[:-2] + b" " * (n - len(good) + 1) + b"}\n"
     lines = [b"not json\n", b"[1, 2]\n", b'{"to": "belt"}\n', b'{"event": "explode", "to": "belt"}\n',
              b'{"event": "stop", "to": "nowhere"}\n', b'{"event": "stop", "to": "feeder"}\n',
              b'{"event": "stop"}\n', b'{"event": "divert", "to": "belt", "data": {"part": "seven"}}\n',
@@ -239,7 +243,9 @@ def bad_input(kairos, mpirun, work):
              b'{"event": "divert", "to": "belt", "data": 5}\n',
              b'{"event": "divert", "to": "belt", "data": {"part": 1.5}}\n',
              b'{"event": "hil.make", "to": "belt"}\n',
-             b'{"event": "' + b"x" * (10 * 1024 * 1024) + b'"}\n', good, b"\xff\xfe\x00garbage\n", good]
+             b'{"event": "reading", "to": "belt", "data": {"part": 1, "weight": 50}}\n',
+             b'{"event": "' + b"x" * (10 * 1024 * 1024) + b'"}\n', good, b"\xff\xfe\x00garbage\n", good,
+             padded(1 << 20), padded((1 << 20) + 1)]
     peer = Peer(port, lines, stay=0.5)
     k = Kairos(kairos, mpirun, path, name="bad")
     peer.start()
@@ -253,7 +259,8 @@ def bad_input(kairos, mpirun, work):
             'unknown simulator "nowhere"', 'no dependency from "controller" to "feeder"', 'no "to"',
             '"data.part" is not a whole number >= 0', '"data.part" is not a whole number >= 0',
             'unknown field "colour"', '"data" is not an object', '"data.part" is not a whole number >= 0',
-            "not a sync-event", "longer than 1048576 bytes", "not JSON"]
+            "not a sync-event", 'does not receive "reading"', "longer than 1048576 bytes", "not JSON",
+            "longer than 1048576 bytes"]
     # (lines that are not even input are refused as they are read; the
     # others when their event runs, a little later)
     unmatched = list(reasons)
@@ -263,7 +270,8 @@ def bad_input(kairos, mpirun, work):
             unmatched.remove(hit)
     check(len(reasons) == len(want) and not unmatched, f"each bad line is logged with its reason ({reasons})")
     s = sims(st)["controller"]
-    check(s["lines_in"] == 12 and s["skipped"] == len(want) and sum("event" in r for r in recs) == 12,
+    # (the padded line of exactly 1 MiB is taken, the one a byte longer not)
+    check(s["lines_in"] == 14 and s["skipped"] == len(want) and sum("event" in r for r in recs) == 14,
           f"the good lines around them were taken: {s['lines_in']} lines in, {s['skipped']} skipped")
     check(any("peer" in r and r["peer"] == "gone" for r in recs) and "peer gone" in k.err,
           "the peer leaving is logged and reported")
@@ -437,6 +445,10 @@ def pipe_and_stdin(kairos, mpirun, work):
     check(rc == 2 and len(mine) == 1 and "simulators[2].emulation.input: expected an input other than standard input"
           in mine[0],
           f"standard input on rank 1 is refused in one line ({rc}: {err[-300:]})")
+    v = subprocess.run([kairos, "validate", str(path), "--set", "simulators.controller.rank=1", "--ranks", "2"],
+                       capture_output=True, text=True, timeout=60)
+    check(v.returncode == 2 and v.stderr.count("\n") == 1 and "expected an input other than standard input"
+          in v.stderr, f"validate --ranks 2 refuses it alike ({v.returncode}: {v.stderr[-300:]})")
 
 
 def refusals(kairos, mpirun, work):
@@ -468,6 +480,9 @@ def refusals(kairos, mpirun, work):
                       ("controller", "expected NAME=LOG"), ("controller=missing.log", "cannot open replay log")):
         rc, _, err = run(kairos, mpirun, path, ["--replay", arg], name="r")
         one_line_exit_2(rc, err, want, f"--replay {arg}")
+    rc, _, err = run(kairos, mpirun, path, ["--replay", "controller=a.log", "--replay", "controller=b.log"], name="r")
+    one_line_exit_2(rc, err, "expected one --replay for 'controller', found a second (the first: a.log)",
+                    "--replay twice for one simulator")
     bad = work / "corrupt.log"
     bad.write_text('{"time": 5, "after": 0, "event": "stop", "to": "belt", "data": null}\n{"time": "x"}\n')
     rc, _, err = run(kairos, mpirun, path, ["--replay", f"controller={bad}"], name="r")

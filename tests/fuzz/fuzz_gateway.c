@@ -18,11 +18,12 @@
  *
  * Simulators: 0 "gateway" (emulation), 1 "plant", 2 "island" (no
  * dependency from the gateway). Edges gateway -> plant (promise 0.5),
- * plant -> gateway (0.25). Event types, all handled by the plant:
+ * plant -> gateway (0.25). Event types, all but status handled by the
+ * plant, which declares that it receives them (kr_sim_receive):
  *   reading  every number type and bool, and arrays of some (fields);
  *            echoed to the gateway as "status" (whose reals may be
- *            infinite or NaN: they go out as null); an input line may
- *            send status to the plant too, which counts it;
+ *            infinite or NaN: they go out as null); an input line that
+ *            sends status to the plant is refused (abort() if it runs);
  *   bulk     a payload above the gateway's 512-byte stack buffer (fields);
  *   blob     16 bytes without fields (refused by the gateway);
  *   ping     size 0, echoed back as is;
@@ -184,14 +185,13 @@ static void tick(kr_sim_t *sim, void *data)
 }
 
 /* The plant sends status to the gateway, whose on_arrival runs instead of
- * this; but an input line may address status to the plant, and the
- * gateway forwards it like any other event (its type is a sync-event type
- * with fields): here it only counts, so that a replay must count the same. */
+ * this. An input line may address status to the plant, which does not
+ * receive it: the gateway must skip that line, so this never runs. */
 static void status_target(kr_sim_t *sim, void *data)
 {
     (void)sim;
-    const status_t *s = data;
-    seen += 1 + (s->seen & 1);
+    (void)data;
+    abort();
 }
 
 /* Runs the model; returns the status, the checksum in *sum and the input
@@ -223,7 +223,9 @@ static kr_status_t emulate(int input_fd, const char *log_path, const char *repla
                                                           .emulation = &ed });
     if (!gw) abort();
     if (kr__gateway_kind.setup(gw, NULL)) abort();
-    if (!kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "plant" }) ||
+    kr_sim_t *plant = kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "plant" });
+    if (!plant || kr_sim_receive(plant, reading_type) || kr_sim_receive(plant, bulk_type) ||
+        kr_sim_receive(plant, blob_type) || kr_sim_receive(plant, ping_type) ||
         !kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "island" }) || kr_model_add_dependency(m, 0, 1, S / 2) ||
         kr_model_add_dependency(m, 1, 0, S / 4))
         abort();

@@ -58,14 +58,28 @@ static kr_kind_desc_t ticker(const char *name, const kr_event_type_desc_t *event
                              .state_fields = ticker_fields, .params = ticker_params, .events = events };
 }
 
+static void pinged(kr_sim_t *sim, void *data) { (void)sim; (void)data; }
+static const kr_event_type_desc_t ping_events[] = { { .name = "tick", .on_event = tick },
+                                                    { .name = "ping", .on_target_side = pinged }, { 0 } };
+
 static kr_status_t register_kinds(kr_kinds_t *kinds)
 {
     kr_kind_desc_t a = ticker("a", tick_events), b = ticker("b", tick_events), c = ticker("c", other_events),
-                   d = ticker("d", tick_events);
+                   d = ticker("d", tick_events), e = ticker("e", ping_events), f = ticker("f", ping_events),
+                   g = ticker("g", ping_events);
     d.register_types = register_other_pos;
+    /* e receives ping; f names an event no kind declares; g a local one */
+    static const char *const e_receives[] = { "ping", NULL }, *const f_receives[] = { "ping", "pong", NULL },
+                             *const g_receives[] = { "tick", NULL };
+    e.receives = e_receives;
+    f.receives = f_receives;
+    g.receives = g_receives;
     kr_status_t st = kr_kind_register(kinds, &a);
     if (!st) st = kr_kind_register(kinds, &b);
     if (!st) st = kr_kind_register(kinds, &c);
+    if (!st) st = kr_kind_register(kinds, &e);
+    if (!st) st = kr_kind_register(kinds, &f);
+    if (!st) st = kr_kind_register(kinds, &g);
     return st ? st : kr_kind_register(kinds, &d);
 }
 
@@ -108,6 +122,44 @@ Test(kind_build, a_type_defined_otherwise_names_both_kinds)
              "is already registered with another definition)", mt_path);
     cr_assert_str_eq(kr_last_error(), want);
     kr__model_file_free(f);
+}
+
+Test(kind_build, what_a_kind_receives_is_declared_on_every_simulator)
+{
+    /* (y runs on another rank: declared here too, where its senders look) */
+    kr__model_file_t *f = load("{'end_time': 1, 'simulators': [{'name': 'x', 'kind': 'e'}, "
+                               "{'name': 'y', 'kind': 'e'}, {'name': 'z', 'kind': 'a'}]}");
+    const int ranks[3] = { 0, 1, 0 };
+    kr_model_t *m = kr__model_file_build_on(f, NULL, 0, ranks);
+    cr_assert(m, "%s", kr_last_error());
+    kr_event_type_t ping = kr_model_find_event_type(m, "ping");
+    cr_assert(ping && kr_sim_receives(kr_model_sim(m, 0), ping) && kr_sim_receives(kr_model_sim(m, 1), ping));
+    cr_assert_not(kr_sim_receives(kr_model_sim(m, 2), ping));
+    kr_model_destroy(m);
+    kr__model_file_free(f);
+
+    char want[300];
+    f = load("{'end_time': 1, 'simulators': [{'name': 'x', 'kind': 'f'}]}");
+    cr_assert_null(kr__model_file_build(f, NULL));
+    snprintf(want, sizeof want, "%s: kind 'f' receives 'pong', which no kind of this model declares", mt_path);
+    cr_assert_str_eq(kr_last_error(), want);
+    cr_assert_eq(kr_last_status(), KR_ERR_INVALID_ARG);
+    kr__model_file_free(f);
+    f = load("{'end_time': 1, 'simulators': [{'name': 'x', 'kind': 'g'}]}");
+    cr_assert_null(kr__model_file_build(f, NULL));
+    snprintf(want, sizeof want, "%s: kind 'g' receives 'tick', which is not a sync-event (it has no on_target_side)",
+             mt_path);
+    cr_assert_str_eq(kr_last_error(), want);
+    kr__model_file_free(f);
+
+    /* an empty name is refused when the kind is registered */
+    kr_kinds_t *kinds = kr__kinds_create();
+    kr_kind_desc_t k = ticker("h", ping_events);
+    static const char *const h_receives[] = { "ping", "", NULL };
+    k.receives = h_receives;
+    cr_assert_neq(kr_kind_register(kinds, &k), KR_OK);
+    cr_assert(strstr(kr_last_error(), "receives[1] is an empty name"), "%s", kr_last_error());
+    kr__kinds_destroy(kinds);
 }
 
 Test(kind_build, the_entry_formalism_is_checked_before_setup)

@@ -252,9 +252,12 @@ Test(rows, the_example_runs_the_issue_model)
     cr_assert_eq(r.generated, r.received + r.on_line + r.shipped_late);
 }
 
-/* A line shipping to a simulator of another kind: the shipment finds no
- * rows state there (kr_sim_user belongs to its owner) and the run stops
- * with one line, instead of writing into the other kind's state. */
+/* A line shipping to a simulator of another kind: that kind does not
+ * receive rows.ship (kr_kind_desc_t.receives), so the shipment is refused
+ * as it is sent and the run stops with one line naming both, instead of
+ * running rows' handler on the other kind's state. A line shipping to
+ * another line (a rows simulator, which receives it) finds no final's
+ * state there and stops the run too. */
 Test(rows, a_shipment_to_another_kind_fails_the_run)
 {
     kr__model_file_t *f = mt_load("{'seed': 1, 'end_time': 100, 'simulators': ["
@@ -264,9 +267,22 @@ Test(rows, a_shipment_to_another_kind_fails_the_run)
     cr_assert(f, "%s", kr_last_error());
     kr_model_t *m = kr__model_file_build(f, NULL);
     cr_assert(m, "%s", kr_last_error());
+    cr_assert_eq(kr_model_run(m), KR_ERR_INVALID_ARG, "%s", kr_last_error());
+    cr_assert(strstr(kr_last_error(), "from 'line'") && strstr(kr_last_error(), "to 'ph'") &&
+              strstr(kr_last_error(), "'ph' does not receive 'rows.ship'"), "%s", kr_last_error());
+    kr_model_destroy(m);
+    kr__model_file_free(f);
+
+    f = mt_load("{'seed': 1, 'end_time': 100, 'simulators': ["
+                " {'name': 'line', 'kind': 'rows', 'params': {'to': 'other', 'conveyors': 2}},"
+                " {'name': 'other', 'kind': 'rows', 'params': {'to': 'line', 'conveyors': 2}}],"
+                " 'dependencies': [{'from': 'line', 'to': 'other', 'promise': 1},"
+                " {'from': 'other', 'to': 'line', 'promise': 1}]}", NULL);
+    cr_assert(f, "%s", kr_last_error());
+    m = kr__model_file_build(f, NULL);
+    cr_assert(m, "%s", kr_last_error());
     cr_assert_eq(kr_model_run(m), KR_ERR_CORRUPT, "%s", kr_last_error());
-    cr_assert(strstr(kr_last_error(), "simulator 'ph'") && strstr(kr_last_error(), "not a final one"), "%s",
-              kr_last_error());
+    cr_assert(strstr(kr_last_error(), "not a final one"), "%s", kr_last_error());
     kr_model_destroy(m);
     kr__model_file_free(f);
 }

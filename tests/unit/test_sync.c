@@ -100,6 +100,63 @@ static void try_late(kr_sim_t *sim, void *data)
     ok_status = kr_delay(sim, &ok_key, S, NULL);
 }
 
+
+/* A simulator that declares what it receives refuses the other sync-event
+ * types, whose target side may be another kind's handler: the sender is
+ * told, and nothing runs on the target. One that declares nothing takes
+ * every sync-event type, as before. */
+static int other_runs;
+static void on_other(kr_sim_t *sim, void *data)
+{
+    (void)sim;
+    (void)data;
+    other_runs++;
+}
+
+Test(sync, a_simulator_refuses_what_it_does_not_receive)
+{
+    kr_model_t *m = new_model(10 * S);
+    kr_sim_t *a = add(m, "belt", KR_DISCRETE_EVENT, 0);
+    kr_sim_t *b = add(m, "controller", KR_DISCRETE_EVENT, 0);
+    add(m, "open", KR_DISCRETE_EVENT, 0);
+    kr_event_type_t reading = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "reading",
+                                                                              .on_target_side = on_target });
+    kr_event_type_t divert = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "divert",
+                                                                             .on_target_side = on_other });
+    kr_event_type_t local = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "l", .on_event = on_target });
+    cr_assert_eq(kr_model_add_dependency(m, 0, 1, S), KR_OK);
+    cr_assert_eq(kr_model_add_dependency(m, 0, 2, S), KR_OK);
+    cr_assert_eq(kr_model_add_dependency(m, 1, 0, S), KR_OK);
+    cr_assert_not(kr_sim_receives(b, reading));
+    cr_assert_eq(kr_sim_receive(b, reading), KR_OK);
+    cr_assert_eq(kr_sim_receive(b, reading), KR_OK); /* (twice is once) */
+    cr_assert_eq(kr_sim_receive(a, divert), KR_OK);
+    cr_assert(kr_sim_receives(b, reading) && !kr_sim_receives(b, divert) && kr_sim_receives(a, divert));
+    /* a local type, an unknown one, no simulator */
+    cr_assert_eq(kr_sim_receive(b, local), KR_ERR_INVALID_ARG);
+    cr_assert(strstr(kr_last_error(), "'l' is not a sync-event type"), "%s", kr_last_error());
+    cr_assert_eq(kr_sim_receive(b, 999), KR_ERR_INVALID_ARG);
+    cr_assert_eq(kr_sim_receive(NULL, reading), KR_ERR_INVALID_ARG);
+    cr_assert_not(kr_sim_receives(NULL, reading));
+    cr_assert_not(kr_sim_receives(b, 999));
+    cr_assert_eq(kr_model_start(m), KR_OK);
+    target_runs = other_runs = 0;
+    /* divert to the controller, which receives only reading */
+    cr_assert_eq(kr_schedule_sync(a, &(kr_sync_desc_t){ .target = 1, .delay = S, .type = divert }, NULL),
+                 KR_ERR_INVALID_ARG);
+    cr_assert(strstr(kr_last_error(), "'belt' at 0") && strstr(kr_last_error(), "'controller' at 1") &&
+              strstr(kr_last_error(), "'controller' does not receive 'divert'"), "%s", kr_last_error());
+    /* what it receives goes; a simulator that declares nothing takes any */
+    cr_assert_eq(kr_schedule_sync(a, &(kr_sync_desc_t){ .target = 1, .delay = S, .type = reading }, NULL), KR_OK);
+    cr_assert_eq(kr_schedule_sync(a, &(kr_sync_desc_t){ .target = 2, .delay = S, .type = divert }, NULL), KR_OK);
+    cr_assert_eq(kr_schedule_sync(b, &(kr_sync_desc_t){ .target = 0, .delay = 2 * S, .type = divert }, NULL), KR_OK);
+    cr_assert_eq(kr_schedule_sync(b, &(kr_sync_desc_t){ .target = 0, .delay = 2 * S, .type = reading }, NULL),
+                 KR_ERR_INVALID_ARG);
+    cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
+    cr_assert_eq(target_runs, 1);
+    cr_assert_eq(other_runs, 2);
+    kr_model_destroy(m);
+}
 Test(sync, cancel_and_delay_refused_past_now_plus_promise)
 {
     kr_model_t *m = new_model(20 * S);
