@@ -178,6 +178,8 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
     st = agree(&c, st);
     /* Every rank holds the same model, or none runs (model_digest.c). */
     if (!st) st = kr__model_digest_check(f, c.model, ranks, opt->comm, &c.digest);
+    /* (an emulation's log names the model; a replay checks it) */
+    if (!st) st = agree(&c, kr__model_identify(c.model, c.digest.identity));
     /* KAIROS_CHAOS_SEED (testing): messages are delayed and reordered on
      * their way; the results must not change. */
     const char *chaos = getenv("KAIROS_CHAOS_SEED");

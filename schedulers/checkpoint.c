@@ -16,7 +16,7 @@
 #include "schedulers/model_private.h"
 
 #define SIM_MAGIC 0x4d53524bu /* "KRSM" */
-#define SIM_VERSION 3u /* 3: a continuous simulator's anchor (continuous.c) */
+#define SIM_VERSION 4u /* 3: a continuous simulator's anchor (continuous.c); 4: an emulation's counts */
 
 static void put_bytes(kr_buf_t *b, const void *p, size_t n)
 {

@@ -533,6 +533,10 @@ bool kr__emulation_take_news(kr_sim_t *s);
 /* True if an event at t may run now by the clock. */
 bool kr__emulation_ready(kr_sim_t *s, kr_time_t t);
 kr_time_t kr__emulation_next(kr_sim_t *s, kr_time_t head);
+/* Gives every local emulation simulator the model's identity digest
+ * (runtime/model_digest.c), which heads the logs it writes; a replay of a
+ * log headed by another identity fails with KR_ERR_MISMATCH. */
+kr_status_t kr__model_identify(kr_model_t *m, uint64_t identity);
 /* Replay lines the run never reached (0 when not replaying). */
 size_t kr__emulation_leftover(const kr_sim_t *s);
 /* Bytes of one element of a field or slot, 0 for an unknown type (state.c). */

@@ -132,8 +132,8 @@ static void report(kr_sim_t *sim, kr_report_t *r)
 }
 
 /* Nothing outside its world to digest: what the gateway did is the events
- * it ran, which the run's event digest already holds. (Its counts are not
- * state: a restart starts them afresh.) */
+ * it ran, which the run's event digest already holds. (Its counts are the
+ * emulation's, which a checkpoint keeps.) */
 static uint64_t digest(kr_sim_t *sim)
 {
     (void)sim;

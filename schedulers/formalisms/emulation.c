@@ -48,6 +48,11 @@ struct kr__emulation {
     replay_line_t *replay;
     size_t replay_count, replay_next;
     bool replaying;
+    char *replay_path;
+    /* The identity digest of the model (kr__model_identify): written first
+     * in a new log, and checked against the replayed log's first record. */
+    uint64_t identity, replay_identity;
+    bool identified, replay_identified;
     kr_emulation_counts_t counts;
     /* The clock as last looked at (each poll and wait): what guarantees
      * are made from. A clock read afresh each time would let a fixpoint of
@@ -177,6 +182,18 @@ static kr_status_t replay_add(kr_sim_t *s, kr__emulation_t *em, kr_time_t time, 
  * skipped input and peers coming and going are what happened around them. */
 static kr_status_t replay_record(kr_sim_t *s, kr__emulation_t *em, json_t *j, const char *path, unsigned line_no)
 {
+    /* the first record: the model that wrote the log */
+    json_t *model = json_object_get(j, "model");
+    if (line_no == 1 && json_is_string(model) && json_object_size(j) == 1) {
+        const char *hex = json_string_value(model);
+        char *end = NULL;
+        em->replay_identity = strtoull(hex, &end, 16);
+        if (strlen(hex) != 16 || *end)
+            return kr__fail(KR_ERR_CORRUPT, "%s:%u: expected {\"model\": 16 hex digits}, found \"%.40s\"", path,
+                            line_no, hex);
+        em->replay_identified = true;
+        return KR_OK;
+    }
     json_t *time = json_object_get(j, "time"), *after = json_object_get(j, "after");
     json_t *event = json_object_get(j, "event"), *data = json_object_get(j, "data"), *to = json_object_get(j, "to");
     json_t *peer = json_object_get(j, "peer");
@@ -258,6 +275,8 @@ kr_status_t kr__emulation_create(kr_sim_t *s, const kr_emulation_desc_t *d)
     if (st) return st;
     if (desc.replay_path) {
         em->replaying = true;
+        if (!(em->replay_path = strdup(desc.replay_path)))
+            return kr__fail(KR_ERR_NOMEM, "emulation '%s': out of memory", s->name);
         if ((st = load_replay(s, em, desc.replay_path))) return st;
     }
     /* Logging a replay into the log it replays would overwrite it. */
@@ -275,11 +294,29 @@ void kr__emulation_fini(kr_sim_t *s)
     kr__link_close(&em->link);
     if (em->log) fclose(em->log);
     free(em->log_path);
+    free(em->replay_path);
     for (size_t i = 0; i < em->replay_count; i++) free(em->replay[i].text);
     free(em->replay);
     free(em->line);
     free(em);
     s->emu = NULL;
+}
+
+kr_status_t kr__model_identify(kr_model_t *m, uint64_t identity)
+{
+    for (uint32_t i = 0; i < m->sim_count; i++) {
+        kr_sim_t *s = m->sims[i];
+        kr__emulation_t *em = s->local ? s->emu : NULL;
+        if (!em) continue;
+        em->identity = identity;
+        em->identified = true;
+        if (em->replaying && em->replay_identified && em->replay_identity != identity)
+            return kr__fail(KR_ERR_MISMATCH, "emulation '%s': the replay log %s was written by another model or seed "
+                            "(its model %016llx, this one %016llx; kairos validate prints a model's identity digest)",
+                            s->name, em->replay_path, (unsigned long long)em->replay_identity,
+                            (unsigned long long)identity);
+    }
+    return KR_OK;
 }
 
 kr_status_t kr_emulation_handlers(kr_sim_t *s, kr_input_line_fn on_line, kr_arrival_fn on_arrival)
@@ -314,6 +351,13 @@ kr_status_t kr__emulation_begin(kr_sim_t *s)
         else if (!(em->log = fopen(em->log_path, "w")))
             st = kr__fail(KR_ERR_IO, "emulation '%s': cannot write log %s: %s", s->name, em->log_path, strerror(errno));
         if (st) return st;
+        if (!em->resume_log && em->identified) {
+            char hex[17];
+            snprintf(hex, sizeof hex, "%016llx", (unsigned long long)em->identity);
+            json_t *rec = json_pack("{s:s}", "model", hex);
+            log_json(em, rec);
+            json_decref(rec);
+        }
     }
     /* A replay opens no link: no outside system takes part. */
     if (!em->replaying && (st = kr__link_open(&em->link, s->name, s->model->rank, announce, s))) return st;
@@ -783,20 +827,36 @@ kr_status_t kr_emulation_send(kr_sim_t *s, const char *text)
  * begins, and the log from that length. Input read but not yet a whole
  * line, and output the peer had not taken, are not kept: a reconnecting
  * peer starts afresh. */
+/* The counts go on across a restart, so that a restarted run reports
+ * what the run that never stopped would (docs/emulation.md). */
 void kr__emulation_save(kr_sim_t *s, kr_buf_t *b)
 {
-    kr_buf_put_u64(b, s->emu ? s->emu->replay_next : 0);
-    kr_buf_put_u64(b, s->emu && s->emu->log ? s->emu->log_bytes : 0);
-    kr_buf_put_u64(b, s->emu && s->emu->log ? s->emu->log_hash : FNV_START);
+    const kr__emulation_t *em = s->emu;
+    kr_emulation_counts_t c = em ? em->counts : (kr_emulation_counts_t){ 0 };
+    kr_buf_put_u64(b, em ? em->replay_next : 0);
+    kr_buf_put_u64(b, em && em->log ? em->log_bytes : 0);
+    kr_buf_put_u64(b, em && em->log ? em->log_hash : FNV_START);
+    kr_buf_put_u64(b, c.lines_in);
+    kr_buf_put_u64(b, c.lines_out);
+    kr_buf_put_u64(b, c.skipped);
+    kr_buf_put_u64(b, c.dropped);
+    kr_buf_put_u64(b, c.peers);
 }
 
 kr_status_t kr__emulation_load(kr_sim_t *s, kr_reader_t *r, kr_time_t cut)
 {
     uint64_t next = kr_reader_u64(r), log_bytes = kr_reader_u64(r), log_hash = kr_reader_u64(r);
-    if (!s->emu) return next || log_bytes ? kr__fail(KR_ERR_CORRUPT, "simulator '%s': its saved state is an "
-                                                     "emulation's", s->name)
-                                          : KR_OK;
+    kr_emulation_counts_t c = { 0 };
+    c.lines_in = kr_reader_u64(r);
+    c.lines_out = kr_reader_u64(r);
+    c.skipped = kr_reader_u64(r);
+    c.dropped = kr_reader_u64(r);
+    c.peers = kr_reader_u64(r);
+    if (!s->emu) return next || log_bytes || c.lines_in || c.lines_out || c.skipped || c.dropped || c.peers
+                            ? kr__fail(KR_ERR_CORRUPT, "simulator '%s': its saved state is an emulation's", s->name)
+                            : KR_OK;
     kr__emulation_t *em = s->emu;
+    em->counts = c;
     if (next > (em->replaying ? em->replay_count : 0))
         return kr__fail(KR_ERR_CORRUPT, "emulation '%s': the checkpoint has replayed %llu lines, its replay log has "
                         "%zu", s->name, (unsigned long long)next, em->replaying ? em->replay_count : (size_t)0);

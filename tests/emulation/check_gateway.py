@@ -160,6 +160,11 @@ def hil_live_and_replayed(kairos, mpirun, work):
                   f"the {ranks}-rank live run replayed on {rr} rank(s) ({sync}) gives its checksum "
                   f"({st['checksum']}, {st2 and st2['checksum']}; {err[-200:]})")
         check(records(log) == recs, "a replay into the model file's own log leaves it as it was")
+        check(recs[0] == {"model": st["identity_digest"]}, f"the log begins with the model's identity ({recs[0]})")
+        if ranks == 1:
+            for other in (["--seed", "2"], ["--set", "simulators.belt.params.divert_time=3"]):
+                rc3, _, err = run(kairos, mpirun, path, ["--replay", f"controller={log}"] + other, name="other")
+                one_line_exit_2(rc3, err, "was written by another model or seed", f"a replay with {' '.join(other)}")
 
 
 def checkpoint_and_restart(kairos, mpirun, work):
@@ -187,6 +192,10 @@ def checkpoint_and_restart(kairos, mpirun, work):
     rc, replayed, err = run(kairos, mpirun, path, ["--replay", f"controller={work / 'ck.log'}"], name="ckr")
     check(rc == 0 and replayed["checksum"] == again["checksum"],
           f"replaying the continued log from the start gives the restarted run's checksum ({err[-200:]})")
+    if rc == 0:
+        a, b = sims(again)["controller"], sims(replayed)["controller"]
+        check(all(a[k] == b[k] for k in ("lines_in", "lines_out", "skipped")) and a["peers"] == 2,
+              f"the restarted run's counts are the whole run's, as the replay's ({a}, {b})")
     # A replay can be checkpointed and restarted like any other run.
     rargs = ["--replay", f"controller={work / 'ck.log'}"]
     rc, _, err = run(kairos, mpirun, path, rargs + ["--checkpoint-at", "100", "--checkpoint-dir", str(work / "ckr")],
@@ -194,6 +203,9 @@ def checkpoint_and_restart(kairos, mpirun, work):
     rc2, restarted, err2 = run(kairos, mpirun, path, rargs + ["--restart", str(work / "ckr")], ranks=2, name="ckr2")
     check(rc == 0 and rc2 == 0 and restarted["checksum"] == again["checksum"],
           f"a replay checkpointed at 100 and restarted on 2 ranks gives the same checksum ({err[-150:]} {err2[-150:]})")
+    if rc == 0 and rc2 == 0:
+        c = sims(restarted)["controller"]
+        check(c["lines_in"] == sims(replayed)["controller"]["lines_in"], f"and the same counts ({c})")
     # A log that is not the checkpoint's is refused.
     with open(work / "ck.log", "r+") as f:
         f.write("X")
