@@ -1,3 +1,4 @@
+#define _XOPEN_SOURCE 700 /* realpath */
 /* Output files written under NAME.partial and renamed into place only
  * when complete (runtime/run.h). */
 #include <errno.h>
@@ -11,14 +12,25 @@
 
 kr_status_t kr__out_open(kr__out_file_t *o, const char *path)
 {
-    size_t n = strlen(path);
-    o->final = strdup(path);
+    *o = (kr__out_file_t){ 0 };
+    struct stat st;
+    /* a link's file is replaced, not the link (a dangling one is replaced) */
+    char *real = !lstat(path, &st) && S_ISLNK(st.st_mode) ? realpath(path, NULL) : NULL;
+    const char *name = real ? real : path;
+    bool exists = !stat(name, &st);
+    if (exists && S_ISDIR(st.st_mode)) {
+        free(real);
+        return kr__fail(KR_ERR_IO, "%s: cannot write: found a directory", path);
+    }
+    o->direct = exists && !S_ISREG(st.st_mode);
+    size_t n = strlen(name);
+    o->final = real ? real : strdup(path);
     o->partial = malloc(n + 9);
     if (!o->final || !o->partial) return kr__fail(KR_ERR_NOMEM, "out of memory");
-    snprintf(o->partial, n + 9, "%s.partial", path);
+    snprintf(o->partial, n + 9, o->direct ? "%s" : "%s.partial", name);
     o->fp = fopen(o->partial, "w");
     /* (named as the user gave it: the .partial name is this file's own business) */
-    if (!o->fp) return kr__fail(KR_ERR_IO, "%s: cannot write: %s", o->final, strerror(errno));
+    if (!o->fp) return kr__fail(KR_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
     return KR_OK;
 }
 
@@ -84,7 +96,7 @@ kr_status_t kr__out_commit(kr__out_file_t *o, bool keep)
         /* committed without finishing: finish now, keeping only a good file */
         if (kr__out_finish(o) && keep) st = kr_last_status();
     }
-    if (o->partial) {
+    if (o->partial && !o->direct) {
         keep = keep && !o->failed;
         if (keep && rename(o->partial, o->final)) {
             st = kr__fail(KR_ERR_IO, "%s: cannot rename to %s: %s", o->partial, o->final, strerror(errno));

@@ -45,15 +45,20 @@ typedef struct kr__run_options {
 } kr__run_options_t;
 
 /* A file written as NAME.partial and renamed to NAME once complete, so
- * that a failed run never leaves a file that looks finished. */
+ * that a failed run never leaves a file that looks finished. NAME a
+ * symbolic link: the file it names is written that way (the link stays).
+ * NAME something other than a file (/dev/null, a FIFO, a terminal): written
+ * directly, which a rename over it would replace (as root, /dev/null). */
 typedef struct kr__out_file {
-    char *final, *partial;
+    char *final, *partial;       /* direct: partial is the final name too */
     FILE *fp;
     bool failed;                 /* a write or the close failed: never renamed */
     bool keep_partial;           /* a failed run keeps it under its .partial name: a checkpoint continues it */
+    bool direct;                 /* not a regular file: written in place, never renamed or removed */
 } kr__out_file_t;
 
-/* Opens PATH.partial for writing. */
+/* Opens PATH.partial for writing (or PATH itself, see above); a directory
+ * is refused. */
 kr_status_t kr__out_open(kr__out_file_t *o, const char *path);
 /* Opens PATH.partial to go on writing at byte `offset` (a restart from a
  * checkpoint): the file a run left there (PATH.partial, or PATH when it
