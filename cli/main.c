@@ -864,15 +864,20 @@ int main(int argc, char **argv)
     bool launched = getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK") ||
                     getenv("PMI_SIZE");
     bool mpi = launched && fn != cmd_validate && fn != cmd_kinds && fn != cmd_frames && fn != cmd_view;
+    /* A run stops at its next safe point on SIGINT or SIGTERM (Open MPI's
+     * mpirun passes SIGTERM on to the ranks), removes its unfinished
+     * outputs and exits 130 or 143, and checkpoints on SIGUSR1 (docs/cli.md).
+     * Caught before MPI_Init, which may take seconds on a cluster: a signal
+     * then waits for the run's first safe point instead of killing the
+     * rank; and again after it, in case MPI set handlers of its own. */
+    bool signals = fn == cmd_run || fn == cmd_sweep;
+    if (signals) kr__catch_signals();
     if (mpi) {
         MPI_Init(&argc, &argv);
         MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
         MPI_Comm_size(MPI_COMM_WORLD, &c.ranks);
     }
-    /* A run stops at its next safe point on SIGINT or SIGTERM (Open MPI's
-     * mpirun passes SIGTERM on to the ranks), removes its unfinished
-     * outputs and exits 130 or 143 (docs/cli.md). */
-    if (fn == cmd_run || fn == cmd_sweep) kr__catch_signals();
+    if (signals) kr__catch_signals();
     int code = fn(&c, argc, argv);
     /* Interrupted under a launcher, the launcher is ending the job too:
      * MPI_Finalize would wait for it (Open MPI's mpirun kills ranks one
