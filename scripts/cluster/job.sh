@@ -70,6 +70,16 @@ kj_time_left() {
 
 # True when DIR holds a complete checkpoint: DIR/ckpt-T/manifest.json, not
 # one being written (ckpt-T.partial).
+# The complete checkpoints in $1, one manifest a line: a run that wrote
+# one changes the list (it may also drop old ones, never without writing).
+kj_checkpoints() {
+  local m
+  for m in "$1"/ckpt-*/manifest.json; do
+    [[ -f $m && $m != *.partial/manifest.json ]] && echo "$m"
+  done
+  return 0
+}
+
 kj_has_checkpoint() {
   local m
   for m in "$1"/ckpt-*/manifest.json; do
@@ -116,6 +126,12 @@ kairos_job_run() {
   local margin=${KAIROS_STOP_MARGIN:-300}
   local every=${KAIROS_CHECKPOINT_WALL:-}
   local on_term=${KAIROS_CHECKPOINT_ON_TERM:-0}
+  # mpirun waits this long after its SIGTERM, passes it on, and kills the
+  # ranks as long after that: 2 x it must fit in the scheduler's grace
+  # before SIGKILL (Slurm's KillWait, 30 s by default; PBS's kill_delay, 10 s)
+  local default_wait=14
+  [[ $KJ_SCHEDULER == pbs ]] && default_wait=4
+  local term_wait=${KAIROS_TERM_WAIT:-$default_wait}
   local max=${KAIROS_MAX_ATTEMPTS:-10}
 
   [[ -f $model && -r $model ]] || kj_fail "KAIROS_MODEL: expected a readable model file, found '$model'"
@@ -136,6 +152,7 @@ kairos_job_run() {
   [[ -z $every ]] || kj_whole "$every" ||
     kj_fail "KAIROS_CHECKPOINT_WALL: expected a whole number of seconds, found '$every'"
   [[ $on_term == 0 || $on_term == 1 ]] || kj_fail "KAIROS_CHECKPOINT_ON_TERM: expected 0 or 1, found '$on_term'"
+  kj_whole "$term_wait" || kj_fail "KAIROS_TERM_WAIT: expected a whole number of seconds >= 1, found '$term_wait'"
   kj_whole "$max" || kj_fail "KAIROS_MAX_ATTEMPTS: expected a whole number >= 1, found '$max'"
 
   local name
@@ -145,6 +162,10 @@ kairos_job_run() {
   local out=${KAIROS_JOB_DIR:-$out_root/kairos-$KJ_JOB_ID-$name}
   local where=KAIROS_OUT
   [[ -n ${KAIROS_JOB_DIR:-} ]] && where=KAIROS_JOB_DIR
+  # (a folder named to go on with must be there: a mistyped one would start
+  # the run again from the beginning)
+  [[ -z ${KAIROS_JOB_DIR:-} || -e $out || $KJ_DRY_RUN == 1 ]] ||
+    kj_fail "KAIROS_JOB_DIR: expected the folder of an unfinished kairos job to go on with, found none at '$out'"
   local ckpt=$out/checkpoints
 
   local -a sets=() words=()
@@ -179,7 +200,7 @@ kairos_job_run() {
     cmd=(mpirun -np "$ranks" --map-by core --bind-to "${bind/cores/core}")
     [[ -n $KJ_HOSTFILE ]] && cmd+=(--hostfile "$KJ_HOSTFILE")
     # mpirun kills the ranks 1 s after passing SIGTERM on: give them time to checkpoint
-    [[ $on_term == 1 ]] && cmd+=(--mca odls_base_sigkill_timeout 30)
+    [[ $on_term == 1 ]] && cmd+=(--mca odls_base_sigkill_timeout "$term_wait")
   fi
   cmd+=("$bin" run "$model" --stats "$out/stats.json" --sync "$sync" "${sets[@]+"${sets[@]}"}")
   cmd+=(--checkpoint-dir "$ckpt")
@@ -240,6 +261,8 @@ kairos_job_run() {
     [[ -z $pid ]] || kill -USR1 "$pid" || true' USR1
   trap 'woken=1 term=1
     echo "kairos job $KJ_JOB_ID: got SIGTERM (time limit, scancel or qdel); not passed on"' TERM
+  local before
+  before=$(kj_checkpoints "$ckpt")
   "${cmd[@]}" >"$out/summary.txt" &
   pid=$!
   ((usr1 == 0)) || kill -USR1 "$pid" || true # one that came before the launch
@@ -254,7 +277,14 @@ kairos_job_run() {
   # The summary is rank 0's stdout; the stats file appears only if the run succeeded.
   cat "$out/summary.txt"
 
-  local meaning line
+  local meaning line launcher_said=''
+  # After the job's SIGTERM the launcher's own status (mpirun: 1 once it is
+  # signalled itself) is not the run's: a checkpoint written since the
+  # launch means checkpointed (4), none means interrupted (143).
+  if ((term)) && [[ $rc != 0 && $rc != 2 && $rc != 3 && $rc != 4 && $rc != 143 ]]; then
+    launcher_said="; $launcher's own status was $rc, after the job's SIGTERM"
+    if [[ $(kj_checkpoints "$ckpt") != "$before" ]]; then rc=4; else rc=143; fi
+  fi
   case $rc in
     0) meaning="done" ;;
     1) meaning="the run failed" ;;
@@ -265,7 +295,7 @@ kairos_job_run() {
     143) meaning="interrupted by SIGTERM" ;;
     *) meaning="$launcher's own status" ;;
   esac
-  line="kairos job $KJ_JOB_ID, attempt $attempt: exit status $rc ($meaning)"
+  line="kairos job $KJ_JOB_ID, attempt $attempt: exit status $rc ($meaning$launcher_said)"
   # Only status 4 means "run me again from the checkpoint"; the job's status is the run's.
   if ((rc != 4)); then
     echo "$line" | tee -a "$out/status.txt"

@@ -28,7 +28,8 @@ log=$tmp/log # what the stand-ins were asked to do, a line each
 # logs its arguments and exits with STUB_STATUS (4: after making a complete
 # checkpoint in --checkpoint-dir, as kairos would); with STUB_WAIT=1 it first
 # writes its pid to STUB_READY and waits for SIGUSR1 (then exits 4) or
-# SIGTERM (then exits STUB_TERM_STATUS).
+# SIGTERM (then exits STUB_TERM_STATUS, after a checkpoint with
+# STUB_TERM_CHECKPOINT=1).
 make_stubs() {
   mkdir -p "$tmp/bin"
   cat >"$tmp/bin/srun" <<'STUB'
@@ -50,7 +51,9 @@ if [[ ${STUB_WAIT:-0} == 1 ]]; then
   status=4
   [[ $got == TERM ]] && status=${STUB_TERM_STATUS:-143}
 fi
-if [[ $status == 4 ]]; then
+# (STUB_TERM_CHECKPOINT=1: the ranks checkpointed after SIGTERM, though the
+# launcher's own status says otherwise, as mpirun's 1 does)
+if [[ $status == 4 || ${STUB_TERM_CHECKPOINT:-0} == 1 ]]; then
   mkdir -p "$dir/ckpt-10"
   echo '{}' >"$dir/ckpt-10/manifest.json"
 fi
@@ -181,7 +184,11 @@ if [[ ${1:-} != --job ]]; then
   run "$sbatch" SLURM_JOB_ID=4711 KAIROS_RANKS=2 KAIROS_STOP_BEFORE=auto STUB_TIME_LEFT=UNLIMITED
   expect "KAIROS_STOP_BEFORE=auto without a time limit: no --stop-before-wall" "0|$line" "$rc|$out"
   run "$sbatch" SLURM_JOB_ID=4711 KAIROS_RANKS=2 KAIROS_LAUNCHER=mpirun KAIROS_CHECKPOINT_ON_TERM=1
-  expect "KAIROS_CHECKPOINT_ON_TERM=1: mpirun gives the ranks time" "mpirun -np 2 --map-by core --bind-to core --mca odls_base_sigkill_timeout 30 $bin run $model --stats $job/stats.json --sync auto --checkpoint-dir $job/checkpoints --checkpoint-on-term" "$out"
+  expect "KAIROS_CHECKPOINT_ON_TERM=1: mpirun gives the ranks time, 2 x 14 s within Slurm's KillWait" "mpirun -np 2 --map-by core --bind-to core --mca odls_base_sigkill_timeout 14 $bin run $model --stats $job/stats.json --sync auto --checkpoint-dir $job/checkpoints --checkpoint-on-term" "$out"
+  run "$sbatch" SLURM_JOB_ID=4711 KAIROS_RANKS=2 KAIROS_LAUNCHER=mpirun KAIROS_CHECKPOINT_ON_TERM=1 KAIROS_TERM_WAIT=50
+  expect "KAIROS_TERM_WAIT: mpirun's wait" "--mca odls_base_sigkill_timeout 50 " "$(grep -o -- '--mca odls_base_sigkill_timeout [0-9]* ' <<<"$out")"
+  run "$pbs" KAIROS_RANKS=2 KAIROS_CHECKPOINT_ON_TERM=1
+  expect "PBS: 2 x 4 s within kill_delay" "--mca odls_base_sigkill_timeout 4 " "$(grep -o -- '--mca odls_base_sigkill_timeout [0-9]* ' <<<"$out")"
 
   # bad settings: one line, exit status 2, nothing printed on stdout
   bad() { # bad SCRIPT MESSAGE SETTINGS...
@@ -204,6 +211,7 @@ if [[ ${1:-} != --job ]]; then
     SLURM_JOB_ID=4711 KAIROS_STOP_BEFORE=auto STUB_TIME_LEFT=04:00
   bad "$sbatch" "KAIROS_CHECKPOINT_WALL: expected a whole number of seconds, found '0'" KAIROS_CHECKPOINT_WALL=0
   bad "$sbatch" "KAIROS_CHECKPOINT_ON_TERM: expected 0 or 1, found 'yes'" KAIROS_CHECKPOINT_ON_TERM=yes
+  bad "$sbatch" "KAIROS_TERM_WAIT: expected a whole number of seconds >= 1, found '0'" KAIROS_TERM_WAIT=0
   bad "$pbs" "KAIROS_MAX_ATTEMPTS: expected a whole number >= 1, found '0'" KAIROS_MAX_ATTEMPTS=0
   args=()
   bad "$sbatch" "SLURM_JOB_ID: expected a Slurm job (submit with sbatch, or use --dry-run), found nothing"
@@ -259,6 +267,8 @@ kairos job 5002, attempt 2: exit status 4 (checkpointed, not finished), not requ
     "$rc|$(tail -n 1 "$tmp/runs/kairos-5004-rows/status.txt")"
 
   # folders that are not an unfinished run of this model
+  bad "$sbatch" "KAIROS_JOB_DIR: expected the folder of an unfinished kairos job to go on with, found none at '$tmp/runs/kairos-4711-rwos'" \
+    SLURM_JOB_ID=5005 "KAIROS_JOB_DIR=$tmp/runs/kairos-4711-rwos"
   mkdir -p "$tmp/runs/kairos-5005-rows"
   bad "$sbatch" "KAIROS_OUT: expected a kairos job folder to go on with, or none, found '$tmp/runs/kairos-5005-rows'" SLURM_JOB_ID=5005
   bad "$sbatch" "KAIROS_MODEL: expected the model file of the run in '$tmp/runs/kairos-fail143-rows' (its model.json), found a different '$root/examples/phold.json'" \
@@ -321,6 +331,12 @@ kairos job 95, attempt 2: exit status 0 (done)" "$(status_of "$job")"
   signal_job "$sbatch" TERM SLURM_JOB_ID=6003 KAIROS_RANKS=2 KAIROS_CHECKPOINT_ON_TERM=1 STUB_TERM_STATUS=4
   expect "slurm, SIGTERM to the batch shell: not passed on, not requeued after the checkpoint" "4|srun | launcher still there | launcher got SIGTERM" "$rc|$(steps)"
   expect "slurm, SIGTERM: status.txt" "kairos job 6003, attempt 1: exit status 4 (checkpointed, not finished), not requeued: the job got SIGTERM; to go on, submit again with KAIROS_JOB_DIR=$tmp/runs/kairos-6003-rows" "$(status_of "$tmp/runs/kairos-6003-rows")"
+  # mpirun exits 1 once signalled itself: the job's status is the run's, told
+  # by whether a checkpoint appeared
+  signal_job "$pbs" TERM PBS_JOBID=6004.pbs-server KAIROS_STOP_BEFORE=signal KAIROS_CHECKPOINT_ON_TERM=1 STUB_TERM_STATUS=1 STUB_TERM_CHECKPOINT=1
+  expect "pbs, SIGTERM, mpirun's 1 after a checkpoint: checkpointed, not requeued" "4|kairos job 6004, attempt 1: exit status 4 (checkpointed, not finished; mpirun's own status was 1, after the job's SIGTERM), not requeued: the job got SIGTERM; to go on, submit again with KAIROS_JOB_DIR=$tmp/runs/kairos-6004-rows" "$rc|$(status_of "$tmp/runs/kairos-6004-rows")"
+  signal_job "$pbs" TERM PBS_JOBID=6005.pbs-server KAIROS_STOP_BEFORE=signal STUB_TERM_STATUS=1
+  expect "pbs, SIGTERM, mpirun's 1 and no checkpoint: interrupted" "143|kairos job 6005, attempt 1: exit status 143 (interrupted by SIGTERM; mpirun's own status was 1, after the job's SIGTERM)" "$rc|$(status_of "$tmp/runs/kairos-6005-rows")"
 else
   # A job as Slurm would start it, launched with mpirun on this machine.
   args=()
