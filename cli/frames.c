@@ -44,8 +44,10 @@ static int frames_at(const kr__recording_t *rec, const char *text, bool *wanted)
         double t = strtod(at, &end);
         if (end == at || !isfinite(t) || (*end && *end != ','))
             return fail("--at: expected model times T[,T...], found \"%s\"", text);
-        size_t best = 0;
-        for (size_t i = 1; i < rec->frame_count; i++)
+        /* (times ascend: past either end the nearest is that end, which
+         * differences too large for a double's precision would not tell) */
+        size_t best = t >= rec->times[rec->frame_count - 1] ? rec->frame_count - 1 : 0;
+        for (size_t i = 1; t > rec->times[0] && t < rec->times[rec->frame_count - 1] && i < rec->frame_count; i++)
             if (fabs(rec->times[i] - t) < fabs(rec->times[best] - t)) best = i;
         if (fabs(rec->times[best] - t) > 1e-9 * fmax(1, fabs(t))) {
             fprintf(stderr, "kairos: %s: --at %g: expected the time of a frame, found none (the nearest: %.15g, "
@@ -136,6 +138,17 @@ int kr__cli_frames(int argc, char **argv)
     }
     const kr__rec_world_t *w = code ? NULL : &rec->worlds[world];
     uint32_t px = w ? (scale ? (uint32_t)scale : kr__picture_default_scale(w)) : 0;
+    uint32_t width = 0, height = 0;
+    if (w) kr__picture_size(w, px, &width, &height);
+    /* Too large even at 1 pixel per unit, the default's least: the
+     * recording's bounds are wrong, not an option the user gave. */
+    if (w && !scale && (width > KR__PICTURE_MAX_SIDE || height > KR__PICTURE_MAX_SIDE)) {
+        fprintf(stderr, "kairos: %s/manifest.json: worlds[%ld].bounds: expected a world of at most %d units a side "
+                "(a picture of at most %d pixels at 1 pixel per unit), found %.15g x %.15g\n", dir, world,
+                KR__PICTURE_MAX_SIDE, KR__PICTURE_MAX_SIDE, w->bounds[2] - w->bounds[0], w->bounds[3] - w->bounds[1]);
+        code = 2;
+        w = NULL;
+    }
     size_t written = 0;
     kr__picture_t pic = { 0 };
     for (size_t i = 0; !code && i < rec->frame_count; i++) {

@@ -8,7 +8,7 @@
 #include "base/error.h"
 #include "runtime/picture.h"
 
-#define MAX_SIDE 16384
+#define MAX_SIDE KR__PICTURE_MAX_SIDE
 #define MAX_DEFAULT_SIDE 1024
 
 uint32_t kr__picture_default_scale(const kr__rec_world_t *w)

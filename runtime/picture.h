@@ -6,6 +6,9 @@
 #include <stdint.h>
 #include "runtime/recording.h"
 
+/* The largest picture side, in pixels. */
+#define KR__PICTURE_MAX_SIDE 16384
+
 typedef struct kr__picture {
     uint32_t width, height;
     uint8_t *rgba;               /* width * height * 4 bytes, rows top down */
