@@ -17,7 +17,8 @@ merged frames are those of --cut 1.
 --break spoils one thing, for the refusals: no-manifest, foreign (another
 format), version (2), missing-file, truncated (a file cut short),
 magic (a block's KRFB), sizes (a block's compressed size past the end),
-zstd (a block's compressed bytes), count (a frame missing from a file).
+zstd (a block's compressed bytes), count (a frame missing from a file),
+huge (the clock's world 1e30 units wide: too large to draw).
 Compression is done by the zstd command."""
 import json
 import math
@@ -124,6 +125,8 @@ def main():
         manifest["format"] = "someone-else"
     if spoil == "version":
         manifest["version"] = 2
+    if spoil == "huge":
+        manifest["worlds"][0]["bounds"] = [0, 0, 1e30, 1]
     if spoil != "no-manifest":
         with open(os.path.join(out, "manifest.json"), "w") as f:
             json.dump(manifest, f, indent=1)

@@ -240,6 +240,13 @@ Test(viewer, png_default_scale_and_times)
     cr_assert(strstr(r.err, "--at 1.6: expected the time of a frame, found none (the nearest: 2, frame 2)"), "%s",
               r.err);
     cli_free(&r);
+    /* past either end, the nearest is that end (1e18 - 2 and 1e18 are one double) */
+    r = kairos("frames", dir, "--png", cli_path("at"), "--at", "1e18", NULL);
+    cr_assert(r.status == 2 && strstr(r.err, "found none (the nearest: 2, frame 2)"), "%s", r.err);
+    cli_free(&r);
+    r = kairos("frames", dir, "--png", cli_path("at"), "--at", "-1e18", NULL);
+    cr_assert(r.status == 2 && strstr(r.err, "found none (the nearest: 0, frame 0)"), "%s", r.err);
+    cli_free(&r);
     r = kairos("frames", dir, "--png", cli_path("at"), "--world", "nope", NULL);
     cr_assert_eq(r.status, 2);
     cr_assert_eq(cli_lines(r.err), 1, "%s", r.err);
@@ -250,6 +257,13 @@ Test(viewer, png_default_scale_and_times)
     p = read_png(cli_path("clock/frame-000000.png"));
     cr_assert(p.width == 3 && p.height == 3 && pixel(&p, 1, 1) == 0xffffffff, "a world with nothing to draw: white");
     free(p.rgba);
+    /* bounds too large to draw at the least default scale: the manifest's fault, not --scale's */
+    const char *huge = make("huge", "--break", "huge");
+    r = kairos("frames", huge, "--png", cli_path("huge-png"), "--world", "clock", NULL);
+    cr_assert(r.status == 2 && cli_lines(r.err) == 1 &&
+              strstr(r.err, "huge/manifest.json: worlds[0].bounds: expected a world of at most 16384 units a side") &&
+              strstr(r.err, "found 1e+30 x 1"), "%s", r.err);
+    cli_free(&r);
 }
 
 /* ---- the server ---- */
