@@ -445,6 +445,9 @@ kr_status_t kr__run_restore(run_ctx_t *c, const char *path)
         if (kr_sim_is_local(kr_model_sim(c->model, i))) st = load_sim(c, ck, i, man->time, saved_end);
     if (!st) {
         c->restored_at = man->time;
+        for (uint32_t i = 0; i < kr_model_sim_count(c->model); i++)
+            if (kr_sim_is_local(kr_model_sim(c->model, i)))
+                c->events_restored += kr_sim_event_count(kr_model_sim(c->model, i));
         json_t *stop = json_object_get(extra, "stop");
         if (stop) {
             c->restored_stop = true;

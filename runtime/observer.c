@@ -39,13 +39,16 @@ void kr__run_show_progress(run_ctx_t *c, bool final)
         events += kr_sim_event_count(kr_model_sim(m, i));
     }
     if (frontier == KR_TIME_NEVER) frontier = 0;
+    /* (since this process started: a restart goes on from its cut) */
+    events -= c->events_restored;
     double end = kr_time_to_units(kr_model_end_time(m), kr_model_precision(m));
     double at = kr_time_to_units(frontier, kr_model_precision(m));
+    double from = kr_time_to_units(c->restored_at, kr_model_precision(m));
     double wall = (double)(now - c->t0) * 1e-9;
     double rate = wall > 0 ? (double)events / wall : 0;
-    double left = at > 0 && end > at ? wall * (end - at) / at : 0;
+    double left = at > from && end > at ? wall * (end - at) / (at - from) : 0;
     fprintf(stderr, "\r  model time %.6g of %.6g  %.3g events/s  %s%.0f s left   ", at, end, rate,
-            at > 0 ? "" : "~", left);
+            at > from ? "" : "~", left);
     if (final) fputc('\n', stderr);
     fflush(stderr);
     c->progress_shown = true;

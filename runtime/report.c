@@ -142,6 +142,9 @@ json_t *kr__run_local_stats(run_ctx_t *c, double wall)
                              "messages", (json_int_t)kr_model_transport_messages(c->model),
                              "batches", (json_int_t)net.batches_sent, "bytes", (json_int_t)net.bytes_sent,
                              "reductions", (json_int_t)net.reductions, "simulators", sims);
+    /* (rank 0 takes them out of the rate: they were run before the restart) */
+    if (part && c->events_restored)
+        json_object_set_new(part, "_events_restored", json_integer((json_int_t)c->events_restored));
     /* the earliest stop this rank knows of, in ticks (merged on rank 0) */
     uint32_t by;
     kr_time_t at;
@@ -288,7 +291,7 @@ json_t *kr__run_merge_stats(run_ctx_t *c, json_t **parts, int nparts)
         }
     }
     uint64_t h = 0x6b6169726f73ULL, events = 0, nulls = 0, requests = 0, messages = 0, batches = 0, bytes = 0;
-    uint64_t state_sum = 0;
+    uint64_t state_sum = 0, restored = 0;
     bool has_state = false;
     json_int_t rounds = 0, reductions = 0;
     for (int r = 0; r < nparts; r++) {
@@ -298,6 +301,7 @@ json_t *kr__run_merge_stats(run_ctx_t *c, json_t **parts, int nparts)
         x = json_integer_value(json_object_get(parts[r], "reductions"));
         if (x > reductions) reductions = x;
         messages += (uint64_t)json_integer_value(json_object_get(parts[r], "messages"));
+        restored += (uint64_t)json_integer_value(json_object_get(parts[r], "_events_restored"));
         batches += (uint64_t)json_integer_value(json_object_get(parts[r], "batches"));
         bytes += (uint64_t)json_integer_value(json_object_get(parts[r], "bytes"));
     }
@@ -336,8 +340,9 @@ json_t *kr__run_merge_stats(run_ctx_t *c, json_t **parts, int nparts)
                             "version", KAIROS_VERSION_STRING, "ranks", c->opt->ranks > 0 ? c->opt->ranks : 1,
                             "sync", kr__sync_name(f->sync_ran), "sync_requested", kr__sync_name(f->sync),
                             "end_time", end, "wall_seconds", wall,
-                            "events", (json_int_t)events, "events_per_second", wall > 0 ? (double)events / wall : 0.0,
-                            "speedup", wall > 0 ? end / wall : 0.0,
+                            "events", (json_int_t)events,
+                            "events_per_second", wall > 0 && events >= restored ? (double)(events - restored) / wall : 0.0,
+                            "speedup", wall > 0 ? (end - kr_time_to_units(c->restored_at, f->precision)) / wall : 0.0,
                             "rounds", rounds, "null_messages", (json_int_t)nulls,
                             "guarantee_requests", (json_int_t)requests,
                             "null_messages_per_event", (double)(nulls + requests) * per_event,

@@ -78,6 +78,7 @@ typedef struct run_ctx {
     /* a restart (checkpoint.c): where the checkpoint was cut, a stop it
      * knew of, every event log's length then */
     kr_time_t restored_at;
+    uint64_t events_restored;   /* this rank's simulators' events before the cut: not this process's work */
     bool restored_stop;
     uint32_t stop_by;
     kr_time_t stop_at;

@@ -79,9 +79,11 @@ kr_status_t kr__run_safe_point(run_ctx_t *c, kr_time_t at, bool *checkpoint, boo
     uint64_t now = kr__monotonic_ns();
     uint64_t start = o->wall.started_ns ? o->wall.started_ns : c->t0;
     uint64_t since_ckpt_from = c->ckpt.last_done_ns ? c->ckpt.last_done_ns : start;
+    /* (this process's events: a restart's rate is its own) */
     uint64_t events = 0;
     for (uint32_t i = 0; i < kr_model_sim_count(c->model); i++)
         if (kr_sim_is_local(kr_model_sim(c->model, i))) events += kr_sim_event_count(kr_model_sim(c->model, i));
+    events -= c->events_restored;
     /* The slowest rank's clocks, and whether any rank was signalled. */
     uint64_t mine[4] = { (uint64_t)kr__checkpoint_asked, now - sp->last_ns, now - start, now - since_ckpt_from };
     uint64_t all[4];

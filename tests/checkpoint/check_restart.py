@@ -241,6 +241,11 @@ def run_case(name, kairos, mpirun, tmp, plugin):
             continue
         problems += [f"step {i} ({ranks} ranks, {sync}{', from ' + source[1] if source else ''}): {p}"
                      for p in compare(work, tag, "ref", series, logs)]
+        got = json.loads((work / f"{tag}.json").read_text())
+        if source and got["events"] and got["events_per_second"] * got["wall_seconds"] > got["events"] - 0.5:
+            # (a restart's rate counts only its own events: those before the cut ran in another process)
+            problems.append(f"step {i}: events_per_second x wall_seconds counts the events before the restart "
+                            f"({got['events_per_second']} x {got['wall_seconds']} for {got['events']} events)")
     return problems
 
 
