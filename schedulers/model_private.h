@@ -197,6 +197,7 @@ typedef struct kr__edge {
     bool direct;
     uint32_t in_pos;            /* its place in its receiver group's in_edges */
     /* sender half */
+    kr_event_type_t received_type; /* the last type found among what `to` receives (0: none yet; receive.c) */
     uint64_t sent;              /* data messages sent so far */
     kr_time_t guarantee_sent;   /* the highest guarantee sent, on a null or a data message */
     kr_time_t demand;           /* the receiver asked for a guarantee up to this */

@@ -16,6 +16,10 @@
 kr_status_t kr_sim_receive(kr_sim_t *sim, kr_event_type_t type)
 {
     if (!sim) return kr__fail(KR_ERR_INVALID_ARG, "kr_sim_receive: null simulator");
+    /* (senders remember what passed: the set is fixed once the model runs) */
+    if (sim->model->started)
+        return kr__fail(KR_ERR_STATE, "kr_sim_receive: '%s': the model has started; declare before kr_model_start",
+                        sim->name);
     const kr__event_type_rec_t *t = kr__event_type(sim->model, type);
     if (!t || !t->desc.on_target_side)
         return kr__fail(KR_ERR_INVALID_ARG, "kr_sim_receive: '%s': event type %u%s%s%s is not a sync-event type (it "

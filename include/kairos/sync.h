@@ -45,7 +45,8 @@ KR_API kr_status_t kr_schedule_sync(kr_sim_t *sim, const kr_sync_desc_t *desc, k
  * refused when scheduled, naming both simulators and the type, and the
  * emulation gateway forwards input to it only for the types it declares
  * (docs/emulation.md); a simulator that declares none is not checked.
- * Fails for a type without on_target_side. */
+ * Fails for a type without on_target_side (KR_ERR_INVALID_ARG) and once
+ * the model has started (KR_ERR_STATE). */
 KR_API kr_status_t kr_sim_receive(kr_sim_t *sim, kr_event_type_t type);
 
 /* True when `sim` has declared that it receives `type` (kr_sim_receive). */

@@ -140,6 +140,8 @@ Test(sync, a_simulator_refuses_what_it_does_not_receive)
     cr_assert_not(kr_sim_receives(NULL, reading));
     cr_assert_not(kr_sim_receives(b, 999));
     cr_assert_eq(kr_model_start(m), KR_OK);
+    cr_assert_eq(kr_sim_receive(b, divert), KR_ERR_STATE, "declared before the start only");
+    cr_assert_not(kr_sim_receives(b, divert));
     target_runs = other_runs = 0;
     /* divert to the controller, which receives only reading */
     cr_assert_eq(kr_schedule_sync(a, &(kr_sync_desc_t){ .target = 1, .delay = S, .type = divert }, NULL),
@@ -151,6 +153,9 @@ Test(sync, a_simulator_refuses_what_it_does_not_receive)
     cr_assert_eq(kr_schedule_sync(a, &(kr_sync_desc_t){ .target = 2, .delay = S, .type = divert }, NULL), KR_OK);
     cr_assert_eq(kr_schedule_sync(b, &(kr_sync_desc_t){ .target = 0, .delay = 2 * S, .type = divert }, NULL), KR_OK);
     cr_assert_eq(kr_schedule_sync(b, &(kr_sync_desc_t){ .target = 0, .delay = 2 * S, .type = reading }, NULL),
+                 KR_ERR_INVALID_ARG);
+    /* (a refusal after a type passed on the same edge: each type is checked) */
+    cr_assert_eq(kr_schedule_sync(a, &(kr_sync_desc_t){ .target = 1, .delay = S, .type = divert }, NULL),
                  KR_ERR_INVALID_ARG);
     cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
     cr_assert_eq(target_runs, 1);
