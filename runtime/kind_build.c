@@ -133,9 +133,11 @@ kr_status_t kr__kind_declare_receives(const kr__model_file_t *f, const kr_kind_d
         if (!t)
             return kr__fail(KR_ERR_INVALID_ARG, "%s: kind '%s' receives '%s', which no kind of this model declares",
                             f->path, k->name, k->receives[i]);
-        if (kr_sim_receive(sim, t))
-            return kr__fail(KR_ERR_INVALID_ARG, "%s: kind '%s' receives '%s', which is not a sync-event (it has no "
-                            "on_target_side)", f->path, k->name, k->receives[i]);
+        kr_status_t st = kr_sim_receive(sim, t);
+        if (st == KR_ERR_INVALID_ARG)
+            return kr__fail(st, "%s: kind '%s' receives '%s', which is not a sync-event (it has no on_target_side)",
+                            f->path, k->name, k->receives[i]);
+        if (st) return st;
     }
     return KR_OK;
 }
