@@ -177,7 +177,7 @@ __attribute__((cold, noinline)) static kr_status_t not_in_hash(const char *fn, k
                     kr_entity_index(e), kr_entity_generation(e));
 }
 
-#define GRID_MAX_CELLS (1u << 25)
+#define GRID_MAX_CELLS KR_SPATIAL_MAX_GRID_CELLS
 
 kr_status_t kr__spatial_init(kr__spatial_state_t *s, double cell_size, const double bounds[4])
 {

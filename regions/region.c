@@ -152,6 +152,15 @@ kr_region_t *kr_region_create(kr_sim_t *sim, const kr_region_desc_t *desc)
         }
     }
     uint64_t cells = kr_rect_area(r->stored);
+    /* (its world's dense grid covers the stored cells: refused before the
+     * fields are allocated, which a world of 10^12 cells would try) */
+    if (cells > KR_SPATIAL_MAX_GRID_CELLS) {
+        kr__fail(KR_ERR_INVALID_ARG, "region '%s': %lld x %lld cells with its halo, more than a region holds "
+                 "(%u cells); cut the world into more regions (\"regions\")", kr_sim_name(sim),
+                 (long long)(r->stored.x1 - r->stored.x0), (long long)(r->stored.y1 - r->stored.y0),
+                 KR_SPATIAL_MAX_GRID_CELLS);
+        return NULL;
+    }
     if (desc->fields) {
         r->cur = calloc(cells * desc->fields, sizeof *r->cur);
         r->next = calloc(cells * desc->fields, sizeof *r->next);

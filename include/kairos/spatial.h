@@ -22,6 +22,9 @@
 #include "kairos/export.h"
 #include "kairos/entity.h"
 
+/* The most cells a dense grid (spatial_bounds) covers. */
+#define KR_SPATIAL_MAX_GRID_CELLS (1u << 25)
+
 typedef struct kr_cell { int32_t x, y; } kr_cell_t;
 
 /* Puts e at (x, y). Fails if e is stale or already in the hash, or x, y are

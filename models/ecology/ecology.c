@@ -538,10 +538,26 @@ static ecology_t *state_of(kr_sim_t *sim)
 /* What the table cannot say: one parameter against another. */
 static kr_status_t check_params(const kr_params_t *kp, const params_t *p)
 {
-    if (p->seed_min_distance <= p->seed_max_distance) return KR_OK;
-    char found[48];
-    snprintf(found, sizeof found, "%g", p->seed_min_distance);
-    return kr_params_error(kp, "seed_min_distance", "a number <= seed_max_distance", found);
+    char expected[200], found[48];
+    if (p->seed_min_distance > p->seed_max_distance) {
+        snprintf(found, sizeof found, "%g", p->seed_min_distance);
+        return kr_params_error(kp, "seed_min_distance", "a number <= seed_max_distance", found);
+    }
+    /* The per-step plant energy is summed in fixed point (ENERGY_SCALE) in
+     * an int64: a plant on every cell at the largest energy a plant can
+     * have (a start, a seedling, the cap; rounding adds at most one a
+     * cell) must fit. */
+    const char *key = "plant_energy";
+    double most = p->plant_energy;
+    if (p->max_energy > most) { most = p->max_energy; key = "max_energy"; }
+    if (p->seed_energy > most) { most = p->seed_energy; key = "seed_energy"; }
+    double cells = (double)p->width * (double)p->height, limit = 9.2e18;
+    if (cells * (most * ENERGY_SCALE + 1) <= limit) return KR_OK;
+    snprintf(expected, sizeof expected, "at most %.6g on a %lld x %lld grid (the plant energy of every cell is "
+             "summed exactly, in 64 bits)", floor(limit / cells - 1) / ENERGY_SCALE, (long long)p->width,
+             (long long)p->height);
+    snprintf(found, sizeof found, "%g", most);
+    return kr_params_error(kp, key, expected, found);
 }
 
 /* Swarm id's first cell, from its own stream (seed, id, BIRTH). */
@@ -664,6 +680,15 @@ static kr_status_t ecology_setup(kr_sim_t *sim, const kr_params_t *kp)
     int64_t narrow_w = d.cut.cols > 1 ? p->width / d.cut.cols : INT64_MAX;
     int64_t narrow_h = d.cut.rows > 1 ? p->height / d.cut.rows : INT64_MAX;
     int64_t narrow = narrow_w < narrow_h ? narrow_w : narrow_h;
+    if (2 * (int64_t)eco->halo > narrow && (uint32_t)p->sweeps < 1 && seeds < 1) {
+        /* (the least halo, which no parameter sets: the cut is too fine) */
+        char expected[160], found[96];
+        snprintf(expected, sizeof expected, "a cut whose regions are at least 2 cells wide and high (each cell reads "
+                 "its 4 neighbours)");
+        snprintf(found, sizeof found, "%u x %u of a %lld x %lld grid: regions %lld cells across", d.cut.cols,
+                 d.cut.rows, (long long)p->width, (long long)p->height, (long long)narrow);
+        return kr_params_entry_error(kp, "regions", expected, found);
+    }
     if (2 * (int64_t)eco->halo > narrow) {
         char expected[128], found[48];
         const char *key = (uint32_t)p->sweeps >= seeds ? "sweeps" : "seed_max_distance";

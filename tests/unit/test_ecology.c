@@ -354,6 +354,33 @@ Test(ecology, bad_params_name_their_json_path)
                   strstr(kr_last_error(), "found the unknown key \"grazing\""), "%s", kr_last_error());
 }
 
+Test(ecology, sums_that_would_not_fit_64_bits_and_grids_too_large_are_refused)
+{
+    /* 3100 x 3100 plants of 10^6 in fixed point (10^6) pass 2^63: the
+     * per-step total went negative */
+    refused("{'end_time': 0, 'simulators': [{'name': 'e', 'kind': 'ecology', 'time_step': 1, 'params': {"
+            "'width': 3100, 'height': 3100, 'plant_energy': 1000000, 'max_energy': 1000000}}]}");
+    mt_expect(KR_ERR_INVALID_ARG, "simulators[0].params.plant_energy",
+              "at most 957336 on a 3100 x 3100 grid (the plant energy of every cell is summed exactly, in 64 bits)",
+              "1e+06");
+    /* one region of 6000 x 6000 cells: more than a world's dense grid */
+    refused("{'end_time': 0, 'simulators': [{'name': 'e', 'kind': 'ecology', 'time_step': 1, 'params': {"
+            "'width': 6000, 'height': 6000}}]}");
+    cr_assert_eq(kr_last_status(), KR_ERR_INVALID_ARG);
+    cr_assert(strstr(kr_last_error(), "region 'e': 6000 x 6000 cells with its halo, more than a region holds "
+                     "(33554432 cells); cut the world into more regions"), "%s", kr_last_error());
+}
+
+Test(ecology, regions_narrower_than_two_cells_are_refused_naming_the_cut)
+{
+    /* no parameter asks for a halo here: it is the least one, 1 */
+    refused("{'end_time': 1, 'simulators': [{'name': 'e', 'kind': 'ecology', 'time_step': 1, 'regions': [4, 1], "
+            "'params': {'width': 4, 'height': 4, 'sweeps': 0, 'seed_max_distance': 0, 'seed_min_distance': 0}}]}");
+    mt_expect(KR_ERR_INVALID_ARG, "simulators[0].regions",
+              "a cut whose regions are at least 2 cells wide and high (each cell reads its 4 neighbours)",
+              "4 x 1 of a 4 x 4 grid: regions 1 cells across");
+}
+
 Test(ecology, a_halo_wider_than_half_a_region_is_refused)
 {
     /* regions 5 cells wide take a halo of 2 (a swarm or seed moving into
