@@ -365,6 +365,15 @@ bool kr_channel_send(kr_world_t *w, kr_entity_t output, kr_entity_t child)
         leave_keeping_error(w);
         return false;
     }
+    /* The callbacks that ran after the move (on_exited, on_entered) may
+     * have destroyed the child or moved it on, and the move succeeded all
+     * the same: then it did not arrive. */
+    if (!kr_entity_alive(w, child) || dying(w, child) || kr_entity_parent(w, child) != dst) {
+        kr__fail(KR_ERR_STATE, "%s: entity %u was destroyed or moved by a hierarchy callback during the send", fn,
+                 ci);
+        leave_keeping_error(w);
+        return false;
+    }
     kr__behaviors_fire2(w, dst, KR__CB_RECEIVE, input, child);
     const kr_channel_t *c = chan(w, output);
     if (c && !not_ready(w, output, c) && reserve_notes(w, 2, fn) == KR_OK) note_pair(w, output, c);

@@ -86,14 +86,18 @@ kr_world_t *kr_world_create(const kr_world_desc_t *desc)
 void kr_world_destroy(kr_world_t *w)
 {
     if (!w) return;
-    /* Destroy roots so that every behavior gets on_destroy exactly once. */
+    /* Destroy roots so that every behavior gets on_destroy exactly once;
+     * again for what on_destroy created meanwhile (in a freed slot, maybe
+     * behind the sweep), a bounded number of times: a callback that
+     * creates at every destroy would go on for ever. */
     w->chunk_passes = 0;
-    for (uint32_t i = 0; i < w->record_count; i++) {
-        kr__record_t *r = &w->records[i];
-        if (!(r->flags & KR__REC_ALIVE)) continue;
-        if ((r->flags & KR__REC_TREE) && w->tree[i].parent != KR__NONE) continue;
-        kr_entity_destroy(w, kr_entity_make(i, r->generation));
-    }
+    for (int sweep = 0; w->live && sweep < 64; sweep++)
+        for (uint32_t i = 0; i < w->record_count; i++) {
+            kr__record_t *r = &w->records[i];
+            if (!(r->flags & KR__REC_ALIVE)) continue;
+            if ((r->flags & KR__REC_TREE) && w->tree[i].parent != KR__NONE) continue;
+            kr_entity_destroy(w, kr_entity_make(i, r->generation));
+        }
     for (uint32_t i = 0; i < w->table_count; i++) kr__table_free(w->tables[i]);
     free(w->tables);
     kr__hmap_fini(&w->table_map);

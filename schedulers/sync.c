@@ -495,6 +495,9 @@ kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_
     if (d->priority == KR_PRIORITY_STEP)
         return kr__fail(KR_ERR_INVALID_ARG, "kr_schedule_sync: '%s': priority %d is reserved for steps", s->name,
                         d->priority);
+    if (d->entity_count && !d->entities)
+        return kr__fail(KR_ERR_INVALID_ARG, "kr_schedule_sync: '%s': expected %zu entities to send, found a NULL "
+                        "entity array", s->name, d->entity_count);
     kr_time_t t = kr__time_add(s->now, d->delay);
     kr__edge_t *e = kr__edge(m, s->id, d->target);
     char why[160];

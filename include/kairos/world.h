@@ -27,7 +27,9 @@ typedef struct kr_world_desc {
 /* Creates an empty world; NULL desc takes every default. Returns NULL with
  * kr_last_error() on failure. */
 KR_API kr_world_t *kr_world_create(const kr_world_desc_t *desc);
-/* Destroys every entity (firing on_destroy) and frees the world. */
+/* Destroys every entity (firing on_destroy) and frees the world; entities
+ * an on_destroy creates meanwhile are destroyed too (64 rounds at most, so
+ * a callback that creates at every destroy cannot keep it going). */
 KR_API void kr_world_destroy(kr_world_t *world);
 
 KR_API kr_registry_t *kr_world_registry(const kr_world_t *world);

@@ -1229,3 +1229,39 @@ Test(behavior_creation, a_behavior_added_by_on_creation_does_not_shift_the_other
     kr_world_destroy(wd);
     kr_registry_destroy(r);
 }
+
+/* on_destroy that creates: kr_world_destroy destroys what it creates too,
+ * each with its on_destroy (the slot freed first is taken again, behind
+ * the sweep), so heap-owning state is released. */
+static int spawn_created, spawn_destroyed, spawn_left;
+static kr_component_t spawn_b;
+static void spawn_creation(kr_world_t *w, kr_entity_t self, void *state)
+{
+    (void)w; (void)self; (void)state;
+    spawn_created++;
+}
+static void spawn_destroy(kr_world_t *w, kr_entity_t self, void *state)
+{
+    (void)self; (void)state;
+    spawn_destroyed++;
+    if (spawn_left-- > 0) {
+        kr_entity_t e = kr_entity_create(w);
+        cr_assert(e && kr_component_add(w, e, spawn_b), "%s", kr_last_error());
+    }
+}
+static const kr_behavior_vtbl_t spawn_vtbl = { .on_creation = spawn_creation, .on_destroy = spawn_destroy };
+
+Test(behavior, world_destroy_destroys_what_on_destroy_creates)
+{
+    kr_registry_t *reg = kr_registry_create();
+    spawn_b = kr_behavior_register(reg, &(kr_behavior_desc_t){ .name = "spawn", .vtbl = &spawn_vtbl });
+    cr_assert_neq(spawn_b, 0);
+    kr_world_t *w = kr_world_create(&(kr_world_desc_t){ .registry = reg });
+    spawn_created = spawn_destroyed = 0;
+    spawn_left = 3;
+    for (int i = 0; i < 2; i++) cr_assert_not_null(kr_component_add(w, kr_entity_create(w), spawn_b));
+    kr_world_destroy(w);
+    cr_assert_eq(spawn_created, 5);
+    cr_assert_eq(spawn_destroyed, 5, "every entity created during the destroy got its on_destroy");
+    kr_registry_destroy(reg);
+}

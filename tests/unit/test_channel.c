@@ -726,6 +726,45 @@ Test(channel, send_fails_when_a_callback_destroys_the_child)
     cr_assert_null(strstr(logbuf, "receive"), "nothing was received: %s", logbuf);
 }
 
+/* The sender's on_exited, which fires once the child has moved, destroys
+ * it; the receiver's on_entered moves it on: both after a move that
+ * succeeded, and the send fails all the same. */
+static void destroy_on_exited(kr_world_t *w, kr_entity_t self, const char *cb, kr_entity_t a, kr_entity_t b)
+{
+    (void)self; (void)b;
+    if (!strcmp(cb, "exited")) kr_entity_destroy(w, a);
+}
+
+static kr_entity_t elsewhere;
+static void move_on_entered(kr_world_t *w, kr_entity_t self, const char *cb, kr_entity_t a, kr_entity_t b)
+{
+    (void)self; (void)b;
+    if (!strcmp(cb, "entered") && elsewhere) kr_entity_set_parent(w, a, elsewhere);
+}
+
+Test(channel, send_fails_when_a_callback_after_the_move_destroys_or_moves_the_child)
+{
+    pair_t p = make_pair();
+    open_pair(p);
+    kr_entity_t child = named("child", p.r1);
+    hook = destroy_on_exited;
+    clear_log();
+    cr_assert_not(kr_channel_send(W, p.out, child));
+    expect_error(KR_ERR_STATE, "was destroyed or moved by a hierarchy callback during the send", NULL);
+    cr_assert_not(kr_entity_alive(W, child));
+    cr_assert_null(strstr(logbuf, "receive"), "nothing was received: %s", logbuf);
+
+    child = named("child2", p.r1);
+    elsewhere = named("elsewhere", 0);
+    hook = move_on_entered;
+    clear_log();
+    cr_assert_not(kr_channel_send(W, p.out, child));
+    expect_error(KR_ERR_STATE, "was destroyed or moved by a hierarchy callback during the send", NULL);
+    cr_assert_eq(kr_entity_parent(W, child), elsewhere);
+    cr_assert_null(strstr(logbuf, "receive"), "nothing was received: %s", logbuf);
+    elsewhere = 0;
+}
+
 /* ---- destroy ------------------------------------------------------------ */
 
 Test(channel, destroying_a_channel_disconnects_its_peer)

@@ -67,6 +67,10 @@ Test(sync, refusals_name_both_simulators_and_times)
                                                         .priority = KR_PRIORITY_STEP }, NULL), KR_ERR_INVALID_ARG);
     cr_assert_eq(kr_schedule_sync(a, &(kr_sync_desc_t){ .target = 9, .delay = 3 * S, .type = t }, NULL),
                  KR_ERR_INVALID_ARG);
+    /* entities counted but not given */
+    cr_assert_eq(kr_schedule_sync(a, &(kr_sync_desc_t){ .target = 1, .delay = 3 * S, .type = t, .entity_count = 2 },
+                                  NULL), KR_ERR_INVALID_ARG);
+    cr_assert(strstr(kr_last_error(), "expected 2 entities to send, found a NULL entity array"), "%s", kr_last_error());
     /* a stale entity */
     kr_entity_t gone = kr_entity_create(kr_sim_world(a));
     kr_entity_destroy(kr_sim_world(a), gone);
