@@ -1,6 +1,7 @@
 /* The world and entity lifecycle: id slots with generations, a free list of
  * recycled indices, creation into a table, destruction of whole subtrees. */
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,6 +57,11 @@ kr_status_t kr__world_reserve_records(kr_world_t *w, uint32_t need)
 kr_world_t *kr_world_create(const kr_world_desc_t *desc)
 {
     kr_world_desc_t d = desc ? *desc : (kr_world_desc_t){0};
+    if (!(d.spatial_cell_size >= 0) || !isfinite(d.spatial_cell_size)) {
+        kr__fail(KR_ERR_INVALID_ARG, "kr_world_create: spatial_cell_size: expected a positive finite number (0 for "
+                 "1.0), found %g", d.spatial_cell_size);
+        return NULL;
+    }
     kr_world_t *w = calloc(1, sizeof *w);
     if (!w) {
         kr__fail(KR_ERR_NOMEM, "kr_world_create: out of memory");

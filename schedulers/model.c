@@ -102,11 +102,11 @@ void kr_model_destroy(kr_model_t *m)
     free(m);
 }
 
-uint64_t kr_model_precision(const kr_model_t *m) { return m->precision; }
-uint64_t kr_model_seed(const kr_model_t *m) { return m->seed; }
-kr_time_t kr_model_end_time(const kr_model_t *m) { return m->end_time; }
+uint64_t kr_model_precision(const kr_model_t *m) { return m ? m->precision : 0; }
+uint64_t kr_model_seed(const kr_model_t *m) { return m ? m->seed : 0; }
+kr_time_t kr_model_end_time(const kr_model_t *m) { return m ? m->end_time : 0; }
 kr_sync_algorithm_t kr_model_sync(const kr_model_t *m) { return m ? m->sync : KR_SYNC_NULL_MESSAGE; }
-kr_registry_t *kr_model_registry(kr_model_t *m) { return m->registry; }
+kr_registry_t *kr_model_registry(kr_model_t *m) { return m ? m->registry : NULL; }
 
 /* Every structural change goes through here: refused after start, and it
  * drops groups computed on demand before start. */

@@ -499,13 +499,15 @@ bool kr__sim_run_head(kr_sim_t *s)
 
 /* ---- accessors ---- */
 
-uint32_t kr_sim_id(const kr_sim_t *s) { return s->id; }
-const char *kr_sim_name(const kr_sim_t *s) { return s->name; }
-kr_formalism_t kr_sim_formalism(const kr_sim_t *s) { return s->formalism; }
-kr_time_t kr_sim_now(const kr_sim_t *s) { return s->now; }
-kr_time_t kr_sim_time_step(const kr_sim_t *s) { return s->time_step; }
-kr_world_t *kr_sim_world(kr_sim_t *s) { return s->world; }
-kr_model_t *kr_sim_model(kr_sim_t *s) { return s->model; }
+/* The getters answer 0 or NULL for a NULL simulator (a name that
+ * kr_model_find_sim did not find, say) rather than crash. */
+uint32_t kr_sim_id(const kr_sim_t *s) { return s ? s->id : 0; }
+const char *kr_sim_name(const kr_sim_t *s) { return s ? s->name : NULL; }
+kr_formalism_t kr_sim_formalism(const kr_sim_t *s) { return s ? s->formalism : KR_DISCRETE_EVENT; }
+kr_time_t kr_sim_now(const kr_sim_t *s) { return s ? s->now : 0; }
+kr_time_t kr_sim_time_step(const kr_sim_t *s) { return s ? s->time_step : 0; }
+kr_world_t *kr_sim_world(kr_sim_t *s) { return s ? s->world : NULL; }
+kr_model_t *kr_sim_model(kr_sim_t *s) { return s ? s->model : NULL; }
 
 void kr_sim_fail(kr_sim_t *s, kr_status_t status, const char *fmt, ...)
 {
@@ -529,15 +531,15 @@ void kr_sim_progress(kr_sim_t *s)
     kr__transport_t *t = s ? s->model->transport : NULL;
     if (t && t->vtbl->progress) t->vtbl->progress(t);
 }
-kr_rng_t *kr_sim_rng(kr_sim_t *s) { return s->rng; }
-uint64_t kr_sim_event_count(const kr_sim_t *s) { return s->executed; }
-uint64_t kr_sim_event_digest(const kr_sim_t *s) { return s->digest; }
-uint64_t kr_sim_sync_sent(const kr_sim_t *s) { return s->sync_sent; }
-uint64_t kr_sim_sync_received(const kr_sim_t *s) { return s->sync_received; }
-uint64_t kr_sim_null_messages(const kr_sim_t *s) { return s->null_sent; }
-uint64_t kr_sim_guarantee_requests(const kr_sim_t *s) { return s->requests_sent; }
-double kr_sim_blocked_seconds(const kr_sim_t *s) { return (double)s->blocked_ns * 1e-9; }
-uint64_t kr_sim_blocked_episodes(const kr_sim_t *s) { return s->blocked_episodes; }
+kr_rng_t *kr_sim_rng(kr_sim_t *s) { return s ? s->rng : NULL; }
+uint64_t kr_sim_event_count(const kr_sim_t *s) { return s ? s->executed : 0; }
+uint64_t kr_sim_event_digest(const kr_sim_t *s) { return s ? s->digest : 0; }
+uint64_t kr_sim_sync_sent(const kr_sim_t *s) { return s ? s->sync_sent : 0; }
+uint64_t kr_sim_sync_received(const kr_sim_t *s) { return s ? s->sync_received : 0; }
+uint64_t kr_sim_null_messages(const kr_sim_t *s) { return s ? s->null_sent : 0; }
+uint64_t kr_sim_guarantee_requests(const kr_sim_t *s) { return s ? s->requests_sent : 0; }
+double kr_sim_blocked_seconds(const kr_sim_t *s) { return s ? (double)s->blocked_ns * 1e-9 : 0.0; }
+uint64_t kr_sim_blocked_episodes(const kr_sim_t *s) { return s ? s->blocked_episodes : 0; }
 
 kr_sim_t *kr_sim_of_world(kr_world_t *w)
 {

@@ -112,6 +112,10 @@ kr_context_type_t kr_model_find_context_type(const kr_model_t *m, const char *na
 
 void *kr_sim_context(kr_sim_t *s, kr_context_type_t type)
 {
+    if (!s) {
+        kr__fail(KR_ERR_INVALID_ARG, "kr_sim_context: null simulator");
+        return NULL;
+    }
     kr_model_t *m = s->model;
     if (type < 1 || type > m->context_count) {
         kr__fail(KR_ERR_INVALID_ARG, "kr_sim_context: unknown context type %u", type);

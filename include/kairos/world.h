@@ -13,7 +13,7 @@
 
 typedef struct kr_world_desc {
     kr_registry_t *registry;  /* shared, not owned; NULL makes a private one */
-    double spatial_cell_size; /* edge of a spatial-hash cell; 0 means 1.0 */
+    double spatial_cell_size; /* edge of a spatial-hash cell; 0 means 1.0; negative, NaN, infinite: refused */
     /* Optional x0, y0, x1, y1: cells covering this rectangle are kept in a
      * dense grid found by arithmetic (no hashing), the fast choice for a
      * bounded world; positions outside it still work, through the hash.

@@ -125,9 +125,10 @@ kr_status_t kr_rng_reset(kr_rng_t *rng, uint64_t seed, kr_rng_domain_t domain, u
 
 gsl_rng *kr_rng_gsl(kr_rng_t *rng) { return &rng->gsl; }
 
-uint64_t kr_rng_u64(kr_rng_t *rng) { return next64(&rng->state); }
+/* (a NULL stream, kr_sim_rng of a NULL simulator say, gives 0) */
+uint64_t kr_rng_u64(kr_rng_t *rng) { return rng ? next64(&rng->state) : 0; }
 
-double kr_rng_uniform(kr_rng_t *rng) { return to_unit(next64(&rng->state)); }
+double kr_rng_uniform(kr_rng_t *rng) { return rng ? to_unit(next64(&rng->state)) : 0.0; }
 
 /* splitmix64's finalizer: any flipped bit of a saved state changes the
  * check word. */

@@ -195,15 +195,13 @@ Test(spatial, cell_of_and_negative_coordinates)
     }
     kr_world_destroy(w);
 
-    /* Non-positive or non-finite sizes fall back to 1.0. */
-    double bad[] = { 0.0, -3.0, NAN, INFINITY };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        w = make_world(bad[i]);
-        c = kr_spatial_cell_of(w, 1.5, -1.5);
-        cr_assert_eq(c.x, 1);
-        cr_assert_eq(c.y, -2);
-        kr_world_destroy(w);
-    }
+    /* 0 means 1.0 (negative and non-finite sizes are refused:
+     * a_bad_cell_size_is_refused). */
+    w = make_world(0.0);
+    c = kr_spatial_cell_of(w, 1.5, -1.5);
+    cr_assert_eq(c.x, 1);
+    cr_assert_eq(c.y, -2);
+    kr_world_destroy(w);
 }
 
 /* A 7 x 7 lattice at half-integers in [-3, 3] plus points on cell edges. */
@@ -1574,5 +1572,19 @@ Test(spatial, scan_to_the_last_row)
     cr_assert_eq(l->n, 1);
     cr_assert_eq(l->entities[0], e);
     free(l);
+    kr_world_destroy(w);
+}
+
+Test(spatial, a_bad_cell_size_is_refused)
+{
+    const double bad[] = { -1.0, NAN, INFINITY };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_assert_null(kr_world_create(&(kr_world_desc_t){ .spatial_cell_size = bad[i] }));
+        cr_assert_eq(kr_last_status(), KR_ERR_INVALID_ARG);
+        cr_assert(strstr(kr_last_error(), "spatial_cell_size: expected a positive finite number"), "%s",
+                  kr_last_error());
+    }
+    kr_world_t *w = kr_world_create(&(kr_world_desc_t){ .spatial_cell_size = 0 });
+    cr_assert_not_null(w, "0 means 1.0");
     kr_world_destroy(w);
 }
