@@ -71,6 +71,11 @@ __attribute__((noinline)) static void *add_slow(kr_world_t *w, kr_entity_t e, kr
         kr__fail(KR_ERR_STALE_ENTITY, "kr_component_add: on_creation destroyed the entity");
         return NULL;
     }
+    if (!kr_component_has(w, e, c)) {
+        kr__fail(KR_ERR_STATE, "kr_component_add: on_creation removed '%s' from entity %u again", entry->info.name,
+                 kr_entity_index(e));
+        return NULL;
+    }
     return kr_component_get(w, e, c);
 }
 
@@ -143,6 +148,7 @@ bool kr_component_has(const kr_world_t *w, kr_entity_t e, kr_component_t c)
     kr__record_t *r = kr__live(w, e, "kr_component_has");
     if (!r) return false;
     if (kr__column_index(w->tables[r->table], c) >= 0) return true;
+    if (!registered(w, c, "kr_component_has")) return false; /* (reported, as ecs.md says) */
     return (r->flags & KR__REC_SPARSE) && sparse_get(w, kr_entity_index(e), c);
 }
 

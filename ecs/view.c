@@ -149,6 +149,10 @@ void *kr_view_get(const kr_view_t *v, size_t term)
         kr__fail(KR_ERR_INVALID_ARG, "kr_view_get: term %zu out of range", term);
         return NULL;
     }
+    if (v->pass != 1 || v->current == KR_ENTITY_INVALID) {
+        kr__fail(KR_ERR_STATE, "kr_view_get: no entity: call it between kr_view_next and the next call");
+        return NULL;
+    }
     return kr_component_get(v->world, v->current, v->include[term]);
 }
 

@@ -666,7 +666,8 @@ kr_status_t kr_model_failure(const kr_model_t *m)
 kr_status_t kr_model_run(kr_model_t *m)
 {
     if (!m) return kr__fail(KR_ERR_INVALID_ARG, "kr_model_run: null model");
-    if (m->finished || m->running) return kr__fail(KR_ERR_STATE, "kr_model_run: the model has already run");
+    if (m->running) return kr__fail(KR_ERR_STATE, "kr_model_run: the model is running (called from inside it)");
+    if (m->finished) return kr__fail(KR_ERR_STATE, "kr_model_run: the model has already run");
     kr_status_t st = m->failure ? kr__fail(m->failure, "kr_model_run: %s", m->failure_msg) : KR_OK;
     if (!st && !m->started) st = kr_model_start(m);
     if (!st) return kr__coord_run(m);

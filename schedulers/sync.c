@@ -680,12 +680,15 @@ kr_status_t kr__sync_cancel(kr_sim_t *s, const kr_event_key_t *key, bool delay, 
         return kr__fail(KR_ERR_STATE, "%s: sync-event from '%s' (now %g) to '%s' at %g: too late, the limit is "
                         "now + promise = %g", fn, s->name, units(m, s->now), m->sims[o.target]->name,
                         units(m, o.time), units(m, limit));
-    if (!delay && o.carries_entities)
-        return kr__fail(KR_ERR_STATE, "kr_cancel: sync-event from '%s' to '%s' at %g carries entities; cancelling "
-                        "would lose them (delay it instead)", s->name, m->sims[o.target]->name, units(m, o.time));
     /* A sender side still waiting here moves or goes with the event; one
      * that already ran has sent the payload on its way. */
     uint32_t slot = o.sender_handle ? kr__rec_find(s, s->id, key->sequence, o.sender_handle) : UINT32_MAX;
+    if (!delay && o.carries_entities)
+        return kr__fail(KR_ERR_STATE, "kr_cancel: sync-event from '%s' to '%s' at %g carries entities; %s (delay it "
+                        "instead)", s->name, m->sims[o.target]->name, units(m, o.time),
+                        slot != UINT32_MAX ? "one with entities cannot be cancelled (they leave when its sender side "
+                                             "runs)"
+                                           : "cancelling would lose them (they have left the sender's world)");
     if (slot != UINT32_MAX) {
         kr_event_key_t sender_key = kr__rec_key(s, &s->recs[slot], slot);
         kr_status_t st = kr__sim_change(s, &sender_key, delay, extra, NULL, fn);

@@ -45,7 +45,11 @@ KR_API kr_status_t kr_spatial_remove(kr_world_t *world, kr_entity_t e);
 /* True if e is in the hash; its position goes to *x, *y (either may be NULL). */
 KR_API bool kr_spatial_position(const kr_world_t *world, kr_entity_t e, double *x, double *y);
 
-/* The cell that holds point (x, y). */
+/* The cell that holds point (x, y). A point in no cell sets kr_last_error
+ * (KR_ERR_INVALID_ARG) and answers a cell all the same: (0, 0) for NaN or
+ * infinite coordinates, the nearest int32 cell for a coordinate beyond
+ * them; where that matters, kr_clear_error() first and check
+ * kr_last_status() after. */
 KR_API kr_cell_t kr_spatial_cell_of(const kr_world_t *world, double x, double y);
 /* The entities in one cell, in slot order; *count gets their number. The
  * array is valid until the next change of the hash. NULL when empty. */

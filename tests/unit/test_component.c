@@ -436,3 +436,16 @@ Test(component, add_n_and_remove_n_stop_at_the_first_failure)
                                              "entity array"), "%s", kr_last_error());
     cr_assert_eq(kr_component_add_n(w, 1, &e[3], 9999, NULL), KR_ERR_UNREGISTERED);
 }
+
+Test(component, has_reports_an_unregistered_component)
+{
+    kr_entity_t e = kr_entity_create(w);
+    kr_clear_error();
+    cr_assert_not(kr_component_has(w, e, 999));
+    cr_assert_eq(kr_last_status(), KR_ERR_UNREGISTERED);
+    cr_assert(strstr(kr_last_error(), "kr_component_has: component 999 is not registered"), "%s", kr_last_error());
+    /* a registered one the entity lacks: false, nothing reported */
+    kr_clear_error();
+    cr_assert_not(kr_component_has(w, e, pos));
+    cr_assert_eq(kr_last_status(), KR_OK);
+}

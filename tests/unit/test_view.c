@@ -322,3 +322,17 @@ Test(view, rows_stay_put_under_a_chunk_pass_when_an_entity_pass_ends)
     kr_view_fini(&a);
     kr_view_fini(&b);
 }
+
+Test(view, get_outside_an_entity_pass_says_so)
+{
+    kr_entity_t e = kr_entity_create(w);
+    cr_assert_not_null(kr_component_add(w, e, pos));
+    kr_view_t v;
+    kr_view_init(&v, w, &(kr_view_desc_t){ .include = { pos } });
+    cr_assert_null(kr_view_get(&v, 0));
+    cr_assert_eq(kr_last_status(), KR_ERR_STATE);
+    cr_assert(strstr(kr_last_error(), "kr_view_get: no entity"), "%s", kr_last_error());
+    cr_assert(kr_view_next(&v));
+    cr_assert_not_null(kr_view_get(&v, 0));
+    kr_view_fini(&v);
+}
