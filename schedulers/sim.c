@@ -500,11 +500,12 @@ bool kr__sim_run_head(kr_sim_t *s)
 /* ---- accessors ---- */
 
 /* The getters answer 0 or NULL for a NULL simulator (a name that
- * kr_model_find_sim did not find, say) rather than crash. */
+ * kr_model_find_sim did not find, say) rather than crash; but for
+ * kr_sim_now, which a handler calls at every event (kairos/sim.h). */
 uint32_t kr_sim_id(const kr_sim_t *s) { return s ? s->id : 0; }
 const char *kr_sim_name(const kr_sim_t *s) { return s ? s->name : NULL; }
 kr_formalism_t kr_sim_formalism(const kr_sim_t *s) { return s ? s->formalism : KR_DISCRETE_EVENT; }
-kr_time_t kr_sim_now(const kr_sim_t *s) { return s ? s->now : 0; }
+kr_time_t kr_sim_now(const kr_sim_t *s) { return s->now; }
 kr_time_t kr_sim_time_step(const kr_sim_t *s) { return s ? s->time_step : 0; }
 kr_world_t *kr_sim_world(kr_sim_t *s) { return s ? s->world : NULL; }
 kr_model_t *kr_sim_model(kr_sim_t *s) { return s ? s->model : NULL; }

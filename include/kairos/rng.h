@@ -61,7 +61,8 @@ KR_API gsl_rng *kr_rng_gsl(kr_rng_t *rng);
 
 /* Next 64 random bits (two 32-bit draws: low half first). */
 KR_API uint64_t kr_rng_u64(kr_rng_t *rng);
-/* Uniform in [0, 1): the top 53 bits of kr_rng_u64, times 2^-53. */
+/* Uniform in [0, 1): the top 53 bits of kr_rng_u64, times 2^-53. Neither
+ * checks rng (they run several times an event): it must be a stream. */
 KR_API double kr_rng_uniform(kr_rng_t *rng);
 
 /* Writes the stream's key and position to *state. */

@@ -31,7 +31,8 @@ KR_API const char *kr_formalism_name(kr_formalism_t f);
 KR_API kr_status_t kr_formalism_from_name(const char *name, kr_formalism_t *out);
 
 /* The getters below answer 0 (or NULL) for a NULL simulator, as for a
- * name kr_model_find_sim did not find; they never crash. */
+ * name kr_model_find_sim did not find; all but kr_sim_now, which handlers
+ * call at every event and which takes a simulator that exists. */
 KR_API uint32_t kr_sim_id(const kr_sim_t *sim);              /* 0 .. count-1, in add order */
        KR_API const char *kr_sim_name(const kr_sim_t *sim);
 KR_API kr_formalism_t kr_sim_formalism(const kr_sim_t *sim);
