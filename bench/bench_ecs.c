@@ -278,6 +278,60 @@ __attribute__((always_inline)) static inline double spatial_move_floor_run(int n
 }
 
 static double spatial_move_floor(int n) { return spatial_move_floor_run(n, false); }
+
+/* The same moves with each in a function of its own, called once a move
+ * (see add_remove_floor_call). */
+typedef struct floor_grid {
+    floor_cell_t *cells;
+    floor_entry_t *en;
+} floor_grid_t;
+
+__attribute__((noinline)) static void floor_move_one(floor_grid_t *g, int i, double x, double y)
+{
+    floor_entry_t *e = &g->en[i];
+    uint32_t c = (uint32_t)y * 1000u + (uint32_t)x;
+    if (c != e->cell) {
+        floor_cell_t *o = &g->cells[e->cell];
+        uint32_t last = --o->count;
+        if (e->slot != last && last < 7) {
+            uint64_t m = o->members[last];
+            o->members[e->slot] = m;
+            g->en[m].slot = e->slot;
+        }
+        floor_cell_t *d = &g->cells[c];
+        if (d->count < 7) d->members[d->count] = (uint64_t)i;
+        e->slot = d->count++;
+        e->cell = c;
+    }
+    e->x = x;
+    e->y = y;
+}
+
+static double spatial_move_floor_call(int n)
+{
+    const int side = 1000;
+    floor_grid_t g = { huge_alloc((size_t)side * side * sizeof *g.cells), huge_alloc((size_t)n * sizeof *g.en) };
+    double *x = huge_alloc((size_t)n * sizeof *x), *y = huge_alloc((size_t)n * sizeof *y);
+    memset(g.cells, 0, (size_t)side * side * sizeof *g.cells);
+    for (int i = 0; i < n; i++) {
+        double px = rng_unit() * side, py = rng_unit() * side;
+        uint32_t c = (uint32_t)py * (uint32_t)side + (uint32_t)px;
+        floor_cell_t *cc = &g.cells[c];
+        if (cc->count < 7) cc->members[cc->count] = (uint64_t)i;
+        g.en[i] = (floor_entry_t){ px, py, c, cc->count++ };
+        double nx = px + (rng_unit() - 0.5), ny = py + (rng_unit() - 0.5);
+        x[i] = nx < 0 ? nx + side : nx >= side ? nx - side : nx;
+        y[i] = ny < 0 ? ny + side : ny >= side ? ny - side : ny;
+    }
+    double t0 = now_ns();
+    for (int i = 0; i < n; i++) floor_move_one(&g, i, x[i], y[i]);
+    double t = (now_ns() - t0) / n;
+    free(g.cells);
+    free(g.en);
+    free(x);
+    free(y);
+    return t;
+}
 static double spatial_move_floor_ahead(int n) { return spatial_move_floor_run(n, true); }
 
 /* The raw arrays under the add_remove and destroy floors: records (as the
@@ -369,6 +423,52 @@ __attribute__((always_inline)) static inline double add_remove_floor_run(int n, 
 }
 
 static double add_remove_floor(int n, int churn) { return add_remove_floor_run(n, churn, false); }
+
+/* The same floor with each row move in a function of its own, called once
+ * a row, its arrays and counts reached through a pointer as an API's
+ * state is: the floor of anything called one row at a time. The loop
+ * above overlaps the cache misses of many moves, which a call and the
+ * state it reads back from memory leave less room for (bench/README.md,
+ * "Why single ECS calls stay above their floor"). */
+typedef struct floor_move {
+    floor_rec_t *rec;
+    uint64_t *ea, *eb;
+    vec2_t *pa, *va, *pb, *vb;
+    float *hb;
+    uint32_t na, nb;
+} floor_move_t;
+
+__attribute__((noinline)) static void floor_move_row(floor_move_t *m, uint32_t e)
+{
+    uint32_t row = m->rec[e].row, d = m->nb++;
+    m->eb[d] = e;
+    m->pb[d] = m->pa[row];
+    m->vb[d] = m->va[row];
+    m->hb[d] = 0;
+    m->rec[e].table = 1;
+    m->rec[e].row = d;
+    uint32_t last = --m->na;
+    if (row != last) {
+        uint64_t moved = m->ea[last];
+        m->ea[row] = moved;
+        m->pa[row] = m->pa[last];
+        m->va[row] = m->va[last];
+        m->rec[moved].row = row;
+    }
+}
+
+static double add_remove_floor_call(int n, int churn)
+{
+    floor_table_t f = floor_table(n, churn);
+    floor_move_t m = { f.rec, f.ea, huge_alloc((size_t)n * sizeof *m.eb), f.pa, f.va, plain_array((size_t)n),
+                       plain_array((size_t)n), huge_alloc((size_t)n * sizeof *m.hb), (uint32_t)n, 0 };
+    double t0 = now_ns();
+    for (int i = 0; i < churn; i++) floor_move_row(&m, f.perm[i]);
+    double t = (now_ns() - t0) / churn;
+    free(m.eb); free(m.pb); free(m.vb); free(m.hb);
+    floor_table_free(&f);
+    return t;
+}
 static double add_remove_floor_ahead(int n, int churn) { return add_remove_floor_run(n, churn, true); }
 
 /* The floor under destroy: on the same arrays, each random entity's row
@@ -498,7 +598,7 @@ int main(int argc, char **argv)
     }
     if (churn > n / 2) churn = n / 2;
     const int passes = 11;
-    double sp_floor[64], sp_floor_ahead[64], addrem_floor[64], addrem_floor_ahead[64], destroy_fl[64], addrem_sparse[64], create[64], create_add[64], view[64], plain[64], addrem[64], addrem_n[64], churned[64], destroy[64], destroy_n[64];
+    double sp_floor[64], sp_floor_ahead[64], sp_floor_call[64], addrem_floor[64], addrem_floor_ahead[64], addrem_floor_call[64], destroy_fl[64], addrem_sparse[64], create[64], create_add[64], view[64], plain[64], addrem[64], addrem_n[64], churned[64], destroy[64], destroy_n[64];
     double alt_view[64], alt_addrem[64];
     spatial_times_t sp[2];
     kr_entity_t *ids = malloc((size_t)n * sizeof *ids);
@@ -614,8 +714,10 @@ int main(int argc, char **argv)
         spatial_bench(&ty, n, churn, true, &sp[1], r);
         sp_floor[r] = spatial_move_floor(n);
         sp_floor_ahead[r] = spatial_move_floor_ahead(n);
+        sp_floor_call[r] = spatial_move_floor_call(n);
         addrem_floor[r] = add_remove_floor(n, churn);
         addrem_floor_ahead[r] = add_remove_floor_ahead(n, churn);
+        addrem_floor_call[r] = add_remove_floor_call(n, churn);
         destroy_fl[r] = destroy_floor(n, churn);
 
         sparse_model(n, churn, passes, &alt_view[r], &alt_addrem[r]);
@@ -634,6 +736,7 @@ int main(int argc, char **argv)
     emit("add_remove_plain_arrays", median(addrem_floor, reps), "ns/op", churn, reps);
     emit("add_remove_n", median(addrem_n, reps), "ns/op", churn, reps);
     emit("add_remove_plain_arrays_ahead", median(addrem_floor_ahead, reps), "ns/op", churn, reps);
+    emit("add_remove_plain_arrays_call", median(addrem_floor_call, reps), "ns/op", churn, reps);
     emit("add_remove_sparse", median(addrem_sparse, reps), "ns/op", churn, reps);
     emit("view_pass_churned", c, "ns/entity", n, reps);
     emit("view_pass_churned_ratio", c / p, "x plain_loop", n, reps);
@@ -643,15 +746,17 @@ int main(int argc, char **argv)
     /* Issue 20's targets are against the add/remove floor; the ratios are
      * medians of the per-repetition ratios, each taken within one
      * repetition, so that a slow moment of the machine cancels out. */
-    double ar_ratio[64], arn_ratio[64], arn_ahead[64], de_ratio[64], de_own[64];
+    double ar_ratio[64], ar_call[64], arn_ratio[64], arn_ahead[64], de_ratio[64], de_own[64];
     for (int r = 0; r < reps; r++) {
         ar_ratio[r] = addrem[r] / addrem_floor[r];
+        ar_call[r] = addrem[r] / addrem_floor_call[r];
         arn_ratio[r] = addrem_n[r] / addrem_floor[r];
         arn_ahead[r] = addrem_n[r] / addrem_floor_ahead[r];
         de_ratio[r] = destroy[r] / addrem_floor[r];
         de_own[r] = destroy[r] / destroy_fl[r];
     }
     emit("add_remove_ratio", median(ar_ratio, reps), "x add_remove_plain_arrays", churn, reps);
+    emit("add_remove_ratio_call", median(ar_call, reps), "x add_remove_plain_arrays_call", churn, reps);
     emit("add_remove_n_ratio", median(arn_ratio, reps), "x add_remove_plain_arrays", churn, reps);
     emit("add_remove_n_ratio_ahead", median(arn_ahead, reps), "x add_remove_plain_arrays_ahead", churn, reps);
     emit("destroy_ratio", median(de_ratio, reps), "x add_remove_plain_arrays", churn, reps);
@@ -676,8 +781,10 @@ int main(int argc, char **argv)
     }
     emit("spatial_move_plain_arrays", median(sp_floor, reps), "ns/op", n, reps);
     emit("spatial_move_plain_arrays_ahead", median(sp_floor_ahead, reps), "ns/op", n, reps);
-    double mv_ratio[2][64], mvn_ratio[2][64], mvn_ahead[2][64];
+    emit("spatial_move_plain_arrays_call", median(sp_floor_call, reps), "ns/op", n, reps);
+    double mv_ratio[2][64], mvn_ratio[2][64], mvn_ahead[2][64], mv_call[64];
     for (int r = 0; r < reps; r++) {
+        mv_call[r] = sp[1].move[r] / sp_floor_call[r];
         mv_ratio[0][r] = sp[0].move[r] / sp_floor[r];
         mv_ratio[1][r] = sp[1].move[r] / sp_floor[r];
         mvn_ratio[0][r] = sp[0].move_n[r] / sp_floor[r];
@@ -687,6 +794,7 @@ int main(int argc, char **argv)
     }
     emit("spatial_move_ratio", median(mv_ratio[0], reps), "x spatial_move_plain_arrays", n, reps);
     emit("spatial_move_grid_ratio", median(mv_ratio[1], reps), "x spatial_move_plain_arrays", n, reps);
+    emit("spatial_move_grid_ratio_call", median(mv_call, reps), "x spatial_move_plain_arrays_call", n, reps);
     emit("spatial_move_n_ratio", median(mvn_ratio[0], reps), "x spatial_move_plain_arrays", n, reps);
     emit("spatial_move_n_grid_ratio", median(mvn_ratio[1], reps), "x spatial_move_plain_arrays", n, reps);
     emit("spatial_move_n_ratio_ahead", median(mvn_ahead[0], reps), "x spatial_move_plain_arrays_ahead", n, reps);
