@@ -16,8 +16,8 @@ kr__record_t *kr__stale(const kr_world_t *w, kr_entity_t e, const char *fn)
     }
     uint32_t idx = kr_entity_index(e);
     if (e == KR_ENTITY_INVALID || idx >= w->record_count) {
-        kr__fail(KR_ERR_STALE_ENTITY, "%s: entity %llu is not an entity of this world", fn,
-                 (unsigned long long)e);
+        kr__fail(KR_ERR_STALE_ENTITY, "%s: entity %u:%u is not an entity of this world", fn, idx,
+                 kr_entity_generation(e));
         return NULL;
     }
     kr__record_t *r = &w->records[idx];

@@ -54,8 +54,8 @@ static kr_status_t pack_roots(kr_sim_t *s, const kr_entity_t *roots, size_t n, k
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         if (kr_entity_alive(s->world, roots[i])) live[k++] = roots[i];
-        else kr_log(s, KR_LOG_WARN, "entity %llu sent with a sync-event no longer exists; not sent",
-                    (unsigned long long)roots[i]);
+        else kr_log(s, KR_LOG_WARN, "entity %u:%u sent with a sync-event no longer exists; not sent",
+                    kr_entity_index(roots[i]), kr_entity_generation(roots[i]));
     }
     kr_status_t st = k ? kr_pack(s->world, live, k, pack) : KR_OK;
     for (size_t i = 0; !st && i < k; i++) st = kr_entity_destroy(s->world, live[i]);
@@ -519,8 +519,8 @@ kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_
     }
     for (size_t i = 0; i < d->entity_count; i++)
         if (!kr_entity_alive(s->world, d->entities[i]))
-            return kr__fail(KR_ERR_STALE_ENTITY, "kr_schedule_sync: '%s': entity %llu to send does not exist",
-                            s->name, (unsigned long long)d->entities[i]);
+            return kr__fail(KR_ERR_STALE_ENTITY, "kr_schedule_sync: '%s': entity %u:%u to send does not exist",
+                            s->name, kr_entity_index(d->entities[i]), kr_entity_generation(d->entities[i]));
 
     /* Entities go first: destroying them fires on_destroy, which may itself
      * schedule sync-events; the sequence is taken after, so that sequences
