@@ -13,6 +13,8 @@
  * hash of (id, s) to a sum and counts the acts: summed over regions, the
  * run must give exactly the sum over s = 1..S and id = 1..N, which holds
  * only if at every step every walker acted once, in one region. */
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include "kairos/kairos.h"
 #include "models/walkers/walkers.h"
@@ -67,6 +69,17 @@ static kr_status_t walkers_setup(kr_sim_t *sim, const kr_params_t *p)
                            .act = act, .arg = w };
     kr_status_t st = kr_params_region_cut(p, w->width, w->height, &d.cut);
     if (st) return st;
+    /* (the region layer checks it too; here it names the parameter) */
+    int64_t narrow_w = d.cut.cols > 1 ? w->width / d.cut.cols : INT64_MAX;
+    int64_t narrow_h = d.cut.rows > 1 ? w->height / d.cut.rows : INT64_MAX;
+    int64_t narrow = narrow_w < narrow_h ? narrow_w : narrow_h;
+    if (2 * w->halo > narrow) {
+        char expected[128], found[24];
+        snprintf(expected, sizeof expected, "at most %lld (half the narrowest region of the %u x %u cut, %lld cells)",
+                 (long long)(narrow / 2), d.cut.cols, d.cut.rows, (long long)narrow);
+        snprintf(found, sizeof found, "%lld", (long long)w->halo);
+        return kr_params_error(p, "halo", expected, found);
+    }
     if (!(w->region = kr_region_create(sim, &d))) return kr_last_status();
     w->seed = kr_model_seed(kr_sim_model(sim));
     /* Only this setup's kr_region_scatter places walkers (later regions of

@@ -608,8 +608,8 @@ Test(cli, regions_checked_and_recut)
     cli_free(&r);
     /* regions narrower than twice the halo: an agent moving into one could
      * land in the halo of a region that is not its old one's neighbour */
-    snprintf(want, sizeof want, "%s: simulators[0] (eco[0], kind walkers): region 'eco[0]': a halo of 2 cells needs "
-             "regions at least 4 cells wide; the narrowest region of a 8 x 6 grid cut 4 x 1 is narrower", m);
+    snprintf(want, sizeof want, "%s: simulators[0].params.halo: expected at most 1 (half the narrowest region of "
+             "the 4 x 1 cut, 2 cells), found 2", m);
     expect_bad(kairos("run", m, "--set", "simulators.eco.regions=[4,1]", "--set", "simulators.eco.params.halo=2", NULL),
                want);
     expect_bad(kairos("validate", m, "--set", "simulators.eco.regions=[4,1]", "--set",

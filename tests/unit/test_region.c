@@ -675,6 +675,20 @@ Test(region, halos_show_the_previous_step_as_an_uncut_world_would)
     }
 }
 
+/* A kind that does not check its halo against the cut itself: the region
+ * layer refuses it, naming the region, the halo and the cut. */
+Test(region, a_halo_wider_than_half_a_region_is_refused_by_the_layer)
+{
+    mt_write("{'end_time': 1, 'seed': 9, 'simulators': [{'name': 'p', 'kind': 'probe', 'time_step': 1, "
+             "'regions': [10, 1], 'params': {'width': 30, 'height': 20, 'agents': 0, 'halo': 2}}]}");
+    kr__model_file_t *f = kr__model_file_load(&(kr__model_file_desc_t){ .path = mt_path, .register_builtin = register_probe });
+    cr_assert(f, "%s", kr_last_error());
+    cr_assert_null(kr__model_file_build(f, NULL));
+    cr_assert(strstr(kr_last_error(), "region 'p[0]': a halo of 2 cells needs regions at least 4 cells wide; the "
+                     "narrowest region of a 30 x 20 grid cut 10 x 1 is narrower"), "%s", kr_last_error());
+    kr__model_file_free(f);
+}
+
 Test(region, moves_are_checked)
 {
     kr__model_file_t *f = mt_load(WALKERS("'regions': [3, 1],", ""), NULL);
