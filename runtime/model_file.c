@@ -825,10 +825,17 @@ kr_model_t *kr__model_file_build_on(kr__model_file_t *f, const kr_observer_t *ob
         if (!st) st = kr__render_restyle(f, e, sim);
         kr__params_close(p);
         if (st) {
+            /* A setup that failed is bad input (docs/cli.md, "Exit status"),
+             * whatever status it gave, but for memory; one that gave no
+             * message is said to have given none. */
+            kr_status_t as = st == KR_ERR_NOMEM || kr_last_status() == KR_ERR_NOMEM ? KR_ERR_NOMEM : KR_ERR_INVALID_ARG;
+            char why[600];
+            if (kr_last_status() == KR_OK || !kr_last_error()[0])
+                snprintf(why, sizeof why, "setup failed with status %d (%s) and no message", (int)st, kr_status_str(st));
+            else snprintf(why, sizeof why, "%s", kr_last_error());
             /* Kinds report params errors in the standard form already. */
-            if (!strncmp(kr_last_error(), f->path, strlen(f->path))) kr__fail(KR_ERR_INVALID_ARG, "%s", kr_last_error());
-            else kr__fail(st == KR_ERR_INVALID_ARG ? st : kr_last_status(), "%s: simulators[%zu] (%s, kind %s): %s",
-                          f->path, e->index, e->name, k->name, kr_last_error());
+            if (!strncmp(why, f->path, strlen(f->path))) kr__fail(as, "%s", why);
+            else kr__fail(as, "%s: simulators[%zu] (%s, kind %s): %s", f->path, e->index, e->name, k->name, why);
             goto fail;
         }
     }

@@ -518,11 +518,16 @@ void kr_sim_fail(kr_sim_t *s, kr_status_t status, const char *fmt, ...)
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
     kr_model_t *m = s->model;
+    /* A kind's failure is a failure: not a deadlock, an interrupt or a
+     * success, which only the coordinator reports (docs/cli.md, "Exit
+     * status"). */
+    if (status == KR_OK || status == KR_ERR_DEADLOCK || status == KR_ERR_INTERRUPTED) status = KR_ERR_STATE;
     kr__model_fail(m, status, "simulator '%s', time %.9g: %s", s->name, kr_time_to_units(s->now, m->precision), text);
-    /* Outside a run (setup, or after the end) nobody stops: say it now.
-     * Before the run, kr_model_failure and kr_model_run report it. */
+    /* After the end nobody stops: say it now. Before the start (a setup)
+     * the model's build reports it, once; kr_model_failure and
+     * kr_model_run report it too. */
     if (!m->running) {
-        kr_log(s, KR_LOG_ERROR, "%s", text);
+        if (m->started) kr_log(s, KR_LOG_ERROR, "%s", text);
         kr__fail(m->failure, "%s", m->failure_msg);
     }
 }

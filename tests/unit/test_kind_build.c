@@ -62,8 +62,26 @@ static void pinged(kr_sim_t *sim, void *data) { (void)sim; (void)data; }
 static const kr_event_type_desc_t ping_events[] = { { .name = "tick", .on_event = tick },
                                                     { .name = "ping", .on_target_side = pinged }, { 0 } };
 
+/* A setup that fails with no message, and one that fails through
+ * kr_sim_fail with a status that would read as a deadlock. */
+static kr_status_t silent_setup(kr_sim_t *sim, const kr_params_t *p)
+{
+    (void)sim; (void)p;
+    kr_clear_error();
+    return KR_ERR_STATE;
+}
+static kr_status_t deadlock_setup(kr_sim_t *sim, const kr_params_t *p)
+{
+    (void)p;
+    kr_sim_fail(sim, KR_ERR_DEADLOCK, "gave up");
+    return KR_OK;
+}
+
 static kr_status_t register_kinds(kr_kinds_t *kinds)
 {
+    kr_kind_desc_t silent = { .name = "silent", .formalism = KR_DISCRETE_EVENT, .setup = silent_setup },
+                   gave_up = { .name = "gave_up", .formalism = KR_DISCRETE_EVENT, .setup = deadlock_setup };
+    if (kr_kind_register(kinds, &silent) || kr_kind_register(kinds, &gave_up)) return kr_last_status();
     kr_kind_desc_t a = ticker("a", tick_events), b = ticker("b", tick_events), c = ticker("c", other_events),
                    d = ticker("d", tick_events), e = ticker("e", ping_events), f = ticker("f", ping_events),
                    g = ticker("g", ping_events);
@@ -160,6 +178,21 @@ Test(kind_build, what_a_kind_receives_is_declared_on_every_simulator)
     cr_assert_neq(kr_kind_register(kinds, &k), KR_OK);
     cr_assert(strstr(kr_last_error(), "receives[1] is an empty name"), "%s", kr_last_error());
     kr__kinds_destroy(kinds);
+}
+
+Test(kind_build, a_failed_setup_is_bad_input_whatever_its_status)
+{
+    kr__model_file_t *f = load("{'end_time': 1, 'simulators': [{'name': 'x', 'kind': 'silent'}]}");
+    cr_assert_null(kr__model_file_build(f, NULL));
+    cr_assert_eq(kr_last_status(), KR_ERR_INVALID_ARG);
+    cr_assert(strstr(kr_last_error(), "simulators[0] (x, kind silent): setup failed with status 12 (") &&
+              strstr(kr_last_error(), ") and no message"), "%s", kr_last_error());
+    kr__model_file_free(f);
+    f = load("{'end_time': 1, 'simulators': [{'name': 'x', 'kind': 'gave_up'}]}");
+    cr_assert_null(kr__model_file_build(f, NULL));
+    cr_assert_eq(kr_last_status(), KR_ERR_INVALID_ARG, "not a deadlock: %s", kr_last_error());
+    cr_assert(strstr(kr_last_error(), "simulator 'x', time 0: gave up"), "%s", kr_last_error());
+    kr__model_file_free(f);
 }
 
 Test(kind_build, the_entry_formalism_is_checked_before_setup)

@@ -1029,3 +1029,23 @@ Test(sync, guarantees_ride_on_data_and_are_asked_for)
     cr_assert_geq(kr_sim_null_messages(a), 1);
     kr_model_destroy(m);
 }
+
+/* A handler's kr_sim_fail is the run's failure: a status that would read
+ * as a deadlock or an interrupt (exit 3, 143) becomes KR_ERR_STATE. */
+static void fail_as_deadlock(kr_sim_t *sim, void *data)
+{
+    (void)data;
+    kr_sim_fail(sim, KR_ERR_DEADLOCK, "gave up");
+}
+
+Test(sync, a_kinds_failure_is_never_a_deadlock)
+{
+    kr_model_t *m = new_model(10 * S);
+    kr_sim_t *a = add(m, "a", KR_DISCRETE_EVENT, 0);
+    kr_event_type_t t = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "f", .on_event = fail_as_deadlock });
+    cr_assert_eq(kr_model_start(m), KR_OK);
+    cr_assert_eq(kr_schedule(a, 0, S, t, NULL, NULL), KR_OK);
+    cr_assert_eq(kr_model_run(m), KR_ERR_STATE, "%s", kr_last_error());
+    cr_assert(strstr(kr_last_error(), "simulator 'a', time 1: gave up"), "%s", kr_last_error());
+    kr_model_destroy(m);
+}
