@@ -246,6 +246,12 @@ static kr_status_t sqss_setup(kr_sim_t *sim, const kr_params_t *p)
     kr_time_t first = KR_TIME_NEVER;
     kr_status_t st = kr_params_duration(p, "first_arrival", KR_TIME_NEVER, &first);
     if (st) return st;
+    if (!(kr_dist_mean(&sq->arrival) > 0)) {
+        /* Gaps of 0 would make products forever at one time. */
+        char found[64];
+        snprintf(found, sizeof found, "a distribution with mean %g", kr_dist_mean(&sq->arrival));
+        return kr_params_error(p, "arrival", "a distribution with a positive mean", found);
+    }
     kr_registry_t *reg = kr_model_registry(m);
     sq->product = kr_component_lookup(reg, SQSS_PRODUCT);
     sq->server_b = kr_component_lookup(reg, "sqss.server");
@@ -293,9 +299,12 @@ static void sqss_report(kr_sim_t *sim, kr_report_t *r)
     kr_report_number(r, "mean_time_in_system", kr_batchmeans_mean(&sq->time_in_system));
     kr_report_number(r, "ci95_time_in_system", kr_batchmeans_halfwidth(&sq->time_in_system));
     kr_report_int(r, "time_in_system_count", (int64_t)sq->time_in_system.all.count);
-    kr_report_number(r, "mean_queue_length", kr_timeavg_mean(&sq->queue_length, now));
-    kr_report_number(r, "mean_in_system", kr_timeavg_mean(&sq->system_size, now));
-    kr_report_number(r, "utilisation", kr_timeavg_mean(&sq->busy_servers, now) / (double)sq->servers);
+    /* Averages from the warm-up to the end: none when the run ends at or
+     * before it (the reset never came, or came at the last instant). */
+    bool averaged = span > 0;
+    kr_report_number(r, "mean_queue_length", averaged ? kr_timeavg_mean(&sq->queue_length, now) : NAN);
+    kr_report_number(r, "mean_in_system", averaged ? kr_timeavg_mean(&sq->system_size, now) : NAN);
+    kr_report_number(r, "utilisation", averaged ? kr_timeavg_mean(&sq->busy_servers, now) / (double)sq->servers : NAN);
     kr_report_number(r, "throughput", span > 0 ? (double)sq->time_in_system.all.count / span : NAN);
 }
 

@@ -142,6 +142,11 @@ Test(sqss, params_are_checked)
           "min 5" },
         { "simulators.q.params.warmup=-1", "simulators[0].params.warmup", "-1" },
         { "simulators.q.params.capcity=4", "simulators[0].params.capcity", "capcity" },
+        /* gaps of 0 made products forever at time 0: a hang */
+        { "simulators.q.params.arrival={\"dist\": \"constant\", \"value\": 0}", "simulators[0].params.arrival",
+          "a distribution with mean 0" },
+        { "simulators.q.params.arrival={\"dist\": \"normal\", \"mean\": -1, \"sd\": 0.1}",
+          "simulators[0].params.arrival", "a distribution with mean -1" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *sets[] = { cases[i].set };
@@ -149,5 +154,26 @@ Test(sqss, params_are_checked)
         cr_assert_eq(r.status, KR_ERR_INVALID_ARG, "%s: status %d", cases[i].set, r.status);
         cr_assert(strstr(r.error, cases[i].path) && strstr(r.error, "expected") && strstr(r.error, cases[i].found),
                   "%s: %s", cases[i].set, r.error);
+    }
+}
+
+/* A run that ends at or before the warm-up has no time averages: the reset
+ * never came (or came at the last instant), and the figures over [0, end]
+ * were reported as if from the warm-up. */
+Test(sqss, no_time_averages_when_the_run_ends_by_the_warmup)
+{
+    const char *base = "{\"end_time\": 100, \"simulators\": [{\"name\": \"q\", \"kind\": \"sqss\", "
+                       "\"params\": {\"warmup\": 200}}]}";
+    const char *at_end[] = { "end_time=200" }, *after[] = { "end_time=300" };
+    for (int k = 0; k < 3; k++) {
+        result_t r = run_text(base, k == 1 ? at_end : k == 2 ? after : NULL, k ? 1 : 0);
+        cr_assert_eq(r.status, KR_OK, "%s", r.error);
+        const char *keys[] = { "mean_queue_length", "mean_in_system", "utilisation" };
+        for (int i = 0; i < 3; i++) {
+            json_t *v = json_object_get(r.stats, keys[i]);
+            if (k < 2) cr_assert(json_is_null(v), "%s with the end %s the warm-up", keys[i], k ? "at" : "before");
+            else cr_assert(json_is_number(v), "%s after the warm-up", keys[i]);
+        }
+        json_decref(r.stats);
     }
 }
