@@ -446,16 +446,21 @@ kr_status_t kr_world_start(kr_world_t *w)
 kr_status_t kr_world_update(kr_world_t *w)
 {
     if (!w) return kr__fail(KR_ERR_INVALID_ARG, "kr_world_update: null world");
+    /* (from an on_update it would update every entity twice in one step) */
+    if (w->updating)
+        return kr__fail(KR_ERR_STATE, "kr_world_update: called from a callback of an update under way");
     /* Both rounds walk one snapshot: entities created during the step join
      * at the next step, entities destroyed during it are skipped. */
     size_t n = 0;
     kr_entity_t *ids = NULL;
     kr_status_t st = behavior_snapshot(w, false, &ids, &n, "kr_world_update");
     if (st) return st;
+    w->updating = true;
     for (size_t i = 0; i < n; i++)
         if (kr_entity_alive(w, ids[i])) kr__behaviors_fire(w, ids[i], KR__CB_UPDATE, 0);
     for (size_t i = 0; i < n; i++)
         if (kr_entity_alive(w, ids[i])) kr__behaviors_fire(w, ids[i], KR__CB_LATE_UPDATE, 0);
+    w->updating = false;
     free(ids);
     return KR_OK;
 }

@@ -214,6 +214,7 @@ struct kr_world {
     kr_entity_t *channel_notes;
     uint32_t note_head, note_count, note_capacity;
     uint32_t channel_depth;          /* channel calls under way */
+    bool updating;                   /* kr_world_update under way: not again from its callbacks */
 };
 
 /* Registry internals used by the world. */

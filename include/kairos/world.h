@@ -49,7 +49,8 @@ KR_API kr_status_t kr_world_start(kr_world_t *world);
  * entity, then on_late_update on every behavior, both in storage order over
  * one snapshot taken at the call (entities created during the step join at
  * the next one; entities destroyed during it are skipped). The agent-based
- * and continuous simulators call it; models rarely need to. */
+ * and continuous simulators call it; models rarely need to. Called from
+ * one of its own callbacks it fails (KR_ERR_STATE). */
 KR_API kr_status_t kr_world_update(kr_world_t *world);
 
 #endif

@@ -1265,3 +1265,31 @@ Test(behavior, world_destroy_destroys_what_on_destroy_creates)
     cr_assert_eq(spawn_destroyed, 5, "every entity created during the destroy got its on_destroy");
     kr_registry_destroy(reg);
 }
+
+/* kr_world_update from an on_update: refused, so no entity is updated twice
+ * in one step. */
+static int nested_updates;
+static kr_status_t nested_status;
+static void nested_update(kr_world_t *w, kr_entity_t self, void *state)
+{
+    (void)self; (void)state;
+    nested_updates++;
+    nested_status = kr_world_update(w);
+}
+static const kr_behavior_vtbl_t nested_vtbl = { .on_update = nested_update };
+
+Test(behavior, update_from_inside_an_update_is_refused)
+{
+    kr_registry_t *reg = kr_registry_create();
+    kr_component_t b = kr_behavior_register(reg, &(kr_behavior_desc_t){ .name = "nested", .vtbl = &nested_vtbl });
+    kr_world_t *w = kr_world_create(&(kr_world_desc_t){ .registry = reg });
+    for (int i = 0; i < 3; i++) cr_assert_not_null(kr_component_add(w, kr_entity_create(w), b));
+    nested_updates = 0;
+    cr_assert_eq(kr_world_update(w), KR_OK);
+    cr_assert_eq(nested_updates, 3, "each entity once");
+    cr_assert_eq(nested_status, KR_ERR_STATE);
+    cr_assert_eq(kr_world_update(w), KR_OK, "the next step runs");
+    cr_assert_eq(nested_updates, 6);
+    kr_world_destroy(w);
+    kr_registry_destroy(reg);
+}
