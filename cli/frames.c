@@ -46,9 +46,10 @@ static int frames_at(const kr__recording_t *rec, const char *text, bool *wanted)
             return fail("--at: expected model times T[,T...], found \"%s\"", text);
         /* (times ascend: past either end the nearest is that end, which
          * differences too large for a double's precision would not tell) */
-        size_t best = t >= rec->times[rec->frame_count - 1] ? rec->frame_count - 1 : 0;
-        for (size_t i = 1; t > rec->times[0] && t < rec->times[rec->frame_count - 1] && i < rec->frame_count; i++)
-            if (fabs(rec->times[i] - t) < fabs(rec->times[best] - t)) best = i;
+        size_t last = rec->frame_count - 1, best = t >= rec->times[last] ? last : 0;
+        if (t > rec->times[0] && t < rec->times[last])
+            for (size_t i = 1; i <= last; i++)
+                if (fabs(rec->times[i] - t) < fabs(rec->times[best] - t)) best = i;
         if (fabs(rec->times[best] - t) > 1e-9 * fmax(1, fabs(t))) {
             fprintf(stderr, "kairos: %s: --at %g: expected the time of a frame, found none (the nearest: %.15g, "
                     "frame %zu)\n", rec->dir, t, rec->times[best], best);

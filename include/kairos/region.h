@@ -106,6 +106,14 @@ typedef struct kr_region_cut {
     uint32_t first_sim;
 } kr_region_cut_t;
 
+/* Cells across the narrowest region of a width x height world cut as
+ * `cut` says (INT64_MAX uncut): a halo may be at most half of it. */
+static inline int64_t kr_region_cut_narrowest(const kr_region_cut_t *cut, int64_t width, int64_t height)
+{
+    int64_t w = cut->cols > 1 ? width / cut->cols : INT64_MAX, h = cut->rows > 1 ? height / cut->rows : INT64_MAX;
+    return w < h ? w : h;
+}
+
 /* ---- a region ---- */
 
 /* The agent component, "kr.region.agent". */

@@ -677,9 +677,7 @@ static kr_status_t ecology_setup(kr_sim_t *sim, const kr_params_t *kp)
     /* Every cell the halo reaches must belong to a neighbouring region,
      * also around a seed or swarm that moved into one: the narrowest
      * region is at least twice the halo wide. */
-    int64_t narrow_w = d.cut.cols > 1 ? p->width / d.cut.cols : INT64_MAX;
-    int64_t narrow_h = d.cut.rows > 1 ? p->height / d.cut.rows : INT64_MAX;
-    int64_t narrow = narrow_w < narrow_h ? narrow_w : narrow_h;
+    int64_t narrow = kr_region_cut_narrowest(&d.cut, p->width, p->height);
     if (2 * (int64_t)eco->halo > narrow && (uint32_t)p->sweeps < 1 && seeds < 1) {
         /* (the least halo, which no parameter sets: the cut is too fine) */
         char expected[160], found[96];

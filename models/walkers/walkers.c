@@ -70,9 +70,7 @@ static kr_status_t walkers_setup(kr_sim_t *sim, const kr_params_t *p)
     kr_status_t st = kr_params_region_cut(p, w->width, w->height, &d.cut);
     if (st) return st;
     /* (the region layer checks it too; here it names the parameter) */
-    int64_t narrow_w = d.cut.cols > 1 ? w->width / d.cut.cols : INT64_MAX;
-    int64_t narrow_h = d.cut.rows > 1 ? w->height / d.cut.rows : INT64_MAX;
-    int64_t narrow = narrow_w < narrow_h ? narrow_w : narrow_h;
+    int64_t narrow = kr_region_cut_narrowest(&d.cut, w->width, w->height);
     if (2 * w->halo > narrow) {
         char expected[128], found[24];
         snprintf(expected, sizeof expected, "at most %lld (half the narrowest region of the %u x %u cut, %lld cells)",
