@@ -819,7 +819,11 @@ kr_model_t *kr__model_file_build_on(kr__model_file_t *f, const kr_observer_t *ob
         kr__params_set_region(p, e, (uint32_t)i);
         kr_sim_t *sim = kr_model_sim(m, (uint32_t)i);
         kr_status_t st = kr__kind_prepare_sim(f, e, k, sim, p);
-        if (!st && k->setup) st = k->setup(sim, p);
+        if (!st && k->setup) {
+            m->acting = sim; /* (kr__sim_may_change) */
+            st = k->setup(sim, p);
+            m->acting = NULL;
+        }
         if (!st) st = kr_model_failure(m); /* kr_sim_fail during setup */
         if (!st) st = kr__params_check_unread(p, k->name);
         if (!st) st = kr__render_restyle(f, e, sim);

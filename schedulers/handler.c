@@ -44,6 +44,7 @@ double kr_sim_now_units(const kr_sim_t *s) { return s ? kr_time_to_units(s->now,
 kr_status_t kr_schedule_in(kr_sim_t *s, double delay, kr_event_fn handler, const void *data)
 {
     if (!s) return kr__fail(KR_ERR_INVALID_ARG, "kr_schedule_in: null simulator");
+    if (!s->executing && !kr__sim_may_change(s, "kr_schedule_in")) return kr_last_status();
     kr_event_type_t t = type_of(s, handler, "kr_schedule_in");
     kr_time_t ticks = 0;
     if (!t || ticks_of(s, delay, "kr_schedule_in", &ticks)) return kr_last_status();
@@ -53,6 +54,7 @@ kr_status_t kr_schedule_in(kr_sim_t *s, double delay, kr_event_fn handler, const
 kr_status_t kr_send(kr_sim_t *s, const kr_send_t *d)
 {
     if (!s || !d) return kr__fail(KR_ERR_INVALID_ARG, "kr_send: null argument");
+    if (s->model->started && !s->executing && !kr__sim_may_change(s, "kr_send")) return kr_last_status();
     kr_sim_t *to = kr_model_find_sim(s->model, d->to);
     if (!to)
         return kr__fail(KR_ERR_INVALID_ARG, "kr_send: simulator '%s': no simulator named '%s'", s->name,

@@ -636,7 +636,10 @@ kr_status_t kr_model_start(kr_model_t *m)
     for (uint32_t i = 0; i < m->sim_count; i++) {
         kr_sim_t *s = m->sims[i];
         if (!s->local) continue;
-        if ((st = kr_world_start(s->world))) {
+        m->acting = s;
+        st = kr_world_start(s->world);
+        m->acting = NULL;
+        if (st) {
             kr__model_fail(m, st, "starting '%s': %s", s->name, kr_last_error());
             return st;
         }

@@ -294,6 +294,9 @@ struct kr_model {
     uint32_t last_ran;          /* the group the last step ran (names an injected allocation failure) */
     bool started, running, finished;
     bool prepared;              /* kr__coord_prepare ran */
+    /* The simulator whose setup or world start is running, if any: only it
+     * may schedule then (kr__sim_may_change). */
+    kr_sim_t *acting;
     /* A checkpoint's cut (0: none): the coordinator runs only events
      * before it, and stops once every process has, with nothing in flight
      * (at_cut); guarantees stay those of the whole run. */
@@ -411,6 +414,12 @@ static inline kr__event_rec_t *kr__sim_head(kr_sim_t *s)
  * false if instead of running it the simulator had to do something first
  * (a continuous state event was found before it). */
 bool kr__sim_run_head(kr_sim_t *s);
+/* Whether fn may change s's events although s executes no event (callers
+ * test s->executing first, so that a handler's own calls pay one test):
+ * false, with the error set, from another simulator's callback, during the
+ * run outside s's events, after the run, or for a simulator of another
+ * rank. sim.c says why. */
+bool kr__sim_may_change(const kr_sim_t *s, const char *fn);
 /* Time of the earliest thing the simulator may still do, for guarantees. */
 kr_time_t kr__sim_next_time(kr_sim_t *s);
 uint64_t kr__sim_next_sequence(kr_sim_t *s);

@@ -338,10 +338,40 @@ kr_status_t kr__sim_schedule_kind(kr_sim_t *s, kr__event_kind_t kind, kr_priorit
     return KR_OK;
 }
 
+/* A simulator changes only its own events (docs/concepts.md): from its
+ * handlers during the run; before the run from its own setup or world start,
+ * or from a program between kr_model_start and kr_model_run. Anything else
+ * would depend on the ranks: a simulator of another rank has no queue here,
+ * so an event scheduled for it from a neighbour's handler ran on one rank
+ * and vanished on two. It is refused on every rank instead, as is a change
+ * after the run, which nothing would ever run. */
+bool kr__sim_may_change(const kr_sim_t *s, const char *fn)
+{
+    const kr_model_t *m = s->model;
+    if (m->finished)
+        kr__fail(KR_ERR_STATE, "%s: '%s': the run has ended, and nothing would run what is scheduled now", fn,
+                 s->name);
+    else if (m->running)
+        kr__fail(KR_ERR_STATE, "%s: '%s' is not executing an event: a simulator schedules, cancels and delays only "
+                 "its own events, from its own handlers; reach another simulator with a sync-event (kr_send)", fn,
+                 s->name);
+    else if (m->acting && m->acting != s)
+        kr__fail(KR_ERR_STATE, "%s: '%s': called from the setup of '%s': a simulator schedules only its own events; "
+                 "reach another simulator with a sync-event (kr_send) once the run has started", fn, s->name,
+                 m->acting->name);
+    else if (!s->local)
+        kr__fail(KR_ERR_STATE, "%s: '%s' runs on rank %d, not on this one (%d): its events are scheduled there", fn,
+                 s->name, s->rank, m->rank);
+    else
+        return true;
+    return false;
+}
+
 kr_status_t kr_schedule(kr_sim_t *s, kr_priority_t priority, kr_time_t delay, kr_event_type_t type,
                         const void *data, kr_event_key_t *key)
 {
     if (!s) return kr__fail(KR_ERR_INVALID_ARG, "kr_schedule: null simulator");
+    if (!s->executing && !kr__sim_may_change(s, "kr_schedule")) return kr_last_status();
     const kr__event_type_rec_t *t = kr__event_type(s->model, type);
     if (!t) return kr__fail(KR_ERR_INVALID_ARG, "kr_schedule: '%s': unknown event type %u", s->name, type);
     if (!t->desc.on_event)
@@ -392,6 +422,7 @@ kr_status_t kr__sim_change(kr_sim_t *s, const kr_event_key_t *key, bool delay, k
 kr_status_t kr_cancel(kr_sim_t *s, const kr_event_key_t *key)
 {
     if (!s || !key) return kr__fail(KR_ERR_INVALID_ARG, "kr_cancel: null argument");
+    if (!s->executing && !kr__sim_may_change(s, "kr_cancel")) return kr_last_status();
     if (key->target != s->id) return kr__sync_cancel(s, key, false, 0, NULL);
     if (key->source != s->id)
         return kr__fail(KR_ERR_STATE, "kr_cancel: '%s': a sync-event can be cancelled only by its sender", s->name);
@@ -401,6 +432,7 @@ kr_status_t kr_cancel(kr_sim_t *s, const kr_event_key_t *key)
 kr_status_t kr_delay(kr_sim_t *s, const kr_event_key_t *key, kr_time_t extra, kr_event_key_t *new_key)
 {
     if (!s || !key) return kr__fail(KR_ERR_INVALID_ARG, "kr_delay: null argument");
+    if (!s->executing && !kr__sim_may_change(s, "kr_delay")) return kr_last_status();
     if (key->target != s->id) return kr__sync_cancel(s, key, true, extra, new_key);
     if (key->source != s->id)
         return kr__fail(KR_ERR_STATE, "kr_delay: '%s': a sync-event can be delayed only by its sender", s->name);
@@ -517,6 +549,12 @@ void kr_sim_fail(kr_sim_t *s, kr_status_t status, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
+    if (!s) {
+        /* No model to fail: say so where the user looks, rather than crash. */
+        kr__fail(KR_ERR_INVALID_ARG, "kr_sim_fail: null simulator (the failure was: %s)", text);
+        fprintf(stderr, "[error] %s\n", kr_last_error());
+        return;
+    }
     kr_model_t *m = s->model;
     /* A kind's failure is a failure: not a deadlock, an interrupt or a
      * success, which only the coordinator reports (docs/cli.md, "Exit

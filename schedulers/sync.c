@@ -485,6 +485,7 @@ kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_
     if (!s || !d) return kr__fail(KR_ERR_INVALID_ARG, "kr_schedule_sync: null argument");
     kr_model_t *m = s->model;
     if (!m->started) return kr__fail(KR_ERR_STATE, "kr_schedule_sync: '%s': the model has not started", s->name);
+    if (!s->executing && !kr__sim_may_change(s, "kr_schedule_sync")) return kr_last_status();
     if (d->target >= m->sim_count)
         return kr__fail(KR_ERR_INVALID_ARG, "kr_schedule_sync: '%s': no simulator with id %u", s->name, d->target);
     const kr__event_type_rec_t *type = kr__event_type(m, d->type);

@@ -65,7 +65,11 @@ typedef struct kr_event_type_desc {
 /* Schedules a local event at now + delay. `data` (type size bytes, may be
  * NULL for zeros) is copied. The key is written to *key when non-NULL.
  * Fails for an unknown type or one without on_event, and for the reserved
- * step priority. Events after the end time are accepted and never run. */
+ * step priority. Events after the end time are accepted and never run.
+ * `sim` is the simulator whose event is executing (or, before the run, whose
+ * setup is running): a simulator changes only its own events, and this
+ * call, kr_cancel and kr_delay fail with KR_ERR_STATE for another one and
+ * after the run (docs/concepts.md, "Events and their order"). */
 KR_API kr_status_t kr_schedule(kr_sim_t *sim, kr_priority_t priority, kr_time_t delay, kr_event_type_t type,
                                const void *data, kr_event_key_t *key);
 

@@ -9,6 +9,10 @@
  *   how "hold": a sync-event with a sender side to `peer`, one unit
  *       ahead; with a zero promise back from the peer, the peer waits for
  *       the payload and this one for the peer's guarantee: a deadlock;
+ *   how "meddle": a tick scheduled straight onto `peer`'s queue with
+ *       kr_schedule, refused on any number of ranks (a simulator changes
+ *       only its own events); passed on with kr_sim_fail; with
+ *       `meddle_in_setup` the setup tries it already, and fails;
  *   how "grow": every tick creates `grow` entities (the world's storage
  *       grows), so that KAIROS_FAIL_ALLOC finds an allocation inside the
  *       kind's work; a failure is passed on with kr_sim_fail, or only
@@ -25,7 +29,7 @@
 
 typedef struct faulty {
     kr_time_t period, fail_at;      /* fail_at KR_TIME_NEVER: never */
-    int how;                        /* 0 none, 1 sync, 2 grow, 3 hold */
+    int how;                        /* 0 none, 1 sync, 2 grow, 3 hold, 4 meddle */
     int64_t grow;
     bool ignore_errors;
     char peer[64];
@@ -67,6 +71,13 @@ static void tick(kr_sim_t *sim, void *data)
             return;
         }
     }
+    if (kr_sim_now(sim) >= f->fail_at && f->how == 4) {
+        kr_sim_t *peer = kr_model_find_sim(m, f->peer);
+        if (kr_schedule(peer, KR_PRIORITY_DEFAULT, 0, kr_model_find_event_type(m, FAULTY_TICK), NULL, NULL)) {
+            kr_sim_fail(sim, kr_last_status(), "meddling: %s", kr_last_error());
+            return;
+        }
+    }
     if (kr_sim_now(sim) >= f->fail_at && f->how == 2) {
         for (int64_t i = 0; i < f->grow; i++) {
             if (kr_entity_create(kr_sim_world(sim)) != KR_ENTITY_INVALID) continue;
@@ -103,15 +114,17 @@ static kr_status_t faulty_setup(kr_sim_t *sim, const kr_params_t *params)
     if (!st && kr_params_has(params, "fail_at")) st = kr_params_duration(params, "fail_at", 0, &fail_at);
     const char *how = "none", *peer = "";
     int64_t grow = 1;
-    bool ignore = false;
+    bool ignore = false, meddle_in_setup = false;
     if (!st) st = kr_params_string(params, "how", "none", &how);
+    if (!st) st = kr_params_bool(params, "meddle_in_setup", false, &meddle_in_setup);
     if (!st) st = kr_params_string(params, "peer", "", &peer);
     if (!st) st = kr_params_int(params, "grow", 1, 1, 1000000, &grow);
     if (!st) st = kr_params_bool(params, "ignore_errors", false, &ignore);
     if (st) return st;
     if (period == 0) return kr_params_error(params, "period", "a duration of at least one tick", "0");
-    if (strcmp(how, "none") && strcmp(how, "sync") && strcmp(how, "grow") && strcmp(how, "hold"))
-        return kr_params_error(params, "how", "none, sync, grow or hold", how);
+    if (strcmp(how, "none") && strcmp(how, "sync") && strcmp(how, "grow") && strcmp(how, "hold") &&
+        strcmp(how, "meddle"))
+        return kr_params_error(params, "how", "none, sync, grow, hold or meddle", how);
     if (strlen(peer) >= sizeof ((faulty_t *)0)->peer) return kr_params_error(params, "peer", "a shorter name", peer);
     kr_world_t *w = kr_sim_world(sim);
     kr_component_t c = kr_component_lookup(kr_model_registry(kr_sim_model(sim)), FAULTY);
@@ -121,10 +134,15 @@ static kr_status_t faulty_setup(kr_sim_t *sim, const kr_params_t *params)
     faulty_t *f = kr_component_get(w, e, c);
     f->period = period;
     f->fail_at = fail_at;
-    f->how = !strcmp(how, "sync") ? 1 : !strcmp(how, "grow") ? 2 : !strcmp(how, "hold") ? 3 : 0;
+    f->how = !strcmp(how, "sync") ? 1 : !strcmp(how, "grow") ? 2 : !strcmp(how, "hold") ? 3 : !strcmp(how, "meddle") ? 4 : 0;
     f->grow = grow;
     f->ignore_errors = ignore;
     strcpy(f->peer, peer);
+    kr_model_t *m = kr_sim_model(sim);
+    if (meddle_in_setup &&
+        (st = kr_schedule(kr_model_find_sim(m, peer), KR_PRIORITY_DEFAULT, period,
+                          kr_model_find_event_type(m, FAULTY_TICK), NULL, NULL)))
+        return st;
     return kr_schedule(sim, KR_PRIORITY_DEFAULT, period, kr_model_find_event_type(kr_sim_model(sim), FAULTY_TICK),
                        NULL, NULL);
 }

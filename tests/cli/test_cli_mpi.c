@@ -979,6 +979,22 @@ Test(cli_mpi, run_failure_on_either_rank_exits_1_everywhere, .timeout = 240)
     }
 }
 
+/* A kind that schedules onto another simulator's queue (a's handler or
+ * setup, b on the other rank) is refused, as it is on one rank
+ * (tests/unit/test_events.c): the event used to vanish on two ranks and run
+ * on one. */
+Test(cli_mpi, scheduling_on_another_simulator_is_refused_everywhere, .timeout = 240)
+{
+    const char *run = faulty_model("meddle.json", ", 'how': 'meddle', 'peer': 'b', 'fail_at': 5", "", "1");
+    every_rank_ends_with(run, "null-message", 1, "simulator 'a', time 5: meddling: kr_schedule: 'b' is not executing");
+    every_rank_ends_with(run, "window", 1, "simulator 'a', time 5: meddling: kr_schedule: 'b' is not executing");
+    const char *setup = faulty_model("meddle-setup.json", ", 'peer': 'b', 'meddle_in_setup': true", "", "1");
+    cli_result_t r = run_on(2, setup, cli_path("meddle-stats.json"), NULL, NULL, NULL, NULL, NULL, NULL);
+    cr_assert_eq(r.status, 2, "%d: %s", r.status, r.err);
+    cr_assert(strstr(r.err, "kr_schedule: 'b': called from the setup of 'a'"), "%s", r.err);
+    cli_free(&r);
+}
+
 /* A deadlock spread over two ranks: 3 on every rank, with both algorithms. */
 Test(cli_mpi, deadlock_exits_3_everywhere, .timeout = 240)
 {

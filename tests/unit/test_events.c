@@ -208,6 +208,67 @@ Test(events, refusals)
     kr_model_destroy(m);
 }
 
+/* A handler changes only its own simulator's events: scheduling, cancelling
+ * or delaying another's is refused (over ranks the other may have no queue
+ * here: tests/cli/test_cli_mpi.c), and the other's events stay as they were.
+ * After the run nothing is scheduled. */
+static kr_sim_t *meddle_target;
+static char meddle_error[4][512];
+
+static void meddle(kr_sim_t *sim, void *data)
+{
+    (void)data;
+    int32_t tag = 7;
+    kr_sim_t *b = meddle_target;
+    for (int i = 0; i < 4; i++) {
+        fx.status[i] = i == 0 ? kr_schedule(b, 0, S, fx.ev, &tag, NULL)
+                     : i == 1 ? kr_cancel(b, &fx.keys[0])
+                     : i == 2 ? kr_delay(b, &fx.keys[0], S, NULL)
+                              : kr_schedule_in(b, 1.0, record, &tag);
+        snprintf(meddle_error[i], sizeof meddle_error[i], "%s", kr_last_error());
+    }
+    fx.status[4] = kr_schedule(sim, 0, S, fx.ev, &tag, NULL);
+}
+
+Test(events, a_handler_changes_only_its_own_simulators_events)
+{
+    kr_model_t *m = make_model(10 * S);
+    kr_event_type_t meddler = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "meddle", .on_event = meddle });
+    kr_sim_t *a = add_de(m, "a");
+    meddle_target = add_de(m, "b");
+    cr_assert_eq(kr_schedule(a, 0, S, meddler, NULL, NULL), KR_OK);
+    sched(meddle_target, 0, 3 * S, 1, &fx.keys[0]);
+    cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
+    static const char *const calls[] = { "kr_schedule", "kr_cancel", "kr_delay", "kr_schedule_in" };
+    for (int i = 0; i < 4; i++) {
+        cr_assert_eq(fx.status[i], KR_ERR_STATE, "%s: %d", calls[i], fx.status[i]);
+        char want[128];
+        snprintf(want, sizeof want, "%s: 'b' is not executing an event: a simulator schedules, cancels and delays "
+                 "only its own events", calls[i]);
+        cr_assert(strstr(meddle_error[i], want), "%s", meddle_error[i]);
+    }
+    cr_assert_eq(fx.status[4], KR_OK, "its own events stay its own");
+    /* b's event ran once, at its time; a's own at 2 */
+    cr_assert_eq(fx.n, 2);
+    cr_assert_eq(fx.log[0].tag, 7);
+    cr_assert_eq(fx.log[0].time, 2 * S);
+    cr_assert_eq(fx.log[1].tag, 1);
+    cr_assert_eq(fx.log[1].time, 3 * S);
+    int32_t tag = 0;
+    cr_assert_eq(kr_schedule(a, 0, S, fx.ev, &tag, NULL), KR_ERR_STATE);
+    cr_assert(strstr(kr_last_error(), "kr_schedule: 'a': the run has ended"), "%s", kr_last_error());
+    kr_model_destroy(m);
+}
+
+/* kr_sim_fail of a NULL simulator (a name mistyped in kr_model_find_sim)
+ * says so instead of crashing. */
+Test(events, kr_sim_fail_of_no_simulator_does_not_crash)
+{
+    kr_sim_fail(NULL, KR_ERR_CORRUPT, "bad part %d", 3);
+    cr_assert_eq(kr_last_status(), KR_ERR_INVALID_ARG);
+    cr_assert_str_eq(kr_last_error(), "kr_sim_fail: null simulator (the failure was: bad part 3)");
+}
+
 Test(events, lookup_context_and_structure)
 {
     kr_model_t *m = make_model(10 * S);
