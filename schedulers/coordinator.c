@@ -61,15 +61,17 @@ static kr_time_t clamp_end(const kr_model_t *m, kr_time_t t)
 /* The group's next time; KR_TIME_NEVER past the end or its stop horizon
  * (it will never run that: what it may still receive is at or after its
  * bound, which its guarantees count instead). */
-static kr_time_t group_next(kr_model_t *m, kr__group_t *g)
+static kr_time_t group_next_of(kr_model_t *m, kr__group_t *g, kr_time_t (*next_of)(kr_sim_t *))
 {
     kr_time_t next = KR_TIME_NEVER;
     for (uint32_t i = 0; i < g->count; i++) {
-        kr_time_t t = clamp_end(m, kr__sim_next_time(m->sims[g->members[i]]));
+        kr_time_t t = clamp_end(m, next_of(m->sims[g->members[i]]));
         if (t < next) next = t;
     }
     return next >= g->horizon ? KR_TIME_NEVER : next;
 }
+
+static kr_time_t group_next(kr_model_t *m, kr__group_t *g) { return group_next_of(m, g, kr__sim_next_time); }
 
 /* ---- bounds over many in-edges ----
  *
@@ -196,7 +198,8 @@ static kr_status_t send_guarantees(kr_model_t *m, kr__group_t *g, bool only_if_m
              * it waits in this process. A run of sync-events carries the
              * guarantee given with its first; this brings it up to date
              * as the group's stretch ends (sync.c, append_sync). */
-            if (!e->direct && e->demand <= e->guarantee_sent && gt < next_mark(e, e->guarantee_sent)) {
+            if (!e->direct && e->demand <= e->guarantee_sent && gt < next_mark(e, e->guarantee_sent) &&
+                !m->eager_guarantees) {
                 kr__sync_raise_held(m, e, gt);
                 continue;
             }
@@ -253,7 +256,9 @@ static kr_status_t ask_for_guarantees(kr_model_t *m, kr__group_t *g, const kr__e
     if (g->bound >= need) return KR_OK;
     for (uint32_t i = 0; i < g->in_count; i++) {
         kr__edge_t *e = &m->edges[g->in_edges[i]];
-        if (e->direct || e->guarantee >= need || e->requested >= need || need <= next_mark(e, e->guarantee)) continue;
+        if (e->direct || e->guarantee >= need || e->requested >= need ||
+            (need <= next_mark(e, e->guarantee) && !m->eager_guarantees))
+            continue;
         kr_status_t st = kr__sync_request_guarantee(m, e, need);
         if (st) return st;
     }
@@ -271,6 +276,23 @@ static bool runnable(kr_model_t *m, kr__group_t *g, kr_sim_t *s, const kr__event
 kr_status_t kr__coord_prepare(kr_model_t *m)
 {
     m->running = true;
+    /* Marks rely on every sender reaching its next one unasked, as a
+     * discrete sender does once it has run what its bound allows. A
+     * continuous simulator with state events may not: until it integrates
+     * to its next stop its guarantee is a tick past its state's time, and
+     * in a cycle that integration waits for guarantees a held one would
+     * never let grow (a deadlock over ranks, found by a run of a model
+     * with the bath in a cycle). Its state events are known only on its
+     * own rank, so any continuous simulator with an edge to or from
+     * another process makes every guarantee of the run eager, as on every
+     * rank alike. */
+    m->eager_guarantees = false;
+    for (uint32_t i = 0; i < m->edge_count; i++) {
+        const kr__edge_t *e = &m->edges[i];
+        if (!e->internal && !e->direct &&
+            (m->sims[e->from]->formalism == KR_CONTINUOUS || m->sims[e->to]->formalism == KR_CONTINUOUS))
+            m->eager_guarantees = true;
+    }
     m->last_ran = UINT32_MAX;
     for (uint32_t i = 0; i < m->sim_count; i++)
         if (m->sims[i]->emu) {
@@ -468,11 +490,24 @@ static bool emulation_waiting(kr_model_t *m)
 static kr_status_t window_round(kr_model_t *m, bool *over)
 {
     uint32_t G = m->group_count;
-    /* next times, the stalled flag, then (over ranks) stop horizons, all
-     * reduced at once; key and done are the Dijkstra's */
-    uint64_t *next = calloc((size_t)G * 4 + 1, sizeof *next);
+    /* next times, the stalled flag, then (over ranks) stop horizons and the
+     * least next event, all reduced at once; key and done are the
+     * Dijkstra's */
+    uint64_t *next = calloc((size_t)G * 4 + 2, sizeof *next);
     if (!next) return kr__fail(KR_ERR_NOMEM, "window: out of memory");
-    uint64_t *key = next + 2 * (size_t)G + 1, *done = key + G;
+    uint64_t *key = next + 2 * (size_t)G + 2, *done = key + G;
+    /* The least time of an event anyone has (the next times without the
+     * state events continuous simulators may still find): a cut is reached
+     * once it has passed, as the null messages' groups are done (scan_groups).
+     * A continuous simulator integrates no further than its stops below its
+     * bound, and at a cut its senders may be held at the cut for good: had
+     * the cut waited for its possible state events too, the round would
+     * stall there and report a deadlock (a model with the bath in a cycle,
+     * whenever a safe point fell where its senders' guarantees stayed below
+     * its next stop). The state it has not yet integrated past is in its
+     * checkpoint, and whatever it finds there reaches others no earlier
+     * than the bounds it gave them. */
+    uint64_t *scheduled = next + 2 * (size_t)G + 1;
     bool reduce = m->transport->vtbl->reduce != NULL && m->window_sent_min; /* (set up by kr_model_start) */
     kr_status_t st = KR_OK;
     uint64_t mine[3];
@@ -484,9 +519,12 @@ static kr_status_t window_round(kr_model_t *m, bool *over)
         mine[1] = 0;
         mine[2] = 0x77696e646f77ULL;
         for (uint32_t i = 0; i < m->sim_count; i++) mine[1] += m->sims[i]->executed;
+        *scheduled = KR_TIME_NEVER;
         for (uint32_t g = 0; g < G; g++) {
             next[g] = m->groups[g].local ? group_next(m, &m->groups[g]) : KR_TIME_NEVER;
             mine[2] = kr__mix64(mine[2] ^ next[g]);   /* every next time, in order */
+            kr_time_t t = m->groups[g].local ? group_next_of(m, &m->groups[g], kr__sim_next_scheduled) : KR_TIME_NEVER;
+            if (t < *scheduled) *scheduled = t;
         }
         /* an emulation's event that became due on its clock is a change too */
         for (uint32_t i = 0; i < m->sim_count; i++) {
@@ -509,6 +547,7 @@ static kr_status_t window_round(kr_model_t *m, bool *over)
          * time, give higher bounds and runnable events. */
         for (uint32_t g = 0; g < G; g++) {
             if (m->window_sent_min[g] < next[g]) next[g] = m->window_sent_min[g];
+            if (m->window_sent_min[g] < *scheduled) *scheduled = m->window_sent_min[g];
             mine[2] = kr__mix64(mine[2] ^ m->window_sent_min[g]);
             m->window_sent_min[g] = KR_TIME_NEVER;
         }
@@ -518,7 +557,7 @@ static kr_status_t window_round(kr_model_t *m, bool *over)
         /* the horizons of stops made elsewhere arrive before any bound
          * computed below can pass them (stop.c) */
         kr__stop_window_fill(m, next + G + 1);
-        st = m->transport->vtbl->reduce(m->transport, next, 2 * (size_t)G + 1);
+        st = m->transport->vtbl->reduce(m->transport, next, 2 * (size_t)G + 2);
         if (!st) st = kr__stop_window_apply(m, next + G + 1);
         for (uint32_t g = 0; !st && g < G; g++)
             if (next[g] >= m->groups[g].horizon) next[g] = KR_TIME_NEVER;
@@ -583,7 +622,8 @@ static kr_status_t window_round(kr_model_t *m, bool *over)
         }
     }
     for (uint32_t g = 0; g < G; g++) m->groups[g].bound = clamp_end(m, m->groups[g].bound);
-    *over = global_min > kr__run_limit(m);
+    kr_time_t limit = kr__run_limit(m);
+    *over = global_min > limit || (stalled && limit < m->end_time && *scheduled > limit);
     free(next);
     if (stalled && !*over) return report_deadlock(m);
     return KR_OK;

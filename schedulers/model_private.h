@@ -294,6 +294,9 @@ struct kr_model {
     uint32_t last_ran;          /* the group the last step ran (names an injected allocation failure) */
     bool started, running, finished;
     bool prepared;              /* kr__coord_prepare ran */
+    /* Null messages: every guarantee leaves as soon as it grows, none held
+     * back to the next mark (coordinator.c, kr__coord_prepare). */
+    bool eager_guarantees;
     /* The simulator whose setup or world start is running, if any: only it
      * may schedule then (kr__sim_may_change). */
     kr_sim_t *acting;
@@ -422,6 +425,10 @@ bool kr__sim_run_head(kr_sim_t *s);
 bool kr__sim_may_change(const kr_sim_t *s, const char *fn);
 /* Time of the earliest thing the simulator may still do, for guarantees. */
 kr_time_t kr__sim_next_time(kr_sim_t *s);
+/* The same without a continuous simulator's possible state events (a tick
+ * past its state's time until it integrates further): what a cut waits
+ * for (coordinator.c, window_round). */
+kr_time_t kr__sim_next_scheduled(kr_sim_t *s);
 uint64_t kr__sim_next_sequence(kr_sim_t *s);
 /* Schedules a record of `kind` in s at time t with the given priority. */
 /* state.c: frees a simulator's state blocks with their slots; frees the

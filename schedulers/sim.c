@@ -309,14 +309,19 @@ kr__event_rec_t *kr__sim_head_slow(kr_sim_t *s)
     return NULL;
 }
 
-kr_time_t kr__sim_next_time(kr_sim_t *s)
+kr_time_t kr__sim_next_scheduled(kr_sim_t *s)
 {
     kr__event_rec_t *h = kr__sim_head(s);
     kr_time_t t = h ? h->time : KR_TIME_NEVER;
     if (s->executing && s->current.time < t) t = s->current.time;
-    if (s->cont) t = kr__continuous_next(s, t);
     if (s->emu) t = kr__emulation_next(s, t);
     return t;
+}
+
+kr_time_t kr__sim_next_time(kr_sim_t *s)
+{
+    kr_time_t t = kr__sim_next_scheduled(s);
+    return s->cont ? kr__continuous_next(s, t) : t;
 }
 
 kr_status_t kr__sim_schedule_kind(kr_sim_t *s, kr__event_kind_t kind, kr_priority_t prio, kr_time_t t,
