@@ -162,7 +162,16 @@ int kr__cli_frames(int argc, char **argv)
         if (!st) st = write_png(path, &pic);
         kr__frame_fini(&f);
         kr__picture_fini(&pic);
-        if (st) code = fail("%s", kr_last_error());
+        if (st) {
+            code = fail("%s", kr_last_error());
+            /* A folder of some of the pictures would look finished: the
+             * ones written here go again. */
+            for (size_t j = 0; j < i; j++) {
+                if (!wanted[j]) continue;
+                snprintf(path, sizeof path, "%s/frame-%06zu.png", out, j);
+                remove(path);
+            }
+        }
         written++;
     }
     if (!code) {

@@ -300,16 +300,16 @@ static int parse(const cli_t *c, int argc, char **argv, int first, const char *c
             if (!strchr(argv[i + 1], '=')) return input_error(c, "--set: expected KEY=VALUE, found \"%s\"", argv[i + 1]);
             if (!add_set(o, argv[++i], false)) return 1;
         } else if (is_run && (!strcmp(a, "-o") || !strcmp(a, "--stats"))) {
-            if (!has_value) return input_error(c, "%s needs a file name", a);
+            if (!has_value || !argv[i + 1][0]) return input_error(c, "%s needs a file name", a);
             o->stats = argv[++i];
         } else if (run_only && !strcmp(a, "--trace")) {
-            if (!has_value) return input_error(c, "%s needs a file name", a);
+            if (!has_value || !argv[i + 1][0]) return input_error(c, "%s needs a file name", a);
             o->trace = argv[++i];
         } else if (run_only && !strcmp(a, "--series")) {
-            if (!has_value) return input_error(c, "%s needs a file name", a);
+            if (!has_value || !argv[i + 1][0]) return input_error(c, "%s needs a file name", a);
             o->series = argv[++i];
         } else if (run_only && !strcmp(a, "--frames")) {
-            if (!has_value) return input_error(c, "%s needs a folder name", a);
+            if (!has_value || !argv[i + 1][0]) return input_error(c, "%s needs a folder name", a);
             o->frames = argv[++i];
         } else if (run_only && !strcmp(a, "--frame-every")) {
             char *end;
@@ -326,7 +326,7 @@ static int parse(const cli_t *c, int argc, char **argv, int first, const char *c
             o->replays = r;
             r[o->replay_count++] = argv[++i];
         } else if (run_only && !strcmp(a, "--event-log")) {
-            if (!has_value) return input_error(c, "%s needs a folder name", a);
+            if (!has_value || !argv[i + 1][0]) return input_error(c, "%s needs a folder name", a);
             o->event_log = argv[++i];
         } else if (is_run && !strcmp(a, "--sync")) {
             if (!has_value) return input_error(c, "%s needs auto, null-message or window", a);
@@ -400,7 +400,7 @@ static int parse(const cli_t *c, int argc, char **argv, int first, const char *c
         } else if (is_run && !strcmp(a, "--group-ranks")) {
             if (!has_value) return input_error(c, "%s needs a number", a);
             long g = whole(argv[++i], 1, 1 << 20);
-            if (g < 0) return input_error(c, "--group-ranks: expected a whole number >= 1, found \"%s\"", argv[i]);
+            if (g < 0) return input_error(c, "--group-ranks: expected a whole number from 1 to 1048576, found \"%s\"", argv[i]);
             o->group_ranks = (int)g;
         } else if (is_sweep && !strcmp(a, "--vary")) {
             if (!has_value) return input_error(c, "--vary needs KEY=[v1,v2,...]", "");
@@ -409,14 +409,14 @@ static int parse(const cli_t *c, int argc, char **argv, int first, const char *c
             o->varies = varies;
             varies[o->vary_count++] = argv[++i];
         } else if (is_sweep && !strcmp(a, "--plot")) {
-            if (!has_value) return input_error(c, "%s needs a folder name", a);
+            if (!has_value || !argv[i + 1][0]) return input_error(c, "%s needs a folder name", a);
             o->plot_dir = argv[++i];
         } else if (!is_run && !strcmp(a, "--ranks")) {
             if (!has_value) return input_error(c, "%s needs a number", a);
             const char *v = argv[++i];
             char *end;
             long r = strtol(v, &end, 10);
-            if (!v[0] || *end || r < 1 || r > 1 << 20) return input_error(c, "--ranks: expected a whole number >= 1, found \"%s\"", v);
+            if (!v[0] || *end || r < 1 || r > 1 << 20) return input_error(c, "--ranks: expected a whole number from 1 to 1048576, found \"%s\"", v);
             o->ranks = (int)r;
         } else if (a[0] == '-' && a[1]) {
             if (c->rank == 0)
@@ -434,9 +434,9 @@ static int parse(const cli_t *c, int argc, char **argv, int first, const char *c
                                   (int)strcspn(help, "\n"), help);
         return 2;
     }
-    if (run_only && o->replications && (o->trace || o->event_log))
-        return input_error(c, "%s: expected no trace or event log with --replications (rerun one replication alone "
-                           "with --seed), found one", o->trace ? "--trace" : "--event-log");
+    if (run_only && o->replications && (o->trace || o->event_log || o->series))
+        return input_error(c, "%s: expected no trace, series or event log with --replications (rerun one replication "
+                           "alone with --seed), found one", o->trace ? "--trace" : o->series ? "--series" : "--event-log");
     if (run_only && o->replications && (o->ckpt.at_count || o->ckpt.every > 0 || o->ckpt.keep >= 0 || o->ckpt.level))
         return input_error(c, "%s: expected no model-time checkpoints with --replications (their checkpoints keep the "
                            "replications that finished: --checkpoint-wall, --stop-before-wall, SIGUSR1), found one",

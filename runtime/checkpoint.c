@@ -42,13 +42,20 @@ kr_status_t kr__run_checkpoint_plan(run_ctx_t *c)
     s->level = cli->level ? cli->level : file->level ? file->level : DEFAULT_LEVEL;
     uint64_t p = c->file->precision;
     if (at->at_count && !(s->at = malloc(at->at_count * sizeof *s->at))) return kr__fail(KR_ERR_NOMEM, "out of memory");
+    const char *at_name = cli->at_count ? "--checkpoint-at" : "outputs.checkpoint.at";
+    const char *every_name = cli->every > 0 ? "--checkpoint-every" : "outputs.checkpoint.every";
     for (size_t i = 0; i < at->at_count; i++) {
         if (kr_time_from_units(at->at[i], p, &s->at[i]) || s->at[i] == 0)
-            return kr__fail(KR_ERR_INVALID_ARG, "checkpoint time %g: expected a representable time > 0", at->at[i]);
+            return kr__fail(KR_ERR_INVALID_ARG, "%s: expected representable times > 0 (at least one tick, %g), found %g",
+                            at_name, 1.0 / (double)p, at->at[i]);
         s->at_count++;
     }
+    /* (a spacing below one tick was rounded up to a checkpoint every tick:
+     * billions of them) */
+    if (every > 0 && every * (double)p < 1)
+        return kr__fail(KR_ERR_INVALID_ARG, "%s: expected a model time of at least one tick (%g), found %g", every_name,
+                        1.0 / (double)p, every);
     s->every = every > 0 ? kr_time_delay_ticks(every, p) : 0;
-    if (every > 0 && s->every == 0) return kr__fail(KR_ERR_INVALID_ARG, "checkpoint every %g: below one tick", every);
     /* a replication or a sweep's point is one of many short runs, pooled
      * by its caller: it writes none */
     s->enabled = (s->at_count || s->every) && !c->opt->stats_json;

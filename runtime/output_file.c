@@ -29,8 +29,19 @@ kr_status_t kr__out_open(kr__out_file_t *o, const char *path)
     if (!o->final || !o->partial) return kr__fail(KR_ERR_NOMEM, "out of memory");
     snprintf(o->partial, n + 9, o->direct ? "%s" : "%s.partial", name);
     o->fp = fopen(o->partial, "w");
-    /* (named as the user gave it: the .partial name is this file's own business) */
-    if (!o->fp) return kr__fail(KR_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+    if (!o->fp) {
+        /* Named as the user gave it (the .partial name is this file's own
+         * business) unless the .partial name is what is in the way; and
+         * what is there is not this run's to remove at the end. */
+        int e = errno;
+        kr_status_t st = o->direct || e != EISDIR
+                             ? kr__fail(KR_ERR_IO, "%s: cannot write: %s", path, strerror(e))
+                             : kr__fail(KR_ERR_IO, "%s: cannot write its temporary %s: %s", path, o->partial,
+                                        strerror(e));
+        free(o->partial);
+        o->partial = NULL;
+        return st;
+    }
     return KR_OK;
 }
 
@@ -115,4 +126,41 @@ kr_status_t kr__out_close(kr__out_file_t *o, bool keep)
     kr_status_t st = kr__out_finish(o);
     kr_status_t committed = kr__out_commit(o, keep && !st);
     return keep ? (st ? st : committed) : KR_OK;
+}
+
+/* A name as one file: the real path of the file, or of its folder and its
+ * last part when it does not exist yet; NULL for a name that is no regular
+ * file to be (a device, a FIFO: written in place, as often as asked). */
+static char *file_identity(const char *path)
+{
+    struct stat st;
+    if (!stat(path, &st)) return S_ISREG(st.st_mode) ? realpath(path, NULL) : NULL;
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
+    char *real = dir ? realpath(dir, NULL) : NULL;
+    free(dir);
+    if (!real) return strdup(path); /* (a folder that does not exist: the open will say so) */
+    size_t n = strlen(real) + strlen(base) + 2;
+    char *id = malloc(n);
+    if (id) snprintf(id, n, "%s/%s", real, base);
+    free(real);
+    return id;
+}
+
+kr_status_t kr__out_check_distinct(size_t n, const char *const *paths, const char *const *what)
+{
+    char *ids[8] = { 0 };
+    if (n > 8) n = 8;
+    kr_status_t st = KR_OK;
+    for (size_t i = 0; i < n && !st; i++) {
+        if (!paths[i]) continue;
+        ids[i] = file_identity(paths[i]);
+        for (size_t j = 0; j < i && ids[i] && !st; j++)
+            if (ids[j] && !strcmp(ids[i], ids[j]))
+                st = kr__fail(KR_ERR_IO, "%s and %s: expected a file each, found one for both (%s)", what[j], what[i],
+                              paths[i]);
+    }
+    for (size_t i = 0; i < n; i++) free(ids[i]);
+    return st;
 }

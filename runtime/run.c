@@ -169,6 +169,14 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
     const char *log_dir = opt->event_log_dir ? opt->event_log_dir : f->out_event_log;
     const char *trace_path = opt->trace_path ? opt->trace_path : f->out_trace;
     const char *series_path = opt->series_path ? opt->series_path : f->out_series;
+    {
+        const char *paths[] = { stats_path, trace_path, series_path };
+        const char *what[] = { "the stats (-o)", "the trace (--trace)", "the series (--series)" };
+        if ((st = kr__out_check_distinct(3, paths, what))) {
+            free(rank_of);
+            return st;
+        }
+    }
     /* Hooks only for the outputs that need them: a hook costs a call per
      * event (or per span) even when it does nothing. */
     kr_observer_t obs = kr__run_observer(&c, log_dir != NULL, trace_path != NULL, opt->progress);

@@ -78,6 +78,11 @@ kr_status_t kr__out_close(kr__out_file_t *o, bool keep);
  * it, and frees. */
 kr_status_t kr__out_finish(kr__out_file_t *o);
 kr_status_t kr__out_commit(kr__out_file_t *o, bool keep);
+/* Refuses (KR_ERR_IO, naming both) two outputs whose names lead to one
+ * regular file: written under one .partial name, they left one file of
+ * both as if finished. `what` names each output, as "the stats (-o)";
+ * NULL paths are skipped. Before the run, so that it is not wasted. */
+kr_status_t kr__out_check_distinct(size_t n, const char *const *paths, const char *const *what);
 
 /* A run that stopped at a safe point after writing a checkpoint, not
  * finished (docs/cluster.md): not a kr_status_t of the API, only what

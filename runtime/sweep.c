@@ -324,13 +324,17 @@ kr_status_t kr__sweep_run(const kr__sweep_desc_t *d)
     if (!st) st = kr__replications_run(&rd, &results, &wall);
     if (d->rank == 0) {
         if (!st) st = write_csv(out.fp, d, v, points, results, &pooled);
-        kr_status_t closed = kr__out_close(&out, !st);
-        if (!st) st = closed;
+        kr_status_t finished = kr__out_finish(&out);
+        if (!st) st = finished;
+        /* The plots are drawn from the CSV while it is still unfinished
+         * (its .partial name): a sweep whose plots fail leaves neither. */
         if (!st && d->plot_dir) {
             char err[512];
-            int rc = run_script(d->csv_path, d->plot_dir, err, sizeof err);
+            int rc = run_script(out.partial, d->plot_dir, err, sizeof err);
             if (rc) st = kr__fail(KR_ERR_IO, "--plot %s: %s", d->plot_dir, err[0] ? err : "the plot script failed");
         }
+        kr_status_t committed = kr__out_commit(&out, !st);
+        if (!st) st = committed;
         if (!st && !d->quiet && d->summary) {
             fprintf(d->summary, "kairos %s: sweep of %s, %zu point%s x %u replication%s on %d rank%s (%d group%s of %d)\n",
                     KAIROS_VERSION_STRING, d->model, points, points == 1 ? "" : "s", d->replications,

@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/fault.h"
 #include "base/grow.h"
 #include "schedulers/formalisms/emulation_link.h"
 
@@ -101,6 +102,15 @@ static void set_peer(kr__link_t *l, int fd)
     l->out_len = 0; /* what the last peer did not take was meant for it */
 }
 
+/* SIGINT or SIGTERM while waiting for the peer (up to the model's `wait`,
+ * 30 s by default): the run stops as it starts (docs/cli.md, "Signals"),
+ * not after the wait. */
+static kr_status_t interrupted(const kr__link_t *l, const char *sim)
+{
+    return kr__fail(KR_ERR_INTERRUPTED, "emulation '%s': interrupted by %s while waiting for a peer at %s:%d", sim,
+                    kr__signal_caught == SIGINT ? "SIGINT" : "SIGTERM", l->host, l->port);
+}
+
 static kr_status_t open_listen(kr__link_t *l, const char *sim, void (*announce)(void *, const char *, bool),
                                void *arg)
 {
@@ -133,6 +143,7 @@ static kr_status_t open_listen(kr__link_t *l, const char *sim, void (*announce)(
     if (l->wait_seconds > 0) {
         uint64_t until = kr__monotonic_ns() + (uint64_t)(l->wait_seconds * 1e9);
         while (!kr__link_accept(l)) {
+            if (kr__signal_caught) return interrupted(l, sim);
             uint64_t now = kr__monotonic_ns();
             if (now >= until)
                 return kr__fail(KR_ERR_STATE, "emulation '%s': no peer connected to %s:%d within %g s", sim, l->host,
@@ -165,6 +176,7 @@ static kr_status_t open_connect(kr__link_t *l, const char *sim)
             close(fd);
         }
         freeaddrinfo(ai);
+        if (kr__signal_caught) return interrupted(l, sim);
         if (kr__monotonic_ns() >= until)
             return kr__fail(KR_ERR_STATE, "emulation '%s': cannot connect to %s:%d%s: %s", sim, l->host, l->port,
                             l->wait_seconds > 0 ? " (retried for the wait given)" : "", strerror(err));

@@ -225,7 +225,7 @@ Test(cli, bad_option_values)
     expect_bad(kairos("run", m, "--end", "later", NULL), "--end: expected a time in model units, found \"later\"");
     expect_bad(kairos("run", m, "--set", "seed", NULL), "--set: expected KEY=VALUE, found \"seed\"");
     expect_bad(kairos("run", m, "-o", NULL), "-o needs a file name");
-    expect_bad(kairos("validate", m, "--ranks", "0", NULL), "--ranks: expected a whole number >= 1, found \"0\"");
+    expect_bad(kairos("validate", m, "--ranks", "0", NULL), "--ranks: expected a whole number from 1 to 1048576, found \"0\"");
     char want[700];
     snprintf(want, sizeof want, "one model file only (found another: %s)", m);
     expect_bad(kairos("run", m, m, NULL), want);
@@ -729,8 +729,19 @@ Test(cli, sweep_and_replication_errors_are_one_line)
     expect_bad(kairos("run", m, "--replications", "2", "--group-ranks", "2", NULL),
                "--group-ranks: expected a whole number from 1 to 1 (the ranks), found 2");
     expect_bad(kairos("run", m, "--replications", "2", "--trace", cli_path("t.json"), NULL),
-               "--trace: expected no trace or event log with --replications (rerun one replication alone with "
-               "--seed), found one");
+               "--trace: expected no trace, series or event log with --replications (rerun one replication alone "
+               "with --seed), found one");
+    expect_bad(kairos("run", m, "--replications", "2", "--series", cli_path("s.csv"), NULL),
+               "--series: expected no trace, series or event log with --replications (rerun one replication alone "
+               "with --seed), found one");
+    /* outputs that name one file, and names that name none, are refused before the run */
+    snprintf(line, sizeof line, "the stats (-o) and the trace (--trace): expected a file each, found one for both (%s)",
+             cli_path("same.json"));
+    expect_bad(kairos("run", m, "-o", cli_path("same.json"), "--trace", cli_path("same.json"), NULL), line);
+    cr_assert(!cli_exists(cli_path("same.json")) && !cli_exists(cli_path("same.json.partial")));
+    expect_bad(kairos("run", m, "--trace", "", NULL), "--trace needs a file name");
+    expect_bad(kairos("run", m, "--checkpoint-every", "1e-9", NULL),
+               "--checkpoint-every: expected a model time of at least one tick (1e-06), found 1e-09");
     /* a value that only the kind refuses: found when that point is built */
     snprintf(line, sizeof line, "%s: simulators[0].params.capacity: expected a whole number >= 1, <= 100000000, "
              "found 0", m);
@@ -916,7 +927,7 @@ Test(cli, exit_status_by_phase)
 {
     expect_exit(faulty(", 'how': 'sync', 'peer': 'b', 'fail_at': 5", "", "1"), 1,
                 "kairos: simulator 'a', time 5: pinging: sync-event from 'a' at 5 to 'b' at 5 refused");
-    expect_exit(faulty(", 'how': 'often'", "", "1"), 2, "simulators[0].params.how: expected none, sync, grow or hold");
+    expect_exit(faulty(", 'how': 'often'", "", "1"), 2, "simulators[0].params.how: expected none, sync, grow, hold or meddle");
     expect_exit(faulty(", 'how': 'hold', 'peer': 'b', 'fail_at': 5", "", "0"), 3,
                 "kairos: deadlock: no simulator can advance");
 }
@@ -945,6 +956,27 @@ Test(cli, allocation_failure_names_the_simulator)
     cli_result_t r = kairos("run", faulty(", 'how': 'grow', 'grow': 10, 'fail_at': 1", "", NULL), "--quiet", NULL);
     cr_assert_eq(r.status, 0, "without the variable: %s", r.err);
     cli_free(&r);
+}
+
+/* The same while an emulation simulator waits for its peer to connect (up
+ * to its `wait`): the run stops as it starts, not after the wait. */
+Test(cli, signal_interrupts_the_wait_for_a_peer)
+{
+    const int sigs[] = { SIGTERM, SIGINT };
+    for (int k = 0; k < 2; k++) {
+        char *argv[] = { (char *)getenv("KAIROS_BIN"), "run", (char *)source("examples/hil/line.json"), "--set",
+                         "simulators.controller.emulation.wait=60", "--set",
+                         "simulators.controller.emulation.input.listen=127.0.0.1:0", "--quiet", NULL };
+        pid_t pid = cli_start(argv);
+        sleep(1);
+        kill(pid, sigs[k]);
+        cli_result_t r = cli_wait(pid);
+        cr_assert_eq(r.status, 128 + sigs[k], "exit %d: %s", r.status, r.err);
+        /* (after the line that names the free port it listens on) */
+        const char *said = strstr(r.err, "kairos: ");
+        cr_assert(said && strstr(said, "while waiting for a peer") && cli_lines(said) == 1, "%s", r.err);
+        cli_free(&r);
+    }
 }
 
 /* SIGTERM and SIGINT to a lone `kairos run` in the middle of a long run: it

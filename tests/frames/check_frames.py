@@ -142,6 +142,19 @@ def main():
         check(fresh == [float(t) for t in range(40, 61, 2)] and p.returncode == 0 and
               len(os.listdir(work / "fresh.png")) == 11,
               f"a restart with another period starts a new recording at the cut, read as 11 PNGs ({p.stderr.strip()})")
+        # A recording damaged in its middle: one line, exit 2, and none of the
+        # pictures before the damage left as if the folder were complete.
+        # (the magic number of a zstd frame in the file's second half: its
+        # size still fits, so only reading that frame finds the damage)
+        damaged = work / "fresh" / "eco[0].frames"
+        data = bytearray(damaged.read_bytes())
+        at = data.find(b"\x28\xb5\x2f\xfd", len(data) // 2)
+        data[at:at + 4] = b"\0\0\0\0"
+        damaged.write_bytes(bytes(data))
+        p = subprocess.run([kairos, "frames", "fresh", "--png", "damaged.png"], cwd=work, capture_output=True, text=True)
+        left = sorted(os.listdir(work / "damaged.png")) if (work / "damaged.png").exists() else []
+        check(at > 0 and p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and not left,
+              f"a damaged recording: exit 2, one line, no pictures left ({p.returncode}, {p.stderr.strip()}, {left})")
 
         # Bad input: one line, exit status 2, no manifest.
         bad_model = work / "bad.json"
