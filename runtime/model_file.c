@@ -440,7 +440,7 @@ static kr_status_t check_simulators(kr__model_file_t *f)
         if ((v = json_object_get(s, "rank"))) {
             snprintf(path, sizeof path, "%s.rank", at);
             FAIL_IF(!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 1 << 24, path,
-                    "a rank >= 0", v);
+                    "a rank: a whole number from 0 to 16777216", v);
             e.rank = (int)json_integer_value(v);
         }
         if ((v = json_object_get(s, "render"))) {
@@ -574,6 +574,10 @@ static kr_status_t check_dependencies(kr__model_file_t *f)
         double pd = json_is_number(vp) ? json_number_value(vp) : NAN;
         FAIL_IF(!(pd >= 0) || !isfinite(pd), path, "a promise >= 0 in model units", vp);
         FAIL_IF(kr_time_from_units(pd, f->precision, &promise), path, "a representable promise", vp);
+        /* (a positive promise that rounds to no tick would silently join
+         * the two simulators into a zero-promise group) */
+        FAIL_IF(pd > 0 && promise == 0, path, "0 or a promise of at least half a tick (a tick is 1/precision model "
+                "units)", vp);
         /* Named explicitly, from and to must differ; a wildcard means
          * "every other replica", so its self pairs are no edge (one
          * replica to itself is none at all). */

@@ -155,26 +155,48 @@ static kr_status_t phold_register(kr_model_t *m)
     return c ? KR_OK : kr_last_status();
 }
 
+/* Whether "base[k]" is the simulator with id first + k. */
+static bool is_replica(kr_model_t *m, const char *base, int base_len, uint32_t first, uint64_t k)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%.*s[%llu]", base_len, base, (unsigned long long)k);
+    kr_sim_t *r = kr_model_find_sim(m, buf);
+    return r && kr_sim_id(r) == first + k;
+}
+
 /* The replicas of this simulator's entry: "phold[3]" is replica 3 of
  * "phold[0]" ... "phold[N-1]", which the model file adds in a row, so with
- * consecutive ids; a simulator without a count is alone. */
+ * consecutive ids; a simulator without a count is alone. N is found by a
+ * doubling and a halving search from this replica: every replica's setup
+ * counting them one by one made a model of N simulators cost N^2 lookups
+ * (20,000 replicas took 47 s to build). */
 static void find_replicas(kr_sim_t *sim, phold_t *ph)
 {
+    kr_model_t *m = kr_sim_model(sim);
     const char *name = kr_sim_name(sim), *open = strrchr(name, '[');
     char *end = NULL;
     unsigned long self = open ? strtoul(open + 1, &end, 10) : 0;
     ph->first_sim = kr_sim_id(sim);
     ph->replicas = 1;
     if (!open || !end || strcmp(end, "]") || self > ph->first_sim) return;
-    uint32_t first = ph->first_sim - (uint32_t)self, n = 0;
-    for (char buf[512];; n++) {
-        snprintf(buf, sizeof buf, "%.*s[%u]", (int)(open - name), name, n);
-        kr_sim_t *r = kr_model_find_sim(kr_sim_model(sim), buf);
-        if (!r || kr_sim_id(r) != first + n) break;
+    int base_len = (int)(open - name);
+    uint32_t first = ph->first_sim - (uint32_t)self;
+    if (!is_replica(m, name, base_len, first, 0) || !is_replica(m, name, base_len, first, self)) return;
+    /* replicas below `lo` exist, and `hi` is none */
+    uint64_t lo = (uint64_t)self + 1, step = 1, hi;
+    for (;;) {
+        hi = (uint64_t)self + step;
+        if (!is_replica(m, name, base_len, first, hi)) break;
+        lo = hi + 1;
+        step *= 2;
     }
-    if (self >= n) return;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (is_replica(m, name, base_len, first, mid)) lo = mid + 1;
+        else hi = mid;
+    }
     ph->first_sim = first;
-    ph->replicas = n;
+    ph->replicas = (uint32_t)lo;
     ph->self = (uint32_t)self;
 }
 

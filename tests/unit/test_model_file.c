@@ -642,7 +642,22 @@ Test(model_file, bad_count)
 
 Test(model_file, bad_rank)
 {
-    expect_load_error(mt_load(FACTORY, "simulators.Line.rank=-1", NULL), "simulators[0].rank", "a rank >= 0", "-1");
+    expect_load_error(mt_load(FACTORY, "simulators.Line.rank=-1", NULL), "simulators[0].rank",
+                      "a rank: a whole number from 0 to 16777216", "-1");
+    expect_load_error(mt_load(FACTORY, "simulators.Line.rank=1.5", NULL), "simulators[0].rank",
+                      "a rank: a whole number from 0 to 16777216", "1.5");
+}
+
+/* A positive promise that would round to no tick (precision 10^6) is
+ * refused; half a tick rounds to one. */
+Test(model_file, a_promise_below_half_a_tick)
+{
+    expect_load_error(mt_load(FACTORY, "dependencies.1.promise=4e-7", NULL), "dependencies[1].promise",
+                      "0 or a promise of at least half a tick (a tick is 1/precision model units)", "4e-7");
+    kr__model_file_t *f = mt_load(FACTORY, "dependencies.1.promise=5e-7", NULL);
+    cr_assert_not_null(f, "%s", kr_last_error());
+    cr_assert(has_dep(f, "Robots", "Bath", 1));
+    kr__model_file_free(f);
 }
 
 Test(model_file, bad_params_not_object)
