@@ -121,7 +121,10 @@ kr_status_t kr__run_safe_point(run_ctx_t *c, kr_time_t at, bool *checkpoint, boo
     }
     if (!*checkpoint && o->wall.checkpoint_wall > 0 && since_ckpt >= o->wall.checkpoint_wall) *checkpoint = true;
 
-    if (o->rank == 0 && o->wall.progress_every > 0 && (double)(now - sp->last_progress_ns) * 1e-9 >= o->wall.progress_every)
+    /* The line falls at the safe point nearest the period's end: waiting
+     * for a full period made a period of a second print every two. */
+    if (o->rank == 0 && o->wall.progress_every > 0 &&
+        (double)(now - sp->last_progress_ns) * 1e-9 >= o->wall.progress_every - 0.5 * TARGET_NS * 1e-9)
         progress_line(c, at, sp->events, now);
     return KR_OK;
 }

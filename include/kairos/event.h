@@ -27,7 +27,9 @@ typedef uint32_t kr_event_type_t; /* 0 is no type */
 #define KR_PRIORITY_DEFAULT 0
 /* Reserved: the agent-based step and the continuous observation point run
  * after every other event at the same time, so arrivals at a step time are
- * in place before the step. Users may not schedule at it. */
+ * in place before the step (but for one that another step of the same time
+ * sends with delay 0, in a zero-promise group: docs/concepts.md). Users may
+ * not schedule at it. */
 #define KR_PRIORITY_STEP INT32_MAX
 
 typedef struct kr_event_key {
