@@ -372,11 +372,12 @@ bool kr__sim_may_change(const kr_sim_t *s, const char *fn)
     return false;
 }
 
-kr_status_t kr_schedule(kr_sim_t *s, kr_priority_t priority, kr_time_t delay, kr_event_type_t type,
-                        const void *data, kr_event_key_t *key)
+/* kr_schedule for a simulator that executes an event (its own handler's
+ * call) or may schedule without (kr__sim_may_change). */
+__attribute__((always_inline)) static inline kr_status_t schedule_local(kr_sim_t *s, kr_priority_t priority,
+                                                                       kr_time_t delay, kr_event_type_t type,
+                                                                       const void *data, kr_event_key_t *key)
 {
-    if (!s) return kr__fail(KR_ERR_INVALID_ARG, "kr_schedule: null simulator");
-    if (!s->executing && !kr__sim_may_change(s, "kr_schedule")) return kr_last_status();
     const kr__event_type_rec_t *t = kr__event_type(s->model, type);
     if (!t) return kr__fail(KR_ERR_INVALID_ARG, "kr_schedule: '%s': unknown event type %u", s->name, type);
     if (!t->desc.on_event)
@@ -385,6 +386,25 @@ kr_status_t kr_schedule(kr_sim_t *s, kr_priority_t priority, kr_time_t delay, kr
     if (priority == KR_PRIORITY_STEP)
         return kr__fail(KR_ERR_INVALID_ARG, "kr_schedule: '%s': priority %d is reserved for steps", s->name, priority);
     return kr__sim_schedule_kind(s, KR__EV_LOCAL, priority, kr__time_add(s->now, delay), type, data, t->desc.size, key);
+}
+
+/* Apart, so that a handler's own call (the simulator executes an event)
+ * makes no call before its tail call: with the check's call inline, every
+ * schedule saved six registers first, 21 instructions an event of PHOLD. */
+__attribute__((cold, noinline)) static kr_status_t schedule_outside_event(kr_sim_t *s, kr_priority_t priority,
+                                                                         kr_time_t delay, kr_event_type_t type,
+                                                                         const void *data, kr_event_key_t *key)
+{
+    if (!kr__sim_may_change(s, "kr_schedule")) return kr_last_status();
+    return schedule_local(s, priority, delay, type, data, key);
+}
+
+kr_status_t kr_schedule(kr_sim_t *s, kr_priority_t priority, kr_time_t delay, kr_event_type_t type,
+                        const void *data, kr_event_key_t *key)
+{
+    if (!s) return kr__fail(KR_ERR_INVALID_ARG, "kr_schedule: null simulator");
+    if (!s->executing) return schedule_outside_event(s, priority, delay, type, data, key);
+    return schedule_local(s, priority, delay, type, data, key);
 }
 
 /* Cancels (extra ignored) or delays a pending record of this simulator. */

@@ -480,12 +480,12 @@ __attribute__((cold, noinline)) static kr_status_t not_received(kr_sim_t *s, con
     return refuse(s, d, t, why);
 }
 
-kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_t *key)
+/* kr_schedule_sync once the caller may change s's events (below). */
+static kr_status_t schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_t *key)
 {
     if (!s || !d) return kr__fail(KR_ERR_INVALID_ARG, "kr_schedule_sync: null argument");
     kr_model_t *m = s->model;
     if (!m->started) return kr__fail(KR_ERR_STATE, "kr_schedule_sync: '%s': the model has not started", s->name);
-    if (!s->executing && !kr__sim_may_change(s, "kr_schedule_sync")) return kr_last_status();
     if (d->target >= m->sim_count)
         return kr__fail(KR_ERR_INVALID_ARG, "kr_schedule_sync: '%s': no simulator with id %u", s->name, d->target);
     const kr__event_type_rec_t *type = kr__event_type(m, d->type);
@@ -600,6 +600,21 @@ kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_
         if (key) *key = k;
     }
     return st;
+}
+
+/* Apart, as kr_schedule's (schedulers/sim.c): a handler's own call makes
+ * no call before its tail call. */
+__attribute__((cold, noinline)) static kr_status_t sync_outside_event(kr_sim_t *s, const kr_sync_desc_t *d,
+                                                                     kr_event_key_t *key)
+{
+    if (d && s->model->started && !kr__sim_may_change(s, "kr_schedule_sync")) return kr_last_status();
+    return schedule_sync(s, d, key);
+}
+
+kr_status_t kr_schedule_sync(kr_sim_t *s, const kr_sync_desc_t *d, kr_event_key_t *key)
+{
+    if (s && !s->executing) return sync_outside_event(s, d, key);
+    return schedule_sync(s, d, key);
 }
 
 void kr__sync_send_payload(kr_sim_t *s, kr__event_rec_t *r)
