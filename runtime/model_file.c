@@ -608,6 +608,28 @@ static kr_status_t check_dependencies(kr__model_file_t *f)
     return KR_OK;
 }
 
+/* The model file's bytes for jansson, which would take a NUL byte between
+ * two tokens as white space and read the rest (a file with a NUL in the
+ * middle passed as valid): the first one ends the reading, and the load
+ * reports its offset (1-based, as a line and column would be). */
+typedef struct file_reader {
+    FILE *in;
+    uint64_t read, nul_at;
+} file_reader_t;
+
+static size_t read_checked(void *buf, size_t len, void *arg)
+{
+    file_reader_t *r = arg;
+    size_t n = fread(buf, 1, len, r->in);
+    const char *nul = memchr(buf, 0, n);
+    if (nul) {
+        r->nul_at = r->read + (uint64_t)(nul - (const char *)buf) + 1;
+        return (size_t)-1;
+    }
+    r->read += n;
+    return n;
+}
+
 /* ---- load ---- */
 
 kr__model_file_t *kr__model_file_load(const kr__model_file_desc_t *desc)
@@ -640,11 +662,25 @@ kr__model_file_t *kr__model_file_load(const kr__model_file_desc_t *desc)
         goto fail;
     }
     json_error_t err;
-    f->root = json_loadf(in, JSON_REJECT_DUPLICATES, &err);
+    file_reader_t reader = { .in = in };
+    f->root = json_load_callback(read_checked, &reader, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
     fclose(in);
+    if (reader.nul_at) {
+        json_decref(f->root);
+        f->root = NULL;
+        kr__fail(KR_ERR_INVALID_ARG, "%s: byte %llu: expected valid JSON, found a NUL byte", f->path,
+                 (unsigned long long)reader.nul_at);
+        goto fail;
+    }
     if (!f->root) {
         kr__fail(KR_ERR_INVALID_ARG, "%s: line %d column %d: expected valid JSON, found %s", f->path, err.line,
                  err.column, err.text);
+        goto fail;
+    }
+    /* (any JSON value is read, so that one that is no object is named as
+     * such, before a --set would look into it) */
+    if (!json_is_object(f->root)) {
+        check_top(f);
         goto fail;
     }
     for (size_t i = 0; i < desc->set_count; i++)

@@ -462,6 +462,31 @@ Test(model_file, bad_json_quoting_a_control_character)
     for (const char *c = e; *c; c++) cr_assert((unsigned char)*c >= 0x20 && *c != 0x7f, "byte %d in: %s", *c, e);
 }
 
+/* jansson takes a NUL byte between two tokens as white space: the rest of
+ * the file was read as if the NUL were not there. */
+Test(model_file, bad_nul_byte)
+{
+    mt_write("{'end_time': 10, 'simulators': []}");
+    FILE *fp = fopen(mt_path, "r+");
+    cr_assert(fp);
+    fseek(fp, 15, SEEK_SET); /* the space after the comma */
+    fputc('\0', fp);
+    cr_assert_eq(fclose(fp), 0);
+    cr_assert_null(kr__model_file_load(&(kr__model_file_desc_t){ .path = mt_path,
+                                                                .register_builtin = kr__models_register_builtin }));
+    char want[200];
+    snprintf(want, sizeof want, "%s: byte 16: expected valid JSON, found a NUL byte", mt_path);
+    cr_assert_str_eq(kr_last_error(), want);
+}
+
+/* A file of one JSON value that is no object is named as such, also with a
+ * --set that would look into it. */
+Test(model_file, bad_top_not_an_object)
+{
+    expect_load_error(mt_load("42", "end_time=3", NULL), "(top)", "an object", "42");
+    expect_load_error(mt_load("[1, 2]", NULL), "(top)", "an object", "[1,2]");
+}
+
 Test(model_file, bad_empty_file)
 {
     cr_assert_null(mt_load("", NULL));
