@@ -16,10 +16,12 @@ static uint64_t fault_count;
 
 static void on_signal(int sig)
 {
-    if (sig == SIGINT && kr__signal_caught == SIGINT) {
-        /* Ctrl-C twice: stop now, as the signal itself would. (Not for
-         * SIGTERM, which launchers may send more than once: the agreed
-         * outcome and the clean-up must not be cut short.) */
+    if (sig == SIGINT && (kr__signal_caught == SIGINT || kr__signal_caught == SIGTERM)) {
+        /* Ctrl-C after an interrupt (a Ctrl-C or a SIGTERM) not yet
+         * acted on, as in a read that waits: stop now, as the signal
+         * itself would. (Not for SIGTERM, which launchers may send more
+         * than once: the agreed outcome and the clean-up must not be cut
+         * short.) */
         signal(sig, SIG_DFL);
         raise(sig);
         return;
