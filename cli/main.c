@@ -42,7 +42,7 @@ static const char *const main_help =
     "  frames DIR --png OUT draw a recording of frames (run --frames) as PNG pictures\n"
     "  view DIR             serve a recording of frames to the viewer page in a browser\n"
     "\n"
-    "kairos <command> --help shows the options of a command.\n"
+    "kairos <command> --help shows the options of a command; kairos --version, the version.\n"
     "Exit status: 0 done, 1 the run failed, 2 bad input, 3 deadlock, 4 checkpointed and not finished,\n"
     "130/143 interrupted (docs/cli.md).\n";
 
@@ -854,7 +854,9 @@ int main(int argc, char **argv)
                                             : !strcmp(cmd, "frames") ? cmd_frames
                                             : !strcmp(cmd, "view") ? cmd_view : NULL;
     if (!fn) {
-        fprintf(stderr, "kairos: unknown command '%s'\n\n%s", cmd, main_help);
+        /* (bad input: one line, as every other) */
+        fprintf(stderr, "kairos: unknown command '%s': expected run, sweep, validate, kinds, info, frames or view "
+                "(kairos --help)\n", cmd);
         return 2;
     }
     /* MPI starts only under a launcher (mpirun, srun): a lone process is

@@ -72,7 +72,8 @@ Test(cli, no_command_or_unknown)
     cli_free(&r);
     r = kairos("frobnicate", NULL);
     cr_assert_eq(r.status, 2);
-    cr_assert(strstr(r.err, "kairos: unknown command 'frobnicate'"));
+    cr_assert_str_eq(r.err, "kairos: unknown command 'frobnicate': expected run, sweep, validate, kinds, info, "
+                     "frames or view (kairos --help)\n");
     cli_free(&r);
     r = kairos("--version", NULL);
     cr_assert_eq(r.status, 0);
