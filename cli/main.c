@@ -116,7 +116,7 @@ static const char *const sweep_help =
     "  -h, --help            this help\n";
 
 static const char *const validate_help =
-    "usage: kairos validate MODEL.json [--ranks N] [--set KEY=VALUE]...\n"
+    "usage: kairos validate MODEL.json [--ranks N] [--set KEY=VALUE]... [--sync A] [--end T] [--seed N]\n"
     "\n"
     "Checks the model file (and every kind's params) without running it, and\n"
     "prints the plan: the model's identity and run digests, simulators,\n"
@@ -124,7 +124,8 @@ static const char *const validate_help =
     "runs what for N ranks (default 1), the parameter values a run will use\n"
     "(after defaults) of every simulator whose kind declares them, and an\n"
     "estimate of each rank's memory after setup (entities, pending events,\n"
-    "halos), measured on the model built and started in this one process.\n";
+    "halos), measured on the model built and started in this one process.\n"
+    "--sync, --end and --seed are the same as run's: --set sync=A, end_time=T, seed=N.\n";
 
 static const char *const kinds_help =
     "usage: kairos kinds [NAME] [--markdown] [--plugin FILE]... [MODEL.json]\n"
@@ -328,19 +329,19 @@ static int parse(const cli_t *c, int argc, char **argv, int first, const char *c
         } else if (run_only && !strcmp(a, "--event-log")) {
             if (!has_value || !argv[i + 1][0]) return input_error(c, "%s needs a folder name", a);
             o->event_log = argv[++i];
-        } else if (is_run && !strcmp(a, "--sync")) {
+        } else if (!strcmp(a, "--sync")) { /* (validate too: the digests of a run with it) */
             if (!has_value) return input_error(c, "%s needs auto, null-message or window", a);
             const char *v = argv[++i];
             if (kr__sync_from_name(v) < 0)
                 return input_error(c, "--sync: expected auto, null-message or window, found \"%s\"", v);
             if (!sugar(o, "sync", v, true)) return 1;
-        } else if (is_run && !strcmp(a, "--end")) {
+        } else if (!strcmp(a, "--end")) { /* (validate too: the digests of a run with it) */
             if (!has_value) return input_error(c, "%s needs a time", a);
             char *end;
             strtod(argv[i + 1], &end);
             if (!argv[i + 1][0] || *end) return input_error(c, "--end: expected a time in model units, found \"%s\"", argv[i + 1]);
             if (!sugar(o, "end_time", argv[++i], false)) return 1;
-        } else if (is_run && !strcmp(a, "--seed")) {
+        } else if (!strcmp(a, "--seed")) { /* (validate too: the digests of a run with it) */
             if (!has_value) return input_error(c, "%s needs a number", a);
             const char *v = argv[++i];
             /* up to INT64_MAX: a JSON integer, and every seed replications derive */

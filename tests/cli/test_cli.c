@@ -836,6 +836,13 @@ Test(cli, validate_prints_the_digests_a_run_reports)
     cr_assert_str_eq(vi, si);
     cr_assert_str_eq(vr, sr);
     cr_assert_str_neq(vi, vr);
+    /* validate takes run's shorthands too */
+    r = kairos("validate", factory, "--end", "50", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char needle[80];
+    snprintf(needle, sizeof needle, "identity digest %s, run digest %s", si, sr);
+    cr_assert(strstr(r.out, needle), "%s", r.out);
+    cli_free(&r);
 
     /* the file as it is */
     validate_digests(factory, NULL, vi, vr);
