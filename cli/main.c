@@ -657,13 +657,25 @@ static int cmd_validate(const cli_t *c, int argc, char **argv)
         }
         printf(groups ? "\n" : " none\n");
         printf("ranks (%d):\n", o.ranks);
-        for (int r = 0; r < o.ranks; r++) {
+        size_t *on_rank = calloc((size_t)o.ranks, sizeof *on_rank);
+        for (size_t i = 0; on_rank && i < f->sim_count; i++) on_rank[rank_of[i]]++;
+        for (int r = 0; on_rank && r < o.ranks; r++) {
+            if (!on_rank[r]) {
+                /* a run of idle ranks in one line (a million ranks for a
+                 * few simulators made a million lines) */
+                int last = r;
+                while (last + 1 < o.ranks && !on_rank[last + 1]) last++;
+                if (last == r) printf("  rank %d: (idle)\n", r);
+                else printf("  ranks %d-%d: (idle)\n", r, last);
+                r = last;
+                continue;
+            }
             printf("  rank %d:", r);
-            size_t on_rank = 0;
-            for (size_t i = 0; i < f->sim_count; i++)
-                if (rank_of[i] == r) printf("%s %s", on_rank++ ? "," : "", f->sims[i].name);
-            printf(on_rank ? "\n" : " (idle)\n");
+            for (size_t i = 0, k = 0; i < f->sim_count; i++)
+                if (rank_of[i] == r) printf("%s %s", k++ ? "," : "", f->sims[i].name);
+            printf("\n");
         }
+        free(on_rank);
         if (values_len) printf("params (the values a run uses, after defaults):\n%s", values);
         kr__memory_estimate_print(stdout, memory, o.ranks);
     }

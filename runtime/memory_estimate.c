@@ -111,7 +111,11 @@ void kr__memory_estimate_print(FILE *out, const kr__rank_memory_t *per_rank, int
         const kr__rank_memory_t *p = &per_rank[k];
         all += p->total;
         if (!p->sims) {
-            fprintf(out, "  rank %d: 0 B (idle)\n", k);
+            int last = k;
+            while (last + 1 < ranks && !per_rank[last + 1].sims) last++;
+            if (last == k) fprintf(out, "  rank %d: 0 B (idle)\n", k);
+            else fprintf(out, "  ranks %d-%d: 0 B each (idle)\n", k, last);
+            k = last;
             continue;
         }
         fprintf(out, "  rank %d: %s  (entities %s in %s, components %s; ", k, sized(p->total, a),

@@ -123,6 +123,12 @@ Test(cli_memory, phold_events_follow_the_lps_and_split_over_ranks)
     char *five = validate(m, "5", NULL);
     cr_assert(rank_line(five, 4).idle, "%s", five);
     cr_assert_eq(rank_line(five, 0).events, r1.events / 4, "%s", five);
+    /* a run of idle ranks is one line, in the plan and in the estimate */
+    char *many = validate(m, "1000", NULL);
+    cr_assert(strstr(many, "\n  ranks 4-999: (idle)\n") && strstr(many, "\n  ranks 4-999: 0 B each (idle)\n"),
+              "%s", many);
+    cr_assert_lt(strlen(many), 4000, "%s", many);
+    free(many);
     free(one);
     free(twice);
     free(two);
