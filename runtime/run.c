@@ -87,6 +87,20 @@ kr_status_t kr__run_agree(MPI_Comm comm, int ranks, int rank, kr_status_t st, bo
     return kr__fail(agreed, "rank %d failed", first);
 }
 
+/* The environment's settings a run reads (docs/cli.md, "Environment"; the
+ * transport reads KAIROS_WAIT, run_file KAIROS_CHAOS_SEED): a value that
+ * means nothing is bad input, not quietly the default. */
+static kr_status_t check_environment(void)
+{
+    const char *w = getenv("KAIROS_WAIT");
+    if (w && w[0] && strcmp(w, "spin") && strcmp(w, "sleep"))
+        return kr__fail(KR_ERR_INVALID_ARG, "KAIROS_WAIT: expected spin or sleep, found \"%.64s\"", w);
+    const char *chaos = getenv("KAIROS_CHAOS_SEED");
+    if (chaos && chaos[0] && strspn(chaos, "0123456789") != strlen(chaos))
+        return kr__fail(KR_ERR_INVALID_ARG, "KAIROS_CHAOS_SEED: expected a whole number, found \"%.64s\"", chaos);
+    return KR_OK;
+}
+
 static kr_status_t agree(run_ctx_t *c, kr_status_t st)
 {
     if (!kr__run_distributed(c)) return st;
@@ -169,6 +183,10 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
     const char *log_dir = opt->event_log_dir ? opt->event_log_dir : f->out_event_log;
     const char *trace_path = opt->trace_path ? opt->trace_path : f->out_trace;
     const char *series_path = opt->series_path ? opt->series_path : f->out_series;
+    if ((st = agree(&c, check_environment()))) {
+        free(rank_of);
+        return st;
+    }
     {
         const char *paths[] = { stats_path, trace_path, series_path };
         const char *what[] = { "the stats (-o)", "the trace (--trace)", "the series (--series)" };

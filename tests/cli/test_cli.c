@@ -961,6 +961,13 @@ Test(cli, allocation_failure_names_the_simulator)
     setenv("KAIROS_FAIL_ALLOC", "many", 1);
     expect_exit(faulty("", "", NULL), 2, "kairos: KAIROS_FAIL_ALLOC: expected a whole number >= 1, found \"many\"");
     unsetenv("KAIROS_FAIL_ALLOC");
+    /* the other settings of the environment are checked alike */
+    setenv("KAIROS_WAIT", "fast", 1);
+    expect_exit(faulty("", "", NULL), 2, "kairos: KAIROS_WAIT: expected spin or sleep, found \"fast\"");
+    unsetenv("KAIROS_WAIT");
+    setenv("KAIROS_CHAOS_SEED", "abc", 1);
+    expect_exit(faulty("", "", NULL), 2, "kairos: KAIROS_CHAOS_SEED: expected a whole number, found \"abc\"");
+    unsetenv("KAIROS_CHAOS_SEED");
     cli_result_t r = kairos("run", faulty(", 'how': 'grow', 'grow': 10, 'fail_at': 1", "", NULL), "--quiet", NULL);
     cr_assert_eq(r.status, 0, "without the variable: %s", r.err);
     cli_free(&r);
