@@ -117,7 +117,8 @@ kr_status_t kr__run_open_outputs(run_ctx_t *c, const char *log_dir, const char *
 {
     kr_model_t *m = c->model;
     if (log_dir) {
-        if (mkdir(log_dir, 0777) && errno != EEXIST)
+        if (mkdir(log_dir, 0777) == 0) c->log_dir_made = strdup(log_dir);
+        else if (errno != EEXIST)
             return kr__fail(KR_ERR_IO, "%s: cannot create the event-log folder: %s", log_dir, strerror(errno));
         c->logs = calloc(kr_model_sim_count(m), sizeof *c->logs);
         if (!c->logs) return kr__fail(KR_ERR_NOMEM, "out of memory");
@@ -191,6 +192,11 @@ kr_status_t kr__run_commit_outputs(run_ctx_t *c, bool ok)
         free(c->logs);
         c->logs = NULL;
     }
+    /* a folder this run made, that its failure left empty, goes too (an
+     * interrupted run keeps its logs there, and the folder stays) */
+    if (c->log_dir_made && !ok) rmdir(c->log_dir_made);
+    free(c->log_dir_made);
+    c->log_dir_made = NULL;
     return st;
 }
 

@@ -65,6 +65,7 @@ typedef struct run_ctx {
     kr_model_t *model;
     const kr__run_options_t *opt;
     kr__out_file_t *logs;           /* one per simulator, or NULL */
+    char *log_dir_made;             /* the event-log folder, when this run made it (removed if left empty) */
     kr__out_file_t trace;
     bool tracing, first_trace_event;
     uint64_t t0;                /* wall start */

@@ -288,6 +288,7 @@ Test(cli, failed_output_removes_the_others)
     cr_assert_str_empty(r.out);
     cli_free(&r);
     expect_no_outputs(stats, trace, logs);
+    cr_assert(!cli_exists(logs), "the event-log folder the run made was left, empty");
 }
 
 /* ---- successful runs ---- */
