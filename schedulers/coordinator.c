@@ -497,16 +497,17 @@ static kr_status_t window_round(kr_model_t *m, bool *over)
     if (!next) return kr__fail(KR_ERR_NOMEM, "window: out of memory");
     uint64_t *key = next + 2 * (size_t)G + 2, *done = key + G;
     /* The least time of an event anyone has (the next times without the
-     * state events continuous simulators may still find): a cut is reached
-     * once it has passed, as the null messages' groups are done (scan_groups).
-     * A continuous simulator integrates no further than its stops below its
-     * bound, and at a cut its senders may be held at the cut for good: had
-     * the cut waited for its possible state events too, the round would
-     * stall there and report a deadlock (a model with the bath in a cycle,
-     * whenever a safe point fell where its senders' guarantees stayed below
-     * its next stop). The state it has not yet integrated past is in its
-     * checkpoint, and whatever it finds there reaches others no earlier
-     * than the bounds it gave them. */
+     * state events continuous simulators may still find): when a round at
+     * a cut changes nothing, the cut is reached once this has passed it,
+     * as the null messages' groups are then done (scan_groups). A
+     * continuous simulator integrates no further than its stops below its
+     * bound, and at a cut its senders may be held there for good: had the
+     * cut waited for its possible state events too, the round would have
+     * reported a deadlock (a model with the bath in a cycle, whenever a
+     * safe point fell where its senders' guarantees stayed below its next
+     * stop). The state it has not yet integrated past is in its checkpoint,
+     * and whatever it finds there reaches others no earlier than the
+     * bounds it gave them. */
     uint64_t *scheduled = next + 2 * (size_t)G + 1;
     bool reduce = m->transport->vtbl->reduce != NULL && m->window_sent_min; /* (set up by kr_model_start) */
     kr_status_t st = KR_OK;
