@@ -124,10 +124,14 @@ static kr_status_t run_item(const kr__replications_desc_t *d, uint64_t item, int
     kr__model_file_t *f = d->points[item / d->replications];
     uint32_t r = (uint32_t)(item % d->replications);
     uint64_t model_seed = f->seed;
+    /* (a replication writes none of the model file's outputs: with the
+     * series too, each wrote over the last's, and over ranks two groups
+     * renamed one file, failing the job) */
     const char *stats_out = f->out_stats, *log_out = f->out_event_log, *trace_out = f->out_trace;
+    const char *series_out = f->out_series;
     uint64_t seed = kr__replication_seed(model_seed, r);
     f->seed = seed;
-    f->out_stats = f->out_event_log = f->out_trace = NULL;
+    f->out_stats = f->out_event_log = f->out_trace = f->out_series = NULL;
     json_t *stats = NULL;
     /* a signal or the wall clock may abandon the replication at a safe
      * point (KR__STOPPED_CHECKPOINTED): it runs again after a restart */
@@ -139,12 +143,20 @@ static kr_status_t run_item(const kr__replications_desc_t *d, uint64_t item, int
     f->out_stats = stats_out;
     f->out_event_log = log_out;
     f->out_trace = trace_out;
+    f->out_series = series_out;
     if (st && st != KR_ERR_INVALID_ARG && st != KR_ERR_IO && st != KR__STOPPED_CHECKPOINTED) {
         /* A run error belongs to one replication: say which, so that it can
          * be rerun alone with --seed. Input errors keep their one-line form. */
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", kr_last_error());
-        kr__fail(st, "replication %u (seed %llu): %s", r, (unsigned long long)seed, msg);
+        /* (a sweep's points share their seeds: the point is named too, as
+         * its row of the CSV counts them, from 1) */
+        if (d->point_count > 1)
+            kr__fail(st, "point %llu of %zu (the CSV's row %llu), replication %u (seed %llu): %s",
+                     (unsigned long long)(item / d->replications + 1), d->point_count,
+                     (unsigned long long)(item / d->replications + 1), r, (unsigned long long)seed, msg);
+        else
+            kr__fail(st, "replication %u (seed %llu): %s", r, (unsigned long long)seed, msg);
     }
     if (!st && mine) {
         json_t *rec = stats ? record(stats, item, r, seed) : NULL;
@@ -357,6 +369,29 @@ kr_status_t kr__replications_run(const kr__replications_desc_t *d, json_t **resu
 
 static json_t *number_or_null(double x) { return isfinite(x) ? json_real(x) : json_null(); }
 
+/* The mean and the sample sd of x[0..n) (NaN below one and two values),
+ * in two passes from the first value, with the first pass's rounding taken
+ * back out of the second: values far from zero (1e9 + U(0,1)) keep their
+ * sd to rounding, where one pass of Welford's update (kr_tally) lost some
+ * 7 digits, an ulp of the mean against the sd. Every value is at hand. */
+static void mean_and_sd(const double *x, size_t n, double *mean, double *sd)
+{
+    *mean = *sd = NAN;
+    if (!n) return;
+    double shifted = 0;
+    for (size_t i = 0; i < n; i++) shifted += x[i] - x[0];
+    *mean = x[0] + shifted / (double)n;
+    if (n < 2) return;
+    double squares = 0, sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = x[i] - *mean;
+        squares += d * d;
+        sum += d;
+    }
+    double var = (squares - sum * sum / (double)n) / (double)(n - 1);
+    *sd = sqrt(var > 0 ? var : 0);
+}
+
 json_t *kr__replications_pool(const json_t *records)
 {
     json_t *out = json_array();
@@ -379,20 +414,29 @@ json_t *kr__replications_pool(const json_t *records)
         json_t *pooled = json_object();
         const char *key;
         json_t *unused;
+        double *x = malloc((json_array_size(records) ? json_array_size(records) : 1) * sizeof *x);
+        if (!x) {
+            json_decref(keys);
+            json_decref(pooled);
+            json_decref(out);
+            return NULL;
+        }
         json_object_foreach(keys, key, unused) {
-            kr_tally_t t;
-            kr_tally_init(&t);
+            size_t count = 0;
             json_array_foreach(records, j, rec) {
                 json_t *stats = json_object_get(json_array_get(json_object_get(rec, "simulators"), i), "stats");
                 json_t *v = json_object_get(stats, key);
-                if (json_is_number(v)) kr_tally_add(&t, json_number_value(v));
+                if (json_is_number(v)) x[count++] = json_number_value(v);
             }
-            double n = (double)t.count, sd = kr_tally_sd(&t);
-            double ci = t.count >= 2 ? gsl_cdf_tdist_Pinv(0.975, n - 1) * sd / sqrt(n) : NAN;
-            json_object_set_new(pooled, key, json_pack("{s:o, s:o, s:o, s:I}", "mean", number_or_null(kr_tally_mean(&t)),
+            double mean, sd;
+            mean_and_sd(x, count, &mean, &sd);
+            double n = (double)count;
+            double ci = count >= 2 ? gsl_cdf_tdist_Pinv(0.975, n - 1) * sd / sqrt(n) : NAN;
+            json_object_set_new(pooled, key, json_pack("{s:o, s:o, s:o, s:I}", "mean", number_or_null(count ? mean : NAN),
                                                        "sd", number_or_null(sd), "ci95", number_or_null(ci), "n",
-                                                       (json_int_t)t.count));
+                                                       (json_int_t)count));
         }
+        free(x);
         json_decref(keys);
         json_array_append_new(out, json_pack("{s:O, s:o}", "name", json_object_get(sim, "name"), "stats", pooled));
     }
@@ -422,8 +466,9 @@ void kr__replications_warn_idle(const kr__replications_desc_t *d, int groups, in
 
 static void print_summary(FILE *o, const kr__model_file_t *f, json_t *stats)
 {
-    fprintf(o, "kairos %s: %s, %lld replications on %lld rank%s (%lld group%s of %lld), sync %s\n",
-            KAIROS_VERSION_STRING, f->path, (long long)json_integer_value(json_object_get(stats, "replication_count")),
+    long long count = (long long)json_integer_value(json_object_get(stats, "replication_count"));
+    fprintf(o, "kairos %s: %s, %lld replication%s on %lld rank%s (%lld group%s of %lld), sync %s\n",
+            KAIROS_VERSION_STRING, f->path, count, count == 1 ? "" : "s",
             (long long)json_integer_value(json_object_get(stats, "ranks")),
             json_integer_value(json_object_get(stats, "ranks")) == 1 ? "" : "s",
             (long long)json_integer_value(json_object_get(stats, "groups")),

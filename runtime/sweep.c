@@ -203,7 +203,13 @@ static void put_number(FILE *fp, json_t *v)
  * else as compact JSON. */
 static void put_value(FILE *fp, json_t *v, bool first)
 {
-    if (json_is_number(v)) {
+    if (json_is_integer(v)) {
+        /* (exactly: as a double, seeds above 2^53 were written rounded, as
+         * other seeds than the point's) */
+        char num[32];
+        snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        put_cell(fp, num, first);
+    } else if (json_is_number(v)) {
         char num[64];
         kr__sweep_format_double(num, sizeof num, json_number_value(v));
         put_cell(fp, num, first);

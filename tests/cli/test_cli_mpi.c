@@ -1173,6 +1173,8 @@ Test(cli_mpi, replications_and_sweeps_exit_alike, .timeout = 240)
     r = cli_wait(start_ranks(true, sweep));
     for (int k = 0; k < 2; k++) cr_assert_eq(rank_status(k), 3, "sweep: rank %d: %d: %s", k, rank_status(k), r.err);
     cr_assert_eq(count_of(r.err, "deadlock: no simulator can advance"), 1, "%s", r.err);
+    /* the point is named: every point has the same seeds */
+    cr_assert_eq(count_of(r.err, "kairos: point 2 of 2 (the CSV's row 2), replication 0 (seed "), 1, "%s", r.err);
     cr_assert(!cli_exists(out), "a CSV was left");
     cli_free(&r);
 }

@@ -40,6 +40,29 @@ static json_t *record(double a, json_t *b)
                      "a", a, "b", b, "label", "text");
 }
 
+/* Values far from zero keep their spread: 1e9 + small parts, against the
+ * sd of the parts alone (the differences 1e9 + x - 1e9 are exact here).
+ * One pass of Welford's update was off by some 2e-7. */
+Test(replications, pooling_keeps_the_sd_of_values_far_from_zero)
+{
+    json_t *recs = json_array();
+    const double parts[] = { 0.125, 0.75, 0.5, 0.875, 0.25, 0.0625 };
+    double mean = 0, squares = 0;
+    for (int i = 0; i < 6; i++) {
+        json_array_append_new(recs, record(1e9 + parts[i], json_integer(i)));
+        mean += parts[i] / 6;
+    }
+    for (int i = 0; i < 6; i++) squares += (parts[i] - mean) * (parts[i] - mean);
+    json_t *pooled = kr__replications_pool(recs);
+    json_t *a = json_object_get(json_object_get(json_array_get(pooled, 0), "stats"), "a");
+    double sd = json_real_value(json_object_get(a, "sd"));
+    cr_assert(fabs(sd - sqrt(squares / 5)) <= 1e-12 * sqrt(squares / 5), "sd %.17g, exact %.17g", sd,
+              sqrt(squares / 5));
+    cr_assert_float_eq(json_real_value(json_object_get(a, "mean")), 1e9 + mean, 1e-6);
+    json_decref(pooled);
+    json_decref(recs);
+}
+
 Test(replications, pooling_matches_a_hand_computation)
 {
     json_t *recs = json_array();
