@@ -83,10 +83,38 @@ kr_status_t kr_view_init(kr_view_t *v, kr_world_t *w, const kr_view_desc_t *desc
     return KR_OK;
 }
 
+/* A pass begins: the view joins its world's list of views in a pass. */
+static void open_pass(kr_view_t *v, uint32_t pass)
+{
+    kr_world_t *w = v->world;
+    v->pass = pass;
+    v->open_prev = NULL;
+    v->open_next = w->open_views;
+    if (w->open_views) w->open_views->open_prev = v;
+    w->open_views = v;
+}
+
+void kr__views_detach(kr_world_t *w)
+{
+    for (kr_view_t *v = w->open_views, *next; v; v = next) {
+        next = v->open_next;
+        v->world = NULL;
+        v->pass = 0;
+        v->open_prev = v->open_next = NULL;
+    }
+    w->open_views = NULL;
+}
+
 void kr_view_end(kr_view_t *v)
 {
     if (!v || !v->world) return;
     kr_world_t *w = v->world;
+    if (v->pass) {
+        if (v->open_prev) v->open_prev->open_next = v->open_next;
+        else w->open_views = v->open_next;
+        if (v->open_next) v->open_next->open_prev = v->open_prev;
+        v->open_prev = v->open_next = NULL;
+    }
     if (v->pass == 1) {
         if (--w->entity_passes == 0) kr__world_compact(w);
     } else if (v->pass == 2) {
@@ -117,7 +145,7 @@ bool kr_view_next(kr_view_t *v)
         if (refresh(v)) return false;
         /* Rows present now are the pass; rows appended later are not visited. */
         for (uint32_t i = 0; i < v->table_count; i++) v->limits[i] = w->tables[v->tables[i]]->count;
-        v->pass = 1;
+        open_pass(v, 1);
         w->entity_passes++;
         v->cursor_table = 0;
         v->cursor_row = 0;
@@ -170,7 +198,7 @@ bool kr_view_next_chunk(kr_view_t *v, kr_view_chunk_t *chunk)
     }
     if (v->pass == 0) {
         if (refresh(v)) return false;
-        v->pass = 2;
+        open_pass(v, 2);
         w->chunk_passes++;
         v->cursor_table = 0;
     }

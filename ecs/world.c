@@ -97,6 +97,9 @@ void kr_world_destroy(kr_world_t *w)
      * behind the sweep), a bounded number of times: a callback that
      * creates at every destroy would go on for ever. */
     w->chunk_passes = 0;
+    /* a view still in a pass would end it on a freed world (kr_view_fini
+     * after this call): it is detached now */
+    kr__views_detach(w);
     for (int sweep = 0; w->live && sweep < 64; sweep++)
         for (uint32_t i = 0; i < w->record_count; i++) {
             kr__record_t *r = &w->records[i];

@@ -244,6 +244,33 @@ Test(view, early_end_and_nested_passes)
     kr_view_fini(&inner);
 }
 
+/* kr_world_destroy before kr_view_fini, with views in the middle of their
+ * passes (a loop left by break): kr_view_fini ended the pass on the freed
+ * world (a crash, or a use after free under the sanitizers). Passes ended
+ * in another order than begun keep the others' links right. */
+Test(view, the_world_destroyed_before_views_in_a_pass)
+{
+    for (int i = 0; i < 10; i++) kr_component_add(w, kr_entity_create(w), pos);
+    kr_view_t a, b, c, idle;
+    kr_view_chunk_t chunk;
+    kr_view_init(&a, w, &(kr_view_desc_t){ .include = { pos } });
+    kr_view_init(&b, w, &(kr_view_desc_t){ .include = { pos } });
+    kr_view_init(&c, w, &(kr_view_desc_t){ .include = { pos } });
+    kr_view_init(&idle, w, &(kr_view_desc_t){ .include = { pos } });
+    cr_assert(kr_view_next(&a));
+    cr_assert(kr_view_next_chunk(&b, &chunk));
+    cr_assert(kr_view_next(&c));
+    kr_view_end(&b); /* (the middle of the list) */
+    cr_assert(kr_view_next_chunk(&b, &chunk));
+    kr_world_destroy(w);
+    w = kr_world_create(&(kr_world_desc_t){ .registry = reg }); /* (for the teardown) */
+    cr_assert_not(kr_view_next(&a), "a view of a destroyed world has nothing");
+    kr_view_fini(&a);
+    kr_view_fini(&b);
+    kr_view_fini(&c);
+    kr_view_fini(&idle);
+}
+
 Test(view, new_tables_are_picked_up)
 {
     kr_view_t v;
