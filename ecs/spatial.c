@@ -5,6 +5,7 @@
  * scan. An emptied cell stays in its table slot (count 0) and is taken again
  * if an entity comes back; the table is rebuilt from its occupied cells when
  * used slots reach 3/4 of it, so memory follows the occupied cells. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -833,15 +834,21 @@ size_t kr_spatial_query_radius(const kr_world_t *w, double x, double y, double r
         kr__fail(KR_ERR_INVALID_ARG, "%s: negative radius %g", fn, r);
         return 0;
     }
-    /* The bounding square, widened by one ulp per side so that rounding in
-     * x +- r never drops a cell holding a point of the disc. */
+    /* The bounding square, widened by a few ulps of the coordinates on each
+     * side: a point the distance test takes (dx * dx + dy * dy <= r * r, in
+     * doubles) may lie just past x + r as rounded, and one ulp of widening
+     * left it out with some cell sizes (0.1) and not others (an entity at
+     * distance 4.5 from a centre 4.4 left of it); and by 1e-153 besides,
+     * below which a square rounds to 0 (with r 0, an entity at -5e-324 is
+     * at distance 0). */
     double size = w->spatial.cell_size;
+    double mx = 4 * DBL_EPSILON * (fabs(x) + r) + 1e-153, my = 4 * DBL_EPSILON * (fabs(y) + r) + 1e-153;
     query_t q = {
         .s = &w->spatial, .px = x, .py = y, .r2 = r * r, .radius = true,
-        .gx0 = cell_clamped(nextafter(x - r, -INFINITY), size),
-        .gy0 = cell_clamped(nextafter(y - r, -INFINITY), size),
-        .gx1 = cell_clamped(nextafter(x + r, INFINITY), size),
-        .gy1 = cell_clamped(nextafter(y + r, INFINITY), size),
+        .gx0 = cell_clamped(x - r - mx, size),
+        .gy0 = cell_clamped(y - r - my, size),
+        .gx1 = cell_clamped(x + r + mx, size),
+        .gy1 = cell_clamped(y + r + my, size),
         .out = out, .capacity = capacity,
     };
     return run_query(&q, fn);

@@ -27,10 +27,14 @@
 
 typedef struct kr_cell { int32_t x, y; } kr_cell_t;
 
-/* Puts e at (x, y). Fails if e is stale or already in the hash, or x, y are
- * not finite. */
+/* Puts e at (x, y). Fails if e is stale (KR_ERR_STALE_ENTITY) or already in
+ * the hash (KR_ERR_EXISTS), or x, y are not finite or lie in a cell whose
+ * index does not fit in int32 (|x / cell size| of about 2^31 or more;
+ * KR_ERR_INVALID_ARG). */
 KR_API kr_status_t kr_spatial_insert(kr_world_t *world, kr_entity_t e, double x, double y);
-/* Moves e to (x, y); O(1), and free of cell work when the cell is unchanged. */
+/* Moves e to (x, y); O(1), and free of cell work when the cell is unchanged.
+ * Fails as kr_spatial_insert does for the position and a stale e, and with
+ * KR_ERR_STATE for an e not in the hash; e then stays where it was. */
 KR_API kr_status_t kr_spatial_move(kr_world_t *world, kr_entity_t e, double x, double y);
 /* Moves e[i] to (x[i], y[i]) for i in 0 .. n-1, in that order: the same
  * moves, results and errors as n calls of kr_spatial_move, but the cells
@@ -54,10 +58,15 @@ KR_API kr_cell_t kr_spatial_cell_of(const kr_world_t *world, double x, double y)
 /* The entities in one cell, in slot order; *count gets their number. The
  * array is valid until the next change of the hash. NULL when empty. */
 KR_API const kr_entity_t *kr_spatial_cell_entities(const kr_world_t *world, kr_cell_t cell, size_t *count);
-/* Entities whose position lies in [x0, x1] x [y0, y1]. */
+/* Entities whose position lies in [x0, x1] x [y0, y1] (none when x0 > x1 or
+ * y0 > y1). A bound that is not finite returns 0 with KR_ERR_INVALID_ARG,
+ * as does either query given a NULL `out` with a capacity (out NULL with
+ * capacity 0 only counts). */
 KR_API size_t kr_spatial_query_box(const kr_world_t *world, double x0, double y0, double x1, double y1,
                                    kr_entity_t *out, size_t capacity);
-/* Entities within distance r of (x, y), boundary included. */
+/* Entities within distance r of (x, y), boundary included: those for which
+ * dx * dx + dy * dy <= r * r in doubles, whatever the cell size. A centre
+ * or r that is not finite, or r < 0, returns 0 with KR_ERR_INVALID_ARG. */
 KR_API size_t kr_spatial_query_radius(const kr_world_t *world, double x, double y, double r,
                                       kr_entity_t *out, size_t capacity);
 /* Lays the dense grid over bounds x0, y0, x1, y1 (as kr_world_desc_t's

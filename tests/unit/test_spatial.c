@@ -338,6 +338,28 @@ Test(spatial, radius_matches_distance_formula_at_cell_edges)
     kr_world_destroy(w);
 }
 
+/* The same answer at every cell size: an entity at distance 4.5 (in
+ * doubles) from a centre 4.4 to its left lies just past x + r as rounded,
+ * in cell 1 of 0.1 while x + r falls in cell 0; and with r 0, an entity
+ * -5e-324 left of the centre is at distance 0 (its square rounds to 0), in
+ * cell -1. */
+Test(spatial, radius_answer_does_not_depend_on_the_cell_size)
+{
+    const double sizes[] = { 0.1, 0.5, 1.0, 0.03 };
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        kr_world_t *w = make_world(sizes[k]);
+        kr_entity_t e = make_entity(w), f = make_entity(w);
+        put(w, e, 0.1, 0.1);
+        put(w, f, -5e-324, 50);
+        kr_entity_t out[4];
+        cr_assert_eq(kr_spatial_query_radius(w, -4.4, 0.1, 4.5, out, 4), 1, "cell size %g", sizes[k]);
+        cr_assert_eq(out[0], e);
+        cr_assert_eq(kr_spatial_query_radius(w, 0, 50, 0, out, 4), 1, "cell size %g", sizes[k]);
+        cr_assert_eq(out[0], f);
+        kr_world_destroy(w);
+    }
+}
+
 Test(spatial, stale_entity_refused)
 {
     kr_world_t *w = make_world(1.0);
