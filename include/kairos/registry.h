@@ -88,8 +88,10 @@ KR_API kr_registry_t *kr_registry_create(void);
 KR_API void kr_registry_destroy(kr_registry_t *reg);
 
 /* Registers a data component. Returns its id, or KR_COMPONENT_NONE with
- * kr_last_error() set (missing name, duplicate name, fields outside size,
- * unknown storage). */
+ * kr_last_error() set (missing name, a name registered with another
+ * definition: KR_ERR_EXISTS, fields outside size, unknown storage). The
+ * same definition registered again returns the id it has (every kind of
+ * a model may register what it uses). */
 KR_API kr_component_t kr_component_register(kr_registry_t *reg, const kr_component_desc_t *desc);
 /* Registers a behavior component. Same failure rules. */
 KR_API kr_component_t kr_behavior_register(kr_registry_t *reg, const kr_behavior_desc_t *desc);

@@ -42,7 +42,9 @@ KR_API size_t kr_world_entity_count(const kr_world_t *world);
 /* ERS's model start: fires on_awake on every behavior of every entity
  * not yet started, then on_start on each of them, in storage order. An
  * entity is started once; entities created after (or during) a call get
- * both callbacks at the next call. */
+ * both callbacks at the next call. A behavior added to an entity already
+ * started gets neither (on_creation is its start); one removed and added
+ * again during the call may get on_start without on_awake. */
 KR_API kr_status_t kr_world_start(kr_world_t *world);
 
 /* One step of ERS's update loop: on_update on every behavior of every
