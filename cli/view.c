@@ -393,7 +393,7 @@ static void find_page(server_t *s)
     }
     if (!s->page_root[0]) {
         fprintf(stderr, "kairos view: warning: no viewer page found (%s); only the data is served\n",
-                env ? "KAIROS_VIEWER_DIR" : KAIROS_VIEWER_SOURCE);
+                env ? "KAIROS_VIEWER_DIR" : candidates[1]);
         return;
     }
     char lib[PATH_MAX + 32];

@@ -98,7 +98,9 @@ static kr_channel_t *channel_arg(const kr_world_t *w, kr_entity_t e, const char 
 {
     if (!kr__live(w, e, fn)) return NULL;
     kr_channel_t *c = chan(w, e);
-    if (!c) kr__fail(KR_ERR_NO_COMPONENT, "%s: entity %u is not a channel", fn, kr_entity_index(e));
+    if (!c)
+        kr__fail(KR_ERR_NO_COMPONENT, "%s: entity %u:%u is not a channel", fn, kr_entity_index(e),
+                 kr_entity_generation(e));
     return c;
 }
 
@@ -106,7 +108,8 @@ static bool resource_arg(const kr_world_t *w, kr_entity_t e, const char *fn)
 {
     if (!kr__live(w, e, fn)) return false;
     if (has_table_component(w, e, KR_RESOURCE)) return true;
-    kr__fail(KR_ERR_NO_COMPONENT, "%s: entity %u is not a resource (no KR_RESOURCE)", fn, kr_entity_index(e));
+    kr__fail(KR_ERR_NO_COMPONENT, "%s: entity %u:%u is not a resource (no KR_RESOURCE)", fn, kr_entity_index(e),
+             kr_entity_generation(e));
     return false;
 }
 
@@ -182,7 +185,8 @@ kr_status_t kr_resource_add(kr_world_t *w, kr_entity_t e)
 {
     if (!kr__live(w, e, "kr_resource_add")) return kr_last_status();
     if (has_table_component(w, e, KR_RESOURCE))
-        return kr__fail(KR_ERR_EXISTS, "kr_resource_add: entity %u already is a resource", kr_entity_index(e));
+        return kr__fail(KR_ERR_EXISTS, "kr_resource_add: entity %u:%u already is a resource", kr_entity_index(e),
+                        kr_entity_generation(e));
     if (!kr_component_add(w, e, KR_RESOURCE)) return kr_last_status();
     return KR_OK;
 }

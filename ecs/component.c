@@ -12,8 +12,8 @@ static const kr__registry_entry_t *registered(const kr_world_t *w, kr_component_
 
 static void *already(const kr_world_t *w, kr_entity_t e, kr_component_t c)
 {
-    kr__fail(KR_ERR_EXISTS, "kr_component_add: entity %u already has '%s'", kr_entity_index(e),
-             kr__registry_entry(w->registry, c)->info.name);
+    kr__fail(KR_ERR_EXISTS, "kr_component_add: entity %u:%u already has '%s'", kr_entity_index(e),
+             kr_entity_generation(e), kr__registry_entry(w->registry, c)->info.name);
     return NULL;
 }
 
@@ -72,8 +72,8 @@ __attribute__((noinline)) static void *add_slow(kr_world_t *w, kr_entity_t e, kr
         return NULL;
     }
     if (!kr_component_has(w, e, c)) {
-        kr__fail(KR_ERR_STATE, "kr_component_add: on_creation removed '%s' from entity %u again", entry->info.name,
-                 kr_entity_index(e));
+        kr__fail(KR_ERR_STATE, "kr_component_add: on_creation removed '%s' from entity %u:%u again", entry->info.name,
+                 kr_entity_index(e), kr_entity_generation(e));
         return NULL;
     }
     return kr_component_get(w, e, c);
@@ -138,8 +138,8 @@ void *kr_component_get(kr_world_t *w, kr_entity_t e, kr_component_t c)
     if (!entry) return NULL;
     void *v = (r->flags & KR__REC_SPARSE) ? sparse_get(w, kr_entity_index(e), c) : NULL;
     if (!v)
-        kr__fail(KR_ERR_NO_COMPONENT, "kr_component_get: entity %u has no '%s'", kr_entity_index(e),
-                 entry->info.name);
+        kr__fail(KR_ERR_NO_COMPONENT, "kr_component_get: entity %u:%u has no '%s'", kr_entity_index(e),
+                 kr_entity_generation(e), entry->info.name);
     return v;
 }
 
@@ -158,8 +158,8 @@ __attribute__((always_inline)) static inline kr_status_t sparse_remove(kr_world_
     kr__sparse_pool_t *p = kr__pool(w, c, false);
     uint32_t idx = kr_entity_index(e);
     if (!p || kr__sparse_slot(p, idx) == KR__NONE)
-        return kr__fail(KR_ERR_NO_COMPONENT, "kr_component_remove: entity %u has no '%s'", idx,
-                        kr__registry_entry(w->registry, c)->info.name);
+        return kr__fail(KR_ERR_NO_COMPONENT, "kr_component_remove: entity %u:%u has no '%s'", idx,
+                        kr_entity_generation(e), kr__registry_entry(w->registry, c)->info.name);
     kr__sparse_remove(p, idx);
     return KR_OK;
 }
@@ -205,8 +205,8 @@ __attribute__((noinline)) static kr_status_t remove_checked(kr_world_t *w, kr_en
     if (entry->info.storage == KR_STORAGE_SPARSE) return sparse_remove(w, e, c);
     const kr__table_t *t = w->tables[r->table];
     if (kr__column_index(t, c) < 0)
-        return kr__fail(KR_ERR_NO_COMPONENT, "kr_component_remove: entity %u has no '%s'",
-                        kr_entity_index(e), entry->info.name);
+        return kr__fail(KR_ERR_NO_COMPONENT, "kr_component_remove: entity %u:%u has no '%s'",
+                        kr_entity_index(e), kr_entity_generation(e), entry->info.name);
     uint32_t to = kr__table_edge(t, c, false);
     if (to == KR__NONE || (entry->info.vtbl && entry->info.vtbl->on_destroy)) return remove_slow(w, e, r, c, entry);
     return kr__table_move_remove(w, e, r, to, c);

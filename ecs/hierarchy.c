@@ -86,15 +86,22 @@ static kr_status_t reparent(kr_world_t *w, kr_entity_t child, kr_entity_t parent
         if (!kr__live(w, sibling, fn)) return kr_last_status();
         si = kr_entity_index(sibling);
         if (parent_index(w, si) != pi || pi == KR__NONE)
-            return kr__fail(KR_ERR_INVALID_ARG, "%s: entity %u is not a child of entity %u", fn, si, pi);
+            return pi == KR__NONE
+                       ? kr__fail(KR_ERR_INVALID_ARG, "%s: expected a parent for the sibling entity %u:%u, found none",
+                                  fn, si, kr_entity_generation(sibling))
+                       : kr__fail(KR_ERR_INVALID_ARG, "%s: entity %u:%u is not a child of entity %u:%u", fn, si,
+                                  kr_entity_generation(sibling), pi, kr_entity_generation(parent));
         if (si == ci) return KR_OK;
     }
     if (pi != KR__NONE && (w->records[pi].flags & KR__REC_DYING))
-        return kr__fail(KR_ERR_STALE_ENTITY, "%s: parent %u is being destroyed", fn, pi);
+        return kr__fail(KR_ERR_STALE_ENTITY, "%s: parent %u:%u is being destroyed", fn, pi,
+                        kr_entity_generation(parent));
     if (w->records[ci].flags & KR__REC_DYING)
-        return kr__fail(KR_ERR_STALE_ENTITY, "%s: entity %u is being destroyed", fn, ci);
+        return kr__fail(KR_ERR_STALE_ENTITY, "%s: entity %u:%u is being destroyed", fn, ci,
+                        kr_entity_generation(child));
     if (would_cycle(w, ci, pi))
-        return kr__fail(KR_ERR_CYCLE, "%s: entity %u cannot become a descendant of itself", fn, ci);
+        return kr__fail(KR_ERR_CYCLE, "%s: entity %u:%u cannot become a descendant of itself", fn, ci,
+                        kr_entity_generation(child));
     uint32_t old = parent_index(w, ci);
     if (kr__tree_reserve(w)) return kr_last_status();
     if (old == KR__NONE && pi == KR__NONE) return KR_OK;

@@ -3,6 +3,7 @@
  * PREFIX/BINDIR/kairos. */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@ const char *kr__data_path(const char *source, const char *installed, char *out, 
 {
     const char *bindir = KAIROS_BINDIR;
     char exe[4096], root[PATH_MAX];
+    bool beside = false;
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n > 0) {
         exe[n] = '\0';
@@ -26,8 +28,15 @@ const char *kr__data_path(const char *source, const char *installed, char *out, 
             exe[dl - bl - 1] = '\0';
             snprintf(out, cap, "%s/%s", exe, installed);
             if (access(out, R_OK) == 0) return out;
+            beside = true;
         }
     }
-    snprintf(out, cap, "%s%s%s", installed[0] == '/' ? "" : KAIROS_PREFIX, installed[0] == '/' ? "" : "/", installed);
-    return access(out, R_OK) == 0 ? out : source;
+    char configured[PATH_MAX];
+    snprintf(configured, sizeof configured, "%s%s%s", installed[0] == '/' ? "" : KAIROS_PREFIX,
+             installed[0] == '/' ? "" : "/", installed);
+    /* An installed binary never reaches for the source tree (gone, or of
+     * another version): missing, the file is named where it should be,
+     * beside the binary when it has a prefix of its own. */
+    if (!beside || access(configured, R_OK) == 0) snprintf(out, cap, "%s", configured);
+    return out;
 }

@@ -8,8 +8,8 @@
 /* For a binary of this build tree, `source` (in the source tree); for an
  * installed one, `installed` (DATADIR/..., relative to the prefix) under
  * the binary's own prefix (so `meson install --destdir` and a moved prefix
- * work), then under the configured prefix; `source` when none exists.
- * The result is `source` or `out`. */
+ * work), then under the configured prefix; when neither exists, the first
+ * of these (never the source tree). The result is `source` or `out`. */
 const char *kr__data_path(const char *source, const char *installed, char *out, size_t cap);
 
 #endif

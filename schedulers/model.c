@@ -609,6 +609,15 @@ kr_status_t kr_model_start(kr_model_t *m)
     /* Sync-events may be scheduled from on_start on, so the transport
      * exists before any behavior runs. */
     if (!m->transport) {
+        /* (with no transport to other processes, a simulator placed on
+         * another rank would wait for messages that never come) */
+        for (uint32_t i = 0; i < m->sim_count; i++)
+            if (!m->sims[i]->local) {
+                free_groups(m);
+                return kr__fail(KR_ERR_INVALID_ARG, "kr_model_start: simulator '%s' is placed on rank %d, but this "
+                                "process (rank %d) runs the model alone: runs over ranks are kairos run's",
+                                m->sims[i]->name, m->sims[i]->rank, m->rank);
+            }
         m->transport = kr__transport_local_create();
         if (!m->transport) return kr_last_status();
         m->owns_transport = true;

@@ -94,6 +94,21 @@ if [[ -n $page && -d $root/viewer/node_modules/uplot/dist ]]; then
   wait "$view_pid" 2>/dev/null
 fi
 
+# every public header is installed, and they compile from the installed
+# folder alone (the build tree's .pc adds the source's include folder,
+# which hid two headers left out of the install)
+headers=$(find "$tmp/dest" -path '*/include/kairos/kairos.h' -type f)
+incdir=${headers%/kairos/kairos.h}
+missing=
+for h in "$root"/include/kairos/*.h; do
+  [[ -f $incdir/kairos/$(basename "$h") ]] || missing="$missing $(basename "$h")"
+done
+expect "every public header is installed" "" "$missing"
+printf '#include <kairos/kairos.h>\nint main(void) { return kr_entity_index(KR_ENTITY_INVALID) != 0; }\n' >"$tmp/own.c"
+cc=$(command -v cc || command -v gcc)
+out=$("$cc" -std=c11 -fsyntax-only -I"$incdir" $(pkg-config --cflags gsl 2>/dev/null) "$tmp/own.c" 2>&1)
+expect "the installed headers compile alone" "0|" "$?|$out"
+
 # the prefix moved elsewhere: the binary still finds the script beside it
 mv "$tmp/dest" "$tmp/moved"
 rc=$(sweep "${installed/$tmp\/dest/$tmp/moved}")

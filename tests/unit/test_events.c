@@ -260,6 +260,21 @@ Test(events, a_handler_changes_only_its_own_simulators_events)
     kr_model_destroy(m);
 }
 
+/* A program of its own runs its model in one process: a simulator placed
+ * on another rank is refused at the start (it waited for messages that
+ * never came, then failed with an internal message). */
+Test(events, a_simulator_on_another_rank_without_a_transport_is_refused)
+{
+    kr_model_t *m = make_model(10 * S);
+    add_de(m, "here");
+    cr_assert_not_null(kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "there", .formalism = KR_DISCRETE_EVENT,
+                                                             .rank = 1 }));
+    cr_assert_eq(kr_model_start(m), KR_ERR_INVALID_ARG);
+    cr_assert(strstr(kr_last_error(), "simulator 'there' is placed on rank 1, but this process (rank 0) runs the "
+                                      "model alone"), "%s", kr_last_error());
+    kr_model_destroy(m);
+}
+
 /* kr_sim_fail of a NULL simulator (a name mistyped in kr_model_find_sim)
  * says so instead of crashing. */
 Test(events, kr_sim_fail_of_no_simulator_does_not_crash)
