@@ -17,6 +17,8 @@
 #include "kairos/entity.h"
 #include "kairos/status.h"
 
+KR_BEGIN_DECLS
+
 typedef struct kr_serializer kr_serializer_t; /* kairos/serializer.h */
 
 struct kr_behavior_vtbl {
@@ -53,5 +55,7 @@ struct kr_behavior_vtbl {
      * its id in the world it left. */
     void (*on_submodel_move)(kr_world_t *w, kr_entity_t self, void *state, kr_entity_t old_self);
 };
+
+KR_END_DECLS
 
 #endif

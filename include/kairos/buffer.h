@@ -9,6 +9,8 @@
 #include "kairos/export.h"
 #include "kairos/status.h"
 
+KR_BEGIN_DECLS
+
 typedef struct kr_buf {
     uint8_t *data;
     size_t len, cap;
@@ -52,5 +54,7 @@ static inline const void *kr_reader_view(kr_reader_t *r, size_t n)
     return p;
 }
 static inline size_t kr_reader_left(const kr_reader_t *r) { return r->len - r->pos; }
+
+KR_END_DECLS
 
 #endif

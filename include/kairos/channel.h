@@ -58,6 +58,8 @@
 #include "kairos/registry.h"
 #include "kairos/status.h"
 
+KR_BEGIN_DECLS
+
 typedef enum kr_channel_kind {
     KR_CHANNEL_KIND_NONE = 0,   /* not a channel (a failure value) */
     KR_CHANNEL_INPUT = 1,
@@ -132,5 +134,7 @@ KR_API kr_entity_t kr_channel_peer(const kr_world_t *world, kr_entity_t channel)
 KR_API kr_entity_t kr_channel_resource(const kr_world_t *world, kr_entity_t channel);
 /* KR_CHANNEL_INPUT or KR_CHANNEL_OUTPUT; KR_CHANNEL_KIND_NONE on failure. */
 KR_API kr_channel_kind_t kr_channel_kind(const kr_world_t *world, kr_entity_t channel);
+
+KR_END_DECLS
 
 #endif

@@ -17,6 +17,8 @@
 #include "kairos/entity.h"
 #include "kairos/registry.h"
 
+KR_BEGIN_DECLS
+
 /* Adds a zeroed component and returns it (behaviors: their state, after
  * on_creation has run). Fails (NULL, kr_last_error) on a stale entity, an
  * unregistered id, a component already present, or during a chunk pass.
@@ -42,5 +44,7 @@ KR_API kr_status_t kr_component_add_n(kr_world_t *world, size_t n, const kr_enti
                                       size_t *done);
 KR_API kr_status_t kr_component_remove_n(kr_world_t *world, size_t n, const kr_entity_t *e, kr_component_t c,
                                          size_t *done);
+
+KR_END_DECLS
 
 #endif

@@ -23,6 +23,8 @@
 #include "kairos/event.h"
 #include "kairos/ode.h"
 
+KR_BEGIN_DECLS
+
 /* Gives a continuous simulator its ODE (before the model starts). The
  * initial state is copied; the integration starts at time 0. */
 KR_API kr_status_t kr_continuous_set_ode(kr_sim_t *sim, const kr_ode_desc_t *desc);
@@ -39,5 +41,7 @@ KR_API double *kr_continuous_state(kr_sim_t *sim, size_t *dim);
  * of `data` (the type's size). Before the model starts. */
 KR_API kr_status_t kr_continuous_add_state_event(kr_sim_t *sim, const kr_ode_threshold_t *threshold, kr_event_type_t type,
                                                  const void *data);
+
+KR_END_DECLS
 
 #endif

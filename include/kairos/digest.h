@@ -21,6 +21,8 @@
 #include "kairos/registry.h"
 #include "kairos/world.h"
 
+KR_BEGIN_DECLS
+
 KR_API uint64_t kr_world_digest(kr_world_t *world);
 
 /* A live entity's own hash: its components' names and described fields,
@@ -33,5 +35,7 @@ KR_API uint64_t kr_entity_digest(kr_world_t *world, kr_entity_t e);
  * their world and their declared state: combine with
  * h = kr_digest_mix(h ^ value). */
 KR_API uint64_t kr_digest_mix(uint64_t x);
+
+KR_END_DECLS
 
 #endif

@@ -30,6 +30,8 @@
 #include "kairos/status.h"
 #include "kairos/time.h"
 
+KR_BEGIN_DECLS
+
 typedef enum kr_dist_kind {
     KR_DIST_NONE = 0, /* not a distribution: unknown name, zeroed desc */
     KR_DIST_CONSTANT,
@@ -88,5 +90,7 @@ KR_API double kr_dist_mean(const kr_dist_t *dist);
 KR_API kr_dist_kind_t kr_dist_kind_from_name(const char *name);
 /* The model-file name of a kind; NULL for KR_DIST_NONE or out of range. */
 KR_API const char *kr_dist_kind_name(kr_dist_kind_t kind);
+
+KR_END_DECLS
 
 #endif

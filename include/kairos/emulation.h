@@ -40,6 +40,8 @@
 #include "kairos/event.h"
 #include "kairos/status.h"
 
+KR_BEGIN_DECLS
+
 typedef struct kr_sim kr_sim_t;
 
 /* A clock in nanoseconds. The default reads CLOCK_MONOTONIC and waits with
@@ -131,5 +133,7 @@ typedef struct kr_emulation_counts {
     uint64_t lines_in, skipped, lines_out, dropped, peers;
 } kr_emulation_counts_t;
 KR_API kr_emulation_counts_t kr_emulation_counts(const kr_sim_t *sim);
+
+KR_END_DECLS
 
 #endif

@@ -13,6 +13,8 @@
 #include "kairos/export.h"
 #include "kairos/status.h"
 
+KR_BEGIN_DECLS
+
 typedef uint64_t kr_entity_t;
 
 #define KR_ENTITY_INVALID ((kr_entity_t)0)
@@ -78,5 +80,7 @@ KR_API void kr_entity_list_remove_at(kr_entity_list_t *l, uint32_t index);
 /* Removes the first entry equal to e; false if there is none. */
 KR_API bool kr_entity_list_remove(kr_entity_list_t *l, kr_entity_t e);
 KR_API void kr_entity_list_fini(kr_entity_list_t *l);
+
+KR_END_DECLS
 
 #endif

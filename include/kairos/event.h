@@ -20,6 +20,8 @@
 #include "kairos/export.h"
 #include "kairos/time.h"
 
+KR_BEGIN_DECLS
+
 typedef struct kr_sim kr_sim_t;
 typedef int32_t kr_priority_t;
 typedef uint32_t kr_event_type_t; /* 0 is no type */
@@ -90,5 +92,7 @@ KR_API kr_status_t kr_delay(kr_sim_t *sim, const kr_event_key_t *key, kr_time_t 
 
 /* The key of the event executing in this simulator, NULL between events. */
 KR_API const kr_event_key_t *kr_event_current(const kr_sim_t *sim);
+
+KR_END_DECLS
 
 #endif

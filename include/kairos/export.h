@@ -13,4 +13,14 @@
 #define KR_API
 #endif
 
+/* C linkage for C++ code that includes the headers: every header's
+ * declarations sit between the two. */
+#ifdef __cplusplus
+#define KR_BEGIN_DECLS extern "C" {
+#define KR_END_DECLS }
+#else
+#define KR_BEGIN_DECLS
+#define KR_END_DECLS
+#endif
+
 #endif

@@ -21,6 +21,8 @@
 #include "kairos/sim.h"
 #include "kairos/status.h"
 
+KR_BEGIN_DECLS
+
 /* Schedules the local event whose on_event is `handler` at now + delay
  * (model units, >= 0, rounded up to a tick), with the default priority.
  * `data` (the type's size, may be NULL for zeros) is copied. */
@@ -49,5 +51,7 @@ KR_API kr_status_t kr_send(kr_sim_t *sim, const kr_send_t *send);
 /* The event type whose handler (on_event, on_target_side or
  * on_sender_side) is `handler`; 0 if none or if several share it. */
 KR_API kr_event_type_t kr_model_handler_type(const kr_model_t *model, kr_event_fn handler);
+
+KR_END_DECLS
 
 #endif

@@ -8,6 +8,8 @@
 #include "kairos/export.h"
 #include "kairos/entity.h"
 
+KR_BEGIN_DECLS
+
 /* Makes child the last child of parent (KR_ENTITY_INVALID detaches it).
  * Refuses to make an entity its own ancestor. Callbacks: kairos/behavior.h. */
 KR_API kr_status_t kr_entity_set_parent(kr_world_t *world, kr_entity_t child, kr_entity_t parent);
@@ -21,5 +23,7 @@ KR_API kr_entity_t kr_entity_last_child(const kr_world_t *world, kr_entity_t e);
 KR_API kr_entity_t kr_entity_next_sibling(const kr_world_t *world, kr_entity_t e);
 KR_API kr_entity_t kr_entity_prev_sibling(const kr_world_t *world, kr_entity_t e);
 KR_API size_t kr_entity_child_count(const kr_world_t *world, kr_entity_t e);
+
+KR_END_DECLS
 
 #endif

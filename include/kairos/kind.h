@@ -41,6 +41,8 @@
 #include "kairos/status.h"
 #include "kairos/time.h"
 
+KR_BEGIN_DECLS
+
 typedef struct kr_kinds kr_kinds_t;
 typedef struct kr_params kr_params_t;
 typedef struct kr_report kr_report_t;
@@ -196,5 +198,7 @@ KR_API void kr_report_steps(kr_report_t *r, const char *name, const int64_t *val
 KR_API void kr_report_tally(kr_report_t *r, const char *name, const kr_tally_t *t);
 KR_API void kr_report_histogram(kr_report_t *r, const char *name, const kr_histogram_t *h);
 KR_API void kr_report_series(kr_report_t *r, const char *name, const double *time, const double *value, size_t n);
+
+KR_END_DECLS
 
 #endif

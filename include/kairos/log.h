@@ -9,6 +9,8 @@
 #include "kairos/export.h"
 #include "kairos/time.h"
 
+KR_BEGIN_DECLS
+
 typedef struct kr_sim kr_sim_t;
 typedef struct kr_model kr_model_t;
 
@@ -32,5 +34,7 @@ KR_API void kr_model_log(kr_model_t *model, kr_log_level_t level, const char *fm
 KR_API const char *kr_log_level_name(kr_log_level_t level);
 /* Parses a level name; returns KR_ERR_INVALID_ARG for an unknown one. */
 KR_API kr_status_t kr_log_level_from_name(const char *name, kr_log_level_t *out);
+
+KR_END_DECLS
 
 #endif

@@ -20,6 +20,8 @@
 #include "kairos/sim.h"
 #include "kairos/time.h"
 
+KR_BEGIN_DECLS
+
 typedef struct kr_emulation_desc kr_emulation_desc_t; /* kairos/emulation.h */
 
 /* Hooks for outputs (event logs, traces, progress) and tests. Every hook is
@@ -167,5 +169,7 @@ KR_API uint64_t kr_model_transport_messages(const kr_model_t *model);
  * graph) of a simulator, numbered by its lowest member; valid after start.
  * Members of one group run as one event loop on one rank. */
 KR_API uint32_t kr_model_group_of(const kr_model_t *model, uint32_t sim);
+
+KR_END_DECLS
 
 #endif

@@ -7,6 +7,8 @@
 #include "kairos/export.h"
 #include "kairos/entity.h"
 
+KR_BEGIN_DECLS
+
 /* Sets or replaces the name; NULL or "" removes it. */
 KR_API kr_status_t kr_entity_set_name(kr_world_t *world, kr_entity_t e, const char *name);
 /* The entity's name, or NULL if it has none (or is stale). Valid until the
@@ -14,5 +16,7 @@ KR_API kr_status_t kr_entity_set_name(kr_world_t *world, kr_entity_t e, const ch
 KR_API const char *kr_entity_name(const kr_world_t *world, kr_entity_t e);
 /* The live entity with this name, or KR_ENTITY_INVALID. */
 KR_API kr_entity_t kr_entity_find(const kr_world_t *world, const char *name);
+
+KR_END_DECLS
 
 #endif

@@ -50,6 +50,9 @@
 #define KAIROS_ODE_H
 
 #include <stddef.h>
+#include "kairos/export.h"
+
+KR_BEGIN_DECLS
 
 /* dy/dt at (t, y) into dydt; params is kr_ode_desc_t.params. Returns 0. */
 typedef int (*kr_ode_rhs_fn)(double t, const double y[], double dydt[], void *params);
@@ -93,5 +96,7 @@ typedef struct kr_ode_threshold {
     kr_ode_threshold_fn g;      /* required; gets kr_ode_desc_t.params */
     int direction;              /* +1 rising only, -1 falling only, 0 both */
 } kr_ode_threshold_t;
+
+KR_END_DECLS
 
 #endif

@@ -19,6 +19,8 @@
 #include "kairos/buffer.h"
 #include "kairos/entity.h"
 
+KR_BEGIN_DECLS
+
 /* Appends one pack holding `count` subtrees to `out`. Roots must be live and
  * none may lie inside another root's subtree. The world is not changed. */
 KR_API kr_status_t kr_pack(kr_world_t *world, const kr_entity_t *roots, size_t count, kr_buf_t *out);
@@ -38,5 +40,7 @@ typedef struct kr_unpack_desc {
  * created. */
 KR_API kr_status_t kr_unpack(kr_world_t *world, const void *data, size_t len,
                              const kr_unpack_desc_t *desc, size_t *root_count, size_t *used);
+
+KR_END_DECLS
 
 #endif

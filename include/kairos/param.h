@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include "kairos/state.h" /* kr_number_list_t */
 
+KR_BEGIN_DECLS
+
 /* The type of a parameter, and of the state field it is written to. */
 typedef enum kr_param_type {
     KR_PARAM_NUMBER = 1, /* double */
@@ -54,5 +56,7 @@ typedef struct kr_param {
 /* A row whose key is the state member's name. */
 #define KR_PARAM(State, member, ptype, ...) \
     { .name = #member, .type = (ptype), .offset = offsetof(State, member), __VA_ARGS__ }
+
+KR_END_DECLS
 
 #endif

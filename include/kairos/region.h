@@ -50,6 +50,8 @@
 #include "kairos/sim.h"
 #include "kairos/status.h"
 
+KR_BEGIN_DECLS
+
 typedef struct kr_region kr_region_t;
 
 /* A rectangle of cells, half-open: [x0, x1) x [y0, y1). */
@@ -270,5 +272,7 @@ KR_API uint64_t kr_region_updates(const kr_region_t *r);
  * region to the world's step driver. Fails (KR_ERR_CORRUPT) for the state
  * of another region or cut. */
 KR_API kr_status_t kr_region_serialize(kr_region_t *r, kr_serializer_t *s);
+
+KR_END_DECLS
 
 #endif

@@ -13,6 +13,8 @@
 #include "kairos/export.h"
 #include "kairos/status.h"
 
+KR_BEGIN_DECLS
+
 /* Component type id; 0 is never a valid component. */
 typedef uint32_t kr_component_t;
 #define KR_COMPONENT_NONE ((kr_component_t)0)
@@ -133,5 +135,7 @@ typedef struct kr_transform {
 /* Number of built-in components; user components get ids from
  * KR_BUILTIN_COUNT + 1 on. */
 #define KR_BUILTIN_COUNT 3u
+
+KR_END_DECLS
 
 #endif

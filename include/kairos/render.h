@@ -27,6 +27,8 @@
 #include "kairos/sim.h"
 #include "kairos/status.h"
 
+KR_BEGIN_DECLS
+
 typedef enum kr_shape {
     KR_SHAPE_CIRCLE,
     KR_SHAPE_SQUARE,
@@ -108,5 +110,7 @@ KR_API kr_status_t kr_render_field(kr_sim_t *sim, const kr_render_field_desc_t *
 /* The rectangle the world is drawn in, x0 < x1, y0 < y1 (by default the
  * spatial hash's bounds, else the fields' grid, else the agents' extent). */
 KR_API kr_status_t kr_render_bounds(kr_sim_t *sim, double x0, double y0, double x1, double y1);
+
+KR_END_DECLS
 
 #endif

@@ -28,6 +28,8 @@
 #include "kairos/export.h"
 #include "kairos/status.h"
 
+KR_BEGIN_DECLS
+
 typedef enum kr_rng_domain {
     KR_RNG_SIMULATOR = 1,
     KR_RNG_AGENT = 2
@@ -72,5 +74,7 @@ KR_API void kr_rng_save(const kr_rng_t *rng, kr_rng_state_t *state);
  * state that kr_rng_save did not write: wrong format tag or check word,
  * unknown domain, position out of range. */
 KR_API kr_status_t kr_rng_restore(kr_rng_t *rng, const kr_rng_state_t *state);
+
+KR_END_DECLS
 
 #endif

@@ -13,6 +13,8 @@
 #include "kairos/entity.h"
 #include "kairos/status.h"
 
+KR_BEGIN_DECLS
+
 typedef struct kr_serializer kr_serializer_t;
 
 KR_API bool kr_serializer_loading(const kr_serializer_t *s);
@@ -37,5 +39,7 @@ KR_API kr_status_t kr_ser_entity(kr_serializer_t *s, kr_entity_t *v);
 /* A NUL-terminated string (NULL allowed). Loading allocates it with malloc;
  * the behavior owns it. */
 KR_API kr_status_t kr_ser_string(kr_serializer_t *s, char **v);
+
+KR_END_DECLS
 
 #endif

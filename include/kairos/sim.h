@@ -13,6 +13,8 @@
 #include "kairos/time.h"
 #include "kairos/world.h"
 
+KR_BEGIN_DECLS
+
 typedef struct kr_rng kr_rng_t; /* kairos/rng.h */
 
 typedef struct kr_model kr_model_t;
@@ -104,5 +106,7 @@ KR_API void *kr_sim_context(kr_sim_t *sim, kr_context_type_t type);
  * comes from another process. */
 KR_API void kr_sim_set_user(kr_sim_t *sim, const void *tag, void *user);
 KR_API void *kr_sim_user(const kr_sim_t *sim, const void *tag);
+
+KR_END_DECLS
 
 #endif

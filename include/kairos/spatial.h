@@ -22,6 +22,8 @@
 #include "kairos/export.h"
 #include "kairos/entity.h"
 
+KR_BEGIN_DECLS
+
 /* The most cells a dense grid (spatial_bounds) covers. */
 #define KR_SPATIAL_MAX_GRID_CELLS (1u << 25)
 
@@ -115,5 +117,7 @@ typedef struct kr_spatial_scan_desc {
  * rows, and the cells above and below). KR_ERR_INVALID_ARG without a world
  * or visit, KR_ERR_UNREGISTERED for an unknown component. */
 KR_API kr_status_t kr_spatial_scan(kr_world_t *world, const kr_spatial_scan_desc_t *desc);
+
+KR_END_DECLS
 
 #endif

@@ -30,6 +30,8 @@
 #include "kairos/statistics.h"
 #include "kairos/status.h"
 
+KR_BEGIN_DECLS
+
 /* A list of numbers (a KR_FIELD_NUMBER_LIST slot; a list parameter,
  * kairos/param.h): the values are freed with the state. */
 typedef struct kr_number_list {
@@ -82,5 +84,7 @@ KR_API const char *kr_sim_stat_at(const kr_sim_t *sim, size_t i, kr_field_type_t
  * (kr_entity_digest), never by id. The runtime adds this for a kind's
  * state to the checksum. */
 KR_API uint64_t kr_fields_digest(kr_world_t *world, const void *block, const kr_field_t *fields);
+
+KR_END_DECLS
 
 #endif

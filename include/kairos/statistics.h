@@ -15,6 +15,8 @@
 #include "kairos/status.h"
 #include "kairos/time.h"
 
+KR_BEGIN_DECLS
+
 
 /* ---- tally: count, mean, variance, min, max (Welford's update, so the
  * variance stays accurate for large means) ---- */
@@ -94,5 +96,7 @@ KR_API void kr_histogram_add(kr_histogram_t *h, double x);
 /* The value below which a fraction q of the binned observations lies,
  * interpolated within its bin; NaN when empty. */
 KR_API double kr_histogram_quantile(const kr_histogram_t *h, double q);
+
+KR_END_DECLS
 
 #endif

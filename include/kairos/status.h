@@ -8,6 +8,8 @@
 
 #include "kairos/export.h"
 
+KR_BEGIN_DECLS
+
 typedef enum kr_status {
     KR_OK = 0,
     KR_ERR_INVALID_ARG,   /* null world, bad size, malformed description */
@@ -35,5 +37,7 @@ KR_API kr_status_t kr_last_status(void);
 KR_API const char *kr_status_str(kr_status_t status);
 /* Clears the last error of this thread. */
 KR_API void kr_clear_error(void);
+
+KR_END_DECLS
 
 #endif

@@ -19,6 +19,8 @@
 #include "kairos/status.h"
 #include "kairos/time.h"
 
+KR_BEGIN_DECLS
+
 /* Ends the run from the event (or behavior callback) `sim` is executing,
  * at its current time (rule above); the run then ends normally
  * (kr_model_run returns KR_OK). Calling it again in the same run changes
@@ -49,5 +51,7 @@ KR_API bool kr_model_stopped(const kr_model_t *model, uint32_t *by, kr_time_t *a
 /* A simulator's stop horizon: it runs no event at or after it
  * (KR_TIME_NEVER while no stop concerns it). */
 KR_API kr_time_t kr_sim_stop_horizon(const kr_sim_t *sim);
+
+KR_END_DECLS
 
 #endif

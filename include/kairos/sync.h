@@ -23,6 +23,8 @@
 #include "kairos/entity.h"
 #include "kairos/event.h"
 
+KR_BEGIN_DECLS
+
 typedef struct kr_sync_desc {
     uint32_t target;            /* simulator id */
     kr_priority_t priority;     /* default 0; the step priority is reserved */
@@ -55,5 +57,7 @@ KR_API bool kr_sim_receives(const kr_sim_t *sim, kr_event_type_t type);
 /* During on_target_side: the ids, in this world, of the entities the event
  * carried (in the order they were given), and their number. */
 KR_API const kr_entity_t *kr_event_entities(const kr_sim_t *sim, size_t *count);
+
+KR_END_DECLS
 
 #endif

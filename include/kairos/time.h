@@ -13,6 +13,8 @@
 #include "kairos/export.h"
 #include "kairos/status.h"
 
+KR_BEGIN_DECLS
+
 typedef uint64_t kr_time_t;
 
 #define KR_PRECISION_DEFAULT UINT64_C(1000000)
@@ -41,5 +43,7 @@ KR_API kr_time_t kr_time_delay_ticks(double units, uint64_t precision);
 /* Converts ticks to model units (KR_TIME_NEVER gives +infinity, a zero
  * precision NaN). */
 KR_API double kr_time_to_units(kr_time_t ticks, uint64_t precision);
+
+KR_END_DECLS
 
 #endif

@@ -41,6 +41,8 @@
 #include "kairos/entity.h"
 #include "kairos/registry.h"
 
+KR_BEGIN_DECLS
+
 #define KR_VIEW_MAX_TERMS 8
 
 /* include must hold at least one component; both lists end at the first
@@ -99,5 +101,7 @@ KR_API void kr_view_end(kr_view_t *view);
 
 /* Number of entities the view matches right now (no pass needed). */
 KR_API size_t kr_view_count(kr_view_t *view);
+
+KR_END_DECLS
 
 #endif

@@ -11,6 +11,8 @@
 #include "kairos/registry.h"
 #include "kairos/status.h"
 
+KR_BEGIN_DECLS
+
 typedef struct kr_world_desc {
     kr_registry_t *registry;  /* shared, not owned; NULL makes a private one */
     double spatial_cell_size; /* edge of a spatial-hash cell; 0 means 1.0; negative, NaN, infinite: refused */
@@ -54,5 +56,7 @@ KR_API kr_status_t kr_world_start(kr_world_t *world);
  * and continuous simulators call it; models rarely need to. Called from
  * one of its own callbacks it fails (KR_ERR_STATE). */
 KR_API kr_status_t kr_world_update(kr_world_t *world);
+
+KR_END_DECLS
 
 #endif

@@ -108,6 +108,14 @@ printf '#include <kairos/kairos.h>\nint main(void) { return kr_entity_index(KR_E
 cc=$(command -v cc || command -v gcc)
 out=$("$cc" -std=c11 -fsyntax-only -I"$incdir" $(pkg-config --cflags gsl 2>/dev/null) "$tmp/own.c" 2>&1)
 expect "the installed headers compile alone" "0|" "$?|$out"
+# and from C++ with C linkage (unmangled kr_* references)
+if cxx=$(command -v g++ || command -v c++); then
+  printf '#include <kairos/kairos.h>\nint main() { return kr_model_create(nullptr) == nullptr; }\n' >"$tmp/own.cpp"
+  out=$("$cxx" -std=c++17 -c -I"$incdir" $(pkg-config --cflags gsl 2>/dev/null) "$tmp/own.cpp" -o "$tmp/own.o" 2>&1)
+  expect "the installed headers compile as C++" "0|" "$?|$out"
+  expect "C++ code refers to kr_model_create unmangled" yes \
+    "$(nm "$tmp/own.o" 2>/dev/null | grep -qw 'U kr_model_create' && echo yes || echo no)"
+fi
 
 # the prefix moved elsewhere: the binary still finds the script beside it
 mv "$tmp/dest" "$tmp/moved"
