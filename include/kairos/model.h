@@ -131,12 +131,12 @@ KR_API bool kr_sim_is_local(const kr_sim_t *sim);
 KR_API int kr_model_rank(const kr_model_t *model);
 KR_API int kr_sim_rank(const kr_sim_t *sim);
 KR_API kr_sim_t *kr_model_sim(kr_model_t *model, uint32_t id);           /* NULL if out of range */
-       KR_API kr_sim_t *kr_model_find_sim(kr_model_t *model, const char *name);  /* NULL if none */
+KR_API kr_sim_t *kr_model_find_sim(kr_model_t *model, const char *name);  /* NULL if none */
 
-       /* A dependency from -> to lets `from` schedule sync-events on `to`, each at
-        * least `promise` ticks after from's current time. Refused for a self edge,
-        * an unknown id, a duplicate edge, or after start. */
-       KR_API kr_status_t kr_model_add_dependency(kr_model_t *model, uint32_t from, uint32_t to, kr_time_t promise);
+/* A dependency from -> to lets `from` schedule sync-events on `to`, each at
+ * least `promise` ticks after from's current time. Refused for a self edge,
+ * an unknown id, a duplicate edge, or after start. */
+KR_API kr_status_t kr_model_add_dependency(kr_model_t *model, uint32_t from, uint32_t to, kr_time_t promise);
 /* Changes the promise of one edge, or of every outgoing edge of `from`. */
 KR_API kr_status_t kr_model_set_promise(kr_model_t *model, uint32_t from, uint32_t to, kr_time_t promise);
 KR_API kr_status_t kr_model_set_promises(kr_model_t *model, uint32_t from, kr_time_t promise);
