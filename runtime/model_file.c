@@ -71,10 +71,13 @@ static json_t *child(json_t *node, const char *seg, bool in_simulators)
             if (json_is_string(name) && !strcmp(json_string_value(name), seg)) return e;
         }
     }
+    /* an index is digits alone, without a sign or a leading 0 ("00" and
+     * "+0" named entry 0) */
+    if (!seg[0] || strspn(seg, "0123456789") != strlen(seg) || (seg[0] == '0' && seg[1])) return NULL;
     char *end;
     errno = 0;
     unsigned long idx = strtoul(seg, &end, 10);
-    if (!seg[0] || *end || errno) return NULL;
+    if (errno) return NULL;
     return json_array_get(node, idx);
 }
 
@@ -85,11 +88,18 @@ static json_t *child(json_t *node, const char *seg, bool in_simulators)
 static kr_status_t apply_set(kr__model_file_t *f, const char *set, const char *option, bool must_exist)
 {
     const char *eq = strchr(set, '=');
-    if (!eq || eq == set) {
+    /* (an empty part, as in "a..b" or ".a", was skipped: the path named
+     * another key than written) */
+    bool empty_part = false;
+    for (const char *c = set; eq && c < eq && !empty_part; c++)
+        empty_part = *c == '.' && (c == set || c + 1 == eq || c[1] == '.');
+    if (!eq || eq == set || empty_part) {
         json_t *found = json_string(set);
         char where[32];
         snprintf(where, sizeof where, "(%s)", option);
-        kr_status_t st = kr__input_error(f->path, where, "KEY=VALUE with a dotted KEY", found);
+        kr_status_t st = kr__input_error(f->path, where,
+                                         empty_part ? "KEY=VALUE with a dotted KEY, no part of it empty"
+                                                    : "KEY=VALUE with a dotted KEY", found);
         json_decref(found);
         return st;
     }

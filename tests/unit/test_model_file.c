@@ -755,6 +755,13 @@ Test(model_file, bad_set_through_a_value)
 Test(model_file, bad_set_without_key)
 {
     expect_load_error(mt_load(FACTORY, "=1", NULL), "(--set)", "KEY=VALUE with a dotted KEY", "\"=1\"");
+    /* an empty part named another key ("dependencies..promise" was
+     * dependencies.promise), a sign or a leading 0 entry 0 */
+    expect_load_error(mt_load(FACTORY, "dependencies..promise=1", NULL), "(--set)",
+                      "KEY=VALUE with a dotted KEY, no part of it empty", "\"dependencies..promise=1\"");
+    cr_assert_null(mt_load(FACTORY, "dependencies.00.promise=1", NULL));
+    cr_assert(strstr(kr_last_error(), "dependencies.00: expected a path that exists"), "%s", kr_last_error());
+    cr_assert_null(mt_load(FACTORY, "dependencies.+1.promise=1", NULL));
 }
 
 Test(model_file, bad_plugin_path)
