@@ -349,7 +349,9 @@ static int parse(const cli_t *c, int argc, char **argv, int first, const char *c
             unsigned long long seed = strtoull(v, NULL, 10);
             if (!v[0] || strspn(v, "0123456789") != strlen(v) || errno || seed > (unsigned long long)INT64_MAX)
                 return input_error(c, "--seed: expected a whole number from 0 to 9223372036854775807, found \"%s\"", v);
-            if (!sugar(o, "seed", v, false)) return 1;
+            char digits[24]; /* (as a JSON number: "05" was no number) */
+            snprintf(digits, sizeof digits, "%llu", seed);
+            if (!sugar(o, "seed", digits, false)) return 1;
         } else if (run_only && !strcmp(a, "--checkpoint-at")) {
             if (!has_value) return input_error(c, "%s needs T[,T...]", a);
             if (parse_times(argv[++i], &o->ckpt))
