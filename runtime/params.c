@@ -43,7 +43,8 @@ kr_status_t kr__input_error(const char *file, const char *path, const char *expe
         }
     } else {
         shown_text_t t = { .len = 0 };
-        json_dump_callback(found, keep_prefix, &t, JSON_COMPACT | JSON_ENCODE_ANY);
+        /* (numbers inside in 15 digits, as written: 0.2, not 0.20000000000000001) */
+        json_dump_callback(found, keep_prefix, &t, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
         if (t.len > 60) snprintf(shown, sizeof shown, "%.57s...", t.text);
         else snprintf(shown, sizeof shown, "%s", t.len ? t.text : "?");
     }
