@@ -1,4 +1,5 @@
 /* The MPI transport: batched, non-blocking, bounded. See transport_mpi.h. */
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,13 @@ typedef struct inbox_item {
     MPI_Request req;
 } inbox_item_t;
 
+/* How a rank waits for messages (KAIROS_WAIT, docs/cli.md): polling
+ * without pause (a core of its own); polling and yielding the core between
+ * polls (ranks outnumber the cores: a rank with work runs at once, and one
+ * without gets its message as soon as the scheduler comes back); or short
+ * sleeps between polls. */
+typedef enum wait_mode { WAIT_SPIN, WAIT_YIELD, WAIT_SLEEP } wait_mode_t;
+
 typedef struct mpi_transport {
     kr__transport_t base;
     MPI_Comm comm;
@@ -113,7 +121,7 @@ typedef struct mpi_transport {
      * fails for want of memory must still be able to tell the others. */
     uint8_t *abort_wire;
     kr__mpi_transport_stats_t stats;
-    bool spin;                   /* wait by polling: this rank has a core of its own */
+    wait_mode_t wait;            /* how it waits: polling with a core of its own, else yielding it */
     /* the window's reduction (see mpi_reduce) */
     size_t window_n;
     uint64_t *window_buf;
@@ -324,7 +332,10 @@ static kr_status_t flush_peer(mpi_transport_t *t, int r)
         if (!st && t->aborted) st = kr__fail(t->abort_status, "%s", t->abort_msg);
         if (!st) st = reap_sends(p);
         /* sharing a CPU, leave it to the receiver we wait for */
-        if (!st && p->sends_used == MAX_IN_FLIGHT && !t->spin) nanosleep(&(struct timespec){ 0, 20000 }, NULL);
+        if (!st && p->sends_used == MAX_IN_FLIGHT && t->wait == WAIT_SLEEP)
+            nanosleep(&(struct timespec){ 0, 20000 }, NULL);
+        else if (!st && p->sends_used == MAX_IN_FLIGHT && t->wait == WAIT_YIELD)
+            sched_yield();
     }
     if (st) return st;
     pending_send_t *s = &p->sends[p->sends_used];
@@ -637,8 +648,9 @@ static void mpi_wait(kr__transport_t *base)
             MPI_Test(&t->round, &done, MPI_STATUS_IGNORE);
             if (done) return;
         }
-        if (t->spin) {
+        if (t->wait != WAIT_SLEEP) {
             if (kr__monotonic_ns() - start >= 1000000) return;
+            if (t->wait == WAIT_YIELD) sched_yield();
             continue;
         }
         if (slept >= 1000000) return;
@@ -825,7 +837,8 @@ static kr_status_t mpi_reduce(kr__transport_t *base, uint64_t *mins, size_t n_mi
         if ((st = receive_all(t))) return st;
         if (t->aborted) return kr__fail(t->abort_status, "%s", t->abort_msg);
         for (int r = 0; r < t->size; r++) reap_sends(&t->peers[r]);
-        if (!t->spin) nanosleep(&(struct timespec){ 0, ns }, NULL);
+        if (t->wait == WAIT_SLEEP) nanosleep(&(struct timespec){ 0, ns }, NULL);
+        else if (t->wait == WAIT_YIELD) sched_yield();
     }
     memcpy(mins, out + 1, n_mins * sizeof *mins);
     return KR_OK;
@@ -917,7 +930,8 @@ kr__transport_t *kr__transport_mpi_create(const kr__mpi_transport_desc_t *d)
     }
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     const char *wait = getenv("KAIROS_WAIT");
-    t->spin = wait && strcmp(wait, "spin") == 0 ? true : wait && strcmp(wait, "sleep") == 0 ? false : local <= cpus;
+    t->wait = wait && !strcmp(wait, "spin") ? WAIT_SPIN : wait && !strcmp(wait, "yield") ? WAIT_YIELD
+            : wait && !strcmp(wait, "sleep") ? WAIT_SLEEP : local <= cpus ? WAIT_SPIN : WAIT_YIELD;
 #ifdef __linux__
     /* Short sleeps in mpi_wait and mpi_reduce should last about what they
      * ask for, not the default 50 us of timer slack (this thread only). */

@@ -93,8 +93,8 @@ kr_status_t kr__run_agree(MPI_Comm comm, int ranks, int rank, kr_status_t st, bo
 static kr_status_t check_environment(void)
 {
     const char *w = getenv("KAIROS_WAIT");
-    if (w && w[0] && strcmp(w, "spin") && strcmp(w, "sleep"))
-        return kr__fail(KR_ERR_INVALID_ARG, "KAIROS_WAIT: expected spin or sleep, found \"%.64s\"", w);
+    if (w && w[0] && strcmp(w, "spin") && strcmp(w, "yield") && strcmp(w, "sleep"))
+        return kr__fail(KR_ERR_INVALID_ARG, "KAIROS_WAIT: expected spin, yield or sleep, found \"%.64s\"", w);
     const char *chaos = getenv("KAIROS_CHAOS_SEED");
     if (chaos && chaos[0] && strspn(chaos, "0123456789") != strlen(chaos))
         return kr__fail(KR_ERR_INVALID_ARG, "KAIROS_CHAOS_SEED: expected a whole number, found \"%.64s\"", chaos);

@@ -964,7 +964,7 @@ Test(cli, allocation_failure_names_the_simulator)
     unsetenv("KAIROS_FAIL_ALLOC");
     /* the other settings of the environment are checked alike */
     setenv("KAIROS_WAIT", "fast", 1);
-    expect_exit(faulty("", "", NULL), 2, "kairos: KAIROS_WAIT: expected spin or sleep, found \"fast\"");
+    expect_exit(faulty("", "", NULL), 2, "kairos: KAIROS_WAIT: expected spin, yield or sleep, found \"fast\"");
     unsetenv("KAIROS_WAIT");
     setenv("KAIROS_CHAOS_SEED", "abc", 1);
     expect_exit(faulty("", "", NULL), 2, "kairos: KAIROS_CHAOS_SEED: expected a whole number, found \"abc\"");
