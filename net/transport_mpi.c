@@ -632,9 +632,10 @@ static void mpi_wait(kr__transport_t *base)
     mpi_transport_t *t = (mpi_transport_t *)base;
     /* Polls for up to about a millisecond. With a core to itself a rank
      * spins (a guarantee is usually microseconds away); sharing a core
-     * with a busy rank it must leave it the core, so it sleeps, briefly
-     * at first and doubling: a fixed 100 us sleep (150 us with the default
-     * timer slack) cost more than the work it waited for. */
+     * with a busy rank it must leave it the core, so it yields it between
+     * polls (sleeping instead, briefly at first and doubling, was up to
+     * 2.8 times slower: bench/README.md, "Waiting when ranks outnumber
+     * cores"; a fixed 100 us sleep cost more than the work it waited for). */
     uint64_t start = kr__monotonic_ns();
     long ns = 2000, slept = 0;
     for (;;) {
@@ -818,8 +819,9 @@ static kr_status_t mpi_reduce(kr__transport_t *base, uint64_t *mins, size_t n_mi
     int err = MPI_Iallreduce(in, out, 1, t->window_type, t->window_op, t->comm, &req);
     t->window_pending = err == MPI_SUCCESS;
     if (err != MPI_SUCCESS) return mpi_fail(err, "reduction");
-    /* Sleeps as in mpi_wait: short first (a round's reduction is usually
-     * microseconds away), doubling to 64 us; none when spinning. */
+    /* Waits as mpi_wait does: polling, yielding the core between polls, or
+     * (KAIROS_WAIT=sleep) sleeping, short first (a round's reduction is
+     * usually microseconds away), doubling to 64 us. */
     long ns = 1000;
     for (bool reduced = false;; ns = ns < 64000 ? ns * 2 : ns) {
         if (!reduced) {
@@ -917,8 +919,8 @@ kr__transport_t *kr__transport_mpi_create(const kr__mpi_transport_desc_t *d)
     kr_buf_init(&t->loop);
     /* Waiting ranks spin only when the node has a logical CPU for each
      * rank of the whole job (the launcher says how many share the node;
-     * replications run several transports side by side); KAIROS_WAIT=spin
-     * or sleep overrides. */
+     * replications run several transports side by side), and yield
+     * otherwise; KAIROS_WAIT=spin, yield or sleep overrides. */
     int local = 0;
     const char *vars[] = { "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "PMI_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE" };
     for (size_t i = 0; i < sizeof vars / sizeof *vars && local <= 0; i++)
