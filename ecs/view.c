@@ -83,37 +83,40 @@ kr_status_t kr_view_init(kr_view_t *v, kr_world_t *w, const kr_view_desc_t *desc
     return KR_OK;
 }
 
-/* A pass begins: the view joins its world's list of views in a pass. */
-static void open_pass(kr_view_t *v, uint32_t pass)
+/* The world was destroyed while this view was in a pass (world.c): the
+ * pass ends on the emptied struct, which goes with the last such pass. */
+static void end_on_destroyed(kr_view_t *v)
 {
     kr_world_t *w = v->world;
-    v->pass = pass;
-    v->open_prev = NULL;
-    v->open_next = w->open_views;
-    if (w->open_views) w->open_views->open_prev = v;
-    w->open_views = v;
+    if (v->pass && --w->dead_passes == 0) free(w);
+    v->world = NULL;
+    v->pass = 0;
+    v->current = KR_ENTITY_INVALID;
 }
 
-void kr__views_detach(kr_world_t *w)
+/* (only a view in a pass may meet its world destroyed: the world keeps
+ * its struct for those alone) */
+static bool world_gone(kr_view_t *v, const char *fn)
 {
-    for (kr_view_t *v = w->open_views, *next; v; v = next) {
-        next = v->open_next;
-        v->world = NULL;
-        v->pass = 0;
-        v->open_prev = v->open_next = NULL;
-    }
-    w->open_views = NULL;
+    if (!v->pass || !v->world->destroyed) return false;
+    end_on_destroyed(v);
+    kr__fail(KR_ERR_STATE, "%s: the view's world was destroyed", fn);
+    return true;
 }
 
 void kr_view_end(kr_view_t *v)
 {
     if (!v || !v->world) return;
+    /* Out of a pass the world is not touched: it may be gone (a view
+     * finished after kr_world_destroy). */
+    if (!v->pass) {
+        v->current = KR_ENTITY_INVALID;
+        return;
+    }
     kr_world_t *w = v->world;
-    if (v->pass) {
-        if (v->open_prev) v->open_prev->open_next = v->open_next;
-        else w->open_views = v->open_next;
-        if (v->open_next) v->open_next->open_prev = v->open_prev;
-        v->open_prev = v->open_next = NULL;
+    if (w->destroyed) {
+        end_on_destroyed(v);
+        return;
     }
     if (v->pass == 1) {
         if (--w->entity_passes == 0) kr__world_compact(w);
@@ -135,7 +138,7 @@ void kr_view_fini(kr_view_t *v)
 
 bool kr_view_next(kr_view_t *v)
 {
-    if (!v || !v->world) return false;
+    if (!v || !v->world || world_gone(v, "kr_view_next")) return false;
     kr_world_t *w = v->world;
     if (v->pass == 2) {
         kr__fail(KR_ERR_STATE, "kr_view_next: a chunk pass of this view is active");
@@ -145,7 +148,7 @@ bool kr_view_next(kr_view_t *v)
         if (refresh(v)) return false;
         /* Rows present now are the pass; rows appended later are not visited. */
         for (uint32_t i = 0; i < v->table_count; i++) v->limits[i] = w->tables[v->tables[i]]->count;
-        open_pass(v, 1);
+        v->pass = 1;
         w->entity_passes++;
         v->cursor_table = 0;
         v->cursor_row = 0;
@@ -186,7 +189,7 @@ void *kr_view_get(const kr_view_t *v, size_t term)
 
 bool kr_view_next_chunk(kr_view_t *v, kr_view_chunk_t *chunk)
 {
-    if (!v || !v->world || !chunk) return false;
+    if (!v || !v->world || !chunk || world_gone(v, "kr_view_next_chunk")) return false;
     kr_world_t *w = v->world;
     if (v->pass == 1) {
         kr__fail(KR_ERR_STATE, "kr_view_next_chunk: an entity pass of this view is active");
@@ -198,7 +201,7 @@ bool kr_view_next_chunk(kr_view_t *v, kr_view_chunk_t *chunk)
     }
     if (v->pass == 0) {
         if (refresh(v)) return false;
-        open_pass(v, 2);
+        v->pass = 2;
         w->chunk_passes++;
         v->cursor_table = 0;
     }
@@ -218,7 +221,7 @@ bool kr_view_next_chunk(kr_view_t *v, kr_view_chunk_t *chunk)
 
 size_t kr_view_count(kr_view_t *v)
 {
-    if (!v || !v->world || refresh(v)) return 0;
+    if (!v || !v->world || world_gone(v, "kr_view_count") || refresh(v)) return 0;
     size_t n = 0;
     bool per_entity = (v->sparse_include | v->sparse_exclude) != 0;
     for (uint32_t i = 0; i < v->table_count; i++) {

@@ -96,10 +96,8 @@ void kr_world_destroy(kr_world_t *w)
      * again for what on_destroy created meanwhile (in a freed slot, maybe
      * behind the sweep), a bounded number of times: a callback that
      * creates at every destroy would go on for ever. */
+    uint32_t passes = w->entity_passes + w->chunk_passes;
     w->chunk_passes = 0;
-    /* a view still in a pass would end it on a freed world (kr_view_fini
-     * after this call): it is detached now */
-    kr__views_detach(w);
     for (int sweep = 0; w->live && sweep < 64; sweep++)
         for (uint32_t i = 0; i < w->record_count; i++) {
             kr__record_t *r = &w->records[i];
@@ -119,6 +117,14 @@ void kr_world_destroy(kr_world_t *w)
     free(w->scratch);
     free(w->channel_notes);
     if (w->owns_registry) kr_registry_destroy(w->registry);
+    if (passes) {
+        /* Views still in a pass (a loop left by break) end it later, in
+         * kr_view_end or kr_view_fini: what they touch then is this
+         * struct, kept, emptied, until the last of them has (view.c). A
+         * view that is never ended leaves only this behind. */
+        *w = (kr_world_t){ .destroyed = true, .dead_passes = passes };
+        return;
+    }
     free(w);
 }
 

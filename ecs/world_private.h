@@ -193,7 +193,11 @@ struct kr_world {
     uint32_t dirty_count, dirty_capacity;
     uint32_t entity_passes;          /* active entity passes */
     uint32_t chunk_passes;           /* active chunk passes: structure locked */
-    kr_view_t *open_views;           /* views in a pass (view.c), detached by kr_world_destroy */
+    /* Destroyed with views in a pass: the struct stays, emptied, until the
+     * last of those passes ends (kr_view_end frees it); dead_passes counts
+     * them. */
+    bool destroyed;
+    uint32_t dead_passes;
 
     kr__spatial_state_t spatial;
     uint32_t spatial_scans;          /* kr_spatial_scan under way (nested in visits) */
@@ -387,8 +391,7 @@ __attribute__((always_inline)) static inline uint32_t kr__table_move_row(kr_worl
 void kr__table_free(kr__table_t *t);
 /* Fills holes once no entity pass is active. */
 void kr__world_compact(kr_world_t *w);
-/* view.c: every view still in a pass forgets the world (kr_world_destroy). */
-void kr__views_detach(kr_world_t *w);
+
 kr_status_t kr__world_reserve_records(kr_world_t *w, uint32_t need);
 
 /* Structural changes are refused during a chunk pass. */

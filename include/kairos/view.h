@@ -73,16 +73,14 @@ typedef struct kr_view {
     uint32_t cursor_table;   /* index into tables */
     uint32_t cursor_row;
     kr_entity_t current;
-    /* (private) the world's list of views in a pass: kr_world_destroy
-     * detaches them, so that kr_view_fini afterwards touches nothing */
-    struct kr_view *open_prev, *open_next;
 } kr_view_t;
 
 /* Prepares a view. Fails on a null world, an empty include list or an
  * unregistered component. */
 KR_API kr_status_t kr_view_init(kr_view_t *view, kr_world_t *world, const kr_view_desc_t *desc);
 /* Ends any pass and frees the view's memory; also after kr_world_destroy
- * (which ends the passes of its views). */
+ * (a world destroyed with views in a pass keeps a small shell until the
+ * last of them ends: end or fini every view). */
 KR_API void kr_view_fini(kr_view_t *view);
 
 /* Entity pass: moves to the next entity; false at the end of the pass. */
