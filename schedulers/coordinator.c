@@ -801,8 +801,16 @@ static kr_status_t scan_groups(kr_model_t *m, group_scan_t *sc)
          * wait, so a cycle of dependencies cannot stall on them. */
         for (uint32_t k = 0; k < g->count; k++) {
             kr_sim_t *cs = m->sims[g->members[k]];
-            if (cs->cont && kr__continuous_lookahead(cs, g->bound < g->horizon ? g->bound : g->horizon))
+            if (cs->cont && kr__continuous_lookahead(cs, g->bound < g->horizon ? g->bound : g->horizon)) {
                 sc->progressed = true;
+                /* What it may now guarantee goes at once: when another
+                 * group ran in this step, the step's end sent only that
+                 * group's, and the next scan, finding nothing more to
+                 * integrate, left this one's unsent (two baths feeding
+                 * each other deadlocked on one rank). */
+                kr_status_t st = send_guarantees(m, g, false);
+                if (st) return st;
+            }
         }
         bool emu_waiting = false;
         for (uint32_t k = 0; k < g->count; k++)

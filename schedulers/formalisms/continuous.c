@@ -119,7 +119,14 @@ void kr__continuous_space_stops(kr_sim_t *s)
     for (uint32_t i = 0; i < s->out_count; i++)
         if (m->edges[s->out_edges[i]].promise < out_min) out_min = m->edges[s->out_edges[i]].promise;
     kr_time_t cycle = kr__time_add(in_min, out_min);
-    s->cont->stop_spacing = cycle > 0 && cycle < s->time_step ? cycle : s->time_step;
+    kr_time_t spacing = cycle > 0 && cycle < s->time_step ? cycle : s->time_step;
+    /* In a cycle, no further apart than the smallest positive incoming
+     * promise either: a sender that is continuous too, or one held at a
+     * cut, guarantees only its own time plus that promise, and a stop
+     * beyond it would never be reached (two baths feeding each other with
+     * promises of 0.5 and stops 1 apart deadlocked). */
+    if (s->out_count && in_min > 0 && in_min < spacing) spacing = in_min;
+    s->cont->stop_spacing = spacing;
 }
 
 kr_status_t kr__continuous_start(kr_sim_t *s)

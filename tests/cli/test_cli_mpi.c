@@ -1030,6 +1030,34 @@ Test(cli_mpi, a_continuous_simulator_in_a_cycle_runs_everywhere, .timeout = 240)
             json_decref(got);
         }
     json_decref(ref);
+    /* Two baths feeding each other, promises below their time steps: each
+     * guarantees only its state's time plus the promise, so stops a whole
+     * time step apart were never reached (a deadlock everywhere), and on one
+     * rank a bath's integration ahead left its guarantee unsent when another
+     * group ran in the same step. */
+    char pair[600];
+    snprintf(pair, sizeof pair, "%s", cli_path("two-baths.json"));
+    cli_write(pair, "{'end_time': 100, 'simulators': ["
+                    "{'name': 'B1', 'kind': 'bath', 'formalism': 'continuous', 'time_step': 2},"
+                    "{'name': 'B2', 'kind': 'bath', 'formalism': 'continuous', 'time_step': 1.3}],"
+                    " 'dependencies': [{'from': 'B1', 'to': 'B2', 'promise': 0.5},"
+                    " {'from': 'B2', 'to': 'B1', 'promise': 0.5}]}");
+    /* (the baths hold no parts and send nothing: same_everywhere_runs would
+     * want messages between the ranks) */
+    char first[17] = "";
+    for (int np = 0; np <= 2; np++)
+        for (int y = 0; y < 2; y++) {
+            const char *sync = y ? "window" : "null-message";
+            r = run_on(np, pair, stats, "--sync", sync, NULL, NULL, NULL, NULL);
+            cr_assert_eq(r.status, 0, "two baths on %d ranks (%s): %s", np, sync, r.err);
+            cli_free(&r);
+            json_t *got = json_load_file(stats, 0, &e);
+            cr_assert(got, "%s", e.text);
+            const char *sum = json_string_value(json_object_get(got, "checksum"));
+            if (!first[0]) snprintf(first, sizeof first, "%s", sum);
+            cr_assert_str_eq(sum, first, "two baths on %d ranks (%s)", np, sync);
+            json_decref(got);
+        }
 }
 
 /* A kind that schedules onto another simulator's queue (a's handler or
