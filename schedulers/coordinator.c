@@ -61,17 +61,31 @@ static kr_time_t clamp_end(const kr_model_t *m, kr_time_t t)
 /* The group's next time; KR_TIME_NEVER past the end or its stop horizon
  * (it will never run that: what it may still receive is at or after its
  * bound, which its guarantees count instead). */
-static kr_time_t group_next_of(kr_model_t *m, kr__group_t *g, kr_time_t (*next_of)(kr_sim_t *))
+static kr_time_t group_next(kr_model_t *m, kr__group_t *g)
 {
     kr_time_t next = KR_TIME_NEVER;
     for (uint32_t i = 0; i < g->count; i++) {
-        kr_time_t t = clamp_end(m, next_of(m->sims[g->members[i]]));
+        kr_time_t t = clamp_end(m, kr__sim_next_time(m->sims[g->members[i]]));
         if (t < next) next = t;
     }
     return next >= g->horizon ? KR_TIME_NEVER : next;
 }
 
-static kr_time_t group_next(kr_model_t *m, kr__group_t *g) { return group_next_of(m, g, kr__sim_next_time); }
+/* group_next, and in *scheduled the same without the continuous members'
+ * possible state events (kr__sim_next_scheduled), in one pass. */
+static kr_time_t group_next_and_scheduled(kr_model_t *m, kr__group_t *g, kr_time_t *scheduled)
+{
+    kr_time_t next = KR_TIME_NEVER, sched = KR_TIME_NEVER;
+    for (uint32_t i = 0; i < g->count; i++) {
+        kr_sim_t *s = m->sims[g->members[i]];
+        kr_time_t raw = kr__sim_next_scheduled(s);
+        kr_time_t t = clamp_end(m, s->cont ? kr__continuous_next(s, raw) : raw), u = clamp_end(m, raw);
+        if (t < next) next = t;
+        if (u < sched) sched = u;
+    }
+    *scheduled = sched >= g->horizon ? KR_TIME_NEVER : sched;
+    return next >= g->horizon ? KR_TIME_NEVER : next;
+}
 
 /* ---- bounds over many in-edges ----
  *
@@ -522,9 +536,9 @@ static kr_status_t window_round(kr_model_t *m, bool *over)
         for (uint32_t i = 0; i < m->sim_count; i++) mine[1] += m->sims[i]->executed;
         *scheduled = KR_TIME_NEVER;
         for (uint32_t g = 0; g < G; g++) {
-            next[g] = m->groups[g].local ? group_next(m, &m->groups[g]) : KR_TIME_NEVER;
+            kr_time_t t = KR_TIME_NEVER;
+            next[g] = m->groups[g].local ? group_next_and_scheduled(m, &m->groups[g], &t) : KR_TIME_NEVER;
             mine[2] = kr__mix64(mine[2] ^ next[g]);   /* every next time, in order */
-            kr_time_t t = m->groups[g].local ? group_next_of(m, &m->groups[g], kr__sim_next_scheduled) : KR_TIME_NEVER;
             if (t < *scheduled) *scheduled = t;
         }
         /* an emulation's event that became due on its clock is a change too */
