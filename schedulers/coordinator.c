@@ -301,6 +301,8 @@ kr_status_t kr__coord_prepare(kr_model_t *m)
      * another process makes every guarantee of the run eager, as on every
      * rank alike. */
     m->eager_guarantees = false;
+    m->has_continuous = false;
+    for (uint32_t i = 0; i < m->sim_count; i++) m->has_continuous |= m->sims[i]->formalism == KR_CONTINUOUS;
     for (uint32_t i = 0; i < m->edge_count; i++) {
         const kr__edge_t *e = &m->edges[i];
         if (!e->internal && !e->direct &&
@@ -413,6 +415,81 @@ static kr_status_t describe_deadlock(kr_model_t *m)
     return kr__fail(KR_ERR_DEADLOCK, "%s", msg);
 }
 
+/* Brings the continuous members of group g forward together, towards
+ * `to`, point by point: a point is the next integration stop of any member
+ * with state events, or `to` if that comes first. Before any member goes
+ * to a point, each one's integration there is tried on a copy of its
+ * state (when two or more go): if some would cross a threshold on the way,
+ * the first such crossing is where the others stop, and the member that
+ * crosses there finds its state event. The members without state events
+ * (which find no events of their own) follow to `to` once all have reached
+ * it. Returns true when a member found a state event, which is then the
+ * group's next event (or the run failed).
+ *
+ * So no member passes the time of another's state event, whose sync-events
+ * (zero promises) must meet it in its state at that time; and the points a
+ * member's integration stops at come from the model (its group's stops and
+ * events), never from timing: whether the group waited and integrated
+ * ahead first (`lookahead`: only points below `bound`, and none of the
+ * members without state events) or went straight to an event at `to`,
+ * every trajectory is the same. Each member integrated on its own to the
+ * event, or while the group waited to its own next stop, met such a
+ * sync-event in a later state, and cuts changed which (two oscillators
+ * kicking each other). *progressed: some member moved. */
+static bool advance_continuous(kr_model_t *m, kr__group_t *g, kr_time_t to, kr_time_t bound, bool lookahead,
+                               bool *progressed)
+{
+    for (;;) {
+        kr_time_t at = KR_TIME_NEVER, point = to;
+        for (uint32_t i = 0; i < g->count; i++) {
+            const kr_sim_t *c = m->sims[g->members[i]];
+            if (!kr__continuous_has_state_events(c)) continue;
+            kr_time_t t = kr__continuous_time(c);
+            if (t < at) at = t;
+        }
+        if (at >= to) break;
+        for (uint32_t i = 0; i < g->count; i++) {
+            kr_time_t stop = kr__continuous_stop_after(m->sims[g->members[i]], at);
+            if (stop < point) point = stop;
+        }
+        if (point >= bound) return false;
+        uint32_t going = 0;
+        for (uint32_t i = 0; i < g->count; i++) {
+            const kr_sim_t *c = m->sims[g->members[i]];
+            going += kr__continuous_has_state_events(c) && kr__continuous_time(c) < point;
+        }
+        kr_time_t first = point;
+        const kr_sim_t *crosser = NULL;
+        for (uint32_t i = 0; going > 1 && i < g->count; i++) {
+            kr_sim_t *c = m->sims[g->members[i]];
+            if (!kr__continuous_has_state_events(c) || kr__continuous_time(c) >= point) continue;
+            kr_time_t t = kr__continuous_first_crossing(c, point);
+            if (m->failure) return true;
+            if (t < first || (t == first && !crosser)) {
+                first = t;
+                crosser = c;
+            }
+        }
+        for (uint32_t i = 0; i < g->count; i++) {
+            kr_sim_t *c = m->sims[g->members[i]];
+            kr_time_t target = going > 1 && c != crosser ? first : point;
+            if (!kr__continuous_has_state_events(c) || kr__continuous_time(c) >= target) continue;
+            *progressed = true;
+            if (!kr__continuous_advance(c, target)) return true;
+        }
+        if (crosser) return true; /* (its advance found the crossing, unless the run failed) */
+    }
+    if (lookahead) return false;
+    for (uint32_t i = 0; i < g->count; i++) {
+        kr_sim_t *c = m->sims[g->members[i]];
+        if (c->cont && !kr__continuous_has_state_events(c) && kr__continuous_time(c) < to) {
+            *progressed = true;
+            if (!kr__continuous_advance(c, to)) return true;
+        }
+    }
+    return false;
+}
+
 /* Runs at most `budget` events of group g while it stays runnable. With an
  * on_busy hook, each stretch of one simulator's events is reported. */
 static uint32_t run_group(kr_model_t *m, kr__group_t *g, uint32_t budget)
@@ -447,15 +524,13 @@ static uint32_t run_group(kr_model_t *m, kr__group_t *g, uint32_t budget)
         kr__event_rec_t *h = group_head(m, g, &s);
         if (!runnable(m, g, s, h)) break;
         /* A continuous member could cross a threshold before this event:
-         * bring it to the event's time first (its state event, if any, is
+         * bring them all to the event's time first (a state event found is
          * then the group's head). */
-        bool moved = false;
-        for (uint32_t i = 0; i < g->count && !moved; i++) {
-            kr_sim_t *o = m->sims[g->members[i]];
-            if (o != s && o->cont && !kr__continuous_advance(o, h->time)) moved = true;
+        bool progressed = false;
+        if (m->has_continuous && advance_continuous(m, g, h->time, KR_TIME_NEVER, false, &progressed)) {
+            if (m->failure) break;
+            continue;
         }
-        if (m->failure) break;
-        if (moved) continue;
         if (spans && s != span_sim) {
             uint64_t now = kr__monotonic_ns();
             if (span_sim) m->observer.on_busy(m->observer.arg, span_sim, span_begin, now, span_events);
@@ -812,19 +887,26 @@ static kr_status_t scan_groups(kr_model_t *m, group_scan_t *sc)
         }
         note_blocked(m, g, h && h->time <= limit && h->time < g->horizon, sc->now);
         /* Continuous members with state events integrate ahead while they
-         * wait, so a cycle of dependencies cannot stall on them. */
-        for (uint32_t k = 0; k < g->count; k++) {
-            kr_sim_t *cs = m->sims[g->members[k]];
-            if (cs->cont && kr__continuous_lookahead(cs, g->bound < g->horizon ? g->bound : g->horizon)) {
-                sc->progressed = true;
-                /* What it may now guarantee goes at once: when another
-                 * group ran in this step, the step's end sent only that
-                 * group's, and the next scan, finding nothing more to
-                 * integrate, left this one's unsent (two baths feeding
-                 * each other deadlocked on one rank). */
-                kr_status_t st = send_guarantees(m, g, false);
-                if (st) return st;
-            }
+         * wait, so a cycle of dependencies cannot stall on them: to the
+         * last of their points below the bound, never past the group's
+         * next event (nor the end), where a state event found on the way
+         * becomes that event (hence the head looked up again). */
+        bool progressed = false;
+        if (m->has_continuous) {
+            kr_time_t to = h && h->time < m->end_time ? h->time : m->end_time;
+            advance_continuous(m, g, to, g->bound < g->horizon ? g->bound : g->horizon, true, &progressed);
+            if (m->failure) return KR_OK;
+        }
+        if (progressed) {
+            h = group_head(m, g, &s);
+            sc->progressed = true;
+            /* What it may now guarantee goes at once: when another group
+             * ran in this step, the step's end sent only that group's, and
+             * the next scan, finding nothing more to integrate, left this
+             * one's unsent (two baths feeding each other deadlocked on one
+             * rank). */
+            kr_status_t st = send_guarantees(m, g, false);
+            if (st) return st;
         }
         bool emu_waiting = false;
         for (uint32_t k = 0; k < g->count; k++)
@@ -890,6 +972,24 @@ static kr_status_t check_replays(kr_model_t *m)
     return KR_OK;
 }
 
+/* At a cut, a group with no event scheduled up to it has reached it, even
+ * while its bound is still below the cut: done here means so in a run in
+ * which nothing moves any more (this process idle, and over processes
+ * settle's quiet rounds: none did anything between two of them, nothing
+ * in flight), where the only events that could still come before the cut
+ * are the state events of continuous simulators that wait, at their
+ * integration stops, for guarantees that a held event keeps below them
+ * (a cycle A -> R -> B -> A with promises 0, 3, 0 between two such
+ * simulators deadlocked at the first cut, every time on one rank). They
+ * come after the cut, as they would have without it; the window's rounds
+ * do the same (window_round). */
+static bool at_cut(kr_model_t *m, kr__group_t *g)
+{
+    kr_sim_t *s;
+    const kr__event_rec_t *h = group_head(m, g, &s);
+    return !h || h->time > kr__run_limit(m) || h->time >= g->horizon;
+}
+
 /* Phase (c): nothing is runnable here. */
 static step_t idle_settle_finish(kr_model_t *m, const group_scan_t *sc, kr_status_t *status)
 {
@@ -906,10 +1006,11 @@ static step_t idle_settle_finish(kr_model_t *m, const group_scan_t *sc, kr_statu
         if ((st = send_all_guarantees(m))) return step_failed(m, st, false, status);
         return STEP_MORE;
     }
-    bool local_done = true;
-    for (uint32_t i = 0; i < m->group_count; i++) local_done &= !m->groups[i].local || m->groups[i].done;
-    local_done = local_done && m->transport->vtbl->in_flight(m->transport) == 0;
     bool cut = kr__run_limit(m) < m->end_time;
+    bool local_done = true;
+    for (uint32_t i = 0; i < m->group_count; i++)
+        local_done &= !m->groups[i].local || m->groups[i].done || (cut && !sc->waiting && at_cut(m, &m->groups[i]));
+    local_done = local_done && m->transport->vtbl->in_flight(m->transport) == 0;
     if (local_done && !cut && (st = check_replays(m))) return step_failed(m, st, false, status);
     /* Over ranks, the transport decides when the run is over: every rank
      * idle, nothing in flight, and either every rank done or not (a

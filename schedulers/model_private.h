@@ -297,6 +297,7 @@ struct kr_model {
     /* Null messages: every guarantee leaves as soon as it grows, none held
      * back to the next mark (coordinator.c, kr__coord_prepare). */
     bool eager_guarantees;
+    bool has_continuous;        /* a simulator is continuous (coordinator.c, advance_continuous) */
     /* The simulator whose setup or world start is running, if any: only it
      * may schedule then (kr__sim_may_change). */
     kr_sim_t *acting;
@@ -521,9 +522,17 @@ void kr__continuous_fini(kr_sim_t *s);
 bool kr__continuous_advance(kr_sim_t *s, kr_time_t t);
 void kr__continuous_observe(kr_sim_t *s, bool observation_point);
 kr_time_t kr__continuous_next(kr_sim_t *s, kr_time_t head);
-/* While waiting for its inputs, integrates ahead to the last integration
- * stop below `bound`, finding state events there; true if it moved. */
-bool kr__continuous_lookahead(kr_sim_t *s, kr_time_t bound);
+/* For the coordinator's walk of a group's continuous members
+ * (coordinator.c, advance_continuous): whether s has state events, the
+ * time its state has reached (KR_TIME_NEVER without an ODE), and its next
+ * integration stop after `from` (KR_TIME_NEVER without state events). */
+bool kr__continuous_has_state_events(const kr_sim_t *s);
+kr_time_t kr__continuous_time(const kr_sim_t *s);
+kr_time_t kr__continuous_stop_after(const kr_sim_t *s, kr_time_t from);
+/* The time of the first state event kr__continuous_advance(s, t) would
+ * find, found on a copy of the state (which does not change), or
+ * KR_TIME_NEVER: none (or the run failed). */
+kr_time_t kr__continuous_first_crossing(kr_sim_t *s, kr_time_t t);
 kr_status_t kr__continuous_start(kr_sim_t *s);
 /* For a frame at t, once every event up to t has run: until
  * kr__continuous_unshow, kr_continuous_state answers the state at t, not

@@ -201,21 +201,47 @@ bool kr__continuous_advance(kr_sim_t *s, kr_time_t t)
     return true;
 }
 
-bool kr__continuous_lookahead(kr_sim_t *s, kr_time_t bound)
+bool kr__continuous_has_state_events(const kr_sim_t *s)
+{
+    return s->cont && s->cont->engine && s->cont->event_count;
+}
+
+kr_time_t kr__continuous_time(const kr_sim_t *s)
+{
+    return s->cont && s->cont->engine ? kr__ode_engine_time(s->cont->engine) : KR_TIME_NEVER;
+}
+
+kr_time_t kr__continuous_stop_after(const kr_sim_t *s, kr_time_t from)
+{
+    return kr__continuous_has_state_events(s) && s->cont->stop_spacing ? next_stop(s, from) : KR_TIME_NEVER;
+}
+
+kr_time_t kr__continuous_first_crossing(kr_sim_t *s, kr_time_t t)
 {
     kr__continuous_t *c = s->cont;
-    if (!c || !c->engine || !c->event_count) return false;
-    kr_time_t from = kr__ode_engine_time(c->engine);
-    kr_time_t cp = next_stop(s, from);
-    if (cp >= bound) return false;
-    /* the last integration stop below the bound, not past the next event */
-    kr_time_t last = ((bound - 1) / c->stop_spacing) * c->stop_spacing;
-    kr__event_rec_t *h = kr__sim_head(s);
-    if (h && h->time < last) last = h->time;
-    if (last > s->model->end_time) last = s->model->end_time; /* nothing runs past the end */
-    if (last <= from) return false;
-    kr__continuous_advance(s, last);
-    return true;
+    kr__ode_engine_t *copy = kr__ode_engine_copy(c->engine);
+    if (!copy) {
+        kr__model_fail(s->model, kr_last_status(), "continuous simulator '%s': %s", s->name, kr_last_error());
+        return KR_TIME_NEVER;
+    }
+    /* The integration kr__continuous_advance would make, on the copy. */
+    kr_time_t found = KR_TIME_NEVER;
+    while (kr__ode_engine_time(copy) < t) {
+        kr_time_t to = segment_end(s, kr__ode_engine_time(copy), t);
+        int hit = -1;
+        kr_status_t st = kr__ode_engine_advance(copy, to, c->thresholds, c->event_count, &hit);
+        if (st) {
+            kr__model_fail(s->model, st, "continuous simulator '%s' integrating to %g: %s", s->name,
+                           kr_time_to_units(to, s->model->precision), kr_last_error());
+            break;
+        }
+        if (hit >= 0) {
+            found = kr__ode_engine_time(copy);
+            break;
+        }
+    }
+    kr__ode_engine_destroy(copy);
+    return found;
 }
 
 kr_status_t kr__continuous_show(kr_sim_t *s, kr_time_t t)

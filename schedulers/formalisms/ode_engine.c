@@ -270,7 +270,25 @@ kr__ode_engine_t *kr__ode_engine_copy(const kr__ode_engine_t *e)
     kr_ode_desc_t d = { .dim = e->dim, .rhs = e->rhs, .jacobian = e->jacobian, .params = e->params,
                         .initial = e->y, .method = e->method, .abs_tol = e->abs_tol, .rel_tol = e->rel_tol,
                         .initial_step = e->initial_step };
-    return kr__ode_engine_create(&d, e->precision, e->time);
+    kr__ode_engine_t *c = kr__ode_engine_create(&d, e->precision, e->time);
+    if (!c || !e->have_last) return c;
+    /* The signs the thresholds had where the last advance ended, so that
+     * the copy's next advance is the one the original would make (run:
+     * a zero keeps the sign from before). */
+    if (e->sign_cap) {
+        if (!(c->sign = malloc(2 * e->sign_cap))) {
+            kr__ode_engine_destroy(c);
+            kr__fail(KR_ERR_NOMEM, "ode: out of memory");
+            return NULL;
+        }
+        memcpy(c->sign, e->sign, 2 * e->sign_cap);
+        c->sign_cap = e->sign_cap;
+    }
+    memcpy(c->y_last, e->y_last, e->dim * sizeof(double));
+    c->time_last = e->time_last;
+    c->nth_last = e->nth_last;
+    c->have_last = true;
+    return c;
 }
 
 double *kr__ode_engine_state(kr__ode_engine_t *e) { return e->y; }

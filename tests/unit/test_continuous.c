@@ -449,3 +449,115 @@ Test(continuous, a_frame_shows_the_state_at_its_time_even_after_a_restart)
     assert_shows(c, next_frame);
     kr_model_destroy(m);
 }
+
+/* ---- continuous simulators held at a cut, and in one zero-promise group ---- */
+
+static double never_rises(double t, const double y[], void *params)
+{
+    (void)t;
+    (void)params;
+    return y[0] + 1.0; /* a ramp from 0 never falls to -1 */
+}
+
+static double kicked_y;
+static kr_time_t kicked_at;
+static void on_kick(kr_sim_t *sim, void *data)
+{
+    (void)data;
+    kicked_at = kr_sim_now(sim);
+    kicked_y = kr_continuous_state(sim, NULL)[0];
+}
+
+/* A continuous simulator with a ramp from 0 and a state event (`g`), its
+ * integration stops every 2 (time step). */
+static kr_sim_t *ramp_sim(kr_model_t *m, const char *name, kr_ode_threshold_fn g, kr_event_type_t type)
+{
+    static double y0 = 0;
+    kr_sim_t *s = kr_model_add_sim(m, &(kr_sim_desc_t){ .name = name, .formalism = KR_CONTINUOUS,
+                                                        .time_step = 2 * S });
+    cr_assert_eq(kr_continuous_set_ode(s, &(kr_ode_desc_t){ .dim = 1, .rhs = ramp, .initial = &y0 }), KR_OK);
+    cr_assert_eq(kr_continuous_add_state_event(s, &(kr_ode_threshold_t){ .g = g, .direction = 1 }, type, NULL),
+                 KR_OK, "%s", kr_last_error());
+    return s;
+}
+
+/* A (continuous) -> R (discrete, no events) -> B (continuous) -> A, with
+ * promises 0, 3 and 0. B crosses 0.5 at its first integration stop; A's
+ * next stop (2) lies past what B then guarantees (0.5), so A's own
+ * guarantee stays a tick past its state, and R's bound with it. A cut
+ * before 0.5 used to be a deadlock with null messages (R was never done
+ * with it), on one rank every time: the cut is reached, as the window's
+ * rounds reach it, and the run then goes on as it would have without it. */
+Test(continuous, a_cut_is_reached_while_a_continuous_guarantee_holds_a_bound_below_it)
+{
+    for (int sync = 0; sync < 2; sync++)
+        for (int with_cut = 0; with_cut < 2; with_cut++) {
+            kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = 3 * S, .log_level = KR_LOG_OFF,
+                                                                .sync = sync ? KR_SYNC_WINDOW : KR_SYNC_NULL_MESSAGE });
+            kr_event_type_t ht = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "hit", .on_event = on_hit });
+            kr_event_type_t nt = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "no", .on_event = poke });
+            ramp_sim(m, "A", never_rises, nt);
+            kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "R" });
+            ramp_sim(m, "B", rising_half, ht);
+            cr_assert_eq(kr_model_add_dependency(m, 0, 1, 0), KR_OK);
+            cr_assert_eq(kr_model_add_dependency(m, 1, 2, 3 * S), KR_OK);
+            cr_assert_eq(kr_model_add_dependency(m, 2, 0, 0), KR_OK);
+            cr_assert_eq(kr_model_start(m), KR_OK, "%s", kr_last_error());
+            hit_count = 0;
+            hit_sends = false;
+            bool at_cut = false;
+            if (with_cut) {
+                cr_assert_eq(kr__coord_run_until(m, S / 4, &at_cut), KR_OK, "%s: %s", sync ? "window" : "null messages",
+                             kr_last_error());
+                cr_assert(at_cut);
+                cr_assert_eq(hit_count, 0);
+            }
+            cr_assert_eq(kr__coord_run_until(m, 0, &at_cut), KR_OK, "%s", kr_last_error());
+            cr_assert(!at_cut);
+            cr_assert_eq(hit_count, 1);
+            cr_assert_eq(hit_at, S / 2 + 1);
+            kr_model_destroy(m);
+        }
+}
+
+/* C1 and C2, both continuous with state events, in one zero-promise group:
+ * C2 crosses 0.5 and kicks C1 there. C1 must meet the kick in its state
+ * at 0.5. Each member used to be integrated on its own, to the next event
+ * or, while the group waited at a cut, to its next stop: C1 went to 2
+ * before C2 found its crossing, and met the kick in its state at 2 (or at
+ * 1, or 0.5, as cuts fell); now the group's members reach each point
+ * together, and a cut changes nothing. */
+Test(continuous, a_zero_promise_group_meets_a_state_event_in_the_state_of_its_time)
+{
+    for (int with_cut = 0; with_cut < 2; with_cut++)
+        for (int c2_first = 0; c2_first < 2; c2_first++) {
+            kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = 3 * S, .log_level = KR_LOG_OFF });
+            kr_event_type_t ht = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "hit", .on_event = on_hit });
+            kr_event_type_t nt = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "no", .on_event = poke });
+            arrive_type = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "kick", .on_target_side = on_kick });
+            /* on_hit kicks simulator 1: C1 is 1, C2 is 0 or 2 */
+            if (c2_first) ramp_sim(m, "C2", rising_half, ht);
+            else kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "idle" });
+            ramp_sim(m, "C1", never_rises, nt);
+            if (!c2_first) ramp_sim(m, "C2", rising_half, ht);
+            uint32_t c2 = c2_first ? 0 : 2;
+            cr_assert_eq(kr_model_add_dependency(m, c2, 1, 0), KR_OK);
+            cr_assert_eq(kr_model_add_dependency(m, 1, c2, 0), KR_OK);
+            cr_assert_eq(kr_model_start(m), KR_OK, "%s", kr_last_error());
+            hit_count = 0;
+            hit_sends = true;
+            kicked_at = 0;
+            kicked_y = -1;
+            bool at_cut = false;
+            if (with_cut) {
+                cr_assert_eq(kr__coord_run_until(m, S / 4, &at_cut), KR_OK, "%s", kr_last_error());
+                cr_assert(at_cut);
+            }
+            cr_assert_eq(kr__coord_run_until(m, 0, &at_cut), KR_OK, "%s", kr_last_error());
+            cr_assert_eq(hit_count, 1);
+            cr_assert_eq(kicked_at, S / 2 + 1, "kicked at %llu", (unsigned long long)kicked_at);
+            cr_assert(fabs(kicked_y - 0.5) < 1e-5, "C1 met the kick at 0.5 in its state at %g (%s, C2 %s)", kicked_y,
+                      with_cut ? "a cut at 0.25" : "no cut", c2_first ? "first" : "last");
+            kr_model_destroy(m);
+        }
+}
