@@ -77,6 +77,13 @@ kr_time_t kr__run_next_cut(const run_ctx_t *c, kr_time_t after)
     return next && next <= kr_model_end_time(c->model) ? next : 0;
 }
 
+kr_status_t kr__run_checkpoint_prepare(run_ctx_t *c)
+{
+    const kr__wall_limits_t *w = &c->opt->wall;
+    bool will_write = c->ckpt.enabled || w->checkpoint_wall > 0 || w->stop_before_wall > 0;
+    return will_write && c->opt->rank == 0 ? kr__ckpt_dir_prepare(c->ckpt.dir) : KR_OK;
+}
+
 /* ---- writing ---- */
 
 /* One simulator's part: its scheduler state, then its kind's own. */
@@ -343,6 +350,15 @@ kr_status_t kr__run_checkpoint(run_ctx_t *c, kr_time_t cut)
     free(report);
     free(partial);
     st = agree(c, st);
+    /* A checkpoint that failed leaves nothing behind: its folder stays
+     * only under the .partial name, removed here (the failure's message
+     * is the one kept). */
+    if (st && rank == 0) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", kr_last_error());
+        kr__ckpt_dir_abandon(c->ckpt.dir, name);
+        kr__fail(st, "%s", why);
+    }
     if (!st) {
         uint64_t now = kr__monotonic_ns();
         c->ckpt.written++;

@@ -949,8 +949,11 @@ static kr_status_t mkdir_p(const char *path)
         if (*s != '/' && !last) continue;
         *s = '\0';
         struct stat sb;
-        if (mkdir(p, 0777) && (errno != EEXIST || stat(p, &sb) || !S_ISDIR(sb.st_mode)))
-            st = kr__fail(KR_ERR_IO, "%s: cannot make the directory: %s", p, strerror(errno ? errno : EEXIST));
+        if (mkdir(p, 0777)) {
+            if (errno != EEXIST) st = kr__fail(KR_ERR_IO, "%s: cannot make the directory: %s", p, strerror(errno));
+            else if (stat(p, &sb) || !S_ISDIR(sb.st_mode))
+                st = kr__fail(KR_ERR_IO, "%s: expected a directory, found a file of that name", p);
+        }
         if (last) break;
         *s = '/';
     }
@@ -1000,6 +1003,43 @@ kr_status_t kr__ckpt_dir_begin(const char *root, const char *name, char **partia
     return KR_OK;
 }
 
+/* True when DIR holds a manifest that reads as a checkpoint's. */
+static bool is_checkpoint(const char *dir)
+{
+    char *mpath = join(dir, KR__CKPT_MANIFEST);
+    parsed_t p;
+    bool yes = mpath && !parse_manifest(mpath, &p);
+    if (yes) parsed_fini(&p);
+    free(mpath);
+    return yes;
+}
+
+/* Renames `from` to `to`, and an older checkpoint of that name, if any, out
+ * of the way first (as ROOT/NAME.replaced.partial, removed once the new one
+ * is in place: a crash in between leaves a .partial name, never a
+ * half-written checkpoint under a final one). A run repeated in the same
+ * folder, or one restarted from an older checkpoint there, writes the
+ * checkpoints of the same times again. */
+static kr_status_t replace_dir(const char *from, const char *to, const char *root)
+{
+    struct stat sb;
+    char *old = NULL;
+    kr_status_t st = KR_OK;
+    if (!lstat(to, &sb)) {
+        size_t n = strlen(to) + 32;
+        if (!(old = malloc(n))) return kr__fail(KR_ERR_NOMEM, "out of memory");
+        snprintf(old, n, "%s.replaced.partial", to);
+        if (!lstat(old, &sb)) st = S_ISDIR(sb.st_mode) ? remove_flat(old)
+                                                       : kr__fail(KR_ERR_IO, "%s: exists and is not a directory", old);
+        if (!st && rename(to, old)) st = kr__fail(KR_ERR_IO, "%s: cannot rename to %s: %s", to, old, strerror(errno));
+    }
+    if (!st && rename(from, to)) st = kr__fail(KR_ERR_IO, "%s: cannot rename to %s: %s", from, to, strerror(errno));
+    if (!st) st = fsync_path(root);
+    if (!st && old) st = remove_flat(old);
+    free(old);
+    return st;
+}
+
 kr_status_t kr__ckpt_dir_commit(const char *root, const char *name)
 {
     kr_status_t st = check_name(name);
@@ -1010,15 +1050,33 @@ kr_status_t kr__ckpt_dir_commit(const char *root, const char *name)
         st = kr__fail(KR_ERR_NOMEM, "out of memory");
     } else if (lstat(mpath, &sb)) {
         st = kr__fail(KR_ERR_IO, "%s: expected a manifest before commit, found %s", mpath, strerror(errno));
-    } else if (!lstat(final, &sb)) {
-        st = kr__fail(KR_ERR_IO, "%s: cannot commit %s: the name is taken", final, p);
+    } else if (!lstat(final, &sb) && !is_checkpoint(final)) {
+        st = kr__fail(KR_ERR_IO, "%s: cannot commit %s: the name is taken by something that is not a checkpoint",
+                      final, p);
     } else if (!(st = fsync_path(p))) {
-        if (rename(p, final)) st = kr__fail(KR_ERR_IO, "%s: cannot rename to %s: %s", p, final, strerror(errno));
-        else st = fsync_path(root);
+        st = replace_dir(p, final, root);
     }
     free(p);
     free(final);
     free(mpath);
+    return st;
+}
+
+kr_status_t kr__ckpt_dir_abandon(const char *root, const char *name)
+{
+    char *p = check_name(name) ? NULL : partial_name(root, name);
+    if (!p) return kr_last_status();
+    struct stat sb;
+    kr_status_t st = !lstat(p, &sb) && S_ISDIR(sb.st_mode) ? remove_flat(p) : KR_OK;
+    free(p);
+    return st;
+}
+
+kr_status_t kr__ckpt_dir_prepare(const char *root)
+{
+    kr_status_t st = mkdir_p(root);
+    if (!st && access(root, W_OK | X_OK))
+        st = kr__fail(KR_ERR_IO, "%s: cannot write checkpoints there: %s", root, strerror(errno));
     return st;
 }
 

@@ -108,9 +108,12 @@ void kr__ckpt_manifest_fini(kr__ckpt_manifest_t *m);
  *   (removing a stale one and the files in it); *partial_path (malloc'ed)
  *   is its path, where the rank files and the manifest go. NAME is a plain
  *   name not ending in ".partial".
- * commit: fsyncs ROOT/NAME.partial, renames it to ROOT/NAME (refused if
- *   that exists, or if the partial directory has no manifest.json) and
- *   fsyncs ROOT.
+ * commit: fsyncs ROOT/NAME.partial, renames it to ROOT/NAME (replacing a
+ *   checkpoint of that name; refused if the name holds anything else, or
+ *   if the partial directory has no manifest.json) and fsyncs ROOT.
+ * abandon: removes ROOT/NAME.partial, if there, after a failure.
+ * prepare: makes ROOT if needed; refused unless this process can write
+ *   there (before a run, so that a bad folder is named at once).
  * prune: removes the oldest complete checkpoints (by manifest time, ties by
  *   name) under ROOT beyond the newest `keep` (keep <= 0: keeps all). Only
  *   directories whose manifest.json reads as a kairos checkpoint manifest
@@ -119,6 +122,8 @@ void kr__ckpt_manifest_fini(kr__ckpt_manifest_t *m);
 kr_status_t kr__ckpt_dir_begin(const char *root, const char *name, char **partial_path);
 kr_status_t kr__ckpt_dir_commit(const char *root, const char *name);
 kr_status_t kr__ckpt_dir_prune(const char *root, int keep);
+kr_status_t kr__ckpt_dir_abandon(const char *root, const char *name);
+kr_status_t kr__ckpt_dir_prepare(const char *root);
 
 /* Reading. */
 typedef struct kr__ckpt kr__ckpt_t;

@@ -234,6 +234,7 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
     }
     kr__out_file_t stats_out = { 0 }, series_out = { 0 };
     st = kr__run_open_outputs(&c, log_dir, trace_path);
+    if (!st) st = kr__run_checkpoint_prepare(&c);
     if (!st) st = kr__run_frames_open(&c);
     if (!st && stats_path && opt->rank == 0) st = kr__out_open(&stats_out, stats_path);
     if (!st && series_path && opt->rank == 0) st = kr__out_open(&series_out, series_path);

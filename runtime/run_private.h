@@ -112,6 +112,10 @@ void kr__run_show_progress(run_ctx_t *c, bool final);
 /* checkpoint.c (docs/checkpoint.md) */
 /* The checkpoint times and settings: the command line's over the file's. */
 kr_status_t kr__run_checkpoint_plan(run_ctx_t *c);
+/* Before the run, when it will write checkpoints (a time or spacing, or
+ * the wall clock's): the folder is made and found writable on rank 0, or
+ * the run is refused at once (an output that cannot be written). */
+kr_status_t kr__run_checkpoint_prepare(run_ctx_t *c);
 /* The first cut after `after`, 0 for none (none past the end time). */
 kr_time_t kr__run_next_cut(const run_ctx_t *c, kr_time_t after);
 /* Writes the checkpoint of the model standing at `cut`; on every rank at

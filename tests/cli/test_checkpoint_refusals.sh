@@ -247,6 +247,30 @@ refuse "an event log shorter than its checkpoint" "$phold" "phold[3].jsonl" "sho
   --restart "$tmp/logged" --end 20 --event-log "$tmp/logs"
 expect "a refused restart leaves the event logs as they were" "$before" "$(cd "$tmp/logs" && ls && md5sum -- *)"
 
+# A checkpoint folder that cannot be one is refused before the run (exit
+# 2, as any output that cannot be written), not at the first cut (exit 1,
+# after running up to it).
+touch "$tmp/afile"
+nps="1 2"
+refuse "a checkpoint folder that is a file" "$phold" "$tmp/afile" "expected a directory" \
+  --end 20 --checkpoint-at 5 --checkpoint-dir "$tmp/afile"
+refuse "a checkpoint folder under a file" "$phold" "$tmp/afile" "expected a directory" \
+  --end 20 --checkpoint-every 5 --checkpoint-dir "$tmp/afile/sub"
+
+# The same command twice in one folder: the second run's checkpoint
+# replaces the first's (it failed at the cut, exit 1, and left a
+# .partial folder), and restarts to the uninterrupted checksum.
+for k in 1 2; do
+  "$KAIROS_BIN" run "$phold" --quiet --end 20 --checkpoint-at 5 --checkpoint-dir "$tmp/again" \
+    -o "$tmp/again-$k.json" >/dev/null 2>"$tmp/again.err"
+  expect "the same checkpointing run, time $k: exit 0" "0 $(checksum "$tmp/phold-whole.json")" \
+    "$? $(checksum "$tmp/again-$k.json")"
+done
+expect "the same checkpointing run twice: one checkpoint, nothing half-written" "ckpt-5" "$(ls "$tmp/again")"
+"$KAIROS_BIN" run "$phold" --quiet --end 20 --restart "$tmp/again" -o "$tmp/again-restart.json" >/dev/null 2>&1
+expect "the replaced checkpoint restarts" "0 $(checksum "$tmp/phold-whole.json")" \
+  "$? $(checksum "$tmp/again-restart.json")"
+
 if ((failures)); then
   echo "$failures failure(s)"
   exit 1

@@ -274,14 +274,43 @@ Test(checkpoint_store, directory_life)
     kr__ckpt_part_t p = { "s", "x", 1 };
     cr_assert_eq(kr__ckpt_write_rank_file(root, "../r.bin", 3, &p, 1, e), KR_ERR_INVALID_ARG);
     cr_assert_eq(kr__ckpt_write_rank_file(root, "r.bin", 1000, &p, 1, e), KR_ERR_INVALID_ARG);
-    /* a name taken */
+    /* a name taken by a checkpoint: the new one replaces it (a run
+     * repeated in the same folder, or restarted from an older checkpoint
+     * there, writes checkpoints of the same times again) */
     write_ckpt("ck", 1, true);
     cr_assert_eq(kr__ckpt_dir_begin(root, "ck", &dir), KR_OK);
-    kr__ckpt_manifest_t m = { .precision = 1, .ranks = 1 };
+    kr__ckpt_manifest_t m = { .precision = 1, .ranks = 1, .time = 7 };
     cr_assert_eq(kr__ckpt_manifest_write(dir, &m), KR_OK, "%s", kr_last_error());
-    cr_assert_eq(kr__ckpt_dir_commit(root, "ck"), KR_ERR_IO);
-    cr_assert(strstr(kr_last_error(), "taken"), "%s", kr_last_error());
+    cr_assert_eq(kr__ckpt_dir_commit(root, "ck"), KR_OK, "%s", kr_last_error());
     free(dir);
+    cr_assert_neq(stat(path_of("ck", "rank-0.bin"), &sb), 0, "the old checkpoint's files are gone");
+    cr_assert_neq(stat(path_of("ck.partial", NULL), &sb), 0);
+    cr_assert_neq(stat(path_of("ck.replaced.partial", NULL), &sb), 0);
+    kr__ckpt_t *c = NULL;
+    cr_assert_eq(kr__ckpt_open(path_of("ck", NULL), &c), KR_OK, "%s", kr_last_error());
+    cr_assert_eq(kr__ckpt_manifest(c)->time, 7);
+    kr__ckpt_close(c);
+    /* a name taken by anything else is refused, and abandon leaves no
+     * .partial behind */
+    cr_assert_eq(mkdir(path_of("mine", NULL), 0777), 0);
+    cr_assert_eq(kr__ckpt_dir_begin(root, "mine", &dir), KR_OK);
+    cr_assert_eq(kr__ckpt_manifest_write(dir, &m), KR_OK, "%s", kr_last_error());
+    cr_assert_eq(kr__ckpt_dir_commit(root, "mine"), KR_ERR_IO);
+    cr_assert(strstr(kr_last_error(), "taken by something that is not a checkpoint"), "%s", kr_last_error());
+    cr_assert_eq(kr__ckpt_dir_abandon(root, "mine"), KR_OK, "%s", kr_last_error());
+    cr_assert_neq(stat(dir, &sb), 0, "the .partial folder was removed");
+    cr_assert_eq(stat(path_of("mine", NULL), &sb), 0, "the user's folder stays");
+    cr_assert_eq(kr__ckpt_dir_abandon(root, "mine"), KR_OK, "nothing to abandon is no error");
+    free(dir);
+    /* prepare: makes the folder, and refuses a file in its place */
+    cr_assert_eq(kr__ckpt_dir_prepare(path_of("p/q", NULL)), KR_OK, "%s", kr_last_error());
+    cr_assert_eq(stat(path_of("p/q", NULL), &sb), 0);
+    cr_assert(S_ISDIR(sb.st_mode));
+    FILE *f = fopen(path_of("plain", NULL), "w");
+    fclose(f);
+    cr_assert_eq(kr__ckpt_dir_prepare(path_of("plain", NULL)), KR_ERR_IO);
+    cr_assert(strstr(kr_last_error(), "expected a directory"), "%s", kr_last_error());
+    cr_assert_eq(kr__ckpt_dir_prepare(path_of("plain", "sub")), KR_ERR_IO);
     free_parts();
 }
 
