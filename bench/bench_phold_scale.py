@@ -77,7 +77,7 @@ def run_kairos(kairos, ranks, lps, end, tmp):
     sets = ["simulators.phold.count=%d" % ranks, "simulators.phold.params.lps=%d" % (lps // ranks),
             "simulators.phold.params.start_events=%d" % START_EVENTS, "end_time=%r" % end]
     if ranks == 1:
-        sets.append("dependencies=[]")  # a wildcard over one replica declares nothing, which the loader refuses
+        sets.append("dependencies=[]")  # (a wildcard over one replica names no pair anyway: said outright)
     cmd = [kairos, "run", os.path.join(ROOT, "examples", "phold.json"), "-o", out, "--quiet"]
     for s in sets:
         cmd += ["--set", s]

@@ -50,8 +50,8 @@ def run_stats(kairos, example, ranks, sync, sets, args=(), wrapper=(), quiet=Fal
 def phold_sets(sims, lookahead, remote, end, total_lps=1024):
     """The --set list for examples/phold.json with `sims` simulators sharing
     total_lps LPs. One simulator, or remote 0, declares no dependency (a
-    wildcard over one replica declares nothing, which the loader refuses;
-    with remote 0 the simulators never talk)."""
+    wildcard over one replica names no pair anyway; with remote 0 the
+    simulators never talk)."""
     return [
         "simulators.phold.count=%d" % sims,
         "simulators.phold.params.lps=%d" % (total_lps // sims),
