@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/file.h"
 #include "runtime/data_path.h"
 #include "runtime/recording.h"
 #include "cli/viewer_commands.h"
@@ -47,18 +48,31 @@ const char *const kr__view_help =
 
 #define MAX_CLIENTS 16
 #define REQUEST_MAX 8192
-/* How long a client has to send its request, and each write to go out. */
+/* How long a client has to send its request, and to take each part of the
+ * answer. */
 #define CLIENT_SECONDS 5
 
 static volatile sig_atomic_t stop_signal;
 
 static void on_signal(int sig) { stop_signal = sig; }
 
+/* An answer, built whole before it goes out: the loop of kr__view_main
+ * sends it as the client takes it, without blocking, so that a client that
+ * does not read holds up only its own connection. */
+typedef struct reply {
+    char *p;
+    size_t len, cap;
+    bool failed;                 /* out of memory: the connection is dropped */
+} reply_t;
+
 typedef struct client {
     int fd;                      /* -1: a free slot */
-    uint64_t deadline_ns;
+    uint64_t deadline_ns;        /* for the request, then for each part of the answer */
     size_t len;
     char request[REQUEST_MAX + 1];
+    bool answering;              /* the request is in; `out` goes out */
+    reply_t out;
+    size_t sent;
 } client_t;
 
 typedef struct server {
@@ -71,36 +85,42 @@ typedef struct server {
 
 /* ---- answering ---- */
 
-static bool send_all(int fd, const void *data, size_t len)
+static bool send_all(reply_t *out, const void *data, size_t len)
 {
-    const char *p = data;
-    while (len) {
-        ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        p += n;
-        len -= (size_t)n;
+    if (out->failed) return false;
+    if (len > out->cap - out->len) {
+        size_t cap = out->cap ? out->cap : 4096;
+        while (cap - out->len < len) {
+            if (cap > SIZE_MAX / 2) return !(out->failed = true);
+            cap *= 2;
+        }
+        char *p = realloc(out->p, cap);
+        if (!p) return !(out->failed = true);
+        out->p = p;
+        out->cap = cap;
     }
+    memcpy(out->p + out->len, data, len);
+    out->len += len;
     return true;
 }
 
-static bool send_head(int fd, int status, const char *reason, const char *type, size_t length, const char *extra)
+static bool send_head(reply_t *out, int status, const char *reason, const char *type, size_t length, const char *extra)
 {
     char head[512];
     int n = snprintf(head, sizeof head, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
                      "Cache-Control: no-cache\r\nX-Content-Type-Options: nosniff\r\n%sConnection: close\r\n\r\n",
                      status, reason, type, length, extra ? extra : "");
-    return send_all(fd, head, (size_t)n);
+    return send_all(out, head, (size_t)n);
 }
 
-static void send_text(int fd, bool head_only, int status, const char *reason, const char *text)
+static void send_text(reply_t *out, bool head_only, int status, const char *reason, const char *text)
 {
-    if (send_head(fd, status, reason, "text/plain; charset=utf-8", strlen(text),
+    if (send_head(out, status, reason, "text/plain; charset=utf-8", strlen(text),
                   status == 405 ? "Allow: GET, HEAD\r\n" : NULL) && !head_only)
-        send_all(fd, text, strlen(text));
+        send_all(out, text, strlen(text));
 }
 
-static void not_found(int fd, bool head_only) { send_text(fd, head_only, 404, "Not Found", "not found\n"); }
+static void not_found(reply_t *out, bool head_only) { send_text(out, head_only, 404, "Not Found", "not found\n"); }
 
 static const char *content_type(const char *path)
 {
@@ -118,22 +138,22 @@ static const char *content_type(const char *path)
 
 /* Serves root/rel when it resolves to a regular file inside root (rel has
  * been checked as text already). */
-static void send_file(int fd, bool head_only, const char *root, const char *rel)
+static void send_file(reply_t *out, bool head_only, const char *root, const char *rel)
 {
     char path[PATH_MAX * 2], real[PATH_MAX];
     size_t root_len = strlen(root);
     if (!root[0] || snprintf(path, sizeof path, "%s/%s", root, rel) >= (int)sizeof path || !realpath(path, real) ||
         strncmp(real, root, root_len) || real[root_len] != '/')
-        return not_found(fd, head_only);
-    int file = open(real, O_RDONLY);
+        return not_found(out, head_only);
+    int file = kr__open_regular(real); /* (a FIFO would block the server) */
     struct stat sb;
     if (file < 0 || fstat(file, &sb) || !S_ISREG(sb.st_mode)) {
         if (file >= 0) close(file);
-        return not_found(fd, head_only);
+        return not_found(out, head_only);
     }
-    bool ok = send_head(fd, 200, "OK", content_type(real), (size_t)sb.st_size, NULL);
+    bool ok = send_head(out, 200, "OK", content_type(real), (size_t)sb.st_size, NULL);
     char buf[65536];
-    for (ssize_t n; ok && !head_only && (n = read(file, buf, sizeof buf)) > 0;) ok = send_all(fd, buf, (size_t)n);
+    for (ssize_t n; ok && !head_only && (n = read(file, buf, sizeof buf)) > 0;) ok = send_all(out, buf, (size_t)n);
     close(file);
 }
 
@@ -224,11 +244,11 @@ static bool frame_query(const char *query, size_t *world, size_t *index)
     return has_world && has_index;
 }
 
-static void send_frame(const server_t *s, int fd, bool head_only, const char *query)
+static void send_frame(const server_t *s, reply_t *out, bool head_only, const char *query)
 {
     size_t world = 0, index = 0;
     if (!frame_query(query, &world, &index) || world >= s->rec->world_count || index >= s->rec->frame_count)
-        return not_found(fd, head_only);
+        return not_found(out, head_only);
     kr__frame_t f;
     bytes_t b = { 0 };
     bool loaded = !kr__recording_load(s->rec, world, index, &f);
@@ -236,9 +256,9 @@ static void send_frame(const server_t *s, int fd, bool head_only, const char *qu
         char text[1100];
         snprintf(text, sizeof text, "%s\n", loaded ? "out of memory" : kr_last_error());
         fprintf(stderr, "kairos view: %s", text);
-        send_text(fd, head_only, 500, "Internal Server Error", text);
-    } else if (send_head(fd, 200, "OK", "application/octet-stream", b.len, NULL) && !head_only) {
-        send_all(fd, b.p, b.len);
+        send_text(out, head_only, 500, "Internal Server Error", text);
+    } else if (send_head(out, 200, "OK", "application/octet-stream", b.len, NULL) && !head_only) {
+        send_all(out, b.p, b.len);
     }
     free(b.p);
     kr__frame_fini(&f);
@@ -285,33 +305,33 @@ static bool safe_path(const char *path, size_t len, char *out, size_t cap)
     }
 }
 
-static void answer(const server_t *s, int fd, char *request)
+static void answer(const server_t *s, reply_t *out, char *request)
 {
     char *line_end = strstr(request, "\r\n");
     if (line_end) *line_end = '\0';
     char *method = request, *target = strchr(request, ' ');
     char *version = target ? strchr(target + 1, ' ') : NULL;
     if (!target || !version || strncmp(version + 1, "HTTP/1.", 7))
-        return send_text(fd, false, 400, "Bad Request", "bad request\n");
+        return send_text(out, false, 400, "Bad Request", "bad request\n");
     *target++ = '\0';
     *version = '\0';
     bool head_only = !strcmp(method, "HEAD");
     if (!head_only && strcmp(method, "GET"))
-        return send_text(fd, false, 405, "Method Not Allowed", "only GET and HEAD\n");
+        return send_text(out, false, 405, "Method Not Allowed", "only GET and HEAD\n");
     char *query = strchr(target, '?');
     if (query) *query++ = '\0';
     char path[REQUEST_MAX];
-    if (!safe_path(target, strlen(target), path, sizeof path)) return not_found(fd, head_only);
-    if (!strcmp(path, "/")) return send_file(fd, head_only, s->page_root, "index.html");
+    if (!safe_path(target, strlen(target), path, sizeof path)) return not_found(out, head_only);
+    if (!strcmp(path, "/")) return send_file(out, head_only, s->page_root, "index.html");
     /* the page's own files, not the npm packages beside them (/lib/ serves uPlot's dist/) */
     if (!strncmp(path, "/viewer/", 8) && strncmp(path + 8, "node_modules/", 13))
-        return send_file(fd, head_only, s->page_root, path + 8);
-    if (!strncmp(path, "/lib/uplot/dist/", 16)) return send_file(fd, head_only, s->lib_root, path + 16);
-    if (!strcmp(path, "/recording/manifest.json")) return send_file(fd, head_only, s->recording_root, "manifest.json");
+        return send_file(out, head_only, s->page_root, path + 8);
+    if (!strncmp(path, "/lib/uplot/dist/", 16)) return send_file(out, head_only, s->lib_root, path + 16);
+    if (!strcmp(path, "/recording/manifest.json")) return send_file(out, head_only, s->recording_root, "manifest.json");
     if (!strcmp(path, "/recording/series.csv") && s->rec->series)
-        return send_file(fd, head_only, s->recording_root, s->rec->series);
-    if (!strcmp(path, "/api/frame")) return send_frame(s, fd, head_only, query);
-    not_found(fd, head_only);
+        return send_file(out, head_only, s->recording_root, s->rec->series);
+    if (!strcmp(path, "/api/frame")) return send_frame(s, out, head_only, query);
+    not_found(out, head_only);
 }
 
 /* ---- the loop ---- */
@@ -320,6 +340,9 @@ static void drop(client_t *c)
 {
     close(c->fd);
     c->fd = -1;
+    free(c->out.p);
+    c->out = (reply_t){ 0 };
+    c->answering = false;
 }
 
 /* Reads what c has sent; answers once the request's head is complete. */
@@ -328,17 +351,29 @@ static void serve_client(const server_t *s, client_t *c)
     ssize_t n = recv(c->fd, c->request + c->len, REQUEST_MAX - c->len, 0);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
     if (n <= 0) return drop(c);
+    bool nul = memchr(c->request + c->len, '\0', (size_t)n) != NULL;
     c->len += (size_t)n;
     c->request[c->len] = '\0';
     bool complete = strstr(c->request, "\r\n\r\n") || strstr(c->request, "\n\n");
-    if (!complete && c->len < REQUEST_MAX) return;
-    /* the answer goes out blocking, but no longer than a client's time */
-    fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) & ~O_NONBLOCK);
-    struct timeval tv = { .tv_sec = CLIENT_SECONDS };
-    setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    if (complete) answer(s, c->fd, c->request);
-    else send_text(c->fd, false, 431, "Request Header Fields Too Large", "request too large\n");
-    drop(c);
+    if (!complete && !nul && c->len < REQUEST_MAX) return;
+    if (nul) send_text(&c->out, false, 400, "Bad Request", "bad request\n");
+    else if (complete) answer(s, &c->out, c->request);
+    else send_text(&c->out, false, 431, "Request Header Fields Too Large", "request too large\n");
+    if (c->out.failed) return drop(c);
+    c->answering = true;
+    c->sent = 0;
+    c->deadline_ns = kr__monotonic_ns() + (uint64_t)CLIENT_SECONDS * 1000000000u;
+}
+
+/* Sends what c takes of its answer now; drops it once all is sent. */
+static void send_some(client_t *c)
+{
+    ssize_t n = send(c->fd, c->out.p + c->sent, c->out.len - c->sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+    if (n <= 0) return drop(c);
+    c->sent += (size_t)n;
+    c->deadline_ns = kr__monotonic_ns() + (uint64_t)CLIENT_SECONDS * 1000000000u;
+    if (c->sent == c->out.len) drop(c);
 }
 
 static int listen_on(const char *host, const char *port, int *bound_port)
@@ -467,13 +502,17 @@ int kr__cli_view(int argc, char **argv)
     for (int i = 0; i < MAX_CLIENTS; i++) s->clients[i].fd = -1;
     while (!stop_signal) {
         struct pollfd fds[MAX_CLIENTS + 1] = { { .fd = lfd, .events = POLLIN } };
-        for (int i = 0; i < MAX_CLIENTS; i++) fds[i + 1] = (struct pollfd){ .fd = s->clients[i].fd, .events = POLLIN };
+        for (int i = 0; i < MAX_CLIENTS; i++)
+            fds[i + 1] = (struct pollfd){ .fd = s->clients[i].fd, .events = s->clients[i].answering ? POLLOUT : POLLIN };
         /* a short wait, so that a signal between the check and poll is seen soon */
         if (poll(fds, MAX_CLIENTS + 1, 200) < 0 && errno != EINTR) break;
         uint64_t now = kr__monotonic_ns();
         for (int i = 0; i < MAX_CLIENTS; i++) {
             client_t *c = &s->clients[i];
-            if (c->fd >= 0 && fds[i + 1].revents) serve_client(s, c);
+            if (c->fd >= 0 && fds[i + 1].revents) {
+                if (c->answering) send_some(c);
+                else serve_client(s, c);
+            }
             if (c->fd >= 0 && now > c->deadline_ns) drop(c);
         }
         if (fds[0].revents & POLLIN) {

@@ -15,6 +15,7 @@
 #include <zstd.h>
 
 #include "base/error.h"
+#include "base/file.h"
 #include "base/hmap.h"
 #include "runtime/checkpoint_store.h"
 #include "runtime/run.h"
@@ -379,15 +380,17 @@ static kr_status_t parse_manifest(const char *path, parsed_t *p)
 {
     *p = (parsed_t){ 0 };
     reader_t r = { path };
-    FILE *in = fopen(path, "rb");
-    if (!in) {
+    int fd = kr__open_regular(path);
+    if (fd == -1) {
         kr_status_t s = errno == ENOENT ? KR_ERR_CORRUPT : KR_ERR_IO;
         return kr__fail(s, "%s: expected a checkpoint manifest, found %s (a half-written or missing checkpoint?)",
                         path, strerror(errno));
     }
+    FILE *in = fd < 0 ? NULL : fdopen(fd, "rb");
+    if (fd >= 0 && !in) close(fd);
     struct stat sb;
-    if (fstat(fileno(in), &sb) || !S_ISREG(sb.st_mode) || sb.st_size > MANIFEST_MAX) {
-        fclose(in);
+    if (!in || fstat(fileno(in), &sb) || !S_ISREG(sb.st_mode) || sb.st_size > MANIFEST_MAX) {
+        if (in) fclose(in);
         return kr__fail(KR_ERR_CORRUPT, "%s: expected a regular file of at most %lld bytes", path,
                         (long long)MANIFEST_MAX);
     }
@@ -583,10 +586,12 @@ static kr_status_t check_file(const char *dir, const char *name, uint64_t need)
     char *path = join(dir, name);
     if (!path) return KR_ERR_NOMEM;
     kr_status_t st = KR_OK;
-    int fd = open(path, O_RDONLY);
+    int fd = kr__open_regular(path);
     struct stat sb;
     unsigned char h[KR__CKPT_HEADER_SIZE];
-    if (fd < 0) {
+    if (fd == KR__NOT_REGULAR) {
+        st = kr__fail(KR_ERR_CORRUPT, "%s: expected a regular file", path);
+    } else if (fd < 0) {
         st = kr__fail(errno == ENOENT ? KR_ERR_CORRUPT : KR_ERR_IO, "%s: expected a checkpoint rank file, found %s",
                       path, strerror(errno));
     } else if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
@@ -838,9 +843,10 @@ kr_status_t kr__ckpt_read(kr__ckpt_t *c, const char *sim, void **data, size_t *s
         st = kr__fail(KR_ERR_NOMEM, "out of memory");
         goto done;
     }
-    fd = open(path, O_RDONLY);
+    fd = kr__open_regular(path);
     if (fd < 0) {
-        st = kr__fail(KR_ERR_IO, "%s: cannot read %s's part: %s", path, sim, strerror(errno));
+        st = fd == KR__NOT_REGULAR ? kr__fail(KR_ERR_CORRUPT, "%s: expected a regular file", path)
+                                   : kr__fail(KR_ERR_IO, "%s: cannot read %s's part: %s", path, sim, strerror(errno));
         goto done;
     }
     size_t got = 0;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <zstd.h>
 #include "base/error.h"
+#include "base/file.h"
 #include "runtime/recording.h"
 
 #define FILE_HEADER 16
@@ -268,7 +269,8 @@ static bool same_time(double block, double manifest)
  * within the file, nothing after the last. */
 static kr_status_t index_file(const kr__recording_t *rec, const kr__rec_world_t *w, kr__rec_sim_t *s)
 {
-    int fd = open(s->path, O_RDONLY);
+    int fd = kr__open_regular(s->path);
+    if (fd == KR__NOT_REGULAR) return kr__fail(KR_ERR_IO, "%s: expected a regular file, found another kind", s->path);
     if (fd < 0)
         return kr__fail(errno == ENOENT ? KR_ERR_CORRUPT : KR_ERR_IO, "%s: expected the frames of simulator %s, "
                         "found no file to read (%s)", s->path, s->name, strerror(errno));
@@ -350,10 +352,17 @@ kr_status_t kr__recording_open(const char *dir, kr__recording_t **out)
     }
     snprintf(path, n, "%s/manifest.json", dir);
     manifest_reader_t r = { .path = path };
-    json_error_t err;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
+    json_error_t err = { .text = "" };
+    int fd = kr__open_regular(path);
+    FILE *in = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (!in) snprintf(err.text, sizeof err.text, "%s", strerror(errno)); /* (no JSON read) */
+    if (fd >= 0 && !in) close(fd);
+    json_t *root = in ? json_loadf(in, JSON_REJECT_DUPLICATES, &err) : NULL;
+    if (in) fclose(in);
     kr_status_t st = KR_OK;
-    if (!root && access(path, F_OK))
+    if (fd == KR__NOT_REGULAR)
+        st = kr__fail(KR_ERR_CORRUPT, "%s: expected a regular file, found another kind", path);
+    else if (!root && access(path, F_OK))
         st = kr__fail(KR_ERR_CORRUPT, "%s: expected the manifest of a finished recording, found none "
                       "(a recording still running or stopped?)", path);
     else if (!root)
@@ -426,7 +435,8 @@ static kr_status_t read_block(const kr__rec_sim_t *s, size_t index, raw_block_t 
         return kr__fail(KR_ERR_NOMEM, "out of memory (frame %zu of %s: %" PRIu32 " bytes)", index, s->path, b->raw);
     }
     kr_status_t st = KR_OK;
-    int fd = open(s->path, O_RDONLY);
+    int fd = kr__open_regular(s->path);
+    if (fd == KR__NOT_REGULAR) errno = EINVAL; /* (replaced since it was indexed) */
     ssize_t got = fd < 0 ? -1 : pread(fd, packed, b->packed, (off_t)b->offset);
     if (got != (ssize_t)b->packed) {
         st = kr__fail(KR_ERR_IO, "%s: cannot read frame %zu: %s", s->path, index,

@@ -15,6 +15,7 @@
 #include "kairos/stop.h"
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/file.h"
 #include "base/grow.h"
 #include "schedulers/formalisms/emulation_link.h"
 #include "schedulers/model_private.h"
@@ -222,8 +223,17 @@ static kr_status_t replay_record(kr_sim_t *s, kr__emulation_t *em, json_t *j, co
 
 static kr_status_t load_replay(kr_sim_t *s, kr__emulation_t *em, const char *path)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) return kr__fail(KR_ERR_IO, "emulation '%s': cannot open replay log %s: %s", s->name, path, strerror(errno));
+    int fd = kr__open_regular(path);
+    if (fd == KR__NOT_REGULAR)
+        return kr__fail(KR_ERR_IO, "emulation '%s': replay log %s: expected a regular file, found another kind",
+                        s->name, path);
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+    if (!f) {
+        kr_status_t st = kr__fail(KR_ERR_IO, "emulation '%s': cannot open replay log %s: %s", s->name, path,
+                                  strerror(errno));
+        if (fd >= 0) close(fd);
+        return st;
+    }
     char *buf = NULL;
     size_t cap = 0;
     ssize_t n;

@@ -247,6 +247,17 @@ refuse "an event log shorter than its checkpoint" "$phold" "phold[3].jsonl" "sho
   --restart "$tmp/logged" --end 20 --event-log "$tmp/logs"
 expect "a refused restart leaves the event logs as they were" "$before" "$(cd "$tmp/logs" && ls && md5sum -- *)"
 
+# A rank file or a manifest that is a named pipe is refused at once: open()
+# waited for a writer for ever, and SIGTERM did not end it.
+nps="1 2"
+piped=$(fresh ckpt-5 "$tmp/phold/ckpt-5")
+rm "$piped/rank-0.bin" && mkfifo "$piped/rank-0.bin"
+refuse "a rank file that is a named pipe" "$phold" "rank-0.bin" "expected a regular file" --end 20 --restart "$piped"
+piped=$(fresh ckpt-5 "$tmp/phold/ckpt-5")
+rm "$piped/manifest.json" && mkfifo "$piped/manifest.json"
+refuse "a manifest that is a named pipe" "$phold" "manifest.json" "expected a regular file" --end 20 \
+  --restart "$piped"
+
 # A checkpoint folder that cannot be one is refused before the run (exit
 # 2, as any output that cannot be written), not at the first cut (exit 1,
 # after running up to it).

@@ -165,6 +165,13 @@ def hil_live_and_replayed(kairos, mpirun, work):
             for other in (["--seed", "2"], ["--set", "simulators.belt.params.divert_time=3"]):
                 rc3, _, err = run(kairos, mpirun, path, ["--replay", f"controller={log}"] + other, name="other")
                 one_line_exit_2(rc3, err, "was written by another model or seed", f"a replay with {' '.join(other)}")
+            # A replay log that is no regular file: a folder replayed
+            # nothing and the run ended 0; a named pipe or /dev/zero hung
+            # (or filled memory), deaf to SIGTERM.
+            os.mkfifo(work / "replay.fifo")
+            for odd in (work, work / "replay.fifo", "/dev/zero"):
+                rc3, _, err = run(kairos, mpirun, path, ["--replay", f"controller={odd}"], name="odd")
+                one_line_exit_2(rc3, err, "expected a regular file", f"a replay of {odd}")
 
 
 def checkpoint_and_restart(kairos, mpirun, work):

@@ -63,6 +63,21 @@ Test(viewer, reader_refusals)
                   "%s: %s", cases[i].spoil, kr_last_error());
         cr_assert_null(strchr(kr_last_error(), '\n'));
     }
+    /* a manifest or a frames file that is a named pipe: refused at once
+     * (kairos frames and the viewer waited in open() for a writer) */
+    const char *piped[] = { "manifest.json", "eco.frames" };
+    for (int k = 0; k < 2; k++) {
+        char name[64], path[600];
+        snprintf(name, sizeof name, "piped-%d", k);
+        const char *dir = make(name, NULL, NULL);
+        snprintf(path, sizeof path, "%s/%s", dir, piped[k]);
+        cr_assert_eq(unlink(path), 0);
+        cr_assert_eq(mkfifo(path, 0644), 0);
+        kr__recording_t *rec = NULL;
+        cr_assert_neq(kr__recording_open(dir, &rec), KR_OK);
+        cr_assert(strstr(kr_last_error(), piped[k]) && strstr(kr_last_error(), "expected a regular file"), "%s",
+                  kr_last_error());
+    }
     kr__recording_t *rec;
     cr_assert_eq(kr__recording_open(cli_path("nowhere"), &rec), KR_ERR_IO);
     cr_assert(strstr(kr_last_error(), "nowhere: expected a frames folder, found none"), "%s", kr_last_error());
@@ -328,10 +343,10 @@ typedef struct reply {
 
 /* Sends a raw request (exactly these bytes: no client tidies the path)
  * and reads the answer to the end. */
-static reply_t http(int port, const char *request)
+static reply_t http_bytes(int port, const char *request, size_t n)
 {
     int fd = connect_to(port);
-    cr_assert_eq(send(fd, request, strlen(request), 0), (ssize_t)strlen(request));
+    cr_assert_eq(send(fd, request, n, 0), (ssize_t)n);
     size_t cap = 1 << 16, len = 0;
     unsigned char *all = malloc(cap);
     for (ssize_t n; (n = recv(fd, all + len, cap - len, 0)) > 0;) {
@@ -352,6 +367,8 @@ static reply_t http(int port, const char *request)
     free(all);
     return r;
 }
+
+static reply_t http(int port, const char *request) { return http_bytes(port, request, strlen(request)); }
 
 static reply_t get(int port, const char *target)
 {
@@ -469,6 +486,12 @@ Test(viewer, server_stays_inside)
     cr_assert_eq(unlink(series), 0);
     cr_assert_eq(symlink(cli_path("secret.txt"), series), 0);
     expect(port, "/recording/series.csv", 404, NULL, NULL);
+    /* ... and into a named pipe: 404 at once (the server sat in open() on
+     * it, and no request was answered any more) */
+    cr_assert_eq(unlink(series), 0);
+    cr_assert_eq(mkfifo(series, 0644), 0);
+    expect(port, "/recording/series.csv", 404, NULL, NULL);
+    expect(port, "/viewer/app.js", 200, NULL, "let page = 1;");
     stop(pid, SIGINT, "SIGINT");
 }
 
@@ -487,5 +510,52 @@ Test(viewer, server_half_open_client)
     cr_assert_lt(s, 1.0, "answered in %g s beside two silent clients", s);
     close(idle);
     close(partial);
+    stop(pid, SIGINT, "SIGINT");
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) + (t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* Clients that ask for a large answer and then stop reading it hold
+ * nobody up either: the answer went out blocking, 5 s a write, and two
+ * such clients kept every other request waiting for as long as they
+ * liked. A request with a NUL byte is answered at once. */
+Test(viewer, server_client_that_does_not_read)
+{
+    int port;
+    pid_t pid = start_view(make("one", NULL, NULL), &port);
+    size_t big = 32u << 20;
+    char *text = malloc(big + 1);
+    memset(text, 'x', big);
+    text[big] = 0;
+    cli_write(cli_path("page/big.js"), text);
+    free(text);
+    int stalled[2];
+    for (int k = 0; k < 2; k++) {
+        stalled[k] = connect_to(port);
+        int small = 4096;
+        setsockopt(stalled[k], SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+        const char *ask = "GET /viewer/big.js HTTP/1.1\r\n\r\n";
+        cr_assert_eq(send(stalled[k], ask, strlen(ask), 0), (ssize_t)strlen(ask));
+    }
+    usleep(300000);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    expect(port, "/viewer/app.js", 200, NULL, "let page = 1;");
+    double s = seconds_since(&t0);
+    cr_assert_lt(s, 1.0, "answered in %g s beside two clients that do not read", s);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    static const char nul[] = "GET /vie\0wer/app.js HTTP/1.1\r\n";
+    reply_t r = http_bytes(port, nul, sizeof nul - 1); /* (no blank line: a NUL is enough to answer) */
+    cr_assert_eq(r.status, 400, "%s", r.head);
+    free(r.body);
+    s = seconds_since(&t0);
+    cr_assert_lt(s, 1.0, "a request with a NUL answered in %g s", s);
+    close(stalled[0]);
+    close(stalled[1]);
     stop(pid, SIGINT, "SIGINT");
 }
