@@ -41,6 +41,7 @@ struct kr__emulation {
     char *log_path;
     FILE *log;
     uint64_t log_bytes, log_hash;
+    int log_errno;          /* a write to the log failed (its errno): the run fails at the next poll */
     bool resume_log;        /* a restart: go on with the log the checkpoint describes */
     char *line;             /* partial input line */
     size_t line_len;
@@ -114,7 +115,7 @@ static void log_text(kr__emulation_t *em, const char *text, size_t len)
     if (!em->log) return;
     fwrite(text, 1, len, em->log);
     fputc('\n', em->log);
-    fflush(em->log);
+    if ((fflush(em->log) || ferror(em->log)) && !em->log_errno) em->log_errno = errno ? errno : EIO;
     em->log_bytes += len + 1;
     em->log_hash = fnv(fnv(em->log_hash, text, len), "\n", 1);
 }
@@ -635,6 +636,14 @@ bool kr__emulation_take_news(kr_sim_t *s)
 void kr__emulation_poll(kr_sim_t *s)
 {
     kr__emulation_t *em = s->emu;
+    /* A log that lost a line is no log of the run (and no replay would
+     * give the run again): the run fails, as it does when an output
+     * cannot be written. */
+    if (em->log_errno && !s->model->failure) {
+        kr__model_fail(s->model, KR_ERR_IO, "emulation '%s': writing the log %s failed: %s", s->name, em->log_path,
+                       strerror(em->log_errno));
+        return;
+    }
     if (!em->replaying && !em->link.ended) see_clock(s);
     if (em->replaying) {
         replay_due(s);

@@ -487,6 +487,13 @@ def refusals(kairos, mpirun, work):
         path = model(work, f"r-{name}.json", {**base, **extra}, end=10)
         rc, _, err = run(kairos, mpirun, path, name="r")
         one_line_exit_2(rc, err, want, f"emulation settings ({name})")
+    # A log that cannot be written fails the run (it exited 0 with an
+    # empty log, which no replay could give the run again).
+    path = model(work, "r-full.json", {**base, "log": "/dev/full"}, end=10)
+    rc, _, err = run(kairos, mpirun, path, name="r")
+    lines = [x for x in err.splitlines() if x.startswith("kairos: ")]
+    check(rc == 1 and len(lines) == 1 and "writing the log /dev/full failed: No space left on device" in lines[0],
+          f"a log on a full device fails the run in one line ({rc}: {err[-300:]})")
     m = json.loads(LINE.read_text())
     m["simulators"][1]["emulation"] = {"speed": 2}
     p = work / "r-belt.json"
