@@ -196,14 +196,27 @@ static kr_status_t replay_record(kr_sim_t *s, kr__emulation_t *em, json_t *j, co
         em->replay_identified = true;
         return KR_OK;
     }
+    if (!json_is_object(j))
+        return kr__fail(KR_ERR_CORRUPT, "%s:%u: expected one JSON object a line, found another JSON value", path,
+                        line_no);
     json_t *time = json_object_get(j, "time"), *after = json_object_get(j, "after");
     json_t *event = json_object_get(j, "event"), *data = json_object_get(j, "data"), *to = json_object_get(j, "to");
     json_t *peer = json_object_get(j, "peer");
-    bool timed = json_is_integer(time) && json_integer_value(time) >= 0 && json_is_integer(after) &&
-                 json_integer_value(after) >= 0;
+    const char *field = !json_is_integer(time) || json_integer_value(time) < 0     ? "time"
+                        : !json_is_integer(after) || json_integer_value(after) < 0 ? "after"
+                                                                                   : NULL;
+    if (field) {
+        json_t *v = json_object_get(j, field);
+        char *found = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+        kr_status_t st = kr__fail(KR_ERR_CORRUPT, "%s:%u: %s: expected a whole number of %s from 0 to 2^63 - 1, "
+                                  "found %.40s", path, line_no, field, field[0] == 't' ? "ticks" : "events",
+                                  found ? found : "none");
+        free(found);
+        return st;
+    }
     bool input = json_is_string(event) && json_string_length(event) > 0 && (!to || json_is_string(to));
     bool other = json_object_get(j, "out") || json_is_string(json_object_get(j, "skipped")) || json_is_string(peer);
-    if (!json_is_object(j) || !timed || !(input || other))
+    if (!(input || other))
         return kr__fail(KR_ERR_CORRUPT, "%s:%u: expected {\"time\": ticks, \"after\": events, \"event\": name, "
                         "\"to\": simulator, \"data\": ...} or a record of output, skipped input or a peer", path,
                         line_no);
@@ -245,7 +258,9 @@ static kr_status_t load_replay(kr_sim_t *s, kr__emulation_t *em, const char *pat
         if (n <= 1) continue;
         json_error_t err;
         json_t *j = json_loadb(buf, (size_t)n, 0, &err);
-        st = replay_record(s, em, j, path, line_no);
+        st = j ? replay_record(s, em, j, path, line_no)
+               : kr__fail(KR_ERR_CORRUPT, "%s:%u: column %d: expected one JSON object a line, found %s", path, line_no,
+                          err.column, err.text);
         json_decref(j);
     }
     free(buf);

@@ -512,7 +512,8 @@ def refusals(kairos, mpirun, work):
     bad = work / "corrupt.log"
     bad.write_text('{"time": 5, "after": 0, "event": "stop", "to": "belt", "data": null}\n{"time": "x"}\n')
     rc, _, err = run(kairos, mpirun, path, ["--replay", f"controller={bad}"], name="r")
-    one_line_exit_2(rc, err, "corrupt.log:2: expected", "a corrupt replay log")
+    one_line_exit_2(rc, err, "corrupt.log:2: time: expected a whole number of ticks from 0 to 2^63 - 1, found \"x\"",
+                    "a corrupt replay log")
     rc, _, err = run(kairos, mpirun, path, ["--replay", f"controller={work / 'live1.log'}"], name="r")
     check(rc == 2 and "does not fit the run" in err or "never reached" in err,
           f"a log from another run is refused ({rc}: {err[-200:]})")
