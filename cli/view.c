@@ -85,7 +85,7 @@ typedef struct server {
 
 /* ---- answering ---- */
 
-static bool send_all(reply_t *out, const void *data, size_t len)
+static bool reply_add(reply_t *out, const void *data, size_t len)
 {
     if (out->failed) return false;
     if (len > out->cap - out->len) {
@@ -110,14 +110,14 @@ static bool send_head(reply_t *out, int status, const char *reason, const char *
     int n = snprintf(head, sizeof head, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
                      "Cache-Control: no-cache\r\nX-Content-Type-Options: nosniff\r\n%sConnection: close\r\n\r\n",
                      status, reason, type, length, extra ? extra : "");
-    return send_all(out, head, (size_t)n);
+    return reply_add(out, head, (size_t)n);
 }
 
 static void send_text(reply_t *out, bool head_only, int status, const char *reason, const char *text)
 {
     if (send_head(out, status, reason, "text/plain; charset=utf-8", strlen(text),
                   status == 405 ? "Allow: GET, HEAD\r\n" : NULL) && !head_only)
-        send_all(out, text, strlen(text));
+        reply_add(out, text, strlen(text));
 }
 
 static void not_found(reply_t *out, bool head_only) { send_text(out, head_only, 404, "Not Found", "not found\n"); }
@@ -153,7 +153,7 @@ static void send_file(reply_t *out, bool head_only, const char *root, const char
     }
     bool ok = send_head(out, 200, "OK", content_type(real), (size_t)sb.st_size, NULL);
     char buf[65536];
-    for (ssize_t n; ok && !head_only && (n = read(file, buf, sizeof buf)) > 0;) ok = send_all(out, buf, (size_t)n);
+    for (ssize_t n; ok && !head_only && (n = read(file, buf, sizeof buf)) > 0;) ok = reply_add(out, buf, (size_t)n);
     close(file);
 }
 
@@ -258,7 +258,7 @@ static void send_frame(const server_t *s, reply_t *out, bool head_only, const ch
         fprintf(stderr, "kairos view: %s", text);
         send_text(out, head_only, 500, "Internal Server Error", text);
     } else if (send_head(out, 200, "OK", "application/octet-stream", b.len, NULL) && !head_only) {
-        send_all(out, b.p, b.len);
+        reply_add(out, b.p, b.len);
     }
     free(b.p);
     kr__frame_fini(&f);
