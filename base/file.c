@@ -1,6 +1,7 @@
 /* Opening a file that must be a regular one (base/file.h). */
 #include "base/file.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,4 +17,17 @@ int kr__open_regular(const char *path)
         return KR__NOT_REGULAR;
     }
     return fd;
+}
+
+FILE *kr__fopen_regular(const char *path, bool *not_regular)
+{
+    int fd = kr__open_regular(path);
+    *not_regular = fd == KR__NOT_REGULAR;
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+    if (fd >= 0 && !f) {
+        int e = errno;
+        close(fd);
+        errno = e;
+    }
+    return f;
 }

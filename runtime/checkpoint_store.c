@@ -380,16 +380,15 @@ static kr_status_t parse_manifest(const char *path, parsed_t *p)
 {
     *p = (parsed_t){ 0 };
     reader_t r = { path };
-    int fd = kr__open_regular(path);
-    if (fd == -1) {
+    bool odd;
+    FILE *in = kr__fopen_regular(path, &odd);
+    if (!in && !odd) {
         kr_status_t s = errno == ENOENT ? KR_ERR_CORRUPT : KR_ERR_IO;
         return kr__fail(s, "%s: expected a checkpoint manifest, found %s (a half-written or missing checkpoint?)",
                         path, strerror(errno));
     }
-    FILE *in = fd < 0 ? NULL : fdopen(fd, "rb");
-    if (fd >= 0 && !in) close(fd);
     struct stat sb;
-    if (!in || fstat(fileno(in), &sb) || !S_ISREG(sb.st_mode) || sb.st_size > MANIFEST_MAX) {
+    if (!in || fstat(fileno(in), &sb) || sb.st_size > MANIFEST_MAX) {
         if (in) fclose(in);
         return kr__fail(KR_ERR_CORRUPT, "%s: expected a regular file of at most %lld bytes", path,
                         (long long)MANIFEST_MAX);

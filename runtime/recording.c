@@ -353,14 +353,13 @@ kr_status_t kr__recording_open(const char *dir, kr__recording_t **out)
     snprintf(path, n, "%s/manifest.json", dir);
     manifest_reader_t r = { .path = path };
     json_error_t err = { .text = "" };
-    int fd = kr__open_regular(path);
-    FILE *in = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    bool odd;
+    FILE *in = kr__fopen_regular(path, &odd);
     if (!in) snprintf(err.text, sizeof err.text, "%s", strerror(errno)); /* (no JSON read) */
-    if (fd >= 0 && !in) close(fd);
     json_t *root = in ? json_loadf(in, JSON_REJECT_DUPLICATES, &err) : NULL;
     if (in) fclose(in);
     kr_status_t st = KR_OK;
-    if (fd == KR__NOT_REGULAR)
+    if (odd)
         st = kr__fail(KR_ERR_CORRUPT, "%s: expected a regular file, found another kind", path);
     else if (!root && access(path, F_OK))
         st = kr__fail(KR_ERR_CORRUPT, "%s: expected the manifest of a finished recording, found none "

@@ -69,12 +69,11 @@ kr_status_t kr__replications_checkpoint_read(const char *path, uint64_t plan, ui
     char *file = stat(path, &sb) == 0 && S_ISDIR(sb.st_mode) ? path_in(path) : strdup(path);
     if (!file) return kr__fail(KR_ERR_NOMEM, "out of memory");
     json_error_t err = { .text = "" };
-    int fd = kr__open_regular(file);
-    FILE *in = fd >= 0 ? fdopen(fd, "rb") : NULL;
-    if (fd >= 0 && !in) close(fd);
+    bool odd;
+    FILE *in = kr__fopen_regular(file, &odd);
     json_t *root = in ? json_loadf(in, 0, &err) : NULL;
     if (in) fclose(in);
-    if (fd == KR__NOT_REGULAR) snprintf(err.text, sizeof err.text, "not a regular file");
+    if (odd) snprintf(err.text, sizeof err.text, "not a regular file");
     kr_status_t st = KR_OK;
     char hex[17];
     snprintf(hex, sizeof hex, "%016" PRIx64, plan);

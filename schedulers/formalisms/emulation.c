@@ -237,17 +237,12 @@ static kr_status_t replay_record(kr_sim_t *s, kr__emulation_t *em, json_t *j, co
 
 static kr_status_t load_replay(kr_sim_t *s, kr__emulation_t *em, const char *path)
 {
-    int fd = kr__open_regular(path);
-    if (fd == KR__NOT_REGULAR)
+    bool odd;
+    FILE *f = kr__fopen_regular(path, &odd);
+    if (odd)
         return kr__fail(KR_ERR_IO, "emulation '%s': replay log %s: expected a regular file, found another kind",
                         s->name, path);
-    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
-    if (!f) {
-        kr_status_t st = kr__fail(KR_ERR_IO, "emulation '%s': cannot open replay log %s: %s", s->name, path,
-                                  strerror(errno));
-        if (fd >= 0) close(fd);
-        return st;
-    }
+    if (!f) return kr__fail(KR_ERR_IO, "emulation '%s': cannot open replay log %s: %s", s->name, path, strerror(errno));
     char *buf = NULL;
     size_t cap = 0;
     ssize_t n;
