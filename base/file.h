@@ -1,5 +1,6 @@
 /* Opening a file that must be a regular one (checkpoints, frames, replay
- * logs, the files the viewer serves). Not public API. */
+ * and emulation logs, the files the viewer serves), and opening one for
+ * writing without waiting for a reader. Not public API. */
 #ifndef KAIROS_BASE_FILE_H
 #define KAIROS_BASE_FILE_H
 
@@ -17,5 +18,13 @@ int kr__open_regular(const char *path);
 /* The same as a stdio stream for reading: NULL with errno as open() or
  * fdopen() left it, or with *not_regular set (a FIFO, a device, a folder). */
 FILE *kr__fopen_regular(const char *path, bool *not_regular);
+/* The same for reading and writing in place (fopen's "r+"): a file kairos
+ * goes on with, whose start it reads first. */
+FILE *kr__fopen_regular_update(const char *path, bool *not_regular);
+/* Opens `path` for writing as fopen's "w" does, but never waits: a named
+ * pipe that nobody reads fails at once with errno ENXIO, where fopen()
+ * would block for ever. A pipe with a reader, a device or a regular file
+ * opens as usual (writes then block as usual). */
+FILE *kr__fopen_write_now(const char *path);
 
 #endif

@@ -238,9 +238,12 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
     if (!st) st = kr__run_frames_open(&c);
     if (!st && stats_path && opt->rank == 0) st = kr__out_open(&stats_out, stats_path);
     if (!st && series_path && opt->rank == 0) st = kr__out_open(&series_out, series_path);
-    /* Starting (every behavior's on_start) still belongs to the setup: a
-     * failure there is the model's, found before anything ran. */
+    /* Starting (every behavior's on_start) and the emulation simulators'
+     * files (a log, a named pipe) still belong to the setup: a failure
+     * there is the model's, found before anything ran. */
     if (!st) st = kr_model_start(c.model);
+    for (uint32_t i = 0; !st && i < c.model->sim_count; i++)
+        if (c.model->sims[i]->emu) st = kr__emulation_prepare(c.model->sims[i]);
     if (!st) f->sync_ran = kr_model_sync(c.model);
     if (!st && c.restored_stop) st = kr__stop_learn(c.model, c.stop_by, c.stop_at);
     if (!st) st = kr__fault_arm();

@@ -43,6 +43,7 @@ struct kr__emulation {
     uint64_t log_bytes, log_hash;
     int log_errno;          /* a write to the log failed (its errno): the run fails at the next poll */
     bool resume_log;        /* a restart: go on with the log the checkpoint describes */
+    bool prepared;          /* kr__emulation_prepare has opened the log and checked the link's files */
     char *line;             /* partial input line */
     size_t line_len;
     bool discarding;        /* inside a line too long to keep: skip to its end */
@@ -133,7 +134,11 @@ static void log_json(kr__emulation_t *em, json_t *rec)
  * run that stopped, and is cut off). */
 static kr_status_t resume_log(kr_sim_t *s, kr__emulation_t *em)
 {
-    FILE *f = fopen(em->log_path, "r+");
+    bool odd;
+    FILE *f = kr__fopen_regular_update(em->log_path, &odd);
+    if (!f && odd)
+        return kr__fail(KR_ERR_IO, "emulation '%s': cannot go on with the log %s: not a regular file (a folder, a "
+                        "named pipe or a device)", s->name, em->log_path);
     if (!f) return kr__fail(KR_ERR_IO, "emulation '%s': cannot go on with the log %s: %s", s->name, em->log_path,
                             strerror(errno));
     uint64_t h = FNV_START, n = 0;
@@ -363,14 +368,16 @@ static void announce(void *arg, const char *what, bool notable)
     kr_log(s, notable ? KR_LOG_WARN : KR_LOG_INFO, "%s", what);
 }
 
-kr_status_t kr__emulation_begin(kr_sim_t *s)
+kr_status_t kr__emulation_prepare(kr_sim_t *s)
 {
     kr__emulation_t *em = s->emu;
+    if (em->prepared) return KR_OK;
     kr_status_t st = KR_OK;
     if (em->log_path) {
         if (em->resume_log) st = resume_log(s, em);
-        else if (!(em->log = fopen(em->log_path, "w")))
-            st = kr__fail(KR_ERR_IO, "emulation '%s': cannot write log %s: %s", s->name, em->log_path, strerror(errno));
+        else if (!(em->log = kr__fopen_write_now(em->log_path)))
+            st = kr__fail(KR_ERR_IO, "emulation '%s': cannot write log %s: %s", s->name, em->log_path,
+                          errno == ENXIO ? "a named pipe that nobody reads" : strerror(errno));
         if (st) return st;
         if (!em->resume_log && em->identified) {
             char hex[17];
@@ -380,6 +387,16 @@ kr_status_t kr__emulation_begin(kr_sim_t *s)
             json_decref(rec);
         }
     }
+    if (!em->replaying && (st = kr__link_check(&em->link, s->name))) return st;
+    em->prepared = true;
+    return KR_OK;
+}
+
+kr_status_t kr__emulation_begin(kr_sim_t *s)
+{
+    kr__emulation_t *em = s->emu;
+    kr_status_t st = kr__emulation_prepare(s);
+    if (st) return st;
     /* A replay opens no link: no outside system takes part. */
     if (!em->replaying && (st = kr__link_open(&em->link, s->name, s->model->rank, announce, s))) return st;
     if (em->replaying) em->link.ended = true;

@@ -184,6 +184,19 @@ static kr_status_t open_connect(kr__link_t *l, const char *sim)
     }
 }
 
+kr_status_t kr__link_check(const kr__link_t *l, const char *sim)
+{
+    struct stat sb;
+    if (l->kind != KR_LINK_PIPE) return KR_OK;
+    if (stat(l->path, &sb) == 0 && !S_ISFIFO(sb.st_mode))
+        return kr__fail(KR_ERR_INVALID_ARG, "emulation '%s': %s is not a named pipe (make one with mkfifo)", sim,
+                        l->path);
+    if (l->output_path && stat(l->output_path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return kr__fail(KR_ERR_INVALID_ARG, "emulation '%s': the output %s is a folder, not a file or a named pipe",
+                        sim, l->output_path);
+    return KR_OK;
+}
+
 kr_status_t kr__link_open(kr__link_t *l, const char *sim, int rank, void (*announce)(void *, const char *, bool),
                           void *arg)
 {
@@ -211,9 +224,7 @@ kr_status_t kr__link_open(kr__link_t *l, const char *sim, int rank, void (*annou
         break;
     case KR_LINK_PIPE: {
         struct stat sb;
-        if (stat(l->path, &sb) == 0 && !S_ISFIFO(sb.st_mode))
-            return kr__fail(KR_ERR_INVALID_ARG, "emulation '%s': %s is not a named pipe (make one with mkfifo)", sim,
-                            l->path);
+        if ((st = kr__link_check(l, sim))) return st;
         if (stat(l->path, &sb) != 0 && mkfifo(l->path, 0600) != 0 && errno != EEXIST)
             return kr__fail(KR_ERR_IO, "emulation '%s': cannot make the named pipe %s: %s", sim, l->path,
                             strerror(errno));

@@ -28,6 +28,9 @@ typedef struct kr__link {
 /* Copies the description; opens nothing. `fd` is the descriptor of a
  * KR_LINK_FD link (-1 for none). */
 kr_status_t kr__link_init(kr__link_t *l, const kr_emulation_link_t *d, int fd, const char *sim);
+/* Checks the files a KR_LINK_PIPE link names without opening them: the
+ * input must be a named pipe if it exists, the output not a folder. */
+kr_status_t kr__link_check(const kr__link_t *l, const char *sim);
 /* Opens the link when the run starts, on the rank that runs the
  * simulator, and waits for a peer as the description asks. `announce`
  * reports the listening address (`notable` when the port was chosen here:

@@ -494,6 +494,39 @@ def refusals(kairos, mpirun, work):
     lines = [x for x in err.splitlines() if x.startswith("kairos: ")]
     check(rc == 1 and len(lines) == 1 and "writing the log /dev/full failed: No space left on device" in lines[0],
           f"a log on a full device fails the run in one line ({rc}: {err[-300:]})")
+    # Files that cannot serve are the model file's fault, found before the
+    # run (exit 2): a log that is a folder and a pipe that is a regular
+    # file exited 1, and a log on a named pipe nobody reads blocked for
+    # ever, deaf to SIGTERM.
+    (work / "a-folder").mkdir(exist_ok=True)
+    (work / "regular.txt").write_text("not a pipe\n")
+    for fifo in ("nobody-reads.fifo", "in.fifo"):
+        if not (work / fifo).exists():
+            os.mkfifo(work / fifo)
+    cases = [
+        ("log-folder", {"log": "a-folder"}, 1, "a-folder: Is a directory"),
+        ("log-fifo", {"log": "nobody-reads.fifo"}, 1, "nobody-reads.fifo: a named pipe that nobody reads"),
+        ("log-fifo-rank1", {"log": "nobody-reads.fifo"}, 2, "a named pipe that nobody reads"),
+        ("pipe-regular", {"input": {"pipe": "regular.txt"}}, 1, "regular.txt is not a named pipe"),
+        ("output-folder", {"input": {"pipe": "in.fifo", "output": "a-folder"}}, 1,
+         "a-folder is a folder, not a file or a named pipe"),
+    ]
+    for name, extra, ranks, want in cases:
+        path = model(work, f"r-{name}.json", {**base, **extra}, end=10)
+        args = ["--set", "simulators.controller.rank=1"] if ranks == 2 else []
+        k = Kairos(kairos, mpirun, path, args, ranks, name="r")
+        try:
+            rc, _ = k.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            k.p.kill()
+            k.p.communicate()
+            check(False, f"{name}: the run ended within 30 s")
+            continue
+        mine = [x for x in k.err.splitlines() if x.startswith("kairos:")]  # (mpirun adds its own words)
+        check(rc == 2 and len(mine) == 1 and want in mine[0],
+              f"{name} on {ranks} rank(s): exit 2 before the run, one line naming {want!r} ({rc}: {k.err[-300:]})")
+    check((work / "regular.txt").read_text() == "not a pipe\n" and (work / "a-folder").is_dir(),
+          "the refused paths are left as they were")
     m = json.loads(LINE.read_text())
     m["simulators"][1]["emulation"] = {"speed": 2}
     p = work / "r-belt.json"

@@ -2,10 +2,13 @@
  * a named pipe, a device and a directory are refused at once, without
  * blocking (a pipe with no writer used to block open() for ever, and the
  * run's signal handlers restarted it: checkpoints, frames, replay logs and
- * the viewer's files all go through it now). */
+ * the viewer's files all go through it now). kr__fopen_write_now and
+ * kr__fopen_regular_update, the emulation log's: the same for a file
+ * written (a named pipe nobody reads fails at once) and one gone on with. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -55,4 +58,57 @@ Test(file, only_a_regular_file_opens)
     errno = 0;
     cr_assert_eq(kr__open_regular(missing), -1);
     cr_assert_eq(errno, ENOENT);
+}
+
+/* The emulation log's two opens: a fresh log never waits for a reader,
+ * and a log a restart goes on with must be a regular file. */
+Test(file, a_log_opens_without_waiting_for_a_reader)
+{
+    char regular[128], pipe[128];
+    snprintf(regular, sizeof regular, "%s/regular", dir);
+    snprintf(pipe, sizeof pipe, "%s/pipe", dir);
+    FILE *f = kr__fopen_write_now(regular);
+    cr_assert(f);
+    cr_assert_eq(fcntl(fileno(f), F_GETFL) & O_NONBLOCK, 0, "the stream blocks again");
+    fputs("abcdef", f);
+    fclose(f);
+    bool odd = true;
+    f = kr__fopen_regular_update(regular, &odd);
+    cr_assert(f && !odd);
+    char buf[8] = "";
+    cr_assert_eq(fread(buf, 1, 3, f), 3);
+    cr_assert_str_eq(buf, "abc");
+    cr_assert_eq(fseek(f, 0, SEEK_SET), 0);
+    fputs("X", f);
+    fclose(f);
+    f = kr__fopen_write_now(regular);
+    cr_assert(f);
+    fclose(f);
+    struct stat sb;
+    cr_assert_eq(stat(regular, &sb), 0);
+    cr_assert_eq(sb.st_size, 0, "\"w\" truncates");
+
+    cr_assert_eq(mkfifo(pipe, 0644), 0);
+    errno = 0;
+    cr_assert_null(kr__fopen_write_now(pipe), "a named pipe nobody reads is refused at once");
+    cr_assert_eq(errno, ENXIO);
+    int reader = open(pipe, O_RDONLY | O_NONBLOCK);
+    cr_assert_geq(reader, 0);
+    f = kr__fopen_write_now(pipe);
+    cr_assert(f, "a named pipe with a reader opens");
+    fclose(f);
+    close(reader);
+    errno = 0;
+    cr_assert_null(kr__fopen_write_now(dir));
+    cr_assert_eq(errno, EISDIR);
+    f = kr__fopen_write_now("/dev/null");
+    cr_assert(f, "a device opens");
+    fclose(f);
+
+    odd = false;
+    cr_assert_null(kr__fopen_regular_update(pipe, &odd));
+    cr_assert(odd, "a log to go on with must be a regular file");
+    errno = 0;
+    cr_assert_null(kr__fopen_regular_update(dir, &odd));
+    cr_assert_eq(errno, EISDIR, "a folder: open() says why");
 }
