@@ -85,13 +85,14 @@ bool kr__hmap_replace(kr__hmap_t *m, uint64_t key, uint32_t old_value, uint32_t 
     return true;
 }
 
-uint64_t kr__hash_bytes(const void *data, size_t n, uint64_t seed)
+uint64_t kr__fnv1a(uint64_t h, const void *data, size_t n)
 {
     const uint8_t *p = data;
-    uint64_t h = 0xcbf29ce484222325ULL ^ seed;
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 0x100000001b3ULL;
-    }
-    return kr__mix64(h);
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+uint64_t kr__hash_bytes(const void *data, size_t n, uint64_t seed)
+{
+    return kr__mix64(kr__fnv1a(KR__FNV_START ^ seed, data, n));
 }

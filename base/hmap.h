@@ -65,5 +65,10 @@ static inline uint32_t kr__hmap_next(const kr__hmap_t *m, uint64_t key, uint32_t
 
 /* FNV-1a over bytes, then mixed. */
 uint64_t kr__hash_bytes(const void *data, size_t n, uint64_t seed);
+/* FNV-1a continued over n more bytes, unmixed, from KR__FNV_START: the
+ * digest of a file written piece by piece (emulation and event logs, whose
+ * prefix a restart checks) is the same as that of its bytes read whole. */
+#define KR__FNV_START 0xcbf29ce484222325ULL
+uint64_t kr__fnv1a(uint64_t h, const void *data, size_t n);
 
 #endif

@@ -132,11 +132,12 @@ static kr_status_t write_rank(run_ctx_t *c, const char *dir, char **report)
     kr_model_t *m = c->model;
     uint32_t n = kr_model_sim_count(m), local = 0;
     for (uint32_t i = 0; i < n; i++) local += kr_sim_is_local(kr_model_sim(m, i));
-    json_t *rep = json_object(), *entries = json_array(), *logs = json_object();
+    json_t *rep = json_object(), *entries = json_array(), *logs = json_object(), *digests = json_object();
     kr_buf_t *bufs = calloc(local ? local : 1, sizeof *bufs);
     kr__ckpt_part_t *parts = calloc(local ? local : 1, sizeof *parts);
     kr__ckpt_entry_t *where = calloc(local ? local : 1, sizeof *where);
-    kr_status_t st = rep && entries && logs && bufs && parts && where ? KR_OK : kr__fail(KR_ERR_NOMEM, "out of memory");
+    kr_status_t st = rep && entries && logs && digests && bufs && parts && where ? KR_OK
+                                                                                : kr__fail(KR_ERR_NOMEM, "out of memory");
     uint32_t k = 0;
     for (uint32_t i = 0; i < n && !st; i++) {
         kr_sim_t *s = kr_model_sim(m, i);
@@ -148,7 +149,12 @@ static kr_status_t write_rank(run_ctx_t *c, const char *dir, char **report)
         if (!st && c->logs && c->logs[i].fp) {
             /* the log's length at the cut: a restart truncates it there */
             if (fflush(c->logs[i].fp)) st = kr__fail(KR_ERR_IO, "%s: write failed: %s", c->logs[i].partial, strerror(errno));
-            else json_object_set_new(logs, kr_sim_name(s), json_integer((json_int_t)ftell(c->logs[i].fp)));
+            else {
+                char hex[17];
+                snprintf(hex, sizeof hex, "%016llx", (unsigned long long)c->logs[i].digest);
+                json_object_set_new(logs, kr_sim_name(s), json_integer((json_int_t)ftell(c->logs[i].fp)));
+                json_object_set_new(digests, kr_sim_name(s), json_string(hex));
+            }
             c->logs[i].keep_partial = true;
         }
     }
@@ -174,6 +180,7 @@ static kr_status_t write_rank(run_ctx_t *c, const char *dir, char **report)
         json_object_set_new(rep, "stop", json_pack("{s:I, s:I}", "by", (json_int_t)by, "at", (json_int_t)at));
     json_object_set_new(rep, "simulators", entries);
     json_object_set_new(rep, "event_logs", logs);
+    json_object_set_new(rep, "event_log_digests", digests);
     /* the frame files' lengths at the cut: a restart goes on from there */
     if (!st && c->frames.enabled) {
         json_t *lengths = kr__run_frames_lengths(c);
@@ -253,11 +260,11 @@ static kr_status_t write_manifest(run_ctx_t *c, const char *dir, kr_time_t cut, 
 {
     kr__ckpt_manifest_t man = { .identity = c->digest.identity, .time = cut, .precision = c->file->precision,
                                 .time_units = kr_time_to_units(cut, c->file->precision), .ranks = ranks };
-    json_t *extra = json_object(), *logs = json_object(), *stop = NULL;
+    json_t *extra = json_object(), *logs = json_object(), *digests = json_object(), *stop = NULL;
     json_t *frames = c->frames.enabled ? json_object() : NULL;
     size_t cap = kr_model_sim_count(c->model);
     man.entries = calloc(cap ? cap : 1, sizeof *man.entries);
-    kr_status_t st = extra && logs && man.entries ? KR_OK : kr__fail(KR_ERR_NOMEM, "out of memory");
+    kr_status_t st = extra && logs && digests && man.entries ? KR_OK : kr__fail(KR_ERR_NOMEM, "out of memory");
     for (int r = 0; r < ranks && !st; r++) {
         json_t *rep = json_loads(reports[r], 0, NULL), *e;
         size_t i;
@@ -273,6 +280,7 @@ static kr_status_t write_manifest(run_ctx_t *c, const char *dir, kr_time_t cut, 
             if (!x->sim || !x->file) st = kr__fail(KR_ERR_NOMEM, "out of memory");
         }
         json_object_update(logs, json_object_get(rep, "event_logs"));
+        json_object_update(digests, json_object_get(rep, "event_log_digests"));
         if (frames) json_object_update(frames, json_object_get(rep, "frames"));
         json_t *s = json_object_get(rep, "stop");
         /* the earliest stop any rank knows, by (time, simulator) */
@@ -290,6 +298,7 @@ static kr_status_t write_manifest(run_ctx_t *c, const char *dir, kr_time_t cut, 
         if (items) json_object_set_new(extra, "identity_items", items);
         if (stop) json_object_set(extra, "stop", stop);
         json_object_set(extra, "event_logs", logs);
+        json_object_set(extra, "event_log_digests", digests);
         if (frames)
             json_object_set_new(extra, "frames", json_pack("{s:I, s:I, s:O}", "every", (json_int_t)c->frames.every,
                                                            "first", (json_int_t)c->frames.first, "files", frames));
@@ -303,6 +312,7 @@ static kr_status_t write_manifest(run_ctx_t *c, const char *dir, kr_time_t cut, 
     }
     json_decref(stop);
     json_decref(logs);
+    json_decref(digests);
     json_decref(frames);
     json_decref(extra);
     kr__ckpt_manifest_fini(&man);
@@ -461,8 +471,10 @@ kr_status_t kr__run_restore(run_ctx_t *c, const char *path)
                       man->time_units, kr_time_to_units(kr_model_end_time(c->model), c->file->precision));
     json_t *extra = man->extra;
     json_t *end = json_object_get(extra, "end_time"), *logs = json_object_get(extra, "event_logs");
-    if (!st && (!json_is_integer(end) || (logs && !json_is_object(logs))))
-        st = kr__fail(KR_ERR_CORRUPT, "%s/manifest.json: extra: expected end_time and event_logs, found other", where);
+    json_t *digests = json_object_get(extra, "event_log_digests");
+    if (!st && (!json_is_integer(end) || (logs && !json_is_object(logs)) || (digests && !json_is_object(digests))))
+        st = kr__fail(KR_ERR_CORRUPT, "%s/manifest.json: extra: expected end_time, event_logs and event_log_digests, "
+                      "found other", where);
     kr_time_t saved_end = st ? 0 : (kr_time_t)json_integer_value(end);
     for (uint32_t i = 0; i < kr_model_sim_count(c->model) && !st; i++)
         if (kr_sim_is_local(kr_model_sim(c->model, i))) st = load_sim(c, ck, i, man->time, saved_end);
@@ -480,6 +492,7 @@ kr_status_t kr__run_restore(run_ctx_t *c, const char *path)
                 st = kr__fail(KR_ERR_CORRUPT, "%s/manifest.json: extra.stop names no simulator", where);
         }
         c->log_offsets = json_incref(logs);
+        c->log_digests = json_incref(digests);
         json_t *frames = json_object_get(extra, "frames");
         if (json_is_object(frames) && json_is_integer(json_object_get(frames, "every")) &&
             json_is_integer(json_object_get(frames, "first")) && json_is_object(json_object_get(frames, "files")))

@@ -58,10 +58,20 @@ static void on_event(void *arg, kr_sim_t *s, const kr_event_key_t *k, kr_event_t
 {
     run_ctx_t *c = arg;
     if (c->logs) {
-        FILE *fp = c->logs[kr_sim_id(s)].fp;
-        fprintf(fp, "{\"time\": %llu, \"priority\": %d, \"source\": %u, \"sequence\": %llu, \"phase\": %u, "
-                "\"type\": \"%s\"}\n", (unsigned long long)k->time, k->priority, k->source,
-                (unsigned long long)k->sequence, k->phase, kr_model_event_type_name(c->model, type));
+        /* (through kr__out_write: a checkpoint records the log's digest) */
+        char small[512], *line = small;
+        const char *fmt = "{\"time\": %llu, \"priority\": %d, \"source\": %u, \"sequence\": %llu, \"phase\": %u, "
+                          "\"type\": \"%s\"}\n";
+        const char *name = kr_model_event_type_name(c->model, type);
+        int n = snprintf(small, sizeof small, fmt, (unsigned long long)k->time, k->priority, k->source,
+                         (unsigned long long)k->sequence, k->phase, name);
+        if (n >= (int)sizeof small && (line = malloc((size_t)n + 1)))
+            snprintf(line, (size_t)n + 1, fmt, (unsigned long long)k->time, k->priority, k->source,
+                     (unsigned long long)k->sequence, k->phase, name);
+        kr__out_file_t *log = &c->logs[kr_sim_id(s)];
+        if (n < 0 || !line) log->failed = true;
+        else kr__out_write(log, line, (size_t)n);
+        if (line != small) free(line);
     }
     if (c->tracing && k->phase == 1 && k->source != kr_sim_id(s))
         trace_event(c, "{\"name\": \"sync\", \"cat\": \"sync\", \"ph\": \"f\", \"bp\": \"e\", \"id\": %llu, "
@@ -113,6 +123,42 @@ static void trace_fragment_path(const run_ctx_t *c, const char *path, int rank, 
     snprintf(out, cap, "%s.rank%d", path, rank);
 }
 
+/* The path of simulator i's event log in log_dir, and (a restart) the
+ * byte of it the checkpoint was cut at. */
+static uint64_t log_path(const run_ctx_t *c, const char *log_dir, uint32_t i, char *path, size_t cap)
+{
+    const char *name = kr_sim_name(kr_model_sim(c->model, i));
+    snprintf(path, cap, "%s/%s.jsonl", log_dir, name);
+    json_t *offset = c->log_offsets ? json_object_get(c->log_offsets, name) : NULL;
+    return (uint64_t)json_integer_value(offset);
+}
+
+kr_status_t kr__run_check_event_logs(run_ctx_t *c, const char *log_dir)
+{
+    kr_model_t *m = c->model;
+    if (!log_dir || !c->log_offsets) return KR_OK;
+    c->log_kept_digests = calloc(kr_model_sim_count(m) + 1, sizeof *c->log_kept_digests);
+    if (!c->log_kept_digests) return kr__fail(KR_ERR_NOMEM, "out of memory");
+    for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
+        if (!kr_sim_is_local(kr_model_sim(m, i))) continue;
+        char path[4096];
+        uint64_t at = log_path(c, log_dir, i, path, sizeof path);
+        kr_status_t st = kr__out_check_resume(path, at);
+        if (!st) st = kr__out_prefix_digest(path, at, &c->log_kept_digests[i]);
+        if (st) return st;
+        /* (a checkpoint written before logs had digests has none to compare) */
+        const char *name = kr_sim_name(kr_model_sim(m, i));
+        const char *hex = json_string_value(c->log_digests ? json_object_get(c->log_digests, name) : NULL);
+        char have[17];
+        snprintf(have, sizeof have, "%016llx", (unsigned long long)c->log_kept_digests[i]);
+        if (hex && strcmp(hex, have))
+            return kr__fail(KR_ERR_CORRUPT, "%s: its first %llu bytes are not the ones the checkpoint saw (digest "
+                            "%s, expected %s): the log was changed after the checkpoint", path,
+                            (unsigned long long)at, have, hex);
+    }
+    return KR_OK;
+}
+
 kr_status_t kr__run_open_outputs(run_ctx_t *c, const char *log_dir, const char *trace_path)
 {
     kr_model_t *m = c->model;
@@ -122,22 +168,15 @@ kr_status_t kr__run_open_outputs(run_ctx_t *c, const char *log_dir, const char *
             return kr__fail(KR_ERR_IO, "%s: cannot create the event-log folder: %s", log_dir, strerror(errno));
         c->logs = calloc(kr_model_sim_count(m), sizeof *c->logs);
         if (!c->logs) return kr__fail(KR_ERR_NOMEM, "out of memory");
-        /* a restart checks every log before it cuts any (kr__out_check_resume) */
-        for (uint32_t pass = c->log_offsets ? 0 : 1; pass < 2; pass++) {
-            for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
-                if (!kr_sim_is_local(kr_model_sim(m, i))) continue;
-                char path[4096];
-                const char *name = kr_sim_name(kr_model_sim(m, i));
-                snprintf(path, sizeof path, "%s/%s.jsonl", log_dir, name);
-                /* a restart goes on with the log where the checkpoint was cut */
-                json_t *offset = c->log_offsets ? json_object_get(c->log_offsets, name) : NULL;
-                uint64_t at = (uint64_t)json_integer_value(offset);
-                kr_status_t st;
-                if (pass == 0) st = kr__out_check_resume(path, at);
-                else if (c->log_offsets) st = kr__out_resume(&c->logs[i], path, at);
-                else st = kr__out_open(&c->logs[i], path);
-                if (st) return st;
-            }
+        for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
+            if (!kr_sim_is_local(kr_model_sim(m, i))) continue;
+            char path[4096];
+            uint64_t at = log_path(c, log_dir, i, path, sizeof path);
+            /* a restart goes on with the log where the checkpoint was cut,
+             * checked on every rank first (kr__run_check_event_logs) */
+            kr_status_t st = c->log_offsets ? kr__out_resume(&c->logs[i], path, at) : kr__out_open(&c->logs[i], path);
+            if (st) return st;
+            if (c->log_offsets) c->logs[i].digest = c->log_kept_digests[i];
         }
     }
     if (trace_path) {

@@ -8,11 +8,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "base/error.h"
+#include "base/file.h"
+#include "base/hmap.h"
 #include "runtime/run.h"
 
 kr_status_t kr__out_open(kr__out_file_t *o, const char *path)
 {
-    *o = (kr__out_file_t){ 0 };
+    *o = (kr__out_file_t){ .digest = KR__FNV_START };
     struct stat st;
     /* a link's file is replaced, not the link (a dangling one is replaced) */
     char *real = !lstat(path, &st) && S_ISLNK(st.st_mode) ? realpath(path, NULL) : NULL;
@@ -45,23 +47,75 @@ kr_status_t kr__out_open(kr__out_file_t *o, const char *path)
     return KR_OK;
 }
 
-kr_status_t kr__out_check_resume(const char *path, uint64_t offset)
+/* The file a restart goes on with: PATH.partial if there, else PATH. */
+static char *resumed_file(const char *path)
 {
     size_t n = strlen(path);
     char *partial = malloc(n + 9);
-    if (!partial) return kr__fail(KR_ERR_NOMEM, "out of memory");
+    if (!partial) return NULL;
     snprintf(partial, n + 9, "%s.partial", path);
     struct stat st;
-    const char *have = !stat(partial, &st) ? partial : !stat(path, &st) ? path : NULL;
+    if (stat(partial, &st)) {
+        free(partial);
+        return strdup(path);
+    }
+    return partial;
+}
+
+kr_status_t kr__out_check_resume(const char *path, uint64_t offset)
+{
+    char *have = resumed_file(path);
+    if (!have) return kr__fail(KR_ERR_NOMEM, "out of memory");
+    struct stat st;
+    bool exists = !stat(have, &st);
     kr_status_t s = KR_OK;
-    if (!have && offset)
+    if (!exists && offset)
         s = kr__fail(KR_ERR_CORRUPT, "%s: missing: the checkpoint continues this output from byte %llu", path,
                      (unsigned long long)offset);
-    else if (have && (uint64_t)st.st_size < offset)
+    else if (exists && (uint64_t)st.st_size < offset)
         s = kr__fail(KR_ERR_CORRUPT, "%s: %lld bytes, shorter than the %llu the checkpoint continues from", have,
                      (long long)st.st_size, (unsigned long long)offset);
-    free(partial);
+    free(have);
     return s;
+}
+
+kr_status_t kr__out_prefix_digest(const char *path, uint64_t offset, uint64_t *digest)
+{
+    *digest = KR__FNV_START;
+    if (!offset) return KR_OK;
+    char *have = resumed_file(path);
+    if (!have) return kr__fail(KR_ERR_NOMEM, "out of memory");
+    bool odd;
+    FILE *in = kr__fopen_regular(have, &odd);
+    kr_status_t st = KR_OK;
+    if (!in) {
+        st = kr__fail(KR_ERR_CORRUPT, "%s: cannot read the start the checkpoint continues: %s", have,
+                      odd ? "not a regular file" : strerror(errno));
+        free(have);
+        return st;
+    }
+    char buf[65536];
+    uint64_t h = KR__FNV_START, n = 0;
+    while (n < offset) {
+        size_t want = offset - n < sizeof buf ? (size_t)(offset - n) : sizeof buf;
+        size_t got = fread(buf, 1, want, in);
+        if (!got) break;
+        h = kr__fnv1a(h, buf, got);
+        n += got;
+    }
+    if (n < offset)
+        st = kr__fail(KR_ERR_CORRUPT, "%s: %llu bytes, shorter than the %llu the checkpoint continues from", have,
+                      (unsigned long long)n, (unsigned long long)offset);
+    fclose(in);
+    free(have);
+    *digest = h;
+    return st;
+}
+
+void kr__out_write(kr__out_file_t *o, const void *data, size_t n)
+{
+    fwrite(data, 1, n, o->fp);
+    o->digest = kr__fnv1a(o->digest, data, n);
 }
 
 kr_status_t kr__out_resume(kr__out_file_t *o, const char *path, uint64_t offset)
@@ -90,7 +144,7 @@ kr_status_t kr__out_resume(kr__out_file_t *o, const char *path, uint64_t offset)
 kr_status_t kr__out_finish(kr__out_file_t *o)
 {
     if (!o->fp) return o->failed ? KR_ERR_IO : KR_OK;
-    bool bad = ferror(o->fp) != 0;
+    bool bad = ferror(o->fp) != 0 || o->failed; /* (failed: a line its writer could not make) */
     kr_status_t st = KR_OK;
     if (fclose(o->fp) || bad) {
         st = kr__fail(KR_ERR_IO, "%s: write failed: %s", o->partial, strerror(errno));

@@ -150,6 +150,8 @@ static void finish_ctx(run_ctx_t *c)
 {
     json_decref(c->steps);
     json_decref(c->log_offsets);
+    json_decref(c->log_digests);
+    free(c->log_kept_digests);
     kr__run_frames_free(c);
     free(c->ckpt.at);
     json_decref(c->ckpt.identity_items);
@@ -233,7 +235,8 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
         return st;
     }
     kr__out_file_t stats_out = { 0 }, series_out = { 0 };
-    st = kr__run_open_outputs(&c, log_dir, trace_path);
+    st = agree(&c, kr__run_check_event_logs(&c, log_dir));
+    if (!st) st = kr__run_open_outputs(&c, log_dir, trace_path);
     if (!st) st = kr__run_checkpoint_prepare(&c);
     if (!st) st = kr__run_frames_open(&c);
     if (!st && stats_path && opt->rank == 0) st = kr__out_open(&stats_out, stats_path);

@@ -55,6 +55,11 @@ typedef struct kr__out_file {
     bool failed;                 /* a write or the close failed: never renamed */
     bool keep_partial;           /* a failed run keeps it under its .partial name: a checkpoint continues it */
     bool direct;                 /* not a regular file: written in place, never renamed or removed */
+    /* FNV-1a (base/hmap.h) of the bytes written through kr__out_write; a
+     * caller going on with a file (kr__out_resume) sets it to its kept
+     * start's (kr__out_prefix_digest). Event logs: a checkpoint records
+     * it, and a restart checks the start it keeps against it. */
+    uint64_t digest;
 } kr__out_file_t;
 
 /* Opens PATH.partial for writing (or PATH itself, see above); a directory
@@ -69,6 +74,11 @@ kr_status_t kr__out_resume(kr__out_file_t *o, const char *path, uint64_t offset)
  * restart checks every file first, so that one it refuses leaves all of
  * them as they were. */
 kr_status_t kr__out_check_resume(const char *path, uint64_t offset);
+/* The digest (see kr__out_file_t) of the first `offset` bytes of the file
+ * kr__out_resume would go on with; KR_ERR_CORRUPT when it is shorter. */
+kr_status_t kr__out_prefix_digest(const char *path, uint64_t offset, uint64_t *digest);
+/* Writes n bytes and adds them to the digest. */
+void kr__out_write(kr__out_file_t *o, const void *data, size_t n);
 /* Closes; renames into place when keep, removes otherwise. */
 kr_status_t kr__out_close(kr__out_file_t *o, bool keep);
 /* The same in two steps, for outputs of several ranks that must all be

@@ -65,6 +65,7 @@ typedef struct run_ctx {
     kr_model_t *model;
     const kr__run_options_t *opt;
     kr__out_file_t *logs;           /* one per simulator, or NULL */
+    uint64_t *log_kept_digests;     /* a restart: the digest of the start of each log it goes on with */
     char *log_dir_made;             /* the event-log folder, when this run made it (removed if left empty) */
     kr__out_file_t trace;
     bool tracing, first_trace_event;
@@ -84,6 +85,7 @@ typedef struct run_ctx {
     uint32_t stop_by;
     kr_time_t stop_at;
     json_t *log_offsets;
+    json_t *log_digests;        /* and their digests then (none in a checkpoint older than them) */
     kr__frames_t frames;
 } run_ctx_t;
 
@@ -93,6 +95,10 @@ static inline bool kr__run_distributed(const run_ctx_t *c) { return c->opt->rank
 /* The hooks the outputs need, and only those: a hook costs a call per
  * event (or per span) even when it does nothing. */
 kr_observer_t kr__run_observer(run_ctx_t *c, bool event_logs, bool trace, bool progress);
+/* A restart's check of the local simulators' event logs in DIR, before
+ * any rank cuts one (the caller agrees over ranks): each as long as the
+ * checkpoint says, and its start the one the checkpoint saw (digest). */
+kr_status_t kr__run_check_event_logs(run_ctx_t *c, const char *log_dir);
 /* Opens the event logs (DIR/NAME.jsonl per local simulator) and the trace
  * (a fragment FILE.rankK on every rank), each under its .partial name. */
 kr_status_t kr__run_open_outputs(run_ctx_t *c, const char *log_dir, const char *trace_path);

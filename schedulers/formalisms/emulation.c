@@ -17,6 +17,7 @@
 #include "base/error.h"
 #include "base/file.h"
 #include "base/grow.h"
+#include "base/hmap.h"
 #include "schedulers/formalisms/emulation_link.h"
 #include "schedulers/model_private.h"
 
@@ -100,15 +101,6 @@ static char *make_text(const char *event, const char *to, const char *data, size
 
 /* ---- the log ---- */
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *c = p;
-    for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 0x100000001b3ULL;
-    return h;
-}
-
-#define FNV_START 0xcbf29ce484222325ULL
-
 /* Writes one record (a JSON object's text) and its newline, and flushes:
  * a log must hold every line taken even if the process dies next. */
 static void log_text(kr__emulation_t *em, const char *text, size_t len)
@@ -118,7 +110,7 @@ static void log_text(kr__emulation_t *em, const char *text, size_t len)
     fputc('\n', em->log);
     if ((fflush(em->log) || ferror(em->log)) && !em->log_errno) em->log_errno = errno ? errno : EIO;
     em->log_bytes += len + 1;
-    em->log_hash = fnv(fnv(em->log_hash, text, len), "\n", 1);
+    em->log_hash = kr__fnv1a(kr__fnv1a(em->log_hash, text, len), "\n", 1);
 }
 
 static void log_json(kr__emulation_t *em, json_t *rec)
@@ -141,13 +133,13 @@ static kr_status_t resume_log(kr_sim_t *s, kr__emulation_t *em)
                         "named pipe or a device)", s->name, em->log_path);
     if (!f) return kr__fail(KR_ERR_IO, "emulation '%s': cannot go on with the log %s: %s", s->name, em->log_path,
                             strerror(errno));
-    uint64_t h = FNV_START, n = 0;
+    uint64_t h = KR__FNV_START, n = 0;
     char buf[65536];
     while (n < em->log_bytes) {
         size_t want = em->log_bytes - n < sizeof buf ? (size_t)(em->log_bytes - n) : sizeof buf;
         size_t got = fread(buf, 1, want, f);
         if (!got) break;
-        h = fnv(h, buf, got);
+        h = kr__fnv1a(h, buf, got);
         n += got;
     }
     if (n != em->log_bytes || h != em->log_hash) {
@@ -283,7 +275,7 @@ kr_status_t kr__emulation_create(kr_sim_t *s, const kr_emulation_desc_t *d)
     if (!em) return kr__fail(KR_ERR_NOMEM, "emulation '%s': out of memory", s->name);
     s->emu = em;
     em->link = (kr__link_t){ .listen_fd = -1, .in_fd = -1, .out_fd = -1, .in_flags = -1 };
-    em->log_hash = FNV_START;
+    em->log_hash = KR__FNV_START;
     kr_emulation_desc_t desc = d ? *d : (kr_emulation_desc_t){ .input_fd = -1 };
     if (!(desc.speed >= 0) || !isfinite(desc.speed))
         return kr__fail(KR_ERR_INVALID_ARG, "emulation '%s': speed must be a positive number", s->name);
@@ -847,7 +839,7 @@ kr_status_t kr_emulation_send(kr_sim_t *s, const char *text)
         int n = snprintf(head, sizeof head, "{\"time\":%llu,\"after\":%llu,\"out\":", (unsigned long long)s->now,
                          (unsigned long long)s->executed);
         fwrite(head, 1, (size_t)n, em->log);
-        em->log_hash = fnv(em->log_hash, head, (size_t)n);
+        em->log_hash = kr__fnv1a(em->log_hash, head, (size_t)n);
         em->log_bytes += (uint64_t)n;
         char *rest = malloc(len + 2);
         if (rest) {
@@ -881,7 +873,7 @@ void kr__emulation_save(kr_sim_t *s, kr_buf_t *b)
     kr_emulation_counts_t c = em ? em->counts : (kr_emulation_counts_t){ 0 };
     kr_buf_put_u64(b, em ? em->replay_next : 0);
     kr_buf_put_u64(b, em && em->log ? em->log_bytes : 0);
-    kr_buf_put_u64(b, em && em->log ? em->log_hash : FNV_START);
+    kr_buf_put_u64(b, em && em->log ? em->log_hash : KR__FNV_START);
     kr_buf_put_u64(b, c.lines_in);
     kr_buf_put_u64(b, c.lines_out);
     kr_buf_put_u64(b, c.skipped);

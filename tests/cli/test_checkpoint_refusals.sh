@@ -237,15 +237,28 @@ for model in phold phold2; do
 done
 
 # A restart refused for one event log (cut shorter than its checkpoint
-# says) leaves every log as it was: none cut back, renamed or removed.
+# says) leaves every log as it was: none cut back, renamed or removed (on
+# 2 ranks, the other rank's logs were cut and renamed).
 "$KAIROS_BIN" run "$phold" --quiet --end 20 --checkpoint-at 5 --checkpoint-dir "$tmp/logged" --event-log "$tmp/logs" \
   >/dev/null 2>&1
 truncate -s 10 "$tmp/logs/phold[3].jsonl"
 before=$(cd "$tmp/logs" && ls && md5sum -- *)
-nps="1"
+nps="1 2"
 refuse "an event log shorter than its checkpoint" "$phold" "phold[3].jsonl" "shorter than" \
   --restart "$tmp/logged" --end 20 --event-log "$tmp/logs"
 expect "a refused restart leaves the event logs as they were" "$before" "$(cd "$tmp/logs" && ls && md5sum -- *)"
+
+# An event log changed before the cut (one byte, its length kept) is
+# refused by the digest the checkpoint recorded: it went on unnoticed.
+"$KAIROS_BIN" run "$phold" --quiet --end 20 --checkpoint-at 5 --checkpoint-dir "$tmp/logged2" --event-log "$tmp/logs2" \
+  >/dev/null 2>&1
+printf 'X' | dd of="$tmp/logs2/phold[3].jsonl" bs=1 seek=3 conv=notrunc status=none
+before=$(cd "$tmp/logs2" && ls && md5sum -- *)
+nps="1 2"
+refuse "an event log changed before the cut" "$phold" "phold[3].jsonl" "are not the ones the checkpoint saw" \
+  --restart "$tmp/logged2" --end 20 --event-log "$tmp/logs2"
+expect "a log refused for its digest leaves the event logs as they were" "$before" \
+  "$(cd "$tmp/logs2" && ls && md5sum -- *)"
 
 # A rank file or a manifest that is a named pipe is refused at once: open()
 # waited for a writer for ever, and SIGTERM did not end it.
