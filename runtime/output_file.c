@@ -144,10 +144,11 @@ kr_status_t kr__out_resume(kr__out_file_t *o, const char *path, uint64_t offset)
 kr_status_t kr__out_finish(kr__out_file_t *o)
 {
     if (!o->fp) return o->failed ? KR_ERR_IO : KR_OK;
-    bool bad = ferror(o->fp) != 0 || o->failed; /* (failed: a line its writer could not make) */
+    /* (failed with the stream open: a line its writer could not make) */
+    bool unmade = o->failed, bad = ferror(o->fp) != 0 || unmade;
     kr_status_t st = KR_OK;
     if (fclose(o->fp) || bad) {
-        st = kr__fail(KR_ERR_IO, "%s: write failed: %s", o->partial, strerror(errno));
+        st = kr__fail(KR_ERR_IO, "%s: write failed: %s", o->partial, unmade ? "out of memory" : strerror(errno));
         o->failed = true;
     }
     o->fp = NULL;
