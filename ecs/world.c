@@ -98,7 +98,13 @@ void kr_world_destroy(kr_world_t *w)
      * creates at every destroy would go on for ever. */
     uint32_t passes = w->entity_passes + w->chunk_passes;
     w->chunk_passes = 0;
-    for (int sweep = 0; w->live && sweep < 64; sweep++)
+    /* Without a behavior or a channel anywhere, destroying entity by
+     * entity calls nothing out and only frees what the frees below free
+     * anyway (rows, names, spatial entries, sparse values, tree links):
+     * it is skipped (a million plain entities took some 80 ms). */
+    bool hooks = false;
+    for (uint32_t i = 0; i < w->table_count && !hooks; i++) hooks = w->tables[i]->destroy_hooks;
+    for (int sweep = 0; hooks && w->live && sweep < 64; sweep++)
         for (uint32_t i = 0; i < w->record_count; i++) {
             kr__record_t *r = &w->records[i];
             if (!(r->flags & KR__REC_ALIVE)) continue;

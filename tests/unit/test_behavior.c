@@ -370,6 +370,53 @@ Test(behavior, world_destroy_fires_on_destroy_once_per_behavior)
     W = kr_world_create(&(kr_world_desc_t){ .registry = reg }); /* for teardown */
 }
 
+/* kr_world_destroy skips destroying entity by entity when no table has a
+ * behavior or a channel: the one behavior among many plain entities, in
+ * the last table made, must still be found, and a plain entity's
+ * names, tree links, spatial entry and sparse value freed with the world
+ * (the sanitizer build checks the leaks). */
+Test(behavior, world_destroy_finds_the_one_behavior_among_plain_tables)
+{
+    kr_world_t *w = kr_world_create(&(kr_world_desc_t){ .registry = reg, .spatial_cell_size = 1.0 });
+    kr_component_t sparse = kr_component_register(reg, &(kr_component_desc_t){
+        .name = "sparse_d", .size = sizeof(double), .storage = KR_STORAGE_SPARSE });
+    cr_assert(w && sparse, "%s", kr_last_error());
+    kr_entity_t parent = KR_ENTITY_INVALID;
+    for (int i = 0; i < 100; i++) {
+        kr_component_t cs[2] = { D, E };
+        kr_entity_t e = kr_entity_create_desc(w, &(kr_entity_desc_t){
+            .parent = i % 10 ? parent : KR_ENTITY_INVALID, .components = cs, .component_count = 1 + (size_t)(i % 2) });
+        cr_assert_neq(e, KR_ENTITY_INVALID, "%s", kr_last_error());
+        if (i % 10 == 0) parent = e;
+        char name[16];
+        snprintf(name, sizeof name, "plain%d", i);
+        cr_assert_eq(kr_entity_set_name(w, e, name), KR_OK, "%s", kr_last_error());
+        cr_assert_eq(kr_spatial_insert(w, e, i, -i), KR_OK, "%s", kr_last_error());
+        cr_assert_not_null(kr_component_add(w, e, sparse), "%s", kr_last_error());
+    }
+    kr_entity_t only = kr_entity_create_desc(w, &(kr_entity_desc_t){ .components = &B, .component_count = 1 });
+    cr_assert_neq(only, KR_ENTITY_INVALID, "%s", kr_last_error());
+    evn = 0;
+    kr_world_destroy(w);
+    cr_assert_eq(count_ev(only, BB, CB_DESTROY), 1);
+    cr_assert_eq(evn, 1, "only the behavior is called");
+
+    w = kr_world_create(&(kr_world_desc_t){ .registry = reg, .spatial_cell_size = 1.0 });
+    for (int i = 0; i < 100; i++) {
+        kr_entity_t e = kr_entity_create_desc(w, &(kr_entity_desc_t){ .parent = i ? parent : KR_ENTITY_INVALID,
+                                                                     .components = &D, .component_count = 1 });
+        if (!i) parent = e;
+        char name[16];
+        snprintf(name, sizeof name, "only_plain%d", i);
+        cr_assert_eq(kr_entity_set_name(w, e, name), KR_OK, "%s", kr_last_error());
+        cr_assert_eq(kr_spatial_insert(w, e, 3 * i, i), KR_OK, "%s", kr_last_error());
+        cr_assert_not_null(kr_component_add(w, e, sparse), "%s", kr_last_error());
+    }
+    evn = 0;
+    kr_world_destroy(w);
+    cr_assert_eq(evn, 0);
+}
+
 /* ---- kr_world_start ---------------------------------------------------- */
 
 static size_t find_ev(kr_entity_t self, int beh, int cb)
