@@ -30,16 +30,18 @@ kr_status_t kr__out_open(kr__out_file_t *o, const char *path)
     o->partial = malloc(n + 9);
     if (!o->final || !o->partial) return kr__fail(KR_ERR_NOMEM, "out of memory");
     snprintf(o->partial, n + 9, o->direct ? "%s" : "%s.partial", name);
-    o->fp = fopen(o->partial, "w");
+    /* (without waiting: a named pipe nobody reads blocked open() for ever,
+     * deaf to SIGTERM; it is refused instead) */
+    o->fp = kr__fopen_write_now(o->partial);
     if (!o->fp) {
         /* Named as the user gave it (the .partial name is this file's own
          * business) unless the .partial name is what is in the way; and
          * what is there is not this run's to remove at the end. */
         int e = errno;
-        kr_status_t st = o->direct || e != EISDIR
-                             ? kr__fail(KR_ERR_IO, "%s: cannot write: %s", path, strerror(e))
-                             : kr__fail(KR_ERR_IO, "%s: cannot write its temporary %s: %s", path, o->partial,
-                                        strerror(e));
+        const char *why = e == ENXIO ? "nobody reads it (a named pipe or a socket)" : strerror(e);
+        kr_status_t st = o->direct || (e != EISDIR && e != ENXIO)
+                             ? kr__fail(KR_ERR_IO, "%s: cannot write: %s", path, why)
+                             : kr__fail(KR_ERR_IO, "%s: cannot write its temporary %s: %s", path, o->partial, why);
         free(o->partial);
         o->partial = NULL;
         return st;

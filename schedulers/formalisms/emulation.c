@@ -369,7 +369,7 @@ kr_status_t kr__emulation_prepare(kr_sim_t *s)
         if (em->resume_log) st = resume_log(s, em);
         else if (!(em->log = kr__fopen_write_now(em->log_path)))
             st = kr__fail(KR_ERR_IO, "emulation '%s': cannot write log %s: %s", s->name, em->log_path,
-                          errno == ENXIO ? "a named pipe that nobody reads" : strerror(errno));
+                          errno == ENXIO ? "nobody reads it (a named pipe or a socket)" : strerror(errno));
         if (st) return st;
         if (!em->resume_log && em->identified) {
             char hex[17];

@@ -505,8 +505,8 @@ def refusals(kairos, mpirun, work):
             os.mkfifo(work / fifo)
     cases = [
         ("log-folder", {"log": "a-folder"}, 1, "a-folder: Is a directory"),
-        ("log-fifo", {"log": "nobody-reads.fifo"}, 1, "nobody-reads.fifo: a named pipe that nobody reads"),
-        ("log-fifo-rank1", {"log": "nobody-reads.fifo"}, 2, "a named pipe that nobody reads"),
+        ("log-fifo", {"log": "nobody-reads.fifo"}, 1, "nobody-reads.fifo: nobody reads it (a named pipe or a socket)"),
+        ("log-fifo-rank1", {"log": "nobody-reads.fifo"}, 2, "nobody reads it (a named pipe or a socket)"),
         ("pipe-regular", {"input": {"pipe": "regular.txt"}}, 1, "regular.txt is not a named pipe"),
         ("output-folder", {"input": {"pipe": "in.fifo", "output": "a-folder"}}, 1,
          "a-folder is a folder, not a file or a named pipe"),

@@ -2,7 +2,8 @@
  * renamed once whole; a symbolic link keeps pointing at its file, which
  * gets the output; something other than a file (a FIFO here, /dev/null
  * for a user) is written in place and never replaced by a rename; a
- * directory is refused before anything is written. */
+ * directory, and a FIFO nobody reads, are refused before anything is
+ * written. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -114,4 +115,27 @@ Test(output_file, a_directory_is_refused)
     cr_assert(strstr(kr_last_error(), "/d: cannot write: found a directory"), "%s", kr_last_error());
     kr__out_commit(&o, false);
     cr_assert(access(in_dir("d.partial"), F_OK));
+}
+
+/* A FIFO nobody reads: opening it for writing waited for a reader for
+ * ever (and the run's signal handlers restarted the wait); it is refused
+ * at once. The same for a FIFO in the way of the .partial name. */
+Test(output_file, a_fifo_nobody_reads_is_refused_at_once, .timeout = 10)
+{
+    char fifo[256];
+    snprintf(fifo, sizeof fifo, "%s", in_dir("pipe"));
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    kr__out_file_t o;
+    cr_assert_eq(kr__out_open(&o, fifo), KR_ERR_IO);
+    cr_assert(strstr(kr_last_error(), "/pipe: cannot write: nobody reads it (a named pipe or a socket)"), "%s",
+              kr_last_error());
+    kr__out_commit(&o, false);
+    struct stat st;
+    cr_assert_eq(lstat(fifo, &st), 0);
+    cr_assert(S_ISFIFO(st.st_mode), "left as it was");
+
+    cr_assert_eq(mkfifo(in_dir("out.json.partial"), 0600), 0);
+    cr_assert_eq(kr__out_open(&o, in_dir("out.json")), KR_ERR_IO);
+    cr_assert(strstr(kr_last_error(), "cannot write its temporary"), "%s", kr_last_error());
+    kr__out_commit(&o, false);
 }
