@@ -235,8 +235,7 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
         return st;
     }
     kr__out_file_t stats_out = { 0 }, series_out = { 0 };
-    st = agree(&c, kr__run_check_event_logs(&c, log_dir));
-    if (!st) st = kr__run_open_outputs(&c, log_dir, trace_path);
+    st = kr__run_check_event_logs(&c, log_dir);
     if (!st) st = kr__run_checkpoint_prepare(&c);
     if (!st) st = kr__run_frames_open(&c);
     if (!st && stats_path && opt->rank == 0) st = kr__out_open(&stats_out, stats_path);
@@ -249,6 +248,11 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
         if (c.model->sims[i]->emu) st = kr__emulation_prepare(c.model->sims[i]);
     if (!st) f->sync_ran = kr_model_sync(c.model);
     if (!st && c.restored_stop) st = kr__stop_learn(c.model, c.stop_by, c.stop_at);
+    /* The event logs last, once every rank has found nothing wrong: a
+     * restart cuts them back to the checkpoint, and a refused one leaves
+     * them as they were. */
+    st = agree(&c, st);
+    if (!st) st = kr__run_open_outputs(&c, log_dir, trace_path);
     if (!st) st = kr__fault_arm();
     st = agree(&c, st);
     /* One start for every rank, so the ranks' traces share a time base. */

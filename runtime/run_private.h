@@ -96,8 +96,9 @@ static inline bool kr__run_distributed(const run_ctx_t *c) { return c->opt->rank
  * event (or per span) even when it does nothing. */
 kr_observer_t kr__run_observer(run_ctx_t *c, bool event_logs, bool trace, bool progress);
 /* A restart's check of the local simulators' event logs in DIR, before
- * any rank cuts one (the caller agrees over ranks): each as long as the
- * checkpoint says, and its start the one the checkpoint saw (digest). */
+ * any rank cuts one (the caller agrees over ranks, after every other
+ * check of the setup): each as long as the checkpoint says, and its start
+ * the one the checkpoint saw (digest). */
 kr_status_t kr__run_check_event_logs(run_ctx_t *c, const char *log_dir);
 /* Opens the event logs (DIR/NAME.jsonl per local simulator) and the trace
  * (a fragment FILE.rankK on every rank), each under its .partial name. */

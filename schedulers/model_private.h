@@ -550,12 +550,15 @@ kr_status_t kr__continuous_load(kr_sim_t *s, kr_reader_t *r);
 /* emulation.c */
 kr_status_t kr__emulation_create(kr_sim_t *s, const kr_emulation_desc_t *d);
 void kr__emulation_fini(kr_sim_t *s);
-/* Opens the log (new, or gone on with on a restart) and checks the files
- * the link names: in kairos run's setup, so that a path that cannot serve
- * is the model file's fault (exit 2), found before anything runs.
+/* Checks the log (a new one is opened, not yet emptied; a kept one's
+ * start is checked against the checkpoint) and the files the link names,
+ * changing nothing: in kairos run's setup, so that a path that cannot
+ * serve is the model file's fault (exit 2), found before anything runs.
  * kr__emulation_begin does it for a program that did not. */
 kr_status_t kr__emulation_prepare(kr_sim_t *s);
-/* Opens the link, waiting for a peer as asked, and starts the clock. */
+/* Starts the log (a new one emptied, a kept one cut back to the
+ * checkpoint), opens the link, waiting for a peer as asked, and starts
+ * the clock. */
 kr_status_t kr__emulation_begin(kr_sim_t *s);
 /* Reads pending input (or the replay log) into events. */
 void kr__emulation_poll(kr_sim_t *s);

@@ -44,7 +44,9 @@ struct kr__emulation {
     uint64_t log_bytes, log_hash;
     int log_errno;          /* a write to the log failed (its errno): the run fails at the next poll */
     bool resume_log;        /* a restart: go on with the log the checkpoint describes */
-    bool prepared;          /* kr__emulation_prepare has opened the log and checked the link's files */
+    bool prepared;          /* kr__emulation_prepare has checked the log and the link's files */
+    int log_fd;             /* a new log opened in the setup, until the run starts (-1: none) */
+    bool log_made;          /* ... and made then: removed if the run never starts */
     char *line;             /* partial input line */
     size_t line_len;
     bool discarding;        /* inside a line too long to keep: skip to its end */
@@ -121,18 +123,10 @@ static void log_json(kr__emulation_t *em, json_t *rec)
     free(text);
 }
 
-/* A restart goes on with the log the checkpoint saw: the same first
- * log_bytes bytes (anything after them was written after the cut, by the
- * run that stopped, and is cut off). */
-static kr_status_t resume_log(kr_sim_t *s, kr__emulation_t *em)
+/* The log's first log_bytes bytes against the checkpoint's hash: a
+ * restart goes on with the log the checkpoint saw. */
+static kr_status_t check_log_start(kr_sim_t *s, kr__emulation_t *em, FILE *f)
 {
-    bool odd;
-    FILE *f = kr__fopen_regular_update(em->log_path, &odd);
-    if (!f && odd)
-        return kr__fail(KR_ERR_IO, "emulation '%s': cannot go on with the log %s: not a regular file (a folder, a "
-                        "named pipe or a device)", s->name, em->log_path);
-    if (!f) return kr__fail(KR_ERR_IO, "emulation '%s': cannot go on with the log %s: %s", s->name, em->log_path,
-                            strerror(errno));
     uint64_t h = KR__FNV_START, n = 0;
     char buf[65536];
     while (n < em->log_bytes) {
@@ -142,18 +136,68 @@ static kr_status_t resume_log(kr_sim_t *s, kr__emulation_t *em)
         h = kr__fnv1a(h, buf, got);
         n += got;
     }
-    if (n != em->log_bytes || h != em->log_hash) {
-        fclose(f);
+    if (n != em->log_bytes || h != em->log_hash)
         return kr__fail(KR_ERR_CORRUPT, "emulation '%s': the log %s is not the one the checkpoint was written with "
                         "(expected its first %llu bytes to be the checkpoint's)", s->name, em->log_path,
                         (unsigned long long)em->log_bytes);
+    return KR_OK;
+}
+
+/* The log a restart goes on with, opened to read (`update`: and to write)
+ * and its start checked; a regular file. */
+static FILE *open_kept_log(kr_sim_t *s, kr__emulation_t *em, bool update)
+{
+    bool odd;
+    FILE *f = update ? kr__fopen_regular_update(em->log_path, &odd) : kr__fopen_regular(em->log_path, &odd);
+    if (!f && odd)
+        kr__fail(KR_ERR_IO, "emulation '%s': cannot go on with the log %s: not a regular file (a folder, a named "
+                 "pipe or a device)", s->name, em->log_path);
+    else if (!f)
+        kr__fail(KR_ERR_IO, "emulation '%s': cannot go on with the log %s: %s", s->name, em->log_path,
+                 strerror(errno));
+    else if (check_log_start(s, em, f)) {
+        fclose(f);
+        return NULL;
     }
+    return f;
+}
+
+/* A restart goes on with the log the checkpoint saw: the same first
+ * log_bytes bytes (anything after them was written after the cut, by the
+ * run that stopped, and is cut off). */
+static kr_status_t resume_log(kr_sim_t *s, kr__emulation_t *em)
+{
+    FILE *f = open_kept_log(s, em, true);
+    if (!f) return kr_last_status();
     if (fflush(f) || ftruncate(fileno(f), (off_t)em->log_bytes) || fseeko(f, (off_t)em->log_bytes, SEEK_SET)) {
         fclose(f);
         return kr__fail(KR_ERR_IO, "emulation '%s': cannot go on with the log %s: %s", s->name, em->log_path,
                         strerror(errno));
     }
     em->log = f;
+    return KR_OK;
+}
+
+/* A new log, opened in the setup without waiting for a reader and without
+ * cutting what is there (kr__emulation_begin empties a file when the run
+ * starts): a refused run leaves an old log as it was. */
+static kr_status_t open_new_log(kr_sim_t *s, kr__emulation_t *em)
+{
+    struct stat sb;
+    bool existed = stat(em->log_path, &sb) == 0;
+    int fd = open(em->log_path, O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0666);
+    int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
+    if (fd >= 0 && (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK))) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        fd = -1;
+    }
+    if (fd < 0)
+        return kr__fail(KR_ERR_IO, "emulation '%s': cannot write log %s: %s", s->name, em->log_path,
+                        errno == ENXIO ? "nobody reads it (a named pipe or a socket)" : strerror(errno));
+    em->log_fd = fd;
+    em->log_made = !existed;
     return KR_OK;
 }
 
@@ -275,6 +319,7 @@ kr_status_t kr__emulation_create(kr_sim_t *s, const kr_emulation_desc_t *d)
     if (!em) return kr__fail(KR_ERR_NOMEM, "emulation '%s': out of memory", s->name);
     s->emu = em;
     em->link = (kr__link_t){ .listen_fd = -1, .in_fd = -1, .out_fd = -1, .in_flags = -1 };
+    em->log_fd = -1;
     em->log_hash = KR__FNV_START;
     kr_emulation_desc_t desc = d ? *d : (kr_emulation_desc_t){ .input_fd = -1 };
     if (!(desc.speed >= 0) || !isfinite(desc.speed))
@@ -311,6 +356,8 @@ void kr__emulation_fini(kr_sim_t *s)
     if (!em) return;
     kr__link_close(&em->link);
     if (em->log) fclose(em->log);
+    if (em->log_fd >= 0) close(em->log_fd);
+    if (em->log_made) unlink(em->log_path); /* (made in the setup of a run that never started) */
     free(em->log_path);
     free(em->replay_path);
     for (size_t i = 0; i < em->replay_count; i++) free(em->replay[i].text);
@@ -365,22 +412,36 @@ kr_status_t kr__emulation_prepare(kr_sim_t *s)
     kr__emulation_t *em = s->emu;
     if (em->prepared) return KR_OK;
     kr_status_t st = KR_OK;
-    if (em->log_path) {
-        if (em->resume_log) st = resume_log(s, em);
-        else if (!(em->log = kr__fopen_write_now(em->log_path)))
-            st = kr__fail(KR_ERR_IO, "emulation '%s': cannot write log %s: %s", s->name, em->log_path,
-                          errno == ENXIO ? "nobody reads it (a named pipe or a socket)" : strerror(errno));
-        if (st) return st;
-        if (!em->resume_log && em->identified) {
-            char hex[17];
-            snprintf(hex, sizeof hex, "%016llx", (unsigned long long)em->identity);
-            json_t *rec = json_pack("{s:s}", "model", hex);
-            log_json(em, rec);
-            json_decref(rec);
-        }
+    if (em->log_path && em->resume_log) {
+        FILE *f = open_kept_log(s, em, false); /* (checked only: it is cut when the run starts) */
+        if (!f) return kr_last_status();
+        fclose(f);
+    } else if (em->log_path && (st = open_new_log(s, em))) {
+        return st;
     }
     if (!em->replaying && (st = kr__link_check(&em->link, s->name))) return st;
     em->prepared = true;
+    return KR_OK;
+}
+
+/* The log, when the run starts: a new one emptied and begun with the
+ * model's identity, or the kept one cut back to the checkpoint's length. */
+static kr_status_t start_log(kr_sim_t *s, kr__emulation_t *em)
+{
+    if (em->resume_log) return resume_log(s, em);
+    struct stat sb;
+    if (fstat(em->log_fd, &sb) || (S_ISREG(sb.st_mode) && ftruncate(em->log_fd, 0)) ||
+        !(em->log = fdopen(em->log_fd, "w")))
+        return kr__fail(KR_ERR_IO, "emulation '%s': cannot write log %s: %s", s->name, em->log_path, strerror(errno));
+    em->log_fd = -1;
+    em->log_made = false;
+    if (em->identified) {
+        char hex[17];
+        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)em->identity);
+        json_t *rec = json_pack("{s:s}", "model", hex);
+        log_json(em, rec);
+        json_decref(rec);
+    }
     return KR_OK;
 }
 
@@ -388,6 +449,7 @@ kr_status_t kr__emulation_begin(kr_sim_t *s)
 {
     kr__emulation_t *em = s->emu;
     kr_status_t st = kr__emulation_prepare(s);
+    if (!st && em->log_path) st = start_log(s, em);
     if (st) return st;
     /* A replay opens no link: no outside system takes part. */
     if (!em->replaying && (st = kr__link_open(&em->link, s->name, s->model->rank, announce, s))) return st;

@@ -260,6 +260,25 @@ refuse "an event log changed before the cut" "$phold" "phold[3].jsonl" "are not 
 expect "a log refused for its digest leaves the event logs as they were" "$before" \
   "$(cd "$tmp/logs2" && ls && md5sum -- *)"
 
+# A restart refused for anything else found in the setup (here the stats
+# output is a folder) leaves the event logs as they were too: they were
+# cut and renamed before the other checks (found by review).
+"$KAIROS_BIN" run "$phold" --quiet --end 20 --checkpoint-at 5 --checkpoint-dir "$tmp/logged3" --event-log "$tmp/logs3" \
+  >/dev/null 2>&1
+mkdir -p "$tmp/a-folder"
+before=$(cd "$tmp/logs3" && ls && md5sum -- *)
+for np in 1 2; do
+  if ((np == 1)); then
+    "$KAIROS_BIN" run "$phold" --quiet --restart "$tmp/logged3" --end 20 --event-log "$tmp/logs3" -o "$tmp/a-folder" \
+      >/dev/null 2>"$tmp/other.err"
+  else
+    "$MPIRUN" -np 2 --oversubscribe "$KAIROS_BIN" run "$phold" --quiet --restart "$tmp/logged3" --end 20 \
+      --event-log "$tmp/logs3" -o "$tmp/a-folder" >/dev/null 2>"$tmp/other.err"
+  fi
+  expect "a restart refused for its stats output ($np rank(s)): exit 2" 2 "$?"
+  expect "... and the event logs left as they were ($np rank(s))" "$before" "$(cd "$tmp/logs3" && ls && md5sum -- *)"
+done
+
 # A rank file or a manifest that is a named pipe is refused at once: open()
 # waited for a writer for ever, and SIGTERM did not end it.
 nps="1 2"

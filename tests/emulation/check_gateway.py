@@ -527,6 +527,22 @@ def refusals(kairos, mpirun, work):
               f"{name} on {ranks} rank(s): exit 2 before the run, one line naming {want!r} ({rc}: {k.err[-300:]})")
     check((work / "regular.txt").read_text() == "not a pipe\n" and (work / "a-folder").is_dir(),
           "the refused paths are left as they were")
+    # A run refused in its setup for something found after the log was
+    # opened (a second gateway's pipe is a regular file; the event-log
+    # folder is a file) leaves an old log as it was, and makes no new one:
+    # the log is emptied only when the run starts (it was emptied in the
+    # setup, found by review).
+    (work / "old.log").write_text("an old log\n")
+    g2 = {"name": "g2", "kind": "gateway", "emulation": {"speed": 10, "input": {"pipe": "regular.txt"}}}
+    for log, extra, args in (("old.log", [g2], []), ("never-made.log", [g2], []),
+                             ("old.log", [], ["--event-log", str(work / "regular.txt")])):
+        path = model(work, f"r-keep-{log}.json", {**base, "log": log}, end=10, extra_sims=extra)
+        p = subprocess.run([kairos, "run", str(path), "--quiet", *args], cwd=work,
+                           capture_output=True, text=True, timeout=60)
+        kept = (work / log).read_text() if (work / log).exists() else None
+        check(p.returncode == 2 and kept == ("an old log\n" if log == "old.log" else None),
+              f"a run refused in its setup leaves the log {log} as it was ({p.returncode}: {p.stderr[-200:]}, "
+              f"{kept!r})")
     m = json.loads(LINE.read_text())
     m["simulators"][1]["emulation"] = {"speed": 2}
     p = work / "r-belt.json"
