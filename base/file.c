@@ -6,14 +6,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Clears O_NONBLOCK on fd (open() set it so as not to wait); false on
+ * failure. */
+static bool blocking_again(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    return fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0;
+}
+
 /* open() with `flags` and O_NONBLOCK, kept only for a regular file. */
 static int open_regular(const char *path, int flags)
 {
     int fd = open(path, flags | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return -1;
     struct stat sb;
-    int fl = fcntl(fd, F_GETFL);
-    if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK)) {
+    if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || !blocking_again(fd)) {
         close(fd);
         return KR__NOT_REGULAR;
     }
@@ -48,15 +55,16 @@ FILE *kr__fopen_regular_update(const char *path, bool *not_regular)
     return as_stream(fd, "r+");
 }
 
-FILE *kr__fopen_write_now(const char *path)
+int kr__open_write_now(const char *path, bool truncate)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC, 0666);
-    int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
-    if (fd >= 0 && (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK))) {
+    int fd = open(path, O_WRONLY | O_CREAT | (truncate ? O_TRUNC : 0) | O_NONBLOCK | O_CLOEXEC, 0666);
+    if (fd >= 0 && !blocking_again(fd)) {
         int e = errno;
         close(fd);
         errno = e;
-        return NULL;
+        return -1;
     }
-    return as_stream(fd, "w");
+    return fd;
 }
+
+FILE *kr__fopen_write_now(const char *path) { return as_stream(kr__open_write_now(path, true), "w"); }

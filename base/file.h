@@ -26,5 +26,8 @@ FILE *kr__fopen_regular_update(const char *path, bool *not_regular);
  * would block for ever. A pipe with a reader, a device or a regular file
  * opens as usual (writes then block as usual). */
 FILE *kr__fopen_write_now(const char *path);
+/* The same as a descriptor, emptying the file only when `truncate`
+ * (created if missing); -1 with errno on failure. */
+int kr__open_write_now(const char *path, bool truncate);
 
 #endif

@@ -185,14 +185,7 @@ static kr_status_t open_new_log(kr_sim_t *s, kr__emulation_t *em)
 {
     struct stat sb;
     bool existed = stat(em->log_path, &sb) == 0;
-    int fd = open(em->log_path, O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0666);
-    int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
-    if (fd >= 0 && (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK))) {
-        int e = errno;
-        close(fd);
-        errno = e;
-        fd = -1;
-    }
+    int fd = kr__open_write_now(em->log_path, false);
     if (fd < 0)
         return kr__fail(KR_ERR_IO, "emulation '%s': cannot write log %s: %s", s->name, em->log_path,
                         errno == ENXIO ? "nobody reads it (a named pipe or a socket)" : strerror(errno));
