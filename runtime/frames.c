@@ -56,6 +56,8 @@ typedef struct kr__frame_file {
     block_t departed;           /* a region's migrants in transit at the next frame's cut */
     kr_status_t failed;         /* drawing a departure failed: reported when the frame is taken */
     bool open;
+    bool resume;                /* a restart goes on with this file from byte resume_at */
+    uint64_t resume_at;
     bool has_extent;            /* the agents' extent, for a world that declared no bounds */
     double extent[4];
 } frame_file_t;
@@ -136,22 +138,54 @@ kr_status_t kr__run_frames_open(run_ctx_t *c)
     if (!fr->enabled) return KR_OK;
     const char *dir = c->opt->frames_dir;
     kr_model_t *m = c->model;
-    if (mkdir(dir, 0777) && errno != EEXIST)
+    if (mkdir(dir, 0777) == 0) fr->dir_made = true;
+    else if (errno != EEXIST)
         return kr__fail(KR_ERR_IO, "%s: cannot create the frames folder: %s", dir, strerror(errno));
     fr->files = calloc(kr_model_sim_count(m) ? kr_model_sim_count(m) : 1, sizeof *fr->files);
     if (!fr->files) return kr__fail(KR_ERR_NOMEM, "out of memory");
     json_t *lengths = json_object_get(fr->restored, "files");
-    /* A restart checks every file it would cut back before it touches any
-     * (kr__out_check_resume): refused, it leaves the recording whole. */
+    /* A new file is written under its .partial name, which a refused run
+     * removes; a file the restart goes on with is only checked here, and
+     * cut back once the whole setup has passed on every rank
+     * (kr__run_frames_continue). */
     for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
         kr_sim_t *s = kr_model_sim(m, i);
-        json_t *length = json_object_get(lengths, kr_sim_name(s));
-        if (!draws(s) || !json_is_integer(length)) continue;
+        if (!draws(s)) continue;
         char path[4096];
         snprintf(path, sizeof path, "%s/%s.frames", dir, kr_sim_name(s));
-        kr_status_t st = kr__out_check_resume(path, (uint64_t)json_integer_value(length));
-        if (st) return st;
+        json_t *length = json_object_get(lengths, kr_sim_name(s));
+        frame_file_t *ff = &fr->files[i];
+        ff->ctx = c;
+        kr_buf_init(&ff->departed.labels);
+        kr_buf_init(&ff->departed.raw);
+        if (kr_region_of(s)) kr__region_on_departure(kr_region_of(s), on_departure, ff);
+        if (json_is_integer(length)) {
+            ff->resume_at = (uint64_t)json_integer_value(length);
+            ff->resume = true;
+            kr_status_t st = kr__out_check_resume(path, ff->resume_at);
+            if (st) return st;
+            continue;
+        }
+        kr_status_t st = kr__out_open(&ff->out, path);
+        if (st) {
+            kr__out_commit(&ff->out, false); /* frees the names */
+            return st;
+        }
+        ff->open = true;
+        static const char magic[8] = { 'K', 'R', 'F', 'R', 'A', 'M', 'E', 'S' };
+        uint32_t head[2] = { FRAMES_VERSION, 0 };
+        if (fwrite(magic, 1, sizeof magic, ff->out.fp) != sizeof magic || fwrite(head, sizeof head, 1, ff->out.fp) != 1)
+            return kr__fail(KR_ERR_IO, "%s: write failed: %s", ff->out.partial, strerror(errno));
     }
+    return KR_OK;
+}
+
+kr_status_t kr__run_frames_continue(run_ctx_t *c)
+{
+    kr__frames_t *fr = &c->frames;
+    if (!fr->enabled) return KR_OK;
+    const char *dir = c->opt->frames_dir;
+    kr_model_t *m = c->model;
     /* The folder's recording is being replaced (or, on a restart, cut back
      * and continued): its manifest goes now, so that no manifest ever
      * describes files it does not match. */
@@ -162,14 +196,11 @@ kr_status_t kr__run_frames_open(run_ctx_t *c)
             return kr__fail(KR_ERR_IO, "%s: cannot remove the recording's old manifest: %s", path, strerror(errno));
     }
     for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
-        kr_sim_t *s = kr_model_sim(m, i);
-        if (!draws(s)) continue;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s.frames", dir, kr_sim_name(s));
-        json_t *length = json_object_get(lengths, kr_sim_name(s));
         frame_file_t *ff = &fr->files[i];
-        kr_status_t st = json_is_integer(length) ? kr__out_resume(&ff->out, path, (uint64_t)json_integer_value(length))
-                                                 : kr__out_open(&ff->out, path);
+        if (!ff->resume) continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s.frames", dir, kr_sim_name(kr_model_sim(m, i)));
+        kr_status_t st = kr__out_resume(&ff->out, path, ff->resume_at);
         if (st) {
             /* frees the names; a file the restart could not take stays as it is */
             ff->out.keep_partial = true;
@@ -177,16 +208,6 @@ kr_status_t kr__run_frames_open(run_ctx_t *c)
             return st;
         }
         ff->open = true;
-        ff->ctx = c;
-        kr_buf_init(&ff->departed.labels);
-        kr_buf_init(&ff->departed.raw);
-        if (kr_region_of(s)) kr__region_on_departure(kr_region_of(s), on_departure, ff);
-        if (!json_is_integer(length)) {
-            static const char magic[8] = { 'K', 'R', 'F', 'R', 'A', 'M', 'E', 'S' };
-            uint32_t head[2] = { FRAMES_VERSION, 0 };
-            if (fwrite(magic, 1, sizeof magic, ff->out.fp) != sizeof magic || fwrite(head, sizeof head, 1, ff->out.fp) != 1)
-                return kr__fail(KR_ERR_IO, "%s: write failed: %s", ff->out.partial, strerror(errno));
-        }
     }
     return KR_OK;
 }

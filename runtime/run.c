@@ -248,10 +248,12 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
         if (c.model->sims[i]->emu) st = kr__emulation_prepare(c.model->sims[i]);
     if (!st) f->sync_ran = kr_model_sync(c.model);
     if (!st && c.restored_stop) st = kr__stop_learn(c.model, c.stop_by, c.stop_at);
-    /* The event logs last, once every rank has found nothing wrong: a
-     * restart cuts them back to the checkpoint, and a refused one leaves
-     * them as they were. */
+    /* The frames and the event logs last, once every rank has found
+     * nothing wrong: a restart cuts them back to the checkpoint, and a
+     * refused one leaves them (and an old recording's manifest) as they
+     * were. */
     st = agree(&c, st);
+    if (!st) st = kr__run_frames_continue(&c);
     if (!st) st = kr__run_open_outputs(&c, log_dir, trace_path);
     if (!st) st = kr__fault_arm();
     st = agree(&c, st);
@@ -342,6 +344,9 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
      * place: a recording with a manifest is complete. */
     if (c.frames.enabled) st = agree(&c, st ? (kr__run_frames_commit_manifest(&c, false), st)
                                             : kr__run_frames_commit_manifest(&c, true));
+    /* a frames folder this run made goes again if the run left it empty
+     * (after the agreement: every rank has removed its files) */
+    if (st && c.frames.dir_made) rmdir(opt->frames_dir);
     if (opt->rank == 0) {
         if (!st && !opt->quiet && opt->summary) kr__run_print_summary(&c, stats);
         if (!st && opt->stats_json) {

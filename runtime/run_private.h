@@ -47,6 +47,7 @@ typedef struct kr__safe_points {
  * at that time has run). */
 typedef struct kr__frames {
     bool enabled;
+    bool dir_made;              /* this run made the folder: a run that fails removes it if left empty */
     kr_time_t every;            /* ticks between frames */
     uint64_t first;             /* the recording's first frame (a restart continues one) */
     uint64_t next;              /* the next frame to record */
@@ -147,7 +148,12 @@ kr_status_t kr__run_load_part(kr_sim_t *s, const kr_kind_desc_t *k, const void *
  * after the build and any restore. */
 kr_status_t kr__run_frames_plan(run_ctx_t *c);
 /* Opens (or, on a restart, resumes) the local simulators' frame files. */
+/* The frames' files: new ones opened under their .partial names, and the
+ * ones a restart goes on with checked (frames_open, in the setup); the old
+ * manifest removed and those files cut back (frames_continue, once every
+ * rank has passed the whole setup). */
 kr_status_t kr__run_frames_open(run_ctx_t *c);
+kr_status_t kr__run_frames_continue(run_ctx_t *c);
 /* The cut at which the next frame is taken, 0 for none before the end
  * (a frame at the end time itself is taken when the run has finished). */
 kr_time_t kr__run_frames_next_cut(const run_ctx_t *c);

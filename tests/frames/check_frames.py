@@ -133,6 +133,26 @@ def main():
                     sim.pop("rank")
             check(same and m1 == m2,
                   f"restart at {at} on {ranks} rank(s): the uninterrupted run's frames ({r.stderr.strip()})")
+        # A run refused by a check after the frames' own (here its stats output, a folder) changes no
+        # recording: a restart's files are not cut back, and an old recording keeps its manifest; a folder
+        # the refused run made is not left behind.
+        (work / "a-folder").mkdir()
+        for ranks in (1, 2):
+            kept = work / f"kept{ranks}"
+            shutil.copytree(work / "whole", kept)
+            for f in kept.glob("*.frames"):
+                with open(f, "ab") as out:
+                    out.write(b"written after the checkpoint" * 10)
+            before = {f: (kept / f).read_bytes() for f in os.listdir(kept)}
+            for extra in (["--restart", "ck/ckpt-30.5"], []):
+                r = run(kairos, mpirun, ranks, [ECOLOGY, "--frames", kept.name, "-o", "a-folder", *extra], work)
+                after = {f: (kept / f).read_bytes() for f in os.listdir(kept)}
+                check(r.returncode == 2 and "a-folder" in r.stderr and after == before,
+                      f"a {'restart' if extra else 'run'} on {ranks} rank(s) refused for its -o leaves the recording "
+                      f"as it was ({r.returncode}, {r.stderr.strip()}, {sorted(set(after) ^ set(before))})")
+        r = run(kairos, mpirun, 2, [ECOLOGY, "--frames", "never-made", "-o", "a-folder"], work)
+        check(r.returncode == 2 and not (work / "never-made").exists(),
+              f"a refused run leaves no frames folder it made ({r.stderr.strip()})")
         r = run(kairos, mpirun, 1, [ECOLOGY, "--frames", "empty", "--restart", "ck/ckpt-30.5"], work)
         check(r.returncode == 2 and "eco[0].frames" in r.stderr and len(r.stderr.strip().splitlines()) == 1,
               f"restart with frames into a folder without the checkpointed frames: one line, exit 2 ({r.stderr.strip()})")
