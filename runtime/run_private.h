@@ -147,7 +147,6 @@ kr_status_t kr__run_load_part(kr_sim_t *s, const kr_kind_desc_t *k, const void *
 /* The frames' period and first frame, the same on every rank (collective);
  * after the build and any restore. */
 kr_status_t kr__run_frames_plan(run_ctx_t *c);
-/* Opens (or, on a restart, resumes) the local simulators' frame files. */
 /* The frames' files: new ones opened under their .partial names, and the
  * ones a restart goes on with checked (frames_open, in the setup); the old
  * manifest removed and those files cut back (frames_continue, once every
