@@ -159,46 +159,50 @@ kr_status_t kr__run_check_event_logs(run_ctx_t *c, const char *log_dir)
     return KR_OK;
 }
 
-kr_status_t kr__run_open_outputs(run_ctx_t *c, const char *log_dir, const char *trace_path)
+kr_status_t kr__run_open_event_logs(run_ctx_t *c, const char *log_dir, bool continued)
 {
     kr_model_t *m = c->model;
-    if (log_dir) {
-        if (mkdir(log_dir, 0777) == 0) c->log_dir_made = strdup(log_dir);
-        else if (errno != EEXIST)
-            return kr__fail(KR_ERR_IO, "%s: cannot create the event-log folder: %s", log_dir, strerror(errno));
-        c->logs = calloc(kr_model_sim_count(m), sizeof *c->logs);
-        if (!c->logs) return kr__fail(KR_ERR_NOMEM, "out of memory");
-        for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
-            if (!kr_sim_is_local(kr_model_sim(m, i))) continue;
-            char path[4096];
-            uint64_t at = log_path(c, log_dir, i, path, sizeof path);
-            /* a restart goes on with the log where the checkpoint was cut,
-             * checked on every rank first (kr__run_check_event_logs) */
-            kr_status_t st = c->log_offsets ? kr__out_resume(&c->logs[i], path, at) : kr__out_open(&c->logs[i], path);
-            if (st) return st;
-            if (c->log_offsets) c->logs[i].digest = c->log_kept_digests[i];
-        }
-    }
-    if (trace_path) {
-        /* A fragment on every rank, one rank included: joining it keeps
-         * only the flows that end (kr__run_join_trace). */
-        char frag[4200];
-        trace_fragment_path(c, trace_path, c->opt->rank, frag, sizeof frag);
-        kr_status_t st = kr__out_open(&c->trace, frag);
+    if (!log_dir || continued != (c->log_offsets != NULL)) return KR_OK;
+    if (mkdir(log_dir, 0777) == 0) c->log_dir_made = strdup(log_dir);
+    else if (errno != EEXIST)
+        return kr__fail(KR_ERR_IO, "%s: cannot create the event-log folder: %s", log_dir, strerror(errno));
+    c->logs = calloc(kr_model_sim_count(m), sizeof *c->logs);
+    if (!c->logs) return kr__fail(KR_ERR_NOMEM, "out of memory");
+    for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
+        if (!kr_sim_is_local(kr_model_sim(m, i))) continue;
+        char path[4096];
+        uint64_t at = log_path(c, log_dir, i, path, sizeof path);
+        /* a restart goes on with the log where the checkpoint was cut,
+         * checked on every rank first (kr__run_check_event_logs) */
+        kr_status_t st = continued ? kr__out_resume(&c->logs[i], path, at) : kr__out_open(&c->logs[i], path);
         if (st) return st;
-        c->tracing = true;
-        c->first_trace_event = true;
-        trace_event(c, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"args\": {\"name\": \"rank %d\"}}",
-                    c->opt->rank, c->opt->rank);
-        for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
-            if (!kr_sim_is_local(kr_model_sim(m, i))) continue;
-            json_t *name = json_string(kr_sim_name(kr_model_sim(m, i)));
-            char *quoted = json_dumps(name, JSON_ENCODE_ANY);
-            trace_event(c, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": %u, \"args\": "
-                        "{\"name\": %s}}", c->opt->rank, i, quoted ? quoted : "\"?\"");
-            free(quoted);
-            json_decref(name);
-        }
+        if (continued) c->logs[i].digest = c->log_kept_digests[i];
+    }
+    return KR_OK;
+}
+
+kr_status_t kr__run_open_trace(run_ctx_t *c, const char *trace_path)
+{
+    kr_model_t *m = c->model;
+    if (!trace_path) return KR_OK;
+    /* A fragment on every rank, one rank included: joining it keeps
+     * only the flows that end (kr__run_join_trace). */
+    char frag[4200];
+    trace_fragment_path(c, trace_path, c->opt->rank, frag, sizeof frag);
+    kr_status_t st = kr__out_open(&c->trace, frag);
+    if (st) return st;
+    c->tracing = true;
+    c->first_trace_event = true;
+    trace_event(c, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"args\": {\"name\": \"rank %d\"}}",
+                c->opt->rank, c->opt->rank);
+    for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
+        if (!kr_sim_is_local(kr_model_sim(m, i))) continue;
+        json_t *name = json_string(kr_sim_name(kr_model_sim(m, i)));
+        char *quoted = json_dumps(name, JSON_ENCODE_ANY);
+        trace_event(c, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": %u, \"args\": "
+                    "{\"name\": %s}}", c->opt->rank, i, quoted ? quoted : "\"?\"");
+        free(quoted);
+        json_decref(name);
     }
     return KR_OK;
 }

@@ -248,13 +248,18 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
         if (c.model->sims[i]->emu) st = kr__emulation_prepare(c.model->sims[i]);
     if (!st) f->sync_ran = kr_model_sync(c.model);
     if (!st && c.restored_stop) st = kr__stop_learn(c.model, c.stop_by, c.stop_at);
-    /* The frames and the event logs last, once every rank has found
-     * nothing wrong: a restart cuts them back to the checkpoint, and a
-     * refused one leaves them (and an old recording's manifest) as they
-     * were. */
+    /* The trace and the event logs last, once every rank has found
+     * nothing wrong; of them, first what may still be refused (new files,
+     * under names a refused run removes), and once every rank has opened
+     * those, what changes the files a restart goes on with (cut back to
+     * the checkpoint, and checked before): a refused run leaves them, and
+     * an old recording's manifest, as they were. */
+    st = agree(&c, st);
+    if (!st) st = kr__run_open_trace(&c, trace_path);
+    if (!st) st = kr__run_open_event_logs(&c, log_dir, false);
     st = agree(&c, st);
     if (!st) st = kr__run_frames_continue(&c);
-    if (!st) st = kr__run_open_outputs(&c, log_dir, trace_path);
+    if (!st) st = kr__run_open_event_logs(&c, log_dir, true);
     if (!st) st = kr__fault_arm();
     st = agree(&c, st);
     /* One start for every rank, so the ranks' traces share a time base. */

@@ -101,9 +101,13 @@ kr_observer_t kr__run_observer(run_ctx_t *c, bool event_logs, bool trace, bool p
  * check of the setup): each as long as the checkpoint says, and its start
  * the one the checkpoint saw (digest). */
 kr_status_t kr__run_check_event_logs(run_ctx_t *c, const char *log_dir);
-/* Opens the event logs (DIR/NAME.jsonl per local simulator) and the trace
- * (a fragment FILE.rankK on every rank), each under its .partial name. */
-kr_status_t kr__run_open_outputs(run_ctx_t *c, const char *log_dir, const char *trace_path);
+/* Opens the event logs (DIR/NAME.jsonl per local simulator), each under
+ * its .partial name: a new run's when !continued, a restart's (cut back to
+ * the checkpoint) when continued; the other call does nothing. */
+kr_status_t kr__run_open_event_logs(run_ctx_t *c, const char *log_dir, bool continued);
+/* Opens this rank's fragment of the trace (FILE.rankK, under its .partial
+ * name). */
+kr_status_t kr__run_open_trace(run_ctx_t *c, const char *trace_path);
 /* Closes them: the event logs stay under their .partial names for
  * kr__run_commit_outputs; this rank's trace fragment is renamed into
  * place for rank 0 to join when ok, removed otherwise. */

@@ -279,6 +279,26 @@ for np in 1 2; do
   expect "... and the event logs left as they were ($np rank(s))" "$before" "$(cd "$tmp/logs3" && ls && md5sum -- *)"
 done
 
+# The same for a trace that cannot be written, found after the setup's
+# agreement: in a folder that does not exist (every rank), and where only
+# rank 1's fragment is in the way (a folder): rank 0 had cut its logs.
+mkdir -p "$tmp/t.json.rank1"
+for np in 1 2; do
+  for trace in "$tmp/no-such-folder/t.json" "$tmp/t.json"; do
+    ((np == 1)) && [[ $trace == "$tmp/t.json" ]] && continue
+    if ((np == 1)); then
+      "$KAIROS_BIN" run "$phold" --quiet --restart "$tmp/logged3" --end 20 --event-log "$tmp/logs3" --trace "$trace" \
+        >/dev/null 2>"$tmp/other.err"
+    else
+      "$MPIRUN" -np 2 --oversubscribe "$KAIROS_BIN" run "$phold" --quiet --restart "$tmp/logged3" --end 20 \
+        --event-log "$tmp/logs3" --trace "$trace" >/dev/null 2>"$tmp/other.err"
+    fi
+    expect "a restart refused for its trace $trace ($np rank(s)): exit 2" 2 "$?"
+    expect "... and the event logs left as they were ($np rank(s), $trace)" "$before" \
+      "$(cd "$tmp/logs3" && ls && md5sum -- *)"
+  done
+done
+
 # A rank file or a manifest that is a named pipe is refused at once: open()
 # waited for a writer for ever, and SIGTERM did not end it.
 nps="1 2"
