@@ -50,20 +50,32 @@ void kr__catch_signals(void)
     sigaction(SIGUSR1, &sa, NULL);
 }
 
-kr_status_t kr__fault_arm(void)
+/* The N of KAIROS_FAIL_ALLOC, 0 without the variable. */
+static kr_status_t fail_alloc_setting(uint64_t *n)
 {
-    kr__fault_at = 0;
-    fault_count = 0;
-    kr__fault_fired = 0;
+    *n = 0;
     const char *v = getenv("KAIROS_FAIL_ALLOC");
     if (!v || !v[0]) return KR_OK;
     char *end;
     errno = 0;
-    unsigned long long n = strtoull(v, &end, 10);
-    if (*end || errno || n == 0 || v[0] == '-')
+    unsigned long long value = strtoull(v, &end, 10);
+    if (*end || errno || value == 0 || v[0] == '-')
         return kr__fail(KR_ERR_INVALID_ARG, "KAIROS_FAIL_ALLOC: expected a whole number >= 1, found \"%s\"", v);
-    kr__fault_at = n;
+    *n = value;
     return KR_OK;
+}
+
+kr_status_t kr__fault_check(void)
+{
+    uint64_t n;
+    return fail_alloc_setting(&n);
+}
+
+kr_status_t kr__fault_arm(void)
+{
+    fault_count = 0;
+    kr__fault_fired = 0;
+    return fail_alloc_setting(&kr__fault_at);
 }
 
 void kr__fault_disarm(void) { kr__fault_at = 0; }

@@ -36,6 +36,9 @@ void kr__checkpoint_on_term(void);
  * on fails (once). Fails (KR_ERR_INVALID_ARG) for a value that is not a
  * whole number >= 1. Without the variable, nothing is counted. */
 kr_status_t kr__fault_arm(void);
+/* The same check of KAIROS_FAIL_ALLOC, without arming: a setup checks it
+ * before it changes any file. */
+kr_status_t kr__fault_check(void);
 /* Stops counting (the run is over: what follows is not the kind's work). */
 void kr__fault_disarm(void);
 

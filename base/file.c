@@ -67,4 +67,7 @@ int kr__open_write_now(const char *path, bool truncate)
     return fd;
 }
 
-FILE *kr__fopen_write_now(const char *path) { return as_stream(kr__open_write_now(path, true), "w"); }
+FILE *kr__fopen_write_now(const char *path, bool truncate)
+{
+    return as_stream(kr__open_write_now(path, truncate), "w");
+}

@@ -24,8 +24,9 @@ FILE *kr__fopen_regular_update(const char *path, bool *not_regular);
 /* Opens `path` for writing as fopen's "w" does, but never waits: a named
  * pipe that nobody reads fails at once with errno ENXIO, where fopen()
  * would block for ever. A pipe with a reader, a device or a regular file
- * opens as usual (writes then block as usual). */
-FILE *kr__fopen_write_now(const char *path);
+ * opens as usual (writes then block as usual). Without `truncate`, a file
+ * there keeps its bytes (written over from its start). */
+FILE *kr__fopen_write_now(const char *path, bool truncate);
 /* The same as a descriptor, emptying the file only when `truncate`
  * (created if missing); -1 with errno on failure. */
 int kr__open_write_now(const char *path, bool truncate);

@@ -144,9 +144,10 @@ kr_status_t kr__run_frames_open(run_ctx_t *c)
     fr->files = calloc(kr_model_sim_count(m) ? kr_model_sim_count(m) : 1, sizeof *fr->files);
     if (!fr->files) return kr__fail(KR_ERR_NOMEM, "out of memory");
     json_t *lengths = json_object_get(fr->restored, "files");
-    /* A new file is written under its .partial name, which a refused run
-     * removes; a file the restart goes on with is only checked here, and
-     * cut back once the whole setup has passed on every rank
+    /* A new file is opened under its .partial name, which a refused run
+     * removes (or leaves as it was: an unfinished run's); a file the
+     * restart goes on with is only checked here. Both are written only
+     * once the whole setup has passed on every rank
      * (kr__run_frames_continue). */
     for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
         kr_sim_t *s = kr_model_sim(m, i);
@@ -166,16 +167,12 @@ kr_status_t kr__run_frames_open(run_ctx_t *c)
             if (st) return st;
             continue;
         }
-        kr_status_t st = kr__out_open(&ff->out, path);
+        kr_status_t st = kr__out_open_unemptied(&ff->out, path);
         if (st) {
             kr__out_commit(&ff->out, false); /* frees the names */
             return st;
         }
         ff->open = true;
-        static const char magic[8] = { 'K', 'R', 'F', 'R', 'A', 'M', 'E', 'S' };
-        uint32_t head[2] = { FRAMES_VERSION, 0 };
-        if (fwrite(magic, 1, sizeof magic, ff->out.fp) != sizeof magic || fwrite(head, sizeof head, 1, ff->out.fp) != 1)
-            return kr__fail(KR_ERR_IO, "%s: write failed: %s", ff->out.partial, strerror(errno));
     }
     return KR_OK;
 }
@@ -197,6 +194,17 @@ kr_status_t kr__run_frames_continue(run_ctx_t *c)
     }
     for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
         frame_file_t *ff = &fr->files[i];
+        if (ff->open) {
+            /* a new file: its header */
+            static const char magic[8] = { 'K', 'R', 'F', 'R', 'A', 'M', 'E', 'S' };
+            uint32_t head[2] = { FRAMES_VERSION, 0 };
+            kr_status_t st = kr__out_empty(&ff->out);
+            if (st) return st;
+            if (fwrite(magic, 1, sizeof magic, ff->out.fp) != sizeof magic ||
+                fwrite(head, sizeof head, 1, ff->out.fp) != 1)
+                return kr__fail(KR_ERR_IO, "%s: write failed: %s", ff->out.partial, strerror(errno));
+            continue;
+        }
         if (!ff->resume) continue;
         char path[4096];
         snprintf(path, sizeof path, "%s/%s.frames", dir, kr_sim_name(kr_model_sim(m, i)));

@@ -159,10 +159,10 @@ kr_status_t kr__run_check_event_logs(run_ctx_t *c, const char *log_dir)
     return KR_OK;
 }
 
-kr_status_t kr__run_open_event_logs(run_ctx_t *c, const char *log_dir, bool continued)
+kr_status_t kr__run_open_event_logs(run_ctx_t *c, const char *log_dir)
 {
     kr_model_t *m = c->model;
-    if (!log_dir || continued != (c->log_offsets != NULL)) return KR_OK;
+    if (!log_dir || c->log_offsets) return KR_OK;
     if (mkdir(log_dir, 0777) == 0) c->log_dir_made = strdup(log_dir);
     else if (errno != EEXIST)
         return kr__fail(KR_ERR_IO, "%s: cannot create the event-log folder: %s", log_dir, strerror(errno));
@@ -171,12 +171,36 @@ kr_status_t kr__run_open_event_logs(run_ctx_t *c, const char *log_dir, bool cont
     for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
         if (!kr_sim_is_local(kr_model_sim(m, i))) continue;
         char path[4096];
+        log_path(c, log_dir, i, path, sizeof path);
+        kr_status_t st = kr__out_open_unemptied(&c->logs[i], path);
+        if (st) return st;
+    }
+    return KR_OK;
+}
+
+kr_status_t kr__run_begin_event_logs(run_ctx_t *c, const char *log_dir)
+{
+    kr_model_t *m = c->model;
+    if (!log_dir) return KR_OK;
+    if (!c->log_offsets) {
+        for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
+            if (!kr_sim_is_local(kr_model_sim(m, i))) continue;
+            kr_status_t st = kr__out_empty(&c->logs[i]);
+            if (st) return st;
+        }
+        return KR_OK;
+    }
+    c->logs = calloc(kr_model_sim_count(m), sizeof *c->logs);
+    if (!c->logs) return kr__fail(KR_ERR_NOMEM, "out of memory");
+    for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
+        if (!kr_sim_is_local(kr_model_sim(m, i))) continue;
+        char path[4096];
         uint64_t at = log_path(c, log_dir, i, path, sizeof path);
         /* a restart goes on with the log where the checkpoint was cut,
          * checked on every rank first (kr__run_check_event_logs) */
-        kr_status_t st = continued ? kr__out_resume(&c->logs[i], path, at) : kr__out_open(&c->logs[i], path);
+        kr_status_t st = kr__out_resume(&c->logs[i], path, at);
         if (st) return st;
-        if (continued) c->logs[i].digest = c->log_kept_digests[i];
+        c->logs[i].digest = c->log_kept_digests[i];
     }
     return KR_OK;
 }
@@ -293,10 +317,9 @@ static bool ids_has(const ids_t *s, uint64_t id)
  * after the end time, or cancelled) opened a flow that no event closes,
  * and viewers draw such a start as an arrow to nowhere. The first pass
  * finds the flows' ends, the second copies. */
-kr_status_t kr__run_join_trace(run_ctx_t *c, const char *path, bool ok, kr__out_file_t *joined)
+kr_status_t kr__run_join_trace(run_ctx_t *c, const char *path, bool ok, kr__out_file_t *out)
 {
-    kr__out_file_t out = { 0 };
-    kr_status_t st = ok ? kr__out_open(&out, path) : KR_OK;
+    kr_status_t st = KR_OK;
     ids_t starts = { 0 }, ends = { 0 };
     char *line = NULL;
     size_t cap = 0;
@@ -317,7 +340,7 @@ kr_status_t kr__run_join_trace(run_ctx_t *c, const char *path, bool ok, kr__out_
     }
     if (starts.n) qsort(starts.v, starts.n, sizeof *starts.v, cmp_u64);
     if (ends.n) qsort(ends.v, ends.n, sizeof *ends.v, cmp_u64);
-    if (!st && ok) fputs("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n", out.fp);
+    if (!st && ok) fputs("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n", out->fp);
     bool first = true;
     for (int r = 0; r < c->opt->ranks; r++) {
         char frag[4200];
@@ -332,9 +355,9 @@ kr_status_t kr__run_join_trace(run_ctx_t *c, const char *path, bool ok, kr__out_
             uint64_t id;
             char ph = flow_of(line, &id);
             if (!n || (ph == 's' && !ids_has(&ends, id)) || (ph == 'f' && !ids_has(&starts, id))) continue;
-            if (!first) fputs(",\n", out.fp);
+            if (!first) fputs(",\n", out->fp);
             first = false;
-            fwrite(line, 1, (size_t)n, out.fp);
+            fwrite(line, 1, (size_t)n, out->fp);
         }
         if (in) fclose(in);
         remove(frag);
@@ -342,10 +365,9 @@ kr_status_t kr__run_join_trace(run_ctx_t *c, const char *path, bool ok, kr__out_
     free(line);
     free(starts.v);
     free(ends.v);
-    if (!st && ok) fputs("\n]}\n", out.fp);
-    kr_status_t finished = kr__out_finish(&out);
-    if (st) out.failed = true;
-    *joined = out;
+    if (!st && ok) fputs("\n]}\n", out->fp);
+    kr_status_t finished = kr__out_finish(out);
+    if (st) out->failed = true;
     return st ? st : ok ? finished : KR_OK;
 }
 

@@ -12,7 +12,33 @@
 #include "base/hmap.h"
 #include "runtime/run.h"
 
-kr_status_t kr__out_open(kr__out_file_t *o, const char *path)
+static kr_status_t open_partial(kr__out_file_t *o, const char *path, bool empty_now);
+
+kr_status_t kr__out_open(kr__out_file_t *o, const char *path) { return open_partial(o, path, true); }
+
+kr_status_t kr__out_open_unemptied(kr__out_file_t *o, const char *path)
+{
+    kr_status_t st = open_partial(o, path, false);
+    if (st || o->direct) return st;
+    /* (a .partial file of an earlier run, unfinished, stays as it was
+     * should this run be refused: a restart may go on with it) */
+    struct stat sb;
+    o->unemptied = !fstat(fileno(o->fp), &sb) && sb.st_size > 0;
+    o->keep_partial = o->unemptied;
+    return KR_OK;
+}
+
+kr_status_t kr__out_empty(kr__out_file_t *o)
+{
+    if (!o->unemptied) return KR_OK;
+    if (ftruncate(fileno(o->fp), 0))
+        return kr__fail(KR_ERR_IO, "%s: cannot empty: %s", o->partial, strerror(errno));
+    o->unemptied = false;
+    o->keep_partial = false;
+    return KR_OK;
+}
+
+static kr_status_t open_partial(kr__out_file_t *o, const char *path, bool empty_now)
 {
     *o = (kr__out_file_t){ .digest = KR__FNV_START };
     struct stat st;
@@ -32,7 +58,7 @@ kr_status_t kr__out_open(kr__out_file_t *o, const char *path)
     snprintf(o->partial, n + 9, o->direct ? "%s" : "%s.partial", name);
     /* (without waiting: a named pipe nobody reads blocked open() for ever,
      * deaf to SIGTERM; it is refused instead) */
-    o->fp = kr__fopen_write_now(o->partial);
+    o->fp = kr__fopen_write_now(o->partial, empty_now || o->direct);
     if (!o->fp) {
         /* Named as the user gave it (the .partial name is this file's own
          * business) unless the .partial name is what is in the way; and
@@ -133,7 +159,12 @@ kr_status_t kr__out_resume(kr__out_file_t *o, const char *path, uint64_t offset)
     /* a finished file goes back under its .partial name until this run ends */
     if (stat(o->partial, &st) && !stat(o->final, &st) && rename(o->final, o->partial))
         return kr__fail(KR_ERR_IO, "%s: cannot rename to %s: %s", o->final, o->partial, strerror(errno));
-    if (stat(o->partial, &st)) return kr__out_open(o, path); /* (none to go on with: offset 0, checked) */
+    if (stat(o->partial, &st)) {
+        /* none to go on with (offset 0, checked): a new file */
+        free(o->final);
+        free(o->partial);
+        return kr__out_open(o, path);
+    }
     if (truncate(o->partial, (off_t)offset))
         return kr__fail(KR_ERR_IO, "%s: cannot cut to %llu bytes: %s", o->partial, (unsigned long long)offset,
                         strerror(errno));

@@ -88,8 +88,9 @@ kr_status_t kr__run_agree(MPI_Comm comm, int ranks, int rank, kr_status_t st, bo
 }
 
 /* The environment's settings a run reads (docs/cli.md, "Environment"; the
- * transport reads KAIROS_WAIT, run_file KAIROS_CHAOS_SEED): a value that
- * means nothing is bad input, not quietly the default. */
+ * transport reads KAIROS_WAIT, run_file KAIROS_CHAOS_SEED and, armed
+ * only once the setup is done, KAIROS_FAIL_ALLOC): a value that means
+ * nothing is bad input, not quietly the default. */
 static kr_status_t check_environment(void)
 {
     const char *w = getenv("KAIROS_WAIT");
@@ -98,7 +99,7 @@ static kr_status_t check_environment(void)
     const char *chaos = getenv("KAIROS_CHAOS_SEED");
     if (chaos && chaos[0] && strspn(chaos, "0123456789") != strlen(chaos))
         return kr__fail(KR_ERR_INVALID_ARG, "KAIROS_CHAOS_SEED: expected a whole number, found \"%.64s\"", chaos);
-    return KR_OK;
+    return kr__fault_check();
 }
 
 static kr_status_t agree(run_ctx_t *c, kr_status_t st)
@@ -234,12 +235,13 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
         finish_ctx(&c);
         return st;
     }
-    kr__out_file_t stats_out = { 0 }, series_out = { 0 };
+    kr__out_file_t stats_out = { 0 }, series_out = { 0 }, trace_out = { 0 };
     st = kr__run_check_event_logs(&c, log_dir);
     if (!st) st = kr__run_checkpoint_prepare(&c);
     if (!st) st = kr__run_frames_open(&c);
     if (!st && stats_path && opt->rank == 0) st = kr__out_open(&stats_out, stats_path);
     if (!st && series_path && opt->rank == 0) st = kr__out_open(&series_out, series_path);
+    if (!st && trace_path && opt->rank == 0) st = kr__out_open(&trace_out, trace_path);
     /* Starting (every behavior's on_start) and the emulation simulators'
      * files (a log, a named pipe) still belong to the setup: a failure
      * there is the model's, found before anything ran. */
@@ -250,16 +252,17 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
     if (!st && c.restored_stop) st = kr__stop_learn(c.model, c.stop_by, c.stop_at);
     /* The trace and the event logs last, once every rank has found
      * nothing wrong; of them, first what may still be refused (new files,
-     * under names a refused run removes), and once every rank has opened
-     * those, what changes the files a restart goes on with (cut back to
-     * the checkpoint, and checked before): a refused run leaves them, and
-     * an old recording's manifest, as they were. */
+     * under names a refused run removes, or leaves as they were), and once
+     * every rank has opened those, what changes files already there
+     * (emptied, or cut back to the checkpoint, and checked before): a
+     * refused run leaves them, and an old recording's manifest, as they
+     * were. */
     st = agree(&c, st);
     if (!st) st = kr__run_open_trace(&c, trace_path);
-    if (!st) st = kr__run_open_event_logs(&c, log_dir, false);
+    if (!st) st = kr__run_open_event_logs(&c, log_dir);
     st = agree(&c, st);
     if (!st) st = kr__run_frames_continue(&c);
-    if (!st) st = kr__run_open_event_logs(&c, log_dir, true);
+    if (!st) st = kr__run_begin_event_logs(&c, log_dir);
     if (!st) st = kr__fault_arm();
     st = agree(&c, st);
     /* One start for every rank, so the ranks' traces share a time base. */
@@ -315,7 +318,6 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
      * .partial names; then every rank agrees, and only a run that every
      * rank finished with every output complete renames any of them into
      * place (event logs on their ranks, the rest on rank 0). */
-    kr__out_file_t trace_out = { 0 };
     if (opt->rank == 0) {
         if (trace_path) {
             kr_status_t joined = kr__run_join_trace(&c, trace_path, !st, &trace_out);

@@ -55,6 +55,7 @@ typedef struct kr__out_file {
     bool failed;                 /* a write or the close failed: never renamed */
     bool keep_partial;           /* a failed run keeps it under its .partial name: a checkpoint continues it */
     bool direct;                 /* not a regular file: written in place, never renamed or removed */
+    bool unemptied;              /* kr__out_open_unemptied found bytes there: kr__out_empty empties it */
     /* FNV-1a (base/hmap.h) of the bytes written through kr__out_write; a
      * caller going on with a file (kr__out_resume) sets it to its kept
      * start's (kr__out_prefix_digest). Event logs: a checkpoint records
@@ -65,6 +66,12 @@ typedef struct kr__out_file {
 /* Opens PATH.partial for writing (or PATH itself, see above); a directory
  * is refused. */
 kr_status_t kr__out_open(kr__out_file_t *o, const char *path);
+/* The same, but a .partial file already there (an unfinished run's, which
+ * a restart may go on with) keeps its bytes, and is kept as it was by a
+ * commit that does not keep the output, until kr__out_empty empties it:
+ * what a run opens in its setup and writes once nothing can refuse it. */
+kr_status_t kr__out_open_unemptied(kr__out_file_t *o, const char *path);
+kr_status_t kr__out_empty(kr__out_file_t *o);
 /* Opens PATH.partial to go on writing at byte `offset` (a restart from a
  * checkpoint): the file a run left there (PATH.partial, or PATH when it
  * finished), cut to `offset`. KR_ERR_CORRUPT if neither exists or it is

@@ -101,10 +101,13 @@ kr_observer_t kr__run_observer(run_ctx_t *c, bool event_logs, bool trace, bool p
  * check of the setup): each as long as the checkpoint says, and its start
  * the one the checkpoint saw (digest). */
 kr_status_t kr__run_check_event_logs(run_ctx_t *c, const char *log_dir);
-/* Opens the event logs (DIR/NAME.jsonl per local simulator), each under
- * its .partial name: a new run's when !continued, a restart's (cut back to
- * the checkpoint) when continued; the other call does nothing. */
-kr_status_t kr__run_open_event_logs(run_ctx_t *c, const char *log_dir, bool continued);
+/* The event logs (DIR/NAME.jsonl per local simulator, each under its
+ * .partial name). A new run's are opened by open_event_logs, which leaves
+ * an unfinished run's file there as it was, and emptied by
+ * begin_event_logs, once nothing can refuse the run; a restart's are cut
+ * back to the checkpoint by begin_event_logs. */
+kr_status_t kr__run_open_event_logs(run_ctx_t *c, const char *log_dir);
+kr_status_t kr__run_begin_event_logs(run_ctx_t *c, const char *log_dir);
 /* Opens this rank's fragment of the trace (FILE.rankK, under its .partial
  * name). */
 kr_status_t kr__run_open_trace(run_ctx_t *c, const char *trace_path);
@@ -115,10 +118,11 @@ kr_status_t kr__run_close_outputs(run_ctx_t *c, bool ok);
 /* Renames the event logs into place when ok (every rank agreed that the
  * run and its outputs are complete), removes them otherwise. */
 kr_status_t kr__run_commit_outputs(run_ctx_t *c, bool ok);
-/* Rank 0: joins the ranks' trace fragments into the trace file (left in
- * *joined under its .partial name, for the caller to commit), keeping
- * only the flows that both start and end. */
-kr_status_t kr__run_join_trace(run_ctx_t *c, const char *path, bool ok, kr__out_file_t *joined);
+/* Rank 0: joins the ranks' trace fragments (FILE.rankK) into the trace,
+ * *out, opened by the caller in the setup and left under its .partial
+ * name for it to commit, keeping only the flows that both start and end;
+ * when !ok, only removes the fragments. */
+kr_status_t kr__run_join_trace(run_ctx_t *c, const char *path, bool ok, kr__out_file_t *out);
 void kr__run_show_progress(run_ctx_t *c, bool final);
 
 /* checkpoint.c (docs/checkpoint.md) */
@@ -151,10 +155,11 @@ kr_status_t kr__run_load_part(kr_sim_t *s, const kr_kind_desc_t *k, const void *
 /* The frames' period and first frame, the same on every rank (collective);
  * after the build and any restore. */
 kr_status_t kr__run_frames_plan(run_ctx_t *c);
-/* The frames' files: new ones opened under their .partial names, and the
- * ones a restart goes on with checked (frames_open, in the setup); the old
- * manifest removed and those files cut back (frames_continue, once every
- * rank has passed the whole setup). */
+/* The frames' files: new ones opened under their .partial names (an
+ * unfinished run's file there left as it was), and the ones a restart goes
+ * on with checked (frames_open, in the setup); the old manifest removed,
+ * the new files emptied and those of a restart cut back (frames_continue,
+ * once every rank has passed the whole setup). */
 kr_status_t kr__run_frames_open(run_ctx_t *c);
 kr_status_t kr__run_frames_continue(run_ctx_t *c);
 /* The cut at which the next frame is taken, 0 for none before the end

@@ -10,10 +10,12 @@ Usage: check_frames.py KAIROS MPIRUN"""
 import json
 import os
 import shutil
+import signal
 import struct
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -150,6 +152,38 @@ def main():
                 check(r.returncode == 2 and "a-folder" in r.stderr and after == before,
                       f"a {'restart' if extra else 'run'} on {ranks} rank(s) refused for its -o leaves the recording "
                       f"as it was ({r.returncode}, {r.stderr.strip()}, {sorted(set(after) ^ set(before))})")
+        # An unfinished run's files (stopped by SIGTERM after its checkpoint) outlive a new run into the same
+        # folders that is refused, whether by its -o or by one rank's trace (found after the setup's
+        # agreement); the restart then goes on with them.
+        long = [ECOLOGY, "--end", "20000", "--frame-every", "10", "--frames", "unfinished", "--event-log", "logs"]
+        p = subprocess.Popen([kairos, "run", *long, "--checkpoint-at", "100", "--checkpoint-dir", "ck-long", "--quiet"],
+                             cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(600):
+            if (work / "ck-long" / "ckpt-100").exists() or p.poll() is not None:
+                break
+            time.sleep(0.1)
+        p.send_signal(signal.SIGTERM)
+        p.wait(timeout=60)
+        (work / "tt.json.rank1").mkdir()
+        left = {f: f.read_bytes() for d in ("unfinished", "logs") for f in (work / d).iterdir()}
+        for ranks, extra in ((1, ["-o", "a-folder"]), (2, ["--trace", "tt.json"])):
+            r = run(kairos, mpirun, ranks, [*long, *extra], work)
+            now = {f: f.read_bytes() for d in ("unfinished", "logs") for f in (work / d).iterdir()}
+            check(r.returncode == 2 and len(left) == 8 and all(f.name.endswith(".partial") for f in left) and now == left,
+                  f"a new run refused for {extra[0]} on {ranks} rank(s) leaves an unfinished run's files as they were "
+                  f"({r.returncode}, {sorted(f.name for f in set(now) ^ set(left))})")
+        r = run(kairos, mpirun, 1, [*long, "--end", "200", "--restart", "ck-long/ckpt-100"], work)
+        check(r.returncode == 0 and (work / "unfinished" / "manifest.json").exists(),
+              f"... and the restart goes on with them ({r.stderr.strip()})")
+        # a bad KAIROS_FAIL_ALLOC and a trace that is a folder are refused before anything is cut (the first
+        # was checked after the frames were cut, the second only when the trace was joined, after the run)
+        before = {f: (work / "kept1" / f).read_bytes() for f in os.listdir(work / "kept1")}
+        for extra, env, words in (([], {"KAIROS_FAIL_ALLOC": "abc"}, "KAIROS_FAIL_ALLOC"),
+                                  (["--trace", "a-folder"], None, "a-folder: cannot write: found a directory")):
+            r = run(kairos, mpirun, 1, [ECOLOGY, "--frames", "kept1", "--restart", "ck/ckpt-30.5", *extra], work, env)
+            after = {f: (work / "kept1" / f).read_bytes() for f in os.listdir(work / "kept1")}
+            check(r.returncode == 2 and words in r.stderr and after == before,
+                  f"a restart refused for {words} leaves the recording as it was ({r.stderr.strip()})")
         r = run(kairos, mpirun, 2, [ECOLOGY, "--frames", "never-made", "-o", "a-folder"], work)
         check(r.returncode == 2 and not (work / "never-made").exists(),
               f"a refused run leaves no frames folder it made ({r.stderr.strip()})")

@@ -60,6 +60,17 @@ Test(file, only_a_regular_file_opens)
     cr_assert_eq(errno, ENOENT);
 }
 
+/* The size of `path` once opened for writing and closed again. */
+static long long size_after_opening(const char *path, bool truncate)
+{
+    FILE *f = kr__fopen_write_now(path, truncate);
+    cr_assert(f, "%s opens", path);
+    fclose(f);
+    struct stat sb;
+    cr_assert_eq(stat(path, &sb), 0);
+    return (long long)sb.st_size;
+}
+
 /* The emulation log's two opens: a fresh log never waits for a reader,
  * and a log a restart goes on with must be a regular file. */
 Test(file, a_log_opens_without_waiting_for_a_reader)
@@ -67,7 +78,7 @@ Test(file, a_log_opens_without_waiting_for_a_reader)
     char regular[128], pipe[128];
     snprintf(regular, sizeof regular, "%s/regular", dir);
     snprintf(pipe, sizeof pipe, "%s/pipe", dir);
-    FILE *f = kr__fopen_write_now(regular);
+    FILE *f = kr__fopen_write_now(regular, true);
     cr_assert(f);
     cr_assert_eq(fcntl(fileno(f), F_GETFL) & O_NONBLOCK, 0, "the stream blocks again");
     fputs("abcdef", f);
@@ -81,27 +92,23 @@ Test(file, a_log_opens_without_waiting_for_a_reader)
     cr_assert_eq(fseek(f, 0, SEEK_SET), 0);
     fputs("X", f);
     fclose(f);
-    f = kr__fopen_write_now(regular);
-    cr_assert(f);
-    fclose(f);
-    struct stat sb;
-    cr_assert_eq(stat(regular, &sb), 0);
-    cr_assert_eq(sb.st_size, 0, "\"w\" truncates");
+    cr_assert_eq(size_after_opening(regular, false), 6, "without truncate the file keeps its bytes");
+    cr_assert_eq(size_after_opening(regular, true), 0, "\"w\" truncates");
 
     cr_assert_eq(mkfifo(pipe, 0644), 0);
     errno = 0;
-    cr_assert_null(kr__fopen_write_now(pipe), "a named pipe nobody reads is refused at once");
+    cr_assert_null(kr__fopen_write_now(pipe, true), "a named pipe nobody reads is refused at once");
     cr_assert_eq(errno, ENXIO);
     int reader = open(pipe, O_RDONLY | O_NONBLOCK);
     cr_assert_geq(reader, 0);
-    f = kr__fopen_write_now(pipe);
+    f = kr__fopen_write_now(pipe, true);
     cr_assert(f, "a named pipe with a reader opens");
     fclose(f);
     close(reader);
     errno = 0;
-    cr_assert_null(kr__fopen_write_now(dir));
+    cr_assert_null(kr__fopen_write_now(dir, true));
     cr_assert_eq(errno, EISDIR);
-    f = kr__fopen_write_now("/dev/null");
+    f = kr__fopen_write_now("/dev/null", true);
     cr_assert(f, "a device opens");
     fclose(f);
 
