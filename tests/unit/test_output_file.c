@@ -139,3 +139,38 @@ Test(output_file, a_fifo_nobody_reads_is_refused_at_once, .timeout = 10)
     cr_assert(strstr(kr_last_error(), "cannot write its temporary"), "%s", kr_last_error());
     kr__out_commit(&o, false);
 }
+
+/* An unfinished run's .partial file (a restart may go on with it) stays as
+ * it was when the next run that opens it is refused, and is emptied only
+ * once that run begins; a .partial the open made is removed as before. */
+Test(output_file, an_unfinished_partial_outlives_a_refused_run)
+{
+    char final[256], partial[300];
+    snprintf(final, sizeof final, "%s", in_dir("log.jsonl"));
+    snprintf(partial, sizeof partial, "%s.partial", final);
+    FILE *f = fopen(partial, "w");
+    fputs("unfinished", f);
+    fclose(f);
+    kr__out_file_t o;
+    cr_assert_eq(kr__out_open_unemptied(&o, final), KR_OK, "%s", kr_last_error());
+    cr_assert_eq(kr__out_commit(&o, false), KR_OK);
+    cr_assert_str_eq(slurp(partial), "unfinished", "a refused run leaves it as it was");
+    cr_assert_eq(kr__out_open_unemptied(&o, final), KR_OK);
+    cr_assert_eq(kr__out_empty(&o), KR_OK);
+    fputs("new", o.fp);
+    cr_assert_eq(kr__out_close(&o, true), KR_OK);
+    cr_assert_str_eq(slurp(final), "new");
+    cr_assert(access(partial, F_OK));
+    /* emptied, then failed: removed, as any output of a failed run */
+    f = fopen(partial, "w");
+    fputs("unfinished", f);
+    fclose(f);
+    cr_assert_eq(kr__out_open_unemptied(&o, final), KR_OK);
+    cr_assert_eq(kr__out_empty(&o), KR_OK);
+    cr_assert_eq(kr__out_close(&o, false), KR_OK);
+    cr_assert(access(partial, F_OK), "a failed run's own file goes");
+    /* none there: made by the open, and removed by a refusal */
+    cr_assert_eq(kr__out_open_unemptied(&o, in_dir("new.jsonl")), KR_OK);
+    cr_assert_eq(kr__out_commit(&o, false), KR_OK);
+    cr_assert(access(in_dir("new.jsonl.partial"), F_OK));
+}
