@@ -11,11 +11,15 @@
  * asked meanwhile: a checkpoint, a stop, a progress line. Cuts change no
  * result, so neither do safe points, wherever they fall.
  *
- * The spacing adapts: the first comes after 1/4096 of the run's model
- * time, and each next one is placed so that, at the pace of the last
- * stretch, it takes about a second (at most four times the model time of
- * the last stretch, at least an eighth). Every rank computes it from the
- * same agreed figures, so they all plan the same one. */
+ * The spacing adapts: the first comes one tick after the start, and each
+ * next one is placed so that, at the pace of the last stretch, it takes
+ * about a second (at most four times the model time of the last stretch,
+ * or 64 times after one that took less than a millisecond; at least an
+ * eighth). A first one at a fraction of the run's model time came hours
+ * late in a run whose end time was far beyond what it would reach; from a
+ * tick, the spacing reaches a second's worth in a few steps that each
+ * cost an agreement of microseconds. Every rank computes it from the same
+ * agreed figures, so they all plan the same one. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,7 +29,8 @@
 #include "runtime/run_private.h"
 
 #define TARGET_NS 1000000000.0  /* wall time between two safe points */
-#define FIRST_FRACTION 4096     /* the first one: this fraction of the model time */
+#define FAST_BELOW_NS 1000000.0 /* a stretch shorter than this ... */
+#define FAST_GROWTH 64.0        /* ... lets the next grow this much (else 4 times) */
 
 kr_time_t kr__run_next_safe_point(run_ctx_t *c, kr_time_t after)
 {
@@ -35,8 +40,7 @@ kr_time_t kr__run_next_safe_point(run_ctx_t *c, kr_time_t after)
         sp->first_at = after;
         sp->last_ns = kr__monotonic_ns();
         sp->last_progress_ns = sp->last_ns;
-        sp->span = end > after ? (end - after) / FIRST_FRACTION : 1;
-        if (!sp->span) sp->span = 1;
+        sp->span = 1;
     }
     if (after >= end || sp->span >= end - after) return 0;
     return after + sp->span;
@@ -98,8 +102,9 @@ kr_status_t kr__run_safe_point(run_ctx_t *c, kr_time_t at, bool *checkpoint, boo
     double stretch = (double)all[1], elapsed = (double)all[2] * 1e-9, since_ckpt = (double)all[3] * 1e-9;
 
     /* the next one: about a second away at the last stretch's pace */
-    double factor = TARGET_NS / (stretch > 1e5 ? stretch : 1e5);
-    factor = factor > 4 ? 4 : factor < 0.125 ? 0.125 : factor;
+    double factor = TARGET_NS / (stretch > 1e3 ? stretch : 1e3);
+    double most = stretch < FAST_BELOW_NS ? FAST_GROWTH : 4;
+    factor = factor > most ? most : factor < 0.125 ? 0.125 : factor;
     double span = floor((double)sp->span * factor);
     sp->span = span < 1 ? 1 : span > (double)(KR_TIME_NEVER / 2) ? KR_TIME_NEVER / 2 : (kr_time_t)span;
     sp->last_ns = now;

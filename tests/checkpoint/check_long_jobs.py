@@ -49,7 +49,7 @@ CASES = {
     "ecology_term": (ECOLOGY_LONG, (2, "null-message"), "term", (4, "window")),
 }
 REFERENCES = {}
-OTHER = ["checkpoint_wall", "replications", "sweep", "progress"]
+OTHER = ["checkpoint_wall", "replications", "sweep", "progress", "far_end"]
 
 
 def launch(kairos, mpirun, ranks, args, work, tag, extra_mpirun=()):
@@ -289,6 +289,29 @@ def run_progress(kairos, tmp):
     return problems
 
 
+def run_far_end(kairos, tmp):
+    """An end time far beyond what the job reaches: safe points still come
+    about every second from the start, so --stop-before-wall stops it and
+    progress lines come (the first safe point came after 1/4096 of the
+    model time: never, for this run)."""
+    work = Path(tmp) / "far_end"
+    work.mkdir()
+    cmd = [kairos, "run", str(ROOT / "examples/phold.json"), "--end", "1e12", "--stop-before-wall", "3",
+           "--progress", "0.5", "--checkpoint-dir", str(work / "ck"), "-o", str(work / "far.json")]
+    try:
+        proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        return ["a run with end time 1e12 and --stop-before-wall 3 was still going after 60 s"]
+    problems = []
+    if proc.returncode != 4:
+        problems.append(f"exit status {proc.returncode}, expected 4: {proc.stderr.strip()[-300:]}")
+    if "kairos: progress: " not in proc.stderr:
+        problems.append(f"no progress line: {proc.stderr.strip()[-300:]}")
+    if not list((work / "ck").glob("ckpt-*")):
+        problems.append("no checkpoint written")
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("kairos")
@@ -302,6 +325,8 @@ def main():
             return run_case(name, kairos, args.mpirun, tmp)
         if name == "progress":
             return run_progress(kairos, tmp)
+        if name == "far_end":
+            return run_far_end(kairos, tmp)
         if name == "checkpoint_wall":
             return run_checkpoint_wall(kairos, args.mpirun, tmp)
         return run_replications(kairos, args.mpirun, tmp, name == "sweep")
