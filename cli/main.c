@@ -488,7 +488,7 @@ static void long_job_options(const cli_t *c, const options_t *o, kr__run_options
     ro->progress = c->rank == 0 && !o->quiet && tty && o->progress != 0;
     ro->wall = (kr__wall_limits_t){ .progress_every = o->quiet || tty ? 0 : o->progress < 0 ? 60 : o->progress,
                                     .checkpoint_wall = o->checkpoint_wall, .stop_before_wall = o->stop_before_wall,
-                                    .started_ns = process_start_ns };
+                                    .started_ns = process_start_ns, .on_term = o->checkpoint_on_term };
     if (o->checkpoint_on_term) kr__checkpoint_on_term();
 }
 

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,6 +29,21 @@
 #define DEFAULT_DIR "checkpoints"
 #define DEFAULT_KEEP 2
 #define DEFAULT_LEVEL 1
+
+/* The shortest text of v (at least 6 digits) that reads back as v: a
+ * time as checkpoint folders name it. */
+static void shortest(double v, char out[32])
+{
+    snprintf(out, 32, "%.17g", v);
+    for (int digits = 6; digits < 17; digits++) {
+        char trial[32];
+        snprintf(trial, sizeof trial, "%.*g", digits, v);
+        if (strtod(trial, NULL) == v) {
+            memcpy(out, trial, sizeof trial);
+            break;
+        }
+    }
+}
 
 /* ---- when ---- */
 
@@ -49,6 +65,17 @@ kr_status_t kr__run_checkpoint_plan(run_ctx_t *c)
             return kr__fail(KR_ERR_INVALID_ARG, "%s: expected representable times > 0 (at least one tick, %g), found %g",
                             at_name, 1.0 / (double)p, at->at[i]);
         s->at_count++;
+        /* (one that never comes was taken without a word) */
+        if (s->at[i] > kr_model_end_time(c->model)) {
+            char end[32];
+            shortest(kr_time_to_units(kr_model_end_time(c->model), p), end);
+            if (cli->at_count)
+                return kr__fail(KR_ERR_INVALID_ARG, "%s: expected times up to the end time %s, found %g", at_name, end,
+                                at->at[i]);
+            if (c->opt->rank == 0)
+                fprintf(stderr, "kairos: warning: %s: %g is after the end time %s: no checkpoint there\n", at_name,
+                        at->at[i], end);
+        }
     }
     /* (a spacing below one tick was rounded up to a checkpoint every tick:
      * billions of them) */
@@ -80,7 +107,11 @@ kr_time_t kr__run_next_cut(const run_ctx_t *c, kr_time_t after)
 kr_status_t kr__run_checkpoint_prepare(run_ctx_t *c)
 {
     const kr__wall_limits_t *w = &c->opt->wall;
-    bool will_write = c->ckpt.enabled || w->checkpoint_wall > 0 || w->stop_before_wall > 0;
+    /* (a folder named for the checkpoints that a signal may ask for,
+     * SIGUSR1 or SIGTERM with --checkpoint-on-term, is checked too: found
+     * bad only then, it lost the run) */
+    bool named = c->opt->ckpt.dir || c->file->ckpt.dir;
+    bool will_write = c->ckpt.enabled || w->checkpoint_wall > 0 || w->stop_before_wall > 0 || w->on_term || named;
     return will_write && c->opt->rank == 0 ? kr__ckpt_dir_prepare(c->ckpt.dir) : KR_OK;
 }
 
@@ -113,16 +144,9 @@ static kr_status_t save_sim(run_ctx_t *c, uint32_t i, kr_buf_t *b)
 
 static void time_name(const run_ctx_t *c, kr_time_t t, char *out, size_t cap)
 {
-    snprintf(out, cap, "ckpt-%.17g", kr_time_to_units(t, c->file->precision));
-    /* the shortest text that reads back */
-    for (int digits = 6; digits <= 17; digits++) {
-        char trial[64];
-        snprintf(trial, sizeof trial, "%.*g", digits, kr_time_to_units(t, c->file->precision));
-        if (strtod(trial, NULL) == kr_time_to_units(t, c->file->precision)) {
-            snprintf(out, cap, "ckpt-%s", trial);
-            break;
-        }
-    }
+    char text[32];
+    shortest(kr_time_to_units(t, c->file->precision), text);
+    snprintf(out, cap, "ckpt-%s", text);
 }
 
 /* This rank's files: its rank file and what it knows for the manifest, as
@@ -466,9 +490,12 @@ kr_status_t kr__run_restore(run_ctx_t *c, const char *path)
     else if (man->precision != c->file->precision)
         st = kr__fail(KR_ERR_MISMATCH, "%s: the checkpoint has precision %" PRIu64 ", this model %" PRIu64, where,
                       man->precision, c->file->precision);
-    else if (man->time > kr_model_end_time(c->model))
-        st = kr__fail(KR_ERR_INVALID_ARG, "%s: the checkpoint is at %g, after this run's end time %g", where,
-                      man->time_units, kr_time_to_units(kr_model_end_time(c->model), c->file->precision));
+    else if (man->time > kr_model_end_time(c->model)) {
+        char at[32], end[32];
+        shortest(man->time_units, at);
+        shortest(kr_time_to_units(kr_model_end_time(c->model), c->file->precision), end);
+        st = kr__fail(KR_ERR_INVALID_ARG, "%s: the checkpoint is at %s, after this run's end time %s", where, at, end);
+    }
     json_t *extra = man->extra;
     json_t *end = json_object_get(extra, "end_time"), *logs = json_object_get(extra, "event_logs");
     json_t *digests = json_object_get(extra, "event_log_digests");

@@ -19,6 +19,7 @@ typedef struct kr__wall_limits {
     double stop_before_wall;     /* --stop-before-wall: checkpoint and stop before the job has gone that long */
     double progress_every;       /* --progress: a progress line every so often when stderr is no terminal */
     uint64_t started_ns;         /* when the process began (the wall clock's reference; 0: at the run's start) */
+    bool on_term;                /* --checkpoint-on-term: SIGTERM checkpoints (its folder is checked first) */
 } kr__wall_limits_t;
 
 typedef struct kr__run_options {

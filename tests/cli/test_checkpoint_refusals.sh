@@ -319,6 +319,16 @@ refuse "a checkpoint folder that is a file" "$phold" "$tmp/afile" "expected a di
   --end 20 --checkpoint-at 5 --checkpoint-dir "$tmp/afile"
 refuse "a checkpoint folder under a file" "$phold" "$tmp/afile" "expected a directory" \
   --end 20 --checkpoint-every 5 --checkpoint-dir "$tmp/afile/sub"
+# ... also when only a signal would write there (SIGUSR1 to any run, SIGTERM
+# with --checkpoint-on-term): found at the signal, the run was lost (exit 1)
+refuse "a checkpoint folder that is a file, for SIGUSR1" "$phold" "$tmp/afile" "expected a directory" \
+  --end 20 --checkpoint-dir "$tmp/afile"
+refuse "a checkpoint folder that is a file, for SIGTERM" "$phold" "$tmp/afile" "expected a directory" \
+  --end 20 --checkpoint-dir "$tmp/afile" --checkpoint-on-term
+
+# A checkpoint time after the end time never comes: refused, not ignored.
+refuse "a checkpoint after the end time" "$phold" "--checkpoint-at" "expected times up to the end time 20, found 30" \
+  --end 20 --checkpoint-at 5,30
 
 # The same command twice in one folder: the second run's checkpoint
 # replaces the first's (it failed at the cut, exit 1, and left a
