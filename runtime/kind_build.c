@@ -147,28 +147,34 @@ static bool allows(const kr_kind_desc_t *k, kr_formalism_t f)
     return f == k->formalism || (k->formalisms & KR_FORMALISM_BIT(f));
 }
 
-kr_status_t kr__kind_prepare_sim(const kr__model_file_t *f, const kr__sim_entry_t *e, const kr_kind_desc_t *k,
-                                 kr_sim_t *sim, kr_params_t *params)
+kr_status_t kr__kind_check_formalism(const kr__model_file_t *f, size_t index, const kr_kind_desc_t *k,
+                                     kr_formalism_t formalism)
 {
     /* Kinds written before declared parts check formalisms in their setup
      * (some accept several with no `formalisms`): leave them to it. */
     bool declared = k->formalisms || k->state_size || k->params || k->events;
-    if (declared && !allows(k, e->formalism)) {
-        char path[96], expected[256];
-        size_t n = (size_t)snprintf(expected, sizeof expected, "a formalism of kind '%s' (", k->name);
-        for (int x = 0, first = 1; x <= KR_EMULATION && n < sizeof expected; x++)
-            if (allows(k, (kr_formalism_t)x)) {
-                n += (size_t)snprintf(expected + n, sizeof expected - n, "%s%s", first ? "" : ", ",
-                                      kr_formalism_name((kr_formalism_t)x));
-                first = 0;
-            }
-        if (n < sizeof expected) snprintf(expected + n, sizeof expected - n, ")");
-        snprintf(path, sizeof path, "simulators[%zu].formalism", e->index);
-        json_t *found = json_string(kr_formalism_name(e->formalism));
-        kr_status_t st = kr__input_error(f->path, path, expected, found);
-        json_decref(found);
-        return st;
-    }
+    if (!declared || allows(k, formalism)) return KR_OK;
+    char path[96], expected[256];
+    size_t n = (size_t)snprintf(expected, sizeof expected, "a formalism of kind '%s' (", k->name);
+    for (int x = 0, first = 1; x <= KR_EMULATION && n < sizeof expected; x++)
+        if (allows(k, (kr_formalism_t)x)) {
+            n += (size_t)snprintf(expected + n, sizeof expected - n, "%s%s", first ? "" : ", ",
+                                  kr_formalism_name((kr_formalism_t)x));
+            first = 0;
+        }
+    if (n < sizeof expected) snprintf(expected + n, sizeof expected - n, ")");
+    snprintf(path, sizeof path, "simulators[%zu].formalism", index);
+    json_t *found = json_string(kr_formalism_name(formalism));
+    kr_status_t st = kr__input_error(f->path, path, expected, found);
+    json_decref(found);
+    return st;
+}
+
+kr_status_t kr__kind_prepare_sim(const kr__model_file_t *f, const kr__sim_entry_t *e, const kr_kind_desc_t *k,
+                                 kr_sim_t *sim, kr_params_t *params)
+{
+    kr_status_t checked = kr__kind_check_formalism(f, e->index, k, e->formalism);
+    if (checked) return checked;
     void *state = NULL;
     if (k->state_size) {
         char name[300];

@@ -18,6 +18,11 @@ kr_status_t kr__kinds_register_types(const kr__model_file_t *f, kr_model_t *m);
  * any rank is checked against them. */
 kr_status_t kr__kind_declare_receives(const kr__model_file_t *f, const kr_kind_desc_t *kind, kr_sim_t *sim);
 
+/* The formalism of entry `index` is one the kind allows (a kind that
+ * declares its parts; an older kind checks in its setup): the model file
+ * checks it where it reads the entry, before the time step it implies. */
+kr_status_t kr__kind_check_formalism(const kr__model_file_t *f, size_t index, const kr_kind_desc_t *kind,
+                                     kr_formalism_t formalism);
 /* Before the kind's setup on a simulator this rank runs: its formalism
  * (when the kind declares a set), its state, its step callback, its
  * declared parameters. */

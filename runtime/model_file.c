@@ -422,6 +422,7 @@ static kr_status_t check_simulators(kr__model_file_t *f)
             snprintf(path, sizeof path, "%s.formalism", at);
             FAIL_IF(!json_is_string(v) || kr_formalism_from_name(json_string_value(v), &e.formalism), path,
                     "discrete-event, agent-based, continuous or emulation", v);
+            if (kr__kind_check_formalism(f, i, k, e.formalism)) return kr_last_status();
         }
         bool stepped = e.formalism == KR_AGENT_BASED || e.formalism == KR_CONTINUOUS;
         v = json_object_get(s, "time_step");

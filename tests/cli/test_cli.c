@@ -163,6 +163,10 @@ Test(cli, bad_model_fields)
     snprintf(want, sizeof want, "%s: simulators[2].time_step: expected a time step that is a whole positive number of "
              "ticks (1 tick = 1e-06 model units), found 1.5e-6", m);
     expect_bad(kairos("run", m, "--set", "simulators.Bath.time_step=0.0000015", NULL), want);
+    /* a formalism the kind does not run is what is wrong, not the time step it would need */
+    snprintf(want, sizeof want, "%s: simulators[0].formalism: expected a formalism of kind 'assembly' "
+             "(discrete-event, emulation), found \"agent-based\"", m);
+    expect_bad(kairos("run", m, "--set", "simulators.Line.formalism=agent-based", NULL), want);
     snprintf(want, sizeof want, "%s: speed: expected one of the keys precision, seed, end_time, sync, mapping, "
              "log_level, simulators, dependencies, outputs, plugins, description, stop_lookahead, found the unknown key \"speed\"", m);
     expect_bad(kairos("run", m, "--set", "speed=2", NULL), want);
