@@ -125,7 +125,8 @@ typedef struct kr_kind_desc {
 
 #define KR_FORMALISM_BIT(f) (1u << (unsigned)(f))
 
-/* Registers a kind; refuses a duplicate or empty name and a missing setup. */
+/* Registers a kind; refuses a duplicate or empty name, and a kind with
+ * neither setup nor declared events or on_step (the comment on setup). */
 KR_API kr_status_t kr_kind_register(kr_kinds_t *kinds, const kr_kind_desc_t *desc);
 
 /* The signature of a plugin's entry point, "kairos_plugin_init". */
