@@ -632,6 +632,14 @@ static size_t read_checked(void *buf, size_t len, void *arg)
 {
     file_reader_t *r = arg;
     size_t n = fread(buf, 1, len, r->in);
+    /* A UTF-8 byte-order mark, which some editors write first, is skipped
+     * (RFC 8259 allows it): jansson refused it with an invisible "near".
+     * (fread fills the buffer unless the file ends: the mark is whole.) */
+    if (r->read == 0 && n >= 3 && !memcmp(buf, "\xEF\xBB\xBF", 3)) {
+        memmove(buf, (char *)buf + 3, n - 3);
+        n -= 3;
+        r->read = 3;
+    }
     const char *nul = memchr(buf, 0, n);
     if (nul) {
         r->nul_at = r->read + (uint64_t)(nul - (const char *)buf) + 1;
@@ -684,8 +692,10 @@ kr__model_file_t *kr__model_file_load(const kr__model_file_desc_t *desc)
         goto fail;
     }
     if (!f->root) {
+        /* (jansson names its own flag for this one) */
+        const char *what = strstr(err.text, "JSON_ALLOW_NUL") ? "\\u0000 (a NUL character) in a string" : err.text;
         kr__fail(KR_ERR_INVALID_ARG, "%s: line %d column %d: expected valid JSON, found %s", f->path, err.line,
-                 err.column, err.text);
+                 err.column, what);
         goto fail;
     }
     /* (any JSON value is read, so that one that is no object is named as

@@ -479,6 +479,34 @@ Test(model_file, bad_nul_byte)
     cr_assert_str_eq(kr_last_error(), want);
 }
 
+/* A UTF-8 byte-order mark before the JSON is skipped (jansson refused it,
+ * quoting it invisibly), also with a NUL byte after it, whose offset counts
+ * the mark; a \u0000 in a string is named as such, not by jansson's flag. */
+Test(model_file, byte_order_mark_and_escaped_nul)
+{
+    mt_write("{}"); /* (makes the folder and the path) */
+    FILE *fp = fopen(mt_path, "wb");
+    cr_assert(fp);
+    fputs("\xEF\xBB\xBF{\"end_time\": 10, \"simulators\": []}", fp);
+    cr_assert_eq(fclose(fp), 0);
+    kr__model_file_desc_t desc = { .path = mt_path, .register_builtin = kr__models_register_builtin };
+    kr__model_file_t *f = kr__model_file_load(&desc);
+    cr_assert(!f || !strstr(kr_last_error(), "valid JSON"), "%s", kr_last_error());
+    kr__model_file_free(f);
+    fp = fopen(mt_path, "wb");
+    fputs("\xEF\xBB\xBF{\"a\"", fp);
+    fputc('\0', fp);
+    cr_assert_eq(fclose(fp), 0);
+    cr_assert_null(kr__model_file_load(&desc));
+    char want[200];
+    snprintf(want, sizeof want, "%s: byte 8: expected valid JSON, found a NUL byte", mt_path);
+    cr_assert_str_eq(kr_last_error(), want);
+    mt_write("{'end_time': 10, 'x': 'a\\u0000b'}");
+    cr_assert_null(kr__model_file_load(&desc));
+    cr_assert(strstr(kr_last_error(), "expected valid JSON, found \\u0000 (a NUL character) in a string"), "%s",
+              kr_last_error());
+}
+
 /* A file of one JSON value that is no object is named as such, also with a
  * --set that would look into it. */
 Test(model_file, bad_top_not_an_object)
