@@ -108,6 +108,17 @@ static kr_status_t apply_set(kr__model_file_t *f, const char *set, const char *o
     const char *text = eq + 1;
     json_error_t err;
     json_t *value = json_loads(text, JSON_DECODE_ANY, &err);
+    if (!value && (strstr(err.text, "too big integer") || strstr(err.text, "real number overflow"))) {
+        /* (taken as a string, it was refused later as a string "1e400") */
+        char expected[700];
+        snprintf(expected, sizeof expected, "a number JSON can hold, a whole one within 64 bits and any other "
+                 "within about 1.8e308 (%s %s)", option, set);
+        json_t *found = json_string(text);
+        kr_status_t st = kr__input_error(f->path, key, expected, found);
+        json_decref(found);
+        free(key);
+        return st;
+    }
     if (!value) value = json_string(text); /* a bare word is a string */
     kr_status_t st = KR_OK;
     json_t *node = f->root;

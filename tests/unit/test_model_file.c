@@ -774,6 +774,18 @@ Test(model_file, bad_set_index_out_of_range)
                       "a path that exists (--set dependencies.7=1)", "nothing");
 }
 
+/* A number too large for JSON was taken as a string, and refused later as
+ * the string "1e400". */
+Test(model_file, bad_set_number_out_of_range)
+{
+    expect_load_error(mt_load(FACTORY, "end_time=1e400", NULL), "end_time",
+                      "a number JSON can hold, a whole one within 64 bits and any other within about 1.8e308 "
+                      "(--set end_time=1e400)", "\"1e400\"");
+    expect_load_error(mt_load(FACTORY, "seed=99999999999999999999", NULL), "seed",
+                      "a number JSON can hold, a whole one within 64 bits and any other within about 1.8e308 "
+                      "(--set seed=99999999999999999999)", "\"99999999999999999999\"");
+}
+
 Test(model_file, bad_set_through_a_value)
 {
     expect_load_error(mt_load(FACTORY, "seed.x=1", NULL), "seed.x", "a path that exists (--set seed.x=1)",
