@@ -536,21 +536,28 @@ Test(factory_kinds, param_errors)
 /* Robots move once per step: only an agent-based simulator has them. The
  * bath needs a continuous one for its ODE and state event. The runtime
  * refuses the others (the kinds declare the formalisms they allow). */
+/* (refused where the model file's entry is read) */
+static void expect_load_error(const char *text, const char *jpath, const char *expected, const char *found)
+{
+    cr_assert_null(mt_load(text, NULL), "the load should fail (%s)", jpath);
+    mt_expect(KR_ERR_INVALID_ARG, jpath, expected, found);
+}
+
 Test(factory_kinds, formalisms_refused)
 {
-    expect_setup_error("{'end_time': 10, 'simulators': [{'name': 'A', 'kind': 'robots', 'formalism': "
-                       "'discrete-event', 'params': {'to': 'B'}}, {'name': 'B', 'kind': 'bath', 'time_step': 1}],"
-                       " 'dependencies': [{'from': 'A', 'to': 'B', 'promise': 0}]}", NULL,
-                       "simulators[0].formalism", "a formalism of kind 'robots' (agent-based)",
-                       "\"discrete-event\"");
-    expect_setup_error("{'end_time': 10, 'simulators': [{'name': 'A', 'kind': 'robots', 'formalism': "
-                       "'continuous', 'time_step': 1, 'params': {'to': 'B'}}, {'name': 'B', 'kind': 'bath', "
-                       "'time_step': 1}], 'dependencies': [{'from': 'A', 'to': 'B', 'promise': 0}]}", NULL,
-                       "simulators[0].formalism", "a formalism of kind 'robots' (agent-based)",
-                       "\"continuous\"");
-    expect_setup_error("{'end_time': 10, 'simulators': [{'name': 'B', 'kind': 'bath', 'formalism': 'agent-based',"
-                       " 'time_step': 1}]}", NULL, "simulators[0].formalism",
-                       "a formalism of kind 'bath' (continuous)", "\"agent-based\"");
+    expect_load_error("{'end_time': 10, 'simulators': [{'name': 'A', 'kind': 'robots', 'formalism': "
+                      "'discrete-event', 'params': {'to': 'B'}}, {'name': 'B', 'kind': 'bath', 'time_step': 1}],"
+                      " 'dependencies': [{'from': 'A', 'to': 'B', 'promise': 0}]}",
+                      "simulators[0].formalism", "a formalism of kind 'robots' (agent-based)",
+                      "\"discrete-event\"");
+    expect_load_error("{'end_time': 10, 'simulators': [{'name': 'A', 'kind': 'robots', 'formalism': "
+                      "'continuous', 'time_step': 1, 'params': {'to': 'B'}}, {'name': 'B', 'kind': 'bath', "
+                      "'time_step': 1}], 'dependencies': [{'from': 'A', 'to': 'B', 'promise': 0}]}",
+                      "simulators[0].formalism", "a formalism of kind 'robots' (agent-based)",
+                      "\"continuous\"");
+    expect_load_error("{'end_time': 10, 'simulators': [{'name': 'B', 'kind': 'bath', 'formalism': 'agent-based',"
+                      " 'time_step': 1}]}", "simulators[0].formalism",
+                      "a formalism of kind 'bath' (continuous)", "\"agent-based\"");
 }
 
 /* The assembly line may feed the bath directly (any factory receiver). */

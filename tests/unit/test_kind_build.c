@@ -195,14 +195,20 @@ Test(kind_build, a_failed_setup_is_bad_input_whatever_its_status)
     kr__model_file_free(f);
 }
 
+/* Where the entry is read, before any setup (and before the time step an
+ * agent-based entry would need). */
 Test(kind_build, the_entry_formalism_is_checked_before_setup)
 {
-    kr__model_file_t *f = load("{'end_time': 1, 'simulators': [{'name': 'x', 'kind': 'a', 'formalism': "
-                               "'agent-based', 'time_step': 1}]}");
-    cr_assert_null(kr__model_file_build(f, NULL));
-    mt_expect(KR_ERR_INVALID_ARG, "simulators[0].formalism", "a formalism of kind 'a' (discrete-event)",
-              "\"agent-based\"");
-    kr__model_file_free(f);
+    for (int with_step = 0; with_step < 2; with_step++) {
+        mt_write(with_step ? "{'end_time': 1, 'simulators': [{'name': 'x', 'kind': 'a', 'formalism': "
+                             "'agent-based', 'time_step': 1}]}"
+                           : "{'end_time': 1, 'simulators': [{'name': 'x', 'kind': 'a', 'formalism': "
+                             "'agent-based'}]}");
+        cr_assert_null(kr__model_file_load(&(kr__model_file_desc_t){ .path = mt_path,
+                                                                    .register_builtin = register_kinds }));
+        mt_expect(KR_ERR_INVALID_ARG, "simulators[0].formalism", "a formalism of kind 'a' (discrete-event)",
+                  "\"agent-based\"");
+    }
 }
 
 Test(kind_build, declared_parts_are_checked_at_registration)
