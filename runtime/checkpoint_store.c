@@ -1077,9 +1077,12 @@ kr_status_t kr__ckpt_dir_abandon(const char *root, const char *name)
     return st;
 }
 
-kr_status_t kr__ckpt_dir_prepare(const char *root)
+kr_status_t kr__ckpt_dir_prepare(const char *root, bool *made)
 {
+    struct stat sb;
+    *made = lstat(root, &sb) != 0;
     kr_status_t st = mkdir_p(root);
+    if (st) *made = false;
     if (!st && access(root, W_OK | X_OK))
         st = kr__fail(KR_ERR_IO, "%s: cannot write checkpoints there: %s", root, strerror(errno));
     return st;

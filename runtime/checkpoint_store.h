@@ -113,7 +113,8 @@ void kr__ckpt_manifest_fini(kr__ckpt_manifest_t *m);
  *   if the partial directory has no manifest.json) and fsyncs ROOT.
  * abandon: removes ROOT/NAME.partial, if there, after a failure.
  * prepare: makes ROOT if needed; refused unless this process can write
- *   there (before a run, so that a bad folder is named at once).
+ *   there (before a run, so that a bad folder is named at once). *made:
+ *   ROOT itself was made (a run refused later removes it if left empty).
  * prune: removes the oldest complete checkpoints (by manifest time, ties by
  *   name) under ROOT beyond the newest `keep` (keep <= 0: keeps all). Only
  *   directories whose manifest.json reads as a kairos checkpoint manifest
@@ -123,7 +124,7 @@ kr_status_t kr__ckpt_dir_begin(const char *root, const char *name, char **partia
 kr_status_t kr__ckpt_dir_commit(const char *root, const char *name);
 kr_status_t kr__ckpt_dir_prune(const char *root, int keep);
 kr_status_t kr__ckpt_dir_abandon(const char *root, const char *name);
-kr_status_t kr__ckpt_dir_prepare(const char *root);
+kr_status_t kr__ckpt_dir_prepare(const char *root, bool *made);
 
 /* Reading. */
 typedef struct kr__ckpt kr__ckpt_t;

@@ -100,6 +100,9 @@ kr_status_t kr__out_check_resume(const char *path, uint64_t offset)
     if (!exists && offset)
         s = kr__fail(KR_ERR_CORRUPT, "%s: missing: the checkpoint continues this output from byte %llu", path,
                      (unsigned long long)offset);
+    else if (exists && !S_ISREG(st.st_mode))
+        s = kr__fail(KR_ERR_CORRUPT, "%s: expected the file the checkpoint continues, found %s", have,
+                     S_ISDIR(st.st_mode) ? "a directory" : "no regular file");
     else if (exists && (uint64_t)st.st_size < offset)
         s = kr__fail(KR_ERR_CORRUPT, "%s: %lld bytes, shorter than the %llu the checkpoint continues from", have,
                      (long long)st.st_size, (unsigned long long)offset);

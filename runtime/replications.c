@@ -5,11 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "base/clock.h"
 #include "kairos/statistics.h"
 #include "base/error.h"
 #include "base/fault.h"
 #include "net/collectives.h"
+#include "runtime/checkpoint_store.h"
 #include "runtime/replications.h"
 
 uint64_t kr__replication_seed(uint64_t model_seed, uint64_t r)
@@ -290,12 +292,19 @@ kr_status_t kr__replications_run(const kr__replications_desc_t *d, json_t **resu
     int group_rank = group >= 0 ? d->rank % group_ranks : 0;
     uint64_t items = (uint64_t)d->point_count * d->replications;
     uint64_t plan = kr__replications_plan_digest(d);
-    const char *dir = d->checkpoint_dir ? d->checkpoint_dir : "checkpoints";
+    /* The folder of replications.json: the command line's, the model
+     * file's, or "checkpoints"; checked before the run when a checkpoint
+     * may be written there (a signal's included), not found bad at it. */
+    const char *file_dir = d->point_count ? d->points[0]->ckpt.dir : NULL;
+    const char *dir = d->checkpoint_dir ? d->checkpoint_dir : file_dir ? file_dir : "checkpoints";
+    bool may_write = d->checkpoint_dir || file_dir || d->wall.checkpoint_wall > 0 || d->wall.stop_before_wall > 0 ||
+                     d->wall.on_term, dir_made = false;
     /* A restart: rank 0 reads the finished records, every rank agrees. */
     json_t *restored = NULL;
     uint8_t *done = calloc(items ? items : 1, 1);
     if (!done) st = kr__fail(KR_ERR_NOMEM, "out of memory");
     if (!st && d->restart && d->rank == 0) st = kr__replications_checkpoint_read(d->restart, plan, items, &restored);
+    if (!st && may_write && d->rank == 0) st = kr__ckpt_dir_prepare(dir, &dir_made);
     st = kr__replications_agree(d, d->rank == 0 || st, st);
     if (!st) st = share_done(d, restored, items, done);
     /* the items left, in order: the same work shares as a run that never
@@ -361,6 +370,7 @@ kr_status_t kr__replications_run(const kr__replications_desc_t *d, json_t **resu
     free(todo);
     if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
     if (!st) st = collect(d, mine, restored, items, false, results);
+    if (dir_made) rmdir(dir); /* (made here: gone again unless a checkpoint is in it) */
     json_decref(mine);
     json_decref(restored);
     if (wall_seconds) *wall_seconds = wall_now() - t0;

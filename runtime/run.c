@@ -351,9 +351,11 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
      * place: a recording with a manifest is complete. */
     if (c.frames.enabled) st = agree(&c, st ? (kr__run_frames_commit_manifest(&c, false), st)
                                             : kr__run_frames_commit_manifest(&c, true));
-    /* a frames folder this run made goes again if the run left it empty
-     * (after the agreement: every rank has removed its files) */
+    /* A frames folder this run made goes again if the run failed and left
+     * it empty, and a checkpoint folder it made if it wrote nothing there
+     * (after the agreement: every rank has removed its files). */
     if (st && c.frames.dir_made) rmdir(opt->frames_dir);
+    if (c.ckpt.dir_made) rmdir(c.ckpt.dir);
     if (opt->rank == 0) {
         if (!st && !opt->quiet && opt->summary) kr__run_print_summary(&c, stats);
         if (!st && opt->stats_json) {

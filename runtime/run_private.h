@@ -19,6 +19,7 @@ typedef struct kr__ckpt_schedule {
     size_t at_count;
     kr_time_t every;            /* 0: none */
     const char *dir;
+    bool dir_made;              /* rank 0 made it: removed at the end if left empty */
     int keep, level;
     uint64_t written;           /* checkpoints written by this run */
     uint64_t write_ns, bytes, raw_bytes; /* rank 0: their time (each from the cut to every rank's agreement), sizes */

@@ -326,6 +326,29 @@ refuse "a checkpoint folder that is a file, for SIGUSR1" "$phold" "$tmp/afile" "
 refuse "a checkpoint folder that is a file, for SIGTERM" "$phold" "$tmp/afile" "expected a directory" \
   --end 20 --checkpoint-dir "$tmp/afile" --checkpoint-on-term
 
+# ... and for replications, whose checkpoint is DIR/replications.json
+refuse "replications' checkpoint folder under a file" "$phold" "$tmp/afile" "expected a directory" \
+  --end 5 --replications 3 --checkpoint-dir "$tmp/afile/x" --stop-before-wall 100
+
+# A checkpoint folder the run made is gone again when the run wrote no
+# checkpoint there: refused, or ended before any was asked for.
+"$KAIROS_BIN" run "$phold" --quiet --end 5 --checkpoint-dir "$tmp/made-1" -o "$tmp/no-such-folder/x.json" \
+  >/dev/null 2>&1
+"$KAIROS_BIN" run "$phold" --quiet --end 5 --checkpoint-dir "$tmp/made-2" >/dev/null 2>&1
+"$KAIROS_BIN" run "$phold" --quiet --end 5 --replications 2 --checkpoint-dir "$tmp/made-3" >/dev/null 2>&1
+expect "checkpoint folders made for nothing are removed" "" "$(ls -d "$tmp"/made-* 2>/dev/null)"
+
+# A restart whose log to go on with is a directory says so (it said "4096
+# bytes, shorter than ...").
+"$KAIROS_BIN" run "$phold" --quiet --end 20 --checkpoint-at 5 --checkpoint-dir "$tmp/logged4" --event-log "$tmp/logs4" \
+  >/dev/null 2>&1
+rm "$tmp/logs4/phold[2].jsonl" && mkdir "$tmp/logs4/phold[2].jsonl.partial"
+nps="1"
+refuse "an event log to go on with that is a directory" "$phold" "phold[2].jsonl.partial" \
+  "expected the file the checkpoint continues, found a directory" --restart "$tmp/logged4" --end 20 \
+  --event-log "$tmp/logs4"
+nps="1 2"
+
 # A checkpoint time after the end time never comes: refused, not ignored.
 refuse "a checkpoint after the end time" "$phold" "--checkpoint-at" "expected times up to the end time 20, found 30" \
   --end 20 --checkpoint-at 5,30

@@ -302,15 +302,20 @@ Test(checkpoint_store, directory_life)
     cr_assert_eq(stat(path_of("mine", NULL), &sb), 0, "the user's folder stays");
     cr_assert_eq(kr__ckpt_dir_abandon(root, "mine"), KR_OK, "nothing to abandon is no error");
     free(dir);
-    /* prepare: makes the folder, and refuses a file in its place */
-    cr_assert_eq(kr__ckpt_dir_prepare(path_of("p/q", NULL)), KR_OK, "%s", kr_last_error());
+    /* prepare: makes the folder (and says so), and refuses a file in its place */
+    bool made = false;
+    cr_assert_eq(kr__ckpt_dir_prepare(path_of("p/q", NULL), &made), KR_OK, "%s", kr_last_error());
+    cr_assert(made);
     cr_assert_eq(stat(path_of("p/q", NULL), &sb), 0);
     cr_assert(S_ISDIR(sb.st_mode));
+    cr_assert_eq(kr__ckpt_dir_prepare(path_of("p/q", NULL), &made), KR_OK, "%s", kr_last_error());
+    cr_assert(!made, "there already");
     FILE *f = fopen(path_of("plain", NULL), "w");
     fclose(f);
-    cr_assert_eq(kr__ckpt_dir_prepare(path_of("plain", NULL)), KR_ERR_IO);
+    cr_assert_eq(kr__ckpt_dir_prepare(path_of("plain", NULL), &made), KR_ERR_IO);
     cr_assert(strstr(kr_last_error(), "expected a directory"), "%s", kr_last_error());
-    cr_assert_eq(kr__ckpt_dir_prepare(path_of("plain", "sub")), KR_ERR_IO);
+    cr_assert_eq(kr__ckpt_dir_prepare(path_of("plain", "sub"), &made), KR_ERR_IO);
+    cr_assert(!made);
     free_parts();
 }
 
