@@ -65,8 +65,8 @@ kr_status_t kr__run_checkpoint_plan(run_ctx_t *c)
             return kr__fail(KR_ERR_INVALID_ARG, "%s: expected representable times > 0 (at least one tick, %g), found %g",
                             at_name, 1.0 / (double)p, at->at[i]);
         s->at_count++;
-        /* (one that never comes was taken without a word) */
-        /* (a replication writes none: its times are not looked at) */
+        /* One that never comes was taken without a word. (A replication
+         * writes none: its times are not looked at.) */
         if (s->at[i] > kr_model_end_time(c->model) && !c->opt->stats_json) {
             char end[32], time[32];
             shortest(kr_time_to_units(kr_model_end_time(c->model), p), end);
