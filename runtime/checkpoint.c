@@ -108,12 +108,11 @@ kr_time_t kr__run_next_cut(const run_ctx_t *c, kr_time_t after)
 
 kr_status_t kr__run_checkpoint_prepare(run_ctx_t *c)
 {
-    const kr__wall_limits_t *w = &c->opt->wall;
     /* (a folder named for the checkpoints that a signal may ask for,
      * SIGUSR1 or SIGTERM with --checkpoint-on-term, is checked too: found
      * bad only then, it lost the run) */
     bool named = c->opt->ckpt.dir || c->file->ckpt.dir;
-    bool will_write = c->ckpt.enabled || w->checkpoint_wall > 0 || w->stop_before_wall > 0 || w->on_term || named;
+    bool will_write = c->ckpt.enabled || kr__wall_may_checkpoint(&c->opt->wall) || named;
     /* (a replication or a sweep's point writes none: its caller checks
      * the folder of replications.json) */
     if (c->opt->stats_json || !will_write || c->opt->rank != 0) return KR_OK;

@@ -182,18 +182,16 @@ kr_status_t kr__run_begin_event_logs(run_ctx_t *c, const char *log_dir)
 {
     kr_model_t *m = c->model;
     if (!log_dir) return KR_OK;
-    if (!c->log_offsets) {
-        for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
-            if (!kr_sim_is_local(kr_model_sim(m, i))) continue;
-            kr_status_t st = kr__out_empty(&c->logs[i]);
-            if (st) return st;
-        }
-        return KR_OK;
-    }
-    c->logs = calloc(kr_model_sim_count(m), sizeof *c->logs);
-    if (!c->logs) return kr__fail(KR_ERR_NOMEM, "out of memory");
+    bool resume = c->log_offsets != NULL; /* (a new run's are open already) */
+    if (resume && !(c->logs = calloc(kr_model_sim_count(m), sizeof *c->logs)))
+        return kr__fail(KR_ERR_NOMEM, "out of memory");
     for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {
         if (!kr_sim_is_local(kr_model_sim(m, i))) continue;
+        if (!resume) {
+            kr_status_t st = kr__out_empty(&c->logs[i]);
+            if (st) return st;
+            continue;
+        }
         char path[4096];
         uint64_t at = log_path(c, log_dir, i, path, sizeof path);
         /* a restart goes on with the log where the checkpoint was cut,

@@ -297,8 +297,7 @@ kr_status_t kr__replications_run(const kr__replications_desc_t *d, json_t **resu
      * may be written there (a signal's included), not found bad at it. */
     const char *file_dir = d->point_count ? d->points[0]->ckpt.dir : NULL;
     const char *dir = d->checkpoint_dir ? d->checkpoint_dir : file_dir ? file_dir : "checkpoints";
-    bool may_write = d->checkpoint_dir || file_dir || d->wall.checkpoint_wall > 0 || d->wall.stop_before_wall > 0 ||
-                     d->wall.on_term, dir_made = false;
+    bool may_write = d->checkpoint_dir || file_dir || kr__wall_may_checkpoint(&d->wall), dir_made = false;
     /* A restart: rank 0 reads the finished records, every rank agrees. */
     json_t *restored = NULL;
     uint8_t *done = calloc(items ? items : 1, 1);

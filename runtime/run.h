@@ -22,6 +22,13 @@ typedef struct kr__wall_limits {
     bool on_term;                /* --checkpoint-on-term: SIGTERM checkpoints (its folder is checked first) */
 } kr__wall_limits_t;
 
+/* A signal or the wall clock may ask this run for a checkpoint: its folder
+ * is then made and checked before the run (checkpoint.c, replications.c). */
+static inline bool kr__wall_may_checkpoint(const kr__wall_limits_t *w)
+{
+    return w->checkpoint_wall > 0 || w->stop_before_wall > 0 || w->on_term;
+}
+
 typedef struct kr__run_options {
     const char *stats_path;      /* NULL: the file's outputs.stats, else none */
     const char *event_log_dir;   /* NULL: the file's outputs.event_log, else none */
