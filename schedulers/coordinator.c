@@ -490,6 +490,18 @@ static bool advance_continuous(kr_model_t *m, kr__group_t *g, kr_time_t to, kr_t
     return false;
 }
 
+/* The most events a group runs in one step before the coordinator polls
+ * the transport and sends what the group may now guarantee. Each poll
+ * costs a rank about as much as 15 PHOLD events in MPI, and each step's
+ * sync-events to a peer leave as one batch, which costs about the same up
+ * to the transport's batch size (4 KiB over MPI on one node). 512 events
+ * of PHOLD at base (remote 0.25) fill about one batch: on 2 ranks they ran
+ * 1.5-3.6 % faster than 256, and 768 (a batch and a half) no faster.
+ * A small promise ends a step sooner anyway (the stretch); at remote 0.5 a
+ * full batch leaves in mid-step, and 512 ran as fast as 256
+ * (bench/README.md, "Steps of 512 events"). */
+#define STEP_EVENTS 512u
+
 /* Runs at most `budget` events of group g while it stays runnable. With an
  * on_busy hook, each stretch of one simulator's events is reported. */
 static uint32_t run_group(kr_model_t *m, kr__group_t *g, uint32_t budget)
@@ -925,10 +937,10 @@ static kr_status_t scan_groups(kr_model_t *m, group_scan_t *sc)
 }
 
 /* Phase (b): the group with the lowest runnable head goes next, for at
- * most 256 events, and then sends what it may now guarantee. In a window
- * round every other runnable group follows in the same step, in group
- * order: the round's bounds hold until the next round, and nothing sent
- * during it can arrive below them, so the order of the groups changes
+ * most STEP_EVENTS events, and then sends what it may now guarantee. In a
+ * window round every other runnable group follows in the same step, in
+ * group order: the round's bounds hold until the next round, and nothing
+ * sent during it can arrive below them, so the order of the groups changes
  * nothing, while one step per group, each scanning every group, cost G^2
  * a round (bench/README.md, "The algorithm chosen by auto"). */
 static step_t run_lowest_group(kr_model_t *m, group_scan_t *sc, kr_status_t *status)
@@ -937,7 +949,7 @@ static step_t run_lowest_group(kr_model_t *m, group_scan_t *sc, kr_status_t *sta
     if (st) return step_failed(m, st, false, status);
     if (!sc->best) return STEP_NEXT;
     m->last_ran = (uint32_t)(sc->best - m->groups);
-    run_group(m, sc->best, 256);
+    run_group(m, sc->best, STEP_EVENTS);
     if (m->failure) return step_failed(m, KR_OK, true, status);
     if ((st = send_guarantees(m, sc->best, false))) return step_failed(m, st, false, status);
     if (m->sync != KR_SYNC_WINDOW) return STEP_MORE;
@@ -949,7 +961,7 @@ static step_t run_lowest_group(kr_model_t *m, group_scan_t *sc, kr_status_t *sta
         if (!runnable(m, g, s, h)) continue;
         note_blocked(m, g, false, sc->now); /* (in case it was not runnable at the scan) */
         m->last_ran = i;
-        run_group(m, g, 256);
+        run_group(m, g, STEP_EVENTS);
         if (m->failure) return step_failed(m, KR_OK, true, status);
     }
     return STEP_MORE;
