@@ -529,9 +529,11 @@ kr_status_t kr__run_restore(run_ctx_t *c, const char *path)
             json_is_integer(json_object_get(frames, "first")) && json_is_object(json_object_get(frames, "files")))
             c->frames.restored = json_incref(frames);
     }
-    /* a message names the checkpoint chosen when the path was a folder of them */
+    /* a message names the checkpoint chosen when the path was a folder of
+     * them, and for a damaged one the next older there */
     if (st && strcmp(where, path) && strncmp(kr_last_error(), where, strlen(where)))
         kr__fail(kr_last_status(), "%s: %s", where, kr_last_error());
+    kr__ckpt_name_older(st, kr__ckpt_older(ck));
     kr__ckpt_close(ck);
     c->ckpt.restore_ns = kr__monotonic_ns() - t0;
     return st;

@@ -560,6 +560,7 @@ done:
 
 struct kr__ckpt {
     char *dir;
+    char *older;            /* chosen from a folder: the next older one there, or NULL */
     kr__ckpt_manifest_t m;
     char **files;           /* sorted */
     size_t file_count;
@@ -756,6 +757,27 @@ static void candidates_free(candidate_t *list, size_t n)
     free(list);
 }
 
+/* After a folder of checkpoints was refused because one of them does not
+ * read: the error goes on to name the newest one there that does, so that
+ * a user knows what to restart from instead. */
+static void name_newest_readable(const char *root)
+{
+    kr_status_t st = kr_last_status();
+    char *msg = strdup(kr_last_error());
+    if (!msg) return;
+    candidate_t *list;
+    size_t n;
+    /* (skipping bad manifests, whose errors replace the message kept) */
+    if (!list_checkpoints(root, false, &list, &n) && n) {
+        kr__fail(st, "%s; the newest checkpoint there that reads is %s/%s (--restart %s/%s)", msg, root, list[0].name,
+                 root, list[0].name);
+        candidates_free(list, n);
+    } else {
+        kr__fail(st, "%s", msg);
+    }
+    free(msg);
+}
+
 kr_status_t kr__ckpt_open(const char *path, kr__ckpt_t **out)
 {
     *out = NULL;
@@ -768,7 +790,7 @@ kr_status_t kr__ckpt_open(const char *path, kr__ckpt_t **out)
     if (!mpath) return KR_ERR_NOMEM;
     bool has_manifest = !lstat(mpath, &sb);
     kr_status_t st = KR_OK;
-    char *chosen = NULL;
+    char *chosen = NULL, *older = NULL;
     if (has_manifest || ends_with(path, ".partial") || ends_with(path, ".partial/")) {
         if (!has_manifest || ends_with(path, ".partial") || ends_with(path, ".partial/")) {
             st = kr__fail(KR_ERR_CORRUPT, "%s: expected a complete checkpoint, found a half-written one (%s)", path,
@@ -779,13 +801,17 @@ kr_status_t kr__ckpt_open(const char *path, kr__ckpt_t **out)
     } else {
         candidate_t *list;
         size_t n;
-        if ((st = list_checkpoints(path, true, &list, &n))) goto done;
+        if ((st = list_checkpoints(path, true, &list, &n))) {
+            if (st != KR_ERR_NOMEM) name_newest_readable(path);
+            goto done;
+        }
         if (!n) {
             st = kr__fail(KR_ERR_CORRUPT, "%s: expected a checkpoint (a manifest.json) or a directory of complete "
                           "checkpoints, found neither (a half-written checkpoint?)", path);
             goto done;
         }
         chosen = join(path, list[0].name);
+        older = n > 1 ? join(path, list[1].name) : NULL; /* (NULL also if out of memory: no hint then) */
         candidates_free(list, n);
     }
     if (!chosen) {
@@ -801,8 +827,14 @@ kr_status_t kr__ckpt_open(const char *path, kr__ckpt_t **out)
     }
     st = open_dir(chosen, &p, out);
     parsed_fini(&p);
+    if (!st) {
+        (*out)->older = older;
+        older = NULL;
+    }
 done:
+    st = kr__ckpt_name_older(st, older);
     free(chosen);
+    free(older);
     free(mpath);
     return st;
 }
@@ -815,6 +847,18 @@ const kr__ckpt_manifest_t *kr__ckpt_manifest(const kr__ckpt_t *c)
 const char *kr__ckpt_path(const kr__ckpt_t *c)
 {
     return c->dir;
+}
+
+const char *kr__ckpt_older(const kr__ckpt_t *c)
+{
+    return c->older;
+}
+
+kr_status_t kr__ckpt_name_older(kr_status_t st, const char *older)
+{
+    if ((st == KR_ERR_CORRUPT || st == KR_ERR_IO) && older)
+        kr__fail(st, "%s; the next older checkpoint there is %s (--restart %s)", kr_last_error(), older, older);
+    return st;
 }
 
 kr_status_t kr__ckpt_read(kr__ckpt_t *c, const char *sim, void **data, size_t *size)
@@ -911,6 +955,7 @@ void kr__ckpt_close(kr__ckpt_t *c)
     free(c->files);
     free(c->by_name);
     free(c->dir);
+    free(c->older);
     free(c);
 }
 

@@ -4,7 +4,7 @@
 # flipped in the header, a part's zstd frame, its checksum-covered tail),
 # foreign-version, other-model, half-written (.partial) or missing-file
 # checkpoint, one whose time is after the end time, a folder whose newest
-# checkpoint is corrupted, and --restart with
+# checkpoint is corrupted (the next older one named), and --restart with
 # --replications are refused with exit status 2 on every rank and exactly
 # one line on stderr naming the file and what is wrong, printed once under
 # mpirun; a refused restart leaves no stats file behind, and one refused
@@ -213,13 +213,23 @@ echo '{"old": true}' >"$tmp/old-stats.json"
 expect "a refused restart does not write over the stats file" '{"old": true}' "$(cat "$tmp/old-stats.json" 2>/dev/null)"
 
 # A folder of checkpoints whose newest is corrupted is refused, naming
-# the newest (no quiet fall back to an older one); with the newest
-# half-written (.partial), the newest complete one restarts.
+# the newest (no quiet fall back to an older one) and the next older one
+# to restart from instead; one whose newest manifest does not read names
+# the newest that does. With the newest half-written (.partial), the
+# newest complete one restarts.
 "$KAIROS_BIN" run "$phold" --quiet --end 20 --checkpoint-at 5,10 --checkpoint-dir "$tmp/two" >/dev/null 2>&1
+cp -r "$tmp/two" "$tmp/two-manifest"
 flip "$tmp/two/ckpt-10/rank-0.bin" 5000
 nps="1 2"
-refuse "a folder whose newest checkpoint is corrupted" "$phold" "$tmp/two/ckpt-10/rank-0.bin" "corrupted" \
+refuse "a folder whose newest checkpoint is corrupted" "$phold" "$tmp/two/ckpt-10/rank-0.bin" \
+  "corrupted; the next older checkpoint there is $tmp/two/ckpt-5 (--restart $tmp/two/ckpt-5)" \
   --restart "$tmp/two" --end 20
+echo '{' >"$tmp/two-manifest/ckpt-10/manifest.json"
+nps="1"
+refuse "a folder whose newest manifest does not read" "$phold" "$tmp/two-manifest/ckpt-10/manifest.json" \
+  "; the newest checkpoint there that reads is $tmp/two-manifest/ckpt-5 (--restart $tmp/two-manifest/ckpt-5)" \
+  --restart "$tmp/two-manifest" --end 20
+nps="1 2"
 mv "$tmp/two/ckpt-10" "$tmp/two/ckpt-10.partial"
 "$KAIROS_BIN" run "$phold" --quiet --end 20 --restart "$tmp/two" -o "$tmp/two.json" >/dev/null 2>"$tmp/two.err"
 expect "a folder whose newest checkpoint is half-written: the older one restarts" 0 "$?"
