@@ -1057,9 +1057,44 @@ static step_t idle_settle_finish(kr_model_t *m, const group_scan_t *sc, kr_statu
     return step_failed(m, report_deadlock(m), false, status);
 }
 
+/* A run whose model time stands still while events keep running (an event
+ * that schedules another with no delay, every time) looks hung: no safe
+ * point comes, so no progress line and no checkpoint either. Every
+ * STALL_STEPS steps the coordinator looks at each local simulator; one
+ * that has run events for STALL_SECONDS of wall time without its time
+ * moving is named once, as a warning. The run goes on: such a burst may
+ * still end, and SIGINT or SIGTERM stop it if not. */
+#define STALL_STEPS 1024u
+#define STALL_SECONDS 10u
+
+static void watch_stalls(kr_model_t *m)
+{
+    uint64_t now = kr__monotonic_ns();
+    for (uint32_t i = 0; i < m->sim_count; i++) {
+        kr_sim_t *s = m->sims[i];
+        if (!s->local || s->stall_told) continue;
+        if (!s->stalled_since || s->executed == s->watch_executed || s->now != s->watch_now) {
+            /* first look, idle since the last, or its time moved: watch afresh */
+            s->watch_now = s->now;
+            s->stalled_since = now;
+            s->stalled_from = s->executed;
+        } else if (now - s->stalled_since >= STALL_SECONDS * 1000000000ull) {
+            s->stall_told = true;
+            kr_log(s, KR_LOG_WARN, "model time has not moved for %u s of wall time, over %llu events here (does "
+                   "an event schedule another with no delay every time?)", STALL_SECONDS,
+                   (unsigned long long)(s->executed - s->stalled_from));
+        }
+        s->watch_executed = s->executed;
+    }
+}
+
 bool kr__coord_step(kr_model_t *m, kr_status_t *status)
 {
     *status = KR_OK;
+    if (++m->steps_unwatched == STALL_STEPS) {
+        m->steps_unwatched = 0;
+        watch_stalls(m);
+    }
     group_scan_t sc;
     step_t r = deliver_and_propagate(m, status);
     if (r == STEP_NEXT) r = run_lowest_group(m, &sc, status);

@@ -151,6 +151,12 @@ struct kr_sim {
     uint64_t digest;
     uint64_t sync_sent, sync_received, null_sent, requests_sent;
     uint64_t blocked_ns, blocked_since;  /* blocked_since 0: not blocked */
+    /* The stall watch (coordinator.c, watch_stalls): now and executed at
+     * its last look, since when (wall ns, 0: not yet looked) events have
+     * run here without now moving, and the events then. */
+    kr_time_t watch_now;
+    uint64_t watch_executed, stalled_since, stalled_from;
+    bool stall_told;
     uint64_t blocked_episodes;  /* spans opened (note_blocked) */
     bool executing;
     kr_event_key_t current;
@@ -292,6 +298,7 @@ struct kr_model {
     uint32_t group_count;
     kr__bound_tree_t *bound_trees; /* by group, from kr__coord_prepare (null messages) */
     uint32_t last_ran;          /* the group the last step ran (names an injected allocation failure) */
+    uint32_t steps_unwatched;   /* steps since the stall watch last looked */
     bool started, running, finished;
     bool prepared;              /* kr__coord_prepare ran */
     /* Null messages: every guarantee leaves as soon as it grows, none held

@@ -16,7 +16,9 @@
  *   how "grow": every tick creates `grow` entities (the world's storage
  *       grows), so that KAIROS_FAIL_ALLOC finds an allocation inside the
  *       kind's work; a failure is passed on with kr_sim_fail, or only
- *       logged with `ignore_errors` (the run must end all the same).
+ *       logged with `ignore_errors` (the run must end all the same);
+ *   how "spin": every tick schedules the next with no delay: model time
+ *       stands still while events run (the stall watch, coordinator.c).
  *
  * Built like examples/plugin: no kairos library linked. */
 #include <string.h>
@@ -29,7 +31,7 @@
 
 typedef struct faulty {
     kr_time_t period, fail_at;      /* fail_at KR_TIME_NEVER: never */
-    int how;                        /* 0 none, 1 sync, 2 grow, 3 hold, 4 meddle */
+    int how;                        /* 0 none, 1 sync, 2 grow, 3 hold, 4 meddle, 5 spin */
     int64_t grow;
     bool ignore_errors;
     char peer[64];
@@ -86,7 +88,8 @@ static void tick(kr_sim_t *sim, void *data)
             break;
         }
     }
-    if (kr_schedule(sim, KR_PRIORITY_DEFAULT, f->period, kr_model_find_event_type(m, FAULTY_TICK), NULL, NULL) != KR_OK) {
+    kr_time_t next = kr_sim_now(sim) >= f->fail_at && f->how == 5 ? 0 : f->period;
+    if (kr_schedule(sim, KR_PRIORITY_DEFAULT, next, kr_model_find_event_type(m, FAULTY_TICK), NULL, NULL) != KR_OK) {
         if (f->ignore_errors) kr_log(sim, KR_LOG_WARN, "%s", kr_last_error());
         else kr_sim_fail(sim, kr_last_status(), "ticking: %s", kr_last_error());
     }
@@ -123,8 +126,8 @@ static kr_status_t faulty_setup(kr_sim_t *sim, const kr_params_t *params)
     if (st) return st;
     if (period == 0) return kr_params_error(params, "period", "a duration of at least one tick", "0");
     if (strcmp(how, "none") && strcmp(how, "sync") && strcmp(how, "grow") && strcmp(how, "hold") &&
-        strcmp(how, "meddle"))
-        return kr_params_error(params, "how", "none, sync, grow, hold or meddle", how);
+        strcmp(how, "meddle") && strcmp(how, "spin"))
+        return kr_params_error(params, "how", "none, sync, grow, hold, meddle or spin", how);
     if (strlen(peer) >= sizeof ((faulty_t *)0)->peer) return kr_params_error(params, "peer", "a shorter name", peer);
     kr_world_t *w = kr_sim_world(sim);
     kr_component_t c = kr_component_lookup(kr_model_registry(kr_sim_model(sim)), FAULTY);
@@ -134,7 +137,8 @@ static kr_status_t faulty_setup(kr_sim_t *sim, const kr_params_t *params)
     faulty_t *f = kr_component_get(w, e, c);
     f->period = period;
     f->fail_at = fail_at;
-    f->how = !strcmp(how, "sync") ? 1 : !strcmp(how, "grow") ? 2 : !strcmp(how, "hold") ? 3 : !strcmp(how, "meddle") ? 4 : 0;
+    f->how = !strcmp(how, "sync") ? 1 : !strcmp(how, "grow") ? 2 : !strcmp(how, "hold") ? 3 : !strcmp(how, "meddle") ? 4
+           : !strcmp(how, "spin") ? 5 : 0;
     f->grow = grow;
     f->ignore_errors = ignore;
     strcpy(f->peer, peer);

@@ -940,7 +940,8 @@ Test(cli, exit_status_by_phase)
 {
     expect_exit(faulty(", 'how': 'sync', 'peer': 'b', 'fail_at': 5", "", "1"), 1,
                 "kairos: simulator 'a', time 5: pinging: sync-event from 'a' at 5 to 'b' at 5 refused");
-    expect_exit(faulty(", 'how': 'often'", "", "1"), 2, "simulators[0].params.how: expected none, sync, grow, hold or meddle");
+    expect_exit(faulty(", 'how': 'often'", "", "1"), 2,
+                "simulators[0].params.how: expected none, sync, grow, hold, meddle or spin");
     expect_exit(faulty(", 'how': 'hold', 'peer': 'b', 'fail_at': 5", "", "0"), 3,
                 "kairos: deadlock: no simulator can advance");
 }
@@ -997,6 +998,31 @@ Test(cli, signal_interrupts_the_wait_for_a_peer)
         cr_assert(said && strstr(said, "while waiting for a peer") && cli_lines(said) == 1, "%s", r.err);
         cli_free(&r);
     }
+}
+
+/* A simulator whose every event schedules the next with no delay keeps
+ * model time where it is: after 10 s of wall time it is named once, as a
+ * warning (coordinator.c, watch_stalls), and the run goes on until a
+ * signal stops it. */
+Test(cli, stalled_model_time_is_named)
+{
+    char stats[600];
+    snprintf(stats, sizeof stats, "%s", cli_path("stall.json"));
+    char *argv[] = { (char *)getenv("KAIROS_BIN"), "run",
+                     (char *)faulty(", 'how': 'spin', 'fail_at': 2", "", NULL), "-o", stats, "--quiet", NULL };
+    pid_t pid = cli_start(argv);
+    sleep(12);
+    kill(pid, SIGINT);
+    cli_result_t r = cli_wait(pid);
+    cr_assert_eq(r.status, 128 + SIGINT, "exit %d: %s", r.status, r.err);
+    const char *said = "[warn] a @ 2: model time has not moved for 10 s of wall time, over ";
+    const char *warned = strstr(r.err, said);
+    cr_assert(warned && !strstr(warned + strlen(said), "model time has not moved"), "warned once: %s", r.err);
+    cr_assert(strstr(warned, " events here (does an event schedule another with no delay every time?)\n"), "%s",
+              r.err);
+    cr_assert(strstr(r.err, "kairos: run interrupted by SIGINT at model time 2\n"), "%s", r.err);
+    cr_assert_eq(cli_lines(r.err), 2, "%s", r.err);
+    cli_free(&r);
 }
 
 /* SIGTERM and SIGINT to a lone `kairos run` in the middle of a long run: it
