@@ -138,7 +138,19 @@ static kr_status_t run_model(run_ctx_t *c)
         if (c->opt->stats_json && stop)
             return kr__fail(KR__STOPPED_CHECKPOINTED, "%s: the replication was abandoned", c->safe.why);
         if (c->opt->stats_json) checkpoint = false;
-        if ((cut == planned || checkpoint) && (st = kr__run_checkpoint(c, cut))) return st;
+        if ((cut == planned || checkpoint) && (st = kr__run_checkpoint(c, cut))) {
+            /* A SIGUSR1's checkpoint that cannot be written (a folder
+             * nobody named, which is then not checked before the run, is
+             * a file) does not end the run: it goes on, said once, and a
+             * second SIGUSR1 asks again. A checkpoint the run planned, or
+             * the wall clock's, or SIGTERM's, still ends it. */
+            if (cut == planned || !c->safe.by_usr1 || st == KR_ERR_NOMEM) return st;
+            if (c->opt->rank == 0)
+                fprintf(stderr, "kairos: warning: SIGUSR1: no checkpoint written (%s); the run goes on\n",
+                        kr_last_error());
+            kr__checkpoint_asked = 0;
+            stop = false;
+        }
         if (stop)
             return kr__fail(KR__STOPPED_CHECKPOINTED, "%s: checkpointed at model time %s (%s/%s), not finished; go "
                             "on with --restart %s", c->safe.why, c->ckpt.last_name + strlen("ckpt-"), c->ckpt.dir,

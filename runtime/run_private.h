@@ -41,6 +41,7 @@ typedef struct kr__safe_points {
     uint64_t last_progress_ns;  /* rank 0: when the last progress line was written */
     uint64_t events;            /* every rank's events at the last one (agreed) */
     char why[160];              /* what asked for that stop */
+    bool by_usr1;               /* it was a SIGUSR1 (on some rank) */
 } kr__safe_points_t;
 
 /* The frames this run records (frames.c, docs/viewer.md): frame k shows

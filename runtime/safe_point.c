@@ -109,8 +109,9 @@ kr_status_t kr__run_safe_point(run_ctx_t *c, kr_time_t at, bool *checkpoint, boo
     sp->span = span < 1 ? 1 : span > (double)(KR_TIME_NEVER / 2) ? KR_TIME_NEVER / 2 : (kr_time_t)span;
     sp->last_ns = now;
 
-    *checkpoint = *stop = false;
+    *checkpoint = *stop = sp->by_usr1 = false;
     if (all[0]) {
+        sp->by_usr1 = all[0] != (uint64_t)SIGTERM;
         *checkpoint = *stop = true;
         snprintf(sp->why, sizeof sp->why, "%s", all[0] == (uint64_t)SIGTERM ? "SIGTERM (--checkpoint-on-term)"
                  : "SIGUSR1");

@@ -6,7 +6,8 @@ number of ranks and with the other algorithm, it gives the uninterrupted
 run's results (compared as tests/checkpoint/check_restart.py does). The
 same for replications and a sweep, whose checkpoint keeps the finished
 replications. And the progress line a batch log gets: written when
-stderr is not a terminal, at the period --progress sets, none with 0.
+stderr is not a terminal, at the period --progress sets, none with 0. A
+SIGUSR1 whose checkpoint cannot be written is said and the run goes on.
 
 Signals are sent once the run has written its first progress line (so it
 is running, past its start-up); each rank's own exit status is recorded
@@ -49,7 +50,7 @@ CASES = {
     "ecology_term": (ECOLOGY_LONG, (2, "null-message"), "term", (4, "window")),
 }
 REFERENCES = {}
-OTHER = ["checkpoint_wall", "replications", "sweep", "progress", "far_end"]
+OTHER = ["checkpoint_wall", "replications", "sweep", "progress", "far_end", "usr1_unwritable"]
 
 
 def launch(kairos, mpirun, ranks, args, work, tag, extra_mpirun=()):
@@ -312,6 +313,41 @@ def run_far_end(kairos, tmp):
     return problems
 
 
+def run_usr1_unwritable(kairos, mpirun, tmp):
+    """SIGUSR1 to a run that names no checkpoint folder, where `checkpoints`
+    is a file: no checkpoint can be written, which the run says once, and
+    it goes on to the uninterrupted run's results on every rank (it failed
+    there, exit 1, the run lost). A second SIGUSR1 asks again."""
+    work = Path(tmp) / "usr1_unwritable"
+    work.mkdir()
+    (work / "checkpoints").write_text("")
+    base = [str(ROOT / PHOLD[0])] + PHOLD[1:]
+    ref = REFERENCES.get(tuple(PHOLD))
+    if not ref:
+        ref = REFERENCES[tuple(PHOLD)] = work / "ref.json"
+        run_ok(mpi(mpirun, 2, [kairos, "run", *base, "--quiet", "-o", str(ref)]), work, "usr1_unwritable reference")
+    proc, rank_dir = launch(kairos, mpirun, 2, ["run", *base, "--progress", "0.05", "-o", str(work / "out.json")],
+                            work, "run")
+    if not wait_for_progress(proc, work, "run", "usr1_unwritable"):
+        return [f"the run ended before it could be signalled: {(work / 'run.err').read_text()[-300:]}"]
+    proc.send_signal(signal.SIGUSR1)
+    proc.wait(timeout=300)
+    err = (work / "run.err").read_text()
+    problems = []
+    if statuses(rank_dir, 2) != ["0", "0"]:
+        problems.append(f"exit statuses {statuses(rank_dir, 2)}, expected 0 on every rank: {err.strip()[-400:]}")
+    want = ("kairos: warning: SIGUSR1: no checkpoint written (checkpoints: expected a directory, found a file of "
+            "that name); the run goes on")
+    said = [line for line in err.splitlines() if "SIGUSR1" in line]
+    if said != [want]:
+        problems.append(f"expected the one line {want!r}, found: {said or err[-300:]}")
+    if (work / "checkpoints").is_dir() or list(work.glob("checkpoints*.partial")):
+        problems.append("a checkpoint folder appeared")
+    if not (work / "out.json").exists():
+        return problems + ["no stats file"]
+    return problems + [f"after the signal: {p}" for p in compare(ref, work / "out.json", RUN_PART)]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("kairos")
@@ -327,6 +363,8 @@ def main():
             return run_progress(kairos, tmp)
         if name == "far_end":
             return run_far_end(kairos, tmp)
+        if name == "usr1_unwritable":
+            return run_usr1_unwritable(kairos, args.mpirun, tmp)
         if name == "checkpoint_wall":
             return run_checkpoint_wall(kairos, args.mpirun, tmp)
         return run_replications(kairos, args.mpirun, tmp, name == "sweep")
