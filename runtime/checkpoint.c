@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "kairos/rng.h"
 #include "kairos/stop.h"
@@ -482,11 +483,83 @@ static kr_status_t load_sim(run_ctx_t *c, kr__ckpt_t *ck, uint32_t i, kr_time_t 
     return st;
 }
 
+/* DIR/NAME, without a doubled slash when DIR ends in one (a path typed
+ * with a trailing slash); NULL if out of memory. */
+static char *path_in(const char *dir, const char *name)
+{
+    size_t n = strlen(dir);
+    bool slash = n && dir[n - 1] == '/';
+    char *p = malloc(n + strlen(name) + 2);
+    if (p) sprintf(p, "%s%s%s", dir, slash ? "" : "/", name);
+    return p;
+}
+
+/* Whether a checkpoint at `dir` is one this run could go on from: it opens
+ * (its manifest and files check out as far as opening checks them), of
+ * this model, not after the end time. */
+static bool usable(const run_ctx_t *c, const char *dir)
+{
+    kr__ckpt_t *ck;
+    if (kr__ckpt_open(dir, &ck)) return false;
+    const kr__ckpt_manifest_t *m = kr__ckpt_manifest(ck);
+    bool ok = m->identity == c->digest.identity && m->precision == c->file->precision &&
+              m->time <= kr_model_end_time(c->model);
+    kr__ckpt_close(ck);
+    return ok;
+}
+
+/* A restart from the folder of checkpoints `root` failed with st on a
+ * checkpoint that is damaged or does not read: the error goes on to name
+ * the newest other one there that this run could go on from (older than
+ * `before`, the failed one's time, when known), so that a user need not
+ * try them one by one. None is named when none is usable, or when the
+ * message would not hold the whole path. */
+static kr_status_t name_another(const run_ctx_t *c, const char *root, uint64_t before, kr_status_t st)
+{
+    char *kept = strdup(kr_last_error()), *hint = NULL;
+    kr__ckpt_found_t *list;
+    size_t n;
+    if (!kept) return st;
+    if (!kr__ckpt_list(root, &list, &n)) {
+        for (size_t i = 0; i < n && !hint; i++) {
+            char *dir = list[i].time < before ? path_in(root, list[i].name) : NULL;
+            if (dir && usable(c, dir)) hint = dir;
+            else free(dir);
+        }
+        kr__ckpt_list_free(list, n);
+    }
+    char msg[1024];
+    /* (quoted for a shell when the path has anything a shell reads) */
+    const char *q = hint && hint[strcspn(hint, " \t\n'\"\\$`!*?[]{}()<>|&;#~")] ? "'" : "";
+    int k = hint && !strchr(hint, '\'') ? snprintf(msg, sizeof msg, "%s; to go on from the newest other checkpoint "
+                                                   "there that opens: --restart %s%s%s", kept, q, hint, q) : -1;
+    kr__fail(st, "%s", k > 0 && (size_t)k < sizeof msg ? msg : kept);
+    free(hint);
+    free(kept);
+    return st;
+}
+
+/* Whether PATH is a folder of checkpoints rather than one (which holds
+ * its manifest), as kr__ckpt_open tells them apart. */
+static bool is_folder_of_them(const char *path)
+{
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/') n--;
+    if (n >= 8 && !strncmp(path + n - 8, ".partial", 8)) return false;
+    char *m = path_in(path, KR__CKPT_MANIFEST);
+    struct stat sb;
+    bool folder = m && lstat(m, &sb);
+    free(m);
+    return folder;
+}
+
 kr_status_t kr__run_restore(run_ctx_t *c, const char *path)
 {
     uint64_t t0 = kr__monotonic_ns();
     kr__ckpt_t *ck = NULL;
     kr_status_t st = kr__ckpt_open(path, &ck);
+    if ((st == KR_ERR_CORRUPT || st == KR_ERR_IO) && is_folder_of_them(path))
+        return name_another(c, path, UINT64_MAX, st);
     if (st) return st;
     const kr__ckpt_manifest_t *man = kr__ckpt_manifest(ck);
     const char *where = kr__ckpt_path(ck);
@@ -533,7 +606,7 @@ kr_status_t kr__run_restore(run_ctx_t *c, const char *path)
      * them, and for a damaged one the next older there */
     if (st && strcmp(where, path) && strncmp(kr_last_error(), where, strlen(where)))
         kr__fail(kr_last_status(), "%s: %s", where, kr_last_error());
-    kr__ckpt_name_older(st, kr__ckpt_older(ck));
+    if ((st == KR_ERR_CORRUPT || st == KR_ERR_IO) && strcmp(where, path)) st = name_another(c, path, man->time, st);
     kr__ckpt_close(ck);
     c->ckpt.restore_ns = kr__monotonic_ns() - t0;
     return st;

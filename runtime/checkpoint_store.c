@@ -28,15 +28,17 @@ static const char MAGIC[8] = { 'K', 'R', 'C', 'K', 'P', 'T', '\r', '\n' };
 /* A manifest larger than this is refused before it is parsed. */
 #define MANIFEST_MAX ((off_t)1 << 30)
 
+/* DIR/NAME (no doubled slash when DIR ends in one, as a path typed with
+ * a trailing slash does). */
 static char *join(const char *dir, const char *name)
 {
-    size_t n = strlen(dir) + strlen(name) + 2;
+    size_t d = strlen(dir), n = d + strlen(name) + 2;
     char *p = malloc(n);
     if (!p) {
         kr__fail(KR_ERR_NOMEM, "out of memory");
         return NULL;
     }
-    snprintf(p, n, "%s/%s", dir, name);
+    snprintf(p, n, "%s%s%s", dir, d && dir[d - 1] == '/' ? "" : "/", name);
     return p;
 }
 
@@ -560,7 +562,6 @@ done:
 
 struct kr__ckpt {
     char *dir;
-    char *older;            /* chosen from a folder: the next older one there, or NULL */
     kr__ckpt_manifest_t m;
     char **files;           /* sorted */
     size_t file_count;
@@ -688,10 +689,7 @@ done:
     return st;
 }
 
-typedef struct candidate {
-    char *name;
-    uint64_t time;
-} candidate_t;
+typedef kr__ckpt_found_t candidate_t;
 
 static int cmp_candidate(const void *a, const void *b) /* newest first */
 {
@@ -757,25 +755,14 @@ static void candidates_free(candidate_t *list, size_t n)
     free(list);
 }
 
-/* After a folder of checkpoints was refused because one of them does not
- * read: the error goes on to name the newest one there that does, so that
- * a user knows what to restart from instead. */
-static void name_newest_readable(const char *root)
+kr_status_t kr__ckpt_list(const char *root, kr__ckpt_found_t **out, size_t *count)
 {
-    kr_status_t st = kr_last_status();
-    char *msg = strdup(kr_last_error());
-    if (!msg) return;
-    candidate_t *list;
-    size_t n;
-    /* (skipping bad manifests, whose errors replace the message kept) */
-    if (!list_checkpoints(root, false, &list, &n) && n) {
-        kr__fail(st, "%s; the newest checkpoint there that reads is %s/%s (--restart %s/%s)", msg, root, list[0].name,
-                 root, list[0].name);
-        candidates_free(list, n);
-    } else {
-        kr__fail(st, "%s", msg);
-    }
-    free(msg);
+    return list_checkpoints(root, false, out, count);
+}
+
+void kr__ckpt_list_free(kr__ckpt_found_t *list, size_t count)
+{
+    candidates_free(list, count);
 }
 
 kr_status_t kr__ckpt_open(const char *path, kr__ckpt_t **out)
@@ -790,7 +777,7 @@ kr_status_t kr__ckpt_open(const char *path, kr__ckpt_t **out)
     if (!mpath) return KR_ERR_NOMEM;
     bool has_manifest = !lstat(mpath, &sb);
     kr_status_t st = KR_OK;
-    char *chosen = NULL, *older = NULL;
+    char *chosen = NULL;
     if (has_manifest || ends_with(path, ".partial") || ends_with(path, ".partial/")) {
         if (!has_manifest || ends_with(path, ".partial") || ends_with(path, ".partial/")) {
             st = kr__fail(KR_ERR_CORRUPT, "%s: expected a complete checkpoint, found a half-written one (%s)", path,
@@ -801,17 +788,13 @@ kr_status_t kr__ckpt_open(const char *path, kr__ckpt_t **out)
     } else {
         candidate_t *list;
         size_t n;
-        if ((st = list_checkpoints(path, true, &list, &n))) {
-            if (st != KR_ERR_NOMEM) name_newest_readable(path);
-            goto done;
-        }
+        if ((st = list_checkpoints(path, true, &list, &n))) goto done;
         if (!n) {
             st = kr__fail(KR_ERR_CORRUPT, "%s: expected a checkpoint (a manifest.json) or a directory of complete "
                           "checkpoints, found neither (a half-written checkpoint?)", path);
             goto done;
         }
         chosen = join(path, list[0].name);
-        older = n > 1 ? join(path, list[1].name) : NULL; /* (NULL also if out of memory: no hint then) */
         candidates_free(list, n);
     }
     if (!chosen) {
@@ -827,14 +810,8 @@ kr_status_t kr__ckpt_open(const char *path, kr__ckpt_t **out)
     }
     st = open_dir(chosen, &p, out);
     parsed_fini(&p);
-    if (!st) {
-        (*out)->older = older;
-        older = NULL;
-    }
 done:
-    st = kr__ckpt_name_older(st, older);
     free(chosen);
-    free(older);
     free(mpath);
     return st;
 }
@@ -847,18 +824,6 @@ const kr__ckpt_manifest_t *kr__ckpt_manifest(const kr__ckpt_t *c)
 const char *kr__ckpt_path(const kr__ckpt_t *c)
 {
     return c->dir;
-}
-
-const char *kr__ckpt_older(const kr__ckpt_t *c)
-{
-    return c->older;
-}
-
-kr_status_t kr__ckpt_name_older(kr_status_t st, const char *older)
-{
-    if ((st == KR_ERR_CORRUPT || st == KR_ERR_IO) && older)
-        kr__fail(st, "%s; the next older checkpoint there is %s (--restart %s)", kr_last_error(), older, older);
-    return st;
 }
 
 kr_status_t kr__ckpt_read(kr__ckpt_t *c, const char *sim, void **data, size_t *size)
@@ -955,7 +920,6 @@ void kr__ckpt_close(kr__ckpt_t *c)
     free(c->files);
     free(c->by_name);
     free(c->dir);
-    free(c->older);
     free(c);
 }
 

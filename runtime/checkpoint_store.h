@@ -131,8 +131,7 @@ typedef struct kr__ckpt kr__ckpt_t;
 /* PATH is a checkpoint directory (it holds manifest.json), or a directory
  * of checkpoints: then the newest complete one by manifest time (ties by
  * name); .partial directories and directories without a manifest are
- * ignored, a candidate whose manifest is bad is refused (not skipped; the
- * error then names the newest one whose manifest reads). The
+ * ignored, a candidate whose manifest is bad is refused (not skipped). The
  * manifest is checked whole: format, version (a foreign version is named),
  * keys and types, file names (plain), every listed file present with a
  * good header and exactly as long as its parts need, every entry's file
@@ -142,14 +141,15 @@ kr_status_t kr__ckpt_open(const char *path, kr__ckpt_t **out);
 const kr__ckpt_manifest_t *kr__ckpt_manifest(const kr__ckpt_t *c);
 /* The checkpoint directory chosen. */
 const char *kr__ckpt_path(const kr__ckpt_t *c);
-/* When PATH was a folder of checkpoints: the next older complete one there
- * (what a user may restart from if the chosen one turns out damaged), else
- * NULL. */
-const char *kr__ckpt_older(const kr__ckpt_t *c);
-/* For st, an error about a checkpoint chosen from a folder: if it is
- * damaged or unreadable (KR_ERR_CORRUPT, KR_ERR_IO) and `older` is not
- * NULL, the error goes on to name `older`. Returns st. */
-kr_status_t kr__ckpt_name_older(kr_status_t st, const char *older);
+/* The complete checkpoints in folder ROOT whose manifest reads (the others
+ * skipped; reading one may set the last error), newest first by model
+ * time, ties by name: each one's name in ROOT and its time. */
+typedef struct kr__ckpt_found {
+    char *name;
+    uint64_t time;
+} kr__ckpt_found_t;
+kr_status_t kr__ckpt_list(const char *root, kr__ckpt_found_t **out, size_t *count);
+void kr__ckpt_list_free(kr__ckpt_found_t *list, size_t count);
 /* One simulator's part, checked: our checksum of the stored bytes, one
  * zstd frame with content size raw_size and zstd's checksum on, then
  * decompressed to exactly raw_size bytes (zstd verifying its checksum).

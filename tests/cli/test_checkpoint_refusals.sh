@@ -213,22 +213,35 @@ echo '{"old": true}' >"$tmp/old-stats.json"
 expect "a refused restart does not write over the stats file" '{"old": true}' "$(cat "$tmp/old-stats.json" 2>/dev/null)"
 
 # A folder of checkpoints whose newest is corrupted is refused, naming
-# the newest (no quiet fall back to an older one) and the next older one
-# to restart from instead; one whose newest manifest does not read names
-# the newest that does. With the newest half-written (.partial), the
+# the newest (no quiet fall back to an older one) and the newest other one
+# there that this run could go on from: one that opens, of this model, not
+# after the end time (not a link to the damaged one, nor one damaged too);
+# none when there is none. With the newest half-written (.partial), the
 # newest complete one restarts.
 "$KAIROS_BIN" run "$phold" --quiet --end 20 --checkpoint-at 5,10 --checkpoint-dir "$tmp/two" >/dev/null 2>&1
+"$KAIROS_BIN" run "$phold" --quiet --end 20 --checkpoint-at 5,10,15 --checkpoint-keep 0 \
+  --checkpoint-dir "$tmp/three" >/dev/null 2>&1
 cp -r "$tmp/two" "$tmp/two-manifest"
 flip "$tmp/two/ckpt-10/rank-0.bin" 5000
+hint="; to go on from the newest other checkpoint there that opens: --restart"
 nps="1 2"
 refuse "a folder whose newest checkpoint is corrupted" "$phold" "$tmp/two/ckpt-10/rank-0.bin" \
-  "corrupted; the next older checkpoint there is $tmp/two/ckpt-5 (--restart $tmp/two/ckpt-5)" \
-  --restart "$tmp/two" --end 20
+  "corrupted$hint $tmp/two/ckpt-5" --restart "$tmp/two" --end 20
 echo '{' >"$tmp/two-manifest/ckpt-10/manifest.json"
 nps="1"
 refuse "a folder whose newest manifest does not read" "$phold" "$tmp/two-manifest/ckpt-10/manifest.json" \
-  "; the newest checkpoint there that reads is $tmp/two-manifest/ckpt-5 (--restart $tmp/two-manifest/ckpt-5)" \
+  "expected valid JSON, found string or '}' expected near end of file$hint $tmp/two-manifest/ckpt-5" \
   --restart "$tmp/two-manifest" --end 20
+ln -s ckpt-15 "$tmp/three/latest"
+truncate -s -1 "$tmp/three/ckpt-15/rank-0.bin" "$tmp/three/ckpt-10/rank-0.bin"
+refuse "a folder whose two newest are cut short, one also linked" "$phold" "$tmp/three/" \
+  "truncated$hint $tmp/three/ckpt-5" --restart "$tmp/three/" --end 20
+refuse "... and whose one usable checkpoint is after the end" "$phold" "$tmp/three/" "truncated" \
+  --restart "$tmp/three/" --end 4
+expect "... names no other then" "" "$(grep -F -e "go on from the newest other" "$tmp/r$n-np1.err")"
+refuse "... and whose others are of another model" "$phold" "$tmp/three/" "truncated" \
+  --restart "$tmp/three/" --end 20 --set simulators.phold.params.mean=2
+expect "... names no other then" "" "$(grep -F -e "go on from the newest other" "$tmp/r$n-np1.err")"
 nps="1 2"
 mv "$tmp/two/ckpt-10" "$tmp/two/ckpt-10.partial"
 "$KAIROS_BIN" run "$phold" --quiet --end 20 --restart "$tmp/two" -o "$tmp/two.json" >/dev/null 2>"$tmp/two.err"

@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "kairos/kairos.h"
-#include "base/error.h"
 #include "runtime/checkpoint_store.h"
 
 static char root[64];
@@ -220,53 +219,35 @@ Test(checkpoint_store, newest_complete_one_chosen)
     fputs("{\"format\": \"kairos-checkpoint\", \"version\": 1, \"time\": oops", fp);
     fclose(fp);
     expect_refused(root, KR_ERR_CORRUPT, "b/manifest.json", "expected valid JSON");
-    /* ... and the refusal names the newest one that reads instead */
-    char hint[512];
-    snprintf(hint, sizeof hint, "the newest checkpoint there that reads is %s (--restart %s)", path_of("c", NULL),
-             path_of("c", NULL));
-    expect_refused(root, KR_ERR_CORRUPT, "b/manifest.json", hint);
     free_parts();
 }
 
-/* Chosen from a folder, a checkpoint knows the next older one there, and a
- * damaged newest one's refusal names it; opened by its own path, or alone
- * in its folder, there is none to name. */
-Test(checkpoint_store, next_older_named_for_a_damaged_newest)
+/* The listing a restart's refusal looks through for another checkpoint
+ * (runtime/checkpoint.c): complete ones whose manifest reads, newest
+ * first; a bad manifest, a .partial folder and a folder without a manifest
+ * left out. */
+Test(checkpoint_store, list_skips_what_does_not_read)
 {
     make_parts();
-    write_ckpt("a", 10, false);
-    write_ckpt("b", 30, false);
-    write_ckpt("c", 20, false);
-    kr__ckpt_t *c;
-    cr_assert_eq(kr__ckpt_open(root, &c), KR_OK, "%s", kr_last_error());
-    cr_assert_str_eq(kr__ckpt_older(c), path_of("c", NULL));
-    kr__ckpt_close(c);
-    cr_assert_eq(kr__ckpt_open(path_of("b", NULL), &c), KR_OK, "%s", kr_last_error());
-    cr_assert_null(kr__ckpt_older(c));
-    kr__ckpt_close(c);
-    /* damaged where open sees it: a rank file cut short */
-    const char *r1 = path_of("b", "rank-1.bin");
-    struct stat sb;
-    cr_assert_eq(stat(r1, &sb), 0);
-    cr_assert_eq(truncate(r1, sb.st_size - 1), 0);
-    char hint[512];
-    snprintf(hint, sizeof hint, "; the next older checkpoint there is %s (--restart %s)", path_of("c", NULL),
-             path_of("c", NULL));
-    expect_refused(root, KR_ERR_CORRUPT, "rank-1.bin", hint);
-    expect_refused(path_of("b", NULL), KR_ERR_CORRUPT, "rank-1.bin", "truncated");
-    cr_assert_null(strstr(kr_last_error(), "older"), "%s", kr_last_error());
-    /* only damage is worth another checkpoint: an error of another kind
-     * (another model, no memory) names none */
-    kr__fail(KR_ERR_MISMATCH, "before");
-    cr_assert_eq(kr__ckpt_name_older(KR_ERR_MISMATCH, "x"), KR_ERR_MISMATCH);
-    cr_assert_eq(kr__ckpt_name_older(KR_ERR_NOMEM, "x"), KR_ERR_NOMEM);
-    cr_assert_eq(kr__ckpt_name_older(KR_ERR_CORRUPT, NULL), KR_ERR_CORRUPT);
-    cr_assert_str_eq(kr_last_error(), "before");
-    /* the damaged one alone in its folder: nothing to name */
-    nftw(path_of("a", NULL), rm_one, 16, FTW_DEPTH | FTW_PHYS);
-    nftw(path_of("c", NULL), rm_one, 16, FTW_DEPTH | FTW_PHYS);
-    expect_refused(root, KR_ERR_CORRUPT, "rank-1.bin", "truncated");
-    cr_assert_null(strstr(kr_last_error(), "older"), "%s", kr_last_error());
+    write_ckpt("a", 10, true);
+    write_ckpt("b", 30, true);
+    write_ckpt("c", 20, true);
+    write_ckpt("d", 99, true);
+    cr_assert_eq(rename(path_of("d", NULL), path_of("d.partial", NULL)), 0);
+    mkdir(path_of("junk", NULL), 0777);
+    FILE *fp = fopen(path_of("b", "manifest.json"), "w");
+    fputs("{", fp);
+    fclose(fp);
+    kr__ckpt_found_t *list;
+    size_t n;
+    cr_assert_eq(kr__ckpt_list(root, &list, &n), KR_OK, "%s", kr_last_error());
+    cr_assert_eq(n, 2);
+    cr_assert_str_eq(list[0].name, "c");
+    cr_assert_eq(list[0].time, 20);
+    cr_assert_str_eq(list[1].name, "a");
+    cr_assert_eq(list[1].time, 10);
+    kr__ckpt_list_free(list, n);
+    cr_assert_neq(kr__ckpt_list(path_of("nowhere", NULL), &list, &n), KR_OK);
     free_parts();
 }
 
