@@ -497,9 +497,9 @@ static bool advance_continuous(kr_model_t *m, kr__group_t *g, kr_time_t to, kr_t
  * to the transport's batch size (4 KiB over MPI on one node). 512 events
  * of PHOLD at base (remote 0.25) fill about one batch: on 2 ranks they ran
  * 1.5-3.6 % faster than 256, and 768 (a batch and a half) no faster.
- * A small promise ends a step sooner anyway (the stretch); at remote 0.5 a
- * full batch leaves in mid-step, and 512 ran as fast as 256
- * (bench/README.md, "Steps of 512 events"). */
+ * A lone plain simulator's step also ends at its stretch, which a small
+ * promise makes shorter; at remote 0.5 a full batch leaves in mid-step,
+ * and 512 ran as fast as 256 (bench/README.md, "Steps of 512 events"). */
 #define STEP_EVENTS 512u
 
 /* Runs at most `budget` events of group g while it stays runnable. With an
