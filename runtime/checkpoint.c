@@ -603,7 +603,7 @@ kr_status_t kr__run_restore(run_ctx_t *c, const char *path)
             c->frames.restored = json_incref(frames);
     }
     /* a message names the checkpoint chosen when the path was a folder of
-     * them, and for a damaged one the next older there */
+     * them, and for a damaged one another there to go on from */
     if (st && strcmp(where, path) && strncmp(kr_last_error(), where, strlen(where)))
         kr__fail(kr_last_status(), "%s: %s", where, kr_last_error());
     if ((st == KR_ERR_CORRUPT || st == KR_ERR_IO) && strcmp(where, path)) st = name_another(c, path, man->time, st);

@@ -492,14 +492,15 @@ static bool advance_continuous(kr_model_t *m, kr__group_t *g, kr_time_t to, kr_t
 
 /* The most events a group runs in one step before the coordinator polls
  * the transport and sends what the group may now guarantee. Each poll
- * costs a rank about as much as 15 PHOLD events in MPI, and each step's
- * sync-events to a peer leave as one batch, which costs about the same up
- * to the transport's batch size (4 KiB over MPI on one node). 512 events
- * of PHOLD at base (remote 0.25) fill about one batch: on 2 ranks they ran
- * 1.5-3.6 % faster than 256, and 768 (a batch and a half) no faster.
- * A lone plain simulator's step also ends at its stretch, which a small
- * promise makes shorter; at remote 0.5 a full batch leaves in mid-step,
- * and 512 ran as fast as 256 (bench/README.md, "Steps of 512 events"). */
+ * costs a rank about as much as 15 PHOLD events in MPI (measured on the
+ * AMD host of bench/README.md), and each step's sync-events to a peer
+ * leave as one batch, which costs about the same up to the transport's
+ * batch size (4 KiB over MPI on one node). 512 events of PHOLD at base
+ * (remote 0.25) fill about one batch: on 2 ranks they ran 1.5-3.6 %
+ * faster than 256, and 768 (a batch and a half) no faster. A lone plain
+ * simulator's step also ends at its stretch, which a small promise makes
+ * shorter; at remote 0.5 a full batch leaves in mid-step, and 512 ran as
+ * fast as 256 (bench/README.md, "Steps of 512 events"). */
 #define STEP_EVENTS 512u
 
 /* Runs at most `budget` events of group g while it stays runnable. With an
