@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include "kairos/rng.h"
 #include "kairos/stop.h"
@@ -483,17 +482,6 @@ static kr_status_t load_sim(run_ctx_t *c, kr__ckpt_t *ck, uint32_t i, kr_time_t 
     return st;
 }
 
-/* DIR/NAME, without a doubled slash when DIR ends in one (a path typed
- * with a trailing slash); NULL if out of memory. */
-static char *path_in(const char *dir, const char *name)
-{
-    size_t n = strlen(dir);
-    bool slash = n && dir[n - 1] == '/';
-    char *p = malloc(n + strlen(name) + 2);
-    if (p) sprintf(p, "%s%s%s", dir, slash ? "" : "/", name);
-    return p;
-}
-
 /* Whether a checkpoint at `dir` is one this run could go on from: it opens
  * (its manifest and files check out as far as opening checks them), of
  * this model, not after the end time. */
@@ -522,7 +510,7 @@ static kr_status_t name_another(const run_ctx_t *c, const char *root, uint64_t b
     if (!kept) return st;
     if (!kr__ckpt_list(root, &list, &n)) {
         for (size_t i = 0; i < n && !hint; i++) {
-            char *dir = list[i].time < before ? path_in(root, list[i].name) : NULL;
+            char *dir = list[i].time < before ? kr__ckpt_join(root, list[i].name) : NULL;
             if (dir && usable(c, dir)) hint = dir;
             else free(dir);
         }
@@ -539,26 +527,12 @@ static kr_status_t name_another(const run_ctx_t *c, const char *root, uint64_t b
     return st;
 }
 
-/* Whether PATH is a folder of checkpoints rather than one (which holds
- * its manifest), as kr__ckpt_open tells them apart. */
-static bool is_folder_of_them(const char *path)
-{
-    size_t n = strlen(path);
-    while (n > 1 && path[n - 1] == '/') n--;
-    if (n >= 8 && !strncmp(path + n - 8, ".partial", 8)) return false;
-    char *m = path_in(path, KR__CKPT_MANIFEST);
-    struct stat sb;
-    bool folder = m && lstat(m, &sb);
-    free(m);
-    return folder;
-}
-
 kr_status_t kr__run_restore(run_ctx_t *c, const char *path)
 {
     uint64_t t0 = kr__monotonic_ns();
     kr__ckpt_t *ck = NULL;
     kr_status_t st = kr__ckpt_open(path, &ck);
-    if ((st == KR_ERR_CORRUPT || st == KR_ERR_IO) && is_folder_of_them(path))
+    if ((st == KR_ERR_CORRUPT || st == KR_ERR_IO) && kr__ckpt_names_folder(path))
         return name_another(c, path, UINT64_MAX, st);
     if (st) return st;
     const kr__ckpt_manifest_t *man = kr__ckpt_manifest(ck);

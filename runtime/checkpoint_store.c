@@ -55,6 +55,17 @@ static bool ends_with(const char *s, const char *tail)
     return n >= t && !strcmp(s + n - t, tail);
 }
 
+/* A path named as a half-written checkpoint. */
+static bool named_partial(const char *path)
+{
+    return ends_with(path, ".partial") || ends_with(path, ".partial/");
+}
+
+char *kr__ckpt_join(const char *dir, const char *name)
+{
+    return join(dir, name);
+}
+
 static kr_status_t fsync_path(const char *path)
 {
     int fd = open(path, O_RDONLY);
@@ -755,6 +766,15 @@ static void candidates_free(candidate_t *list, size_t n)
     free(list);
 }
 
+bool kr__ckpt_names_folder(const char *path)
+{
+    char *mpath = join(path, KR__CKPT_MANIFEST);
+    struct stat sb;
+    bool folder = mpath && lstat(mpath, &sb) && !named_partial(path);
+    free(mpath);
+    return folder;
+}
+
 kr_status_t kr__ckpt_list(const char *root, kr__ckpt_found_t **out, size_t *count)
 {
     return list_checkpoints(root, false, out, count);
@@ -778,8 +798,8 @@ kr_status_t kr__ckpt_open(const char *path, kr__ckpt_t **out)
     bool has_manifest = !lstat(mpath, &sb);
     kr_status_t st = KR_OK;
     char *chosen = NULL;
-    if (has_manifest || ends_with(path, ".partial") || ends_with(path, ".partial/")) {
-        if (!has_manifest || ends_with(path, ".partial") || ends_with(path, ".partial/")) {
+    if (has_manifest || named_partial(path)) {
+        if (!has_manifest || named_partial(path)) {
             st = kr__fail(KR_ERR_CORRUPT, "%s: expected a complete checkpoint, found a half-written one (%s)", path,
                           has_manifest ? "a .partial directory" : "no manifest.json");
             goto done;

@@ -141,6 +141,12 @@ kr_status_t kr__ckpt_open(const char *path, kr__ckpt_t **out);
 const kr__ckpt_manifest_t *kr__ckpt_manifest(const kr__ckpt_t *c);
 /* The checkpoint directory chosen. */
 const char *kr__ckpt_path(const kr__ckpt_t *c);
+/* Whether kr__ckpt_open takes PATH as a folder of checkpoints rather than
+ * as one (a directory with its manifest, or named .partial). */
+bool kr__ckpt_names_folder(const char *path);
+/* DIR/NAME, malloc'ed (no doubled slash when DIR ends in one); NULL, the
+ * error set, if out of memory. */
+char *kr__ckpt_join(const char *dir, const char *name);
 /* The complete checkpoints in folder ROOT whose manifest reads (the others
  * skipped; reading one may set the last error), newest first by model
  * time, ties by name: each one's name in ROOT and its time. */

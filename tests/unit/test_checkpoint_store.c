@@ -191,20 +191,27 @@ Test(checkpoint_store, round_trip_over_two_rank_files)
     free_parts();
 }
 
-Test(checkpoint_store, newest_complete_one_chosen)
+/* ROOT as a folder of checkpoints: a (time 10), b (30), c (20), a newer
+ * one half-written under its .partial name (d.partial, 99) and a folder
+ * without a manifest (junk). */
+static void write_folder(void)
 {
-    make_parts();
     write_ckpt("a", 10, true);
     write_ckpt("b", 30, true);
     write_ckpt("c", 20, true);
-    /* A newer one, half-written: under its .partial name, and one without
-     * a manifest. */
     write_ckpt("d", 99, true);
     cr_assert_eq(rename(path_of("d", NULL), path_of("d.partial", NULL)), 0);
+    mkdir(path_of("junk", NULL), 0777);
+}
+
+Test(checkpoint_store, newest_complete_one_chosen)
+{
+    make_parts();
+    write_folder();
+    /* and one half-written still under its .partial name, with no manifest */
     char *dir;
     cr_assert_eq(kr__ckpt_dir_begin(root, "e", &dir), KR_OK);
     free(dir);
-    mkdir(path_of("junk", NULL), 0777);
     kr__ckpt_t *c;
     cr_assert_eq(kr__ckpt_open(root, &c), KR_OK, "%s", kr_last_error());
     cr_assert_str_eq(kr__ckpt_path(c), path_of("b", NULL));
@@ -229,12 +236,7 @@ Test(checkpoint_store, newest_complete_one_chosen)
 Test(checkpoint_store, list_skips_what_does_not_read)
 {
     make_parts();
-    write_ckpt("a", 10, true);
-    write_ckpt("b", 30, true);
-    write_ckpt("c", 20, true);
-    write_ckpt("d", 99, true);
-    cr_assert_eq(rename(path_of("d", NULL), path_of("d.partial", NULL)), 0);
-    mkdir(path_of("junk", NULL), 0777);
+    write_folder();
     FILE *fp = fopen(path_of("b", "manifest.json"), "w");
     fputs("{", fp);
     fclose(fp);
