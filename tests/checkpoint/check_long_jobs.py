@@ -248,10 +248,11 @@ def run_progress(kairos, tmp):
     """The batch log's line: every --progress seconds, whole lines."""
     work = Path(tmp) / "progress"
     work.mkdir()
-    # a line comes at the first safe point after the period: safe points
-    # are about a second apart (runtime/safe_point.c)
-    period = 1.0
-    cmd = [kairos, "run", str(ROOT / "examples/phold.json"), "--end", "2500", "--progress", str(period)]
+    # Safe points are about a second apart (runtime/safe_point.c): a period
+    # of two tells a line at the safe point nearest the period's end from a
+    # line at every safe point.
+    period = 2.0
+    cmd = [kairos, "run", str(ROOT / "examples/phold.json"), "--end", "4000", "--progress", str(period)]
     start = time.time()
     proc = subprocess.Popen(cmd, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     stamps, lines = [], []
@@ -266,14 +267,19 @@ def run_progress(kairos, tmp):
         problems.append(f"exit status {proc.returncode}")
     if len(progress) < max(2, int(wall / (period + 1)) - 1):
         problems.append(f"{len(progress)} progress lines in {wall:.1f} s at a period of {period} s: {lines[:3]}")
+    # A line falls at the safe point nearest the period's end
+    # (docs/cli.md): never more than half a safe point's spacing (half a
+    # second, runtime/safe_point.c) before it, at most a spacing after it,
+    # plus the noise of a shared machine (0.1 s on reading a line, 1.5 s
+    # late). On a loaded machine safe points come unevenly: at a period of
+    # a second, lines 0.73 s apart were seen, which the rule allows.
     for (a, _), (b, _) in zip(progress, progress[1:]):
-        # never before the period; at most a safe point's spacing (about a
-        # second) after it, plus the noise of a shared machine
-        if b - a < period * 0.9 or b - a > period + 2.5:
-            problems.append(f"progress lines {b - a:.2f} s apart, expected about {period} s")
+        if b - a < period - 0.5 - 0.1 or b - a > period + 2.5:
+            problems.append(f"progress lines {b - a:.2f} s apart, expected about {period} s "
+                            f"(at least {period - 0.5:.1f} by the rule)")
             break
     for _, ln in progress[:1]:
-        if not ("model time" in ln and " of 2500 (" in ln and "events/s" in ln and "left" in ln):
+        if not ("model time" in ln and " of 4000 (" in ln and "events/s" in ln and "left" in ln):
             problems.append(f"a progress line without model time, percent, events/s and time left: {ln}")
     if any("\r" in ln for ln in lines):
         problems.append("a carriage return in a batch log")
