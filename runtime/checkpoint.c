@@ -106,8 +106,30 @@ kr_time_t kr__run_next_cut(const run_ctx_t *c, kr_time_t after)
     return next && next <= kr_model_end_time(c->model) ? next : 0;
 }
 
+/* A restart passes over the times of --checkpoint-at before its
+ * checkpoint's: one line says so, since they were asked for on this
+ * command line (a model file's times were the earlier run's too, and are
+ * passed over without a word; one at the restart's time is the checkpoint
+ * it goes on from). */
+static void warn_times_passed(const run_ctx_t *c)
+{
+    const kr__ckpt_plan_t *cli = &c->opt->ckpt;
+    if (!c->opt->restart || !cli->at_count || c->opt->stats_json || c->opt->rank != 0) return;
+    size_t passed = 0, first = 0;
+    for (size_t i = 0; i < c->ckpt.at_count; i++)
+        if (c->ckpt.at[i] < c->restored_at && !passed++) first = i;
+    if (!passed) return;
+    char time[32], from[32], more[48] = "";
+    shortest(cli->at[first], time);
+    shortest(kr_time_to_units(c->restored_at, c->file->precision), from);
+    if (passed > 1) snprintf(more, sizeof more, " and %zu more", passed - 1);
+    fprintf(stderr, "kairos: warning: --checkpoint-at: %s%s before the restart's model time %s: no checkpoint there\n",
+            time, more, from);
+}
+
 kr_status_t kr__run_checkpoint_prepare(run_ctx_t *c)
 {
+    warn_times_passed(c);
     /* (a folder named for the checkpoints that a signal may ask for,
      * SIGUSR1 or SIGTERM with --checkpoint-on-term, is checked too: found
      * bad only then, it lost the run) */

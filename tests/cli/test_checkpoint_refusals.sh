@@ -376,6 +376,21 @@ nps="1 2"
 refuse "a checkpoint after the end time" "$phold" "--checkpoint-at" "expected times up to the end time 20, found 30" \
   --end 20 --checkpoint-at 5,30
 
+# A restart passes over --checkpoint-at times before its checkpoint with
+# one warning; one at the restart's own time (the checkpoint it goes on
+# from) is not warned about.
+"$KAIROS_BIN" run "$phold" --quiet --end 20 --restart "$tmp/phold/ckpt-5" --checkpoint-at 2,3,5,10 \
+  --checkpoint-dir "$tmp/passed" -o "$tmp/passed.json" >/dev/null 2>"$tmp/passed.err"
+expect "checkpoint times before the restart's: exit 0, the uninterrupted checksum" \
+  "0 $(checksum "$tmp/phold-whole.json")" "$? $(checksum "$tmp/passed.json")"
+expect "checkpoint times before the restart's: one warning" \
+  "kairos: warning: --checkpoint-at: 2 and 1 more before the restart's model time 5: no checkpoint there" \
+  "$(cat "$tmp/passed.err")"
+expect "checkpoint times before the restart's: the later one written" "ckpt-10" "$(ls "$tmp/passed")"
+"$KAIROS_BIN" run "$phold" --quiet --end 20 --restart "$tmp/phold/ckpt-5" --checkpoint-at 5,10 \
+  --checkpoint-dir "$tmp/passed2" -o "$tmp/passed2.json" >/dev/null 2>"$tmp/passed2.err"
+expect "a checkpoint time at the restart's: no warning" "0 " "$? $(cat "$tmp/passed2.err")"
+
 # The same command twice in one folder: the second run's checkpoint
 # replaces the first's (it failed at the cut, exit 1, and left a
 # .partial folder), and restarts to the uninterrupted checksum.
