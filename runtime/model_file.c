@@ -311,6 +311,17 @@ static kr_status_t load_plugins(kr__model_file_t *f)
 
 /* ---- simulators ---- */
 
+/* A simulator's name selects it in --set paths and `from`/`to` (hence no
+ * '[', ']', '*' or '.') and names its files, an event log NAME.jsonl in a
+ * folder among them (hence no '/' or '\\'); and it is printed in one-line
+ * messages and summaries (hence no control characters). */
+static bool name_chars_ok(const char *name)
+{
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+        if (*c < 0x20 || *c == 0x7f || strchr("[]*./\\", *c)) return false;
+    return true;
+}
+
 static uint64_t name_key(const char *name, size_t len)
 {
     return kr__hash_bytes(name, len, 0x6e616d65);
@@ -412,7 +423,8 @@ static kr_status_t check_simulators(kr__model_file_t *f)
         json_t *name = json_object_get(s, "name"), *kind = json_object_get(s, "kind");
         snprintf(path, sizeof path, "%s.name", at);
         const char *nm = json_string_value(name);
-        FAIL_IF(!nm || !nm[0] || strpbrk(nm, "[]*."), path, "a non-empty name without '[', ']', '*' or '.'", name);
+        FAIL_IF(!nm || !nm[0] || !name_chars_ok(nm), path,
+                "a non-empty name without '[', ']', '*', '.', '/', '\\' or control characters", name);
         char longest[64];
         snprintf(longest, sizeof longest, "a name of at most %u bytes", KR__MAX_NAME);
         FAIL_IF(strlen(nm) > KR__MAX_NAME, path, longest, name);

@@ -635,12 +635,19 @@ Test(model_file, bad_simulators_missing_or_empty)
     expect_load_error(mt_load("{'end_time': 1, 'simulators': [3]}", NULL), "simulators[0]", "a simulator object", "3");
 }
 
+#define NAME_RULE "a non-empty name without '[', ']', '*', '.', '/', '\\' or control characters"
 Test(model_file, bad_simulator_name)
 {
-    expect_load_error(mt_load(FACTORY, "simulators.0.name=a.b", NULL), "simulators[0].name",
-                      "a non-empty name without '[', ']', '*' or '.'", "\"a.b\"");
-    expect_load_error(mt_load(FACTORY, "simulators.0.name=\"\"", NULL), "simulators[0].name",
-                      "a non-empty name without '[', ']', '*' or '.'", "\"\"");
+    expect_load_error(mt_load(FACTORY, "simulators.0.name=a.b", NULL), "simulators[0].name", NAME_RULE, "\"a.b\"");
+    expect_load_error(mt_load(FACTORY, "simulators.0.name=\"\"", NULL), "simulators[0].name", NAME_RULE, "\"\"");
+    /* names name files (an event log NAME.jsonl) and are printed on one line */
+    expect_load_error(mt_load(FACTORY, "simulators.0.name=a/b", NULL), "simulators[0].name", NAME_RULE, "\"a/b\"");
+    expect_load_error(mt_load(FACTORY, "simulators.0.name=\"a\\\\b\"", NULL), "simulators[0].name", NAME_RULE,
+                      "\"a\\\\b\"");
+    expect_load_error(mt_load(FACTORY, "simulators.0.name=\"a\\nb\"", NULL), "simulators[0].name", NAME_RULE,
+                      "\"a\\nb\"");
+    expect_load_error(mt_load(FACTORY, "simulators.0.name=\"a\\u0007b\"", NULL), "simulators[0].name", NAME_RULE,
+                      "\"a\\u0007b\"");
 }
 
 Test(model_file, bad_duplicate_name)
