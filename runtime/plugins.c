@@ -30,9 +30,19 @@ kr_status_t kr__plugin_load(kr_kinds_t *kinds, const char *name, const char *dir
         kr_plugin_init_fn init;
         *(void **)&init = dlsym(h, KR_PLUGIN_ENTRY);
         if (!init) st = kr__input_error(file, where, "a plugin exporting " KR_PLUGIN_ENTRY, shown);
-        else if ((st = init(kinds)))
-            st = kr__fail(KR_ERR_INVALID_ARG, "%s: %s: expected a plugin whose " KR_PLUGIN_ENTRY " succeeds, found: %s",
-                          file, where, kr_last_error());
+        else {
+            /* (a plug-in may fail without a message: then it is not an
+             * earlier, unrelated one that is shown) */
+            kr_clear_error();
+            if ((st = init(kinds))) {
+                const char *why = kr_last_error();
+                st = why[0] ? kr__fail(KR_ERR_INVALID_ARG, "%s: %s: expected a plugin whose " KR_PLUGIN_ENTRY
+                                       " succeeds, found: %s", file, where, why)
+                            : kr__fail(KR_ERR_INVALID_ARG, "%s: %s: expected a plugin whose " KR_PLUGIN_ENTRY
+                                       " succeeds, found status %d (%s) with no message", file, where, (int)st,
+                                       kr_status_str(st));
+            }
+        }
     }
     json_decref(shown);
     return st;

@@ -168,5 +168,7 @@ static const kr_kind_desc_t faulty_kind = {
 kr_status_t kairos_plugin_init(kr_kinds_t *kinds);
 kr_status_t kairos_plugin_init(kr_kinds_t *kinds)
 {
+    /* a plug-in that fails without a message (test_cli) */
+    if (getenv("KAIROS_FAULTY_INIT_FAILS")) return KR_ERR_INVALID_ARG;
     return kr_kind_register(kinds, &faulty_kind);
 }

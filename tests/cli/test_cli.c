@@ -946,6 +946,17 @@ Test(cli, exit_status_by_phase)
                 "kairos: deadlock: no simulator can advance");
 }
 
+/* A plug-in whose kairos_plugin_init fails without a message: the line
+ * names its status, not an empty or an earlier message. */
+Test(cli, plugin_failing_without_a_message)
+{
+    setenv("KAIROS_FAULTY_INIT_FAILS", "1", 1);
+    expect_exit(faulty("", "", NULL), 2,
+                "plugins[0]: expected a plugin whose kairos_plugin_init succeeds, found status 1 (invalid argument) "
+                "with no message");
+    unsetenv("KAIROS_FAULTY_INIT_FAILS");
+}
+
 /* KAIROS_FAIL_ALLOC=N: the N-th allocation of the run fails; the run ends
  * with 1 and names the simulator, whether the kind fails itself or only
  * logs the failure (the coordinator then ends the run). A value that is
