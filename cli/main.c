@@ -696,13 +696,13 @@ static int cmd_validate(const cli_t *c, int argc, char **argv)
  * loaded. */
 static kr_status_t model_plugins(kr_kinds_t *kinds, const char *model)
 {
-    json_error_t err;
-    json_t *root = json_load_file(model, JSON_REJECT_DUPLICATES, &err);
-    if (!root) return kr__fail(err.line < 0 ? KR_ERR_IO : KR_ERR_INVALID_ARG, "%s: line %d column %d: expected "
-                               "valid JSON, found %s", model, err.line, err.column, err.text);
+    json_t *root = kr__model_file_read(model);
+    if (!root) return kr_last_status();
     json_t *list = json_object_get(root, "plugins");
     kr_status_t st = KR_OK;
-    if (list && !json_is_array(list)) st = kr__input_error(model, "plugins", "an array of shared-object paths", list);
+    if (!json_is_object(root)) st = kr__input_error(model, "(top)", "an object", root);
+    else if (list && !json_is_array(list))
+        st = kr__input_error(model, "plugins", "an array of shared-object paths", list);
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", model);
     char *slash = strrchr(dir, '/');

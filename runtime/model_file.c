@@ -674,6 +674,42 @@ static size_t read_checked(void *buf, size_t len, void *arg)
 
 /* ---- load ---- */
 
+json_t *kr__model_file_read(const char *path)
+{
+    FILE *in = fopen(path, "rb");
+    if (!in) {
+        kr__fail(KR_ERR_IO, "%s: (file): expected a readable model file, found %s", path, strerror(errno));
+        return NULL;
+    }
+    /* fopen opens a directory too: jansson would then report bad JSON */
+    struct stat st;
+    if (fstat(fileno(in), &st) == 0 && (S_ISDIR(st.st_mode) || (S_ISREG(st.st_mode) && st.st_size == 0))) {
+        kr__fail(KR_ERR_IO, "%s: (file): expected a readable model file, found %s", path,
+                 S_ISDIR(st.st_mode) ? "a directory" : "an empty file");
+        fclose(in);
+        return NULL;
+    }
+    json_error_t err;
+    file_reader_t reader = { .in = in };
+    json_t *root = json_load_callback(read_checked, &reader, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
+    fclose(in);
+    if (reader.nul_at) {
+        json_decref(root);
+        kr__fail(KR_ERR_INVALID_ARG, "%s: byte %llu: expected valid JSON, found a NUL byte", path,
+                 (unsigned long long)reader.nul_at);
+        return NULL;
+    }
+    if (!root) {
+        /* (jansson names its own flag for this one) */
+        const char *what = strstr(err.text, "JSON_ALLOW_NUL") ? "\\u0000 (a NUL character) in a string" : err.text;
+        kr__fail(KR_ERR_INVALID_ARG, "%s: line %d column %d: expected valid JSON, found %s", path, err.line,
+                 err.column, what);
+        return NULL;
+    }
+    return root;
+}
+
+
 kr__model_file_t *kr__model_file_load(const kr__model_file_desc_t *desc)
 {
     kr__model_file_t *f = calloc(1, sizeof *f);
@@ -690,37 +726,7 @@ kr__model_file_t *kr__model_file_load(const kr__model_file_desc_t *desc)
         kr__fail(KR_ERR_NOMEM, "out of memory");
         goto fail;
     }
-    FILE *in = fopen(f->path, "rb");
-    if (!in) {
-        kr__fail(KR_ERR_IO, "%s: (file): expected a readable model file, found %s", f->path, strerror(errno));
-        goto fail;
-    }
-    /* fopen opens a directory too: jansson would then report bad JSON */
-    struct stat st;
-    if (fstat(fileno(in), &st) == 0 && (S_ISDIR(st.st_mode) || (S_ISREG(st.st_mode) && st.st_size == 0))) {
-        kr__fail(KR_ERR_IO, "%s: (file): expected a readable model file, found %s", f->path,
-                 S_ISDIR(st.st_mode) ? "a directory" : "an empty file");
-        fclose(in);
-        goto fail;
-    }
-    json_error_t err;
-    file_reader_t reader = { .in = in };
-    f->root = json_load_callback(read_checked, &reader, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
-    fclose(in);
-    if (reader.nul_at) {
-        json_decref(f->root);
-        f->root = NULL;
-        kr__fail(KR_ERR_INVALID_ARG, "%s: byte %llu: expected valid JSON, found a NUL byte", f->path,
-                 (unsigned long long)reader.nul_at);
-        goto fail;
-    }
-    if (!f->root) {
-        /* (jansson names its own flag for this one) */
-        const char *what = strstr(err.text, "JSON_ALLOW_NUL") ? "\\u0000 (a NUL character) in a string" : err.text;
-        kr__fail(KR_ERR_INVALID_ARG, "%s: line %d column %d: expected valid JSON, found %s", f->path, err.line,
-                 err.column, what);
-        goto fail;
-    }
+    if (!(f->root = kr__model_file_read(f->path))) goto fail;
     /* (any JSON value is read, so that one that is no object is named as
      * such, before a --set would look into it) */
     if (!json_is_object(f->root)) {

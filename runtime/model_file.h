@@ -100,6 +100,10 @@ typedef struct kr__model_file_desc {
     size_t replay_count;
 } kr__model_file_desc_t;
 
+/* The JSON value of a model file (any value, not only an object), or NULL
+ * with one line in kr_last_error(): not readable, a directory or empty,
+ * a NUL byte, or not JSON. A UTF-8 byte-order mark is skipped. */
+json_t *kr__model_file_read(const char *path);
 /* Loads, overrides and checks a model file; NULL with kr_last_error(). */
 kr__model_file_t *kr__model_file_load(const kr__model_file_desc_t *desc);
 void kr__model_file_free(kr__model_file_t *f);

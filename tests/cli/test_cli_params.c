@@ -117,6 +117,15 @@ Test(cli_params, kinds_refusals)
     r = kairos("kinds", "--markdown", NULL);
     cr_assert_eq(r.status, 2);
     cli_free(&r);
+    /* a model file is read as `kairos run` reads it (it gave "line -1
+     * column -1" for a missing file, and took a top-level array as one) */
+    const char *missing = cli_path("missing.json"), *array = cli_path("array.json");
+    cli_write(array, "[1, 2]");
+    char want[1024];
+    snprintf(want, sizeof want, "%s: (file): expected a readable model file, found No such file or directory", missing);
+    expect_bad(kairos("kinds", missing, NULL), want);
+    snprintf(want, sizeof want, "%s: (top): expected an object, found [1,2]", array);
+    expect_bad(kairos("kinds", array, NULL), want);
     r = kairos("kinds", "--help", NULL);
     cr_assert_eq(r.status, 0);
     cr_assert(!strncmp(r.out, "usage: kairos kinds", 19), "%s", r.out);
