@@ -603,6 +603,7 @@ kr_status_t kr__run_restore(run_ctx_t *c, const char *path)
     if (st && strcmp(where, path) && strncmp(kr_last_error(), where, strlen(where)))
         kr__fail(kr_last_status(), "%s: %s", where, kr_last_error());
     if ((st == KR_ERR_CORRUPT || st == KR_ERR_IO) && strcmp(where, path)) st = name_another(c, path, man->time, st);
+    if (!st && !(c->ckpt.restored_from = strdup(where))) st = kr__fail(KR_ERR_NOMEM, "out of memory");
     kr__ckpt_close(ck);
     c->ckpt.restore_ns = kr__monotonic_ns() - t0;
     return st;
@@ -620,6 +621,7 @@ json_t *kr__run_checkpoint_stats(const run_ctx_t *c)
     }
     if (c->opt->restart) {
         json_object_set_new(o, "restarted_at", json_real(kr_time_to_units(c->restored_at, c->file->precision)));
+        if (c->ckpt.restored_from) json_object_set_new(o, "restarted_from", json_string(c->ckpt.restored_from));
         json_object_set_new(o, "restore_seconds", json_real((double)c->ckpt.restore_ns * 1e-9));
     }
     return o;

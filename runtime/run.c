@@ -167,6 +167,7 @@ static void finish_ctx(run_ctx_t *c)
     free(c->log_kept_digests);
     kr__run_frames_free(c);
     free(c->ckpt.at);
+    free(c->ckpt.restored_from);
     json_decref(c->ckpt.identity_items);
     kr_model_destroy(c->model);
 }

@@ -24,6 +24,7 @@ typedef struct kr__ckpt_schedule {
     uint64_t written;           /* checkpoints written by this run */
     uint64_t write_ns, bytes, raw_bytes; /* rank 0: their time (each from the cut to every rank's agreement), sizes */
     uint64_t restore_ns;        /* this rank's restart: reading and loading its simulators */
+    char *restored_from;        /* a restart's checkpoint (the newest usable when given a folder), or NULL */
     json_t *identity_items;     /* rank 0: the manifest's identity_items (NULL: too many), made once */
     bool identity_made;
     char last_name[96];         /* the newest this run wrote ("" none), e.g. ckpt-500 */

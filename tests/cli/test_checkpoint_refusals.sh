@@ -391,6 +391,18 @@ expect "checkpoint times before the restart's: the later one written" "ckpt-10" 
   --checkpoint-dir "$tmp/passed2" -o "$tmp/passed2.json" >/dev/null 2>"$tmp/passed2.err"
 expect "a checkpoint time at the restart's: no warning" "0 " "$? $(cat "$tmp/passed2.err")"
 
+# A restart from a folder says which checkpoint it went on from, in the
+# summary and the stats: here not the newest name, which has no manifest
+# (half-written, passed over).
+mkdir -p "$tmp/which" && cp -r "$tmp/phold/ckpt-5" "$tmp/which/" && mkdir "$tmp/which/ckpt-7"
+"$KAIROS_BIN" run "$phold" --end 20 --restart "$tmp/which" -o "$tmp/which.json" >"$tmp/which.out" 2>&1
+expect "a restart from a folder: exit 0" "0" "$?"
+expect "a restart from a folder names its checkpoint" "  restarted from $tmp/which/ckpt-5 at model time 5" \
+  "$(grep "restarted from" "$tmp/which.out")"
+expect "a restart from a folder: restarted_from in the stats" "$tmp/which/ckpt-5" \
+  "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["checkpoints"]["restarted_from"])' \
+    "$tmp/which.json")"
+
 # The same command twice in one folder: the second run's checkpoint
 # replaces the first's (it failed at the cut, exit 1, and left a
 # .partial folder), and restarts to the uninterrupted checksum.
