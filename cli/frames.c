@@ -105,9 +105,7 @@ int kr__cli_frames(int argc, char **argv)
                     return fail("--scale: expected a whole number of pixels per unit from 1 to 16384, found \"%s\"", v);
             }
         } else if (a[0] == '-' && a[1]) {
-            fail("unknown option %s", a);
-            fputs(kr__frames_help, stderr);
-            return 2;
+            return fail("frames: unknown option %s (kairos frames --help lists them)", a);
         } else if (!dir) {
             dir = a;
         } else {

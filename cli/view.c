@@ -458,7 +458,7 @@ int kr__cli_view(int argc, char **argv)
                 return 2;
             } else port = v;
         } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "kairos: unknown option %s\n%s", a, kr__view_help);
+            fprintf(stderr, "kairos: view: unknown option %s (kairos view --help lists them)\n", a);
             return 2;
         } else if (!dir) {
             dir = a;
@@ -468,7 +468,8 @@ int kr__cli_view(int argc, char **argv)
         }
     }
     if (!dir) {
-        fprintf(stderr, "kairos: view: expected a frames folder DIR, found none\n%s", kr__view_help);
+        fputs("kairos: view: expected a frames folder DIR, found none (kairos view --help lists the options)\n",
+              stderr);
         return 2;
     }
     kr__recording_t *rec;

@@ -97,6 +97,20 @@ Test(cli, missing_model_or_unknown_option_is_one_line)
     cr_assert_eq(r.status, 2);
     cr_assert_str_eq(r.err, "kairos: kinds: unknown option --bogus (kairos kinds --help lists them)\n");
     cli_free(&r);
+    /* (view and frames printed their whole usage after the line) */
+    r = kairos("view", "frames", "--bogus", NULL);
+    cr_assert_eq(r.status, 2);
+    cr_assert_str_eq(r.err, "kairos: view: unknown option --bogus (kairos view --help lists them)\n");
+    cli_free(&r);
+    r = kairos("view", NULL);
+    cr_assert_eq(r.status, 2);
+    cr_assert_str_eq(r.err, "kairos: view: expected a frames folder DIR, found none (kairos view --help lists the "
+                            "options)\n");
+    cli_free(&r);
+    r = kairos("frames", "frames", "--bogus", NULL);
+    cr_assert_eq(r.status, 2);
+    cr_assert_str_eq(r.err, "kairos: frames: unknown option --bogus (kairos frames --help lists them)\n");
+    cli_free(&r);
 }
 
 Test(cli, info)
