@@ -16,10 +16,24 @@ kr_status_t kr__fail(kr_status_t status, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
-    /* One line, whatever it quotes: a control byte from a file or the
-     * wire (a parser's "near '\v'", a name with a newline) becomes '?'. */
-    for (char *c = message; *c; c++)
-        if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
+    /* One line, whatever it quotes: a control character from a file or
+     * the wire (a parser's "near '\v'", a name with a newline, a
+     * terminal's escape) becomes one '?': C0 and DEL, and in UTF-8 the C1
+     * controls (U+0080-U+009F) and the line and paragraph separators. */
+    unsigned char *r = (unsigned char *)message, *w = r;
+    while (*r) {
+        size_t n = r[0] < 0x20 || r[0] == 0x7f                        ? 1
+                   : r[0] == 0xc2 && r[1] >= 0x80 && r[1] <= 0x9f    ? 2
+                   : r[0] == 0xe2 && r[1] == 0x80 && (r[2] == 0xa8 || r[2] == 0xa9) ? 3
+                                                                      : 0;
+        if (n) {
+            *w++ = '?';
+            r += n;
+        } else {
+            *w++ = *r++;
+        }
+    }
+    *w = 0;
     memcpy(last_message, message, sizeof last_message);
     last_status = status;
     return status;

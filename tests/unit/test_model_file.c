@@ -648,6 +648,15 @@ Test(model_file, bad_simulator_name)
                       "\"a\\nb\"");
     expect_load_error(mt_load(FACTORY, "simulators.0.name=\"a\\u0007b\"", NULL), "simulators[0].name", NAME_RULE,
                       "\"a\\u0007b\"");
+    /* C1 controls (a terminal's CSI among them) and the line separators */
+    expect_load_error(mt_load(FACTORY, "simulators.0.name=\"a\\u009bb\"", NULL), "simulators[0].name", NAME_RULE,
+                      "\"a?b\"");
+    expect_load_error(mt_load(FACTORY, "simulators.0.name=\"a\\u2028b\"", NULL), "simulators[0].name", NAME_RULE,
+                      "\"a?b\"");
+    /* other characters beyond ASCII are names like any */
+    kr__model_file_t *f = mt_load("{'end_time': 1, 'simulators': [{'name': 'Z\u00fcrich \u2192 1', 'kind': 'phold'}]}", NULL);
+    cr_assert(f, "%s", kr_last_error());
+    kr__model_file_free(f);
 }
 
 Test(model_file, bad_duplicate_name)
