@@ -609,6 +609,29 @@ kr_status_t kr__run_restore(run_ctx_t *c, const char *path)
     return st;
 }
 
+void kr__run_print_restart(const run_ctx_t *c, FILE *o)
+{
+    if (!c->ckpt.restored_from) return;
+    char at[32];
+    shortest(kr_time_to_units(c->restored_at, c->file->precision), at);
+    fprintf(o, "  restarted from %s at model time %s\n", c->ckpt.restored_from, at);
+}
+
+/* The path as a JSON string: one that is not UTF-8 (a file name may be
+ * any bytes) with '?' for each byte that is not ASCII. */
+static json_t *path_string(const char *path)
+{
+    json_t *v = json_string(path);
+    if (v) return v;
+    char *ascii = strdup(path);
+    if (!ascii) return NULL;
+    for (char *p = ascii; *p; p++)
+        if ((unsigned char)*p >= 0x80) *p = '?';
+    v = json_string(ascii);
+    free(ascii);
+    return v;
+}
+
 json_t *kr__run_checkpoint_stats(const run_ctx_t *c)
 {
     if (!c->ckpt.written && !c->opt->restart) return NULL;
@@ -621,7 +644,7 @@ json_t *kr__run_checkpoint_stats(const run_ctx_t *c)
     }
     if (c->opt->restart) {
         json_object_set_new(o, "restarted_at", json_real(kr_time_to_units(c->restored_at, c->file->precision)));
-        if (c->ckpt.restored_from) json_object_set_new(o, "restarted_from", json_string(c->ckpt.restored_from));
+        if (c->ckpt.restored_from) json_object_set_new(o, "restarted_from", path_string(c->ckpt.restored_from));
         json_object_set_new(o, "restore_seconds", json_real((double)c->ckpt.restore_ns * 1e-9));
     }
     return o;

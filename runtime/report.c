@@ -402,11 +402,7 @@ void kr__run_print_summary(run_ctx_t *c, json_t *stats)
             (long long)json_integer_value(json_object_get(stats, "events")),
             json_real_value(json_object_get(stats, "events_per_second")));
     fprintf(o, "  checksum %s\n", json_string_value(json_object_get(stats, "checksum")));
-    json_t *ckpts = json_object_get(stats, "checkpoints");
-    if (json_is_string(json_object_get(ckpts, "restarted_from")))
-        fprintf(o, "  restarted from %s at model time %g\n",
-                json_string_value(json_object_get(ckpts, "restarted_from")),
-                json_real_value(json_object_get(ckpts, "restarted_at")));
+    kr__run_print_restart(c, o);
     json_t *stopped = json_object_get(stats, "stopped");
     if (stopped)
         fprintf(o, "  stopped by %s at %g\n", json_string_value(json_object_get(stopped, "by")),

@@ -143,6 +143,9 @@ kr_status_t kr__run_checkpoint(run_ctx_t *c, kr_time_t cut);
 /* Loads a checkpoint (PATH or the newest in the folder PATH) into this
  * rank's simulators, built but not started; the caller agrees. */
 kr_status_t kr__run_restore(run_ctx_t *c, const char *path);
+/* The summary's line naming the checkpoint a restart went on from (none
+ * for a run that did not restart). */
+void kr__run_print_restart(const run_ctx_t *c, FILE *o);
 /* Rank 0: the stats' "checkpoints" object (NULL when the run wrote none and
  * restarted from none). */
 json_t *kr__run_checkpoint_stats(const run_ctx_t *c);
