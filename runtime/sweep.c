@@ -47,7 +47,8 @@ static kr_status_t parse_varies(const kr__sweep_desc_t *d, vary_t *v)
 {
     for (size_t i = 0; i < d->vary_count; i++) {
         const char *a = d->varies[i], *eq = strchr(a, '=');
-        if (!eq || eq == a) return kr__fail(KR_ERR_INVALID_ARG, "--vary %s: expected KEY=[v1,v2,...]", a);
+        if (!eq || eq == a)
+            return kr__fail(KR_ERR_INVALID_ARG, "--vary: expected KEY=[v1,v2,...], found \"%s\"", a);
         v[i].key = strndup(a, (size_t)(eq - a));
         if (!v[i].key) return kr__fail(KR_ERR_NOMEM, "out of memory");
         for (size_t j = 0; j < i; j++)

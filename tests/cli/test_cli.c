@@ -740,6 +740,7 @@ Test(cli, sweep_and_replication_errors_are_one_line)
                "--vary simulators.mm1.params.capacity: expected a JSON array of values [v1,v2,...], found 5");
     expect_bad(kairos("sweep", m, "--vary", "seed=[1]", "--vary", "seed=[2]", "-o", csv, NULL),
                "--vary seed: expected each key once, found it twice");
+    expect_bad(kairos("sweep", m, "--vary", "seed", "-o", csv, NULL), "--vary: expected KEY=[v1,v2,...], found \"seed\"");
     expect_bad(kairos("sweep", m, "--vary", "seed=[1]", "--replications", "0", "-o", csv, NULL),
                "--replications: expected a whole number from 1 to 1000000, found \"0\"");
     expect_bad(kairos("sweep", m, "--vary", "seed=[1]", NULL), "sweep: expected -o SWEEP.csv, found none");
