@@ -391,6 +391,12 @@ expect "checkpoint times before the restart's: the later one written" "ckpt-10" 
   --checkpoint-dir "$tmp/passed2" -o "$tmp/passed2.json" >/dev/null 2>"$tmp/passed2.err"
 expect "a checkpoint time at the restart's: no warning" "0 " "$? $(cat "$tmp/passed2.err")"
 
+# A folder holding replications' record, not checkpoints: named as such.
+mkdir -p "$tmp/reps" && echo '{}' >"$tmp/reps/replications.json"
+refuse "a folder of replications' record" "$phold" "$tmp/reps" \
+  "found replications.json, the record of a run with --replications or of a sweep (go on with that command and --restart)" \
+  --restart "$tmp/reps"
+
 # A restart from a folder says which checkpoint it went on from, in the
 # summary and the stats: here not the newest name, which has no manifest
 # (half-written, passed over).
