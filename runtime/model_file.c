@@ -714,7 +714,6 @@ json_t *kr__model_file_read(const char *path)
     return root;
 }
 
-
 kr__model_file_t *kr__model_file_load(const kr__model_file_desc_t *desc)
 {
     kr__model_file_t *f = calloc(1, sizeof *f);
