@@ -8,6 +8,15 @@
 static _Thread_local char last_message[1024];
 static _Thread_local kr_status_t last_status;
 
+size_t kr__control_len(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    if (p[0] < 0x20 || p[0] == 0x7f) return p[0] ? 1 : 0;
+    if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) return 2;
+    if (p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9)) return 3;
+    return 0;
+}
+
 kr_status_t kr__fail(kr_status_t status, const char *fmt, ...)
 {
     /* Format aside first: callers often wrap kr_last_error() itself. */
@@ -18,14 +27,10 @@ kr_status_t kr__fail(kr_status_t status, const char *fmt, ...)
     va_end(ap);
     /* One line, whatever it quotes: a control character from a file or
      * the wire (a parser's "near '\v'", a name with a newline, a
-     * terminal's escape) becomes one '?': C0 and DEL, and in UTF-8 the C1
-     * controls (U+0080-U+009F) and the line and paragraph separators. */
-    unsigned char *r = (unsigned char *)message, *w = r;
+     * terminal's escape) becomes one '?'. */
+    char *r = message, *w = message;
     while (*r) {
-        size_t n = r[0] < 0x20 || r[0] == 0x7f                        ? 1
-                   : r[0] == 0xc2 && r[1] >= 0x80 && r[1] <= 0x9f    ? 2
-                   : r[0] == 0xe2 && r[1] == 0x80 && (r[2] == 0xa8 || r[2] == 0xa9) ? 3
-                                                                      : 0;
+        size_t n = kr__control_len(r);
         if (n) {
             *w++ = '?';
             r += n;

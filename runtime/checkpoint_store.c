@@ -815,13 +815,10 @@ kr_status_t kr__ckpt_open(const char *path, kr__ckpt_t **out)
             char *reps = join(path, "replications.json");
             bool replications = reps && !lstat(reps, &sb);
             free(reps);
-            if (replications)
-                st = kr__fail(KR_ERR_CORRUPT, "%s: expected a checkpoint (a manifest.json) or a directory of complete "
-                              "checkpoints, found replications.json, the record of a run with --replications or of "
-                              "a sweep (go on with that command and --restart)", path);
-            else
-                st = kr__fail(KR_ERR_CORRUPT, "%s: expected a checkpoint (a manifest.json) or a directory of complete "
-                              "checkpoints, found neither (a half-written checkpoint?)", path);
+            st = kr__fail(KR_ERR_CORRUPT, "%s: expected a checkpoint (a manifest.json) or a directory of complete "
+                          "checkpoints, found %s", path, replications ? "replications.json, the record of a run with "
+                          "--replications or of a sweep (go on with that command and --restart)"
+                          : "neither (a half-written checkpoint?)");
             goto done;
         }
         chosen = join(path, list[0].name);

@@ -314,16 +314,12 @@ static kr_status_t load_plugins(kr__model_file_t *f)
 /* A simulator's name selects it in --set paths and `from`/`to` (hence no
  * '[', ']', '*' or '.') and names its files, an event log NAME.jsonl in a
  * folder among them (hence no '/' or '\\'); and it is printed in one-line
- * messages and summaries (hence no control characters: C0 and DEL, the C1
- * controls U+0080-U+009F, and the line and paragraph separators U+2028 and
- * U+2029). The name is UTF-8 (jansson checks it). */
+ * messages and summaries (hence no control characters, as kr__control_len
+ * counts them). */
 static bool name_chars_ok(const char *name)
 {
-    for (const unsigned char *c = (const unsigned char *)name; *c; c++) {
-        if (*c < 0x20 || *c == 0x7f || strchr("[]*./\\", *c)) return false;
-        if (c[0] == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f) return false;
-        if (c[0] == 0xe2 && c[1] == 0x80 && (c[2] == 0xa8 || c[2] == 0xa9)) return false;
-    }
+    for (const char *c = name; *c; c++)
+        if (kr__control_len(c) || strchr("[]*./\\", *c)) return false;
     return true;
 }
 
