@@ -21,7 +21,10 @@
  * costs a few GB per rank while it is built. */
 #define KR__MAX_SIMULATORS 100000u
 #define KR__MAX_DEPENDENCIES 10000000u
-#define KR__MAX_NAME 255u
+/* A simulator's name names its files: with a replica's index (at most
+ * "[99999]") the longest, NAME.frames.partial, fits the 255 bytes of a
+ * file name. */
+#define KR__MAX_NAME 233u
 
 typedef enum kr__mapping { KR__MAP_ROUND_ROBIN, KR__MAP_BLOCK, KR__MAP_METIS } kr__mapping_t;
 

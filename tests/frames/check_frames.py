@@ -111,6 +111,24 @@ def main():
         check(0 < len(fm["times"]) <= 200 and fm["frame_every"] == 19 and fm["worlds"][0]["name"] == "TransportRobots",
               f"factory (end 3600, step 1): at most 200 frames, every 19 ({len(fm['times'])} frames)")
 
+        # The longest name a simulator may have names its files, NAME.frames.partial the longest, and one
+        # byte more is refused by the model file's check, not by the file system halfway through a run.
+        for length in (233, 234):
+            long_name = "R" * length
+            text = Path(FACTORY).read_text().replace('"TransportRobots"', json.dumps(long_name))
+            (work / f"long{length}.json").write_text(text)
+            r = run(kairos, mpirun, 1, [f"long{length}.json", "--end", "50", "--frames", f"lf{length}",
+                                        "--event-log", f"ll{length}"], work)
+            if length == 233:
+                check(r.returncode == 0 and (work / "lf233" / f"{long_name}.frames").exists()
+                      and (work / "ll233" / f"{long_name}.jsonl").exists(),
+                      f"a name of 233 bytes: its frames and its event log are written ({r.stderr.strip()[:200]})")
+            else:
+                check(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+                      and "simulators[1].name: expected a name of at most 233 bytes" in r.stderr
+                      and not (work / "lf234").exists() and not (work / "ll234").exists(),
+                      f"a name of 234 bytes: one line, exit 2, no output ({r.stderr.strip()[:200]})")
+
         # A restart from a checkpoint goes on to the uninterrupted recording (another rank count, another algorithm).
         r = run(kairos, mpirun, 1, [ECOLOGY, "--frames", "whole", "--checkpoint-at", "30.5,40", "--checkpoint-dir",
                                     "ck"], work)

@@ -273,14 +273,14 @@ Test(model_file, limits_refused_before_expansion)
                       "dependencies[0]", "at most 10000000 dependencies in a model file (0 before, 15996000 more here)",
                       "{\"from\":\"a[*]\",\"to\":\"a[*]\",\"promise\":1}");
     char name[300];
-    memset(name, 'n', 256);
-    name[256] = 0;
+    memset(name, 'n', 234);
+    name[234] = 0;
     char text[1200];
     snprintf(text, sizeof text, "{'end_time': 10, 'simulators': [{'name': '%s', 'kind': 'bath', 'time_step': 1}]}",
              name);
-    expect_load_error(mt_load(text, NULL), "simulators[0].name", "a name of at most 255 bytes",
+    expect_load_error(mt_load(text, NULL), "simulators[0].name", "a name of at most 233 bytes",
                       "\"nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn...");
-    name[255] = 0; /* 255 bytes is fine */
+    name[233] = 0; /* 233 bytes is fine, and so are its replicas' names */
     snprintf(text, sizeof text, "{'end_time': 10, 'simulators': [{'name': '%s', 'kind': 'bath', 'time_step': 1, "
              "'count': 2}], 'dependencies': [{'from': '%s[*]', 'to': '%s[*]', 'promise': 1}]}", name, name, name);
     kr__model_file_t *f = mt_load(text, NULL);
