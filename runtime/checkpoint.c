@@ -424,6 +424,7 @@ kr_status_t kr__run_checkpoint(run_ctx_t *c, kr_time_t cut)
         c->ckpt.written++;
         c->ckpt.write_ns += now - t0;
         c->ckpt.last_write_ns = now - t0;
+        c->ckpt.last_started_ns = t0;
         c->ckpt.last_done_ns = now;
         snprintf(c->ckpt.last_name, sizeof c->ckpt.last_name, "%s", name);
     }

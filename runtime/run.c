@@ -131,7 +131,7 @@ static kr_status_t run_model(run_ctx_t *c)
         }
         if (!at_cut && ((st = kr__coord_run_until(c->model, cut, &at_cut)) || !at_cut)) return st;
         bool checkpoint = false, stop = false;
-        if ((st = kr__run_safe_point(c, cut, &checkpoint, &stop))) return st;
+        if ((st = kr__run_safe_point(c, &checkpoint, &stop))) return st;
         /* A replication (or a sweep's) writes no checkpoint of its own: asked
          * to stop, it is abandoned, and runs again after a restart
          * (replications.c keeps the finished ones). */
@@ -151,6 +151,7 @@ static kr_status_t run_model(run_ctx_t *c)
             kr__checkpoint_asked = 0;
             stop = false;
         }
+        kr__run_safe_point_progress(c, cut);
         if (stop)
             return kr__fail(KR__STOPPED_CHECKPOINTED, "%s: checkpointed at model time %s (%s/%s), not finished; go "
                             "on with --restart %s", c->safe.why, c->ckpt.last_name + strlen("ckpt-"), c->ckpt.dir,

@@ -29,6 +29,7 @@ typedef struct kr__ckpt_schedule {
     bool identity_made;
     char last_name[96];         /* the newest this run wrote ("" none), e.g. ckpt-500 */
     uint64_t last_write_ns;     /* how long it took */
+    uint64_t last_started_ns;   /* when it began (this rank's clock): --checkpoint-wall counts from there */
     uint64_t last_done_ns;      /* when it was complete (this rank's clock) */
 } kr__ckpt_schedule_t;
 
@@ -39,7 +40,8 @@ typedef struct kr__safe_points {
     kr_time_t span;             /* model time to the next one, in ticks (0: not yet planned) */
     kr_time_t first_at;         /* model time where this run (or restart) began */
     uint64_t last_ns;           /* when the last one was passed (or the run began) */
-    uint64_t last_progress_ns;  /* rank 0: when the last progress line was written */
+    uint64_t last_progress_ns;  /* rank 0: when the last progress line was due */
+    bool progress_due;          /* rank 0: a line at this safe point, after its checkpoint (if any) */
     uint64_t events;            /* every rank's events at the last one (agreed) */
     char why[160];              /* what asked for that stop */
     bool by_usr1;               /* it was a SIGUSR1 (on some rank) */
@@ -195,11 +197,14 @@ void kr__run_frames_free(run_ctx_t *c);
 /* safe_point.c */
 /* The next safe point after `after` (ticks), or 0: none before the end. */
 kr_time_t kr__run_next_safe_point(run_ctx_t *c, kr_time_t after);
-/* At the safe point `at`, every rank at once: agrees on what signals and
- * the wall clock ask for, writes the batch log's progress line (rank 0),
- * and plans the next safe point. *checkpoint: write one here; *stop: then
- * stop the run, not finished (c->safe.why says why). */
-kr_status_t kr__run_safe_point(run_ctx_t *c, kr_time_t at, bool *checkpoint, bool *stop);
+/* At a safe point, every rank at once: agrees on what signals and
+ * the wall clock ask for, decides whether the batch log gets a progress
+ * line here (rank 0), and plans the next safe point. *checkpoint: write
+ * one here; *stop: then stop the run, not finished (c->safe.why says why). */
+kr_status_t kr__run_safe_point(run_ctx_t *c, bool *checkpoint, bool *stop);
+/* The progress line of safe point `at` if one is due: written after the
+ * safe point's checkpoint, so that it names that one. */
+void kr__run_safe_point_progress(run_ctx_t *c, kr_time_t at);
 
 /* report.c */
 /* This rank's part of the stats. */

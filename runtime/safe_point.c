@@ -56,9 +56,10 @@ static void duration(double s, char *out, size_t cap)
 }
 
 /* Rank 0's line in a batch log: one line, complete, every so often. */
-static void progress_line(run_ctx_t *c, kr_time_t at, uint64_t events, uint64_t now)
+static void progress_line(run_ctx_t *c, kr_time_t at, uint64_t events)
 {
     kr__safe_points_t *sp = &c->safe;
+    uint64_t now = kr__monotonic_ns();
     uint64_t p = c->file->precision;
     double end = kr_time_to_units(kr_model_end_time(c->model), p), t = kr_time_to_units(at, p);
     double wall = (double)(now - c->t0) * 1e-9;
@@ -73,16 +74,22 @@ static void progress_line(run_ctx_t *c, kr_time_t at, uint64_t events, uint64_t 
     fprintf(stderr, "kairos: progress: model time %.6g of %.6g (%.1f %%), %.3g events/s, %s left%s\n", t, end,
             end > 0 ? 100.0 * t / end : 100.0, rate, left, last);
     fflush(stderr);
-    sp->last_progress_ns = now;
 }
 
-kr_status_t kr__run_safe_point(run_ctx_t *c, kr_time_t at, bool *checkpoint, bool *stop)
+void kr__run_safe_point_progress(run_ctx_t *c, kr_time_t at)
+{
+    if (!c->safe.progress_due) return;
+    c->safe.progress_due = false;
+    progress_line(c, at, c->safe.events);
+}
+
+kr_status_t kr__run_safe_point(run_ctx_t *c, bool *checkpoint, bool *stop)
 {
     kr__safe_points_t *sp = &c->safe;
     const kr__run_options_t *o = c->opt;
     uint64_t now = kr__monotonic_ns();
     uint64_t start = o->wall.started_ns ? o->wall.started_ns : c->t0;
-    uint64_t since_ckpt_from = c->ckpt.last_done_ns ? c->ckpt.last_done_ns : start;
+    uint64_t since_ckpt_from = c->ckpt.last_started_ns ? c->ckpt.last_started_ns : start;
     /* (this process's events: a restart's rate is its own) */
     uint64_t events = 0;
     for (uint32_t i = 0; i < kr_model_sim_count(c->model); i++)
@@ -125,12 +132,17 @@ kr_status_t kr__run_safe_point(run_ctx_t *c, kr_time_t at, bool *checkpoint, boo
             snprintf(sp->why, sizeof sp->why, "--stop-before-wall %g: %.0f s gone", o->wall.stop_before_wall, elapsed);
         }
     }
-    if (!*checkpoint && o->wall.checkpoint_wall > 0 && since_ckpt >= o->wall.checkpoint_wall) *checkpoint = true;
-
-    /* The line falls at the safe point nearest the period's end: waiting
-     * for a full period made a period of a second print every two. */
+    /* A periodic checkpoint, and the progress line, fall at the safe point
+     * nearest the period's end: waiting for a full period (counted from
+     * the last checkpoint's completion, for the checkpoints) made a period
+     * of a second give one every two. */
+    double early = 0.5 * TARGET_NS * 1e-9;
+    if (!*checkpoint && o->wall.checkpoint_wall > 0 && since_ckpt >= o->wall.checkpoint_wall - early)
+        *checkpoint = true;
     if (o->rank == 0 && o->wall.progress_every > 0 &&
-        (double)(now - sp->last_progress_ns) * 1e-9 >= o->wall.progress_every - 0.5 * TARGET_NS * 1e-9)
-        progress_line(c, at, sp->events, now);
+        (double)(now - sp->last_progress_ns) * 1e-9 >= o->wall.progress_every - early) {
+        sp->progress_due = true;
+        sp->last_progress_ns = now;
+    }
     return KR_OK;
 }

@@ -17,6 +17,7 @@ Usage: check_long_jobs.py KAIROS MPIRUN [--case NAME ...]"""
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -245,7 +246,9 @@ def run_checkpoint_wall(kairos, mpirun, tmp):
 
 
 def run_progress(kairos, tmp):
-    """The batch log's line: every --progress seconds, whole lines."""
+    """The batch log's line: every --progress seconds, whole lines; and in
+    the same run --checkpoint-wall: a checkpoint at the safe point nearest
+    each period's end, which the progress line at that safe point names."""
     work = Path(tmp) / "progress"
     work.mkdir()
     # Safe points are about a second apart (runtime/safe_point.c): a period
@@ -255,7 +258,8 @@ def run_progress(kairos, tmp):
     # (an end time it never reaches, and --stop-before-wall: a run of about
     # six seconds whatever the machine's speed; it ends checkpointed, 4)
     base = [kairos, "run", str(ROOT / "examples/phold.json")]
-    cmd = base + ["--end", "1e12", "--stop-before-wall", "8", "--checkpoint-dir", "ck", "--progress", str(period)]
+    cmd = base + ["--end", "1e12", "--stop-before-wall", "8", "--checkpoint-dir", "ck", "--progress", str(period),
+                  "--checkpoint-wall", "1", "--checkpoint-keep", "0"]
     start = time.time()
     proc = subprocess.Popen(cmd, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     stamps, lines = [], []
@@ -286,6 +290,27 @@ def run_progress(kairos, tmp):
             problems.append(f"a progress line without model time, percent, events/s and time left: {ln}")
     if any("\r" in ln for ln in lines):
         problems.append("a carriage return in a batch log")
+    # --checkpoint-wall 1: a checkpoint at about every safe point. Counted
+    # from when the last one was complete, at the next safe point, they came
+    # about two seconds apart. The lines' model times per second of wall
+    # time turn the checkpoints' model times into seconds.
+    ckpts = sorted(float(p.name[5:]) for p in (work / "ck").glob("ckpt-*") if not p.name.endswith(".partial"))
+    times = [float(re.search(r"model time (\S+) of", ln).group(1)) for _, ln in progress]
+    if len(ckpts) < 4 or len(progress) < 2:
+        problems.append(f"--checkpoint-wall 1: {len(ckpts)} checkpoints, {len(progress)} progress lines")
+    else:
+        per_second = (times[-1] - times[0]) / (progress[-1][0] - progress[0][0])
+        gaps = sorted((b - a) / per_second for a, b in zip(ckpts, ckpts[1:]))
+        if gaps[len(gaps) // 2] > 1.5:
+            problems.append(f"--checkpoint-wall 1: checkpoints a median {gaps[len(gaps) // 2]:.2f} s apart, expected "
+                            f"about 1 (gaps {[round(g, 2) for g in gaps]} s)")
+    # A progress line at a checkpoint's safe point names that checkpoint.
+    for t, (_, ln) in zip(times, progress):
+        here = [c for c in ckpts if abs(c - t) <= 1e-5 * max(1.0, abs(t))]
+        named = re.search(r"last checkpoint ckpt-(\S+) \(", ln)
+        if here and (not named or abs(float(named.group(1)) - here[0]) > 1e-9 * max(1.0, here[0])):
+            problems.append(f"a progress line at the safe point of ckpt-{here[0]:g} names another: {ln}")
+            break
     # (long enough for a line at a period of 0.05 s)
     quiet = subprocess.run(base + ["--end", "300", "--progress", "0"], cwd=work, capture_output=True, text=True)
     if "progress" not in subprocess.run(base + ["--end", "300", "--progress", "0.05"], cwd=work,
