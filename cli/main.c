@@ -402,8 +402,13 @@ static int parse(const cli_t *c, int argc, char **argv, int first, const char *c
                                    argv[i]);
         } else if (is_run && !strcmp(a, "--group-ranks")) {
             if (!has_value) return input_error(c, "%s needs a number", a);
-            long g = whole(argv[++i], 1, 1 << 20);
-            if (g < 0) return input_error(c, "--group-ranks: expected a whole number from 1 to 1048576, found \"%s\"", argv[i]);
+            long g = whole(argv[++i], 1, c->ranks);
+            if (g < 0) {
+                char fmt[96];
+                snprintf(fmt, sizeof fmt, "--group-ranks: expected a whole number from 1 to %d (the ranks), found \"%%s\"",
+                         c->ranks);
+                return input_error(c, fmt, argv[i]);
+            }
             o->group_ranks = (int)g;
         } else if (is_sweep && !strcmp(a, "--vary")) {
             if (!has_value) return input_error(c, "--vary needs KEY=[v1,v2,...]", "");

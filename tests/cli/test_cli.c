@@ -748,7 +748,11 @@ Test(cli, sweep_and_replication_errors_are_one_line)
     expect_bad(kairos("run", m, "--replications", "-3", NULL),
                "--replications: expected a whole number from 1 to 1000000, found \"-3\"");
     expect_bad(kairos("run", m, "--replications", "2", "--group-ranks", "2", NULL),
-               "--group-ranks: expected a whole number from 1 to 1 (the ranks), found 2");
+               "--group-ranks: expected a whole number from 1 to 1 (the ranks), found \"2\"");
+    expect_bad(kairos("run", m, "--replications", "2", "--group-ranks", "0", NULL),
+               "--group-ranks: expected a whole number from 1 to 1 (the ranks), found \"0\"");
+    expect_bad(kairos("run", m, "--replications", "2", "--group-ranks", "two", NULL),
+               "--group-ranks: expected a whole number from 1 to 1 (the ranks), found \"two\"");
     expect_bad(kairos("run", m, "--replications", "2", "--trace", cli_path("t.json"), NULL),
                "--trace: expected no trace, series or event log with --replications (rerun one replication alone "
                "with --seed), found one");
