@@ -6,6 +6,7 @@
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "base/error.h"
@@ -163,9 +164,13 @@ static int run_script(const char *a1, const char *a2, char *err, size_t cap)
     return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128;
 }
 
-/* Fails before anything runs when the plots could not be drawn. */
-static kr_status_t check_plotting(void)
+/* Fails before anything runs when the plots could not be drawn: no
+ * matplotlib, or a plot folder that is something else. */
+static kr_status_t check_plotting(const char *dir)
 {
+    struct stat st;
+    if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
+        return kr__fail(KR_ERR_IO, "--plot %s: expected a folder (made if missing), found a file", dir);
     char err[512];
     int rc = run_script("--check", NULL, err, sizeof err);
     if (rc == 0) return KR_OK;
@@ -323,7 +328,7 @@ kr_status_t kr__sweep_run(const kr__sweep_desc_t *d)
      * rank 0 alone learns things. Every rank agrees before going on. */
     if (!st) {
         kr__replications_warn_idle(&rd, groups, group_ranks);
-        if (d->rank == 0 && d->plot_dir) st = check_plotting();
+        if (d->rank == 0 && d->plot_dir) st = check_plotting(d->plot_dir);
         if (!st && d->rank == 0) st = kr__out_open(&out, d->csv_path);
     }
     st = kr__replications_agree(&rd, d->rank == 0 || st, st);

@@ -793,6 +793,13 @@ Test(cli, sweep_plots_or_says_matplotlib_is_missing, .timeout = 120)
     expect_bad(r, line);
     cr_assert(!cli_exists(csv), "the sweep did not run");
     unsetenv("KAIROS_PYTHON");
+    /* a plot folder that is a file: one line, before the sweep runs */
+    const char *file = cli_path("plots-a-file");
+    cli_write(file, "not a folder\n");
+    r = kairos("sweep", m, "--vary", "simulators.mm1.params.servers=[1,2]", "-o", csv, "--plot", file, NULL);
+    snprintf(line, sizeof line, "--plot %s: expected a folder (made if missing), found a file", file);
+    expect_bad(r, line);
+    cr_assert(!cli_exists(csv), "the sweep did not run");
     r = kairos("sweep", m, "--vary", "simulators.mm1.params.servers=[1,2]", "--replications", "2", "-o", csv,
                "--plot", dir, "--quiet", NULL);
     if (r.status == 2 && strstr(r.err, "matplotlib is missing")) {
