@@ -119,6 +119,17 @@ kr_status_t kr__model_refuse_after_start(const kr_model_t *cm, const char *fn)
     return KR_OK;
 }
 
+kr_status_t kr__model_refuse_change(const kr_model_t *cm, const char *fn)
+{
+    kr_status_t st = kr__model_refuse_after_start(cm, fn);
+    if (st || !cm->acting) return st;
+    char why[512];
+    snprintf(why, sizeof why, "%s: called from the setup of '%s': a kind's setup must not change the model (its "
+             "simulators, dependencies and types come from the model file and the kinds)", fn, cm->acting->name);
+    kr__model_fail((kr_model_t *)cm, KR_ERR_STATE, "%s", why);
+    return kr__fail(KR_ERR_STATE, "%s", why);
+}
+
 /* ---- event types (state types: state.c) ---- */
 
 kr_event_type_t kr_model_find_event_type(const kr_model_t *m, const char *name)
@@ -157,7 +168,7 @@ const kr_field_t *kr_model_event_type_fields(const kr_model_t *m, kr_event_type_
 
 kr_event_type_t kr_model_event_type(kr_model_t *m, const kr_event_type_desc_t *d)
 {
-    if (kr__model_refuse_after_start(m, "kr_model_event_type")) return 0;
+    if (kr__model_refuse_change(m, "kr_model_event_type")) return 0;
     if (!d || !d->name || !d->name[0]) {
         kr__fail(KR_ERR_INVALID_ARG, "kr_model_event_type: an event type needs a name");
         return 0;
@@ -208,7 +219,7 @@ kr_event_type_t kr_model_event_type(kr_model_t *m, const kr_event_type_desc_t *d
 
 kr_sim_t *kr_model_add_sim(kr_model_t *m, const kr_sim_desc_t *d)
 {
-    if (kr__model_refuse_after_start(m, "kr_model_add_sim")) return NULL;
+    if (kr__model_refuse_change(m, "kr_model_add_sim")) return NULL;
     if (!d || !d->name || !d->name[0]) {
         kr__fail(KR_ERR_INVALID_ARG, "kr_model_add_sim: a simulator needs a name");
         return NULL;
@@ -318,7 +329,7 @@ kr__edge_t *kr__edge_by_hash(const kr_model_t *m, uint32_t from, uint32_t to)
 
 kr_status_t kr_model_add_dependency(kr_model_t *m, uint32_t from, uint32_t to, kr_time_t promise)
 {
-    kr_status_t st = kr__model_refuse_after_start(m, "kr_model_add_dependency");
+    kr_status_t st = kr__model_refuse_change(m, "kr_model_add_dependency");
     if (st) return st;
     if (from >= m->sim_count || to >= m->sim_count)
         return kr__fail(KR_ERR_INVALID_ARG, "kr_model_add_dependency: no simulator with id %u",

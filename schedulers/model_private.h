@@ -452,6 +452,11 @@ kr_status_t kr__sim_states_load(kr_sim_t *s, kr_reader_t *r);
 /* model.c: refuses (KR_ERR_STATE, naming `fn`) a structural change after
  * start, and drops groups computed before. */
 kr_status_t kr__model_refuse_after_start(const kr_model_t *m, const char *fn);
+/* model.c: the same, and also refuses an addition of a simulator, a
+ * dependency or a type made from a simulator's setup (a kind's setup runs
+ * only on its simulator's rank; docs/model-file.md). Such a refusal also
+ * fails the model, so that a setup that ignores it still stops the run. */
+kr_status_t kr__model_refuse_change(const kr_model_t *m, const char *fn);
 
 kr_status_t kr__sim_schedule_kind(kr_sim_t *s, kr__event_kind_t kind, kr_priority_t prio, kr_time_t t,
                                   kr_event_type_t type, const void *data, size_t size,

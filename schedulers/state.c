@@ -64,7 +64,7 @@ static kr_field_t *copy_fields(const char *type, const kr_field_t *fields, size_
 
 kr_context_type_t kr_model_context_type(kr_model_t *m, const kr_context_desc_t *d)
 {
-    if (kr__model_refuse_after_start(m, "kr_model_context_type")) return 0;
+    if (kr__model_refuse_change(m, "kr_model_context_type")) return 0;
     if (!d || !d->name || !d->name[0] || !d->size) {
         kr__fail(KR_ERR_INVALID_ARG, "kr_model_context_type: a context type needs a name and a size");
         return 0;

@@ -2,10 +2,18 @@
  * runs only on the rank of its simulator: "lower_promise" sets the
  * promises of its outgoing dependencies (kr_model_set_promises, refused
  * for a model built from a file), "add_dependency_from" adds a dependency
- * from the named simulator to this one, "register_component" registers a
- * component of that name in the model's registry (both caught when the
- * ranks compare their models). Otherwise the simulator does nothing. */
+ * from the named simulator to this one, "add_simulator" adds a simulator
+ * of that name and ignores the answer, "add_event_type" registers an event
+ * type of that name (these three refused in setup, on any number of ranks),
+ * "register_component" registers a component of that name in the model's
+ * registry (caught when the ranks compare their models). Otherwise the
+ * simulator does nothing. */
 #include <kairos/kairos.h>
+
+static void nothing(kr_sim_t *sim, void *data)
+{
+    (void)sim, (void)data;
+}
 
 static kr_status_t meddler_setup(kr_sim_t *sim, const kr_params_t *params)
 {
@@ -22,6 +30,14 @@ static kr_status_t meddler_setup(kr_sim_t *sim, const kr_params_t *params)
     if (st) return st;
     if (component && kr_component_register(kr_model_registry(m), &(kr_component_desc_t){ .name = component,
                                                                                         .size = sizeof(double) }) == 0)
+        return kr_last_status();
+    const char *added = NULL;
+    st = kr_params_string(params, "add_simulator", NULL, &added);
+    if (st) return st;
+    if (added) (void)kr_model_add_sim(m, &(kr_sim_desc_t){ .name = added }); /* (a kind that does not look) */
+    st = kr_params_string(params, "add_event_type", NULL, &added);
+    if (st) return st;
+    if (added && !kr_model_event_type(m, &(kr_event_type_desc_t){ .name = added, .on_event = nothing }))
         return kr_last_status();
     const char *from = NULL;
     st = kr_params_string(params, "add_dependency_from", NULL, &from);

@@ -672,23 +672,34 @@ Test(cli_mpi, component_registered_in_setup_is_a_mismatch, .timeout = 120)
     cli_free(&r);
 }
 
-/* A dependency added in setup exists on rank 1 only: the ranks compare
- * their models before anything runs and name the difference. */
-Test(cli_mpi, dependency_added_in_setup_is_a_mismatch, .timeout = 120)
+/* A simulator, a dependency or an event type added in setup would exist on
+ * the setup's rank only: refused where it is made, on 2 ranks and on 1
+ * (where a simulator added so crashed the run, and the others passed), and
+ * also when the setup ignores the refusal. */
+Test(cli_mpi, model_changed_in_setup_is_refused_on_any_ranks, .timeout = 120)
 {
-    const char *model = meddler_model("add.json", "{'add_dependency_from': 'Sink'}");
-    const char *args[] = { "run", model, "--quiet", "--sync", "window", NULL };
-    cli_result_t r = each_rank(2, args);
-    every_rank_exits(&r, 2, 2, "the model differs between ranks: dependencies: 1 on rank 0, 2 on rank 1");
-    cli_free(&r);
-    r = kairos_on(2, args);
-    cr_assert_eq(r.status, 2, "mpirun exited %d: %s", r.status, r.err);
-    cli_free(&r);
-    /* on one rank the model is what it is */
-    const char *one[] = { "run", model, "--quiet", "--set", "simulators.Source.rank=0", NULL };
-    r = each_rank(1, one);
-    every_rank_exits(&r, 1, 0, NULL);
-    cli_free(&r);
+    const struct { const char *params, *fn; } cases[] = {
+        { "{'add_dependency_from': 'Sink'}", "kr_model_add_dependency" },
+        { "{'add_simulator': 'extra'}", "kr_model_add_sim" },
+        { "{'add_event_type': 'extra'}", "kr_model_event_type" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *model = meddler_model("add.json", cases[i].params);
+        char want[300];
+        snprintf(want, sizeof want, "simulators[1] (Source, kind meddler): %s: called from the setup of 'Source': "
+                 "a kind's setup must not change the model", cases[i].fn);
+        const char *args[] = { "run", model, "--quiet", "--sync", "window", NULL };
+        cli_result_t r = each_rank(2, args);
+        every_rank_exits(&r, 2, 2, want);
+        cli_free(&r);
+        r = kairos_on(2, args);
+        cr_assert_eq(r.status, 2, "mpirun exited %d: %s", r.status, r.err);
+        cli_free(&r);
+        const char *one[] = { "run", model, "--quiet", "--set", "simulators.Source.rank=0", NULL };
+        r = each_rank(1, one);
+        every_rank_exits(&r, 1, 2, want);
+        cli_free(&r);
+    }
 }
 
 /* MPMD: rank 0 runs `a0`, ranks 1.. run `a1` (np - 1 of them), each rank's
