@@ -16,6 +16,14 @@
 
 typedef kr_status_t (*kr__deliver_fn)(void *arg, const void *bytes, size_t len);
 
+/* The largest message every transport carries (1 GiB: the MPI transport's
+ * counts are ints). A sync-event type whose payload could not fit in one
+ * is refused when it is registered (KR__MAX_SYNC_PAYLOAD). */
+#define KR__MAX_MESSAGE ((size_t)1 << 30)
+/* What a sync-event's payload may take of a message: the rest is room for
+ * its headers. */
+#define KR__MAX_SYNC_PAYLOAD (KR__MAX_MESSAGE - 4096)
+
 /* What a distributed transport concludes about the whole run. */
 typedef enum kr__settle {
     KR__SETTLE_RUNNING,  /* some process may still do something */

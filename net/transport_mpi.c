@@ -17,7 +17,7 @@
 
 enum { TAG_DATA = 7101, TAG_LARGE = 7102 };
 #define MAX_IN_FLIGHT 8          /* batches per peer not yet completed */
-#define MAX_MESSAGE ((size_t)1 << 30)
+#define MAX_MESSAGE KR__MAX_MESSAGE
 /* The default largest batch: within the eager size of Open MPI's shared
  * memory (4 KiB, with room for its headers). A larger one needs a
  * rendezvous, and without single-copy transfers moves only while its
@@ -392,7 +392,9 @@ static kr_status_t mpi_send(kr__transport_t *base, uint32_t from, uint32_t to, c
     (void)from;
     mpi_transport_t *t = (mpi_transport_t *)base;
     if (to >= t->sim_count) return kr__fail(KR_ERR_INVALID_ARG, "MPI transport: no simulator %u", to);
-    if (len > MAX_MESSAGE) return kr__fail(KR_ERR_INVALID_ARG, "MPI transport: message of %zu bytes", len);
+    if (len > MAX_MESSAGE)
+        return kr__fail(KR_ERR_INVALID_ARG, "MPI transport: a message of %zu bytes, more than the %zu one message may "
+                        "carry (a sync-event's payload with the entities it carries)", len, MAX_MESSAGE);
     int r = t->rank_of[to];
     kr_buf_t *b = r == t->rank ? &t->loop : &t->peers[r].out;
     /* A batch that this message would take past flush_bytes leaves first

@@ -182,6 +182,12 @@ kr_event_type_t kr_model_event_type(kr_model_t *m, const kr_event_type_desc_t *d
         kr__fail(KR_ERR_INVALID_ARG, "kr_model_event_type: event type '%s' payload too large", d->name);
         return 0;
     }
+    /* (a local event's payload never leaves its rank; a sync-event's may) */
+    if (d->on_target_side && d->size > KR__MAX_SYNC_PAYLOAD) {
+        kr__fail(KR_ERR_INVALID_ARG, "kr_model_event_type: sync-event type '%s': a payload of %zu bytes, more than "
+                 "the %zu a sync-event may carry between ranks", d->name, d->size, (size_t)KR__MAX_SYNC_PAYLOAD);
+        return 0;
+    }
     for (const kr_field_t *f = d->fields; f && f->name; f++) {
         size_t count = f->count ? f->count : 1;
         /* (no sum that could wrap: an offset near SIZE_MAX is outside too) */

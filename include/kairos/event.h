@@ -55,7 +55,7 @@ typedef void (*kr_event_fn)(kr_sim_t *sim, void *data);
 
 typedef struct kr_event_type_desc {
     const char *name;            /* unique in the model; copied */
-    size_t size;                 /* payload bytes, may be 0 */
+    size_t size;                 /* payload bytes, may be 0; a sync-event's at most 1 GiB - 4 KiB */
     kr_event_fn on_event;        /* local events */
     kr_event_fn on_sender_side;  /* sync-events: optional, runs in the sender at the event time */
     kr_event_fn on_target_side;  /* sync-events: runs in the target at the same time */

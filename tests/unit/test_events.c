@@ -200,6 +200,16 @@ Test(events, refusals)
     /* duplicate names, missing handlers */
     cr_assert_eq(kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "rec", .on_event = record }), 0);
     cr_assert_eq(kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "x" }), 0);
+    /* a sync-event's payload fits one message between ranks; a local event's needs not */
+    size_t most = ((size_t)1 << 30) - 4096;
+    cr_assert_eq(kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "big", .size = most + 1,
+                                                                 .on_target_side = record }), 0);
+    cr_assert_str_eq(kr_last_error(), "kr_model_event_type: sync-event type 'big': a payload of 1073737729 bytes, more "
+                     "than the 1073737728 a sync-event may carry between ranks");
+    cr_assert_neq(kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "big", .size = most,
+                                                                  .on_target_side = record }), 0);
+    cr_assert_neq(kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "big local", .size = most + 1,
+                                                                  .on_event = record }), 0);
     cr_assert_null(kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "a" }));
     cr_assert(strstr(kr_last_error(), "already exists"));
     cr_assert_null(kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "" }));
