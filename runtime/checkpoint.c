@@ -143,6 +143,16 @@ kr_status_t kr__run_checkpoint_prepare(run_ctx_t *c)
 
 /* ---- writing ---- */
 
+/* Why a kind's callback failed with `st`: its message, or, when it set
+ * none (the error is cleared before the call), its status. */
+static const char *callback_reason(kr_status_t st, char *buf, size_t cap)
+{
+    const char *why = kr_last_error();
+    if (kr_last_status() != KR_OK && why[0]) return why;
+    snprintf(buf, cap, "failed with status %d (%s) and no message", (int)st, kr_status_str(st));
+    return buf;
+}
+
 /* One simulator's part: its scheduler state, then its kind's own. */
 static kr_status_t save_sim(run_ctx_t *c, uint32_t i, kr_buf_t *b)
 {
@@ -159,9 +169,11 @@ static kr_status_t save_sim(run_ctx_t *c, uint32_t i, kr_buf_t *b)
     if (k && k->serialize) {
         kr_serializer_t ser;
         kr__serializer_checkpoint_saver(&ser, b);
+        char why[600];
+        kr_clear_error();
         if ((st = k->serialize(s, &ser)) || (st = kr_serializer_status(&ser)))
             return kr__fail(st, "simulator '%s' (kind %s): saving its state: %s", kr_sim_name(s), k->name,
-                            kr_last_error());
+                            callback_reason(st, why, sizeof why));
     }
     len = b->len - at - 8;
     memcpy(b->data + at, &len, 8);
@@ -444,17 +456,22 @@ static kr_status_t run_restore(kr_sim_t *s, const kr_kind_desc_t *k)
     kr_rng_save(kr_sim_rng(s), &before);
     size_t entities = kr_world_entity_count(kr_sim_world(s));
     uint64_t sequence = s->sequence;
+    char why[600];
+    kr_clear_error();
     kr_status_t st = k->restore(s);
-    if (st) return kr__fail(st, "simulator '%s' (kind %s): restoring: %s", kr_sim_name(s), k->name, kr_last_error());
+    /* A restore that fails is a setup that fails: bad input, exit 2, whatever
+     * status the kind gave, but for memory (docs/cli.md, "Exit status"). */
+    if (st) return kr__fail(st == KR_ERR_NOMEM ? st : KR_ERR_INVALID_ARG, "simulator '%s' (kind %s): restoring: %s",
+                            kr_sim_name(s), k->name, callback_reason(st, why, sizeof why));
     if (s->sequence != sequence)
-        return kr__fail(KR_ERR_STATE, "simulator '%s' (kind %s): restoring scheduled an event (the checkpoint holds "
-                        "every event already)", kr_sim_name(s), k->name);
+        return kr__fail(KR_ERR_INVALID_ARG, "simulator '%s' (kind %s): restoring scheduled an event (the checkpoint "
+                        "holds every event already)", kr_sim_name(s), k->name);
     kr_rng_save(kr_sim_rng(s), &after);
     if (memcmp(&before, &after, sizeof before))
-        return kr__fail(KR_ERR_STATE, "simulator '%s' (kind %s): restoring drew random numbers (the checkpoint holds "
-                        "its stream where the run left it)", kr_sim_name(s), k->name);
+        return kr__fail(KR_ERR_INVALID_ARG, "simulator '%s' (kind %s): restoring drew random numbers (the checkpoint "
+                        "holds its stream where the run left it)", kr_sim_name(s), k->name);
     if (kr_world_entity_count(kr_sim_world(s)) != entities)
-        return kr__fail(KR_ERR_STATE, "simulator '%s' (kind %s): restoring created or destroyed entities (the "
+        return kr__fail(KR_ERR_INVALID_ARG, "simulator '%s' (kind %s): restoring created or destroyed entities (the "
                         "checkpoint holds its world)", kr_sim_name(s), k->name);
     return KR_OK;
 }

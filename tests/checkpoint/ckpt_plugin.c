@@ -65,7 +65,8 @@ typedef struct ckpt {
     /* params */
     double period, sender_side, carry, stop_at;
     const char *to;
-    int64_t misbehave;          /* on a restart: 1 schedules, 2 draws, 3 makes an entity (all refused) */
+    int64_t misbehave;          /* on a restart: 1 schedules, 2 draws, 3 makes an entity (all refused), 4 fails
+                                 * without a message; 5: saving fails without a message */
     /* declared state */
     uint64_t mixed;
     uint64_t ticks, sent, received, parcels_in, sender_sides, cancels, delays, alarms, alarm_changes;
@@ -325,6 +326,7 @@ static kr_status_t ser_key(kr_serializer_t *s, kr_event_key_t *k)
 static kr_status_t ckpt_serialize(kr_sim_t *sim, kr_serializer_t *s)
 {
     ckpt_t *c = kr_sim_state(sim);
+    if (c->misbehave == 5 && !kr_serializer_loading(s)) return KR_ERR_STATE;
     for (int i = 0; i < KEEP; i++) {
         uint32_t flags = c->kept[i].live | (uint32_t)c->kept[i].carries << 1;
         ser_key(s, &c->kept[i].key);
@@ -347,6 +349,7 @@ static kr_status_t ckpt_restore(kr_sim_t *sim)
     case 1: return kr_schedule(sim, KR_PRIORITY_DEFAULT, 1, c->tick_type, NULL, NULL);
     case 2: kr_rng_uniform(kr_sim_rng(sim)); break;
     case 3: kr_entity_create(kr_sim_world(sim)); break;
+    case 4: return KR_ERR_IO;
     default: break;
     }
     return KR_OK;
@@ -398,7 +401,7 @@ static const kr_kind_desc_t ckpt_kind = {
                  .help = "share of sync-events carrying a parcel"),
         KR_PARAM(ckpt_t, stop_at, KR_PARAM_NUMBER, .def = "0", .range = ">= 0",
                  .help = "end the run at the first tick at or after this time (0: never)"),
-        KR_PARAM(ckpt_t, misbehave, KR_PARAM_INT, .def = "0", .range = ">= 0, <= 3",
+        KR_PARAM(ckpt_t, misbehave, KR_PARAM_INT, .def = "0", .range = ">= 0, <= 5",
                  .help = "on a restart, what its restore does that is refused: 1 schedule, 2 draw, 3 make an entity"),
         { 0 } },
     .events = (const kr_event_type_desc_t[]){

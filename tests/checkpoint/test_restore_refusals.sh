@@ -2,7 +2,9 @@
 # A kind's restore step must not add to what a checkpoint holds
 # (docs/checkpoint.md, "Restarting"): scheduling an event, drawing from the
 # simulator's stream or making an entity there is refused with one line
-# naming the simulator, on every rank, and no output is left looking done.
+# naming the simulator, on every rank, exit 2 (a restart's setup), and no
+# output is left looking done. A restore, or a save, that fails without a
+# message says so, with its status.
 #
 # Usage: test_restore_refusals.sh KAIROS MPIRUN PLUGIN
 set -u
@@ -11,14 +13,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failed=0
-expect() {   # what, pattern, command...
-  local what=$1 pattern=$2
-  shift 2
+expect() {   # what, exit status, pattern, command...
+  local what=$1 want=$2 pattern=$3
+  shift 3
   "$@" >"$work/out" 2>"$work/err"
   local rc=$?
   local lines
   lines=$(grep -c '^kairos:' "$work/err")
-  if [ "$rc" = 0 ] || ! grep -q -- "$pattern" "$work/err" || [ "$lines" != 1 ]; then
+  if [ "$rc" != "$want" ] || ! grep -q -- "$pattern" "$work/err" || [ "$lines" != 1 ]; then
     echo "FAIL $what: exit $rc, stderr:"; sed 's/^/    /' "$work/err" | head -5
     failed=1
   else
@@ -26,7 +28,7 @@ expect() {   # what, pattern, command...
   fi
   if ls "$work"/stats.json >/dev/null 2>&1; then echo "FAIL $what: stats.json left"; failed=1; fi
 }
-for how in 1 2 3; do
+for how in 1 2 3 4; do
   args=(run "$here/ckpt_ring.json" --set "plugins=[\"$plugin\"]" --end 20 --quiet
         --set "simulators.a.params.misbehave=$how")
   rm -rf "$work/ck$how"
@@ -36,9 +38,15 @@ for how in 1 2 3; do
     1) pattern="restoring scheduled an event" ;;
     2) pattern="restoring drew random numbers" ;;
     3) pattern="restoring created or destroyed entities" ;;
+    4) pattern="restoring: failed with status 11 (.*) and no message\$" ;;
   esac
-  expect "restore misbehave=$how, 1 rank" "$pattern" "$kairos" "${args[@]}" --restart "$work/ck$how/ckpt-8" -o "$work/stats.json"
-  expect "restore misbehave=$how, 2 ranks" "$pattern" "$mpirun" -np 2 --oversubscribe "$kairos" "${args[@]}" \
+  expect "restore misbehave=$how, 1 rank" 2 "$pattern" "$kairos" "${args[@]}" --restart "$work/ck$how/ckpt-8" \
+    -o "$work/stats.json"
+  expect "restore misbehave=$how, 2 ranks" 2 "$pattern" "$mpirun" -np 2 --oversubscribe "$kairos" "${args[@]}" \
     --restart "$work/ck$how/ckpt-8" -o "$work/stats.json"
 done
+# saving fails while running: the run fails, exit 1, and names the status
+expect "save fails without a message" 1 "saving its state: failed with status 12 (.*) and no message\$" "$kairos" \
+  run "$here/ckpt_ring.json" --set "plugins=[\"$plugin\"]" --end 20 --quiet --set simulators.a.params.misbehave=5 \
+  --checkpoint-at 8 --checkpoint-dir "$work/ck5" -o "$work/stats.json"
 exit $failed
