@@ -41,7 +41,7 @@ kr_status_t kr__grow_u32(void *items, uint32_t *cap, size_t need, uint32_t min, 
                          const char *what)
 {
     if (need <= *cap) return KR_OK;
-    size_t grown;
+    size_t grown = 0; /* (set when grow succeeds; GCC 12 -O3 cannot see it) */
     kr_status_t st = grow(items, *cap, UINT32_MAX, need, min, item_size, what, &grown);
     if (!st) *cap = (uint32_t)grown;
     return st;
