@@ -117,10 +117,20 @@ if cxx=$(command -v g++ || command -v c++); then
     "$(nm "$tmp/own.o" 2>/dev/null | grep -qw 'U kr_model_create' && echo yes || echo no)"
 fi
 
-# the prefix moved elsewhere: the binary still finds the script beside it
+# the prefix moved elsewhere: the binary still finds the script beside it,
+# and kairos.pc names the headers where they now are
 mv "$tmp/dest" "$tmp/moved"
 rc=$(sweep "${installed/$tmp\/dest/$tmp/moved}")
 expect "a moved prefix still finds its script" "${script/$tmp\/dest/$tmp/moved}" "$(scripts_used)"
+pc=$(find "$tmp/moved" -name kairos.pc -type f)
+expect "meson install installs kairos.pc" 1 "$(printf '%s\n' "$pc" | grep -c .)"
+cflags=$(PKG_CONFIG_PATH=${pc%/kairos.pc} pkg-config --cflags-only-I kairos 2>&1)
+moved_inc=$(cd "${incdir/$tmp\/dest/$tmp/moved}" && pwd -P)
+got_inc=
+for flag in $cflags; do
+  [[ -f ${flag#-I}/kairos/kairos.h ]] && got_inc=$(cd "${flag#-I}" && pwd -P)
+done
+expect "pkg-config --cflags kairos names the moved prefix's headers ($cflags)" "$moved_inc" "$got_inc"
 
 if ((failures)); then
   echo "$failures failure(s)"
