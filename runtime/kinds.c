@@ -34,8 +34,13 @@ const kr_kind_desc_t *kr__kinds_find(const kr_kinds_t *k, const char *name)
 size_t kr__kinds_count(const kr_kinds_t *k) { return k ? k->count : 0; }
 const kr_kind_desc_t *kr__kinds_at(const kr_kinds_t *k, size_t i) { return i < k->count ? &k->items[i] : NULL; }
 
-kr_status_t kr_kind_register(kr_kinds_t *k, const kr_kind_desc_t *d)
+kr_status_t kr_kind_register_abi(kr_kinds_t *k, const kr_kind_desc_t *d, uint32_t abi, size_t desc_size)
 {
+    /* (checked first: a desc of another layout is not read at all) */
+    if (abi != KR_ABI_VERSION || desc_size != sizeof(kr_kind_desc_t))
+        return kr__fail(KR_ERR_MISMATCH, "kr_kind_register: a kind built against other kairos headers (ABI %u, a "
+                        "kr_kind_desc_t of %zu bytes; this kairos has ABI %u, %zu bytes): rebuild it against this "
+                        "kairos' headers", (unsigned)abi, desc_size, (unsigned)KR_ABI_VERSION, sizeof(kr_kind_desc_t));
     if (!k || !d) return kr__fail(KR_ERR_INVALID_ARG, "kr_kind_register: null argument");
     if (!d->name || !d->name[0]) return kr__fail(KR_ERR_INVALID_ARG, "kr_kind_register: a kind needs a name");
     /* A kind that declares its events can start from its state alone (a
@@ -53,4 +58,11 @@ kr_status_t kr_kind_register(kr_kinds_t *k, const kr_kind_desc_t *d)
     k->items = items;
     items[k->count++] = *d; /* names are the kind's static strings */
     return KR_OK;
+}
+
+kr_status_t (kr_kind_register)(kr_kinds_t *k, const kr_kind_desc_t *d)
+{
+    (void)k, (void)d;
+    return kr__fail(KR_ERR_MISMATCH, "kr_kind_register: a kind built against the headers of an older kairos (without "
+                    "KR_ABI_VERSION): rebuild it against this kairos' headers");
 }

@@ -125,9 +125,24 @@ typedef struct kr_kind_desc {
 
 #define KR_FORMALISM_BIT(f) (1u << (unsigned)(f))
 
-/* Registers a kind; refuses a duplicate or empty name, and a kind with
- * neither setup nor declared events or on_step (the comment on setup). */
+/* The layout of the public structs a kind compiles in (kr_kind_desc_t and
+ * those it points to: params, events, fields, state slots): raised
+ * whenever one changes. A kind built against headers of another layout is
+ * refused when it registers, instead of running on misread structs. */
+#define KR_ABI_VERSION 1
+
+/* What a plug-in built against headers from before KR_ABI_VERSION calls:
+ * refused, with a message saying to rebuild it. Declared before the macro
+ * of the same name below, which is what code built now calls. */
 KR_API kr_status_t kr_kind_register(kr_kinds_t *kinds, const kr_kind_desc_t *desc);
+/* Registers a kind; refuses a duplicate or empty name, a kind with
+ * neither setup nor declared events or on_step (the comment on setup),
+ * and a kind built against other headers: kr_kind_register is a macro,
+ * passing the ABI version and struct size of the caller's headers. */
+KR_API kr_status_t kr_kind_register_abi(kr_kinds_t *kinds, const kr_kind_desc_t *desc, uint32_t abi,
+                                        size_t desc_size);
+#define kr_kind_register(kinds, ...) /* (variadic: a compound literal's commas) */ \
+    kr_kind_register_abi((kinds), (__VA_ARGS__), KR_ABI_VERSION, sizeof(kr_kind_desc_t))
 
 /* The signature of a plugin's entry point, "kairos_plugin_init". */
 typedef kr_status_t (*kr_plugin_init_fn)(kr_kinds_t *kinds);

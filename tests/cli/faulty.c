@@ -170,5 +170,12 @@ kr_status_t kairos_plugin_init(kr_kinds_t *kinds)
 {
     /* a plug-in that fails without a message (test_cli) */
     if (getenv("KAIROS_FAULTY_INIT_FAILS")) return KR_ERR_INVALID_ARG;
+    /* as a plug-in built against other headers calls registration (test_cli) */
+    const char *abi = getenv("KAIROS_FAULTY_ABI");
+    if (abi && !strcmp(abi, "version")) return kr_kind_register_abi(kinds, &faulty_kind, KR_ABI_VERSION + 1,
+                                                                    sizeof faulty_kind);
+    if (abi && !strcmp(abi, "size")) return kr_kind_register_abi(kinds, &faulty_kind, KR_ABI_VERSION,
+                                                                 sizeof faulty_kind - 8);
+    if (abi && !strcmp(abi, "old")) return (kr_kind_register)(kinds, &faulty_kind);
     return kr_kind_register(kinds, &faulty_kind);
 }

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <signal.h>
 #include "spawn.h"
+#include <kairos/kind.h> /* (KR_ABI_VERSION, kr_kind_desc_t: a plug-in built against other headers) */
 
 TestSuite(cli, .fini = cli_cleanup);
 
@@ -981,6 +982,30 @@ Test(cli, plugin_failing_without_a_message)
                 "plugins[0]: expected a plugin whose kairos_plugin_init succeeds, found status 1 (invalid argument) "
                 "with no message");
     unsetenv("KAIROS_FAULTY_INIT_FAILS");
+}
+
+/* A plug-in built against other headers is refused when it registers its
+ * kind (one with a kr_kind_desc_t one field short ran, and crashed on a
+ * restart), naming both layouts; one built before KR_ABI_VERSION too. */
+Test(cli, plugin_built_against_other_headers)
+{
+    char want[600];
+    const char *found = "plugins[0]: expected a plugin whose kairos_plugin_init succeeds, found: kr_kind_register: ";
+    setenv("KAIROS_FAULTY_ABI", "version", 1);
+    snprintf(want, sizeof want, "%sa kind built against other kairos headers (ABI %u, a kr_kind_desc_t of %zu bytes; "
+             "this kairos has ABI %u, %zu bytes): rebuild it against this kairos' headers", found,
+             (unsigned)KR_ABI_VERSION + 1, sizeof(kr_kind_desc_t), (unsigned)KR_ABI_VERSION, sizeof(kr_kind_desc_t));
+    expect_exit(faulty("", "", NULL), 2, want);
+    setenv("KAIROS_FAULTY_ABI", "size", 1);
+    snprintf(want, sizeof want, "%sa kind built against other kairos headers (ABI %u, a kr_kind_desc_t of %zu bytes; "
+             "this kairos has ABI %u, %zu bytes)", found, (unsigned)KR_ABI_VERSION, sizeof(kr_kind_desc_t) - 8,
+             (unsigned)KR_ABI_VERSION, sizeof(kr_kind_desc_t));
+    expect_exit(faulty("", "", NULL), 2, want);
+    setenv("KAIROS_FAULTY_ABI", "old", 1);
+    snprintf(want, sizeof want, "%sa kind built against the headers of an older kairos (without KR_ABI_VERSION): "
+             "rebuild it against this kairos' headers", found);
+    expect_exit(faulty("", "", NULL), 2, want);
+    unsetenv("KAIROS_FAULTY_ABI");
 }
 
 /* KAIROS_FAIL_ALLOC=N: the N-th allocation of the run fails; the run ends
