@@ -526,7 +526,11 @@ static void skip(kr_sim_t *s, const char *reason, const char *line, size_t n)
     char why[256], shown[201];
     printable(why, sizeof why, reason, strlen(reason));
     printable(shown, sizeof shown, line, n);
-    if (k <= 10 || k % 1000 == 0)
+    /* the first ten, then each tenfold: a flood of garbage gives a line
+     * per power of ten, not one per thousand lines */
+    uint64_t p = 10;
+    while (p < k && p <= UINT64_MAX / 10) p *= 10;
+    if (k <= 10 || k == p)
         kr_log(s, KR_LOG_WARN, "input skipped (%llu so far): %s: %.80s%s", (unsigned long long)k, why, shown,
                n > 80 ? "..." : "");
     if (!em->log) return;
@@ -726,6 +730,10 @@ void kr__emulation_poll(kr_sim_t *s)
     kr__link_t *l = &em->link;
     if (l->out_len) kr__link_flush(l);
     if (l->ended) return;
+    /* Past the end time no line read could run: read none. A sender that
+     * outpaced the run could otherwise keep it reading, and logging lines
+     * it skips, for as long as it sends. */
+    if (input_time(s) > s->model->end_time) return;
     if (kr__link_accept(l)) note_peer(s, input_time(s), "connected", NULL, false);
     size_t budget = POLL_BUDGET;
     /* Back-pressure: while KR_EMULATION_BACKLOG lines wait to run, read

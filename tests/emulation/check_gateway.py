@@ -396,6 +396,37 @@ def flood(kairos, mpirun, work):
           f"{peak:.0f} MB in all)")
 
 
+def flood_past_the_end(kairos, mpirun, work):
+    """A sender that never stops, faster than the run: the run still ends at
+    its end time (past it nothing more is read), in about its wall time,
+    and its log does not fill with lines skipped after the end."""
+    path = model(work, "endless.json", {"speed": 10, "input": "stdin", "log": "endless.log"}, end=2)
+    k = Kairos(kairos, mpirun, path, stdin=subprocess.PIPE, name="endless")
+    chunk = '{"event": "stop", "to": "belt"}\n' * 20000
+
+    def send():
+        try:
+            while k.p.poll() is None:
+                k.p.stdin.write(chunk)
+        except (OSError, ValueError):
+            pass
+
+    t = threading.Thread(target=send, daemon=True)
+    t0 = time.time()
+    t.start()
+    try:
+        k.p.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        k.p.kill()
+        k.p.wait()
+    took = time.time() - t0
+    t.join(timeout=10)
+    log = work / "endless.log"
+    size = log.stat().st_size if log.exists() else 0
+    check(k.p.returncode == 0 and took < 20 and size < 50 << 20,
+          f"an endless sender: the run ends (exit {k.p.returncode} in {took:.1f} s), a log of {size >> 20} MB")
+
+
 def connect_out(kairos, mpirun, work):
     """kairos connects to a system that listens: it sends a command and
     reads what comes until kairos has finished."""
@@ -577,6 +608,7 @@ def main():
         bad_input(kairos, mpirun, work)
         disconnects(kairos, mpirun, work)
         flood(kairos, mpirun, work)
+        flood_past_the_end(kairos, mpirun, work)
         connect_out(kairos, mpirun, work)
         pipe_and_stdin(kairos, mpirun, work)
         refusals(kairos, mpirun, work)
