@@ -39,6 +39,21 @@ kr_status_t kr__replications_plan(const kr__replications_desc_t *d, int *groups,
     if (sims == 0 || sims == SIZE_MAX) sims = 1;
     int g;
     uint64_t items = (uint64_t)d->point_count * d->replications;
+    /* An emulation's input and log are one each: every replication would
+     * read from the same peer or pipe and write the same log at once. */
+    for (size_t p = 0; items > 1 && p < d->point_count; p++) {
+        const kr__model_file_t *f = d->points[p];
+        for (size_t i = 0; i < f->sim_count; i++) {
+            const json_t *em = f->sims[i].emulation;
+            const char *key = json_object_get(em, "input") ? "input" : json_object_get(em, "log") ? "log" : NULL;
+            if (!key) continue;
+            char path[96];
+            snprintf(path, sizeof path, "simulators[%zu].emulation.%s", f->sims[i].index, key);
+            return kr__input_error(f->path, path, "no emulation input or log with more than one replication or sweep "
+                                   "point (they would all read the one input and write the one log; run one alone)",
+                                   json_object_get(em, key));
+        }
+    }
     if (d->group_ranks) {
         if (d->group_ranks < 1 || d->group_ranks > ranks)
             return kr__fail(KR_ERR_INVALID_ARG, "--group-ranks: expected a whole number from 1 to %d (the ranks), "

@@ -518,6 +518,18 @@ def refusals(kairos, mpirun, work):
         path = model(work, f"r-{name}.json", {**base, **extra}, end=10)
         rc, _, err = run(kairos, mpirun, path, name="r")
         one_line_exit_2(rc, err, want, f"emulation settings ({name})")
+    # Replications and sweep points would share the one input and the one
+    # log (two groups wrote one log at once): refused before anything runs.
+    for key, settings in (("input", {**base, "input": {"pipe": "r.fifo"}}), ("log", {**base, "log": "r.log"})):
+        path = model(work, f"r-reps-{key}.json", settings, end=10)
+        want = f"simulators[2].emulation.{key}: expected no emulation input or log with more than one replication"
+        rc, _, err = run(kairos, mpirun, path, ["--replications", "2"], name="r")
+        one_line_exit_2(rc, err, want, f"--replications 2 with an emulation {key}")
+        p = subprocess.run([kairos, "sweep", str(path), "--vary", "seed=[1,2]", "-o", str(work / "r.csv")],
+                           capture_output=True, text=True, timeout=60)
+        one_line_exit_2(p.returncode, p.stderr.strip(), want, f"a sweep with an emulation {key}")
+        check(not (work / "r.fifo").exists() and not (work / "r.log").exists() and not (work / "r.csv").exists(),
+              f"... and nothing of it is made ({key})")
     # A log that cannot be written fails the run (it exited 0 with an
     # empty log, which no replay could give the run again).
     path = model(work, "r-full.json", {**base, "log": "/dev/full"}, end=10)
