@@ -16,6 +16,7 @@
 #include <string.h>
 #include "base/error.h"
 #include "runtime/emulation_settings.h"
+#include "runtime/run.h"
 
 #define DEFAULT_WAIT 30.0
 
@@ -209,6 +210,47 @@ kr_status_t kr__emulation_settings_desc(const kr__model_file_t *f, const kr__sim
 nomem:
     kr__emulation_settings_free(s);
     return kr__fail(KR_ERR_NOMEM, "out of memory");
+}
+
+kr_status_t kr__emulation_settings_distinct(const kr__model_file_t *f)
+{
+    static const char *const keys[] = { "log", "input.pipe", "input.output" };
+    typedef struct { char *id; size_t index; const char *key; } seen_t;
+    seen_t *seen = NULL;
+    size_t count = 0;
+    kr_status_t st = KR_OK;
+    char *model = kr__out_file_identity(f->path, true);
+    for (size_t i = 0; !st && i < f->sim_count; i++) {
+        const kr__sim_entry_t *e = &f->sims[i];
+        json_t *j = e->emulation, *input = json_object_get(j, "input");
+        for (size_t k = 0; !st && j && k < 3; k++) {
+            json_t *v = k == 0 ? json_object_get(j, "log") : json_object_get(input, k == 1 ? "pipe" : "output");
+            char *path = file_path(f, json_string_value(v));
+            char *id = path ? kr__out_file_identity(path, true) : NULL;
+            free(path);
+            if (!id) continue;
+            char where[96], expected[200] = "";
+            if (model && !strcmp(id, model)) snprintf(expected, sizeof expected, "a file of its own, not the model file");
+            for (size_t n = 0; !expected[0] && n < count; n++)
+                if (!strcmp(id, seen[n].id))
+                    snprintf(expected, sizeof expected, "a file of its own (simulators[%zu].emulation.%s names it too)",
+                             seen[n].index, seen[n].key);
+            if (expected[0]) {
+                snprintf(where, sizeof where, "simulators[%zu].emulation.%s", e->index, keys[k]);
+                st = kr__input_error(f->path, where, expected, v);
+                free(id);
+            } else {
+                seen_t *grown = realloc(seen, (count + 1) * sizeof *seen);
+                if (!grown) { free(id); st = kr__fail(KR_ERR_NOMEM, "out of memory"); break; }
+                seen = grown;
+                seen[count++] = (seen_t){ id, e->index, keys[k] };
+            }
+        }
+    }
+    for (size_t n = 0; n < count; n++) free(seen[n].id);
+    free(seen);
+    free(model);
+    return st;
 }
 
 void kr__emulation_settings_free(kr__emulation_settings_t *s)

@@ -738,7 +738,9 @@ kr__model_file_t *kr__model_file_load(const kr__model_file_desc_t *desc)
     for (size_t i = 0; i < desc->vary_count; i++)
         if (apply_set(f, desc->varies[i], "--vary", true)) goto fail;
     if (desc->register_builtin && desc->register_builtin(f->kinds)) goto fail;
-    if (check_top(f) || load_plugins(f) || check_simulators(f) || check_dependencies(f)) goto fail;
+    if (check_top(f) || load_plugins(f) || check_simulators(f) || check_dependencies(f) ||
+        kr__emulation_settings_distinct(f))
+        goto fail;
     for (size_t i = 0; i < desc->replay_count; i++)
         if (kr__emulation_settings_replay(f, desc->replays[i])) goto fail;
     return f;

@@ -219,13 +219,10 @@ kr_status_t kr__out_close(kr__out_file_t *o, bool keep)
     return keep ? (st ? st : committed) : KR_OK;
 }
 
-/* A name as one file: the real path of the file, or of its folder and its
- * last part when it does not exist yet; NULL for a name that is no regular
- * file to be (a device, a FIFO: written in place, as often as asked). */
-static char *file_identity(const char *path)
+char *kr__out_file_identity(const char *path, bool fifos)
 {
     struct stat st;
-    if (!stat(path, &st)) return S_ISREG(st.st_mode) ? realpath(path, NULL) : NULL;
+    if (!stat(path, &st)) return S_ISREG(st.st_mode) || (fifos && S_ISFIFO(st.st_mode)) ? realpath(path, NULL) : NULL;
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
     char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
@@ -246,7 +243,7 @@ kr_status_t kr__out_check_distinct(size_t n, const char *const *paths, const cha
     kr_status_t st = KR_OK;
     for (size_t i = 0; i < n && !st; i++) {
         if (!paths[i]) continue;
-        ids[i] = file_identity(paths[i]);
+        ids[i] = kr__out_file_identity(paths[i], false);
         for (size_t j = 0; j < i && ids[i] && !st; j++)
             if (ids[j] && !strcmp(ids[i], ids[j]))
                 st = kr__fail(KR_ERR_IO, "%s and %s: expected a file each, found one for both (%s)", what[j], what[i],

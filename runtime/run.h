@@ -103,6 +103,11 @@ kr_status_t kr__out_close(kr__out_file_t *o, bool keep);
  * it, and frees. */
 kr_status_t kr__out_finish(kr__out_file_t *o);
 kr_status_t kr__out_commit(kr__out_file_t *o, bool keep);
+/* A name as one file: the real path of the file, or of its folder and its
+ * last part when it does not exist yet; NULL for a name that is no regular
+ * file to be (a device; a FIFO unless `fifos`: an output writes one in
+ * place, as often as asked), or on no memory. */
+char *kr__out_file_identity(const char *path, bool fifos);
 /* Refuses (KR_ERR_IO, naming both) two outputs whose names lead to one
  * regular file: written under one .partial name, they left one file of
  * both as if finished. `what` names each output, as "the stats (-o)";

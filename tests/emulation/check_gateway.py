@@ -518,6 +518,23 @@ def refusals(kairos, mpirun, work):
         path = model(work, f"r-{name}.json", {**base, **extra}, end=10)
         rc, _, err = run(kairos, mpirun, path, name="r")
         one_line_exit_2(rc, err, want, f"emulation settings ({name})")
+    # A log, an input pipe or an output that is the model file or another's
+    # file: the log overwrote the model file, two logs interleaved, an
+    # output looped back into its own input.
+    for name, settings, extra, want in (
+            ("model", {**base, "log": "r-clash-model.json"}, (), "emulation.log: expected a file of its own, not the "
+             "model file"),
+            ("loop", {**base, "input": {"pipe": "loop.fifo", "output": "./loop.fifo"}}, (),
+             "simulators[2].emulation.input.output: expected a file of its own (simulators[2].emulation.input.pipe "
+             "names it too)"),
+            ("two", {**base, "log": "same.log"},
+             ({"name": "gw2", "kind": "gateway", "emulation": {"speed": 10, "log": "same.log"}},),
+             "simulators[3].emulation.log: expected a file of its own (simulators[2].emulation.log names it too)")):
+        path = model(work, f"r-clash-{name}.json", settings, end=10, extra_sims=extra)
+        before = path.read_bytes()
+        rc, _, err = run(kairos, mpirun, path, name="r")
+        one_line_exit_2(rc, err, want, f"an emulation file that is another's ({name})")
+        check(path.read_bytes() == before, f"... the model file is as it was ({name})")
     # Replications and sweep points would share the one input and the one
     # log (two groups wrote one log at once): refused before anything runs.
     for key, settings in (("input", {**base, "input": {"pipe": "r.fifo"}}), ("log", {**base, "log": "r.log"})):
