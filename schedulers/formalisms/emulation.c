@@ -442,10 +442,12 @@ kr_status_t kr__emulation_begin(kr_sim_t *s)
 {
     kr__emulation_t *em = s->emu;
     kr_status_t st = kr__emulation_prepare(s);
-    if (!st && em->log_path) st = start_log(s, em);
     if (st) return st;
-    /* A replay opens no link: no outside system takes part. */
+    /* A replay opens no link: no outside system takes part. The link
+     * first (it may wait for a peer, or fail to listen), the log after: a
+     * run that fails there leaves an old log as it was. */
     if (!em->replaying && (st = kr__link_open(&em->link, s->name, s->model->rank, announce, s))) return st;
+    if (em->log_path && (st = start_log(s, em))) return st;
     if (em->replaying) em->link.ended = true;
     /* the clock starts once the peer the run waited for is there */
     em->start_ns = em->clock.now_ns(em->clock.arg);

@@ -335,12 +335,16 @@ def disconnects(kairos, mpirun, work):
           f"a controller that stops answering: the run ends, {s.get('dropped')} of {s.get('lines_out')} lines dropped "
           f"({time.time() - t0:.1f} s; {k.err[-200:]})")
     check(ctl.returncode == 0, "the silent controller sees the end of the stream")
-    # Nobody comes.
-    path = model(work, "alone.json", {"speed": 50, "input": {"listen": f"127.0.0.1:{free_port()}"}, "wait": 0.5},
-                 end=10)
+    # Nobody comes: the run fails in one line, and the log of an earlier
+    # run there is left as it was (it was emptied before the wait).
+    old_log = '{"model":"0123456789abcdef"}\n{"time":1,"after":0,"event":"stop","to":"belt","data":null}\n'
+    (work / "alone.log").write_text(old_log)
+    path = model(work, "alone.json", {"speed": 50, "input": {"listen": f"127.0.0.1:{free_port()}"}, "wait": 0.5,
+                                      "log": "alone.log"}, end=10)
     rc, _, err = run(kairos, mpirun, path, name="alone")
     check(rc == 1 and "no peer connected" in err and err.count("\n") == 0,
           f"no peer within the wait: the run fails in one line ({rc}: {err})")
+    check((work / "alone.log").read_text() == old_log, "... and the log of an earlier run is as it was")
 
 
 def flood(kairos, mpirun, work):
