@@ -580,6 +580,16 @@ static void take_line(kr_sim_t *s, const char *line, size_t n)
     if (!why && (strlen(json_string_value(event)) != json_string_length(event) ||
                  (to && strlen(json_string_value(to)) != json_string_length(to))))
         why = "a name holds a NUL character";
+    /* A misspelt key ("dat") would otherwise send the event with no data. */
+    char unknown[96];
+    const char *key;
+    json_t *value;
+    if (!why) json_object_foreach(j, key, value) {
+        if (!strcmp(key, "event") || !strcmp(key, "to") || !strcmp(key, "data")) continue;
+        snprintf(unknown, sizeof unknown, "the unknown key \"%.40s\" (expected event, to and data)", key);
+        why = unknown;
+        break;
+    }
     if (why) {
         skip(s, why, line, n);
         json_decref(j);

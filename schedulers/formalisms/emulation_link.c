@@ -111,6 +111,15 @@ static kr_status_t interrupted(const kr__link_t *l, const char *sim)
                     kr__signal_caught == SIGINT ? "SIGINT" : "SIGTERM", l->host, l->port);
 }
 
+/* The monotonic clock `seconds` from now, saturated: a wait of 1e12 s
+ * overflowed into the past and failed at once. */
+static uint64_t deadline_after(double seconds)
+{
+    uint64_t now = kr__monotonic_ns();
+    double ns = seconds * 1e9;
+    return ns >= (double)(UINT64_MAX - now) ? UINT64_MAX : now + (uint64_t)ns;
+}
+
 static kr_status_t open_listen(kr__link_t *l, const char *sim, void (*announce)(void *, const char *, bool),
                                void *arg)
 {
@@ -141,7 +150,7 @@ static kr_status_t open_listen(kr__link_t *l, const char *sim, void (*announce)(
     snprintf(what, sizeof what, "listening on %s:%d%s", l->host, l->port, chosen ? " (a free port)" : "");
     if (announce) announce(arg, what, chosen);
     if (l->wait_seconds > 0) {
-        uint64_t until = kr__monotonic_ns() + (uint64_t)(l->wait_seconds * 1e9);
+        uint64_t until = deadline_after(l->wait_seconds);
         while (!kr__link_accept(l)) {
             if (kr__signal_caught) return interrupted(l, sim);
             uint64_t now = kr__monotonic_ns();
@@ -158,7 +167,7 @@ static kr_status_t open_listen(kr__link_t *l, const char *sim, void (*announce)(
 
 static kr_status_t open_connect(kr__link_t *l, const char *sim)
 {
-    uint64_t until = kr__monotonic_ns() + (uint64_t)(l->wait_seconds * 1e9);
+    uint64_t until = deadline_after(l->wait_seconds);
     int err = 0;
     for (;;) {
         struct addrinfo *ai = NULL;

@@ -19,6 +19,7 @@
 Usage: check_gateway.py KAIROS MPIRUN"""
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -262,6 +263,7 @@ def bad_input(kairos, mpirun, work):
              b'{"event": "divert", "to": "belt", "data": 5}\n',
              b'{"event": "divert", "to": "belt", "data": {"part": 1.5}}\n',
              b'{"event": "hil.make", "to": "belt"}\n',
+             b'{"event": "divert", "to": "belt", "dat": {"part": 1}}\n',
              b'{"event": "reading", "to": "belt", "data": {"part": 1, "weight": 50}}\n',
              b'{"event": "' + b"x" * (10 * 1024 * 1024) + b'"}\n', good, b"\xff\xfe\x00garbage\n", good,
              padded(1 << 20), padded((1 << 20) + 1)]
@@ -278,7 +280,8 @@ def bad_input(kairos, mpirun, work):
             'unknown simulator "nowhere"', 'no dependency from "controller" to "feeder"', 'no "to"',
             '"data.part" is not a whole number >= 0', '"data.part" is not a whole number >= 0',
             'unknown field "colour"', '"data" is not an object', '"data.part" is not a whole number >= 0',
-            "not a sync-event", 'does not receive "reading"', "longer than 1048576 bytes", "not JSON",
+            "not a sync-event", 'the unknown key "dat" (expected event, to and data)', 'does not receive "reading"',
+            "longer than 1048576 bytes", "not JSON",
             "longer than 1048576 bytes"]
     # (lines that are not even input are refused as they are read; the
     # others when their event runs, a little later)
@@ -345,6 +348,15 @@ def disconnects(kairos, mpirun, work):
     check(rc == 1 and "no peer connected" in err and err.count("\n") == 0,
           f"no peer within the wait: the run fails in one line ({rc}: {err})")
     check((work / "alone.log").read_text() == old_log, "... and the log of an earlier run is as it was")
+    # A very long wait waits (1e12 s overflowed and failed at once); SIGINT ends it.
+    path = model(work, "patient.json", {"speed": 50, "input": {"listen": f"127.0.0.1:{free_port()}"}, "wait": 1e12},
+                 end=10)
+    k = Kairos(kairos, mpirun, path, name="patient")
+    time.sleep(1.5)
+    waiting = k.p.poll() is None
+    k.p.send_signal(signal.SIGINT)
+    rc, _ = k.wait(timeout=30)
+    check(waiting and rc == 130, f"a wait of 1e12 s waits, until SIGINT (exit {rc}; {k.err[-200:]})")
 
 
 def flood(kairos, mpirun, work):
