@@ -310,8 +310,9 @@ kr_status_t kr__param_table_check(const kr_kind_desc_t *kind)
         if (st) {
             char expected[160];
             expected_text(row, expected, sizeof expected);
-            return ROW_FAIL("kr_kind_register: kind '%s': params[%zu] '%s': default \"%s\" is not %s", k, i,
-                            row->name, row->def, expected);
+            const char *q = row->def[0] == '"' ? "" : "\""; /* (a JSON string default has its own quotes) */
+            return ROW_FAIL("kr_kind_register: kind '%s': params[%zu] '%s': default %s%s%s is not %s", k, i,
+                            row->name, q, row->def, q, expected);
         }
     }
     return KR_OK;

@@ -157,7 +157,10 @@ static int run_script(const char *a1, const char *a2, char *err, size_t cap)
     err[n] = '\0';
     char *nl = strchr(err, '\n');
     if (nl) *nl = '\0';
-    if (rc) return 127;
+    if (rc) {
+        snprintf(err, cap, "%s", strerror(rc)); /* (posix_spawnp's reason: the interpreter is missing) */
+        return 127;
+    }
     int ws;
     while (waitpid(pid, &ws, 0) < 0)
         if (errno != EINTR) return 127;

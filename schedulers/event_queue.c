@@ -283,7 +283,7 @@ kr_status_t kr__equeue_push(kr__equeue_t *q, const kr__qentry_t *e)
             return kr__fail(KR_ERR_NOMEM, "event queue: out of memory growing to %zu entries", q->heap_count + 1);
         sift_up(q->heap, q->heap_count++, *e);
     } else if (!bucket_append(q, bucket_of(e->time, q->last), e)) {
-        return kr__fail(KR_ERR_NOMEM, "event queue: out of memory adding an entry at time %llu",
+        return kr__fail(KR_ERR_NOMEM, "event queue: out of memory adding an entry at tick %llu",
                         (unsigned long long)e->time);
     }
     q->size++;

@@ -310,6 +310,10 @@ Test(param_table, registration_refuses_bad_tables)
     expect_refused((kr_param_t[]){ KR_PARAM(source_t, interval, KR_PARAM_NUMBER, .def = "[1]"), { 0 } },
                    sizeof(source_t),
                    "kr_kind_register: kind 'source': params[0] 'interval': default \"[1]\" is not a number");
+    /* a string default keeps its own quotes, not two pairs */
+    expect_refused((kr_param_t[]){ KR_PARAM(source_t, interval, KR_PARAM_NUMBER, .def = "\"five\""), { 0 } },
+                   sizeof(source_t),
+                   "kr_kind_register: kind 'source': params[0] 'interval': default \"five\" is not a number");
 }
 
 /* ---- descriptions ---- */
