@@ -62,6 +62,11 @@ kr_status_t kr_send(kr_sim_t *s, const kr_send_t *d)
     kr_event_type_t t = type_of(s, d->handler, "kr_send");
     kr_time_t ticks = 0;
     if (!t || ticks_of(s, d->delay, "kr_send", &ticks)) return kr_last_status();
+    /* (said here in kr_send's words: kr_schedule_sync would name itself) */
+    if (!kr_model_event_type_is_sync(s->model, t))
+        return kr__fail(KR_ERR_INVALID_ARG, "kr_send: simulator '%s': the handler of event '%s' is a local event's "
+                        "on_event, not a sync-event's on_target_side (schedule it with kr_schedule_in)", s->name,
+                        kr_model_event_type_name(s->model, t));
     /* 0 means the promise: any smaller delay would be refused, and with a
      * zero promise the two are the same. */
     if (ticks == 0) {

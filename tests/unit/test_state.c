@@ -103,12 +103,14 @@ static void on_arrival(kr_sim_t *sim, void *data)
     arrivals += *(int *)data;
 }
 static void unused(kr_sim_t *sim, void *data) { (void)sim; (void)data; }
+static void unused_local(kr_sim_t *sim, void *data) { (void)sim; (void)data; }
 
 Test(state, send_by_handler_defaults_to_the_promise)
 {
     kr_model_t *m = model(10 * S);
     cr_assert(kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "arrive", .size = sizeof(int),
                                                               .on_target_side = on_arrival }));
+    cr_assert(kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "tick", .on_event = unused_local }));
     kr_sim_t *a = kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "a", .formalism = KR_DISCRETE_EVENT });
     kr_sim_t *b = kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "b", .formalism = KR_DISCRETE_EVENT });
     cr_assert_eq(kr_model_add_dependency(m, 0, 1, 2 * S), KR_OK);
@@ -122,6 +124,10 @@ Test(state, send_by_handler_defaults_to_the_promise)
     cr_assert(strstr(kr_last_error(), "no simulator named 'nobody'"), "%s", kr_last_error());
     cr_assert_neq(kr_send(a, &(kr_send_t){ .to = "b", .handler = unused }), KR_OK);
     cr_assert(strstr(kr_last_error(), "not declared"), "%s", kr_last_error());
+    /* a local event's handler, said in kr_send's words */
+    cr_assert_neq(kr_send(a, &(kr_send_t){ .to = "b", .handler = unused_local }), KR_OK);
+    cr_assert_str_eq(kr_last_error(), "kr_send: simulator 'a': the handler of event 'tick' is a local event's "
+                     "on_event, not a sync-event's on_target_side (schedule it with kr_schedule_in)");
     cr_assert_neq(kr_schedule_in(a, -1, on_arrival, NULL), KR_OK);
     cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
     cr_assert_eq(arrivals, 3);
