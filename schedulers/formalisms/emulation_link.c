@@ -193,6 +193,18 @@ static kr_status_t open_connect(kr__link_t *l, const char *sim)
     }
 }
 
+/* Whether the folder `path` would be made in exists (as the file's
+ * setup can tell; the open itself says why it failed otherwise). */
+static bool folder_exists(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) return true;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path) + (slash == path), path);
+    struct stat sb;
+    return stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
 kr_status_t kr__link_check(const kr__link_t *l, const char *sim)
 {
     struct stat sb;
@@ -200,8 +212,14 @@ kr_status_t kr__link_check(const kr__link_t *l, const char *sim)
     if (stat(l->path, &sb) == 0 && !S_ISFIFO(sb.st_mode))
         return kr__fail(KR_ERR_INVALID_ARG, "emulation '%s': %s is not a named pipe (make one with mkfifo)", sim,
                         l->path);
+    if (!folder_exists(l->path))
+        return kr__fail(KR_ERR_INVALID_ARG, "emulation '%s': the named pipe %s would be in a folder that does not "
+                        "exist", sim, l->path);
     if (l->output_path && stat(l->output_path, &sb) == 0 && S_ISDIR(sb.st_mode))
         return kr__fail(KR_ERR_INVALID_ARG, "emulation '%s': the output %s is a folder, not a file or a named pipe",
+                        sim, l->output_path);
+    if (l->output_path && !folder_exists(l->output_path))
+        return kr__fail(KR_ERR_INVALID_ARG, "emulation '%s': the output %s would be in a folder that does not exist",
                         sim, l->output_path);
     return KR_OK;
 }

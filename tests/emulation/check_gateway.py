@@ -586,6 +586,11 @@ def refusals(kairos, mpirun, work):
         ("pipe-regular", {"input": {"pipe": "regular.txt"}}, 1, "regular.txt is not a named pipe"),
         ("output-folder", {"input": {"pipe": "in.fifo", "output": "a-folder"}}, 1,
          "a-folder is a folder, not a file or a named pipe"),
+        # (a folder that does not exist exited 1 for a pipe or an output, 2 for a log)
+        ("pipe-no-folder", {"input": {"pipe": "no-folder/in.fifo"}}, 1,
+         "no-folder/in.fifo would be in a folder that does not exist"),
+        ("output-no-folder", {"input": {"pipe": "in.fifo", "output": "no-folder/out.txt"}}, 1,
+         "no-folder/out.txt would be in a folder that does not exist"),
     ]
     for name, extra, ranks, want in cases:
         path = model(work, f"r-{name}.json", {**base, **extra}, end=10)
