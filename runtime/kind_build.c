@@ -188,7 +188,8 @@ kr_status_t kr__kind_prepare_sim(const kr__model_file_t *f, const kr__sim_entry_
 
 kr_status_t kr__kind_check(const kr_kind_desc_t *k)
 {
-    if (k->params && !k->state_size)
+    /* (an empty table declares that the kind has no params: no state needed) */
+    if (k->params && k->params[0].name && !k->state_size)
         return kr__fail(KR_ERR_INVALID_ARG, "kr_kind_register: kind '%s' declares params but no state for them",
                         k->name);
     if (k->formalisms >> (KR_EMULATION + 1))

@@ -39,6 +39,10 @@ void kr__kind_doc_text(const kr_kind_desc_t *kind, FILE *out)
         fprintf(out, "parameters: no table declared (the kind reads its params in its setup)\n");
         return;
     }
+    if (!kind->params[0].name) {
+        fprintf(out, "parameters: none\n");
+        return;
+    }
     size_t width[COLUMNS];
     for (int c = 0; c < COLUMNS; c++) width[c] = strlen(headers[c]);
     const char *cells[COLUMNS];
@@ -87,6 +91,10 @@ void kr__kind_doc_markdown(const kr_kind_desc_t *kind, FILE *out)
     fprintf(out, "Formalisms: %s.\n\n", formalisms);
     if (!kind->params) {
         fprintf(out, "No parameter table declared.\n");
+        return;
+    }
+    if (!kind->params[0].name) {
+        fprintf(out, "No parameters.\n");
         return;
     }
     fprintf(out, "| Parameter | Type | Default | Range | Unit | Description |\n");

@@ -981,6 +981,10 @@ static kr_status_t check_replays(kr_model_t *m)
             kr__model_fail(m, st, "%s", kr_last_error());
             return st;
         }
+        if (m->sims[i]->emu && kr__emulation_replay_unended(m->sims[i]))
+            kr_log(m->sims[i], KR_LOG_WARN, "the replayed log has no end record: the live run it records stopped "
+                   "before its end (interrupted, or failed); from its last record on, this run went on without its "
+                   "input");
     }
     return KR_OK;
 }

@@ -586,6 +586,9 @@ kr_time_t kr__emulation_next(kr_sim_t *s, kr_time_t head);
 kr_status_t kr__model_identify(kr_model_t *m, uint64_t identity);
 /* Replay lines the run never reached (0 when not replaying). */
 size_t kr__emulation_leftover(const kr_sim_t *s);
+/* True, once, when s replays a log without the end record of the run that
+ * wrote it (a run interrupted or failed: its input stops short). */
+bool kr__emulation_replay_unended(kr_sim_t *s);
 /* Bytes of one element of a field or slot, 0 for an unknown type (state.c). */
 size_t kr__field_bytes(kr_field_type_t t);
 /* True if the simulator still waits on its clock or input before the end. */

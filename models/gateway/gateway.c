@@ -140,12 +140,16 @@ static uint64_t digest(kr_sim_t *sim)
     return 0;
 }
 
+/* None: a gateway's settings are its entry's "emulation" object. */
+static const kr_param_t no_params[] = { { 0 } };
+
 const kr_kind_desc_t kr__gateway_kind = {
     .name = "gateway",
     .summary = "an external system in the loop: its JSON lines become sync-events, and sync-events sent here go "
                "out to it (docs/emulation.md)",
     .formalism = KR_EMULATION,
     .formalisms = KR_FORMALISM_BIT(KR_EMULATION),
+    .params = no_params,
     .setup = setup,
     .report = report,
     .digest = digest,

@@ -54,12 +54,15 @@ struct kr__emulation {
     replay_line_t *replay;
     size_t replay_count, replay_next;
     bool replaying;
+    bool replay_saw_end;    /* the replayed log ends with the live run's end record */
+    bool end_warned;        /* ... or the replay has said it does not */
     char *replay_path;
     /* The identity digest of the model (kr__model_identify): written first
      * in a new log, and checked against the replayed log's first record. */
     uint64_t identity, replay_identity;
     bool identified, replay_identified;
     kr_emulation_counts_t counts;
+    bool told_out_error;    /* the output's failed write has been warned of */
     /* The clock as last looked at (each poll and wait): what guarantees
      * are made from. A clock read afresh each time would let a fixpoint of
      * guarantees around a cycle go on for as long as the clock moves. */
@@ -249,10 +252,13 @@ static kr_status_t replay_record(kr_sim_t *s, kr__emulation_t *em, json_t *j, co
         return st;
     }
     bool input = json_is_string(event) && json_string_length(event) > 0 && (!to || json_is_string(to));
-    bool other = json_object_get(j, "out") || json_is_string(json_object_get(j, "skipped")) || json_is_string(peer);
+    bool end = json_is_true(json_object_get(j, "end"));
+    bool other = json_object_get(j, "out") || json_is_string(json_object_get(j, "skipped")) || json_is_string(peer) ||
+                 end;
+    if (end) em->replay_saw_end = true;
     if (!(input || other))
         return kr__fail(KR_ERR_CORRUPT, "%s:%u: expected {\"time\": ticks, \"after\": events, \"event\": name, "
-                        "\"to\": simulator, \"data\": ...} or a record of output, skipped input or a peer", path,
+                        "\"to\": simulator, \"data\": ...} or a record of output, skipped input, a peer or the end", path,
                         line_no);
     kr_time_t t = (kr_time_t)json_integer_value(time);
     uint64_t n = (uint64_t)json_integer_value(after);
@@ -348,6 +354,14 @@ void kr__emulation_fini(kr_sim_t *s)
     kr__emulation_t *em = s->emu;
     if (!em) return;
     kr__link_close(&em->link);
+    /* A run that reached its end says so last: a log without this record
+     * is of a run that was interrupted or failed (a replay of it warns). */
+    if (em->log && s->model->finished && !s->model->failure) {
+        json_t *rec = json_pack("{s:I, s:I, s:b}", "time", (json_int_t)s->now, "after", (json_int_t)s->executed,
+                                "end", 1);
+        log_json(em, rec);
+        json_decref(rec);
+    }
     if (em->log) fclose(em->log);
     if (em->log_fd >= 0) close(em->log_fd);
     if (em->log_made) unlink(em->log_path); /* (made in the setup of a run that never started) */
@@ -771,6 +785,14 @@ void kr__emulation_poll(kr_sim_t *s)
     }
 }
 
+bool kr__emulation_replay_unended(kr_sim_t *s)
+{
+    kr__emulation_t *em = s->emu;
+    if (!em->replaying || em->replay_saw_end || em->end_warned) return false;
+    em->end_warned = true;
+    return true;
+}
+
 size_t kr__emulation_leftover(const kr_sim_t *s)
 {
     return s->emu->replaying ? s->emu->replay_count - s->emu->replay_next : 0;
@@ -925,11 +947,19 @@ kr_status_t kr_emulation_send(kr_sim_t *s, const char *text)
         }
     }
     if (em->replaying || em->link.out_fd < 0) return KR_OK;
-    if (!kr__link_send(&em->link, text, len)) {
-        uint64_t k = ++em->counts.dropped;
-        if (k == 1 || k % 10000 == 0)
-            kr_log(s, KR_LOG_WARN, "the peer is not taking output: %llu line%s dropped (they are in the log)",
-                   (unsigned long long)k, k == 1 ? "" : "s");
+    kr__link_t *l = &em->link;
+    bool sent = kr__link_send(l, text, len);
+    uint64_t lost = l->out_lost + !sent, before = em->counts.dropped;
+    l->out_lost = 0;
+    if (!lost) return KR_OK;
+    em->counts.dropped += lost;
+    if (l->out_errno && !em->told_out_error) {
+        em->told_out_error = true;
+        kr_log(s, KR_LOG_WARN, "the output %s cannot be written (%s): its lines are dropped (they are in the log)",
+               l->output_path ? l->output_path : "", strerror(l->out_errno));
+    } else if (!l->out_errno && (before == 0 || before / 10000 != em->counts.dropped / 10000)) {
+        kr_log(s, KR_LOG_WARN, "the peer is not taking output: %llu line%s dropped (they are in the log)",
+               (unsigned long long)em->counts.dropped, em->counts.dropped == 1 ? "" : "s");
     }
     return KR_OK;
 }

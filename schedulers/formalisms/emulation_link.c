@@ -332,6 +332,13 @@ void kr__link_flush(kr__link_t *l)
         ssize_t n = l->out_fd == l->in_fd ? send(l->out_fd, l->out + done, l->out_len - done, MSG_NOSIGNAL)
                                           : write(l->out_fd, l->out + done, l->out_len - done);
         if (n > 0) { done += (size_t)n; continue; }
+        /* An output file that cannot be written (a full disk): what it
+         * holds, and all that comes, is lost; said once by the caller. */
+        if (n < 0 && l->out_fd != l->in_fd && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            l->out_errno = errno;
+            for (size_t i = done; i < l->out_len; i++) l->out_lost += l->out[i] == '\n';
+            done = l->out_len;
+        }
         /* full, or gone: a gone peer shows as input that ended, read next */
         break;
     }
@@ -341,7 +348,7 @@ void kr__link_flush(kr__link_t *l)
 
 bool kr__link_send(kr__link_t *l, const char *line, size_t len)
 {
-    if (l->out_fd < 0) return false;
+    if (l->out_fd < 0 || l->out_errno) return false;
     if (l->out_len + len + 1 > KR_EMULATION_OUT_BUFFER) {
         kr__link_flush(l);
         if (l->out_len + len + 1 > KR_EMULATION_OUT_BUFFER) return false;

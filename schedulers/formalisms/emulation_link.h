@@ -23,6 +23,8 @@ typedef struct kr__link {
     bool ended;          /* no input will come any more */
     char *out;           /* output the peer has not taken yet */
     size_t out_len, out_cap;
+    int out_errno;       /* an output file that failed a write (a full disk): nothing more is written, 0 if none */
+    uint64_t out_lost;   /* lines taken but lost to that failure, not yet counted by the caller */
 } kr__link_t;
 
 /* Copies the description; opens nothing. `fd` is the descriptor of a

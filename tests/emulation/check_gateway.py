@@ -157,10 +157,19 @@ def hil_live_and_replayed(kairos, mpirun, work):
             if rr > 1:
                 margs += ["--set", "simulators.controller.rank=1"]
             rc2, st2, err = run(kairos, mpirun, path, margs, rr, name="replay")
-            check(rc2 == 0 and st2 and st2["checksum"] == st["checksum"],
+            check(rc2 == 0 and st2 and st2["checksum"] == st["checksum"] and "no end record" not in err,
                   f"the {ranks}-rank live run replayed on {rr} rank(s) ({sync}) gives its checksum "
                   f"({st['checksum']}, {st2 and st2['checksum']}; {err[-200:]})")
         check(records(log) == recs, "a replay into the model file's own log leaves it as it was")
+        check(recs[-1].get("end") is True and sum("end" in r for r in recs) == 1,
+              f"the log of a run that reached its end ends with its end record ({recs[-1]})")
+        # The log of a live run that was interrupted has no end record: its
+        # replay goes on without input, and says so (it looked finished).
+        cut = work / f"cut{ranks}.log"
+        cut.write_text("".join(line + "\n" for line in log.read_text().splitlines()[:-1]))
+        rc2, _, err = run(kairos, mpirun, path, ["--replay", f"controller={cut}"], name="cut")
+        check(rc2 == 0 and err.count("the replayed log has no end record") == 1,
+              f"a replay of a log without its end record warns once ({rc2}: {err[-300:]})")
         check(recs[0] == {"model": st["identity_digest"]}, f"the log begins with the model's identity ({recs[0]})")
         if ranks == 1:
             for other in (["--seed", "2"], ["--set", "simulators.belt.params.divert_time=3"]):
@@ -497,6 +506,14 @@ def pipe_and_stdin(kairos, mpirun, work):
     out = (work / "out.jsonl").read_text().splitlines() if (work / "out.jsonl").exists() else []
     check(rc == 0 and s.get("lines_in") == 4 and len(out) == s.get("lines_out") and json.loads(out[0])["from"] == "belt",
           f"a named pipe: 4 lines from two writers, {len(out)} lines out to the output file ({k.err[-200:]})")
+    # An output that cannot be written: warned of once, its lines dropped
+    # and counted (it exited 0 with dropped 0, the lines lost unsaid).
+    path = model(work, "full.json", {"speed": 50, "input": {"pipe": "in.fifo", "output": "/dev/full"}}, end=40)
+    rc, st, err = run(kairos, mpirun, path, name="full")
+    s = sims(st)["controller"] if st else {}
+    check(rc == 0 and s.get("lines_out", 0) > 0 and s.get("dropped") == s.get("lines_out")
+          and err.count("the output /dev/full cannot be written (No space left on device)") == 1,
+          f"an output on a full device: {s.get('dropped')} of {s.get('lines_out')} lines dropped, said once ({err[-300:]})")
     inp = work / "stdin.txt"
     inp.write_text('{"event": "stop", "to": "belt"}\n{"event": "start", "to": "belt"}\n')
     path = model(work, "stdin.json", {"speed": 50, "input": "stdin", "on_disconnect": "continue"}, end=20)

@@ -214,7 +214,7 @@ Test(emulation, replay_of_the_log_gives_the_same_checksum)
     memcpy(live_times, input_times, sizeof live_times);
     FILE *log = fopen(path, "r");
     char line[256];
-    int lines = 0, skipped = 0, ended = 0;
+    int lines = 0, skipped = 0, ended = 0, finished = 0;
     while (fgets(line, sizeof line, log)) {
         /* the bad line is logged with its reason, and not replayed */
         if (strstr(line, "\"skipped\":\"not JSON\"") && strstr(line, "\"line\":\"not json\"")) {
@@ -226,6 +226,11 @@ Test(emulation, replay_of_the_log_gives_the_same_checksum)
             ended++;
             continue;
         }
+        /* and, last, the end of the run */
+        if (strstr(line, "\"end\":true")) {
+            finished++;
+            continue;
+        }
         cr_assert(strstr(line, "\"time\"") && strstr(line, "\"after\"") && strstr(line, "\"event\""), "%s", line);
         lines++;
     }
@@ -233,6 +238,7 @@ Test(emulation, replay_of_the_log_gives_the_same_checksum)
     cr_assert_eq(lines, 4);
     cr_assert_eq(skipped, 1);
     cr_assert_eq(ended, 1);
+    cr_assert_eq(finished, 1);
     uint64_t replay = emulate(NULL, path, &replay_inputs);
     cr_assert_eq(replay_inputs, 3);
     cr_assert_eq(delivered, 10);
