@@ -21,7 +21,7 @@ typedef enum item {
     IT_EDGE, IT_ENTRY_COUNT, IT_ENTRY_PARAMS, IT_COMPONENT_COUNT, IT_COMPONENT, IT_TYPE_COUNT, IT_TYPE,
     IT_PLUGIN_COUNT, IT_PLUGIN,
     /* the run's items; the identity stops before them */
-    IT_END_TIME, IT_MAPPING, IT_SYNC, IT_SIM_PIN,
+    IT_END_TIME, IT_MAPPING, IT_SYNC, IT_SIM_PIN, IT_SIM_EMULATION,
     /* part of the identity, emitted with it, but numbered last so that
      * models without it keep their digests */
     IT_STOP_LOOKAHEAD
@@ -158,6 +158,10 @@ static void describe(walk_t *w, item_t what, uint32_t a, uint32_t b, uint64_t v)
         if (v) snprintf(s, KEY_CAP, "pinned to %llu", (unsigned long long)(v - 1));
         else snprintf(s, KEY_CAP, "free");
         break;
+    case IT_SIM_EMULATION:
+        snprintf(k, KEY_CAP, "simulator '%s' emulation settings and --replay", sim_name(w, a));
+        snprintf(s, KEY_CAP, "digest %016llx", (unsigned long long)v);
+        break;
     }
 }
 
@@ -279,6 +283,18 @@ static void walk(walk_t *w)
     emit(w, IT_SYNC, 0, 0, (uint64_t)m->sync_asked); /* asked for: auto stays auto */
     for (size_t i = 0; i < f->sim_count; i++)
         emit(w, IT_SIM_PIN, (uint32_t)i, 0, f->sims[i].rank < 0 ? 0 : (uint64_t)f->sims[i].rank + 1);
+    /* An emulation's speed, input, log and replay: how this run meets the
+     * outside, the same on every rank (the rank that runs it reads them). */
+    for (size_t i = 0; i < f->sim_count; i++) {
+        const kr__sim_entry_t *e = &f->sims[i];
+        if (!e->emulation && !e->replay) continue;
+        char *text = e->emulation ? json_dumps(e->emulation, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+        if (e->emulation && !text) w->failed = true;
+        uint64_t v = text ? text_hash(text) : 0;
+        if (e->replay) v = kr__mix64(v ^ text_hash(e->replay));
+        free(text);
+        emit(w, IT_SIM_EMULATION, (uint32_t)i, 0, v);
+    }
 }
 
 kr_status_t kr__model_digest(const kr__model_file_t *f, kr_model_t *m, kr__model_digest_t *out)

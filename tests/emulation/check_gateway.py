@@ -568,6 +568,16 @@ def refusals(kairos, mpirun, work):
         rc, _, err = run(kairos, mpirun, path, name="r")
         one_line_exit_2(rc, err, want, f"an emulation file that is another's ({name})")
         check(path.read_bytes() == before, f"... the model file is as it was ({name})")
+    # Ranks given other emulation settings (here another speed) stop before
+    # the run, as for any other difference between the ranks' models.
+    path = model(work, "r-mpmd.json", base, end=10)
+    cmd = [mpirun, "--oversubscribe"]
+    for speed in (10, 1000):
+        cmd += ["-np", "1", kairos, "run", str(path), "--quiet", "--set", f"simulators.controller.emulation.speed={speed}",
+                ":"]
+    p = subprocess.run(cmd[:-1], capture_output=True, text=True, timeout=120, cwd=work)
+    check(p.returncode == 2 and "the model differs between ranks: simulator 'controller' emulation settings" in p.stderr,
+          f"ranks given other emulation settings stop (exit {p.returncode}: {p.stderr.strip()[-300:]})")
     # Replications and sweep points would share the one input and the one
     # log (two groups wrote one log at once): refused before anything runs.
     for key, settings in (("input", {**base, "input": {"pipe": "r.fifo"}}), ("log", {**base, "log": "r.log"})):
