@@ -8,6 +8,8 @@
 struct kr_kinds {
     kr_kind_desc_t *items;
     size_t count;
+    void **plugins;       /* the plug-ins whose kinds are here (dlopen handles) */
+    size_t plugin_count;
 };
 
 kr_kinds_t *kr__kinds_create(void)
@@ -21,7 +23,24 @@ void kr__kinds_destroy(kr_kinds_t *k)
 {
     if (!k) return;
     free(k->items);
+    free(k->plugins);
     free(k);
+}
+
+bool kr__kinds_has_plugin(const kr_kinds_t *k, const void *handle)
+{
+    for (size_t i = 0; k && i < k->plugin_count; i++)
+        if (k->plugins[i] == handle) return true;
+    return false;
+}
+
+kr_status_t kr__kinds_add_plugin(kr_kinds_t *k, void *handle)
+{
+    void **grown = realloc(k->plugins, (k->plugin_count + 1) * sizeof *grown);
+    if (!grown) return kr__fail(KR_ERR_NOMEM, "kinds: out of memory");
+    k->plugins = grown;
+    k->plugins[k->plugin_count++] = handle;
+    return KR_OK;
 }
 
 const kr_kind_desc_t *kr__kinds_find(const kr_kinds_t *k, const char *name)

@@ -147,6 +147,11 @@ kr_kinds_t *kr__kinds_create(void);
 void kr__kinds_destroy(kr_kinds_t *kinds);
 const kr_kind_desc_t *kr__kinds_find(const kr_kinds_t *kinds, const char *name);
 size_t kr__kinds_count(const kr_kinds_t *kinds);
+/* The plug-ins (dlopen handles) whose kinds a registry holds: dlopen gives
+ * a file named twice the same handle, so that it is told apart from two
+ * plug-ins with a kind of the same name. */
+bool kr__kinds_has_plugin(const kr_kinds_t *kinds, const void *handle);
+kr_status_t kr__kinds_add_plugin(kr_kinds_t *kinds, void *handle);
 const kr_kind_desc_t *kr__kinds_at(const kr_kinds_t *kinds, size_t i);
 
 /* ---- params (params.c) ---- */

@@ -30,6 +30,9 @@ kr_status_t kr__plugin_load(kr_kinds_t *kinds, const char *name, const char *dir
         kr_plugin_init_fn init;
         *(void **)&init = dlsym(h, KR_PLUGIN_ENTRY);
         if (!init) st = kr__input_error(file, where, "a plugin exporting " KR_PLUGIN_ENTRY, shown);
+        else if (kr__kinds_has_plugin(kinds, h))
+            st = kr__input_error(file, where, "each plug-in once (this file is loaded already, under another name "
+                                 "or the same)", shown);
         else {
             /* (a plug-in may fail without a message: then it is not an
              * earlier, unrelated one that is shown) */
@@ -42,6 +45,7 @@ kr_status_t kr__plugin_load(kr_kinds_t *kinds, const char *name, const char *dir
                                        " succeeds, found status %d (%s) with no message", file, where, (int)st,
                                        kr_status_str(st));
             }
+            if (!st) st = kr__kinds_add_plugin(kinds, h);
         }
     }
     json_decref(shown);

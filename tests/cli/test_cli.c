@@ -935,6 +935,24 @@ Test(cli, plugin_bytes_are_part_of_the_identity)
     cr_assert_str_neq(run[0], run[2]);
 }
 
+/* A plug-in named twice, under two spellings of one path: said so, not
+ * "kind 'counter' is already registered" as two plug-ins with a kind of
+ * the same name would be. */
+Test(cli, plugin_named_twice)
+{
+    const char *plugin = getenv("KAIROS_TEST_PLUGIN");
+    cr_assert(plugin && plugin[0] == '/', "KAIROS_TEST_PLUGIN");
+    char text[2048], want[1400];
+    const char *slash = strrchr(plugin, '/');
+    snprintf(text, sizeof text, "{'end_time': 10, 'plugins': ['%s', '%.*s/./%s'], 'simulators': "
+             "[{'name': 'a', 'kind': 'counter', 'params': {'period': 1}}]}", plugin, (int)(slash - plugin), plugin,
+             slash + 1);
+    const char *m = model(text);
+    snprintf(want, sizeof want, "%s: plugins[1]: expected each plug-in once (this file is loaded already, under "
+             "another name or the same), found \"%.*s/./%s\"", m, (int)(slash - plugin), plugin, slash + 1);
+    expect_bad(kairos("validate", m, NULL), want);
+}
+
 /* ---- exit statuses by phase, signals and faults (docs/cli.md) ---- */
 
 /* Two faulty simulators (tests/cli/faulty.c) with `extra_a` / `extra_b`
