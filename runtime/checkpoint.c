@@ -586,6 +586,8 @@ kr_status_t kr__run_restore(run_ctx_t *c, const char *path)
         shortest(man->time_units, at);
         shortest(kr_time_to_units(kr_model_end_time(c->model), c->file->precision), end);
         st = kr__fail(KR_ERR_INVALID_ARG, "%s: the checkpoint is at %s, after this run's end time %s", where, at, end);
+        /* (a folder's newest: an older one there may serve) */
+        if (kr__ckpt_names_folder(path)) st = name_another(c, path, man->time, st);
     }
     json_t *extra = man->extra;
     json_t *end = json_object_get(extra, "end_time"), *logs = json_object_get(extra, "event_logs");

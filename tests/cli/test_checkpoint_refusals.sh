@@ -242,6 +242,12 @@ expect "... names no other then" "" "$(grep -F -e "go on from the newest other" 
 refuse "... and whose others are of another model" "$phold" "$tmp/three/" "truncated" \
   --restart "$tmp/three/" --end 20 --set simulators.phold.params.mean=2
 expect "... names no other then" "" "$(grep -F -e "go on from the newest other" "$tmp/r$n-np1.err")"
+# A folder whose newest is after this run's end names the newest there
+# that is not (it said only that the newest was after the end).
+"$KAIROS_BIN" run "$phold" --quiet --end 20 --checkpoint-at 5,10 --checkpoint-keep 0 \
+  --checkpoint-dir "$tmp/ends" >/dev/null 2>&1
+refuse "a folder whose newest checkpoint is after the end" "$phold" "$tmp/ends/ckpt-10" \
+  "the checkpoint is at 10, after this run's end time 8$hint $tmp/ends/ckpt-5" --restart "$tmp/ends" --end 8
 nps="1 2"
 mv "$tmp/two/ckpt-10" "$tmp/two/ckpt-10.partial"
 "$KAIROS_BIN" run "$phold" --quiet --end 20 --restart "$tmp/two" -o "$tmp/two.json" >/dev/null 2>"$tmp/two.err"
