@@ -129,6 +129,9 @@ kr_status_t kr__emulation_settings_check(const kr__model_file_t *f, const kr__si
             return bad(f, e, "on_disconnect", "an input that can disconnect: stdin, listen or connect", v);
     }
     if ((v = json_object_get(s, "log")) && !is_path(v)) return bad(f, e, "log", "a file name", v);
+    if (v && e->replicas)
+        return bad(f, e, "log", "no log on an entry with a count or regions (each replica would write the same log)",
+                   v);
     if ((v = json_object_get(s, "replay")) && !is_path(v)) return bad(f, e, "replay", "the file name of a log", v);
     return KR_OK;
 }
@@ -214,7 +217,7 @@ nomem:
 
 kr_status_t kr__emulation_settings_distinct(const kr__model_file_t *f)
 {
-    static const char *const keys[] = { "log", "input.pipe", "input.output" };
+    static const char *const keys[] = { "log", "input.pipe", "input.output", "replay" };
     typedef struct { char *id; size_t index; const char *key; } seen_t;
     seen_t *seen = NULL;
     size_t count = 0;
@@ -223,21 +226,29 @@ kr_status_t kr__emulation_settings_distinct(const kr__model_file_t *f)
     for (size_t i = 0; !st && i < f->sim_count; i++) {
         const kr__sim_entry_t *e = &f->sims[i];
         json_t *j = e->emulation, *input = json_object_get(j, "input");
-        for (size_t k = 0; !st && j && k < 3; k++) {
-            json_t *v = k == 0 ? json_object_get(j, "log") : json_object_get(input, k == 1 ? "pipe" : "output");
-            char *path = file_path(f, json_string_value(v));
+        for (size_t k = 0; !st && (j || e->replay) && k < 4; k++) {
+            json_t *v = k == 0 ? json_object_get(j, "log") : k == 3 ? json_object_get(j, "replay")
+                                                                     : json_object_get(input, k == 1 ? "pipe" : "output");
+            /* (--replay names its log from the working folder) */
+            json_t *given = k == 3 && e->replay ? json_string(e->replay) : json_incref(v);
+            char *path = k == 3 && e->replay ? strdup(e->replay) : file_path(f, json_string_value(v));
             char *id = path ? kr__out_file_identity(path, true) : NULL;
             free(path);
-            if (!id) continue;
+            if (!id) {
+                json_decref(given);
+                continue;
+            }
             char where[96], expected[200] = "";
             if (model && !strcmp(id, model)) snprintf(expected, sizeof expected, "a file of its own, not the model file");
+            /* (a gateway may replay its own log: it then writes none) */
             for (size_t n = 0; !expected[0] && n < count; n++)
-                if (!strcmp(id, seen[n].id))
+                if (!strcmp(id, seen[n].id) && !(seen[n].index == e->index && k == 3 && !strcmp(seen[n].key, "log")))
                     snprintf(expected, sizeof expected, "a file of its own (simulators[%zu].emulation.%s names it too)",
                              seen[n].index, seen[n].key);
             if (expected[0]) {
-                snprintf(where, sizeof where, "simulators[%zu].emulation.%s", e->index, keys[k]);
-                st = kr__input_error(f->path, where, expected, v);
+                snprintf(where, sizeof where, "simulators[%zu].emulation.%s%s", e->index, keys[k],
+                         k == 3 && e->replay ? " (--replay)" : "");
+                st = kr__input_error(f->path, where, expected, given);
                 free(id);
             } else {
                 seen_t *grown = realloc(seen, (count + 1) * sizeof *seen);
@@ -245,6 +256,7 @@ kr_status_t kr__emulation_settings_distinct(const kr__model_file_t *f)
                 seen = grown;
                 seen[count++] = (seen_t){ id, e->index, keys[k] };
             }
+            json_decref(given);
         }
     }
     for (size_t n = 0; n < count; n++) free(seen[n].id);

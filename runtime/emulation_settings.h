@@ -12,9 +12,11 @@
 /* Checks entry e's settings (the JSON at simulators[e->index].emulation). */
 kr_status_t kr__emulation_settings_check(const kr__model_file_t *f, const kr__sim_entry_t *e, json_t *settings);
 
-/* Refuses an emulation file (a log, an input pipe, an output) that is the
- * model file or another one of them: a log written over the model file,
- * two logs interleaved, an output looping back into its own input. */
+/* Refuses an emulation file (a log, an input pipe, an output, a replayed
+ * log) that is the model file or another one of them: a log written over
+ * the model file or over another gateway's replayed log, two logs
+ * interleaved, an output looping back into its own input. A gateway may
+ * replay its own log (it then writes none). After --replay. */
 kr_status_t kr__emulation_settings_distinct(const kr__model_file_t *f);
 
 /* Applies `--replay NAME=LOG` (LOG relative to the working folder). */

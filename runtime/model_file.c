@@ -738,11 +738,10 @@ kr__model_file_t *kr__model_file_load(const kr__model_file_desc_t *desc)
     for (size_t i = 0; i < desc->vary_count; i++)
         if (apply_set(f, desc->varies[i], "--vary", true)) goto fail;
     if (desc->register_builtin && desc->register_builtin(f->kinds)) goto fail;
-    if (check_top(f) || load_plugins(f) || check_simulators(f) || check_dependencies(f) ||
-        kr__emulation_settings_distinct(f))
-        goto fail;
+    if (check_top(f) || load_plugins(f) || check_simulators(f) || check_dependencies(f)) goto fail;
     for (size_t i = 0; i < desc->replay_count; i++)
         if (kr__emulation_settings_replay(f, desc->replays[i])) goto fail;
+    if (kr__emulation_settings_distinct(f)) goto fail;
     return f;
 fail:
     kr__model_file_free(f);
@@ -916,7 +915,9 @@ kr_model_t *kr__model_file_build_on(kr__model_file_t *f, const kr_observer_t *ob
             st = k->setup(sim, p);
             m->acting = NULL;
         }
-        if (!st) st = kr_model_failure(m); /* kr_sim_fail during setup */
+        /* kr_sim_fail during setup, or a refused change of the model:
+         * the cause even when the setup then failed of something else */
+        if (m->failure) st = kr_model_failure(m);
         if (!st) st = kr__params_check_unread(p, k->name);
         if (!st) st = kr__render_restyle(f, e, sim);
         kr__params_close(p);

@@ -310,11 +310,14 @@ kr_status_t kr__coord_prepare(kr_model_t *m)
             m->eager_guarantees = true;
     }
     m->last_ran = UINT32_MAX;
-    for (uint32_t i = 0; i < m->sim_count; i++)
-        if (m->sims[i]->emu) {
-            kr_status_t st = kr__emulation_begin(m->sims[i]);
-            if (st) return st;
-        }
+    /* Every link first (each may wait for its peer), then the logs: a run
+     * that fails to open one empties none (kr__emulation_open). */
+    for (int phase = 0; phase < 2; phase++)
+        for (uint32_t i = 0; i < m->sim_count; i++)
+            if (m->sims[i]->emu) {
+                kr_status_t st = phase ? kr__emulation_begin(m->sims[i]) : kr__emulation_open(m->sims[i]);
+                if (st) return st;
+            }
     kr_status_t st = make_bound_trees(m);
     if (st) return st;
     for (uint32_t i = 0; i < m->group_count; i++) {
@@ -828,6 +831,16 @@ static kr_status_t propagate(kr_model_t *m)
     return KR_OK;
 }
 
+/* The run reached its end (either algorithm): the emulations' logs say so. */
+static step_t run_over(kr_model_t *m)
+{
+    m->running = false;
+    m->finished = true;
+    for (uint32_t i = 0; i < m->sim_count; i++)
+        if (m->sims[i]->emu) kr__emulation_end(m->sims[i]);
+    return STEP_END;
+}
+
 /* Phase (a). A failure recorded since the last step (a handler's after
  * its event, or outside a run) ends the run before anything moves. */
 static step_t deliver_and_propagate(kr_model_t *m, kr_status_t *status)
@@ -840,9 +853,7 @@ static step_t deliver_and_propagate(kr_model_t *m, kr_status_t *status)
         if ((st = window_round(m, &over))) return step_failed(m, st, true, status);
         if (over) {
             if (kr__run_limit(m) < m->end_time) return reach_cut(m, status);
-            m->running = false;
-            m->finished = true;
-            return STEP_END;
+            return run_over(m);
         }
         m->window_open = true;
     }
@@ -1043,9 +1054,7 @@ static step_t idle_settle_finish(kr_model_t *m, const group_scan_t *sc, kr_statu
     if (local_done) {
         for (uint32_t i = 0; i < m->group_count; i++) note_blocked(m, &m->groups[i], false, sc->now);
         if (cut) return reach_cut(m, status);
-        m->running = false;
-        m->finished = true;
-        return STEP_END;
+        return run_over(m);
     }
     if (!idle && !sc->waiting) return STEP_MORE;
     if (sc->waiting) {

@@ -568,10 +568,15 @@ void kr__emulation_fini(kr_sim_t *s);
  * serve is the model file's fault (exit 2), found before anything runs.
  * kr__emulation_begin does it for a program that did not. */
 kr_status_t kr__emulation_prepare(kr_sim_t *s);
+/* Opens the link (after kr__emulation_prepare), waiting for a peer as
+ * asked: for every emulation of the process before any begins, so that a
+ * run that finds no peer, or cannot listen, empties no log. */
+kr_status_t kr__emulation_open(kr_sim_t *s);
 /* Starts the log (a new one emptied, a kept one cut back to the
- * checkpoint), opens the link, waiting for a peer as asked, and starts
- * the clock. */
+ * checkpoint) and the clock. */
 kr_status_t kr__emulation_begin(kr_sim_t *s);
+/* Writes the log's end record: the run reached its end. */
+void kr__emulation_end(kr_sim_t *s);
 /* Reads pending input (or the replay log) into events. */
 void kr__emulation_poll(kr_sim_t *s);
 /* True once after the simulator's guarantees may have grown without an

@@ -56,6 +56,7 @@ struct kr__emulation {
     bool replaying;
     bool replay_saw_end;    /* the replayed log ends with the live run's end record */
     bool end_warned;        /* ... or the replay has said it does not */
+    bool end_logged;        /* this run's end record is in its log */
     char *replay_path;
     /* The identity digest of the model (kr__model_identify): written first
      * in a new log, and checked against the replayed log's first record. */
@@ -354,14 +355,6 @@ void kr__emulation_fini(kr_sim_t *s)
     kr__emulation_t *em = s->emu;
     if (!em) return;
     kr__link_close(&em->link);
-    /* A run that reached its end says so last: a log without this record
-     * is of a run that was interrupted or failed (a replay of it warns). */
-    if (em->log && s->model->finished && !s->model->failure) {
-        json_t *rec = json_pack("{s:I, s:I, s:b}", "time", (json_int_t)s->now, "after", (json_int_t)s->executed,
-                                "end", 1);
-        log_json(em, rec);
-        json_decref(rec);
-    }
     if (em->log) fclose(em->log);
     if (em->log_fd >= 0) close(em->log_fd);
     if (em->log_made) unlink(em->log_path); /* (made in the setup of a run that never started) */
@@ -452,15 +445,20 @@ static kr_status_t start_log(kr_sim_t *s, kr__emulation_t *em)
     return KR_OK;
 }
 
-kr_status_t kr__emulation_begin(kr_sim_t *s)
+kr_status_t kr__emulation_open(kr_sim_t *s)
 {
     kr__emulation_t *em = s->emu;
     kr_status_t st = kr__emulation_prepare(s);
     if (st) return st;
-    /* A replay opens no link: no outside system takes part. The link
-     * first (it may wait for a peer, or fail to listen), the log after: a
-     * run that fails there leaves an old log as it was. */
+    /* A replay opens no link: no outside system takes part. */
     if (!em->replaying && (st = kr__link_open(&em->link, s->name, s->model->rank, announce, s))) return st;
+    return KR_OK;
+}
+
+kr_status_t kr__emulation_begin(kr_sim_t *s)
+{
+    kr__emulation_t *em = s->emu;
+    kr_status_t st;
     if (em->log_path && (st = start_log(s, em))) return st;
     if (em->replaying) em->link.ended = true;
     /* the clock starts once the peer the run waited for is there */
@@ -533,8 +531,8 @@ static void printable(char *out, size_t cap, const char *text, size_t n)
     out[m] = 0;
 }
 
-/* A refused line: counted, warned about (the first ten, then every
- * thousandth) and logged, both at the simulator's time now. */
+/* A refused line: counted, warned about (the first ten, then each
+ * tenfold) and logged, both at the simulator's time now. */
 static void skip(kr_sim_t *s, const char *reason, const char *line, size_t n)
 {
     kr__emulation_t *em = s->emu;
@@ -737,6 +735,28 @@ bool kr__emulation_take_news(kr_sim_t *s)
     return news;
 }
 
+/* Counts output lines lost: `refused` just now (the peer not taking them,
+ * or the output failed), and those a failed write of the output threw
+ * away (kr__link_flush); warns once of a failed output, else at the
+ * first drop and every 10,000th. */
+static void note_dropped(kr_sim_t *s, uint64_t refused)
+{
+    kr__emulation_t *em = s->emu;
+    kr__link_t *l = &em->link;
+    uint64_t lost = l->out_lost + refused, before = em->counts.dropped;
+    l->out_lost = 0;
+    if (!lost) return;
+    em->counts.dropped += lost;
+    if (l->out_errno && !em->told_out_error) {
+        em->told_out_error = true;
+        kr_log(s, KR_LOG_WARN, "the output %s cannot be written (%s): its lines are dropped (they are in the log)",
+               l->output_path ? l->output_path : "(standard output)", strerror(l->out_errno));
+    } else if (!l->out_errno && (before == 0 || before / 10000 != em->counts.dropped / 10000)) {
+        kr_log(s, KR_LOG_WARN, "the peer is not taking output: %llu line%s dropped (they are in the log)",
+               (unsigned long long)em->counts.dropped, em->counts.dropped == 1 ? "" : "s");
+    }
+}
+
 void kr__emulation_poll(kr_sim_t *s)
 {
     kr__emulation_t *em = s->emu;
@@ -754,12 +774,15 @@ void kr__emulation_poll(kr_sim_t *s)
         return;
     }
     kr__link_t *l = &em->link;
-    if (l->out_len) kr__link_flush(l);
+    if (l->out_len) {
+        kr__link_flush(l);
+        note_dropped(s, 0);
+    }
     if (l->ended) return;
     /* Past the end time no line read could run: read none. A sender that
      * outpaced the run could otherwise keep it reading, and logging lines
      * it skips, for as long as it sends. */
-    if (input_time(s) > s->model->end_time) return;
+    if ((em->clock_seen < s->now ? s->now : em->clock_seen) > s->model->end_time) return;
     if (kr__link_accept(l)) note_peer(s, input_time(s), "connected", NULL, false);
     size_t budget = POLL_BUDGET;
     /* Back-pressure: while KR_EMULATION_BACKLOG lines wait to run, read
@@ -783,6 +806,20 @@ void kr__emulation_poll(kr_sim_t *s)
         budget = (size_t)n >= budget ? 0 : budget - (size_t)n;
         split_lines(s);
     }
+}
+
+void kr__emulation_end(kr_sim_t *s)
+{
+    /* A run that reached its end says so last: a log without this record
+     * is of a run that was interrupted or failed (a replay of it warns).
+     * Written where the coordinator ends the run, not when it is torn
+     * down: a failed run is finished too. */
+    kr__emulation_t *em = s->emu;
+    if (!em->log || em->end_logged) return;
+    em->end_logged = true;
+    json_t *rec = json_pack("{s:I, s:I, s:b}", "time", (json_int_t)s->now, "after", (json_int_t)s->executed, "end", 1);
+    log_json(em, rec);
+    json_decref(rec);
 }
 
 bool kr__emulation_replay_unended(kr_sim_t *s)
@@ -947,20 +984,7 @@ kr_status_t kr_emulation_send(kr_sim_t *s, const char *text)
         }
     }
     if (em->replaying || em->link.out_fd < 0) return KR_OK;
-    kr__link_t *l = &em->link;
-    bool sent = kr__link_send(l, text, len);
-    uint64_t lost = l->out_lost + !sent, before = em->counts.dropped;
-    l->out_lost = 0;
-    if (!lost) return KR_OK;
-    em->counts.dropped += lost;
-    if (l->out_errno && !em->told_out_error) {
-        em->told_out_error = true;
-        kr_log(s, KR_LOG_WARN, "the output %s cannot be written (%s): its lines are dropped (they are in the log)",
-               l->output_path ? l->output_path : "", strerror(l->out_errno));
-    } else if (!l->out_errno && (before == 0 || before / 10000 != em->counts.dropped / 10000)) {
-        kr_log(s, KR_LOG_WARN, "the peer is not taking output: %llu line%s dropped (they are in the log)",
-               (unsigned long long)em->counts.dropped, em->counts.dropped == 1 ? "" : "s");
-    }
+    note_dropped(s, !kr__link_send(&em->link, text, len));
     return KR_OK;
 }
 

@@ -357,6 +357,31 @@ def disconnects(kairos, mpirun, work):
     check(rc == 1 and "no peer connected" in err and err.count("\n") == 0,
           f"no peer within the wait: the run fails in one line ({rc}: {err})")
     check((work / "alone.log").read_text() == old_log, "... and the log of an earlier run is as it was")
+    # The same when another gateway, before it in the file, has a log: every
+    # link opens before any log is emptied, and a failed run writes no end
+    # record (its log claimed the run had reached its end).
+    (work / "first.log").write_text(old_log)
+    late = {"name": "late", "kind": "gateway",
+            "emulation": {"speed": 50, "input": {"listen": f"127.0.0.1:{free_port()}"}, "wait": 0.5}}
+    path = model(work, "two-gateways.json", {"speed": 50, "log": "first.log"}, end=10, extra_sims=(late,))
+    rc, _, err = run(kairos, mpirun, path, name="two-gateways")
+    check(rc == 1 and "no peer connected" in err and (work / "first.log").read_text() == old_log,
+          f"a second gateway that finds no peer leaves the first one's old log as it was ({rc}: {err[-200:]})")
+    # A run that fails on the other rank: the gateway's log has no end
+    # record (the abort reached rank 0 as a finished run, which logged one).
+    faulty = os.environ.get("KAIROS_FAULTY_PLUGIN")
+    if faulty:
+        path = model(work, "fails.json", {"speed": 50, "log": "fails.log"}, end=60,
+                     extra_sims=({"name": "f", "kind": "faulty", "rank": 1,
+                                  "params": {"period": 1, "how": "meddle", "fail_at": 5}},))
+        m = json.loads(path.read_text())
+        m["plugins"] = [faulty]
+        next(x for x in m["simulators"] if x["kind"] == "gateway")["rank"] = 0
+        path.write_text(json.dumps(m))
+        rc, _, err = run(kairos, mpirun, path, ranks=2, name="fails")
+        recs = records(work / "fails.log") if (work / "fails.log").exists() else []
+        check(rc == 1 and recs and not any("end" in r for r in recs),
+              f"a run failed on the other rank: its gateway's log has no end record ({rc}, {recs[-1:]}: {err[-200:]})")
     # A very long wait waits (1e12 s overflowed and failed at once); SIGINT ends it.
     path = model(work, "patient.json", {"speed": 50, "input": {"listen": f"127.0.0.1:{free_port()}"}, "wait": 1e12},
                  end=10)
@@ -562,12 +587,24 @@ def refusals(kairos, mpirun, work):
              "names it too)"),
             ("two", {**base, "log": "same.log"},
              ({"name": "gw2", "kind": "gateway", "emulation": {"speed": 10, "log": "same.log"}},),
-             "simulators[3].emulation.log: expected a file of its own (simulators[2].emulation.log names it too)")):
+             "simulators[3].emulation.log: expected a file of its own (simulators[2].emulation.log names it too)"),
+            ("replayed", {**base, "replay": "shared.log"},
+             ({"name": "gw2", "kind": "gateway", "emulation": {"speed": 10, "log": "shared.log"}},),
+             "simulators[3].emulation.log: expected a file of its own (simulators[2].emulation.replay names it too)")):
         path = model(work, f"r-clash-{name}.json", settings, end=10, extra_sims=extra)
         before = path.read_bytes()
         rc, _, err = run(kairos, mpirun, path, name="r")
         one_line_exit_2(rc, err, want, f"an emulation file that is another's ({name})")
         check(path.read_bytes() == before, f"... the model file is as it was ({name})")
+    # A log on an entry with a count: refused as an input there is (every
+    # replica would write it; it was refused as naming itself).
+    path = model(work, "r-count.json", {**base, "log": "c.log"}, end=10)
+    m = json.loads(path.read_text())
+    next(x for x in m["simulators"] if x["kind"] == "gateway")["count"] = 2
+    path.write_text(json.dumps(m))
+    rc, _, err = run(kairos, mpirun, path, name="r")
+    one_line_exit_2(rc, err, "simulators[2].emulation.log: expected no log on an entry with a count or regions",
+                    "a log on an entry with a count")
     # Ranks given other emulation settings (here another speed) stop before
     # the run, as for any other difference between the ranks' models.
     path = model(work, "r-mpmd.json", base, end=10)
