@@ -82,6 +82,7 @@ kr_status_t kr_kind_register_abi(kr_kinds_t *k, const kr_kind_desc_t *d, uint32_
 kr_status_t (kr_kind_register)(kr_kinds_t *k, const kr_kind_desc_t *d)
 {
     (void)k, (void)d;
-    return kr__fail(KR_ERR_MISMATCH, "kr_kind_register: a kind built against the headers of an older kairos (without "
-                    "KR_ABI_VERSION): rebuild it against this kairos' headers");
+    return kr__fail(KR_ERR_MISMATCH, "kr_kind_register: a kind registered through the function, not the macro of "
+                    "kairos/kind.h (built against an older kairos' headers, without KR_ABI_VERSION, or called through "
+                    "a pointer): call kr_kind_register(kinds, &desc), built against this kairos' headers");
 }

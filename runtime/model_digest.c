@@ -21,10 +21,12 @@ typedef enum item {
     IT_EDGE, IT_ENTRY_COUNT, IT_ENTRY_PARAMS, IT_COMPONENT_COUNT, IT_COMPONENT, IT_TYPE_COUNT, IT_TYPE,
     IT_PLUGIN_COUNT, IT_PLUGIN,
     /* the run's items; the identity stops before them */
-    IT_END_TIME, IT_MAPPING, IT_SYNC, IT_SIM_PIN, IT_SIM_EMULATION,
+    IT_END_TIME, IT_MAPPING, IT_SYNC, IT_SIM_PIN,
     /* part of the identity, emitted with it, but numbered last so that
      * models without it keep their digests */
-    IT_STOP_LOOKAHEAD
+    IT_STOP_LOOKAHEAD,
+    /* a run item added later, numbered after the others for the same reason */
+    IT_SIM_EMULATION
 } item_t;
 
 enum { MODE_DIGEST, MODE_HASHES, MODE_DESCRIBE };

@@ -90,23 +90,26 @@ kr_status_t kr__run_safe_point(run_ctx_t *c, bool *checkpoint, bool *stop)
     uint64_t now = kr__monotonic_ns();
     uint64_t start = o->wall.started_ns ? o->wall.started_ns : c->t0;
     uint64_t since_ckpt_from = c->ckpt.last_started_ns ? c->ckpt.last_started_ns : start;
+    uint64_t since_done_from = c->ckpt.last_done_ns ? c->ckpt.last_done_ns : start;
     /* (this process's events: a restart's rate is its own) */
     uint64_t events = 0;
     for (uint32_t i = 0; i < kr_model_sim_count(c->model); i++)
         if (kr_sim_is_local(kr_model_sim(c->model, i))) events += kr_sim_event_count(kr_model_sim(c->model, i));
     events -= c->events_restored;
     /* The slowest rank's clocks, and whether any rank was signalled. */
-    uint64_t mine[4] = { (uint64_t)kr__checkpoint_asked, now - sp->last_ns, now - start, now - since_ckpt_from };
-    uint64_t all[4];
+    uint64_t mine[5] = { (uint64_t)kr__checkpoint_asked, now - sp->last_ns, now - start, now - since_ckpt_from,
+                         now - since_done_from };
+    uint64_t all[5];
     memcpy(all, mine, sizeof all);
     if (kr__run_distributed(c)) {
-        if (MPI_Allreduce(mine, all, 4, MPI_UINT64_T, MPI_MAX, o->comm) != MPI_SUCCESS ||
+        if (MPI_Allreduce(mine, all, 5, MPI_UINT64_T, MPI_MAX, o->comm) != MPI_SUCCESS ||
             MPI_Allreduce(&events, &sp->events, 1, MPI_UINT64_T, MPI_SUM, o->comm) != MPI_SUCCESS)
             return kr__fail(KR_ERR_IO, "MPI: the agreement at a safe point failed");
     } else {
         sp->events = events;
     }
     double stretch = (double)all[1], elapsed = (double)all[2] * 1e-9, since_ckpt = (double)all[3] * 1e-9;
+    double since_done = (double)all[4] * 1e-9;
 
     /* the next one: about a second away at the last stretch's pace */
     double factor = TARGET_NS / (stretch > 1e3 ? stretch : 1e3);
@@ -135,9 +138,11 @@ kr_status_t kr__run_safe_point(run_ctx_t *c, bool *checkpoint, bool *stop)
     /* A periodic checkpoint, and the progress line, fall at the safe point
      * nearest the period's end: waiting for a full period (counted from
      * the last checkpoint's completion, for the checkpoints) made a period
-     * of a second give one every two. */
+     * of a second give one every two. A checkpoint that takes longer than
+     * its period still leaves half a period of running after it. */
     double early = 0.5 * TARGET_NS * 1e-9;
-    if (!*checkpoint && o->wall.checkpoint_wall > 0 && since_ckpt >= o->wall.checkpoint_wall - early)
+    if (!*checkpoint && o->wall.checkpoint_wall > 0 && since_ckpt >= o->wall.checkpoint_wall - early &&
+        since_done >= 0.5 * o->wall.checkpoint_wall)
         *checkpoint = true;
     if (o->rank == 0 && o->wall.progress_every > 0 &&
         (double)(now - sp->last_progress_ns) * 1e-9 >= o->wall.progress_every - early) {

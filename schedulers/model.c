@@ -168,7 +168,7 @@ const kr_field_t *kr_model_event_type_fields(const kr_model_t *m, kr_event_type_
 
 kr_event_type_t kr_model_event_type(kr_model_t *m, const kr_event_type_desc_t *d)
 {
-    if (kr__model_refuse_change(m, "kr_model_event_type")) return 0;
+    if (kr__model_refuse_after_start(m, "kr_model_event_type")) return 0;
     if (!d || !d->name || !d->name[0]) {
         kr__fail(KR_ERR_INVALID_ARG, "kr_model_event_type: an event type needs a name");
         return 0;
@@ -210,6 +210,8 @@ kr_event_type_t kr_model_event_type(kr_model_t *m, const kr_event_type_desc_t *d
                  d->name, o->size != d->size ? "payload size" : o->fields != d->fields ? "fields table" : "handler");
         return 0;
     }
+    /* (a new type, not the same one again, is a change of the model) */
+    if (kr__model_refuse_change(m, "kr_model_event_type")) return 0;
     kr__event_type_rec_t *types = realloc(m->types, (m->type_count + 1) * sizeof *types);
     if (!types) { kr__fail(KR_ERR_NOMEM, "kr_model_event_type: out of memory"); return 0; }
     m->types = types;

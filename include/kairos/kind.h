@@ -131,9 +131,10 @@ typedef struct kr_kind_desc {
  * refused when it registers, instead of running on misread structs. */
 #define KR_ABI_VERSION 1
 
-/* What a plug-in built against headers from before KR_ABI_VERSION calls:
- * refused, with a message saying to rebuild it. Declared before the macro
- * of the same name below, which is what code built now calls. */
+/* What a plug-in built against headers from before KR_ABI_VERSION calls,
+ * and a pointer to kr_kind_register gets: refused, with a message saying
+ * to call the macro below (which is what code built now calls), declared
+ * after this. */
 KR_API kr_status_t kr_kind_register(kr_kinds_t *kinds, const kr_kind_desc_t *desc);
 /* Registers a kind; refuses a duplicate or empty name, a kind with
  * neither setup nor declared events or on_step (the comment on setup),

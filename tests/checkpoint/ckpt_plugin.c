@@ -402,7 +402,8 @@ static const kr_kind_desc_t ckpt_kind = {
         KR_PARAM(ckpt_t, stop_at, KR_PARAM_NUMBER, .def = "0", .range = ">= 0",
                  .help = "end the run at the first tick at or after this time (0: never)"),
         KR_PARAM(ckpt_t, misbehave, KR_PARAM_INT, .def = "0", .range = ">= 0, <= 5",
-                 .help = "on a restart, what its restore does that is refused: 1 schedule, 2 draw, 3 make an entity"),
+                 .help = "on a restart, what its restore does that is refused: 1 schedule, 2 draw, 3 make an entity, "
+                         "4 fail without a message; 5: saving fails without a message"),
         { 0 } },
     .events = (const kr_event_type_desc_t[]){
         { .name = "ckpt.tick", .on_event = on_tick },
