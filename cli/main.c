@@ -405,8 +405,8 @@ static int parse(const cli_t *c, int argc, char **argv, int first, const char *c
             long g = whole(argv[++i], 1, c->ranks);
             if (g < 0) {
                 char fmt[96];
-                snprintf(fmt, sizeof fmt, "--group-ranks: expected a whole number from 1 to %d (the ranks), found \"%%s\"",
-                         c->ranks);
+                snprintf(fmt, sizeof fmt,
+                         "--group-ranks: expected a whole number from 1 to %d (the ranks), found \"%%s\"", c->ranks);
                 return input_error(c, fmt, argv[i]);
             }
             o->group_ranks = (int)g;

@@ -227,8 +227,9 @@ kr_status_t kr__emulation_settings_distinct(const kr__model_file_t *f)
         const kr__sim_entry_t *e = &f->sims[i];
         json_t *j = e->emulation, *input = json_object_get(j, "input");
         for (size_t k = 0; !st && (j || e->replay) && k < 4; k++) {
-            json_t *v = k == 0 ? json_object_get(j, "log") : k == 3 ? json_object_get(j, "replay")
-                                                                     : json_object_get(input, k == 1 ? "pipe" : "output");
+            json_t *v = k == 0   ? json_object_get(j, "log")
+                        : k == 3 ? json_object_get(j, "replay")
+                                 : json_object_get(input, k == 1 ? "pipe" : "output");
             /* (--replay names its log from the working folder) */
             json_t *given = k == 3 && e->replay ? json_string(e->replay) : json_incref(v);
             char *path = k == 3 && e->replay ? strdup(e->replay) : file_path(f, json_string_value(v));
@@ -239,7 +240,8 @@ kr_status_t kr__emulation_settings_distinct(const kr__model_file_t *f)
                 continue;
             }
             char where[96], expected[200] = "";
-            if (model && !strcmp(id, model)) snprintf(expected, sizeof expected, "a file of its own, not the model file");
+            if (model && !strcmp(id, model))
+                snprintf(expected, sizeof expected, "a file of its own, not the model file");
             /* (a gateway may replay its own log: it then writes none) */
             for (size_t n = 0; !expected[0] && n < count; n++)
                 if (!strcmp(id, seen[n].id) && !(seen[n].index == e->index && k == 3 && !strcmp(seen[n].key, "log")))

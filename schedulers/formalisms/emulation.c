@@ -259,8 +259,8 @@ static kr_status_t replay_record(kr_sim_t *s, kr__emulation_t *em, json_t *j, co
     if (end) em->replay_saw_end = true;
     if (!(input || other))
         return kr__fail(KR_ERR_CORRUPT, "%s:%u: expected {\"time\": ticks, \"after\": events, \"event\": name, "
-                        "\"to\": simulator, \"data\": ...} or a record of output, skipped input, a peer or the end", path,
-                        line_no);
+                        "\"to\": simulator, \"data\": ...} or a record of output, skipped input, a peer or the end",
+                        path, line_no);
     kr_time_t t = (kr_time_t)json_integer_value(time);
     uint64_t n = (uint64_t)json_integer_value(after);
     if (input) {

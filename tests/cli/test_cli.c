@@ -797,8 +797,8 @@ Test(cli, sweep_plots_or_says_matplotlib_is_missing, .timeout = 120)
     setenv("KAIROS_PYTHON", "/nonexistent/python3", 1);
     r = kairos("sweep", m, "--vary", "simulators.mm1.params.servers=[1,2]", "-o", csv, "--plot", dir, NULL);
     cr_assert_eq(r.status, 2, "%s", r.err);
-    cr_assert(strstr(r.err, "--plot: cannot run /nonexistent/python3 ") && strstr(r.err, ": No such file or directory\n"),
-              "%s", r.err);
+    cr_assert(strstr(r.err, "--plot: cannot run /nonexistent/python3 ") &&
+                  strstr(r.err, ": No such file or directory\n"), "%s", r.err);
     cli_free(&r);
     unsetenv("KAIROS_PYTHON");
     /* a plot folder that is a file: one line, before the sweep runs */

@@ -140,7 +140,8 @@ Test(hostile, hundred_megabyte_strings, .timeout = 300)
             cr_assert_eq(r.status, 0, "%.500s", r.err);
             cli_free(&r);
         } else if (where == 1) {
-            snprintf(want, sizeof want, "simulators[0].name: expected a name of at most 233 bytes, found \"%.56s...", a57);
+            snprintf(want, sizeof want, "simulators[0].name: expected a name of at most 233 bytes, found \"%.56s...",
+                     a57);
             expect_refused(r, path, want);
         } else if (where == 2) {
             snprintf(want, sizeof want, "%s...: expected one of the keys ", a57);
