@@ -215,9 +215,27 @@ nomem:
     return kr__fail(KR_ERR_NOMEM, "out of memory");
 }
 
+const char *const kr__emulation_file_keys[KR__EMULATION_FILES] = { "log", "input.pipe", "input.output", "replay" };
+
+/* The JSON value that names emulation file k of entry e (borrowed; NULL
+ * when absent). */
+static json_t *file_value(const kr__sim_entry_t *e, size_t k)
+{
+    json_t *j = e->emulation;
+    if (k == 0) return json_object_get(j, "log");
+    if (k == 3) return json_object_get(j, "replay");
+    return json_object_get(json_object_get(j, "input"), k == 1 ? "pipe" : "output");
+}
+
+char *kr__emulation_file(const kr__model_file_t *f, const kr__sim_entry_t *e, size_t k)
+{
+    /* (--replay names its log from the working folder) */
+    if (k == 3 && e->replay) return strdup(e->replay);
+    return file_path(f, json_string_value(file_value(e, k)));
+}
+
 kr_status_t kr__emulation_settings_distinct(const kr__model_file_t *f)
 {
-    static const char *const keys[] = { "log", "input.pipe", "input.output", "replay" };
     typedef struct { char *id; size_t index; const char *key; } seen_t;
     seen_t *seen = NULL;
     size_t count = 0;
@@ -225,20 +243,15 @@ kr_status_t kr__emulation_settings_distinct(const kr__model_file_t *f)
     char *model = kr__out_file_identity(f->path, true);
     for (size_t i = 0; !st && i < f->sim_count; i++) {
         const kr__sim_entry_t *e = &f->sims[i];
-        json_t *j = e->emulation, *input = json_object_get(j, "input");
-        for (size_t k = 0; !st && (j || e->replay) && k < 4; k++) {
-            json_t *v = k == 0   ? json_object_get(j, "log")
-                        : k == 3 ? json_object_get(j, "replay")
-                                 : json_object_get(input, k == 1 ? "pipe" : "output");
-            /* (--replay names its log from the working folder) */
-            json_t *given = k == 3 && e->replay ? json_string(e->replay) : json_incref(v);
-            char *path = k == 3 && e->replay ? strdup(e->replay) : file_path(f, json_string_value(v));
+        for (size_t k = 0; !st && (e->emulation || e->replay) && k < KR__EMULATION_FILES; k++) {
+            char *path = kr__emulation_file(f, e, k);
             char *id = path ? kr__out_file_identity(path, true) : NULL;
-            free(path);
             if (!id) {
-                json_decref(given);
+                free(path);
                 continue;
             }
+            json_t *given = k == 3 && e->replay ? json_string(e->replay) : json_incref(file_value(e, k));
+            free(path);
             char where[96], expected[200] = "";
             if (model && !strcmp(id, model))
                 snprintf(expected, sizeof expected, "a file of its own, not the model file");
@@ -248,7 +261,7 @@ kr_status_t kr__emulation_settings_distinct(const kr__model_file_t *f)
                     snprintf(expected, sizeof expected, "a file of its own (simulators[%zu].emulation.%s names it too)",
                              seen[n].index, seen[n].key);
             if (expected[0]) {
-                snprintf(where, sizeof where, "simulators[%zu].emulation.%s%s", e->index, keys[k],
+                snprintf(where, sizeof where, "simulators[%zu].emulation.%s%s", e->index, kr__emulation_file_keys[k],
                          k == 3 && e->replay ? " (--replay)" : "");
                 st = kr__input_error(f->path, where, expected, given);
                 free(id);
@@ -256,7 +269,7 @@ kr_status_t kr__emulation_settings_distinct(const kr__model_file_t *f)
                 seen_t *grown = realloc(seen, (count + 1) * sizeof *seen);
                 if (!grown) { free(id); st = kr__fail(KR_ERR_NOMEM, "out of memory"); break; }
                 seen = grown;
-                seen[count++] = (seen_t){ id, e->index, keys[k] };
+                seen[count++] = (seen_t){ id, e->index, kr__emulation_file_keys[k] };
             }
             json_decref(given);
         }

@@ -19,6 +19,14 @@ kr_status_t kr__emulation_settings_check(const kr__model_file_t *f, const kr__si
  * replay its own log (it then writes none). After --replay. */
 kr_status_t kr__emulation_settings_distinct(const kr__model_file_t *f);
 
+/* The files an emulation names: its log, input pipe, output and replayed
+ * log (--replay's before the model file's). */
+enum { KR__EMULATION_FILES = 4 };
+extern const char *const kr__emulation_file_keys[KR__EMULATION_FILES]; /* "log", "input.pipe", ... */
+/* File k of entry e as a path from the working folder (malloc'd), or NULL
+ * when the entry names none. */
+char *kr__emulation_file(const kr__model_file_t *f, const kr__sim_entry_t *e, size_t k);
+
 /* Applies `--replay NAME=LOG` (LOG relative to the working folder). */
 kr_status_t kr__emulation_settings_replay(kr__model_file_t *f, const char *name_eq_log);
 

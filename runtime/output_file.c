@@ -235,20 +235,3 @@ char *kr__out_file_identity(const char *path, bool fifos)
     free(real);
     return id;
 }
-
-kr_status_t kr__out_check_distinct(size_t n, const char *const *paths, const char *const *what)
-{
-    char *ids[8] = { 0 };
-    if (n > 8) n = 8;
-    kr_status_t st = KR_OK;
-    for (size_t i = 0; i < n && !st; i++) {
-        if (!paths[i]) continue;
-        ids[i] = kr__out_file_identity(paths[i], false);
-        for (size_t j = 0; j < i && ids[i] && !st; j++)
-            if (ids[j] && !strcmp(ids[i], ids[j]))
-                st = kr__fail(KR_ERR_IO, "%s and %s: expected a file each, found one for both (%s)", what[j], what[i],
-                              paths[i]);
-    }
-    for (size_t i = 0; i < n; i++) free(ids[i]);
-    return st;
-}

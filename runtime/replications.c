@@ -535,7 +535,10 @@ kr_status_t kr__replications_run_file(kr__model_file_t *f, const kr__run_options
      * replications, and the file appears only once they all succeeded. */
     const char *stats_path = opt->stats_path ? opt->stats_path : f->out_stats;
     kr__out_file_t out = { 0 };
-    if (opt->rank == 0 && stats_path) st = kr__out_open(&out, stats_path);
+    kr__run_files_t files = { .out = { stats_path },
+                              .out_what = { opt->stats_path ? "the stats (-o)" : "the stats (outputs.stats)" } };
+    if (opt->rank == 0 && stats_path) st = kr__run_files_apart(f, &files);
+    if (!st && opt->rank == 0 && stats_path) st = kr__out_open(&out, stats_path);
     st = kr__replications_agree(&d, opt->rank == 0, st);
     json_t *results = NULL;
     double wall = 0;

@@ -204,13 +204,17 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
         free(rank_of);
         return st;
     }
-    {
-        const char *paths[] = { stats_path, trace_path, series_path };
-        const char *what[] = { "the stats (-o)", "the trace (--trace)", "the series (--series)" };
-        if ((st = kr__out_check_distinct(3, paths, what))) {
-            free(rank_of);
-            return st;
-        }
+    kr__run_files_t files = {
+        .out = { stats_path, trace_path, series_path },
+        .out_what = { opt->stats_path ? "the stats (-o)" : "the stats (outputs.stats)",
+                      opt->trace_path ? "the trace (--trace)" : "the trace (outputs.trace)",
+                      opt->series_path ? "the series (--series)" : "the series (outputs.series)" },
+        .event_log_dir = log_dir, .event_log_option = opt->event_log_dir ? "--event-log" : "outputs.event_log",
+        .frames_dir = opt->frames_dir,
+    };
+    if ((st = kr__run_files_apart(f, &files))) {
+        free(rank_of);
+        return st;
     }
     /* Hooks only for the outputs that need them: a hook costs a call per
      * event (or per span) even when it does nothing. */

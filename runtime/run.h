@@ -108,11 +108,20 @@ kr_status_t kr__out_commit(kr__out_file_t *o, bool keep);
  * file to be (a device; a FIFO unless `fifos`: an output writes one in
  * place, as often as asked), or on no memory. */
 char *kr__out_file_identity(const char *path, bool fifos);
-/* Refuses (KR_ERR_IO, naming both) two outputs whose names lead to one
- * regular file: written under one .partial name, they left one file of
- * both as if finished. `what` names each output, as "the stats (-o)";
- * NULL paths are skipped. Before the run, so that it is not wasted. */
-kr_status_t kr__out_check_distinct(size_t n, const char *const *paths, const char *const *what);
+/* The files a run writes: up to three written whole (the stats, the
+ * trace, the series; a sweep's table), each with what it is, as "the
+ * stats (-o)"; an event log per simulator in a folder, given by an option
+ * ("--event-log", or "outputs.event_log"); frames in a folder. NULL: none. */
+typedef struct kr__run_files {
+    const char *out[3], *out_what[3];
+    const char *event_log_dir, *event_log_option;
+    const char *frames_dir;
+} kr__run_files_t;
+/* Refuses (KR_ERR_IO, naming both) a file the run writes that is the
+ * model file, a file it reads or another file it writes (run_files.c).
+ * Before the run, so that nothing is written over and no run wasted. */
+kr_status_t kr__run_files_apart(const kr__model_file_t *f, const kr__run_files_t *run);
+
 
 /* A run that stopped at a safe point after writing a checkpoint, not
  * finished (docs/cluster.md): not a kr_status_t of the API, only what

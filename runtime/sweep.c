@@ -332,6 +332,8 @@ kr_status_t kr__sweep_run(const kr__sweep_desc_t *d)
     if (!st) {
         kr__replications_warn_idle(&rd, groups, group_ranks);
         if (d->rank == 0 && d->plot_dir) st = check_plotting(d->plot_dir);
+        kr__run_files_t table = { .out = { d->csv_path }, .out_what = { "the sweep's table (-o)" } };
+        if (!st && d->rank == 0) st = kr__run_files_apart(files[0], &table);
         if (!st && d->rank == 0) st = kr__out_open(&out, d->csv_path);
     }
     st = kr__replications_agree(&rd, d->rank == 0 || st, st);

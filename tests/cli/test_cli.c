@@ -766,6 +766,33 @@ Test(cli, sweep_and_replication_errors_are_one_line)
     expect_bad(kairos("run", m, "-o", cli_path("same.json"), "--trace", cli_path("same.json"), NULL), line);
     cr_assert(!cli_exists(cli_path("same.json")) && !cli_exists(cli_path("same.json.partial")));
     expect_bad(kairos("run", m, "--trace", "", NULL), "--trace needs a file name");
+    /* no output is written over the model file, however it is named: -o
+     * model.json wrote the stats there, a run's, replications' or a sweep's */
+    char *model_text = cli_slurp(m);
+    cr_assert(model_text);
+    const char *link = cli_path("link-to-model.json");
+    unlink(link);
+    cr_assert_eq(symlink(m, link), 0);
+    snprintf(line, sizeof line, "the model file and the stats (-o): expected a file each, found one for both (%s)", m);
+    expect_bad(kairos("run", m, "-o", m, NULL), line);
+    expect_bad(kairos("run", m, "--replications", "2", "-o", m, NULL), line);
+    snprintf(line, sizeof line, "the model file and the trace (--trace): expected a file each, found one for both "
+             "(%s)", link);
+    expect_bad(kairos("run", m, "--trace", link, NULL), line);
+    snprintf(line, sizeof line, "the model file and the sweep's table (-o): expected a file each, found one for both "
+             "(%s)", m);
+    expect_bad(kairos("sweep", m, "--vary", "seed=[1,2]", "-o", m, NULL), line);
+    snprintf(line, sizeof line, "the model file and the event log of 'mm1' (--event-log): expected a file each, found "
+             "one for both (%s/mm1.jsonl)", cli_path("."));
+    cli_write(cli_path("mm1.jsonl"), model_text);
+    expect_bad(kairos("run", cli_path("mm1.jsonl"), "--event-log", cli_path("."), NULL), line);
+    char *after = cli_slurp(m), *after_log = cli_slurp(cli_path("mm1.jsonl"));
+    cr_assert(after && after_log);
+    cr_assert_str_eq(after, model_text, "the model file is as it was");
+    cr_assert_str_eq(after_log, model_text, "the model file is as it was");
+    free(after);
+    free(after_log);
+    free(model_text);
     expect_bad(kairos("run", m, "--checkpoint-every", "1e-9", NULL),
                "--checkpoint-every: expected a model time of at least one tick (1e-06), found 1e-09");
     /* a value that only the kind refuses: found when that point is built */

@@ -711,6 +711,23 @@ def refusals(kairos, mpirun, work):
     rc, _, err = run(kairos, mpirun, path, ["--replay", f"controller={work / 'live1.log'}"], name="r")
     check(rc == 2 and "does not fit the run" in err or "never reached" in err,
           f"a log from another run is refused ({rc}: {err[-200:]})")
+    # A file the run writes is none the run reads nor another it writes,
+    # whichever way each is named: -o over the gateway's log wrote the
+    # stats there (and the log over them), an event log over a replayed
+    # log. Refused before anything is written; the files stay as they were.
+    clash = model(work, "r-clash.json", {**base, "log": "clash.log"}, end=10)
+    for f in ("clash.log", "belt.jsonl", "controller.jsonl"):
+        (work / f).write_text("kept\n")
+    for args, want in ((["-o", "clash.log"], "the stats (-o) and simulators[2].emulation.log of"),
+                       (["--event-log", ".", "--set", "simulators.controller.emulation.log=belt.jsonl"],
+                        "the event log of 'belt' (--event-log) and simulators[2].emulation.log of"),
+                       (["--event-log", ".", "--replay", "controller=controller.jsonl"],
+                        "the log of --replay controller and the event log of 'controller' (--event-log)")):
+        p = subprocess.run([kairos, "run", str(clash), "--quiet", *args], cwd=work, capture_output=True, text=True,
+                           timeout=60)
+        one_line_exit_2(p.returncode, p.stderr.strip(), want, f"run {' '.join(args)}")
+    check(all((work / f).read_text() == "kept\n" for f in ("clash.log", "belt.jsonl", "controller.jsonl")),
+          "the files of a refused clash are left as they were")
 
 
 def main():
