@@ -12,6 +12,7 @@
 #include "schedulers/model_fail.h"
 #include "schedulers/time_private.h"
 #include "regions/region_private.h"
+#include "regions/restart.h"
 
 /* Acts between two calls of kr_sim_progress (a walker update is ~0.1 us). */
 #define PROGRESS_EVERY 2048
@@ -126,6 +127,27 @@ static void region_step(kr_region_t *r)
         for (size_t i = 0; i < r->nb_count; i++) r->nb[i].out_count = 0;
     if (st) kr__model_fail(kr_sim_model(sim), st, "region '%s', step %llu: %s", kr_sim_name(sim),
                            (unsigned long long)r->step, kr_last_error());
+}
+
+kr_status_t kr__region_check_end_change(kr_sim_t *sim, kr_time_t cut, kr_time_t saved_end)
+{
+    kr_region_t *r = kr_region_of(sim);
+    kr_model_t *m = kr_sim_model(sim);
+    kr_time_t end = kr_model_end_time(m), h = r ? r->time_step : 0;
+    if (!h || end == saved_end) return KR_OK;
+    /* the step at next - h ran before the cut (cut exclusive); it sent its
+     * exchange when the arrival, at next, is within the end */
+    kr_time_t next = cut / h * h + (cut % h ? h : 0);
+    if ((next <= saved_end) == (next <= end)) return KR_OK;
+    uint64_t p = kr_model_precision(m);
+    bool sent = next <= saved_end;
+    return kr__fail(KR_ERR_INVALID_ARG, "region '%s': the checkpoint at %g, of a run ending at %g, cannot go on to "
+                    "the end time %g: its step at %g %s (docs/checkpoint.md); restart with --end %g, or from an "
+                    "earlier checkpoint", kr_sim_name(sim), kr_time_to_units(cut, p), kr_time_to_units(saved_end, p),
+                    kr_time_to_units(end, p), kr_time_to_units(next - h, p),
+                    sent ? "sent its migrants on, which the last step before an end time keeps"
+                         : "was the last before that run's end and kept its migrants, which it sends when not the last",
+                    kr_time_to_units(saved_end, p));
 }
 
 /* The driver holds a pointer to this process's region: it never travels

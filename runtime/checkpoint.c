@@ -20,6 +20,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "ecs/serializer_private.h"
+#include "regions/restart.h"
 #include "runtime/checkpoint_store.h"
 #include "runtime/run_private.h"
 #include "net/collectives.h"
@@ -507,6 +508,7 @@ kr_status_t kr__run_load_part(kr_sim_t *s, const kr_kind_desc_t *k, const void *
                               "load", kr_sim_name(s), k->name);
     }
     if (!st && k->restore) st = run_restore(s, k);
+    if (!st) st = kr__region_check_end_change(s, cut, saved_end);
     return st;
 }
 

@@ -401,7 +401,7 @@ kr_status_t kr__sim_checkpoint_load(kr_sim_t *s, kr_reader_t *r, kr_time_t cut, 
     kr_status_t st = load_events(s, r, saved_end);
     if (!st) st = load_outgoing(s, r);
     if (!st) st = kr__sim_states_load(s, r);
-    if (!st) st = kr__continuous_load(s, r);
+    if (!st) st = kr__continuous_load(s, r, cut, saved_end);
     if (!st) st = kr__emulation_load(s, r, cut);
     if (st) return st;
     size_t n;

@@ -557,7 +557,9 @@ void kr__continuous_unshow(kr_sim_t *s);
  * of kr__continuous_start; alone for a simulator restored from a checkpoint). */
 void kr__continuous_space_stops(kr_sim_t *s);
 void kr__continuous_save(kr_sim_t *s, kr_buf_t *b);
-kr_status_t kr__continuous_load(kr_sim_t *s, kr_reader_t *r);
+/* `cut` and `saved_end`: the checkpoint's, which this run's end time may
+ * differ from. */
+kr_status_t kr__continuous_load(kr_sim_t *s, kr_reader_t *r, kr_time_t cut, kr_time_t saved_end);
 
 /* emulation.c */
 kr_status_t kr__emulation_create(kr_sim_t *s, const kr_emulation_desc_t *d);

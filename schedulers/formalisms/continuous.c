@@ -333,7 +333,27 @@ void kr__continuous_save(kr_sim_t *s, kr_buf_t *b)
     for (size_t i = 0; i < dim; i++) kr_buf_put_f64(b, c->anchor[i]);
 }
 
-kr_status_t kr__continuous_load(kr_sim_t *s, kr_reader_t *r)
+/* Update points (kr__continuous_observe) are each scheduled by the one
+ * before, up to the end time: whether the point after the cut was
+ * scheduled depends on the end, and with it the sequence number of every
+ * later event. A restart with an end that decides it otherwise would not
+ * run as the uninterrupted run does, and is refused. */
+static kr_status_t check_end_change(const kr_sim_t *s, kr_time_t cut, kr_time_t saved_end)
+{
+    kr_model_t *m = s->model;
+    kr_time_t end = m->end_time, h = s->time_step;
+    if (end == saved_end || !s->out_count || !h) return KR_OK;
+    kr_time_t next = cut / h * h + (cut % h ? h : 0);  /* (cut exclusive: the point at the cut has not run) */
+    if ((next < saved_end) == (next < end)) return KR_OK;
+    uint64_t p = m->precision;
+    return kr__fail(KR_ERR_INVALID_ARG, "continuous simulator '%s': the checkpoint at %g, of a run ending at %g, "
+                    "cannot go on to the end time %g: its update point at %g comes before one end and not the other "
+                    "(docs/checkpoint.md); restart with --end %g, or from an earlier checkpoint", s->name,
+                    kr_time_to_units(cut, p), kr_time_to_units(saved_end, p), kr_time_to_units(end, p),
+                    kr_time_to_units(next, p), kr_time_to_units(saved_end, p));
+}
+
+kr_status_t kr__continuous_load(kr_sim_t *s, kr_reader_t *r, kr_time_t cut, kr_time_t saved_end)
 {
     kr__ode_engine_t *e = s->cont ? s->cont->engine : NULL;
     uint64_t dim = kr_reader_u64(r);
@@ -362,5 +382,15 @@ kr_status_t kr__continuous_load(kr_sim_t *s, kr_reader_t *r)
     if (anchored && at > t)
         return kr__fail(KR_ERR_CORRUPT, "continuous simulator '%s': its saved state is not consistent", s->name);
     kr__ode_engine_set_time(e, t);
-    return KR_OK;
+    /* A state integrated ahead to the end of the checkpointing run, when
+     * this run ends elsewhere, or past this run's end, goes back to the
+     * anchor: from there it is integrated to this run's next event, as the
+     * uninterrupted run with this end does. Where it stops matters, when
+     * it is integrated does not (kr__continuous_advance). */
+    kr_time_t end = s->model->end_time;
+    if (anchored && (t > end || (t == saved_end && saved_end != end))) {
+        memcpy(y, s->cont->anchor, dim * sizeof *y);
+        kr__ode_engine_set_time(e, at);
+    }
+    return check_end_change(s, cut, saved_end);
 }

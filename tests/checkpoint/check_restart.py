@@ -63,6 +63,21 @@ CASES = {
         (1, "null-message", None, "8", ["--end", "12"], False),
         (2, "window", (0, "ckpt-8"), None),
     ]),
+    # A continuous simulator integrates ahead to the next event while it
+    # waits; when that is the end of the checkpointing run, a restart
+    # with another end goes back to where its last event left it (its
+    # state was integrated to 1001, or 999.5, which the run with the other
+    # end never stops at).
+    "factory_extend_from_the_end": ("examples/factory.json", [], (False, True), [
+        (1, "null-message", None, "1001", ["--end", "1001"], False),
+        (2, "window", (0, "ckpt-1001"), None),
+        (1, "window", None, "999.3", ["--end", "999.5"], False),
+        (2, "null-message", (2, "ckpt-999.3"), None),
+    ]),
+    "factory_shorten": ("examples/factory.json", ["--end", "999.5"], (False, True), [
+        (2, "window", None, "999.3", ["--end", "3600"], False),
+        (1, "null-message", (0, "ckpt-999.3"), None),
+    ]),
     "sqss": ("examples/sqss.json", [], (False, True), [
         (1, "null-message", None, "1000"),
         (2, "window", (0, "ckpt-1000"), None),

@@ -49,4 +49,24 @@ done
 expect "save fails without a message" 1 "saving its state: failed with status 12 (.*) and no message\$" "$kairos" \
   run "$here/ckpt_ring.json" --set "plugins=[\"$plugin\"]" --end 20 --quiet --set simulators.a.params.misbehave=5 \
   --checkpoint-at 8 --checkpoint-dir "$work/ck5" -o "$work/stats.json"
+# A restart may change the end time, but not where the state before the
+# cut depends on it (docs/checkpoint.md, "Another end time"): a region's
+# last step before the end keeps its migrants, a continuous simulator's
+# update points stop before the end. Refused in one line, exit 2, on every
+# rank; cuts before that point go on (tests/checkpoint/check_restart.py).
+root=$(cd "$here/../.." && pwd)
+"$kairos" run "$root/examples/walkers.json" --end 49.5 --checkpoint-at 49.2 --checkpoint-dir "$work/w1" --quiet
+"$kairos" run "$root/examples/walkers.json" --checkpoint-at 49.2 --checkpoint-dir "$work/w2" --quiet
+expect "a region's last step, a later end" 2 \
+  "region 'walkers\[0\]': the checkpoint at 49.2, of a run ending at 49.5, cannot go on to the end time 50: its step" \
+  "$mpirun" -np 2 --oversubscribe "$kairos" run "$root/examples/walkers.json" --restart "$work/w1" -o "$work/stats.json"
+expect "a region's step, an earlier end" 2 "its step at 49 sent its migrants on.*restart with --end 50," \
+  "$kairos" run "$root/examples/walkers.json" --restart "$work/w2" --end 49.5 -o "$work/stats.json"
+python3 -c "import json,sys; m = json.load(open(sys.argv[1])); m['dependencies'].append(
+  {'from': 'ChemicalBath', 'to': 'AssemblyLine', 'promise': 0.5}); json.dump(m, open(sys.argv[2], 'w'))" \
+  "$root/examples/factory.json" "$work/fb.json"
+"$kairos" run "$work/fb.json" --end 1001 --checkpoint-at 1000.5 --checkpoint-dir "$work/f1" --quiet
+expect "a continuous update point, a later end" 2 \
+  "'ChemicalBath': the checkpoint at 1000.5, of a run ending at 1001, cannot go on to the end time 3600: its update" \
+  "$mpirun" -np 2 --oversubscribe "$kairos" run "$work/fb.json" --restart "$work/f1" -o "$work/stats.json"
 exit $failed
