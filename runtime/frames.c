@@ -53,7 +53,8 @@ struct kr__frame_scratch {
 typedef struct kr__frame_file {
     kr__out_file_t out;
     run_ctx_t *ctx;
-    block_t departed;           /* a region's migrants in transit at the next frame's cut */
+    block_t departed;           /* a region's migrants in transit, from its step at departed_at */
+    kr_time_t departed_at, departed_until; /* the frames in [at, until) draw them (until: their arrival) */
     kr_status_t failed;         /* drawing a departure failed: reported when the frame is taken */
     bool open;
     bool resume;                /* a restart goes on with this file from byte resume_at */
@@ -106,6 +107,11 @@ kr_status_t kr__run_frames_plan(run_ctx_t *c)
             return kr__fail(KR_ERR_INVALID_ARG, "--frame-every %g: expected at most %u frames up to the end time %g, "
                             "found %.0f", c->opt->frame_every, MOST_FRAMES, units(c, end),
                             floor((double)end / (double)fr->every) + 1);
+    } else if (fr->restored && json_integer_value(json_object_get(fr->restored, "every")) > 0 &&
+               end / (kr_time_t)json_integer_value(json_object_get(fr->restored, "every")) < MOST_FRAMES) {
+        /* a restart goes on with its recording's period: the default,
+         * from the end time, changes with --end */
+        fr->every = (kr_time_t)json_integer_value(json_object_get(fr->restored, "every"));
     } else {
         /* whole steps, and at most DEFAULT_MOST_FRAMES frames from 0 to the end */
         double k = ceil((double)end / ((double)(DEFAULT_MOST_FRAMES - 1) * (double)step));
@@ -309,17 +315,23 @@ static kr_status_t gather_agents(kr_sim_t *s, const kr__render_t *r, block_t *b)
     return st;
 }
 
-/* A region's migrant about to leave at the end of a step whose time is
- * the next frame's: at that frame's cut it is on its way to the
- * neighbour, in no world, so it is drawn from here (kept in the file's
- * `departed` block until the frame is taken). */
+/* A region's migrant about to leave at the end of a step: until it
+ * arrives at the neighbour's next step it is in no world, so every frame
+ * whose time falls in between draws it from here (kept in the file's
+ * `departed` block, one step's migrants at a time). */
 static void on_departure(kr_region_t *region, kr_entity_t e, void *arg)
 {
     frame_file_t *ff = arg;
     run_ctx_t *c = ff->ctx;
     kr_sim_t *s = kr_region_sim(region);
-    kr_time_t now = kr_sim_now(s);
-    if (now % c->frames.every || now / c->frames.every != c->frames.next || ff->failed) return;
+    kr_time_t now = kr_sim_now(s), arrival = kr__time_add(now, kr_sim_time_step(s));
+    if (ff->departed_at != now || ff->departed_until != arrival) {
+        ff->departed.n = 0;
+        kr_buf_clear(&ff->departed.labels);
+        ff->departed_at = now;
+        ff->departed_until = arrival;
+    }
+    if ((kr_time_t)c->frames.next * c->frames.every >= arrival || ff->failed) return;
     const kr__render_t *r = kr__render_of(s);
     kr_world_t *w = kr_region_world(region);
     for (uint32_t l = 0; l < r->layer_count && !ff->failed; l++)
@@ -388,12 +400,11 @@ static kr_status_t record_sim(run_ctx_t *c, kr_sim_t *s, frame_file_t *ff, struc
      * frame's time: its callbacks see the state at that time. */
     kr_status_t st = ff->failed ? ff->failed : kr__continuous_show(s, (kr_time_t)frame * c->frames.every);
     if (!st) st = gather_agents(s, r, b);
-    /* with the region's migrants on their way */
+    /* with the region's migrants on their way at the frame's time */
     const block_t *d = &ff->departed;
-    for (size_t i = 0; i < d->n && !st; i++)
+    kr_time_t at = (kr_time_t)frame * c->frames.every;
+    for (size_t i = 0; at >= ff->departed_at && at < ff->departed_until && i < d->n && !st; i++)
         st = push_agent(b, d->agents[i], (const char *)d->labels.data + d->agents[i].label_at);
-    ff->departed.n = 0;
-    kr_buf_clear(&ff->departed.labels);
     if (!st) st = encode(s, r, b, &label_bytes);
     kr__continuous_unshow(s);
     if (st) return st;

@@ -101,6 +101,17 @@ def main():
                 if p.returncode == 0 else {}
         check(r.returncode == 0 and len(pics["uncut"]) == 61 and pics["uncut"] == pics["f2w"],
               "the same 61 PNGs from the uncut world on 1 rank and 2 x 2 regions on 2 ranks")
+        # Also with frames between the steps: a migrant is on its way for a whole step, and every frame
+        # in it draws it (only a frame at the step's own time did).
+        for tag, ranks, cut in (("between1", 1, "[1,1]"), ("between2", 2, "[2,2]")):
+            r = run(kairos, mpirun, ranks, [ECOLOGY, "--end", "6", "--set", "simulators.eco.time_step=0.4", "--set",
+                                            f"simulators.eco.regions={cut}", "--frames", tag, "--frame-every", "0.3"],
+                    work)
+            p = subprocess.run([kairos, "frames", tag, "--png", f"{tag}.png"], cwd=work, capture_output=True, text=True)
+            pics[tag] = {f: (work / f"{tag}.png" / f).read_bytes() for f in sorted(os.listdir(work / f"{tag}.png"))} \
+                if r.returncode == 0 and p.returncode == 0 else {}
+        check(len(pics["between1"]) == 21 and pics["between1"] == pics["between2"],
+              "frames every 0.3 of a world stepping every 0.4: the same 21 PNGs uncut and cut 2 x 2")
 
         # The period: --frame-every, and at most 200 frames by default.
         r = run(kairos, mpirun, 1, [ECOLOGY, "--frames", "every5", "--frame-every", "5"], work)
@@ -275,6 +286,16 @@ def main():
         check(w and w["layers"][0] == {"name": "plants", "shape": "diamond", "colour": "#00ff00ff", "size": 0.5}
               and w["fields"][0]["colormap_name"] == "magma" and w["fields"][0]["max"] == 3,
               "the model file's render restyles a layer and a field")
+
+        # A restart with a later end and no --frame-every goes on with the recording's period (the default,
+        # from the end time, would be 4 here instead of 2, and began a new recording at the cut).
+        run(kairos, mpirun, 1, [ECOLOGY, "--end", "300", "--frames", "longer", "--checkpoint-at", "100",
+                                "--checkpoint-dir", "longer-ck"], work)
+        r = run(kairos, mpirun, 1, [ECOLOGY, "--end", "600", "--frames", "longer", "--restart", "longer-ck"], work)
+        m = json.loads((work / "longer" / "manifest.json").read_text()) if r.returncode == 0 else {}
+        check(m.get("frame_every") == 2.0 and m.get("first_frame") == 0 and len(m.get("times", [])) == 301,
+              "a restart to a later end keeps the recording's period: frames 0, 2, .., 600 in one recording "
+              f"({r.returncode}: every {m.get('frame_every')}, first {m.get('first_frame')})")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"{'FAILED' if failures else 'passed'}: {len(failures)} failure(s)")
