@@ -414,7 +414,7 @@ kr_status_t kr__run_checkpoint(run_ctx_t *c, kr_time_t cut)
     if (!st && rank == 0) {
         st = write_manifest(c, partial, cut, all, ranks);
         if (!st) st = kr__ckpt_dir_commit(c->ckpt.dir, name);
-        if (!st) st = kr__ckpt_dir_prune(c->ckpt.dir, c->ckpt.keep);
+        if (!st) st = kr__ckpt_dir_prune(c->ckpt.dir, c->ckpt.keep, cut);
     }
     if (all != &report) {
         for (int r = 0; all && r < ranks; r++) free(all[r]);

@@ -702,6 +702,9 @@ done:
 
 typedef kr__ckpt_found_t candidate_t;
 
+static bool is_checkpoint(const char *dir);
+static bool holds_checkpoints(const char *dir);
+
 static int cmp_candidate(const void *a, const void *b) /* newest first */
 {
     const candidate_t *x = a, *y = b;
@@ -796,6 +799,9 @@ kr_status_t kr__ckpt_open(const char *path, kr__ckpt_t **out)
     char *mpath = join(path, KR__CKPT_MANIFEST);
     if (!mpath) return KR_ERR_NOMEM;
     bool has_manifest = !lstat(mpath, &sb);
+    /* (a folder of checkpoints that is also a folder of frames has their
+     * manifest: its checkpoints are the ones in it) */
+    if (has_manifest && !named_partial(path) && !is_checkpoint(path) && holds_checkpoints(path)) has_manifest = false;
     kr_status_t st = KR_OK;
     char *chosen = NULL;
     if (has_manifest || named_partial(path)) {
@@ -1044,6 +1050,16 @@ kr_status_t kr__ckpt_dir_begin(const char *root, const char *name, char **partia
     return KR_OK;
 }
 
+/* True when DIR holds at least one complete checkpoint. */
+static bool holds_checkpoints(const char *dir)
+{
+    candidate_t *list;
+    size_t n;
+    if (list_checkpoints(dir, false, &list, &n)) return false;
+    candidates_free(list, n);
+    return n > 0;
+}
+
 /* True when DIR holds a manifest that reads as a checkpoint's. */
 static bool is_checkpoint(const char *dir)
 {
@@ -1121,22 +1137,36 @@ kr_status_t kr__ckpt_dir_prepare(const char *root, bool *made)
     if (st) *made = false;
     if (!st && access(root, W_OK | X_OK))
         st = kr__fail(KR_ERR_IO, "%s: cannot write checkpoints there: %s", root, strerror(errno));
+    /* access() answers yes to root where no folder can be made (/sys, a
+     * read-only mount): a checkpoint is a folder, so one is made and
+     * removed, as the first checkpoint would */
+    char probe[64];
+    snprintf(probe, sizeof probe, ".kairos-probe-%ld", (long)getpid());
+    char *path = st ? NULL : join(root, probe);
+    if (!st && !path) st = KR_ERR_NOMEM;
+    else if (!st && mkdir(path, 0777))
+        st = kr__fail(KR_ERR_IO, "%s: cannot write checkpoints there: %s", root, strerror(errno));
+    else if (!st)
+        rmdir(path);
+    free(path);
     return st;
 }
 
-kr_status_t kr__ckpt_dir_prune(const char *root, int keep)
+kr_status_t kr__ckpt_dir_prune(const char *root, int keep, uint64_t upto)
 {
     if (keep <= 0) return KR_OK;
     candidate_t *list;
     size_t n;
     kr_status_t st = list_checkpoints(root, false, &list, &n);
     if (st) return st;
-    for (size_t i = (size_t)keep; !st && i < n; i++) {
+    size_t later = 0; /* (newest first: those after `upto` lead the list) */
+    while (later < n && list[later].time > upto) later++;
+    for (size_t i = later + (size_t)keep; !st && i < n; i++) {
         char *dir = join(root, list[i].name);
         st = dir ? remove_flat(dir) : KR_ERR_NOMEM;
         free(dir);
     }
     candidates_free(list, n);
-    if (!st && n > (size_t)keep) st = fsync_path(root);
+    if (!st && n > later + (size_t)keep) st = fsync_path(root);
     return st;
 }

@@ -116,13 +116,16 @@ void kr__ckpt_manifest_fini(kr__ckpt_manifest_t *m);
  *   there (before a run, so that a bad folder is named at once). *made:
  *   ROOT itself was made (a run refused later removes it if left empty).
  * prune: removes the oldest complete checkpoints (by manifest time, ties by
- *   name) under ROOT beyond the newest `keep` (keep <= 0: keeps all). Only
+ *   name) under ROOT at or before `upto` (ticks) beyond the newest `keep`
+ *   of those (keep <= 0: keeps all). Later ones are left alone: those of
+ *   a longer run, which a restart from an earlier checkpoint writes beside
+ *   (the newest by model time would have been its own). Only
  *   directories whose manifest.json reads as a kairos checkpoint manifest
  *   count and are removed (manifest first, then the files, then the
  *   directory); .partial ones, other directories and files are left alone. */
 kr_status_t kr__ckpt_dir_begin(const char *root, const char *name, char **partial_path);
 kr_status_t kr__ckpt_dir_commit(const char *root, const char *name);
-kr_status_t kr__ckpt_dir_prune(const char *root, int keep);
+kr_status_t kr__ckpt_dir_prune(const char *root, int keep, uint64_t upto);
 kr_status_t kr__ckpt_dir_abandon(const char *root, const char *name);
 kr_status_t kr__ckpt_dir_prepare(const char *root, bool *made);
 

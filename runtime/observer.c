@@ -137,6 +137,11 @@ kr_status_t kr__run_check_event_logs(run_ctx_t *c, const char *log_dir)
 {
     kr_model_t *m = c->model;
     if (!log_dir || !c->log_offsets) return KR_OK;
+    /* (a checkpoint of a run without event logs: they begin at the cut, in
+     * a folder made as a new run's is) */
+    if (mkdir(log_dir, 0777) == 0) c->log_dir_made = strdup(log_dir);
+    else if (errno != EEXIST)
+        return kr__fail(KR_ERR_IO, "%s: cannot create the event-log folder: %s", log_dir, strerror(errno));
     c->log_kept_digests = calloc(kr_model_sim_count(m) + 1, sizeof *c->log_kept_digests);
     if (!c->log_kept_digests) return kr__fail(KR_ERR_NOMEM, "out of memory");
     for (uint32_t i = 0; i < kr_model_sim_count(m); i++) {

@@ -69,4 +69,28 @@ python3 -c "import json,sys; m = json.load(open(sys.argv[1])); m['dependencies']
 expect "a continuous update point, a later end" 2 \
   "'ChemicalBath': the checkpoint at 1000.5, of a run ending at 1001, cannot go on to the end time 3600: its update" \
   "$mpirun" -np 2 --oversubscribe "$kairos" run "$work/fb.json" --restart "$work/f1" -o "$work/stats.json"
+# Not a refusal: a restart with --event-log from a checkpoint of a run
+# without event logs makes their folder, as a new run does, and logs from
+# the cut: each log is the uninterrupted run's from there (it failed,
+# "cannot write", for want of the folder).
+"$kairos" run "$root/examples/factory.json" --end 1500 --checkpoint-at 1000 --checkpoint-dir "$work/nolog" --quiet
+"$kairos" run "$root/examples/factory.json" --end 1500 --event-log "$work/ref-logs" --quiet
+if ! "$kairos" run "$root/examples/factory.json" --end 1500 --restart "$work/nolog" --event-log "$work/new-logs" \
+     --quiet 2>"$work/err"; then
+  echo "FAIL event logs begun at a restart: $(cat "$work/err")"; failed=1
+elif ! python3 - "$work/ref-logs" "$work/new-logs" <<'PY'
+import json, pathlib, sys
+ref, new = map(pathlib.Path, sys.argv[1:])
+cut = 1000 * 10 ** 6  # (the factory's precision)
+names = sorted(p.name for p in ref.iterdir())
+ok = names == sorted(p.name for p in new.iterdir()) and all(
+    [l for l in (ref / n).read_text().splitlines() if json.loads(l)["time"] >= cut] == (new / n).read_text().splitlines()
+    for n in names)
+sys.exit(0 if ok else 1)
+PY
+then
+  echo "FAIL event logs begun at a restart: not the uninterrupted run's from the cut"; failed=1
+else
+  echo "ok   event logs begun at a restart, in a folder made for them"
+fi
 exit $failed

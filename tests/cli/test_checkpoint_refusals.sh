@@ -355,6 +355,13 @@ refuse "a checkpoint folder that is a file, for SIGUSR1" "$phold" "$tmp/afile" "
 refuse "a checkpoint folder that is a file, for SIGTERM" "$phold" "$tmp/afile" "expected a directory" \
   --end 20 --checkpoint-dir "$tmp/afile" --checkpoint-on-term
 
+# ... and a folder where no folder can be made though access() says yes
+# (as root; /sys refuses mkdir to everyone): it failed at the first cut
+if [ -d /sys/kernel ]; then
+  refuse "a checkpoint folder where no folder can be made" "$phold" "/sys/kernel" "cannot write checkpoints there" \
+    --end 20 --checkpoint-at 5 --checkpoint-dir /sys/kernel
+fi
+
 # ... and for replications, whose checkpoint is DIR/replications.json
 refuse "replications' checkpoint folder under a file" "$phold" "$tmp/afile" "expected a directory" \
   --end 5 --replications 3 --checkpoint-dir "$tmp/afile/x" --stop-before-wall 100
@@ -398,6 +405,18 @@ expect "checkpoint times before the restart's: the later one written" "ckpt-10" 
 expect "a checkpoint time at the restart's: no warning" "0 " "$? $(cat "$tmp/passed2.err")"
 
 # A folder holding replications' record, not checkpoints: named as such.
+
+# A folder of checkpoints that is also the folder of frames (its manifest
+# is the frames'): restarted by the folder's name, from its newest
+# checkpoint (the frames' manifest was read as a checkpoint's, exit 2).
+walkers=$root/examples/walkers.json
+"$KAIROS_BIN" run "$walkers" --quiet --end 30 -o "$tmp/walkers-whole.json" >/dev/null 2>&1
+"$KAIROS_BIN" run "$walkers" --quiet --end 30 --checkpoint-at 10,20 --checkpoint-dir "$tmp/shared" --frames "$tmp/shared" \
+  >/dev/null 2>&1
+"$KAIROS_BIN" run "$walkers" --quiet --end 30 --restart "$tmp/shared" --frames "$tmp/shared" -o "$tmp/shared.json" \
+  >/dev/null 2>"$tmp/shared.err"
+expect "a folder of checkpoints and frames restarts by its name" "0 $(checksum "$tmp/walkers-whole.json")" \
+  "$? $(checksum "$tmp/shared.json")"
 mkdir -p "$tmp/reps" && echo '{}' >"$tmp/reps/replications.json"
 refuse "a folder of replications' record" "$phold" "$tmp/reps" \
   "found replications.json, the record of a run with --replications or of a sweep (go on with that command and --restart)" \
