@@ -155,10 +155,14 @@ kr_region_t *kr_region_create(kr_sim_t *sim, const kr_region_desc_t *desc)
     /* (its world's dense grid covers the stored cells: refused before the
      * fields are allocated, which a world of 10^12 cells would try) */
     if (cells > KR_SPATIAL_MAX_GRID_CELLS) {
+        /* (more regions, while the cut may have more; else a smaller world) */
+        bool more = (uint64_t)g.cols * g.rows < KR_REGION_MAX;
         kr__fail(KR_ERR_INVALID_ARG, "region '%s': %lld x %lld cells with its halo, more than a region holds "
-                 "(%u cells); cut the world into more regions (\"regions\")", kr_sim_name(sim),
-                 (long long)(r->stored.x1 - r->stored.x0), (long long)(r->stored.y1 - r->stored.y0),
-                 KR_SPATIAL_MAX_GRID_CELLS);
+                 "(%u cells); %s %u regions)", kr_sim_name(sim), (long long)(r->stored.x1 - r->stored.x0),
+                 (long long)(r->stored.y1 - r->stored.y0), KR_SPATIAL_MAX_GRID_CELLS,
+                 more ? "cut the world into more regions (\"regions\", up to"
+                      : "make the world smaller (a cut has at most",
+                 KR_REGION_MAX);
         return NULL;
     }
     if (desc->fields) {

@@ -17,6 +17,7 @@
  * Newborns are invisible within the step of their birth (they may sit on a
  * neighbour's cell, still in transit), so nobody can tell whether a seed
  * crossed a border. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -641,10 +642,11 @@ static void swarm_style(kr_sim_t *sim, kr_entity_t e, const void *component, kr_
 }
 
 /* Plants and swarms over the signal plants send out when fed on; the
- * signal's scale reaches twice the level that repels a swarm. */
+ * signal's scale reaches twice the level that repels a swarm (the largest
+ * double for a threshold beyond half of it: the scale must be finite). */
 static kr_status_t declare_render(ecology_t *eco, kr_sim_t *sim)
 {
-    double top = eco->p->repel_threshold > 0 ? 2 * eco->p->repel_threshold : 1;
+    double top = eco->p->repel_threshold > 0 ? fmin(2 * eco->p->repel_threshold, DBL_MAX) : 1;
     kr_status_t st = kr_region_render_field(eco->region, F_SIGNAL, "signal", "blues", 0, top);
     if (!st)
         st = kr_render_layer(sim, &(kr_render_layer_desc_t){ .name = "plants", .component = eco->plant_c,
@@ -678,13 +680,14 @@ static kr_status_t ecology_setup(kr_sim_t *sim, const kr_params_t *kp)
      * also around a seed or swarm that moved into one: the narrowest
      * region is at least twice the halo wide. */
     int64_t narrow = kr_region_cut_narrowest(&d.cut, p->width, p->height);
-    if (2 * (int64_t)eco->halo > narrow && (uint32_t)p->sweeps < 1 && seeds < 1) {
-        /* (the least halo, which no parameter sets: the cut is too fine) */
+    if (narrow < 2) {
+        /* (not even the least halo, 1, fits: no parameter but the cut can
+         * change that) */
         char expected[160], found[96];
         snprintf(expected, sizeof expected, "a cut whose regions are at least 2 cells wide and high (each cell reads "
                  "its 4 neighbours)");
-        snprintf(found, sizeof found, "%u x %u of a %lld x %lld grid: regions %lld cells across", d.cut.cols,
-                 d.cut.rows, (long long)p->width, (long long)p->height, (long long)narrow);
+        snprintf(found, sizeof found, "%u x %u of a %lld x %lld grid: regions %lld cell%s across", d.cut.cols,
+                 d.cut.rows, (long long)p->width, (long long)p->height, (long long)narrow, narrow == 1 ? "" : "s");
         return kr_params_entry_error(kp, "regions", expected, found);
     }
     if (2 * (int64_t)eco->halo > narrow) {

@@ -289,6 +289,8 @@ Test(ecology, a_signal_above_the_threshold_repels_swarms_from_food)
     int moved = 0;
     for (uint64_t seed = 1; seed <= 10; seed++) {
         cr_assert(!swarm_left_its_food(seed, "100"), "no signal: it stays on its food");
+        /* (a threshold whose double overflows: the signal's render scale stays finite) */
+        cr_assert(!swarm_left_its_food(seed, "1e308"), "no signal: it stays on its food");
         moved += swarm_left_its_food(seed, "0");
     }
     /* a random walk over the cell and its 4 neighbours: 4/5 leave */
@@ -368,7 +370,15 @@ Test(ecology, sums_that_would_not_fit_64_bits_and_grids_too_large_are_refused)
             "'width': 6000, 'height': 6000}}]}");
     cr_assert_eq(kr_last_status(), KR_ERR_INVALID_ARG);
     cr_assert(strstr(kr_last_error(), "region 'e': 6000 x 6000 cells with its halo, more than a region holds "
-                     "(33554432 cells); cut the world into more regions"), "%s", kr_last_error());
+                     "(33554432 cells); cut the world into more regions (\"regions\", up to 4096 regions)"), "%s",
+              kr_last_error());
+    /* ... and at the largest cut, a smaller world (it said "more regions" there too) */
+    refused("{'end_time': 1, 'simulators': [{'name': 'e', 'kind': 'ecology', 'time_step': 1, 'regions': [64, 64], "
+            "'params': {'width': 1000000, 'height': 1000000, 'max_energy': 1, 'plant_energy': 1, "
+            "'seed_energy': 0.5}}]}");
+    cr_assert(strstr(kr_last_error(), "region 'e[0]': 15628 x 15628 cells with its halo, more than a region holds "
+                     "(33554432 cells); make the world smaller (a cut has at most 4096 regions)"), "%s",
+              kr_last_error());
 }
 
 Test(ecology, regions_narrower_than_two_cells_are_refused_naming_the_cut)
@@ -378,7 +388,15 @@ Test(ecology, regions_narrower_than_two_cells_are_refused_naming_the_cut)
             "'params': {'width': 4, 'height': 4, 'sweeps': 0, 'seed_max_distance': 0, 'seed_min_distance': 0}}]}");
     mt_expect(KR_ERR_INVALID_ARG, "simulators[0].regions",
               "a cut whose regions are at least 2 cells wide and high (each cell reads its 4 neighbours)",
-              "4 x 1 of a 4 x 4 grid: regions 1 cells across");
+              "4 x 1 of a 4 x 4 grid: regions 1 cell across");
+    /* with parameters that ask for more, the cut is still what to change:
+     * no parameter makes the least halo fit (it named seed_max_distance,
+     * then seed_min_distance, and only then the cut) */
+    refused("{'end_time': 1, 'simulators': [{'name': 'e', 'kind': 'ecology', 'time_step': 1, 'regions': [2, 2], "
+            "'params': {'height': 3}}]}");
+    mt_expect(KR_ERR_INVALID_ARG, "simulators[0].regions",
+              "a cut whose regions are at least 2 cells wide and high (each cell reads its 4 neighbours)",
+              "2 x 2 of a 40 x 3 grid: regions 1 cell across");
 }
 
 Test(ecology, a_halo_wider_than_half_a_region_is_refused)
