@@ -139,7 +139,9 @@ kr_status_t kr__run_checkpoint_prepare(run_ctx_t *c)
     /* (a replication or a sweep's point writes none: its caller checks
      * the folder of replications.json) */
     if (c->opt->stats_json || !will_write || c->opt->rank != 0) return KR_OK;
-    return kr__ckpt_dir_prepare(c->ckpt.dir, &c->ckpt.dir_made);
+    kr_status_t st = kr__ckpt_dir_prepare(c->ckpt.dir, &c->ckpt.dir_made, &c->ckpt.lock_fd);
+    c->ckpt.locked = c->ckpt.lock_fd >= 0;
+    return st;
 }
 
 /* ---- writing ---- */

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -1129,9 +1130,10 @@ kr_status_t kr__ckpt_dir_abandon(const char *root, const char *name)
     return st;
 }
 
-kr_status_t kr__ckpt_dir_prepare(const char *root, bool *made)
+kr_status_t kr__ckpt_dir_prepare(const char *root, bool *made, int *lock)
 {
     struct stat sb;
+    *lock = -1;
     *made = lstat(root, &sb) != 0;
     kr_status_t st = mkdir_p(root);
     if (st) *made = false;
@@ -1140,15 +1142,26 @@ kr_status_t kr__ckpt_dir_prepare(const char *root, bool *made)
     /* access() answers yes to root where no folder can be made (/sys, a
      * read-only mount): a checkpoint is a folder, so one is made and
      * removed, as the first checkpoint would */
-    char probe[64];
-    snprintf(probe, sizeof probe, ".kairos-probe-%ld", (long)getpid());
-    char *path = st ? NULL : join(root, probe);
+    char *path = st ? NULL : join(root, ".kairos-probe-XXXXXX");
     if (!st && !path) st = KR_ERR_NOMEM;
-    else if (!st && mkdir(path, 0777))
+    else if (!st && !mkdtemp(path))
         st = kr__fail(KR_ERR_IO, "%s: cannot write checkpoints there: %s", root, strerror(errno));
-    else if (!st)
-        rmdir(path);
+    else if (!st && rmdir(path))
+        st = kr__fail(KR_ERR_IO, "%s: cannot remove the folder made to try it: %s", path, strerror(errno));
     free(path);
+    /* One run at a time: two writing one folder replaced, pruned and
+     * renamed each other's checkpoints and failed after all their work.
+     * A file system without locks on folders (some network ones) goes on
+     * without. */
+    int fd = st ? -1 : open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB)) {
+        if (errno == EWOULDBLOCK)
+            st = kr__fail(KR_ERR_IO, "%s: expected a checkpoint folder of this run's own, found one another run "
+                          "is writing checkpoints in (give each run its own --checkpoint-dir)", root);
+        close(fd);
+        fd = -1;
+    }
+    *lock = fd;
     return st;
 }
 

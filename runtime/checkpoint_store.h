@@ -113,8 +113,10 @@ void kr__ckpt_manifest_fini(kr__ckpt_manifest_t *m);
  *   if the partial directory has no manifest.json) and fsyncs ROOT.
  * abandon: removes ROOT/NAME.partial, if there, after a failure.
  * prepare: makes ROOT if needed; refused unless this process can write
- *   there (before a run, so that a bad folder is named at once). *made:
- *   ROOT itself was made (a run refused later removes it if left empty).
+ *   there (before a run, so that a bad folder is named at once), or while
+ *   another run holds it. *made: ROOT itself was made (a run refused later
+ *   removes it if left empty). *lock: a descriptor of ROOT holding its
+ *   lock until closed (at the run's end), or -1.
  * prune: removes the oldest complete checkpoints (by manifest time, ties by
  *   name) under ROOT at or before `upto` (ticks) beyond the newest `keep`
  *   of those (keep <= 0: keeps all). Later ones are left alone: those of
@@ -127,7 +129,7 @@ kr_status_t kr__ckpt_dir_begin(const char *root, const char *name, char **partia
 kr_status_t kr__ckpt_dir_commit(const char *root, const char *name);
 kr_status_t kr__ckpt_dir_prune(const char *root, int keep, uint64_t upto);
 kr_status_t kr__ckpt_dir_abandon(const char *root, const char *name);
-kr_status_t kr__ckpt_dir_prepare(const char *root, bool *made);
+kr_status_t kr__ckpt_dir_prepare(const char *root, bool *made, int *lock);
 
 /* Reading. */
 typedef struct kr__ckpt kr__ckpt_t;

@@ -318,7 +318,8 @@ kr_status_t kr__replications_run(const kr__replications_desc_t *d, json_t **resu
     uint8_t *done = calloc(items ? items : 1, 1);
     if (!done) st = kr__fail(KR_ERR_NOMEM, "out of memory");
     if (!st && d->restart && d->rank == 0) st = kr__replications_checkpoint_read(d->restart, plan, items, &restored);
-    if (!st && may_write && d->rank == 0) st = kr__ckpt_dir_prepare(dir, &dir_made);
+    int lock = -1;
+    if (!st && may_write && d->rank == 0) st = kr__ckpt_dir_prepare(dir, &dir_made, &lock);
     st = kr__replications_agree(d, d->rank == 0 || st, st);
     if (!st) st = share_done(d, restored, items, done);
     /* the items left, in order: the same work shares as a run that never
@@ -385,6 +386,7 @@ kr_status_t kr__replications_run(const kr__replications_desc_t *d, json_t **resu
     if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
     if (!st) st = collect(d, mine, restored, items, false, results);
     if (dir_made) rmdir(dir); /* (made here: gone again unless a checkpoint is in it) */
+    if (lock >= 0) close(lock);
     json_decref(mine);
     json_decref(restored);
     if (wall_seconds) *wall_seconds = wall_now() - t0;

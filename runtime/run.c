@@ -169,6 +169,7 @@ static void finish_ctx(run_ctx_t *c)
     kr__run_frames_free(c);
     free(c->ckpt.at);
     free(c->ckpt.restored_from);
+    if (c->ckpt.locked) close(c->ckpt.lock_fd);
     json_decref(c->ckpt.identity_items);
     kr_model_destroy(c->model);
 }

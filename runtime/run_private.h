@@ -20,6 +20,8 @@ typedef struct kr__ckpt_schedule {
     kr_time_t every;            /* 0: none */
     const char *dir;
     bool dir_made;              /* rank 0 made it: removed at the end if left empty */
+    bool locked;                /* rank 0 holds the folder's lock through lock_fd (kr__ckpt_dir_prepare) */
+    int lock_fd;
     int keep, level;
     uint64_t written;           /* checkpoints written by this run */
     uint64_t write_ns, bytes, raw_bytes; /* rank 0: their time (each from the cut to every rank's agreement), sizes */

@@ -406,6 +406,23 @@ expect "a checkpoint time at the restart's: no warning" "0 " "$? $(cat "$tmp/pas
 
 # A folder holding replications' record, not checkpoints: named as such.
 
+# One run at a time writes a checkpoint folder: a second is refused before
+# it starts (both ran, replaced and pruned each other's checkpoints, and
+# failed after all their work).
+"$KAIROS_BIN" run "$phold" --quiet --end 1000000 --checkpoint-every 100000 --checkpoint-dir "$tmp/busy" \
+  -o "$tmp/busy.json" >/dev/null 2>&1 &
+busy=$!
+for _ in $(seq 100); do [ -d "$tmp/busy" ] && break; sleep 0.1; done
+sleep 1
+"$KAIROS_BIN" run "$phold" --quiet --end 20 --checkpoint-at 5 --checkpoint-dir "$tmp/busy" -o "$tmp/busy2.json" \
+  >/dev/null 2>"$tmp/busy2.err"
+expect "a folder another run is writing checkpoints in: exit 2, one line naming it, no stats" "2 1 1" \
+  "$? $(grep -c . "$tmp/busy2.err") $(grep -c -F "$tmp/busy: expected a checkpoint folder of this run's own, found one \
+another run is writing checkpoints in (give each run its own --checkpoint-dir)" "$tmp/busy2.err")$(ls "$tmp/busy2.json" \
+  2>/dev/null)"
+kill -KILL "$busy"
+wait "$busy" 2>/dev/null
+
 # A folder of checkpoints that is also the folder of frames (its manifest
 # is the frames'): restarted by the folder's name, from its newest
 # checkpoint (the frames' manifest was read as a checkpoint's, exit 2).

@@ -342,18 +342,27 @@ Test(checkpoint_store, directory_life)
     free(dir);
     /* prepare: makes the folder (and says so), and refuses a file in its place */
     bool made = false;
-    cr_assert_eq(kr__ckpt_dir_prepare(path_of("p/q", NULL), &made), KR_OK, "%s", kr_last_error());
+    int lock = -1, lock2 = -1;
+    cr_assert_eq(kr__ckpt_dir_prepare(path_of("p/q", NULL), &made, &lock), KR_OK, "%s", kr_last_error());
     cr_assert(made);
     cr_assert_eq(stat(path_of("p/q", NULL), &sb), 0);
     cr_assert(S_ISDIR(sb.st_mode));
-    cr_assert_eq(kr__ckpt_dir_prepare(path_of("p/q", NULL), &made), KR_OK, "%s", kr_last_error());
+    /* ... held by one run at a time (two wrote over each other's checkpoints) */
+    cr_assert_geq(lock, 0, "this file system locks folders");
+    cr_assert_eq(kr__ckpt_dir_prepare(path_of("p/q", NULL), &made, &lock2), KR_ERR_IO);
+    cr_assert(strstr(kr_last_error(), "found one another run is writing checkpoints in"), "%s", kr_last_error());
+    cr_assert_eq(lock2, -1);
+    close(lock);
+    cr_assert_eq(kr__ckpt_dir_prepare(path_of("p/q", NULL), &made, &lock), KR_OK, "%s", kr_last_error());
     cr_assert(!made, "there already");
+    close(lock);
     FILE *f = fopen(path_of("plain", NULL), "w");
     fclose(f);
-    cr_assert_eq(kr__ckpt_dir_prepare(path_of("plain", NULL), &made), KR_ERR_IO);
+    cr_assert_eq(kr__ckpt_dir_prepare(path_of("plain", NULL), &made, &lock), KR_ERR_IO);
     cr_assert(strstr(kr_last_error(), "expected a directory"), "%s", kr_last_error());
-    cr_assert_eq(kr__ckpt_dir_prepare(path_of("plain", "sub"), &made), KR_ERR_IO);
+    cr_assert_eq(kr__ckpt_dir_prepare(path_of("plain", "sub"), &made, &lock), KR_ERR_IO);
     cr_assert(!made);
+    cr_assert_eq(lock, -1);
     free_parts();
 }
 
