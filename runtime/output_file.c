@@ -223,15 +223,42 @@ char *kr__out_file_identity(const char *path, bool fifos)
 {
     struct stat st;
     if (!stat(path, &st)) return S_ISREG(st.st_mode) || (fifos && S_ISFIFO(st.st_mode)) ? realpath(path, NULL) : NULL;
-    const char *slash = strrchr(path, '/');
-    const char *base = slash ? slash + 1 : path;
-    char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
-    char *real = dir ? realpath(dir, NULL) : NULL;
-    free(dir);
-    if (!real) return strdup(path); /* (a folder that does not exist: the open will say so) */
-    size_t n = strlen(real) + strlen(base) + 2;
-    char *id = malloc(n);
-    if (id) snprintf(id, n, "%s/%s", real, base);
+    /* A name that does not exist yet: the real path of its deepest folder
+     * that does, then the rest as written, without "." parts and with
+     * ".." taking one part back, so that two spellings of one file to be
+     * (fr/x, ./fr/x, fr/../fr/x) are one. */
+    char *folder = strdup(path), *real = NULL;
+    if (!folder) return NULL;
+    size_t split = strlen(folder);
+    while (!real) {
+        while (split > 0 && folder[split - 1] != '/') split--;
+        if (split <= 1) {                      /* no folder left: the working one, or the root */
+            real = split ? strdup("/") : realpath(".", NULL);
+            break;
+        }
+        folder[--split] = 0;                   /* the folder before that '/' */
+        real = realpath(folder, NULL);
+    }
+    size_t n = real ? strlen(real) : 0, rest = strlen(path + split);
+    char *id = real ? malloc(n + rest + 2) : NULL;
+    if (id) {
+        memcpy(id, real, n + 1);
+        for (const char *part = path + split; *part;) {
+            size_t k = strcspn(part, "/");
+            if (k == 2 && part[0] == '.' && part[1] == '.') {
+                while (n > 1 && id[n - 1] != '/') n--;   /* back one part */
+                if (n > 1) n--;
+            } else if (k && !(k == 1 && part[0] == '.')) {
+                if (id[n - 1] != '/') id[n++] = '/';
+                memcpy(id + n, part, k);
+                n += k;
+            }
+            id[n] = 0;
+            part += k;
+            while (*part == '/') part++;
+        }
+    }
     free(real);
+    free(folder);
     return id;
 }

@@ -211,9 +211,11 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
                       opt->trace_path ? "the trace (--trace)" : "the trace (outputs.trace)",
                       opt->series_path ? "the series (--series)" : "the series (outputs.series)" },
         .event_log_dir = log_dir, .event_log_option = opt->event_log_dir ? "--event-log" : "outputs.event_log",
-        .frames_dir = opt->frames_dir,
+        .frames_dir = opt->frames_dir, .ranks = ranks,
     };
-    if ((st = kr__run_files_apart(f, &files))) {
+    /* (every rank looks at the files: a rank that sees them otherwise, or
+     * runs out of memory, must not leave the others waiting) */
+    if ((st = agree(&c, kr__run_files_apart(f, &files)))) {
         free(rank_of);
         return st;
     }

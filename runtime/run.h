@@ -116,6 +116,7 @@ typedef struct kr__run_files {
     const char *out[3], *out_what[3];
     const char *event_log_dir, *event_log_option;
     const char *frames_dir;
+    int ranks;                  /* the trace's fragments, out[1].rankK (observer.c) */
 } kr__run_files_t;
 /* Refuses (KR_ERR_IO, naming both) a file the run writes that is the
  * model file, a file it reads or another file it writes (run_files.c).

@@ -138,6 +138,12 @@ kr_status_t kr__run_files_apart(const kr__model_file_t *f, const kr__run_files_t
     add_file(&l, strdup(f->path), strdup("the model file"), false);
     for (size_t i = 0; i < 3; i++)
         if (run->out[i]) add_file(&l, strdup(run->out[i]), strdup(run->out_what[i]), true);
+    for (int k = 0; run->out[1] && k < run->ranks; k++)
+        add_file(&l, text("%s.rank%d", run->out[1], k), text("a fragment of %s", run->out_what[1]), true);
+    if (run->frames_dir) {
+        add_file(&l, text("%s/manifest.json", run->frames_dir), strdup("the frames' manifest (--frames)"), true);
+        add_file(&l, text("%s/series.csv", run->frames_dir), strdup("the frames' series (--frames)"), true);
+    }
     for (size_t i = 0; i < f->sim_count; i++) {
         const kr__sim_entry_t *e = &f->sims[i];
         if (e->emulation || e->replay) add_emulation_files(&l, f, e);

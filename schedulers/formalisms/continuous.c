@@ -346,11 +346,20 @@ static kr_status_t check_end_change(const kr_sim_t *s, kr_time_t cut, kr_time_t 
     kr_time_t next = cut / h * h + (cut % h ? h : 0);  /* (cut exclusive: the point at the cut has not run) */
     if ((next < saved_end) == (next < end)) return KR_OK;
     uint64_t p = m->precision;
-    return kr__fail(KR_ERR_INVALID_ARG, "continuous simulator '%s': the checkpoint at %g, of a run ending at %g, "
-                    "cannot go on to the end time %g: its update point at %g comes before one end and not the other "
-                    "(docs/checkpoint.md); restart with --end %g, or from an earlier checkpoint", s->name,
-                    kr_time_to_units(cut, p), kr_time_to_units(saved_end, p), kr_time_to_units(end, p),
+    return kr__fail(KR_ERR_INVALID_ARG, "continuous simulator '%s': the checkpoint at %.15g, of a run ending at "
+                    "%.15g, cannot go on to the end time %.15g: its update point at %.15g comes before one end and "
+                    "not the other (docs/checkpoint.md); restart with --end %.15g, or from an earlier checkpoint",
+                    s->name, kr_time_to_units(cut, p), kr_time_to_units(saved_end, p), kr_time_to_units(end, p),
                     kr_time_to_units(next, p), kr_time_to_units(saved_end, p));
+}
+
+/* True when a state event of s is pending at t. */
+static bool state_event_at(const kr_sim_t *s, kr_time_t t)
+{
+    for (uint32_t i = 0; i < s->rec_count; i++)
+        if (s->recs[i].state == KR__EVREC_PENDING && s->recs[i].kind == KR__EV_STATE && s->recs[i].time == t)
+            return true;
+    return false;
 }
 
 kr_status_t kr__continuous_load(kr_sim_t *s, kr_reader_t *r, kr_time_t cut, kr_time_t saved_end)
@@ -388,6 +397,18 @@ kr_status_t kr__continuous_load(kr_sim_t *s, kr_reader_t *r, kr_time_t cut, kr_t
      * uninterrupted run with this end does. Where it stops matters, when
      * it is integrated does not (kr__continuous_advance). */
     kr_time_t end = s->model->end_time;
+    if (anchored && t <= end && t == saved_end && saved_end != end && state_event_at(s, t)) {
+        /* Integrating ahead stopped at a crossing that falls on the old
+         * end itself: integrated again from the anchor it would be found
+         * a second time, and kept, the run with this end would not have
+         * found it quite there. */
+        uint64_t p = s->model->precision;
+        return kr__fail(KR_ERR_INVALID_ARG, "continuous simulator '%s': the checkpoint at %.15g, of a run ending "
+                        "at %.15g, cannot go on to the end time %.15g: a state event of its falls on that end "
+                        "(docs/checkpoint.md); restart with --end %.15g, or from an earlier checkpoint", s->name,
+                        kr_time_to_units(cut, p), kr_time_to_units(saved_end, p), kr_time_to_units(end, p),
+                        kr_time_to_units(saved_end, p));
+    }
     if (anchored && (t > end || (t == saved_end && saved_end != end))) {
         memcpy(y, s->cont->anchor, dim * sizeof *y);
         kr__ode_engine_set_time(e, at);

@@ -69,6 +69,13 @@ python3 -c "import json,sys; m = json.load(open(sys.argv[1])); m['dependencies']
 expect "a continuous update point, a later end" 2 \
   "'ChemicalBath': the checkpoint at 1000.5, of a run ending at 1001, cannot go on to the end time 3600: its update" \
   "$mpirun" -np 2 --oversubscribe "$kairos" run "$work/fb.json" --restart "$work/f1" -o "$work/stats.json"
+# A state event that integrating ahead found on the old end itself (the
+# bath's crossing at 1004.958688): integrated again to the later end, it
+# ran twice (found by review)
+"$kairos" run "$root/examples/factory.json" --end 1004.958688 --checkpoint-at 1004.5 --checkpoint-dir "$work/f2" --quiet
+expect "a state event on the old end, a later end" 2 "a state event of its falls on that end.*--end 1004.958688," \
+  "$kairos" run "$root/examples/factory.json" --restart "$work/f2" --end 1010 -o "$work/stats.json"
+
 # Not a refusal: a restart with --event-log from a checkpoint of a run
 # without event logs makes their folder, as a new run does, and logs from
 # the cut: each log is the uninterrupted run's from there (it failed,

@@ -793,6 +793,22 @@ Test(cli, sweep_and_replication_errors_are_one_line)
     free(after);
     free(after_log);
     free(model_text);
+    /* ... nor a file of the frames' folder, also one still to be made and
+     * spelled otherwise, or a fragment of the trace (found by review: the
+     * run went to its end, then failed renaming) */
+    const char *eco = source("examples/ecology.json");
+    snprintf(line, sizeof line, "the stats (-o) and the frames' manifest (--frames): expected a file each, found one "
+             "for both (%s)", cli_path("fr/manifest.json"));
+    expect_bad(kairos("run", eco, "--end", "2", "--frames", cli_path("fr"), "-o", cli_path("fr/manifest.json"), NULL),
+               line);
+    snprintf(line, sizeof line, "the stats (-o) and the frames of 'eco[0]' (--frames): expected a file each, found one "
+             "for both (%s)", cli_path("fr/eco[0].frames"));
+    expect_bad(kairos("run", eco, "--end", "2", "--frames", cli_path("fr"), "-o", cli_path("./fr/../fr/eco[0].frames"),
+                      NULL), line);
+    cr_assert(!cli_exists(cli_path("fr")), "no frames folder made");
+    snprintf(line, sizeof line, "the stats (-o) and a fragment of the trace (--trace): expected a file each, found one "
+             "for both (%s)", cli_path("t.json.rank0"));
+    expect_bad(kairos("run", m, "--trace", cli_path("t.json"), "-o", cli_path("t.json.rank0"), NULL), line);
     expect_bad(kairos("run", m, "--checkpoint-every", "1e-9", NULL),
                "--checkpoint-every: expected a model time of at least one tick (1e-06), found 1e-09");
     /* a value that only the kind refuses: found when that point is built */
