@@ -100,6 +100,12 @@ static bool in_world(const ecology_t *eco, int32_t x, int32_t y)
     return x >= 0 && y >= 0 && x < eco->p->width && y < eco->p->height;
 }
 
+static int by_id(const void *a, const void *b)
+{
+    uint64_t x = ((const agent_ref_t *)a)->id, y = ((const agent_ref_t *)b)->id;
+    return (x > y) - (x < y);
+}
+
 /* The agents of own cell (x, y), by id, in eco->cell; false when out of
  * memory. A copy: acts may destroy and create agents meanwhile. */
 static bool cell_agents(ecology_t *eco, int32_t x, int32_t y, size_t *count)
@@ -118,7 +124,11 @@ static bool cell_agents(ecology_t *eco, int32_t x, int32_t y, size_t *count)
     for (size_t i = 0; i < k; i++) {
         uint64_t id = kr_region_agent_id(eco->region, in[i]);
         if (!id) continue;
-        /* insertion by id: cells hold a few agents */
+        if (k > 32) {
+            eco->cell[n++] = (agent_ref_t){ id, in[i] };
+            continue;
+        }
+        /* insertion by id: cells mostly hold a few agents */
         size_t j = n++;
         while (j > 0 && eco->cell[j - 1].id > id) {
             eco->cell[j] = eco->cell[j - 1];
@@ -126,6 +136,9 @@ static bool cell_agents(ecology_t *eco, int32_t x, int32_t y, size_t *count)
         }
         eco->cell[j] = (agent_ref_t){ id, in[i] };
     }
+    /* a crowded cell: sorted at once (ids are unique, so the order is the
+     * same), as insertion took time in the square of the agents there */
+    if (k > 32) qsort(eco->cell, n, sizeof *eco->cell, by_id);
     *count = n;
     return true;
 }
