@@ -45,7 +45,8 @@ typedef struct kr__safe_points {
     uint64_t last_progress_ns;  /* rank 0: when the last progress line was due */
     bool progress_due;          /* rank 0: a line at this safe point, after its checkpoint (if any) */
     uint64_t events;            /* every rank's events at the last one (agreed) */
-    char why[160];              /* what asked for that stop */
+    uint64_t passed;            /* safe points this run (or restart) has passed */
+    char why[320];              /* what asked for that stop */
     bool by_usr1;               /* it was a SIGUSR1 (on some rank) */
 } kr__safe_points_t;
 

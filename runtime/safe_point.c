@@ -88,6 +88,7 @@ kr_status_t kr__run_safe_point(run_ctx_t *c, bool *checkpoint, bool *stop)
     kr__safe_points_t *sp = &c->safe;
     const kr__run_options_t *o = c->opt;
     uint64_t now = kr__monotonic_ns();
+    sp->passed++;
     uint64_t start = o->wall.started_ns ? o->wall.started_ns : c->t0;
     uint64_t since_ckpt_from = c->ckpt.last_started_ns ? c->ckpt.last_started_ns : start;
     uint64_t since_done_from = c->ckpt.last_done_ns ? c->ckpt.last_done_ns : start;
@@ -132,7 +133,12 @@ kr_status_t kr__run_safe_point(run_ctx_t *c, bool *checkpoint, bool *stop)
         double write = c->ckpt.last_write_ns ? 1.5 * (double)c->ckpt.last_write_ns * 1e-9 : 1.0;
         if (elapsed + TARGET_NS * 1e-9 + write >= o->wall.stop_before_wall) {
             *checkpoint = *stop = true;
-            snprintf(sp->why, sizeof sp->why, "--stop-before-wall %g: %.0f s gone", o->wall.stop_before_wall, elapsed);
+            /* (at the first safe point, every restart stops where it began:
+             * a job that requeues itself would never get on) */
+            snprintf(sp->why, sizeof sp->why, "--stop-before-wall %g: %.0f s gone%s", o->wall.stop_before_wall,
+                     elapsed, sp->passed > 1 ? ""
+                                             : " at this run's first safe point (S leaves no time to run: a second of "
+                                               "running and a checkpoint must fit after the start)");
         }
     }
     /* A periodic checkpoint, and the progress line, fall at the safe point

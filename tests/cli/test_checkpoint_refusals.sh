@@ -406,6 +406,13 @@ expect "a checkpoint time at the restart's: no warning" "0 " "$? $(cat "$tmp/pas
 
 # A folder holding replications' record, not checkpoints: named as such.
 
+# --stop-before-wall too small to run at all stops at the first safe
+# point, and says so: a job requeued with it would never get on (each
+# restart stopped where it began, with nothing said).
+"$KAIROS_BIN" run "$phold" --quiet --stop-before-wall 2 --checkpoint-dir "$tmp/tiny" >/dev/null 2>"$tmp/tiny.err"
+expect "--stop-before-wall 2: exit 4, one line saying it leaves no time to run" "4 1 1" \
+  "$? $(grep -c . "$tmp/tiny.err") $(grep -c "at this run's first safe point (S leaves no time to run" "$tmp/tiny.err")"
+
 # One run at a time writes a checkpoint folder: a second is refused before
 # it starts (both ran, replaced and pruned each other's checkpoints, and
 # failed after all their work).
