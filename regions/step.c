@@ -144,8 +144,7 @@ kr_status_t kr__region_check_end_change(kr_sim_t *sim, kr_time_t cut, kr_time_t 
     return kr__fail(KR_ERR_INVALID_ARG, "region '%s': the checkpoint at %.15g, of a run ending at %.15g, cannot go "
                     "on to the end time %.15g: its step at %.15g %s (docs/checkpoint.md); restart with --end %.15g, or "
                     "from an earlier checkpoint", kr_sim_name(sim), kr_time_to_units(cut, p),
-                    kr_time_to_units(saved_end, p),
-                    kr_time_to_units(end, p), kr_time_to_units(next - h, p),
+                    kr_time_to_units(saved_end, p), kr_time_to_units(end, p), kr_time_to_units(next - h, p),
                     sent ? "sent its migrants on, which the last step before an end time keeps"
                          : "was the last before that run's end and kept its migrants, which it sends when not the last",
                     kr_time_to_units(saved_end, p));

@@ -103,15 +103,17 @@ kr_status_t kr__out_close(kr__out_file_t *o, bool keep);
  * it, and frees. */
 kr_status_t kr__out_finish(kr__out_file_t *o);
 kr_status_t kr__out_commit(kr__out_file_t *o, bool keep);
-/* A name as one file: the real path of the file, or of its folder and its
- * last part when it does not exist yet; NULL for a name that is no regular
- * file to be (a device; a FIFO unless `fifos`: an output writes one in
- * place, as often as asked), or on no memory. */
+/* A name as one file: the real path of the file, or, when it does not
+ * exist yet, of its deepest folder that does, then the rest of the name
+ * without "." parts and with ".." taking a part back; NULL for a name
+ * that is no regular file to be (a device; a FIFO unless `fifos`: an
+ * output writes one in place, as often as asked), or on no memory. */
 char *kr__out_file_identity(const char *path, bool fifos);
 /* The files a run writes: up to three written whole (the stats, the
  * trace, the series; a sweep's table), each with what it is, as "the
  * stats (-o)"; an event log per simulator in a folder, given by an option
- * ("--event-log", or "outputs.event_log"); frames in a folder. NULL: none. */
+ * ("--event-log", or "outputs.event_log"); frames in a folder (a file per
+ * simulator, the manifest, the series). NULL: none. */
 typedef struct kr__run_files {
     const char *out[3], *out_what[3];
     const char *event_log_dir, *event_log_option;
@@ -122,7 +124,6 @@ typedef struct kr__run_files {
  * model file, a file it reads or another file it writes (run_files.c).
  * Before the run, so that nothing is written over and no run wasted. */
 kr_status_t kr__run_files_apart(const kr__model_file_t *f, const kr__run_files_t *run);
-
 
 /* A run that stopped at a safe point after writing a checkpoint, not
  * finished (docs/cluster.md): not a kr_status_t of the API, only what

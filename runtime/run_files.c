@@ -1,7 +1,8 @@
 /* A run's files, each a file of its own (run.h, kr__run_files_apart).
  *
- * What a run writes (the stats, the trace, the series, an event log and a
- * frames file per simulator, an emulation's log and output) must not be
+ * What a run writes (the stats, the trace and its fragments, the series,
+ * an event log and a frames file per simulator, the frames' manifest and
+ * series, an emulation's log and output) must not be
  * the model file, a file the run reads (an emulation's input pipe or
  * replayed log) or another of them: `-o model.json` used to write the
  * stats over the model. Files are compared by what they lead to (links

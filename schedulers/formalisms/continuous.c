@@ -398,10 +398,10 @@ kr_status_t kr__continuous_load(kr_sim_t *s, kr_reader_t *r, kr_time_t cut, kr_t
      * it is integrated does not (kr__continuous_advance). */
     kr_time_t end = s->model->end_time;
     if (anchored && t <= end && t == saved_end && saved_end != end && state_event_at(s, t)) {
-        /* Integrating ahead stopped at a crossing that falls on the old
-         * end itself: integrated again from the anchor it would be found
-         * a second time, and kept, the run with this end would not have
-         * found it quite there. */
+        /* Integrating ahead stopped at a crossing on the old end itself,
+         * whose state event is pending: integrated again from the anchor,
+         * the crossing would be found a second time; kept as it is, the
+         * state is not the one the run with this end has there. */
         uint64_t p = s->model->precision;
         return kr__fail(KR_ERR_INVALID_ARG, "continuous simulator '%s': the checkpoint at %.15g, of a run ending "
                         "at %.15g, cannot go on to the end time %.15g: a state event of its falls on that end "
