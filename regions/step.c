@@ -135,9 +135,9 @@ kr_status_t kr__region_check_end_change(kr_sim_t *sim, kr_time_t cut, kr_time_t 
     kr_model_t *m = kr_sim_model(sim);
     kr_time_t end = kr_model_end_time(m), h = r ? r->time_step : 0;
     if (!h || end == saved_end) return KR_OK;
-    /* the step at next - h ran before the cut (cut exclusive); it sent its
-     * exchange when the arrival, at next, is within the end */
-    kr_time_t next = cut / h * h + (cut % h ? h : 0);
+    /* the step at next - h ran before the cut; it sent its exchange when
+     * the arrival, at next, is within the end */
+    kr_time_t next = kr__time_step_at_or_after(cut, h);
     if ((next <= saved_end) == (next <= end)) return KR_OK;
     uint64_t p = kr_model_precision(m);
     bool sent = next <= saved_end;

@@ -703,9 +703,6 @@ done:
 
 typedef kr__ckpt_found_t candidate_t;
 
-static bool is_checkpoint(const char *dir);
-static bool holds_checkpoints(const char *dir);
-
 static int cmp_candidate(const void *a, const void *b) /* newest first */
 {
     const candidate_t *x = a, *y = b;
@@ -787,6 +784,27 @@ kr_status_t kr__ckpt_list(const char *root, kr__ckpt_found_t **out, size_t *coun
 void kr__ckpt_list_free(kr__ckpt_found_t *list, size_t count)
 {
     candidates_free(list, count);
+}
+
+/* True when DIR holds at least one complete checkpoint. */
+static bool holds_checkpoints(const char *dir)
+{
+    candidate_t *list;
+    size_t n;
+    if (list_checkpoints(dir, false, &list, &n)) return false;
+    candidates_free(list, n);
+    return n > 0;
+}
+
+/* True when DIR holds a manifest that reads as a checkpoint's. */
+static bool is_checkpoint(const char *dir)
+{
+    char *mpath = join(dir, KR__CKPT_MANIFEST);
+    parsed_t p;
+    bool yes = mpath && !parse_manifest(mpath, &p);
+    if (yes) parsed_fini(&p);
+    free(mpath);
+    return yes;
 }
 
 kr_status_t kr__ckpt_open(const char *path, kr__ckpt_t **out)
@@ -1049,27 +1067,6 @@ kr_status_t kr__ckpt_dir_begin(const char *root, const char *name, char **partia
     }
     *partial_path = p;
     return KR_OK;
-}
-
-/* True when DIR holds at least one complete checkpoint. */
-static bool holds_checkpoints(const char *dir)
-{
-    candidate_t *list;
-    size_t n;
-    if (list_checkpoints(dir, false, &list, &n)) return false;
-    candidates_free(list, n);
-    return n > 0;
-}
-
-/* True when DIR holds a manifest that reads as a checkpoint's. */
-static bool is_checkpoint(const char *dir)
-{
-    char *mpath = join(dir, KR__CKPT_MANIFEST);
-    parsed_t p;
-    bool yes = mpath && !parse_manifest(mpath, &p);
-    if (yes) parsed_fini(&p);
-    free(mpath);
-    return yes;
 }
 
 /* Renames `from` to `to`, and an older checkpoint of that name, if any, out

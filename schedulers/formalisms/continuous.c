@@ -343,7 +343,7 @@ static kr_status_t check_end_change(const kr_sim_t *s, kr_time_t cut, kr_time_t 
     kr_model_t *m = s->model;
     kr_time_t end = m->end_time, h = s->time_step;
     if (end == saved_end || !s->out_count || !h) return KR_OK;
-    kr_time_t next = cut / h * h + (cut % h ? h : 0);  /* (cut exclusive: the point at the cut has not run) */
+    kr_time_t next = kr__time_step_at_or_after(cut, h);
     if ((next < saved_end) == (next < end)) return KR_OK;
     uint64_t p = m->precision;
     return kr__fail(KR_ERR_INVALID_ARG, "continuous simulator '%s': the checkpoint at %.15g, of a run ending at "
@@ -397,7 +397,8 @@ kr_status_t kr__continuous_load(kr_sim_t *s, kr_reader_t *r, kr_time_t cut, kr_t
      * uninterrupted run with this end does. Where it stops matters, when
      * it is integrated does not (kr__continuous_advance). */
     kr_time_t end = s->model->end_time;
-    if (anchored && t <= end && t == saved_end && saved_end != end && state_event_at(s, t)) {
+    bool to_old_end = anchored && t == saved_end && saved_end != end;
+    if (to_old_end && t <= end && state_event_at(s, t)) {
         /* Integrating ahead stopped at a crossing on the old end itself,
          * whose state event is pending: integrated again from the anchor,
          * the crossing would be found a second time; kept as it is, the
@@ -409,7 +410,7 @@ kr_status_t kr__continuous_load(kr_sim_t *s, kr_reader_t *r, kr_time_t cut, kr_t
                         kr_time_to_units(cut, p), kr_time_to_units(saved_end, p), kr_time_to_units(end, p),
                         kr_time_to_units(saved_end, p));
     }
-    if (anchored && (t > end || (t == saved_end && saved_end != end))) {
+    if (to_old_end || (anchored && t > end)) {
         memcpy(y, s->cont->anchor, dim * sizeof *y);
         kr__ode_engine_set_time(e, at);
     }
