@@ -192,7 +192,7 @@ static void time_name(const run_ctx_t *c, kr_time_t t, char *out, size_t cap)
 
 /* This rank's files: its rank file and what it knows for the manifest, as
  * a JSON text (entries, event-log lengths, a stop known here). */
-static kr_status_t write_rank(run_ctx_t *c, const char *dir, char **report)
+static kr_status_t write_rank(run_ctx_t *c, const char *dir, kr_time_t cut, char **report)
 {
     kr_model_t *m = c->model;
     uint32_t n = kr_model_sim_count(m), local = 0;
@@ -249,8 +249,10 @@ static kr_status_t write_rank(run_ctx_t *c, const char *dir, char **report)
     /* the frame files' lengths at the cut: a restart goes on from there */
     if (!st && c->frames.enabled) {
         json_t *lengths = kr__run_frames_lengths(c);
-        if (!lengths) st = kr_last_status();
-        else json_object_set_new(rep, "frames", lengths);
+        json_t *departed = lengths ? kr__run_frames_departed(c, cut) : NULL;
+        if (!departed) st = kr_last_status();
+        json_object_set_new(rep, "frames", lengths);
+        json_object_set_new(rep, "frames_departed", departed);
     }
     *report = st ? NULL : json_dumps(rep, JSON_COMPACT);
     json_decref(rep);
@@ -326,10 +328,11 @@ static kr_status_t write_manifest(run_ctx_t *c, const char *dir, kr_time_t cut, 
     kr__ckpt_manifest_t man = { .identity = c->digest.identity, .time = cut, .precision = c->file->precision,
                                 .time_units = kr_time_to_units(cut, c->file->precision), .ranks = ranks };
     json_t *extra = json_object(), *logs = json_object(), *digests = json_object(), *stop = NULL;
-    json_t *frames = c->frames.enabled ? json_object() : NULL;
+    json_t *frames = c->frames.enabled ? json_object() : NULL, *departed = json_object();
     size_t cap = kr_model_sim_count(c->model);
     man.entries = calloc(cap ? cap : 1, sizeof *man.entries);
-    kr_status_t st = extra && logs && digests && man.entries ? KR_OK : kr__fail(KR_ERR_NOMEM, "out of memory");
+    kr_status_t st = extra && logs && digests && departed && man.entries ? KR_OK
+                                                                         : kr__fail(KR_ERR_NOMEM, "out of memory");
     for (int r = 0; r < ranks && !st; r++) {
         json_t *rep = json_loads(reports[r], 0, NULL), *e;
         size_t i;
@@ -347,6 +350,7 @@ static kr_status_t write_manifest(run_ctx_t *c, const char *dir, kr_time_t cut, 
         json_object_update(logs, json_object_get(rep, "event_logs"));
         json_object_update(digests, json_object_get(rep, "event_log_digests"));
         if (frames) json_object_update(frames, json_object_get(rep, "frames"));
+        json_object_update(departed, json_object_get(rep, "frames_departed"));
         json_t *s = json_object_get(rep, "stop");
         /* the earliest stop any rank knows, by (time, simulator) */
         if (s && (!stop || json_integer_value(json_object_get(s, "at")) < json_integer_value(json_object_get(stop, "at")) ||
@@ -364,9 +368,12 @@ static kr_status_t write_manifest(run_ctx_t *c, const char *dir, kr_time_t cut, 
         if (stop) json_object_set(extra, "stop", stop);
         json_object_set(extra, "event_logs", logs);
         json_object_set(extra, "event_log_digests", digests);
-        if (frames)
-            json_object_set_new(extra, "frames", json_pack("{s:I, s:I, s:O}", "every", (json_int_t)c->frames.every,
-                                                           "first", (json_int_t)c->frames.first, "files", frames));
+        if (frames) {
+            json_t *f = json_pack("{s:I, s:I, s:O}", "every", (json_int_t)c->frames.every, "first",
+                                  (json_int_t)c->frames.first, "files", frames);
+            if (json_object_size(departed)) json_object_set(f, "departed", departed);
+            json_object_set_new(extra, "frames", f);
+        }
         man.extra = extra;
         extra = NULL;
         st = kr__ckpt_manifest_write(dir, &man);
@@ -379,6 +386,7 @@ static kr_status_t write_manifest(run_ctx_t *c, const char *dir, kr_time_t cut, 
     json_decref(logs);
     json_decref(digests);
     json_decref(frames);
+    json_decref(departed);
     json_decref(extra);
     kr__ckpt_manifest_fini(&man);
     return st;
@@ -408,7 +416,7 @@ kr_status_t kr__run_checkpoint(run_ctx_t *c, kr_time_t cut)
         if ((partial = malloc(n))) snprintf(partial, n, "%s/%s.partial", c->ckpt.dir, name);
     }
     char *report = NULL;
-    st = partial ? write_rank(c, partial, &report) : kr__fail(KR_ERR_NOMEM, "out of memory");
+    st = partial ? write_rank(c, partial, cut, &report) : kr__fail(KR_ERR_NOMEM, "out of memory");
     st = agree(c, st);
     char **all = NULL;
     if (!st && ranks > 1) st = kr__net_gather_strings(c->opt->comm, report, &all);

@@ -125,6 +125,8 @@ kr_status_t kr__run_frames_plan(run_ctx_t *c)
     fr->next = from ? (from - 1) / fr->every + 1 : 0;
     fr->first = fr->next;
     json_t *was = fr->restored;
+    /* drawn whichever recording goes on: they are in no world at the cut */
+    fr->departed = json_incref(json_object_get(was, "departed"));
     if (was && (kr_time_t)json_integer_value(json_object_get(was, "every")) == fr->every &&
         (uint64_t)json_integer_value(json_object_get(was, "first")) <= fr->next)
         fr->first = (uint64_t)json_integer_value(json_object_get(was, "first"));
@@ -137,6 +139,7 @@ kr_status_t kr__run_frames_plan(run_ctx_t *c)
 }
 
 static void on_departure(kr_region_t *region, kr_entity_t e, void *arg);
+static kr_status_t restore_departed(run_ctx_t *c, kr_sim_t *s, frame_file_t *ff);
 
 kr_status_t kr__run_frames_open(run_ctx_t *c)
 {
@@ -165,7 +168,11 @@ kr_status_t kr__run_frames_open(run_ctx_t *c)
         ff->ctx = c;
         kr_buf_init(&ff->departed.labels);
         kr_buf_init(&ff->departed.raw);
-        if (kr_region_of(s)) kr__region_on_departure(kr_region_of(s), on_departure, ff);
+        if (kr_region_of(s)) {
+            kr__region_on_departure(kr_region_of(s), on_departure, ff);
+            kr_status_t st = restore_departed(c, s, ff);
+            if (st) return st;
+        }
         if (json_is_integer(length)) {
             ff->resume_at = (uint64_t)json_integer_value(length);
             ff->resume = true;
@@ -322,7 +329,6 @@ static kr_status_t gather_agents(kr_sim_t *s, const kr__render_t *r, block_t *b)
 static void on_departure(kr_region_t *region, kr_entity_t e, void *arg)
 {
     frame_file_t *ff = arg;
-    run_ctx_t *c = ff->ctx;
     kr_sim_t *s = kr_region_sim(region);
     kr_time_t now = kr_sim_now(s), arrival = kr__time_add(now, kr_sim_time_step(s));
     if (ff->departed_at != now || ff->departed_until != arrival) {
@@ -331,7 +337,10 @@ static void on_departure(kr_region_t *region, kr_entity_t e, void *arg)
         ff->departed_at = now;
         ff->departed_until = arrival;
     }
-    if ((kr_time_t)c->frames.next * c->frames.every >= arrival || ff->failed) return;
+    /* Kept even when no frame of this run falls before their arrival: a
+     * checkpoint in between saves them for a restart, whose frames may
+     * fall elsewhere (another --frame-every). */
+    if (ff->failed) return;
     const kr__render_t *r = kr__render_of(s);
     kr_world_t *w = kr_region_world(region);
     for (uint32_t l = 0; l < r->layer_count && !ff->failed; l++)
@@ -477,6 +486,105 @@ json_t *kr__run_frames_lengths(run_ctx_t *c)
     }
     if (!lengths) kr__fail(KR_ERR_NOMEM, "out of memory");
     return lengths;
+}
+
+/* A migrant in a checkpoint: id (8 bytes), x, y, size, rgba (4 each),
+ * shape, layer (1 each), the label's length (2) and the label, in the
+ * machine's byte order, all of a region's as one hex string. */
+enum { DEPARTED_HEAD = 28 };
+
+json_t *kr__run_frames_departed(run_ctx_t *c, kr_time_t cut)
+{
+    kr__frames_t *fr = &c->frames;
+    json_t *all = json_object();
+    static const char digits[] = "0123456789abcdef";
+    for (uint32_t i = 0; fr->enabled && all && i < kr_model_sim_count(c->model); i++) {
+        const frame_file_t *ff = &fr->files[i];
+        const block_t *d = &ff->departed;
+        if (!ff->ctx || !d->n || ff->departed_until <= cut) continue;
+        size_t bytes = d->n * DEPARTED_HEAD + d->labels.len;
+        char *hex = malloc(2 * bytes + 1), *h = hex;
+        for (size_t k = 0; hex && k < d->n; k++) {
+            const agent_rec_t *a = &d->agents[k];
+            uint8_t rec[DEPARTED_HEAD];
+            memcpy(rec, &a->id, 8);
+            memcpy(rec + 8, &a->x, 4);
+            memcpy(rec + 12, &a->y, 4);
+            memcpy(rec + 16, &a->size, 4);
+            memcpy(rec + 20, &a->rgba, 4);
+            rec[24] = a->shape;
+            rec[25] = a->layer;
+            memcpy(rec + 26, &a->label_len, 2);
+            const uint8_t *label = d->labels.data + a->label_at;
+            for (size_t b = 0; b < DEPARTED_HEAD + (size_t)a->label_len; b++) {
+                uint8_t v = b < DEPARTED_HEAD ? rec[b] : label[b - DEPARTED_HEAD];
+                *h++ = digits[v >> 4];
+                *h++ = digits[v & 15];
+            }
+        }
+        json_t *entry = hex ? json_pack("{s:I, s:I, s:s#}", "at", (json_int_t)ff->departed_at, "until",
+                                        (json_int_t)ff->departed_until, "agents", hex, h - hex) : NULL;
+        free(hex);
+        if (!entry || json_object_set_new(all, kr_sim_name(kr_model_sim(c->model, i)), entry)) {
+            json_decref(all);
+            all = NULL;
+        }
+    }
+    if (!all) kr__fail(KR_ERR_NOMEM, "out of memory");
+    return all;
+}
+
+static int hex_digit(char x)
+{
+    return x >= '0' && x <= '9' ? x - '0' : x >= 'a' && x <= 'f' ? x - 'a' + 10 : -1;
+}
+
+/* A restart: region simulator s's migrants on their way at the cut, as
+ * kr__run_frames_departed wrote them, into ff's departed block. */
+static kr_status_t restore_departed(run_ctx_t *c, kr_sim_t *s, frame_file_t *ff)
+{
+    const char *name = kr_sim_name(s);
+    json_t *entry = json_object_get(c->frames.departed, name);
+    if (!entry) return KR_OK;
+    const char *where = c->ckpt.restored_from ? c->ckpt.restored_from : "the checkpoint";
+    json_t *at = json_object_get(entry, "at"), *until = json_object_get(entry, "until");
+    const char *hex = json_string_value(json_object_get(entry, "agents"));
+    size_t len = hex ? json_string_length(json_object_get(entry, "agents")) : 0;
+    if (!json_is_integer(at) || !json_is_integer(until) || json_integer_value(at) < 0 ||
+        json_integer_value(until) <= json_integer_value(at) || !hex || len % 2)
+        return kr__fail(KR_ERR_CORRUPT, "%s/manifest.json: extra.frames.departed.%s: expected at < until and the "
+                        "agents as hex, found other", where, name);
+    block_t *d = &ff->departed;
+    d->n = 0;
+    kr_buf_clear(&d->labels);
+    for (size_t p = 0; p < len;) {
+        uint8_t rec[DEPARTED_HEAD + 0xffff]; /* the largest a length says, checked once read */
+        size_t need = DEPARTED_HEAD;
+        for (size_t b = 0; b < need; b++, p += 2) {
+            int hi = p + 1 < len ? hex_digit(hex[p]) : -1, lo = hi >= 0 ? hex_digit(hex[p + 1]) : -1;
+            if (lo < 0)
+                return kr__fail(KR_ERR_CORRUPT, "%s/manifest.json: extra.frames.departed.%s.agents: expected whole "
+                                "records in lowercase hex, found other at character %zu", where, name, p);
+            rec[b] = (uint8_t)(hi << 4 | lo);
+            if (b == DEPARTED_HEAD - 1) need += (size_t)rec[26] | (size_t)rec[27] << 8;
+        }
+        if (rec[24] >= KR_SHAPE_COUNT || rec[25] >= kr__render_of(s)->layer_count || need - DEPARTED_HEAD >= 32)
+            return kr__fail(KR_ERR_CORRUPT, "%s/manifest.json: extra.frames.departed.%s.agents: expected a shape, "
+                            "a layer of '%s' and a label of at most 31 bytes, found shape %u, layer %u, label %zu",
+                            where, name, name, rec[24], rec[25], need - DEPARTED_HEAD);
+        agent_rec_t a = { .shape = rec[24], .layer = rec[25] };
+        memcpy(&a.id, rec, 8);
+        memcpy(&a.x, rec + 8, 4);
+        memcpy(&a.y, rec + 12, 4);
+        memcpy(&a.size, rec + 16, 4);
+        memcpy(&a.rgba, rec + 20, 4);
+        memcpy(&a.label_len, rec + 26, 2);
+        kr_status_t st = push_agent(d, a, (const char *)rec + DEPARTED_HEAD);
+        if (st) return st;
+    }
+    ff->departed_at = (kr_time_t)json_integer_value(at);
+    ff->departed_until = (kr_time_t)json_integer_value(until);
+    return KR_OK;
 }
 
 kr_status_t kr__run_frames_close(run_ctx_t *c)
@@ -714,6 +822,8 @@ void kr__run_frames_free(run_ctx_t *c)
     c->frames.files = NULL;
     json_decref(c->frames.restored);
     c->frames.restored = NULL;
+    json_decref(c->frames.departed);
+    c->frames.departed = NULL;
     json_decref(c->frames.described);
     c->frames.described = NULL;
 }

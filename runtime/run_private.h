@@ -64,6 +64,7 @@ typedef struct kr__frames {
     struct kr__frame_file *files; /* by simulator id */
     struct kr__frame_scratch *scratch; /* buffers and the compressor, kept from frame to frame */
     json_t *restored;           /* a restart: the checkpoint's "frames" ({"every", "first", "files"}) */
+    json_t *departed;           /* a restart: the migrants then on their way ("departed", by region simulator) */
     json_t *described;          /* rank 0: every simulator's description by id (null: draws nothing) */
     kr__out_file_t manifest, series; /* rank 0 */
 } kr__frames_t;
@@ -182,6 +183,10 @@ kr_status_t kr__run_frames_take(run_ctx_t *c);
 kr_status_t kr__run_frames_take_last(run_ctx_t *c);
 /* Checkpoints: the frame files' lengths, this rank's ({NAME: bytes}). */
 json_t *kr__run_frames_lengths(run_ctx_t *c);
+/* Checkpoints: this rank's regions' migrants on their way at the cut,
+ * which a restart's frames before their arrival draw ({NAME: {"at",
+ * "until", "agents"}}, none when no region has any); NULL on failure. */
+json_t *kr__run_frames_departed(run_ctx_t *c, kr_time_t cut);
 /* Closes the frame files (still under their .partial names). */
 kr_status_t kr__run_frames_close(run_ctx_t *c);
 /* Collective: rank 0 gathers every rank's description of its simulators

@@ -112,6 +112,40 @@ def main():
                 if r.returncode == 0 and p.returncode == 0 else {}
         check(len(pics["between1"]) == 21 and pics["between1"] == pics["between2"],
               "frames every 0.3 of a world stepping every 0.4: the same 21 PNGs uncut and cut 2 x 2")
+        # ... and after a restart cut inside a step (2.1, between the steps at 2.0 and 2.4): the frame at 2.1
+        # draws the migrants that left at 2.0, which the checkpoint keeps (they are in no world at the cut),
+        # whether the recording goes on or a restart with another period begins a new one there.
+        between = [ECOLOGY, "--end", "6", "--set", "simulators.eco.time_step=0.4", "--set", "simulators.eco.regions=[2,2]"]
+        r = run(kairos, mpirun, 2, [*between, "--frames", "cutwhole", "--frame-every", "0.3", "--checkpoint-at",
+                                    "2.1", "--checkpoint-dir", "ck-between"], work)
+        check(r.returncode == 0, f"the world stepping every 0.4 with a checkpoint at 2.1 ({r.stderr.strip()})")
+        shutil.copytree(work / "cutwhole", work / "cutagain")
+        r = run(kairos, mpirun, 1, [*between, "--frames", "cutagain", "--restart", "ck-between/ckpt-2.1"], work)
+        p = subprocess.run([kairos, "frames", "cutagain", "--png", "cutagain.png"], cwd=work, capture_output=True,
+                           text=True)
+        again = {f: (work / "cutagain.png" / f).read_bytes() for f in sorted(os.listdir(work / "cutagain.png"))} \
+            if r.returncode == 0 and p.returncode == 0 else {}
+        check(len(again) == 21 and again == pics["between2"],
+              f"a restart at 2.1, inside a step: the uninterrupted run's 21 PNGs ({r.stderr.strip()})")
+        # (recording every 1.5, no frame of that run falls between 2.0 and 2.4: the migrants are kept all the same)
+        r = run(kairos, mpirun, 1, [*between, "--frames", "cut15", "--frame-every", "1.5", "--checkpoint-at", "2.1",
+                                    "--checkpoint-dir", "ck-between15"], work)
+        check(r.returncode == 0, f"... and with frames every 1.5 ({r.stderr.strip()})")
+        r = run(kairos, mpirun, 2, [*between, "--frames", "cutnew", "--frame-every", "0.7", "--restart",
+                                    "ck-between15/ckpt-2.1"], work)
+        r2 = run(kairos, mpirun, 1, [*between, "--set", "simulators.eco.regions=[1,1]", "--frames", "every07",
+                                     "--frame-every", "0.7"], work)
+        pngs = {}
+        for tag in ("cutnew", "every07"):
+            p = subprocess.run([kairos, "frames", tag, "--png", f"{tag}.png"], cwd=work, capture_output=True, text=True)
+            pngs[tag] = {f: (work / f"{tag}.png" / f).read_bytes() for f in sorted(os.listdir(work / f"{tag}.png"))} \
+                if p.returncode == 0 else {}
+        # (a recording's PNGs are numbered from its first frame: the new one's 0 is the whole run's 3, at 2.1)
+        whole = [pngs["every07"][f] for f in sorted(pngs["every07"])]
+        check(r.returncode == 0 and r2.returncode == 0 and len(pngs["cutnew"]) == 6 and len(whole) == 9
+              and [pngs["cutnew"][f] for f in sorted(pngs["cutnew"])] == whole[3:],
+              f"a restart at 2.1 with frames every 0.7 (2.1 .. 5.6, the first before the migrants of 2.0 arrive): "
+              f"the uncut world's PNGs ({r.stderr.strip()})")
 
         # The period: --frame-every, and at most 200 frames by default.
         r = run(kairos, mpirun, 1, [ECOLOGY, "--frames", "every5", "--frame-every", "5"], work)
