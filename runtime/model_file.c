@@ -365,17 +365,18 @@ static kr_status_t add_entry(kr__model_file_t *f, const kr__sim_entry_t *e)
     return KR_OK;
 }
 
-/* Adds from -> to unless it is there; *dup tells which. */
-static kr_status_t add_dep(kr__model_file_t *f, uint32_t from, uint32_t to, kr_time_t promise, bool *dup)
+/* Adds from -> to unless it is there; *dup_of is the one there, or
+ * SIZE_MAX when it was added. */
+static kr_status_t add_dep(kr__model_file_t *f, uint32_t from, uint32_t to, kr_time_t promise, size_t *dup_of)
 {
     uint32_t cursor = 0, k;
     uint64_t key = pair_key(from, to);
     while ((k = kr__hmap_next(&f->dep_set, key, &cursor)) != KR__HMAP_EMPTY)
         if (f->deps[k].from == from && f->deps[k].to == to) {
-            *dup = true;
+            *dup_of = k;
             return KR_OK;
         }
-    *dup = false;
+    *dup_of = SIZE_MAX;
     if ((f->dep_count == f->dep_cap && KR__GROW(f->deps, f->dep_cap, f->dep_count + 1, 16, NULL)) ||
         kr__hmap_insert(&f->dep_set, key, (uint32_t)f->dep_count))
         return kr__fail(KR_ERR_NOMEM, "out of memory");
@@ -401,8 +402,8 @@ static kr_status_t add_region_dependencies(kr__model_file_t *f, const kr__sim_en
             return kr__input_error(f->path, path, expected, regions);
         }
         for (size_t j = 0; j < k; j++) {
-            bool dup;
-            kr_status_t st = add_dep(f, first->region_first + i, first->region_first + nb[j], first->time_step, &dup);
+            size_t dup_of;
+            kr_status_t st = add_dep(f, first->region_first + i, first->region_first + nb[j], first->time_step, &dup_of);
             if (st) return st;
         }
     }
@@ -588,7 +589,8 @@ static kr_status_t check_dependencies(kr__model_file_t *f)
     if (!list) return KR_OK;
     FAIL_IF(!json_is_array(list), "dependencies", "an array of dependencies", list);
     kr_status_t st = KR_OK;
-    size_t i;
+    /* the dependencies there so far are those that regions make */
+    size_t made_by_regions = f->dep_count, i;
     json_t *d;
     json_array_foreach(list, i, d) {
         char at[64], path[128];
@@ -631,12 +633,17 @@ static kr_status_t check_dependencies(kr__model_file_t *f)
         for (uint32_t a = ff; a < ff + nf; a++)
             for (uint32_t b = tf; b < tf + nt; b++) {
                 if (a == b) continue;
-                bool dup;
-                if ((st = add_dep(f, a, b, promise, &dup))) return st;
-                if (!dup) continue;
-                char expected[2 * KR__MAX_NAME + 64];
-                snprintf(expected, sizeof expected, "one dependency %s -> %s (already declared)", f->sims[a].name,
-                         f->sims[b].name);
+                size_t dup_of;
+                if ((st = add_dep(f, a, b, promise, &dup_of))) return st;
+                if (dup_of == SIZE_MAX) continue;
+                char expected[2 * KR__MAX_NAME + 160];
+                if (dup_of < made_by_regions)
+                    snprintf(expected, sizeof expected, "one dependency %s -> %s (simulators[%zu].regions makes it, "
+                             "with promise = its time_step: neighbouring regions need none declared)",
+                             f->sims[a].name, f->sims[b].name, f->sims[a].index);
+                else
+                    snprintf(expected, sizeof expected, "one dependency %s -> %s (already declared)", f->sims[a].name,
+                             f->sims[b].name);
                 return kr__input_error(f->path, at, expected, d);
             }
     }

@@ -304,6 +304,19 @@ Test(model_file, duplicate_dependency_refused)
                       "{\"from\":\"b[*]\",\"to\":\"b[1]\",\"promise\":2}");
 }
 
+/* A pair that `regions` makes already: the message says so (it said
+ * "already declared", naming nothing the user wrote). */
+Test(model_file, dependency_regions_make_refused)
+{
+    expect_load_error(mt_load("{'end_time': 10, 'simulators': [{'name': 'q', 'kind': 'bath', 'time_step': 1}, "
+                              "{'name': 'w', 'kind': 'walkers', 'formalism': 'agent-based', 'time_step': 1, "
+                              "'regions': [2, 2]}], 'dependencies': [{'from': 'q', 'to': 'w[0]', 'promise': 1}, "
+                              "{'from': 'w[0]', 'to': 'w[3]', 'promise': 2}]}", NULL),
+                      "dependencies[1]", "one dependency w[0] -> w[3] (simulators[1].regions makes it, with promise "
+                      "= its time_step: neighbouring regions need none declared)",
+                      "{\"from\":\"w[0]\",\"to\":\"w[3]\",\"promise\":2}");
+}
+
 Test(model_file, wildcard_matching_nothing_refused)
 {
     expect_load_error(mt_load(BATHS("{'from': 'c[*]', 'to': 'b[1]', 'promise': 1}", ""), NULL),
