@@ -179,6 +179,20 @@ static kr_status_t read_time(kr__model_file_t *f, json_t *v, const char *path, b
 }
 
 /* outputs.checkpoint (docs/checkpoint.md): every field optional. */
+
+/* A whole number from lo to hi: an integer, or a real with a whole value
+ * (2.0, as a program that writes every number as a float gives; kinds'
+ * params take it too), exactly representable. */
+static bool whole_in(const json_t *v, json_int_t lo, json_int_t hi, json_int_t *out)
+{
+    if (json_is_integer(v)) *out = json_integer_value(v);
+    else if (json_is_real(v) && json_real_value(v) == floor(json_real_value(v)) &&
+             fabs(json_real_value(v)) <= 9007199254740992.0)
+        *out = (json_int_t)json_real_value(v);
+    else
+        return false;
+    return *out >= lo && *out <= hi;
+}
 static kr_status_t read_checkpoint_plan(kr__model_file_t *f, json_t *c)
 {
     kr__ckpt_plan_t *p = &f->ckpt;
@@ -214,14 +228,15 @@ static kr_status_t read_checkpoint_plan(kr__model_file_t *f, json_t *c)
         p->every = d;
     }
     if ((v = json_object_get(c, "keep"))) {
-        FAIL_IF(!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 1000000,
-                "outputs.checkpoint.keep", "a whole number of checkpoints to keep (0: all)", v);
-        p->keep = (int)json_integer_value(v);
+        json_int_t keep;
+        FAIL_IF(!whole_in(v, 0, 1000000, &keep), "outputs.checkpoint.keep",
+                "a whole number of checkpoints to keep (0: all)", v);
+        p->keep = (int)keep;
     }
     if ((v = json_object_get(c, "level"))) {
-        FAIL_IF(!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 19,
-                "outputs.checkpoint.level", "a zstd level from 1 to 19", v);
-        p->level = (int)json_integer_value(v);
+        json_int_t level;
+        FAIL_IF(!whole_in(v, 1, 19, &level), "outputs.checkpoint.level", "a zstd level from 1 to 19", v);
+        p->level = (int)level;
     }
     return KR_OK;
 }
@@ -235,13 +250,15 @@ static kr_status_t check_top(kr__model_file_t *f)
     json_t *v;
     f->precision = KR_PRECISION_DEFAULT;
     if ((v = json_object_get(r, "precision"))) {
-        FAIL_IF(!json_is_integer(v) || json_integer_value(v) < 1, "precision",
-                "a whole number of ticks per model unit >= 1", v);
-        f->precision = (uint64_t)json_integer_value(v);
+        json_int_t precision;
+        FAIL_IF(!whole_in(v, 1, INT64_MAX, &precision), "precision", "a whole number of ticks per model unit >= 1",
+                v);
+        f->precision = (uint64_t)precision;
     }
     if ((v = json_object_get(r, "seed"))) {
-        FAIL_IF(!json_is_integer(v) || json_integer_value(v) < 0, "seed", "a whole number >= 0", v);
-        f->seed = (uint64_t)json_integer_value(v);
+        json_int_t seed;
+        FAIL_IF(!whole_in(v, 0, INT64_MAX, &seed), "seed", "a whole number >= 0", v);
+        f->seed = (uint64_t)seed;
     }
     v = json_object_get(r, "end_time");
     if ((st = read_time(f, v, "end_time", false, &f->end_time))) return st;
@@ -475,9 +492,9 @@ static kr_status_t check_simulators(kr__model_file_t *f)
         }
         if ((v = json_object_get(s, "rank"))) {
             snprintf(path, sizeof path, "%s.rank", at);
-            FAIL_IF(!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 1 << 24, path,
-                    "a rank: a whole number from 0 to 16777216", v);
-            e.rank = (int)json_integer_value(v);
+            json_int_t rank;
+            FAIL_IF(!whole_in(v, 0, 1 << 24, &rank), path, "a rank: a whole number from 0 to 16777216", v);
+            e.rank = (int)rank;
         }
         if ((v = json_object_get(s, "render"))) {
             snprintf(path, sizeof path, "%s.render", at);
@@ -492,17 +509,14 @@ static kr_status_t check_simulators(kr__model_file_t *f)
             snprintf(path, sizeof path, "%s.count", at);
             char expected[64];
             snprintf(expected, sizeof expected, "a whole number from 1 to %u", KR__MAX_SIMULATORS);
-            FAIL_IF(!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > KR__MAX_SIMULATORS,
-                    path, expected, v);
-            count = json_integer_value(v);
+            FAIL_IF(!whole_in(v, 1, KR__MAX_SIMULATORS, &count), path, expected, v);
         }
         json_int_t cols = 0, rows = 0;
         if ((v = json_object_get(s, "regions"))) {
             snprintf(path, sizeof path, "%s.regions", at);
             json_t *vp = json_array_get(v, 0), *vq = json_array_get(v, 1);
-            bool ok = json_is_array(v) && json_array_size(v) == 2 && json_is_integer(vp) && json_is_integer(vq);
-            cols = ok ? json_integer_value(vp) : 0;
-            rows = ok ? json_integer_value(vq) : 0;
+            bool ok = json_is_array(v) && json_array_size(v) == 2 && whole_in(vp, 1, KR_REGION_MAX, &cols) &&
+                      whole_in(vq, 1, KR_REGION_MAX, &rows);
             char expected[128];
             snprintf(expected, sizeof expected, "[P, Q], two whole numbers >= 1 with P x Q <= %u", KR_REGION_MAX);
             FAIL_IF(!ok || cols < 1 || rows < 1 || cols > KR_REGION_MAX || rows > KR_REGION_MAX ||

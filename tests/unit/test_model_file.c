@@ -612,6 +612,31 @@ Test(model_file, bad_precision)
 Test(model_file, bad_seed)
 {
     expect_load_error(mt_load(FACTORY, "seed=-3", NULL), "seed", "a whole number >= 0", "-3");
+    expect_load_error(mt_load(FACTORY, "seed=1e300", NULL), "seed", "a whole number >= 0", "1e300");
+}
+
+/* Whole numbers written as floats (a program that writes every number
+ * as one gives 2.0) are whole numbers wherever the file takes one, as in
+ * a kind's params. They were refused here and taken there. */
+Test(model_file, whole_numbers_written_as_floats)
+{
+    kr__model_file_t *f = mt_load("{'end_time': 10, 'seed': 7.0, 'precision': 1000.0, 'simulators': ["
+                                  "{'name': 'b', 'kind': 'bath', 'time_step': 1, 'count': 3.0, 'rank': 0.0}, "
+                                  "{'name': 'w', 'kind': 'walkers', 'formalism': 'agent-based', 'time_step': 1, "
+                                  "'regions': [2.0, 1.0]}], 'outputs': {'checkpoint': {'keep': 2.0, 'level': 3.0}}}",
+                                  NULL);
+    cr_assert(f, "%s", kr_last_error());
+    cr_assert_eq(f->seed, 7);
+    cr_assert_eq(f->precision, 1000);
+    cr_assert_eq(f->sim_count, 5);
+    cr_assert_eq(f->sims[0].rank, 0);
+    cr_assert_eq(f->sims[3].region_cols, 2);
+    cr_assert_eq(f->sims[3].region_rows, 1);
+    cr_assert_eq(f->ckpt.keep, 2);
+    cr_assert_eq(f->ckpt.level, 3);
+    kr__model_file_free(f);
+    expect_load_error(mt_load(BATHS("", ""), "simulators.0.regions=[2.5,1]", NULL), "simulators[0].regions",
+                      "[P, Q], two whole numbers >= 1 with P x Q <= 4096", "[2.5,1]");
 }
 
 Test(model_file, bad_sync)
