@@ -9,6 +9,7 @@
  *     "log": PATH, "replay": PATH             relative to the model file
  *   }
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -53,7 +54,8 @@ static bool split_address(const json_t *v, char *host, size_t host_cap, int *por
     char *end;
     errno = 0;
     long p = strtol(colon + 1, &end, 10);
-    if (!colon[1] || *end || errno || p < 0 || p > 65535) return false;
+    /* digits only: strtol also takes " +7000" and "-0" */
+    if (!isdigit((unsigned char)colon[1]) || *end || errno || p < 0 || p > 65535) return false;
     memcpy(host, h, (size_t)(h_end - h));
     host[h_end - h] = 0;
     *port = (int)p;

@@ -566,6 +566,8 @@ def refusals(kairos, mpirun, work):
         ("input", {"input": "keyboard"}, "simulators[2].emulation.input: expected \"stdin\""),
         ("listen", {"input": {"listen": "localhost"}}, "emulation.input.listen: expected \"HOST:PORT\""),
         ("connect", {"input": {"connect": "127.0.0.1:0"}}, "emulation.input.connect: expected \"HOST:PORT\""),
+        ("sign", {"input": {"listen": "127.0.0.1:+7000"}}, "emulation.input.listen: expected \"HOST:PORT\""),
+        ("space", {"input": {"connect": "127.0.0.1: 7000"}}, "emulation.input.connect: expected \"HOST:PORT\""),
         ("two", {"input": {"listen": 1, "connect": "a:1"}}, "expected one source"),
         ("wait", {"wait": 3}, "emulation.wait: expected a wait only with a listen or connect input"),
         ("disc", {"input": {"pipe": "p"}, "on_disconnect": "stop"}, "emulation.on_disconnect: expected an input that"),
