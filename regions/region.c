@@ -12,7 +12,6 @@
 #define REGION_AGENT "kr.region.agent"
 #define REGION_STRIP "kr.region.strip"
 #define REGION_DRIVER "kr.region.driver"
-#define REGION_EXCHANGE "kr.region.exchange"
 #define REGION_START "kr.region.start"
 
 static kr_context_type_t region_context(kr_model_t *m)
@@ -64,7 +63,7 @@ kr_status_t kr_region_register(kr_model_t *m)
         !kr_behavior_register(reg, &(kr_behavior_desc_t){ .name = REGION_DRIVER,
                                                           .state_size = sizeof(kr__region_driver_t),
                                                           .vtbl = &driver_vtbl }) ||
-        !kr_model_event_type(m, &(kr_event_type_desc_t){ .name = REGION_EXCHANGE,
+        !kr_model_event_type(m, &(kr_event_type_desc_t){ .name = KR__REGION_EXCHANGE,
                                                           .size = sizeof(kr__region_exchange_msg_t),
                                                           .on_target_side = kr__region_exchange_arrive }) ||
         !kr_model_event_type(m, &(kr_event_type_desc_t){ .name = REGION_START, .on_event = kr__region_start }))
@@ -134,7 +133,7 @@ kr_region_t *kr_region_create(kr_sim_t *sim, const kr_region_desc_t *desc)
     r->agent = kr_component_lookup(reg, REGION_AGENT);
     r->strip = kr_component_lookup(reg, REGION_STRIP);
     r->driver = kr_component_lookup(reg, REGION_DRIVER);
-    r->exchange = kr_model_find_event_type(m, REGION_EXCHANGE);
+    r->exchange = kr_model_find_event_type(m, KR__REGION_EXCHANGE);
     uint32_t nb[8];
     r->nb_count = kr_region_grid_neighbours(&g, r->index, nb);
     for (size_t i = 0; i < r->nb_count; i++) {

@@ -44,6 +44,10 @@
 #include "kairos/world.h"
 #include "regions/departure.h"
 
+/* The sync-event type of the exchanges between neighbouring regions: a
+ * region receives it whatever its kind declares (runtime/kind_build.c). */
+#define KR__REGION_EXCHANGE "kr.region.exchange"
+
 /* An agent of a cell being scanned, or a migrant listed by a move. */
 typedef struct kr__region_snap {
     uint64_t id;

@@ -9,6 +9,8 @@
 #include "kairos/sync.h"
 #include "runtime/kind_build.h"
 #include "runtime/param_table.h"
+#include "regions/region_private.h"
+#include "schedulers/model_private.h"
 
 /* The state type of a kind is registered under this name. */
 static void state_type_name(const kr_kind_desc_t *k, char *out, size_t n) { snprintf(out, n, "kind:%s", k->name); }
@@ -89,7 +91,16 @@ static kr_status_t register_kind(owners_t *o, kr_model_t *m, const char *file, c
 {
     for (size_t i = 0; k->events && k->events[i].name; i++)
         if (!kr_model_event_type(m, &k->events[i])) return conflict(o, m, file, k->name);
-    if (k->register_types && k->register_types(m)) return conflict(o, m, file, k->name);
+    if (k->register_types) {
+        kr_clear_error();
+        kr_status_t st = k->register_types(m);
+        /* one that failed without a message fails the load all the same
+         * (the load went on as if it had succeeded) */
+        if (st && (kr_last_status() == KR_OK || !kr_last_error()[0]))
+            return kr__fail(st == KR_ERR_NOMEM ? KR_ERR_NOMEM : KR_ERR_INVALID_ARG, "%s: kind '%s': register_types "
+                            "failed with status %d (%s) and no message", file, k->name, (int)st, kr_status_str(st));
+        if (st) return conflict(o, m, file, k->name);
+    }
     note_owners(o, m, k->name);
     if (!k->state_size) return KR_OK;
     char name[300];
@@ -125,9 +136,17 @@ kr_status_t kr__kinds_register_types(const kr__model_file_t *f, kr_model_t *m)
     return st;
 }
 
-kr_status_t kr__kind_declare_receives(const kr__model_file_t *f, const kr_kind_desc_t *k, kr_sim_t *sim)
+kr_status_t kr__kind_declare_receives(const kr__model_file_t *f, const kr__sim_entry_t *e, const kr_kind_desc_t *k,
+                                      kr_sim_t *sim)
 {
     kr_model_t *m = kr_sim_model(sim);
+    if (!k->receives) return KR_OK;
+    /* an empty list declares that it receives nothing, and a region
+     * receives its neighbours' exchanges as well */
+    kr_status_t st = kr__sim_receives_declared(sim);
+    kr_event_type_t exchange = kr_model_find_event_type(m, KR__REGION_EXCHANGE);
+    if (!st && exchange && e->region_cols) st = kr_sim_receive(sim, exchange);
+    if (st) return st;
     for (size_t i = 0; k->receives && k->receives[i]; i++) {
         kr_event_type_t t = kr_model_find_event_type(m, k->receives[i]);
         if (!t)

@@ -13,10 +13,12 @@ kr_status_t kr__kind_check(const kr_kind_desc_t *kind);
  * two kinds define differently fails naming both kinds. */
 kr_status_t kr__kinds_register_types(const kr__model_file_t *f, kr_model_t *m);
 
-/* On every rank, for every simulator as it is added: the sync-events its
- * kind declares it receives (kr_kind_desc_t.receives), so that a sender on
- * any rank is checked against them. */
-kr_status_t kr__kind_declare_receives(const kr__model_file_t *f, const kr_kind_desc_t *kind, kr_sim_t *sim);
+/* On every rank, for every simulator as it is added (from entry e): the
+ * sync-events its kind declares it receives (kr_kind_desc_t.receives; an
+ * empty list: none, a region's exchanges aside), so that a sender on any
+ * rank is checked against them. */
+kr_status_t kr__kind_declare_receives(const kr__model_file_t *f, const kr__sim_entry_t *e, const kr_kind_desc_t *kind,
+                                      kr_sim_t *sim);
 
 /* The formalism of entry `index` is one the kind allows (a kind that
  * declares its parts; an older kind checks in its setup): the model file

@@ -870,7 +870,7 @@ kr_model_t *kr__model_file_build_on(kr__model_file_t *f, const kr_observer_t *ob
                      kr_last_error());
             goto fail;
         }
-        if (kr__kind_declare_receives(f, kr__model_file_kind(f, i), added)) goto fail;
+        if (kr__kind_declare_receives(f, e, kr__model_file_kind(f, i), added)) goto fail;
     }
     for (size_t i = 0; i < f->dep_count; i++)
         if (kr_model_add_dependency(m, f->deps[i].from, f->deps[i].to, f->deps[i].promise)) {

@@ -125,7 +125,8 @@ struct kr_sim {
     const void *user_tag;
 
     /* The sync-event types it runs on the target side, a bit per type id
-     * (receive.c); NULL: none declared, and none checked. */
+     * (receive.c); NULL: none declared, and none checked (all bits 0: it
+     * receives none). */
     uint64_t *receives;
     uint32_t receives_words;
 
@@ -342,6 +343,10 @@ static inline kr__event_type_rec_t *kr__event_type(const kr_model_t *m, kr_event
 {
     return t >= 1 && t <= m->type_count ? &m->types[t - 1] : NULL;
 }
+
+/* Marks what sim receives as declared, even when nothing is (a kind's
+ * empty `receives`): every sync-event to it is checked from now on. */
+kr_status_t kr__sim_receives_declared(kr_sim_t *sim);
 
 /* kr_sim_receives for a simulator that is not NULL (receive.c). */
 static inline bool kr__sim_receives(const kr_sim_t *s, kr_event_type_t t)

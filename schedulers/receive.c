@@ -37,6 +37,14 @@ kr_status_t kr_sim_receive(kr_sim_t *sim, kr_event_type_t type)
     return KR_OK;
 }
 
+kr_status_t kr__sim_receives_declared(kr_sim_t *sim)
+{
+    if (sim->receives) return KR_OK;
+    if (!(sim->receives = calloc(1, sizeof *sim->receives))) return kr__fail(KR_ERR_NOMEM, "out of memory");
+    sim->receives_words = 1;
+    return KR_OK;
+}
+
 bool kr_sim_receives(const kr_sim_t *sim, kr_event_type_t type)
 {
     return sim && kr__sim_receives(sim, type);

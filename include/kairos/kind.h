@@ -63,8 +63,9 @@ typedef struct kr_kind_desc {
     /* After the run: figures of the kind's own (kr_report_*), written
      * before the statistics of its state's slots. Optional. */
     void (*report)(kr_sim_t *sim, kr_report_t *report);
-    /* After the run: a digest of state kept outside the simulator's world
-     * and declared state (the runtime digests those, kairos/digest.h),
+    /* After the run: a digest of state kept outside the simulator's world,
+     * declared state and ODE state vector (the runtime digests those,
+     * kairos/digest.h),
      * added to its part of the checksum. Optional. Must not depend on
      * entity ids or memory addresses. */
     uint64_t (*digest)(kr_sim_t *sim);
@@ -102,8 +103,11 @@ typedef struct kr_kind_desc {
      * one of these simulators is refused instead of run on the wrong
      * state, and the emulation gateway forwards input to them only for
      * these types (docs/emulation.md). Optional; without it nothing is
-     * checked, and the gateway forwards nothing to them. Not copied (a
-     * static table, like the kind's other parts). */
+     * checked, and the gateway forwards nothing to them. An empty list
+     * ({ NULL }) declares that the kind receives none: every sync-event
+     * sent to it is refused (a region's exchanges with its neighbours
+     * aside, which a region always receives). Not copied (a static table,
+     * like the kind's other parts). */
     const char *const *receives;
     /* Agent-based: runs at every time step, before the behaviors'
      * on_update (kr_sim_set_on_step). Optional. */

@@ -899,6 +899,8 @@ const kr_kind_desc_t kr__ecology_kind = {
     .digest = ecology_state_digest,
     .state_digest = ecology_state_digest,
     .serialize = ecology_serialize,
+    /* as walkers: only its neighbouring regions' exchanges */
+    .receives = (const char *const[]){ NULL },
     .state_size = sizeof(params_t),
     .params = ecology_params,
 };

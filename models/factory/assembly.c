@@ -87,4 +87,6 @@ const kr_kind_desc_t kr__factory_assembly_kind = {
         { 0 } },
     .events = (const kr_event_type_desc_t[]){
         FACTORY_SHIP_EVENT, { .name = "factory.make", .on_event = make_part }, { 0 } },
+    /* It ships parts and takes none: a sync-event sent to it is refused. */
+    .receives = (const char *const[]){ NULL },
 };

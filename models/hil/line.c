@@ -130,6 +130,8 @@ const kr_kind_desc_t kr__hil_feeder_kind = {
     .summary = "makes a weighed part every exponential `interval` and sends it to `to` (examples/hil)",
     .formalism = KR_DISCRETE_EVENT,
     .setup = feeder_setup,
+    /* It sends parts and takes nothing: a sync-event sent to it is refused. */
+    .receives = (const char *const[]){ NULL },
     .state_size = sizeof(feeder_t),
     .state_fields = (const kr_field_t[]){
         KR_FIELD(feeder_t, gap, KR_FIELD_DIST),

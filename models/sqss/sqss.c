@@ -362,4 +362,6 @@ const kr_kind_desc_t kr__sqss_kind = {
         { .name = "sqss.done", .size = sizeof(kr_entity_t), .on_event = service_done },
         { .name = "sqss.warmup", .on_event = warmed_up },
         { 0 } },
+    /* The whole line is in one simulator: a sync-event sent to it is refused. */
+    .receives = (const char *const[]){ NULL },
 };

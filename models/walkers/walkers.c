@@ -158,6 +158,9 @@ const kr_kind_desc_t kr__walkers_kind = {
     .digest = walkers_state_digest,
     .state_digest = walkers_state_digest,
     .serialize = walkers_serialize,
+    /* Only its neighbouring regions' exchanges, which a region receives
+     * anyway: another sync-event sent to it is refused. */
+    .receives = (const char *const[]){ NULL },
     .state_size = sizeof(walkers_t),
     .params = (const kr_param_t[]){
         /* KR_REGION_MAX_SIDE cells a side at most */

@@ -77,11 +77,21 @@ static kr_status_t deadlock_setup(kr_sim_t *sim, const kr_params_t *p)
     return KR_OK;
 }
 
+/* register_types failing with no message (the load went on, exit 0). */
+static kr_status_t silent_register(kr_model_t *m)
+{
+    (void)m;
+    return KR_ERR_IO;
+}
+
 static kr_status_t register_kinds(kr_kinds_t *kinds)
 {
     kr_kind_desc_t silent = { .name = "silent", .formalism = KR_DISCRETE_EVENT, .setup = silent_setup },
-                   gave_up = { .name = "gave_up", .formalism = KR_DISCRETE_EVENT, .setup = deadlock_setup };
-    if (kr_kind_register(kinds, &silent) || kr_kind_register(kinds, &gave_up)) return kr_last_status();
+                   gave_up = { .name = "gave_up", .formalism = KR_DISCRETE_EVENT, .setup = deadlock_setup },
+                   no_types = { .name = "no_types", .formalism = KR_DISCRETE_EVENT, .setup = silent_setup,
+                                 .register_types = silent_register };
+    if (kr_kind_register(kinds, &silent) || kr_kind_register(kinds, &gave_up) || kr_kind_register(kinds, &no_types))
+        return kr_last_status();
     kr_kind_desc_t a = ticker("a", tick_events), b = ticker("b", tick_events), c = ticker("c", other_events),
                    d = ticker("d", tick_events), e = ticker("e", ping_events), f = ticker("f", ping_events),
                    g = ticker("g", ping_events);
@@ -192,6 +202,15 @@ Test(kind_build, a_failed_setup_is_bad_input_whatever_its_status)
     cr_assert_null(kr__model_file_build(f, NULL));
     cr_assert_eq(kr_last_status(), KR_ERR_INVALID_ARG, "not a deadlock: %s", kr_last_error());
     cr_assert(strstr(kr_last_error(), "simulator 'x', time 0: gave up"), "%s", kr_last_error());
+    kr__model_file_free(f);
+    /* so is a register_types that failed with no message */
+    f = load("{'end_time': 1, 'simulators': [{'name': 'x', 'kind': 'no_types'}]}");
+    cr_assert_null(kr__model_file_build(f, NULL));
+    cr_assert_eq(kr_last_status(), KR_ERR_INVALID_ARG, "%s", kr_last_error());
+    char want[300];
+    snprintf(want, sizeof want, "%s: kind 'no_types': register_types failed with status %d (%s) and no message",
+             mt_path, (int)KR_ERR_IO, kr_status_str(KR_ERR_IO));
+    cr_assert_str_eq(kr_last_error(), want);
     kr__model_file_free(f);
 }
 

@@ -273,6 +273,38 @@ Test(rows, a_shipment_to_another_kind_fails_the_run)
     kr_model_destroy(m);
     kr__model_file_free(f);
 
+    /* The built-in kinds that receive nothing declare it (an empty
+     * `receives`): a region kind still takes its neighbours' exchanges. */
+    static const char *const targets[][2] = {
+        { "sqss", "" },
+        /* (these two send to the line too, after the end) */
+        { "assembly", "'params': {'to': 'line', 'interval': {'dist': 'constant', 'value': 1000}}" },
+        { "feeder", "'params': {'to': 'line', 'interval': 1e9}" },
+        { "walkers", "'formalism': 'agent-based', 'time_step': 1, 'regions': [2, 1], 'params': {'width': 8, "
+                     "'height': 4}" },
+        { "ecology", "'formalism': 'agent-based', 'time_step': 1, 'regions': [2, 1]" },
+    };
+    for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
+        char text[1024], to[32];
+        bool regions = strstr(targets[i][1], "regions") != NULL;
+        snprintf(to, sizeof to, "%s", regions ? "x[1]" : "x");
+        snprintf(text, sizeof text, "{'seed': 1, 'end_time': 100, 'simulators': ["
+                 " {'name': 'line', 'kind': 'rows', 'params': {'to': '%s', 'conveyors': 2}},"
+                 " {'name': 'x', 'kind': '%s'%s%s}], 'dependencies': [{'from': 'line', 'to': '%s', 'promise': 1}%s]}",
+                 to, targets[i][0], targets[i][1][0] ? ", " : "", targets[i][1], to,
+                 strstr(targets[i][1], "'to'") ? ", {'from': 'x', 'to': 'line', 'promise': 1}" : "");
+        f = mt_load(text, NULL);
+        cr_assert(f, "%s: %s", targets[i][0], kr_last_error());
+        m = kr__model_file_build(f, NULL);
+        cr_assert(m, "%s: %s", targets[i][0], kr_last_error());
+        cr_assert_eq(kr_model_run(m), KR_ERR_INVALID_ARG, "%s: %s", targets[i][0], kr_last_error());
+        char want[64];
+        snprintf(want, sizeof want, "'%s' does not receive 'rows.ship'", to);
+        cr_assert(strstr(kr_last_error(), want), "%s: %s", targets[i][0], kr_last_error());
+        kr_model_destroy(m);
+        kr__model_file_free(f);
+    }
+
     f = mt_load("{'seed': 1, 'end_time': 100, 'simulators': ["
                 " {'name': 'line', 'kind': 'rows', 'params': {'to': 'other', 'conveyors': 2}},"
                 " {'name': 'other', 'kind': 'rows', 'params': {'to': 'line', 'conveyors': 2}}],"
