@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "kairos/continuous.h"
 #include "kairos/digest.h"
 #include "kairos/stop.h"
 #include "base/clock.h"
@@ -23,14 +24,22 @@ static uint64_t combine(uint64_t h, uint32_t id, uint64_t events, uint64_t state
     return kr__mix64(h ^ state);
 }
 
-/* A simulator's state for the checksum: its world and its declared state
- * digested from their field metadata (kairos/digest.h), plus what the
- * kind digests itself, if anything. */
+/* A simulator's state for the checksum: its world, its declared state
+ * digested from their field metadata (kairos/digest.h) and its statistics
+ * by name, a continuous simulator's ODE state vector (the engine keeps
+ * it, not the kind), plus what the kind digests itself, if anything. */
 static uint64_t state_digest(const kr_kind_desc_t *k, kr_sim_t *s)
 {
     kr_world_t *w = kr_sim_world(s);
     uint64_t own = k && k->digest ? k->digest(s) : 0;
     uint64_t state = k && k->state_size ? kr_fields_digest(w, kr_sim_state(s), k->state_fields) : 0;
+    size_t dim = 0;
+    const double *y = kr_continuous_state(s, &dim);
+    for (size_t i = 0; i < dim; i++) {
+        uint64_t bits;
+        memcpy(&bits, &y[i], sizeof bits);
+        state = kr_digest_mix(state ^ bits);
+    }
     kr_field_type_t type;
     const void *value;
     const char *name;

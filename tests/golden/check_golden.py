@@ -11,7 +11,9 @@ the test holds every later change to the same answers; a change that means
 to alter results (a new digest, a fixed bug) re-records them with --update
 and says so in its commit. Re-recorded once since: the checksums alone, when
 every simulator's state became digested from field metadata (issue 17),
-after --except-digests had found every count and statistic unchanged.
+after --except-digests had found every count and statistic unchanged; and
+the factory's checksum alone when a continuous simulator's ODE state
+vector joined the digest (--except-digests unchanged again).
 
 --except-digests compares everything but the checksum and the state
 digest: for a change meant to alter digests only (how state is digested),
