@@ -174,6 +174,35 @@ static void finish_ctx(run_ctx_t *c)
     kr_model_destroy(c->model);
 }
 
+/* One warning naming the ranks the plan leaves without a simulator
+ * (more ranks than simulators, pins, zero-promise groups kept together),
+ * as ranges: "ranks 0-1, 5 idle". */
+static void warn_idle_ranks(const kr__model_file_t *f, int ranks, const int *rank_of)
+{
+    bool *busy = calloc((size_t)ranks, sizeof *busy);
+    if (!busy) return;
+    for (size_t i = 0; i < f->sim_count; i++) busy[rank_of[i]] = true;
+    char list[256] = "";
+    size_t len = 0;
+    int idle = 0;
+    for (int r = 0; r < ranks; r++) {
+        if (busy[r]) continue;
+        int last = r;
+        while (last + 1 < ranks && !busy[last + 1]) last++;
+        idle += last - r + 1;
+        if (len < sizeof list - 40)
+            len += (size_t)snprintf(list + len, sizeof list - len, last > r ? "%s%d-%d" : "%s%d", len ? ", " : "", r,
+                                    last);
+        else if (!strstr(list, ", ..."))
+            len += (size_t)snprintf(list + len, sizeof list - len, ", ...");
+        r = last;
+    }
+    free(busy);
+    if (idle)
+        fprintf(stderr, "kairos: warning: %d ranks for %zu simulator%s: rank%s %s idle%s\n", ranks, f->sim_count,
+                f->sim_count == 1 ? "" : "s", idle == 1 ? "" : "s", list, idle == 1 ? "s" : "");
+}
+
 kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
 {
     run_ctx_t c = { .file = f, .opt = opt };
@@ -189,14 +218,7 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
         free(rank_of);
         return st;
     }
-    if (opt->rank == 0 && ranks > 1 && (size_t)ranks > f->sim_count && !opt->no_idle_warning) {
-        if ((size_t)ranks == f->sim_count + 1)
-            fprintf(stderr, "kairos: warning: %d ranks for %zu simulator%s: rank %d idles\n", ranks, f->sim_count,
-                    f->sim_count == 1 ? "" : "s", ranks - 1);
-        else
-            fprintf(stderr, "kairos: warning: %d ranks for %zu simulator%s: ranks %zu-%d idle\n", ranks, f->sim_count,
-                    f->sim_count == 1 ? "" : "s", f->sim_count, ranks - 1);
-    }
+    if (opt->rank == 0 && ranks > 1 && !opt->no_idle_warning) warn_idle_ranks(f, ranks, rank_of);
     const char *stats_path = opt->stats_path ? opt->stats_path : f->out_stats;
     const char *log_dir = opt->event_log_dir ? opt->event_log_dir : f->out_event_log;
     const char *trace_path = opt->trace_path ? opt->trace_path : f->out_trace;

@@ -38,6 +38,37 @@ Test(cli_mpi, factory_two_ranks_same_checksum)
     json_decref(s);
 }
 
+/* The idle-rank warning names the ranks the plan leaves empty, pins and
+ * zero-promise groups included (it named ranks by count: "ranks 2-3"
+ * when 0 and 1 were the idle ones, and nothing when pins left a rank
+ * idle with no more ranks than simulators). */
+Test(cli_mpi, idle_ranks_named_from_the_plan)
+{
+    const char *root = getenv("KAIROS_SOURCE_ROOT"), *bin = getenv("KAIROS_BIN"), *mpirun = getenv("MPIRUN");
+    cr_assert(root && bin && mpirun, "KAIROS_SOURCE_ROOT, KAIROS_BIN and MPIRUN are needed");
+    char model[1024];
+    snprintf(model, sizeof model, "%s/examples/factory.json", root);
+    static const struct { const char *np, *line, *bath, *want; } cases[] = {
+        { "4", "3", "1", "kairos: warning: 4 ranks for 3 simulators: ranks 0, 2 idle\n" },
+        { "2", "1", "1", "kairos: warning: 2 ranks for 3 simulators: rank 0 idles\n" },
+        { "2", "1", "0", "" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char line[64], robots[64], bath[64];
+        snprintf(line, sizeof line, "simulators.AssemblyLine.rank=%s", cases[i].line);
+        snprintf(robots, sizeof robots, "simulators.TransportRobots.rank=%s", cases[i].line);
+        snprintf(bath, sizeof bath, "simulators.ChemicalBath.rank=%s", cases[i].bath);
+        char *argv[] = { (char *)mpirun, "-np", (char *)cases[i].np, "--oversubscribe", (char *)bin, "run", model,
+                         "--end", "100", "--set", line, "--set", robots, "--set", bath, "--quiet",
+                         "-o", (char *)cli_path("idle.json"), NULL };
+        cli_result_t r = cli_spawn(argv);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        cr_assert_str_eq(r.err, cases[i].want, "-np %s, the line on %s, the bath on %s", cases[i].np, cases[i].line,
+                         cases[i].bath);
+        cli_free(&r);
+    }
+}
+
 /* Runs MODEL on `np` ranks (np 0: no mpirun) writing the stats to `stats`,
  * with up to three more option pairs (NULL: none). */
 static cli_result_t run_on(int np, const char *model, const char *stats, const char *a1, const char *a2,
