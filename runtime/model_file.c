@@ -81,11 +81,16 @@ static json_t *child(json_t *node, const char *seg, bool in_simulators)
     return json_array_get(node, idx);
 }
 
+/* The longest path an override's key is followed to. */
+#define KR__SET_PATH_MAX 512
+
 /* `option` names the override in messages ("--set", "--vary"); with
  * `must_exist` the leaf must already be there (a sweep varies what the
  * file holds, and a misspelt key would otherwise add a field nobody
- * reads). */
-static kr_status_t apply_set(kr__model_file_t *f, const char *set, const char *option, bool must_exist)
+ * reads). `canon`, when not NULL, gets the key's path with an array's
+ * entries by index (a simulator named by its name too). */
+static kr_status_t apply_set(kr__model_file_t *f, const char *set, const char *option, bool must_exist,
+                             char canon[KR__SET_PATH_MAX])
 {
     const char *eq = strchr(set, '=');
     /* (an empty part, as in "a..b" or ".a", was skipped: the path named
@@ -122,7 +127,8 @@ static kr_status_t apply_set(kr__model_file_t *f, const char *set, const char *o
     if (!value) value = json_string(text); /* a bare word is a string */
     kr_status_t st = KR_OK;
     json_t *node = f->root;
-    char path[512] = "";
+    char path[KR__SET_PATH_MAX] = "";
+    size_t canon_len = 0;
     char *save = NULL;
     bool in_simulators = false;
     char *seg = strtok_r(key, ".", &save);
@@ -130,6 +136,15 @@ static kr_status_t apply_set(kr__model_file_t *f, const char *set, const char *o
         char *next = strtok_r(NULL, ".", &save);
         size_t n = strlen(path);
         snprintf(path + n, sizeof path - n, "%s%s", n ? "." : "", seg);
+        /* the same path with an array's entries by index, not by name */
+        json_t *here = json_is_array(node) ? child(node, seg, in_simulators) : NULL;
+        size_t idx = 0;
+        for (; here && idx < json_array_size(node) && json_array_get(node, idx) != here; idx++) {}
+        if (canon && canon_len < KR__SET_PATH_MAX)
+            canon_len += (size_t)(here ? snprintf(canon + canon_len, KR__SET_PATH_MAX - canon_len, "%s%zu",
+                                                  canon_len ? "." : "", idx)
+                                       : snprintf(canon + canon_len, KR__SET_PATH_MAX - canon_len, "%s%s",
+                                                  canon_len ? "." : "", seg));
         if (!next) {
             /* The leaf: replace, or add a key to an existing object. */
             if (must_exist && !child(node, seg, in_simulators)) {
@@ -731,8 +746,27 @@ json_t *kr__model_file_read(const char *path)
     return root;
 }
 
+/* Two --vary keys that name one value, or one inside the other's: the
+ * later would overwrite what the earlier set, and the CSV label the rows
+ * with values no run used. `canon` holds each key's path with entries by
+ * index (apply_set). */
+static bool vary_overlaps(const char *const *varies, char (*canon)[KR__SET_PATH_MAX], size_t i)
+{
+    for (size_t j = 0; j < i; j++) {
+        size_t a = strlen(canon[j]), b = strlen(canon[i]), n = a < b ? a : b;
+        if (strncmp(canon[j], canon[i], n) || (a != b && (a > b ? canon[j] : canon[i])[n] != '.')) continue;
+        const char *ki = varies[i], *kj = varies[j];
+        kr__fail(KR_ERR_INVALID_ARG, "--vary %.*s: expected a key of its own, found one that %s --vary %.*s (%s)",
+                 (int)(strchr(ki, '=') - ki), ki, a == b ? "names the value of" : a < b ? "names a part of" : "holds",
+                 (int)(strchr(kj, '=') - kj), kj, a > b ? canon[j] : canon[i]);
+        return true;
+    }
+    return false;
+}
+
 kr__model_file_t *kr__model_file_load(const kr__model_file_desc_t *desc)
 {
+    char (*varied)[KR__SET_PATH_MAX] = NULL;
     kr__model_file_t *f = calloc(1, sizeof *f);
     if (!f) { kr__fail(KR_ERR_NOMEM, "out of memory"); return NULL; }
     f->ckpt.keep = -1;
@@ -755,9 +789,17 @@ kr__model_file_t *kr__model_file_load(const kr__model_file_desc_t *desc)
         goto fail;
     }
     for (size_t i = 0; i < desc->set_count; i++)
-        if (apply_set(f, desc->sets[i], "--set", false)) goto fail;
-    for (size_t i = 0; i < desc->vary_count; i++)
-        if (apply_set(f, desc->varies[i], "--vary", true)) goto fail;
+        if (apply_set(f, desc->sets[i], "--set", false, NULL)) goto fail;
+    if (desc->vary_count && !(varied = calloc(desc->vary_count, sizeof *varied))) {
+        kr__fail(KR_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < desc->vary_count; i++) {
+        if (apply_set(f, desc->varies[i], "--vary", true, varied[i])) goto fail;
+        if (vary_overlaps(desc->varies, varied, i)) goto fail;
+    }
+    free(varied);
+    varied = NULL;
     if (desc->register_builtin && desc->register_builtin(f->kinds)) goto fail;
     if (check_top(f) || load_plugins(f) || check_simulators(f) || check_dependencies(f)) goto fail;
     for (size_t i = 0; i < desc->replay_count; i++)
@@ -765,6 +807,7 @@ kr__model_file_t *kr__model_file_load(const kr__model_file_desc_t *desc)
     if (kr__emulation_settings_distinct(f)) goto fail;
     return f;
 fail:
+    free(varied);
     kr__model_file_free(f);
     return NULL;
 }

@@ -741,6 +741,16 @@ Test(cli, sweep_and_replication_errors_are_one_line)
                "--vary simulators.mm1.params.capacity: expected a JSON array of values [v1,v2,...], found 5");
     expect_bad(kairos("sweep", m, "--vary", "seed=[1]", "--vary", "seed=[2]", "-o", csv, NULL),
                "--vary seed: expected each key once, found it twice");
+    /* one value named twice (by name and by index), or one key inside
+     * another's value: the CSV labelled rows with values no run used */
+    expect_bad(kairos("sweep", m, "--vary", "simulators.mm1.params.capacity=[1,2]", "--vary",
+                      "simulators.0.params.capacity=[3,4]", "-o", csv, NULL),
+               "--vary simulators.0.params.capacity: expected a key of its own, found one that names the value of "
+               "--vary simulators.mm1.params.capacity (simulators.0.params.capacity)");
+    expect_bad(kairos("sweep", m, "--vary", "simulators.mm1.params.service.mean=[0.4,0.5]", "--vary",
+                      "simulators.mm1.params.service=[{\"dist\":\"constant\",\"value\":0.5}]", "-o", csv, NULL),
+               "--vary simulators.mm1.params.service: expected a key of its own, found one that holds --vary "
+               "simulators.mm1.params.service.mean (simulators.0.params.service.mean)");
     expect_bad(kairos("sweep", m, "--vary", "seed", "-o", csv, NULL), "--vary: expected KEY=[v1,v2,...], found \"seed\"");
     expect_bad(kairos("sweep", m, "--vary", "seed=[1]", "--replications", "0", "-o", csv, NULL),
                "--replications: expected a whole number from 1 to 1000000, found \"0\"");
