@@ -3,13 +3,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "base/error.h"
+#include "base/fault.h"
 #include "runtime/data_path.h"
 #include "runtime/sweep.h"
 
@@ -123,6 +127,9 @@ static const char *plot_script(void)
     return kr__data_path(KAIROS_PLOT_SCRIPT, KAIROS_PLOT_SCRIPT_INSTALLED, found, sizeof found);
 }
 
+/* run_script's answer when a signal interrupted kairos meanwhile. */
+#define SCRIPT_INTERRUPTED (-1)
+
 /* Runs python SCRIPT ARGS...; its stderr's first line (if any) lands in
  * `err`. Returns the exit status, 127 when it could not start. */
 static int run_script(const char *a1, const char *a2, char *err, size_t cap)
@@ -142,13 +149,21 @@ static int run_script(const char *a1, const char *a2, char *err, size_t cap)
     posix_spawn_file_actions_destroy(&fa);
     close(fds[1]);
     /* Read to the end (the child must never block on a full pipe), keep
-     * what fits. */
+     * what fits. A SIGINT or SIGTERM to kairos meanwhile (kr__signal_caught;
+     * the handler restarts calls, so it is looked for between short polls)
+     * ends the script too: the run is not held until it finishes. */
+    bool killed = false;
     size_t n = 0;
     char buf[4096];
-    ssize_t got;
-    while ((got = read(fds[0], buf, sizeof buf)) != 0) {
-        if (got < 0 && errno == EINTR) continue;
-        if (got < 0) break;
+    struct pollfd pfd = { .fd = fds[0], .events = POLLIN };
+    for (;;) {
+        if (!rc && kr__signal_caught && !killed) killed = kill(pid, SIGTERM) == 0;
+        int ready = poll(&pfd, 1, 100);
+        if (ready < 0 && errno != EINTR) break;
+        if (ready <= 0) continue;
+        ssize_t got = read(fds[0], buf, sizeof buf);
+        if (got == 0 || (got < 0 && errno != EINTR)) break;
+        if (got < 0) continue;
         size_t take = (size_t)got < cap - 1 - n ? (size_t)got : cap - 1 - n;
         memcpy(err + n, buf, take);
         n += take;
@@ -162,8 +177,13 @@ static int run_script(const char *a1, const char *a2, char *err, size_t cap)
         return 127;
     }
     int ws;
-    while (waitpid(pid, &ws, 0) < 0)
-        if (errno != EINTR) return 127;
+    pid_t done;
+    while ((done = waitpid(pid, &ws, WNOHANG)) == 0) {
+        if (kr__signal_caught && !killed) killed = kill(pid, SIGTERM) == 0;
+        nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
+    }
+    if (done < 0) return 127;
+    if (kr__signal_caught) return SCRIPT_INTERRUPTED;
     return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128;
 }
 
@@ -177,10 +197,29 @@ static kr_status_t check_plotting(const char *dir)
     char err[512];
     int rc = run_script("--check", NULL, err, sizeof err);
     if (rc == 0) return KR_OK;
+    if (rc == SCRIPT_INTERRUPTED)
+        return kr__fail(KR_ERR_INTERRUPTED, "interrupted (%s) while checking that the plots can be drawn: nothing ran",
+                        kr__signal_caught == SIGINT ? "SIGINT" : "SIGTERM");
     if (rc == 3)
         return kr__fail(KR_ERR_IO, "--plot: matplotlib is missing for %s (apt-get install python3-matplotlib, or "
                         "scripts/setup)", python());
     return kr__fail(KR_ERR_IO, "--plot: cannot run %s %s%s%s", python(), plot_script(), err[0] ? ": " : "", err);
+}
+
+/* A CSV in the plots' folder named as a plot is (SIM.STAT.png, or its
+ * .partial) would be written over by one: refused before anything runs. */
+static kr_status_t csv_not_a_plot(const kr__sweep_desc_t *d)
+{
+    const char *slash = strrchr(d->csv_path, '/'), *name = slash ? slash + 1 : d->csv_path;
+    size_t n = strlen(name);
+    bool png = (n > 4 && !strcmp(name + n - 4, ".png")) || (n > 12 && !strcmp(name + n - 12, ".png.partial"));
+    if (!png) return KR_OK;
+    char *csv_dir = slash ? strndup(d->csv_path, (size_t)(slash - d->csv_path)) : strdup(".");
+    char *a = csv_dir ? realpath(csv_dir, NULL) : NULL, *b = realpath(d->plot_dir, NULL);
+    bool same = a && b && !strcmp(a, b);
+    free(csv_dir), free(a), free(b);
+    return same ? kr__fail(KR_ERR_IO, "-o %s: expected a table apart from the plots, found a name a plot in --plot %s "
+                           "may take (NAME.png)", d->csv_path, d->plot_dir) : KR_OK;
 }
 
 /* ---- the CSV ---- */
@@ -332,7 +371,11 @@ kr_status_t kr__sweep_run(const kr__sweep_desc_t *d)
     if (!st) {
         kr__replications_warn_idle(&rd, groups, group_ranks);
         if (d->rank == 0 && d->plot_dir) st = check_plotting(d->plot_dir);
-        kr__run_files_t table = { .out = { d->csv_path }, .out_what = { "the sweep's table (-o)" } };
+        /* (the plots' folder, too: the CSV in its place, or named as a
+         * plot, was lost after the whole sweep had run) */
+        kr__run_files_t table = { .out = { d->csv_path, d->plot_dir },
+                                  .out_what = { "the sweep's table (-o)", "the plots' folder (--plot)" } };
+        if (!st && d->rank == 0 && d->plot_dir) st = csv_not_a_plot(d);
         if (!st && d->rank == 0) st = kr__run_files_apart(files[0], &table);
         if (!st && d->rank == 0) st = kr__out_open(&out, d->csv_path);
     }
@@ -343,15 +386,21 @@ kr_status_t kr__sweep_run(const kr__sweep_desc_t *d)
         if (!st) st = write_csv(out.fp, d, v, points, results, &pooled);
         kr_status_t finished = kr__out_finish(&out);
         if (!st) st = finished;
-        /* The plots are drawn from the CSV while it is still unfinished
-         * (its .partial name): a sweep whose plots fail leaves neither. */
-        if (!st && d->plot_dir) {
-            char err[512];
-            int rc = run_script(out.partial, d->plot_dir, err, sizeof err);
-            if (rc) st = kr__fail(KR_ERR_IO, "--plot %s: %s", d->plot_dir, err[0] ? err : "the plot script failed");
-        }
         kr_status_t committed = kr__out_commit(&out, !st);
         if (!st) st = committed;
+        /* The plots are drawn from the complete CSV, which a failed or
+         * interrupted plot leaves as it is (docs/replications.md). */
+        if (!st && d->plot_dir) {
+            char err[512];
+            int rc = run_script(d->csv_path, d->plot_dir, err, sizeof err);
+            if (rc == SCRIPT_INTERRUPTED)
+                st = kr__fail(KR_ERR_INTERRUPTED, "--plot %s: interrupted (%s) while drawing the plots: %s is complete, "
+                              "the plots are not", d->plot_dir, kr__signal_caught == SIGINT ? "SIGINT" : "SIGTERM",
+                              d->csv_path);
+            else if (rc)
+                st = kr__fail(KR_ERR_IO, "--plot %s: %s (%s is complete)", d->plot_dir,
+                              err[0] ? err : "the plot script failed", d->csv_path);
+        }
         if (!st && !d->quiet && d->summary) {
             fprintf(d->summary, "kairos %s: sweep of %s, %zu point%s x %u replication%s on %d rank%s (%d group%s of %d)\n",
                     KAIROS_VERSION_STRING, d->model, points, points == 1 ? "" : "s", d->replications,

@@ -7,12 +7,14 @@ Usage: plot_sweep.py SWEEP.csv DIR      (kairos sweep --plot DIR runs it)
        plot_sweep.py --check            (exit 0 when matplotlib is there, 3 if not)
 
 Each plot is written as DIR/STAT.png.partial and renamed once drawn. On an
-error: one line on stderr, the partial files removed, exit status 2.
+error: one line on stderr, the partial files removed, exit status 2; on
+SIGTERM (kairos sends it when it is interrupted) the partial files removed.
 """
 import csv
 import math
 import os
 import re
+import signal
 import sys
 
 
@@ -41,6 +43,9 @@ def main(argv):
         print("usage: plot_sweep.py SWEEP.csv DIR", file=sys.stderr)
         return 2
     path, out_dir = argv[1], argv[2]
+    # SIGTERM ends the script through the finally below, which removes the
+    # partial files.
+    signal.signal(signal.SIGTERM, lambda sig, frame: sys.exit(128 + sig))
     plt = load_matplotlib()
     if plt is None:
         print("plot_sweep: matplotlib is missing (apt-get install python3-matplotlib)", file=sys.stderr)
@@ -110,11 +115,12 @@ def main(argv):
         for partial in written:
             os.replace(partial, partial[: -len(".partial")])
     except Exception as e:  # one line, never a traceback
+        print(f"plot_sweep: {out_dir}: {e}", file=sys.stderr)
+        return 2
+    finally:
         for partial in written:
             if os.path.exists(partial):
                 os.remove(partial)
-        print(f"plot_sweep: {out_dir}: {e}", file=sys.stderr)
-        return 2
     return 0
 
 

@@ -4,6 +4,7 @@
  * validate's plan, info, every --help, and the plugin example. */
 #include <math.h>
 #include <signal.h>
+#include <time.h>
 #include "spawn.h"
 #include <kairos/kind.h> /* (KR_ABI_VERSION, kr_kind_desc_t: a plug-in built against other headers) */
 
@@ -880,6 +881,66 @@ Test(cli, sweep_plots_or_says_matplotlib_is_missing, .timeout = 120)
         snprintf(png, sizeof png, "%s/%s.png.partial", dir, stats[i]);
         cr_assert(!cli_exists(png));
     }
+}
+
+/* A plot that fails, or that kairos is interrupted in, leaves the complete
+ * CSV (it was drawn from the .partial, which went with it); a CSV named as
+ * a plot in the plots' folder, or as the folder itself, is refused before
+ * the sweep runs (it was lost after the whole sweep). */
+Test(cli, sweep_plots_fail_apart_from_the_table, .timeout = 120)
+{
+    const char *m = model(CLI_MM1), *bin = getenv("KAIROS_BIN");
+    char csv[600], dir[600], line[1400];
+    snprintf(csv, sizeof csv, "%s", cli_path("keep.csv"));
+    snprintf(dir, sizeof dir, "%s", cli_path("keep-plots"));
+    const char *fails = cli_path("fails.py"), *slow = cli_path("slow.py");
+    cli_write(fails, "import sys\nif sys.argv[1] == '--check': sys.exit(0)\nprint('no plot today', file=sys.stderr)\n"
+                     "sys.exit(3)\n");
+    cli_write(slow, "import os, sys, time\nif sys.argv[1] == '--check': sys.exit(0)\nos.makedirs(sys.argv[2], "
+                    "exist_ok=True)\nopen(os.path.join(sys.argv[2], 'started'), 'w').close()\ntime.sleep(60)\n");
+    setenv("KAIROS_PLOT_SCRIPT", fails, 1);
+    cli_result_t r = kairos("sweep", m, "--end", "200", "--vary", "simulators.mm1.params.servers=[1,2]", "-o", csv,
+                            "--plot", dir, "--quiet", NULL);
+    snprintf(line, sizeof line, "--plot %s: no plot today (%s is complete)", dir, csv);
+    expect_bad(r, line);
+    char *table = cli_slurp(csv);
+    cr_assert(table && strstr(table, "simulators.mm1.params.servers"), "the CSV is kept whole");
+    free(table);
+
+    setenv("KAIROS_PLOT_SCRIPT", slow, 1);
+    char *argv[] = { (char *)bin, "sweep", (char *)m, "--end", "200", "--vary", "simulators.mm1.params.servers=[1,2]",
+                     "-o", (char *)cli_path("slow.csv"), "--plot", dir, "--quiet", NULL };
+    pid_t pid = cli_start(argv);
+    char started[700];
+    snprintf(started, sizeof started, "%s/started", dir);
+    for (int i = 0; i < 400 && !cli_exists(started); i++) nanosleep(&(struct timespec){ .tv_nsec = 50000000 }, NULL);
+    cr_assert(cli_exists(started), "the plot script started");
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    cr_assert_eq(kill(pid, SIGTERM), 0);
+    r = cli_wait(pid);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    cr_assert_eq(r.status, 143, "%s", r.err);
+    snprintf(line, sizeof line, "kairos: --plot %s: interrupted (SIGTERM) while drawing the plots: %s is complete, "
+             "the plots are not\n", dir, cli_path("slow.csv"));
+    cr_assert_str_eq(r.err, line);
+    cr_assert(t1.tv_sec - t0.tv_sec < 20, "not held until the script ends");
+    cr_assert(cli_exists(cli_path("slow.csv")));
+    cli_free(&r);
+    unsetenv("KAIROS_PLOT_SCRIPT");
+
+    char png[700];
+    snprintf(png, sizeof png, "%s/mm1.skipped.png", dir);
+    snprintf(line, sizeof line, "-o %s: expected a table apart from the plots, found a name a plot in --plot %s may "
+             "take (NAME.png)", png, dir);
+    expect_bad(kairos("sweep", m, "--vary", "simulators.mm1.params.servers=[1,2]", "-o", png, "--plot", dir, NULL),
+               line);
+    const char *same = cli_path("same.csv");
+    snprintf(line, sizeof line, "the sweep's table (-o) and the plots' folder (--plot): expected a file each, found one "
+             "for both (%s)", same);
+    expect_bad(kairos("sweep", m, "--vary", "simulators.mm1.params.servers=[1,2]", "-o", same, "--plot", same, NULL),
+               line);
+    cr_assert(!cli_exists(same) && !cli_exists(png), "nothing ran");
 }
 
 /* ---- the model's digests (issue 16) ---- */
