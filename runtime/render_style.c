@@ -1,6 +1,7 @@
 /* The model file's "render" on a simulator entry (docs/viewer.md):
  * restyles the layers and fields the kind declared, by name. Checked
  * where the simulator is built, after its setup declared them. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +50,10 @@ static kr_status_t restyle_layer(const kr__model_file_t *f, const char *at, kr__
                 return kr__input_error(f->path, path, "a colour \"#rrggbb\" or \"#rrggbbaa\"", v);
         } else {
             double size = json_is_number(v) ? json_number_value(v) : -1;
-            if (!(size > 0) || !isfinite(size)) return kr__input_error(f->path, path, "a size > 0 (world units)", v);
+            /* (frames hold sizes as 32-bit floats: a larger one was stored as
+             * infinity, and its layer vanished from every picture) */
+            if (!(size > 0) || !(size <= FLT_MAX))
+                return kr__input_error(f->path, path, "a size > 0 (world units) up to 3.4e38", v);
             l->size = size;
         }
     }

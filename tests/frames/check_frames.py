@@ -288,6 +288,8 @@ def main():
             ({"plants": {"shape": "star"}}, "expected circle, square, triangle or diamond"),
             ({"signal": {"min": 3, "max": 1}}, "simulators[0].render.signal: expected a range with min < max"),
             ({"signal": {"colormap": "rainbow"}}, "expected a colour map: viridis"),
+            # (a size beyond a 32-bit float's range was stored as infinity: the layer vanished)
+            ({"plants": {"size": 1e308}}, "plants.size: expected a size > 0 (world units) up to 3.4e38, found 1e308"),
             ([], None),
         ]
         for i, (case, words) in enumerate(cases):
