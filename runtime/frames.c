@@ -683,6 +683,22 @@ static json_t *describe_sim(run_ctx_t *c, uint32_t i)
 }
 
 /* Rank 0: the manifest from every simulator's description, by id. */
+/* The model time of one row of the series: the largest time step of the
+ * simulators whose figures it holds (rank 0's c->steps, by entry name);
+ * one that draws but reports none has no row in it. */
+static kr_time_t series_step(const run_ctx_t *c)
+{
+    const kr__model_file_t *f = c->file;
+    kr_time_t step = 0;
+    for (size_t i = 0; i < f->sim_count; i++) {
+        json_t *entry = json_array_get(json_object_get(f->root, "simulators"), f->sims[i].index);
+        const char *name = json_string_value(json_object_get(entry, "name"));
+        if (json_object_get(c->steps, name ? name : f->sims[i].name) && f->sims[i].time_step > step)
+            step = f->sims[i].time_step;
+    }
+    return step ? step : c->frames.series_step;
+}
+
 static json_t *build_manifest(run_ctx_t *c, json_t *by_id)
 {
     kr__frames_t *fr = &c->frames;
@@ -699,7 +715,7 @@ static json_t *build_manifest(run_ctx_t *c, json_t *by_id)
     json_object_set_new(man, "times", times);
     json_object_set_new(man, "ranks", json_integer(c->opt->ranks > 1 ? c->opt->ranks : 1));
     json_object_set_new(man, "series", fr->series.partial ? json_string("series.csv") : json_null());
-    json_object_set_new(man, "series_step", json_real(units(c, fr->series_step)));
+    json_object_set_new(man, "series_step", json_real(units(c, series_step(c))));
     size_t i;
     json_t *d;
     json_array_foreach(by_id, i, d) {

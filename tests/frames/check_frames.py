@@ -147,6 +147,20 @@ def main():
               f"a restart at 2.1 with frames every 0.7 (2.1 .. 5.6, the first before the migrants of 2.0 arrive): "
               f"the uncut world's PNGs ({r.stderr.strip()})")
 
+        # The series' rows are at the time step of the simulators that report them: walkers (step 1) draw but
+        # report no series, the ecology (step 0.5) does (series_step was 1, and the viewer's cursor at t showed
+        # the row of t / 2).
+        two = {"seed": 3, "end_time": 10, "simulators": [
+            {"name": "w", "kind": "walkers", "formalism": "agent-based", "time_step": 1, "regions": [2, 1],
+             "params": {"width": 20, "height": 10, "agents": 50, "halo": 1}},
+            {"name": "eco", "kind": "ecology", "formalism": "agent-based", "time_step": 0.5, "regions": [1, 2],
+             "params": {"width": 20, "height": 20, "swarms": 5, "seed_max_distance": 3, "sweeps": 2}}]}
+        (work / "two.json").write_text(json.dumps(two))
+        r = run(kairos, mpirun, 1, [str(work / "two.json"), "--frames", "two"], work)
+        m = json.loads((work / "two" / "manifest.json").read_text()) if r.returncode == 0 else {}
+        check(m.get("series_step") == 0.5 and m.get("frame_every") == 1.0,
+              f"series_step is the reporting simulators' time step, 0.5 ({r.stderr.strip()}: {m.get('series_step')})")
+
         # The period: --frame-every, and at most 200 frames by default.
         r = run(kairos, mpirun, 1, [ECOLOGY, "--frames", "every5", "--frame-every", "5"], work)
         times = json.loads((work / "every5" / "manifest.json").read_text())["times"] if r.returncode == 0 else None
