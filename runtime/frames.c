@@ -99,7 +99,10 @@ kr_status_t kr__run_frames_plan(run_ctx_t *c)
     fr->series_step = step;
     if (c->opt->frame_every > 0) {
         double ticks = c->opt->frame_every * (double)c->file->precision;
-        if (!(ticks >= 0.5) || ticks > 1.8e19 || fabs(ticks - nearbyint(ticks)) > 1e-6 * fmax(1.0, ticks))
+        if (ticks > 1.8e19)
+            return kr__fail(KR_ERR_INVALID_ARG, "--frame-every %g: expected a period up to the end time %g, found more",
+                            c->opt->frame_every, units(c, kr_model_end_time(m)));
+        if (!(ticks >= 0.5) || fabs(ticks - nearbyint(ticks)) > 1e-6 * fmax(1.0, ticks))
             return kr__fail(KR_ERR_INVALID_ARG, "--frame-every %g: expected a whole number of ticks (1 tick = %g model "
                             "units), found %g ticks", c->opt->frame_every, 1.0 / (double)c->file->precision, ticks);
         fr->every = (kr_time_t)nearbyint(ticks);
@@ -147,9 +150,12 @@ kr_status_t kr__run_frames_open(run_ctx_t *c)
     if (!fr->enabled) return KR_OK;
     const char *dir = c->opt->frames_dir;
     kr_model_t *m = c->model;
+    struct stat sb;
     if (mkdir(dir, 0777) == 0) fr->dir_made = true;
     else if (errno != EEXIST)
         return kr__fail(KR_ERR_IO, "%s: cannot create the frames folder: %s", dir, strerror(errno));
+    else if (stat(dir, &sb) || !S_ISDIR(sb.st_mode))
+        return kr__fail(KR_ERR_IO, "--frames %s: expected a folder (made if missing), found another kind of file", dir);
     fr->files = calloc(kr_model_sim_count(m) ? kr_model_sim_count(m) : 1, sizeof *fr->files);
     if (!fr->files) return kr__fail(KR_ERR_NOMEM, "out of memory");
     json_t *lengths = json_object_get(fr->restored, "files");

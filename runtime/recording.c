@@ -59,6 +59,7 @@ static float getf32(const unsigned char *p)
 typedef struct manifest_reader {
     const char *path;            /* DIR/manifest.json, for the messages */
     char where[160];             /* the JSON path being read */
+    const char *series;          /* the series file's name, or NULL */
 } manifest_reader_t;
 
 static kr_status_t bad(const manifest_reader_t *r, const char *key, const char *expected, const json_t *found)
@@ -161,8 +162,10 @@ static kr_status_t read_sim(manifest_reader_t *r, const char *dir, const json_t 
         }
         s->has_rect = true;
     }
-    if (!json_is_string(file) || !plain_file_name(json_string_value(file)))
-        return bad(r, "file", "the name of a file in the folder", file);
+    if (!json_is_string(file) || !plain_file_name(json_string_value(file)) ||
+        !strcmp(json_string_value(file), "manifest.json") ||
+        (r->series && !strcmp(json_string_value(file), r->series)))
+        return bad(r, "file", "the name of a frames file in the folder (not the manifest's or the series')", file);
     size_t n = strlen(dir) + strlen(json_string_value(file)) + 2;
     s->name = dup_string(name);
     s->path = malloc(n);
@@ -219,6 +222,7 @@ static kr_status_t read_world(manifest_reader_t *r, const char *dir, const json_
     if (w->field_count && !w->has_grid) return bad(r, "grid", "a grid for the fields", grid);
     READ_LIST(r, "simulators", sims, &w->sims, &w->sim_count,
               read_sim(r, dir, json_array_get(sims, i_), &w->sims[i_]));
+    if (!w->sim_count) return bad(r, "simulators", "at least one simulator", sims);
     return KR_OK;
 }
 
@@ -247,12 +251,42 @@ static kr_status_t read_manifest(kr__recording_t *rec, const json_t *root, manif
         rec->times[i] = json_number_value(t);
     }
     if (series && !json_is_null(series)) {
-        if (!json_is_string(series) || !plain_file_name(json_string_value(series)))
+        if (!json_is_string(series) || !plain_file_name(json_string_value(series)) ||
+            !strcmp(json_string_value(series), "manifest.json"))
             return bad(r, "series", "the name of a file in the folder, or null", series);
         if (!(rec->series = dup_string(series))) return KR_ERR_NOMEM;
+        r->series = rec->series;
+        size_t n = strlen(rec->dir) + strlen(rec->series) + 2;
+        char *path = malloc(n);
+        if (!path) return kr__fail(KR_ERR_NOMEM, "out of memory");
+        snprintf(path, n, "%s/%s", rec->dir, rec->series);
+        bool there = access(path, R_OK) == 0;
+        free(path);
+        if (!there) return bad(r, "series", "a file there (or null)", series);
     }
+    /* informational figures, checked all the same: a page reads them */
+    const json_t *end = json_object_get(root, "end_time"), *every = json_object_get(root, "frame_every"),
+                 *ranks = json_object_get(root, "ranks");
+    if (end && (!is_number(end) || json_number_value(end) < rec->times[rec->frame_count - 1]))
+        return bad(r, "end_time", "a time at or after the last frame's", end);
+    if (every && (!is_number(every) || !(json_number_value(every) > 0)))
+        return bad(r, "frame_every", "a time > 0", every);
+    if (ranks && (!json_is_integer(ranks) || json_integer_value(ranks) < 1))
+        return bad(r, "ranks", "a whole number >= 1", ranks);
     READ_LIST(r, "worlds", worlds, &rec->worlds, &rec->world_count,
               read_world(r, rec->dir, json_array_get(worlds, i_), &rec->worlds[i_]));
+    /* a frames file is one simulator's (it was served twice) */
+    for (size_t a = 0; a < rec->world_count; a++)
+        for (size_t i = 0; i < rec->worlds[a].sim_count; i++)
+            for (size_t b = a; b < rec->world_count; b++)
+                for (size_t j = b == a ? i + 1 : 0; j < rec->worlds[b].sim_count; j++)
+                    if (!strcmp(rec->worlds[a].sims[i].path, rec->worlds[b].sims[j].path)) {
+                        snprintf(r->where, sizeof r->where, "worlds[%zu].simulators[%zu]", b, j);
+                        json_t *f = json_string(strrchr(rec->worlds[b].sims[j].path, '/') + 1);
+                        kr_status_t st = bad(r, "file", "a file of its own (another simulator's names it too)", f);
+                        json_decref(f);
+                        return st;
+                    }
     return KR_OK;
 }
 
@@ -320,8 +354,10 @@ static kr_status_t index_file(const kr__recording_t *rec, const kr__rec_world_t 
             st = kr__fail(KR_ERR_CORRUPT, "%s: block %zu: expected %" PRIu32 " compressed bytes, found %" PRIu64
                           ": truncated", s->path, i, b->packed, size - b->offset);
         else if (b->raw < least || b->raw / ZSTD_MAX_RATIO > b->packed)
-            st = kr__fail(KR_ERR_CORRUPT, "%s: block %zu: expected a raw size of at least %" PRIu64 " bytes that %"
-                          PRIu32 " compressed bytes can give, found %" PRIu32, s->path, i, least, b->packed, b->raw);
+            st = kr__fail(KR_ERR_CORRUPT, "%s: block %zu: expected a raw size from %" PRIu64 " to %" PRIu64
+                          " bytes (its agents and pieces need the least; %" PRIu32 " compressed bytes give at most "
+                          "the most), found %" PRIu32, s->path, i, least,
+                          (uint64_t)b->packed * ZSTD_MAX_RATIO + ZSTD_MAX_RATIO - 1, b->packed, b->raw);
         else if (b->pieces && !w->field_count)
             st = kr__fail(KR_ERR_CORRUPT, "%s: block %zu: expected no field pieces (world %s has no field), found %"
                           PRIu32, s->path, i, w->name, b->pieces);
@@ -368,7 +404,7 @@ kr_status_t kr__recording_open(const char *dir, kr__recording_t **out)
         st = kr__fail(KR_ERR_CORRUPT, "%s: line %d column %d: expected valid JSON, found %s", path, err.line,
                       err.column, err.text);
     else if (!json_is_object(root))
-        st = bad(&r, "", "an object", root);
+        st = bad(&r, "(top)", "an object", root);
     else
         st = read_manifest(rec, root, &r);
     json_decref(root);

@@ -18,7 +18,12 @@ merged frames are those of --cut 1.
 format), version (2), missing-file, truncated (a file cut short),
 magic (a block's KRFB), sizes (a block's compressed size past the end),
 zstd (a block's compressed bytes), count (a frame missing from a file),
-huge (the clock's world 1e30 units wide: too large to draw).
+huge (the clock's world 1e30 units wide: too large to draw), and in the
+manifest: twice (the clock's file named by eco's simulator too),
+no-series (a series file that is not there), no-simulators (the clock's
+world with none), top-array (a list, not an object), end-early (an end
+before the last frame), every-zero (frame_every 0), ranks-zero (ranks 0),
+file-manifest (the clock's file named manifest.json).
 Compression is done by the zstd command."""
 import json
 import math
@@ -127,6 +132,22 @@ def main():
         manifest["version"] = 2
     if spoil == "huge":
         manifest["worlds"][0]["bounds"] = [0, 0, 1e30, 1]
+    if spoil == "twice":
+        manifest["worlds"][1]["simulators"][0]["file"] = "clock.frames"
+    if spoil == "no-series":
+        manifest["series"] = "series.csv"
+    if spoil == "no-simulators":
+        manifest["worlds"][0]["simulators"] = []
+    if spoil == "end-early":
+        manifest["end_time"] = -5
+    if spoil == "every-zero":
+        manifest["frame_every"] = 0
+    if spoil == "ranks-zero":
+        manifest["ranks"] = 0
+    if spoil == "file-manifest":
+        manifest["worlds"][0]["simulators"][0]["file"] = "manifest.json"
+    if spoil == "top-array":
+        manifest = []
     if spoil != "no-manifest":
         with open(os.path.join(out, "manifest.json"), "w") as f:
             json.dump(manifest, f, indent=1)

@@ -49,6 +49,21 @@ Test(viewer, reader_refusals)
         { "magic", "eco.frames", "block 0 at byte 16: expected KRFB", KR_ERR_CORRUPT },
         { "sizes", "eco.frames", "block 0: expected 1000", KR_ERR_CORRUPT },
         { "count", "eco.frames", "expected 3 frames, found 1", KR_ERR_CORRUPT },
+        /* hand-edited manifests, each read as if right before */
+        { "twice", "manifest.json", "worlds[1].simulators[0].file: expected a file of its own (another simulator's "
+                                    "names it too), found \"clock.frames\"", KR_ERR_CORRUPT },
+        { "no-series", "manifest.json", "series: expected a file there (or null), found \"series.csv\"",
+          KR_ERR_CORRUPT },
+        { "no-simulators", "manifest.json", "worlds[0].simulators: expected at least one simulator, found []",
+          KR_ERR_CORRUPT },
+        { "top-array", "manifest.json", "(top): expected an object, found []", KR_ERR_CORRUPT },
+        { "end-early", "manifest.json", "end_time: expected a time at or after the last frame's, found -5",
+          KR_ERR_CORRUPT },
+        { "every-zero", "manifest.json", "frame_every: expected a time > 0, found 0", KR_ERR_CORRUPT },
+        { "ranks-zero", "manifest.json", "ranks: expected a whole number >= 1, found 0", KR_ERR_CORRUPT },
+        { "file-manifest", "manifest.json", "worlds[0].simulators[0].file: expected the name of a frames file in the "
+                                            "folder (not the manifest's or the series'), found \"manifest.json\"",
+          KR_ERR_CORRUPT },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char name[64];
