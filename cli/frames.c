@@ -154,7 +154,7 @@ int kr__cli_frames(int argc, char **argv)
         if (!wanted[i]) continue;
         kr__frame_t f;
         char path[4096];
-        snprintf(path, sizeof path, "%s/frame-%06zu.png", out, i);
+        snprintf(path, sizeof path, "%s/frame-%06zu.png", out, (size_t)rec->first_frame + i);
         kr_status_t st = kr__recording_load(rec, (size_t)world, i, &f);
         if (!st) st = kr__picture_draw(w, &f, px, &pic);
         if (!st) st = write_png(path, &pic);
@@ -166,7 +166,7 @@ int kr__cli_frames(int argc, char **argv)
              * ones written here go again. */
             for (size_t j = 0; j < i; j++) {
                 if (!wanted[j]) continue;
-                snprintf(path, sizeof path, "%s/frame-%06zu.png", out, j);
+                snprintf(path, sizeof path, "%s/frame-%06zu.png", out, (size_t)rec->first_frame + j);
                 remove(path);
             }
         }
