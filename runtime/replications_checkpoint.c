@@ -6,11 +6,13 @@
  * One JSON file, DIR/replications.json, written as .partial, fsynced and
  * renamed, so that a file found there is always whole:
  *   {"format": "kairos-replications", "version": 1, "plan": "<16 hex>",
- *    "items": N, "done": [record, ...]}
+ *    "items": N, "done": [record, ...], "digest": "<16 hex>"}
  * where a record is what kr__replications_run gathers for a work item
  * (with its "_item"). "plan" is a digest of everything that decides the
  * records: every point's model file as loaded (its outputs aside) and the
- * number of replications; a restart of another plan is refused. */
+ * number of replications; a restart of another plan is refused. "digest"
+ * is of "done" as written: a record changed by hand (a simulator renamed,
+ * a figure, an item moved) would have gone into the CSV as if computed. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -54,6 +56,16 @@ uint64_t kr__replications_plan_digest(const kr__replications_desc_t *d)
     return h;
 }
 
+/* The records' digest: their compact text, keys sorted. */
+static kr_status_t done_digest(const json_t *done, char hex[17])
+{
+    char *text = json_dumps(done, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+    if (!text) return kr__fail(KR_ERR_NOMEM, "out of memory");
+    snprintf(hex, 17, "%016" PRIx64, fnv1a(UINT64_C(0xcbf29ce484222325), text));
+    free(text);
+    return KR_OK;
+}
+
 static char *path_in(const char *dir)
 {
     size_t n = strlen(dir) + sizeof FILE_NAME + 2;
@@ -94,25 +106,38 @@ kr_status_t kr__replications_checkpoint_read(const char *path, uint64_t plan, ui
         st = kr__fail(KR_ERR_CORRUPT, "%s: version: expected 1, found %s", file,
                       json_is_integer(json_object_get(root, "version")) ? "another" : "none");
     } else if (!json_is_string(json_object_get(root, "plan")) ||
-               strcmp(json_string_value(json_object_get(root, "plan")), hex) ||
-               json_integer_value(json_object_get(root, "items")) != (json_int_t)items) {
+               strcmp(json_string_value(json_object_get(root, "plan")), hex)) {
         st = kr__fail(KR_ERR_MISMATCH, "%s: plan: the checkpoint is of other replications (the model, a --set, a "
                       "--vary or --replications differ: plan %s here, %s there)", file, hex,
                       json_is_string(json_object_get(root, "plan")) ? json_string_value(json_object_get(root, "plan"))
                                                                     : "none");
+    } else if (json_integer_value(json_object_get(root, "items")) != (json_int_t)items) {
+        /* (the plan counts them: only an edited file gets here) */
+        st = kr__fail(KR_ERR_CORRUPT, "%s: items: expected %" PRIu64 " (the plan's), found another number", file,
+                      items);
     } else if (!json_is_array(json_object_get(root, "done"))) {
         st = kr__fail(KR_ERR_CORRUPT, "%s: done: expected an array of records, found none", file);
+    } else {
+        char sum[17];
+        const char *was = json_string_value(json_object_get(root, "digest"));
+        st = done_digest(json_object_get(root, "done"), sum);
+        if (!st && (!was || strcmp(was, sum)))
+            st = kr__fail(KR_ERR_CORRUPT, "%s: digest: expected %s (what done gives), found %s: the records were "
+                          "changed after they were written", file, sum, was ? was : "none");
     }
     size_t i;
     json_t *rec;
+    json_int_t last = -1;
     json_array_foreach(st ? NULL : json_object_get(root, "done"), i, rec) {
         json_t *item = json_object_get(rec, "_item");
-        if (!json_is_object(rec) || !json_is_integer(item) || json_integer_value(item) < 0 ||
+        /* (written in item order, each once) */
+        if (!json_is_object(rec) || !json_is_integer(item) || json_integer_value(item) <= last ||
             (uint64_t)json_integer_value(item) >= items || !json_is_array(json_object_get(rec, "simulators"))) {
-            st = kr__fail(KR_ERR_CORRUPT, "%s: done[%zu]: expected a record with an _item from 0 to %" PRIu64
-                          " and its simulators, found something else", file, i, items - 1);
+            st = kr__fail(KR_ERR_CORRUPT, "%s: done[%zu]: expected a record with an _item from %lld to %" PRIu64
+                          " and its simulators, found something else", file, i, (long long)last + 1, items - 1);
             break;
         }
+        last = json_integer_value(item);
     }
     if (!st) *done = json_incref(json_object_get(root, "done"));
     json_decref(root);
@@ -134,9 +159,11 @@ kr_status_t kr__replications_checkpoint_write(const char *dir, uint64_t plan, ui
     snprintf(partial, n, "%s.partial", file);
     char hex[17];
     snprintf(hex, sizeof hex, "%016" PRIx64, plan);
-    json_t *root = json_pack("{s:s, s:i, s:s, s:I, s:O}", "format", FORMAT, "version", 1, "plan", hex, "items",
-                             (json_int_t)items, "done", done);
-    kr_status_t st = root ? KR_OK : kr__fail(KR_ERR_NOMEM, "out of memory");
+    char sum[17];
+    kr_status_t st = done_digest(done, sum);
+    json_t *root = st ? NULL : json_pack("{s:s, s:i, s:s, s:I, s:O, s:s}", "format", FORMAT, "version", 1, "plan", hex,
+                                         "items", (json_int_t)items, "done", done, "digest", sum);
+    if (!st && !root) st = kr__fail(KR_ERR_NOMEM, "out of memory");
     FILE *fp = st ? NULL : fopen(partial, "w");
     if (!st && !fp) st = kr__fail(KR_ERR_IO, "%s: cannot write: %s", partial, strerror(errno));
     if (fp) {

@@ -202,8 +202,17 @@ def replications_refusals(kairos, cmd, work):
         ("another version", json.dumps(dict(saved, version=2)), [], "version: expected 1"),
         ("another plan", good, ["--replications", "7"], "plan: the checkpoint is of other replications"),
         ("another seed", good, ["--seed", "5"], "plan: the checkpoint is of other replications"),
+        # records changed by hand were pooled as if computed (a CSV or stats file that looked right, exit 0):
+        # the digest of the records written with them refuses them
         ("an item out of range", json.dumps(dict(saved, done=[dict(saved["done"][0], _item=99)])), [],
-         "expected a record with an _item from 0 to 5"),
+         "digest: expected"),
+        ("an item moved", json.dumps(dict(saved, done=[dict(saved["done"][0], _item=5)])), [], "digest: expected"),
+        ("a simulator renamed", json.dumps(dict(saved, done=[dict(saved["done"][0], simulators=[
+            dict(saved["done"][0]["simulators"][0], name="zzz")])] + saved["done"][1:])), [],
+         "the records were changed after they were written"),
+        ("no simulators", json.dumps(dict(saved, done=[dict(saved["done"][0], simulators=[])])), [],
+         "the records were changed after they were written"),
+        ("no digest", json.dumps({k: v for k, v in saved.items() if k != "digest"}), [], "digest: expected"),
     ]
     problems = []
     for what, text, extra, says in cases:
