@@ -58,6 +58,21 @@ static size_t type_size(kr_param_type_t type)
     return 0;
 }
 
+static size_t type_align(kr_param_type_t type)
+{
+    switch (type) {
+    case KR_PARAM_NUMBER: return _Alignof(double);
+    case KR_PARAM_DURATION: return _Alignof(kr_time_t);
+    case KR_PARAM_INT: return _Alignof(int64_t);
+    case KR_PARAM_BOOL: return _Alignof(bool);
+    case KR_PARAM_STRING:
+    case KR_PARAM_TARGET: return _Alignof(const char *);
+    case KR_PARAM_DIST: return _Alignof(kr_dist_t);
+    case KR_PARAM_LIST: return _Alignof(kr_number_list_t);
+    }
+    return 1;
+}
+
 static bool has_range(kr_param_type_t type)
 {
     return type == KR_PARAM_NUMBER || type == KR_PARAM_DURATION || type == KR_PARAM_INT || type == KR_PARAM_LIST;
@@ -277,6 +292,11 @@ kr_status_t kr__param_table_check(const kr_kind_desc_t *kind)
     for (size_t i = 0; kind->params[i].name; i++) {
         const kr_param_t *row = &kind->params[i];
         if (!row->name[0]) return ROW_FAIL("kr_kind_register: kind '%s': params[%zu] has an empty name", k, i);
+        /* (--set and --vary split their keys at dots: one in a name could
+         * never be reached) */
+        if (strchr(row->name, '.'))
+            return ROW_FAIL("kr_kind_register: kind '%s': params[%zu] '%s': a name without a dot (--set splits keys "
+                            "at dots)", k, i, row->name);
         size_t size = type_size(row->type);
         if (!size)
             return ROW_FAIL("kr_kind_register: kind '%s': params[%zu] '%s': unknown type %d", k, i, row->name,
@@ -285,6 +305,10 @@ kr_status_t kr__param_table_check(const kr_kind_desc_t *kind)
             return ROW_FAIL("kr_kind_register: kind '%s': params[%zu] '%s': its %s field (offset %zu, %zu bytes) "
                             "is outside the state (%zu bytes)", k, i, row->name, kr__param_type_name(row->type),
                             row->offset, size, kind->state_size);
+        if (row->offset % type_align(row->type))
+            return ROW_FAIL("kr_kind_register: kind '%s': params[%zu] '%s': its %s field at offset %zu is not aligned "
+                            "to %zu bytes (use offsetof, as KR_PARAM does)", k, i, row->name,
+                            kr__param_type_name(row->type), row->offset, type_align(row->type));
         for (size_t j = 0; j < i; j++)
             if (!strcmp(kind->params[j].name, row->name))
                 return ROW_FAIL("kr_kind_register: kind '%s': params[%zu] '%s': the name of params[%zu] already",

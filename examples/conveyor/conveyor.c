@@ -152,7 +152,6 @@ static const kr_kind_desc_t conveyor_kind = {
 };
 
 /* The entry point the kairos executable looks up (KR_PLUGIN_ENTRY). */
-kr_status_t kairos_plugin_init(kr_kinds_t *kinds);
 kr_status_t kairos_plugin_init(kr_kinds_t *kinds)
 {
     kr_status_t st = kr_kind_register(kinds, &source_kind);

@@ -152,6 +152,10 @@ KR_API kr_status_t kr_kind_register_abi(kr_kinds_t *kinds, const kr_kind_desc_t 
 /* The signature of a plugin's entry point, "kairos_plugin_init". */
 typedef kr_status_t (*kr_plugin_init_fn)(kr_kinds_t *kinds);
 #define KR_PLUGIN_ENTRY "kairos_plugin_init"
+/* The entry point a plug-in defines, declared here so that it needs no
+ * prototype of its own (-Wmissing-prototypes) and stays visible when the
+ * plug-in is built with -fvisibility=hidden. */
+KR_API kr_status_t kairos_plugin_init(kr_kinds_t *kinds);
 
 /* ---- reading params ----
  * Each getter leaves *out at `def` when the key is absent and fails with a

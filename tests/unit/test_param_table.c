@@ -307,6 +307,13 @@ Test(param_table, registration_refuses_bad_tables)
                    "kr_kind_register: kind 'source': params[0] 'x': unknown type 99");
     expect_refused((kr_param_t[]){ { .name = "", .type = KR_PARAM_BOOL }, { 0 } }, sizeof(source_t),
                    "kr_kind_register: kind 'source': params[0] has an empty name");
+    /* a name --set cannot reach, and a field a store would not be aligned for */
+    expect_refused((kr_param_t[]){ { .name = "a.b", .type = KR_PARAM_BOOL }, { 0 } }, sizeof(source_t),
+                   "kr_kind_register: kind 'source': params[0] 'a.b': a name without a dot (--set splits keys at "
+                   "dots)");
+    expect_refused((kr_param_t[]){ { .name = "x", .type = KR_PARAM_NUMBER, .offset = 3 }, { 0 } }, sizeof(source_t),
+                   "kr_kind_register: kind 'source': params[0] 'x': its number field at offset 3 is not aligned to 8 "
+                   "bytes (use offsetof, as KR_PARAM does)");
     expect_refused((kr_param_t[]){ KR_PARAM(source_t, interval, KR_PARAM_NUMBER, .def = "[1]"), { 0 } },
                    sizeof(source_t),
                    "kr_kind_register: kind 'source': params[0] 'interval': default \"[1]\" is not a number");
