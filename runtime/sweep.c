@@ -352,8 +352,8 @@ kr_status_t kr__sweep_run(const kr__sweep_desc_t *d)
     for (size_t i = 0; !st && i < d->vary_count; i++) {
         points *= json_array_size(v[i].values);
         if ((uint64_t)points * d->replications > MAX_ITEMS)
-            st = kr__fail(KR_ERR_INVALID_ARG, "--vary: expected at most %u points times replications, found more",
-                          MAX_ITEMS);
+            st = kr__fail(KR_ERR_INVALID_ARG, "--vary: expected at most %u points times replications, found more (%zu "
+                          "points or more x %u)", MAX_ITEMS, points, d->replications);
     }
     if (!st) {
         files = calloc(points, sizeof *files);

@@ -918,7 +918,14 @@ static kr_status_t scan_groups(kr_model_t *m, group_scan_t *sc)
         bool progressed = false;
         if (m->has_continuous) {
             kr_time_t to = h && h->time < m->end_time ? h->time : m->end_time;
-            advance_continuous(m, g, to, g->bound < g->horizon ? g->bound : g->horizon, true, &progressed);
+            /* Below a stop's horizon nothing more arrives: the members go
+             * to the horizon itself, so that a crossing before it is found
+             * (the last point below it left a possible crossing after it
+             * for good, which the window read as a deadlock). Nothing at
+             * or past the horizon runs. */
+            kr_time_t limit_to = g->bound < g->horizon ? g->bound
+                                 : g->horizon == KR_TIME_NEVER ? KR_TIME_NEVER : kr__time_add(g->horizon, 1);
+            advance_continuous(m, g, to, limit_to, true, &progressed);
             if (m->failure) return KR_OK;
         }
         if (progressed) {

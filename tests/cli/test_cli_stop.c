@@ -123,6 +123,28 @@ Test(cli_stop, a_stop_lookahead_ends_every_simulator_alike, .timeout = 180)
     json_decref(s);
 }
 
+/* A stop upstream of a continuous simulator with state events (the bath):
+ * its horizon, 6, falls between two of its integration stops (5.7 and
+ * 6.0). It integrates to the horizon, where a crossing before it would be
+ * found; it stayed at 5.7 with a crossing possible after it for good,
+ * which the window algorithm reported as a deadlock (exit 3). */
+Test(cli_stop, a_stop_before_a_continuous_simulator_ends_it_alike, .timeout = 180)
+{
+    const char *plugin = getenv("KAIROS_STOPPER_PLUGIN");
+    cr_assert(plugin, "KAIROS_STOPPER_PLUGIN is not set");
+    char text[1024];
+    snprintf(text, sizeof text, "{'end_time': 20, 'seed': 1, 'plugins': ['%s'], 'simulators': ["
+             "{'name': 'A', 'kind': 'stopper', 'params': {'period': 1, 'stop_after': 5}}, "
+             "{'name': 'Bath', 'kind': 'bath', 'formalism': 'continuous', 'time_step': 0.3, "
+             "'params': {'capacity': 2, 'initial': 80, 'target': 60}}], "
+             "'dependencies': [{'from': 'A', 'to': 'Bath', 'promise': 1}]}", plugin);
+    const char *path = cli_path("stop-bath.json");
+    cli_write(path, text);
+    json_t *s = same_everywhere(path, NULL, false);
+    cr_assert_float_eq(final_time(s, "A"), 5.0, 1e-9);
+    json_decref(s);
+}
+
 Test(cli_stop, a_bad_stop_lookahead_is_refused_in_the_standard_form)
 {
     const char *model = stop_model();
