@@ -52,7 +52,7 @@ static int frames_at(const kr__recording_t *rec, const char *text, bool *wanted)
                 if (fabs(rec->times[i] - t) < fabs(rec->times[best] - t)) best = i;
         if (fabs(rec->times[best] - t) > 1e-9 * fmax(1, fabs(t))) {
             fprintf(stderr, "kairos: %s: --at %g: expected the time of a frame, found none (the nearest: %.15g, "
-                    "frame %zu)\n", rec->dir, t, rec->times[best], best);
+                    "frame %zu)\n", rec->dir, t, rec->times[best], (size_t)rec->first_frame + best);
             return 2;
         }
         wanted[best] = true;

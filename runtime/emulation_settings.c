@@ -34,9 +34,11 @@ static kr_status_t bad(const kr__model_file_t *f, const kr__sim_entry_t *e, cons
 /* "HOST:PORT", "[V6]:PORT" or a bare PORT (then `host` is NULL). */
 static bool split_address(const json_t *v, char *host, size_t host_cap, int *port, bool need_host)
 {
-    if (json_is_integer(v) && !need_host) {
-        json_int_t p = json_integer_value(v);
-        if (p < 0 || p > 65535) return false;
+    /* (a whole number written as a float, 7341.0, is one, as elsewhere in
+     * the model file) */
+    if (json_is_number(v) && !need_host) {
+        double p = json_number_value(v);
+        if (!(p >= 0 && p <= 65535) || p != floor(p)) return false;
         host[0] = 0;
         *port = (int)p;
         return true;

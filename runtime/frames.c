@@ -574,10 +574,12 @@ static kr_status_t restore_departed(run_ctx_t *c, kr_sim_t *s, frame_file_t *ff)
             rec[b] = (uint8_t)(hi << 4 | lo);
             if (b == DEPARTED_HEAD - 1) need += (size_t)rec[26] | (size_t)rec[27] << 8;
         }
-        if (rec[24] >= KR_SHAPE_COUNT || rec[25] >= kr__render_of(s)->layer_count || need - DEPARTED_HEAD >= 32)
+        if (rec[24] >= KR_SHAPE_COUNT || rec[25] >= kr__render_of(s)->layer_count ||
+            need - DEPARTED_HEAD > sizeof ((kr_render_agent_t *)0)->label)
             return kr__fail(KR_ERR_CORRUPT, "%s/manifest.json: extra.frames.departed.%s.agents: expected a shape, "
-                            "a layer of '%s' and a label of at most 31 bytes, found shape %u, layer %u, label %zu",
-                            where, name, name, rec[24], rec[25], need - DEPARTED_HEAD);
+                            "a layer of '%s' and a label of at most %zu bytes, found shape %u, layer %u, label %zu",
+                            where, name, name, sizeof ((kr_render_agent_t *)0)->label, rec[24], rec[25],
+                            need - DEPARTED_HEAD);
         agent_rec_t a = { .shape = rec[24], .layer = rec[25] };
         memcpy(&a.id, rec, 8);
         memcpy(&a.x, rec + 8, 4);

@@ -52,8 +52,8 @@ static kr_status_t restyle_layer(const kr__model_file_t *f, const char *at, kr__
             double size = json_is_number(v) ? json_number_value(v) : -1;
             /* (frames hold sizes as 32-bit floats: a larger one was stored as
              * infinity, and its layer vanished from every picture) */
-            if (!(size > 0) || !(size <= FLT_MAX))
-                return kr__input_error(f->path, path, "a size > 0 (world units) up to 3.4e38", v);
+            if (!(size >= FLT_MIN) || !(size <= FLT_MAX))
+                return kr__input_error(f->path, path, "a size > 0 (world units) from 1.2e-38 to 3.4e38", v);
             l->size = size;
         }
     }

@@ -473,21 +473,26 @@ void kr__replications_warn_idle(const kr__replications_desc_t *d, int groups, in
 {
     int ranks = ranks_of(d), busy = groups * group_ranks;
     if (d->rank != 0) return;
-    size_t sims = SIZE_MAX;
-    for (size_t p = 0; p < d->point_count; p++)
-        if (d->points[p]->sim_count < sims) sims = d->points[p]->sim_count;
     /* (kr__run_file's own warning is off inside groups: it would repeat
-     * for every replication) */
-    if (sims != SIZE_MAX && (size_t)group_ranks > sims)
-        fprintf(stderr, "kairos: warning: groups of %d ranks for %zu simulator%s: %zu rank%s of each group idle%s\n",
-                group_ranks, sims, sims == 1 ? "" : "s", (size_t)group_ranks - sims,
-                (size_t)group_ranks - sims == 1 ? "" : "s", (size_t)group_ranks - sims == 1 ? "s" : "");
+     * for every replication) Which ranks of a group idle is the plan's, the
+     * first point's (pins and zero-promise groups may leave some empty with
+     * no more ranks than simulators). */
+    kr__model_file_t *f = d->point_count ? d->points[0] : NULL;
+    int *rank_of = f && group_ranks > 1 ? calloc(f->sim_count ? f->sim_count : 1, sizeof *rank_of) : NULL;
+    char list[256];
+    size_t idle = rank_of && !kr__model_file_plan(f, group_ranks, rank_of)
+                      ? kr__run_idle_ranks(f, group_ranks, rank_of, list, sizeof list) : 0;
+    free(rank_of);
+    if (idle)
+        fprintf(stderr, "kairos: warning: groups of %d ranks for %zu simulator%s: rank%s %s of each group idle%s\n",
+                group_ranks, f->sim_count, f->sim_count == 1 ? "" : "s", idle == 1 ? "" : "s", list,
+                idle == 1 ? "s" : "");
     if (busy >= ranks) return;
-    char idle[64];
-    if (ranks - busy == 1) snprintf(idle, sizeof idle, "rank %d idles", busy);
-    else snprintf(idle, sizeof idle, "ranks %d-%d idle", busy, ranks - 1);
+    char beyond[64];
+    if (ranks - busy == 1) snprintf(beyond, sizeof beyond, "rank %d idles", busy);
+    else snprintf(beyond, sizeof beyond, "ranks %d-%d idle", busy, ranks - 1);
     fprintf(stderr, "kairos: warning: %d ranks in %d group%s of %d: %s\n", ranks, groups, groups == 1 ? "" : "s",
-            group_ranks, idle);
+            group_ranks, beyond);
 }
 
 static void print_summary(FILE *o, const kr__model_file_t *f, json_t *stats)

@@ -5,14 +5,16 @@
  *
  * One JSON file, DIR/replications.json, written as .partial, fsynced and
  * renamed, so that a file found there is always whole:
- *   {"format": "kairos-replications", "version": 1, "plan": "<16 hex>",
+ *   {"format": "kairos-replications", "version": 2, "plan": "<16 hex>",
  *    "items": N, "done": [record, ...], "digest": "<16 hex>"}
  * where a record is what kr__replications_run gathers for a work item
  * (with its "_item"). "plan" is a digest of everything that decides the
  * records: every point's model file as loaded (its outputs aside) and the
  * number of replications; a restart of another plan is refused. "digest"
  * is of "done" as written: a record changed by hand (a simulator renamed,
- * a figure, an item moved) would have gone into the CSV as if computed. */
+ * a figure, an item moved) would have gone into the CSV as if computed.
+ * Version 1, without the digest, is still read (a job checkpointed before
+ * it came goes on). */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -102,8 +104,9 @@ kr_status_t kr__replications_checkpoint_read(const char *path, uint64_t plan, ui
     } else if (!json_is_string(json_object_get(root, "format")) ||
                strcmp(json_string_value(json_object_get(root, "format")), FORMAT)) {
         st = kr__fail(KR_ERR_CORRUPT, "%s: format: expected \"%s\", found something else", file, FORMAT);
-    } else if (json_integer_value(json_object_get(root, "version")) != 1) {
-        st = kr__fail(KR_ERR_CORRUPT, "%s: version: expected 1, found %s", file,
+    } else if (json_integer_value(json_object_get(root, "version")) != 1 &&
+               json_integer_value(json_object_get(root, "version")) != 2) {
+        st = kr__fail(KR_ERR_CORRUPT, "%s: version: expected 1 or 2, found %s", file,
                       json_is_integer(json_object_get(root, "version")) ? "another" : "none");
     } else if (!json_is_string(json_object_get(root, "plan")) ||
                strcmp(json_string_value(json_object_get(root, "plan")), hex)) {
@@ -117,7 +120,7 @@ kr_status_t kr__replications_checkpoint_read(const char *path, uint64_t plan, ui
                       items);
     } else if (!json_is_array(json_object_get(root, "done"))) {
         st = kr__fail(KR_ERR_CORRUPT, "%s: done: expected an array of records, found none", file);
-    } else {
+    } else if (json_integer_value(json_object_get(root, "version")) == 2) {
         char sum[17];
         const char *was = json_string_value(json_object_get(root, "digest"));
         st = done_digest(json_object_get(root, "done"), sum);
@@ -161,7 +164,7 @@ kr_status_t kr__replications_checkpoint_write(const char *dir, uint64_t plan, ui
     snprintf(hex, sizeof hex, "%016" PRIx64, plan);
     char sum[17];
     kr_status_t st = done_digest(done, sum);
-    json_t *root = st ? NULL : json_pack("{s:s, s:i, s:s, s:I, s:O, s:s}", "format", FORMAT, "version", 1, "plan", hex,
+    json_t *root = st ? NULL : json_pack("{s:s, s:i, s:s, s:I, s:O, s:s}", "format", FORMAT, "version", 2, "plan", hex,
                                          "items", (json_int_t)items, "done", done, "digest", sum);
     if (!st && !root) st = kr__fail(KR_ERR_NOMEM, "out of memory");
     FILE *fp = st ? NULL : fopen(partial, "w");

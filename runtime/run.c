@@ -174,30 +174,35 @@ static void finish_ctx(run_ctx_t *c)
     kr_model_destroy(c->model);
 }
 
+size_t kr__run_idle_ranks(const kr__model_file_t *f, int ranks, const int *rank_of, char *list, size_t cap)
+{
+    list[0] = '\0';
+    bool *busy = calloc((size_t)ranks, sizeof *busy);
+    if (!busy) return 0;
+    for (size_t i = 0; i < f->sim_count; i++) busy[rank_of[i]] = true;
+    size_t len = 0, idle = 0;
+    for (int r = 0; r < ranks; r++) {
+        if (busy[r]) continue;
+        int last = r;
+        while (last + 1 < ranks && !busy[last + 1]) last++;
+        idle += (size_t)(last - r + 1);
+        if (len + 40 < cap)
+            len += (size_t)snprintf(list + len, cap - len, last > r ? "%s%d-%d" : "%s%d", len ? ", " : "", r, last);
+        else if (!strstr(list, ", ..."))
+            len += (size_t)snprintf(list + len, cap - len, ", ...");
+        r = last;
+    }
+    free(busy);
+    return idle;
+}
+
 /* One warning naming the ranks the plan leaves without a simulator
  * (more ranks than simulators, pins, zero-promise groups kept together),
  * as ranges: "ranks 0-1, 5 idle". */
 static void warn_idle_ranks(const kr__model_file_t *f, int ranks, const int *rank_of)
 {
-    bool *busy = calloc((size_t)ranks, sizeof *busy);
-    if (!busy) return;
-    for (size_t i = 0; i < f->sim_count; i++) busy[rank_of[i]] = true;
-    char list[256] = "";
-    size_t len = 0;
-    int idle = 0;
-    for (int r = 0; r < ranks; r++) {
-        if (busy[r]) continue;
-        int last = r;
-        while (last + 1 < ranks && !busy[last + 1]) last++;
-        idle += last - r + 1;
-        if (len < sizeof list - 40)
-            len += (size_t)snprintf(list + len, sizeof list - len, last > r ? "%s%d-%d" : "%s%d", len ? ", " : "", r,
-                                    last);
-        else if (!strstr(list, ", ..."))
-            len += (size_t)snprintf(list + len, sizeof list - len, ", ...");
-        r = last;
-    }
-    free(busy);
+    char list[256];
+    size_t idle = kr__run_idle_ranks(f, ranks, rank_of, list, sizeof list);
     if (idle)
         fprintf(stderr, "kairos: warning: %d ranks for %zu simulator%s: rank%s %s idle%s\n", ranks, f->sim_count,
                 f->sim_count == 1 ? "" : "s", idle == 1 ? "" : "s", list, idle == 1 ? "s" : "");

@@ -148,6 +148,10 @@ enum {
  * (kr__run_as_run_failure). KR_ERR_INTERRUPTED gives 130 or 143 by the
  * signal the ranks agreed on. */
 int kr__run_exit_status(kr_status_t st);
+
+/* The ranks of `ranks` that the plan rank_of (kr__model_file_plan) leaves
+ * without a simulator, as ranges in `list` ("0-1, 5"); returns how many. */
+size_t kr__run_idle_ranks(const kr__model_file_t *f, int ranks, const int *rank_of, char *list, size_t cap);
 /* Records the signal the ranks agreed on (replications and sweeps, which
  * agree on their own; kr__run_agree does it for a run). */
 void kr__run_note_signal(int sig);

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "base/clock.h"
 #include "base/error.h"
 #include "base/fault.h"
 #include "runtime/data_path.h"
@@ -129,6 +130,16 @@ static const char *plot_script(void)
 
 /* run_script's answer when a signal interrupted kairos meanwhile. */
 #define SCRIPT_INTERRUPTED (-1)
+/* How long a script has to end after SIGTERM before SIGKILL. */
+#define KILL_AFTER_NS 5000000000ULL
+
+/* SIGINT or SIGTERM, also a SIGTERM that --checkpoint-on-term turned into
+ * a checkpoint's request: the sweep has nothing left to checkpoint once
+ * the plots are being drawn. */
+static bool interrupted(void)
+{
+    return kr__signal_caught || kr__checkpoint_asked == SIGTERM;
+}
 
 /* Runs python SCRIPT ARGS...; its stderr's first line (if any) lands in
  * `err`. Returns the exit status, 127 when it could not start. */
@@ -148,22 +159,45 @@ static int run_script(const char *a1, const char *a2, char *err, size_t cap)
     int rc = posix_spawnp(&pid, py, &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     close(fds[1]);
-    /* Read to the end (the child must never block on a full pipe), keep
-     * what fits. A SIGINT or SIGTERM to kairos meanwhile (kr__signal_caught;
-     * the handler restarts calls, so it is looked for between short polls)
-     * ends the script too: the run is not held until it finishes. */
-    bool killed = false;
+    /* Read until the pipe closes or the script has ended (a process it
+     * started may hold the pipe open), keeping what fits; the script must
+     * never block on a full pipe. A SIGINT or SIGTERM to kairos meanwhile
+     * (the handler restarts calls, so it is looked for between short
+     * polls) ends the script too, with SIGKILL if SIGTERM has not within
+     * a few seconds: the run is not held until it finishes. */
+    bool open = true, reaped = rc != 0, wait_failed = false, killed = false, hard = false;
+    uint64_t killed_at = 0;
+    int ws = 0;
     size_t n = 0;
     char buf[4096];
     struct pollfd pfd = { .fd = fds[0], .events = POLLIN };
-    for (;;) {
-        if (!rc && kr__signal_caught && !killed) killed = kill(pid, SIGTERM) == 0;
-        int ready = poll(&pfd, 1, 100);
-        if (ready < 0 && errno != EINTR) break;
+    while (open || !reaped) {
+        if (!reaped && interrupted()) {
+            uint64_t now = kr__monotonic_ns();
+            if (!killed) {
+                killed = kill(pid, SIGTERM) == 0;
+                killed_at = now;
+            } else if (!hard && now - killed_at > KILL_AFTER_NS) {
+                hard = kill(pid, SIGKILL) == 0;
+            }
+        }
+        if (!reaped) {
+            pid_t done = waitpid(pid, &ws, WNOHANG);
+            if (done == pid || (done < 0 && errno != EINTR)) {
+                reaped = true;
+                wait_failed = done < 0;
+            }
+        }
+        if (!open) {
+            if (!reaped) nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
+            continue;
+        }
+        int ready = poll(&pfd, 1, reaped ? 0 : 100);
+        if ((ready < 0 && errno != EINTR) || (ready == 0 && reaped)) open = false;
         if (ready <= 0) continue;
         ssize_t got = read(fds[0], buf, sizeof buf);
-        if (got == 0 || (got < 0 && errno != EINTR)) break;
-        if (got < 0) continue;
+        if (got == 0 || (got < 0 && errno != EINTR)) open = false;
+        if (got <= 0) continue;
         size_t take = (size_t)got < cap - 1 - n ? (size_t)got : cap - 1 - n;
         memcpy(err + n, buf, take);
         n += take;
@@ -176,14 +210,8 @@ static int run_script(const char *a1, const char *a2, char *err, size_t cap)
         snprintf(err, cap, "%s", strerror(rc)); /* (posix_spawnp's reason: the interpreter is missing) */
         return 127;
     }
-    int ws;
-    pid_t done;
-    while ((done = waitpid(pid, &ws, WNOHANG)) == 0) {
-        if (kr__signal_caught && !killed) killed = kill(pid, SIGTERM) == 0;
-        nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
-    }
-    if (done < 0) return 127;
-    if (kr__signal_caught) return SCRIPT_INTERRUPTED;
+    if (interrupted()) return SCRIPT_INTERRUPTED;
+    if (wait_failed) return 127;
     return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128;
 }
 

@@ -199,7 +199,7 @@ def replications_refusals(kairos, cmd, work):
     cases = [
         ("truncated", good[: len(good) // 2], [], "expected JSON"),
         ("another format", json.dumps(dict(saved, format="other")), [], "format: expected"),
-        ("another version", json.dumps(dict(saved, version=2)), [], "version: expected 1"),
+        ("another version", json.dumps(dict(saved, version=3)), [], "version: expected 1 or 2"),
         ("another plan", good, ["--replications", "7"], "plan: the checkpoint is of other replications"),
         ("another seed", good, ["--seed", "5"], "plan: the checkpoint is of other replications"),
         # records changed by hand were pooled as if computed (a CSV or stats file that looked right, exit 0):
@@ -213,6 +213,13 @@ def replications_refusals(kairos, cmd, work):
         ("no simulators", json.dumps(dict(saved, done=[dict(saved["done"][0], simulators=[])])), [],
          "the records were changed after they were written"),
         ("no digest", json.dumps({k: v for k, v in saved.items() if k != "digest"}), [], "digest: expected"),
+        # version 1 (before the digest) is still read, and its records checked one by one
+        ("an item out of range in version 1", json.dumps(dict({k: v for k, v in saved.items() if k != "digest"},
+                                                              version=1, done=[dict(saved["done"][0], _item=99)])),
+         [], "expected a record with an _item from 0 to 5"),
+        ("items twice in version 1", json.dumps(dict({k: v for k, v in saved.items() if k != "digest"}, version=1,
+                                                     done=[saved["done"][0], saved["done"][0]])),
+         [], "expected a record with an _item from"),
     ]
     problems = []
     for what, text, extra, says in cases:

@@ -67,6 +67,15 @@ Test(cli_mpi, idle_ranks_named_from_the_plan)
                          cases[i].bath);
         cli_free(&r);
     }
+    /* replications: within each group, by the same plan */
+    char *argv[] = { (char *)mpirun, "-np", "2", "--oversubscribe", (char *)bin, "run", model, "--end", "100",
+                     "--replications", "2", "--group-ranks", "2", "--set", "simulators.AssemblyLine.rank=1",
+                     "--set", "simulators.TransportRobots.rank=1", "--set", "simulators.ChemicalBath.rank=1",
+                     "--quiet", "-o", (char *)cli_path("idle-reps.json"), NULL };
+    cli_result_t r = cli_spawn(argv);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_str_eq(r.err, "kairos: warning: groups of 2 ranks for 3 simulators: rank 0 of each group idles\n");
+    cli_free(&r);
 }
 
 /* Runs MODEL on `np` ranks (np 0: no mpirun) writing the stats to `stats`,

@@ -303,7 +303,10 @@ def main():
             ({"signal": {"min": 3, "max": 1}}, "simulators[0].render.signal: expected a range with min < max"),
             ({"signal": {"colormap": "rainbow"}}, "expected a colour map: viridis"),
             # (a size beyond a 32-bit float's range was stored as infinity: the layer vanished)
-            ({"plants": {"size": 1e308}}, "plants.size: expected a size > 0 (world units) up to 3.4e38, found 1e308"),
+            ({"plants": {"size": 1e308}}, "plants.size: expected a size > 0 (world units) from 1.2e-38 to 3.4e38, "
+             "found 1e308"),
+            ({"plants": {"size": 1e-50}}, "plants.size: expected a size > 0 (world units) from 1.2e-38 to 3.4e38, "
+             "found 1e-50"),
             ([], None),
         ]
         for i, (case, words) in enumerate(cases):
