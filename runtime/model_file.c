@@ -124,6 +124,16 @@ static kr_status_t apply_set(kr__model_file_t *f, const char *set, const char *o
         free(key);
         return st;
     }
+    if (!value && strstr(err.text, "\\u0000")) {
+        /* (taken as a bare word, it was refused later as a string) */
+        json_t *found = json_string(text);
+        char expected[64];
+        snprintf(expected, sizeof expected, "a value without \\u0000 (%s)", option);
+        kr_status_t st = kr__input_error(f->path, key, expected, found);
+        json_decref(found);
+        free(key);
+        return st;
+    }
     if (!value) value = json_string(text); /* a bare word is a string */
     kr_status_t st = KR_OK;
     json_t *node = f->root;

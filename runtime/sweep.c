@@ -62,6 +62,13 @@ static kr_status_t parse_varies(const kr__sweep_desc_t *d, vary_t *v)
                 return kr__fail(KR_ERR_INVALID_ARG, "--vary %s: expected each key once, found it twice", v[i].key);
         json_error_t err;
         v[i].values = json_loads(eq + 1, JSON_DECODE_ANY, &err);
+        /* (an array whose number JSON cannot hold is no other kind of value) */
+        if (!v[i].values && (strstr(err.text, "too big integer") || strstr(err.text, "real number overflow")))
+            return kr__fail(KR_ERR_INVALID_ARG, "--vary %s: expected numbers JSON can hold, a whole one within 64 "
+                            "bits and any other within about 1.8e308, found %s", v[i].key, eq + 1);
+        if (!v[i].values && strstr(err.text, "\\u0000"))
+            return kr__fail(KR_ERR_INVALID_ARG, "--vary %s: expected strings without \\u0000, found %s", v[i].key,
+                            eq + 1);
         if (!json_is_array(v[i].values))
             return kr__fail(KR_ERR_INVALID_ARG, "--vary %s: expected a JSON array of values [v1,v2,...], found %s",
                             v[i].key, eq + 1);

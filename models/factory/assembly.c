@@ -45,11 +45,15 @@ static kr_status_t assembly_setup(kr_sim_t *sim, const kr_params_t *params)
     kr_time_t first = 0;
     kr_status_t st = kr_params_duration(params, "first", KR_TIME_NEVER, &first);
     if (st != KR_OK) return st;
-    if (a->limit == 0 && !(kr_dist_mean(&a->interval) > 0)) {
-        /* A zero interval without a limit would make parts forever at one time. */
-        char found[64];
+    double tick = 1.0 / (double)kr_model_precision(model);
+    if (a->limit == 0 && !(kr_dist_mean(&a->interval) >= tick)) {
+        /* A zero interval without a limit would make parts forever at one
+         * time; one below a tick (each gap taken as one) a million a unit. */
+        char found[64], expected[96];
         snprintf(found, sizeof found, "a distribution with mean %g and no limit", kr_dist_mean(&a->interval));
-        return kr_params_error(params, "interval", "a distribution with a positive mean (or a \"limit\")", found);
+        snprintf(expected, sizeof expected, "a distribution with a mean of at least one tick (%g), or a \"limit\"",
+                 tick);
+        return kr_params_error(params, "interval", expected, found);
     }
     if (first == KR_TIME_NEVER)
         first = kr_dist_sample_ticks(&a->interval, kr_sim_rng(sim), kr_model_precision(model));

@@ -226,11 +226,15 @@ static kr_status_t line_setup(kr_sim_t *sim, rows_t *r, const kr_params_t *p)
     kr_time_t first = KR_TIME_NEVER;
     if (!st) st = kr_params_duration(p, "first", KR_TIME_NEVER, &first);
     if (st) return st;
-    if (r->limit == 0 && !(kr_dist_mean(&r->interval) > 0)) {
-        /* a zero interval without a limit would make totes forever at one time */
-        char found[64];
+    double tick = 1.0 / (double)kr_model_precision(kr_sim_model(sim));
+    if (r->limit == 0 && !(kr_dist_mean(&r->interval) >= tick)) {
+        /* a zero interval without a limit would make totes forever at one
+         * time, and one below a tick (each gap taken as one) a million a unit */
+        char found[64], expected[96];
         snprintf(found, sizeof found, "a distribution with mean %g and no limit", kr_dist_mean(&r->interval));
-        return kr_params_error(p, "interval", "a distribution with a positive mean (or a \"limit\")", found);
+        snprintf(expected, sizeof expected, "a distribution with a mean of at least one tick (%g), or a \"limit\"",
+                 tick);
+        return kr_params_error(p, "interval", expected, found);
     }
     kr_time_t **sections = kr_sim_context(sim, kr_model_find_context_type(kr_sim_model(sim), ROWS_SECTIONS));
     if (!sections) return kr_last_status();

@@ -246,11 +246,20 @@ static kr_status_t sqss_setup(kr_sim_t *sim, const kr_params_t *p)
     kr_time_t first = KR_TIME_NEVER;
     kr_status_t st = kr_params_duration(p, "first_arrival", KR_TIME_NEVER, &first);
     if (st) return st;
-    if (!(kr_dist_mean(&sq->arrival) > 0)) {
-        /* Gaps of 0 would make products forever at one time. */
-        char found[64];
+    double tick = 1.0 / (double)kr_model_precision(m);
+    if (!(kr_dist_mean(&sq->arrival) >= tick)) {
+        /* Gaps of 0 would make products forever at one time, and gaps
+         * below a tick, each taken as one, a million a model unit. */
+        char found[64], expected[96];
         snprintf(found, sizeof found, "a distribution with mean %g", kr_dist_mean(&sq->arrival));
-        return kr_params_error(p, "arrival", "a distribution with a positive mean", found);
+        snprintf(expected, sizeof expected, "a distribution with a mean of at least one tick (%g)", tick);
+        return kr_params_error(p, "arrival", expected, found);
+    }
+    if (!(kr_dist_mean(&sq->service) >= 0)) {
+        /* (a negative draw is taken as 0: a negative mean is a mistake) */
+        char found[64];
+        snprintf(found, sizeof found, "a distribution with mean %g", kr_dist_mean(&sq->service));
+        return kr_params_error(p, "service", "a distribution of times, with a mean >= 0", found);
     }
     kr_registry_t *reg = kr_model_registry(m);
     sq->product = kr_component_lookup(reg, SQSS_PRODUCT);

@@ -753,6 +753,10 @@ Test(cli, sweep_and_replication_errors_are_one_line)
                "--vary simulators.mm1.params.service: expected a key of its own, found one that holds --vary "
                "simulators.mm1.params.service.mean (simulators.0.params.service.mean)");
     expect_bad(kairos("sweep", m, "--vary", "seed", "-o", csv, NULL), "--vary: expected KEY=[v1,v2,...], found \"seed\"");
+    /* an array all the same (it said "expected a JSON array") */
+    expect_bad(kairos("sweep", m, "--vary", "seed=[1,9223372036854775808]", "-o", csv, NULL),
+               "--vary seed: expected numbers JSON can hold, a whole one within 64 bits and any other within about "
+               "1.8e308, found [1,9223372036854775808]");
     expect_bad(kairos("sweep", m, "--vary", "seed=[1]", "--replications", "0", "-o", csv, NULL),
                "--replications: expected a whole number from 1 to 1000000, found \"0\"");
     expect_bad(kairos("sweep", m, "--vary", "seed=[1]", NULL), "sweep: expected -o SWEEP.csv, found none");

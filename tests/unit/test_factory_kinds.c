@@ -491,8 +491,12 @@ Test(factory_kinds, param_errors)
                        "the name of a simulator with a dependency from 'AssemblyLine' (none to 'ChemicalBath')",
                        "\"ChemicalBath\"");
     expect_setup_error(seed, "simulators.AssemblyLine.params.interval={\"dist\": \"constant\", \"value\": 0}",
-                       "simulators[0].params.interval", "a distribution with a positive mean (or a \"limit\")",
-                       "a distribution with mean 0 and no limit");
+                       "simulators[0].params.interval", "a distribution with a mean of at least one tick (1e-06), or "
+                       "a \"limit\"", "a distribution with mean 0 and no limit");
+    /* (a mean below a tick: each gap taken as one, a million parts a unit) */
+    expect_setup_error(seed, "simulators.AssemblyLine.params.interval={\"dist\": \"constant\", \"value\": 5e-324}",
+                       "simulators[0].params.interval", "a distribution with a mean of at least one tick (1e-06), or "
+                       "a \"limit\"", "a distribution with mean 4.94066e-324 and no limit");
     expect_setup_error(seed, "simulators.AssemblyLine.params.limit=-1", "simulators[0].params.limit",
                        "a whole number >= 0", "-1");
     /* robots */

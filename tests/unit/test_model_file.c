@@ -609,6 +609,14 @@ Test(model_file, bad_precision)
                       "a whole number of ticks per model unit >= 1", "1.5");
 }
 
+/* JSON with \u0000 in a string (jansson takes none): it was taken as a
+ * bare word, and refused later as a string where an object was expected. */
+Test(model_file, a_set_with_a_nul_says_so)
+{
+    expect_load_error(mt_load(FACTORY, "simulators.0={\"name\":\"A\\u0000B\"}", NULL), "simulators.0",
+                      "a value without \\u0000 (--set)", "\"{\\\"name\\\":\\\"A\\\\u0000B\\\"}\"");
+}
+
 Test(model_file, bad_seed)
 {
     expect_load_error(mt_load(FACTORY, "seed=-3", NULL), "seed", "a whole number >= 0", "-3");

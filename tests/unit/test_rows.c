@@ -222,8 +222,8 @@ Test(rows, params_are_checked)
     expect_refused(base, "simulators.line.params.conveyors=0", "simulators[0].params.conveyors",
                    "a whole number >= 1, <= 1000000", "0");
     expect_refused(base, "simulators.line.params.interval={\"dist\":\"constant\",\"value\":0}",
-                   "simulators[0].params.interval", "a distribution with a positive mean (or a \"limit\")",
-                   "a distribution with mean 0 and no limit");
+                   "simulators[0].params.interval", "a distribution with a mean of at least one tick (1e-06), or a "
+                   "\"limit\"", "a distribution with mean 0 and no limit");
     expect_refused(base, "simulators.line.params.transit={\"dist\":\"normal\",\"mean\":-3,\"sd\":1}",
                    "simulators[0].params.transit", "a distribution of times, with a mean >= 0",
                    "a distribution with mean -3");

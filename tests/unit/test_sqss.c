@@ -147,6 +147,10 @@ Test(sqss, params_are_checked)
           "a distribution with mean 0" },
         { "simulators.q.params.arrival={\"dist\": \"normal\", \"mean\": -1, \"sd\": 0.1}",
           "simulators[0].params.arrival", "a distribution with mean -1" },
+        /* below a tick each gap was taken as one: a million products a unit */
+        { "simulators.q.params.arrival=5e-324", "simulators[0].params.arrival", "a distribution with mean 4.94066e-324" },
+        /* a negative service time was taken as 0, and the run went on */
+        { "simulators.q.params.service=-1", "simulators[0].params.service", "a distribution with mean -1" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *sets[] = { cases[i].set };
