@@ -563,8 +563,9 @@ static kr_status_t restore_departed(run_ctx_t *c, kr_sim_t *s, frame_file_t *ff)
     block_t *d = &ff->departed;
     d->n = 0;
     kr_buf_clear(&d->labels);
+    enum { LABEL_MOST = sizeof ((kr_render_agent_t *)0)->label };
     for (size_t p = 0; p < len;) {
-        uint8_t rec[DEPARTED_HEAD + 0xffff]; /* the largest a length says, checked once read */
+        uint8_t rec[DEPARTED_HEAD + LABEL_MOST];
         size_t need = DEPARTED_HEAD;
         for (size_t b = 0; b < need; b++, p += 2) {
             int hi = p + 1 < len ? hex_digit(hex[p]) : -1, lo = hi >= 0 ? hex_digit(hex[p + 1]) : -1;
@@ -572,14 +573,15 @@ static kr_status_t restore_departed(run_ctx_t *c, kr_sim_t *s, frame_file_t *ff)
                 return kr__fail(KR_ERR_CORRUPT, "%s/manifest.json: extra.frames.departed.%s.agents: expected whole "
                                 "records in lowercase hex, found other at character %zu", where, name, p);
             rec[b] = (uint8_t)(hi << 4 | lo);
-            if (b == DEPARTED_HEAD - 1) need += (size_t)rec[26] | (size_t)rec[27] << 8;
+            if (b + 1 < DEPARTED_HEAD) continue;
+            /* the head read: what it says is checked before its label */
+            size_t label = (size_t)rec[26] | (size_t)rec[27] << 8;
+            if (rec[24] >= KR_SHAPE_COUNT || rec[25] >= kr__render_of(s)->layer_count || label > LABEL_MOST)
+                return kr__fail(KR_ERR_CORRUPT, "%s/manifest.json: extra.frames.departed.%s.agents: expected a "
+                                "shape, a layer of '%s' and a label of at most %d bytes, found shape %u, layer %u, "
+                                "label %zu", where, name, name, LABEL_MOST, rec[24], rec[25], label);
+            need += label;
         }
-        if (rec[24] >= KR_SHAPE_COUNT || rec[25] >= kr__render_of(s)->layer_count ||
-            need - DEPARTED_HEAD > sizeof ((kr_render_agent_t *)0)->label)
-            return kr__fail(KR_ERR_CORRUPT, "%s/manifest.json: extra.frames.departed.%s.agents: expected a shape, "
-                            "a layer of '%s' and a label of at most %zu bytes, found shape %u, layer %u, label %zu",
-                            where, name, name, sizeof ((kr_render_agent_t *)0)->label, rec[24], rec[25],
-                            need - DEPARTED_HEAD);
         agent_rec_t a = { .shape = rec[24], .layer = rec[25] };
         memcpy(&a.id, rec, 8);
         memcpy(&a.x, rec + 8, 4);
@@ -690,7 +692,6 @@ static json_t *describe_sim(run_ctx_t *c, uint32_t i)
     return d;
 }
 
-/* Rank 0: the manifest from every simulator's description, by id. */
 /* The model time of one row of the series: the largest time step of the
  * simulators whose figures it holds (rank 0's c->steps, by entry name);
  * one that draws but reports none has no row in it. */
@@ -707,6 +708,7 @@ static kr_time_t series_step(const run_ctx_t *c)
     return step ? step : c->frames.series_step;
 }
 
+/* Rank 0: the manifest from every simulator's description, by id. */
 static json_t *build_manifest(run_ctx_t *c, json_t *by_id)
 {
     kr__frames_t *fr = &c->frames;

@@ -241,7 +241,7 @@ static kr_status_t check_plotting(const char *dir)
     return kr__fail(KR_ERR_IO, "--plot: cannot run %s %s%s%s", python(), plot_script(), err[0] ? ": " : "", err);
 }
 
-/* A CSV in the plots' folder named as a plot is (SIM.STAT.png, or its
+/* A CSV in the plots' folder named as a plot (SIM.STAT.png, or its
  * .partial) would be written over by one: refused before anything runs. */
 static kr_status_t csv_not_a_plot(const kr__sweep_desc_t *d)
 {
