@@ -573,7 +573,7 @@ static kr_status_t restore_departed(run_ctx_t *c, kr_sim_t *s, frame_file_t *ff)
                 return kr__fail(KR_ERR_CORRUPT, "%s/manifest.json: extra.frames.departed.%s.agents: expected whole "
                                 "records in lowercase hex, found other at character %zu", where, name, p);
             rec[b] = (uint8_t)(hi << 4 | lo);
-            if (b + 1 < DEPARTED_HEAD) continue;
+            if (b + 1 != DEPARTED_HEAD) continue;
             /* the head read: what it says is checked before its label */
             size_t label = (size_t)rec[26] | (size_t)rec[27] << 8;
             if (rec[24] >= KR_SHAPE_COUNT || rec[25] >= kr__render_of(s)->layer_count || label > LABEL_MOST)

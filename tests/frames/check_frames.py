@@ -8,6 +8,7 @@ format, independently of kairos' own reader.
 
 Usage: check_frames.py KAIROS MPIRUN"""
 import json
+import re
 import os
 import shutil
 import signal
@@ -127,6 +128,27 @@ def main():
             if r.returncode == 0 and p.returncode == 0 else {}
         check(len(again) == 21 and again == pics["between2"],
               f"a restart at 2.1, inside a step: the uninterrupted run's 21 PNGs ({r.stderr.strip()})")
+        # The migrants' records are read back whole, labels too (the ecology draws none: one is given a 32-byte
+        # label and one more record follows, the manifest's digest set to what its content gives).
+        shutil.copytree(work / "ck-between", work / "ck-labels")
+        shutil.copytree(work / "cutwhole", work / "labels")
+        man_path = work / "ck-labels" / "ckpt-2.1" / "manifest.json"
+        man = json.loads(man_path.read_text())
+        departed = man["extra"]["frames"]["departed"]
+        name = sorted(departed)[0]
+        rec = departed[name]["agents"][:56]
+        departed[name]["agents"] = rec[:52] + "2000" + "41" * 32 + rec
+        man_path.write_text(json.dumps(man))
+        r = run(kairos, mpirun, 1, [*between, "--frames", "labels", "--frame-every", "0.3", "--restart",
+                                    str(work / "ck-labels" / "ckpt-2.1")], work)
+        digest = re.search(r"digest: expected ([0-9a-f]{16})", r.stderr)
+        if digest:
+            man["digest"] = digest.group(1)
+            man_path.write_text(json.dumps(man))
+            r = run(kairos, mpirun, 1, [*between, "--frames", "labels", "--frame-every", "0.3", "--restart",
+                                        str(work / "ck-labels" / "ckpt-2.1")], work)
+        check(digest is not None and r.returncode == 0,
+              f"a checkpoint's migrants with a 32-byte label are read back ({r.stderr.strip()})")
         # (recording every 1.5, no frame of that run falls between 2.0 and 2.4: the migrants are kept all the same)
         r = run(kairos, mpirun, 1, [*between, "--frames", "cut15", "--frame-every", "1.5", "--checkpoint-at", "2.1",
                                     "--checkpoint-dir", "ck-between15"], work)
