@@ -32,6 +32,14 @@ static void write_bytes(const char *path, const void *data, size_t n)
     fclose(fp);
 }
 
+/* The folder goes when the fuzzer exits (it was left in /tmp by every run). */
+static void cleanup(void)
+{
+    remove(manifest);
+    remove(frames);
+    rmdir(root);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc, (void)argv;
@@ -39,6 +47,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     if (!mkdtemp(root)) abort();
     snprintf(manifest, sizeof manifest, "%s/manifest.json", root);
     snprintf(frames, sizeof frames, "%s/s.frames", root);
+    atexit(cleanup);
     return 0;
 }
 
