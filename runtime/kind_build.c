@@ -147,7 +147,7 @@ kr_status_t kr__kind_declare_receives(const kr__model_file_t *f, const kr__sim_e
     kr_event_type_t exchange = kr_model_find_event_type(m, KR__REGION_EXCHANGE);
     if (!st && exchange && e->region_cols) st = kr_sim_receive(sim, exchange);
     if (st) return st;
-    for (size_t i = 0; k->receives && k->receives[i]; i++) {
+    for (size_t i = 0; k->receives[i]; i++) {
         kr_event_type_t t = kr_model_find_event_type(m, k->receives[i]);
         if (!t)
             return kr__fail(KR_ERR_INVALID_ARG, "%s: kind '%s' receives '%s', which no kind of this model declares",

@@ -43,34 +43,24 @@ const char *kr__param_type_name(kr_param_type_t type)
     return NULL;
 }
 
-static size_t type_size(kr_param_type_t type)
+/* The size of a param type's field (0: no such type), and its alignment
+ * in *align. */
+static size_t type_layout(kr_param_type_t type, size_t *align)
 {
+#define LAYOUT(T) (*align = _Alignof(T), sizeof(T))
     switch (type) {
-    case KR_PARAM_NUMBER: return sizeof(double);
-    case KR_PARAM_DURATION: return sizeof(kr_time_t);
-    case KR_PARAM_INT: return sizeof(int64_t);
-    case KR_PARAM_BOOL: return sizeof(bool);
+    case KR_PARAM_NUMBER: return LAYOUT(double);
+    case KR_PARAM_DURATION: return LAYOUT(kr_time_t);
+    case KR_PARAM_INT: return LAYOUT(int64_t);
+    case KR_PARAM_BOOL: return LAYOUT(bool);
     case KR_PARAM_STRING:
-    case KR_PARAM_TARGET: return sizeof(const char *);
-    case KR_PARAM_DIST: return sizeof(kr_dist_t);
-    case KR_PARAM_LIST: return sizeof(kr_number_list_t);
+    case KR_PARAM_TARGET: return LAYOUT(const char *);
+    case KR_PARAM_DIST: return LAYOUT(kr_dist_t);
+    case KR_PARAM_LIST: return LAYOUT(kr_number_list_t);
     }
+#undef LAYOUT
+    *align = 1;
     return 0;
-}
-
-static size_t type_align(kr_param_type_t type)
-{
-    switch (type) {
-    case KR_PARAM_NUMBER: return _Alignof(double);
-    case KR_PARAM_DURATION: return _Alignof(kr_time_t);
-    case KR_PARAM_INT: return _Alignof(int64_t);
-    case KR_PARAM_BOOL: return _Alignof(bool);
-    case KR_PARAM_STRING:
-    case KR_PARAM_TARGET: return _Alignof(const char *);
-    case KR_PARAM_DIST: return _Alignof(kr_dist_t);
-    case KR_PARAM_LIST: return _Alignof(kr_number_list_t);
-    }
-    return 1;
 }
 
 static bool has_range(kr_param_type_t type)
@@ -297,7 +287,7 @@ kr_status_t kr__param_table_check(const kr_kind_desc_t *kind)
         if (strchr(row->name, '.'))
             return ROW_FAIL("kr_kind_register: kind '%s': params[%zu] '%s': a name without a dot (--set splits keys "
                             "at dots)", k, i, row->name);
-        size_t size = type_size(row->type);
+        size_t align, size = type_layout(row->type, &align);
         if (!size)
             return ROW_FAIL("kr_kind_register: kind '%s': params[%zu] '%s': unknown type %d", k, i, row->name,
                             (int)row->type);
@@ -305,10 +295,10 @@ kr_status_t kr__param_table_check(const kr_kind_desc_t *kind)
             return ROW_FAIL("kr_kind_register: kind '%s': params[%zu] '%s': its %s field (offset %zu, %zu bytes) "
                             "is outside the state (%zu bytes)", k, i, row->name, kr__param_type_name(row->type),
                             row->offset, size, kind->state_size);
-        if (row->offset % type_align(row->type))
+        if (row->offset % align)
             return ROW_FAIL("kr_kind_register: kind '%s': params[%zu] '%s': its %s field at offset %zu is not aligned "
                             "to %zu bytes (use offsetof, as KR_PARAM does)", k, i, row->name,
-                            kr__param_type_name(row->type), row->offset, type_align(row->type));
+                            kr__param_type_name(row->type), row->offset, align);
         for (size_t j = 0; j < i; j++)
             if (!strcmp(kind->params[j].name, row->name))
                 return ROW_FAIL("kr_kind_register: kind '%s': params[%zu] '%s': the name of params[%zu] already",
