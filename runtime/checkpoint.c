@@ -291,6 +291,13 @@ static json_t *identity_items(run_ctx_t *c)
     return json_incref(c->ckpt.identity_items);
 }
 
+/* Whether the checkpoint's model is this one (also with the identity that
+ * checkpoints written before dependencies counted by (from, to) kept). */
+static bool of_this_model(const run_ctx_t *c, const kr__ckpt_manifest_t *man)
+{
+    return man->identity == c->digest.identity || man->identity == c->digest.identity_file_order;
+}
+
 /* A restart of another model: the first item where it differs from the one
  * that wrote the checkpoint, when the checkpoint lists them. */
 static kr_status_t another_model(run_ctx_t *c, const char *where, const kr__ckpt_manifest_t *man)
@@ -542,7 +549,7 @@ static bool usable(const run_ctx_t *c, const char *dir)
     kr__ckpt_t *ck;
     if (kr__ckpt_open(dir, &ck)) return false;
     const kr__ckpt_manifest_t *m = kr__ckpt_manifest(ck);
-    bool ok = m->identity == c->digest.identity && m->precision == c->file->precision &&
+    bool ok = of_this_model(c, m) && m->precision == c->file->precision &&
               m->time <= kr_model_end_time(c->model);
     kr__ckpt_close(ck);
     return ok;
@@ -589,7 +596,7 @@ kr_status_t kr__run_restore(run_ctx_t *c, const char *path)
     if (st) return st;
     const kr__ckpt_manifest_t *man = kr__ckpt_manifest(ck);
     const char *where = kr__ckpt_path(ck);
-    if (man->identity != c->digest.identity) st = another_model(c, where, man);
+    if (!of_this_model(c, man)) st = another_model(c, where, man);
     else if (man->precision != c->file->precision)
         st = kr__fail(KR_ERR_MISMATCH, "%s: the checkpoint has precision %" PRIu64 ", this model %" PRIu64, where,
                       man->precision, c->file->precision);

@@ -41,6 +41,7 @@ typedef struct walk {
     uint64_t *hashes;             /* MODE_HASHES: one per item (index items) */
     size_t cap;
     bool failed;
+    bool edges_in_file_order;     /* the identity checkpoints before the canonical order kept */
     size_t want;                  /* MODE_DESCRIBE: the item to describe */
     char *key, *val;              /* its text, KEY_CAP bytes each */
 } walk_t;
@@ -214,6 +215,32 @@ static uint64_t file_digest(const char *path, uint32_t *size)
 
 static uint64_t text_hash(const char *s) { return s ? kr__hash_bytes(s, strlen(s), 0x6b696e64ULL) : 0; }
 
+static int by_pair(const void *a, const void *b)
+{
+    const kr__edge_t *x = a, *y = b;
+    if (x->from != y->from) return x->from < y->from ? -1 : 1;
+    return x->to < y->to ? -1 : x->to > y->to;
+}
+
+/* The dependencies by (from, to): their order in the file changes nothing a
+ * run does (no edge is found by its index in what a run computes or a
+ * checkpoint keeps), so a model file that lists them in another order is
+ * the same model. */
+static void emit_edges(walk_t *w)
+{
+    const kr_model_t *m = w->m;
+    kr__edge_t *sorted = w->edges_in_file_order ? NULL : malloc((m->edge_count ? m->edge_count : 1) * sizeof *sorted);
+    if (sorted) {
+        memcpy(sorted, m->edges, m->edge_count * sizeof *sorted);
+        qsort(sorted, m->edge_count, sizeof *sorted, by_pair);
+    } else if (!w->edges_in_file_order) {
+        w->failed = true;
+    }
+    const kr__edge_t *edges = sorted ? sorted : m->edges;
+    for (uint32_t i = 0; i < m->edge_count; i++) emit(w, IT_EDGE, edges[i].from, edges[i].to, edges[i].promise);
+    free(sorted);
+}
+
 static void walk(walk_t *w)
 {
     const kr__model_file_t *f = w->f;
@@ -232,8 +259,7 @@ static void walk(walk_t *w)
         emit(w, IT_SIM_STEP, i, 0, kr_sim_time_step(s));
     }
     emit(w, IT_EDGE_COUNT, 0, 0, m->edge_count);
-    for (uint32_t i = 0; i < m->edge_count; i++)
-        emit(w, IT_EDGE, m->edges[i].from, m->edges[i].to, m->edges[i].promise);
+    emit_edges(w);
     json_t *entries = json_object_get(f->root, "simulators");
     emit(w, IT_ENTRY_COUNT, 0, 0, json_array_size(entries));
     for (size_t i = 0; i < json_array_size(entries); i++) {
@@ -304,8 +330,16 @@ kr_status_t kr__model_digest(const kr__model_file_t *f, kr_model_t *m, kr__model
     walk_t w = { .f = f, .m = m, .mode = MODE_DIGEST };
     walk(&w);
     if (w.failed) return kr__fail(KR_ERR_NOMEM, "out of memory computing the model's digest");
-    out->identity = w.identity;
+    out->identity = out->identity_file_order = w.identity;
     out->run = w.h;
+    bool sorted = true;
+    for (uint32_t i = 1; sorted && i < m->edge_count; i++) sorted = by_pair(&m->edges[i - 1], &m->edges[i]) < 0;
+    if (!sorted) {
+        walk_t legacy = { .f = f, .m = m, .mode = MODE_DIGEST, .edges_in_file_order = true };
+        walk(&legacy);
+        if (legacy.failed) return kr__fail(KR_ERR_NOMEM, "out of memory computing the model's digest");
+        out->identity_file_order = legacy.identity;
+    }
     return KR_OK;
 }
 

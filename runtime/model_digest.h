@@ -5,7 +5,8 @@
  * The identity covers what the model is: precision, seed, every simulator
  * (name, kind, formalism, time step), every dependency with its promise,
  * the params of every entry, the component registry and event types, and
- * the bytes of every plug-in file. The run digest is the identity plus how
+ * the bytes of every plug-in file. Dependencies count by (from, to), not
+ * by their place in the file. The run digest is the identity plus how
  * this run goes: end time, mapping and algorithm. Neither depends on the
  * number of ranks. */
 #ifndef KAIROS_RUNTIME_MODEL_DIGEST_H
@@ -17,6 +18,10 @@
 
 typedef struct kr__model_digest {
     uint64_t identity, run;
+    /* The identity with the dependencies in the file's order, as the
+     * checkpoints written before it took them by (from, to) have it:
+     * a restart from one of those is still of this model. */
+    uint64_t identity_file_order;
 } kr__model_digest_t;
 
 /* The digests of `m` as built on this rank from `f` (after every local

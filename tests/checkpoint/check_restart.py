@@ -74,6 +74,15 @@ CASES = {
         (1, "window", None, "999.3", ["--end", "999.5"], False),
         (2, "null-message", (2, "ckpt-999.3"), None),
     ]),
+    # The dependencies listed in another order are the same model: a restart
+    # from a checkpoint of the file's order goes on (it was refused as "a
+    # promise" of another model).
+    "factory_dependencies_reordered": ("examples/factory.json", [], (False, True), [
+        (1, "null-message", None, "900"),
+        (2, "window", (0, "ckpt-900"), None, ["--set", "dependencies=" + json.dumps([
+            {"from": "TransportRobots", "to": "ChemicalBath", "promise": 2},
+            {"from": "AssemblyLine", "to": "TransportRobots", "promise": 0}])]),
+    ]),
     "factory_shorten": ("examples/factory.json", ["--end", "999.5"], (False, True), [
         (2, "window", None, "999.3", ["--end", "3600"], False),
         (1, "null-message", (0, "ckpt-999.3"), None),

@@ -76,6 +76,30 @@ Test(model_digest, identity_and_run)
     kr__model_file_free(f);
 }
 
+/* Dependencies count by their pair, not by their place in the file; the
+ * identity in the file's order (as checkpoints before that kept it) is
+ * kept beside, and equals the identity when the file lists them by pair. */
+Test(model_digest, dependencies_in_another_order)
+{
+    kr__model_file_t *f = mt_load(TWO, NULL);
+    kr__model_digest_t base = digest_of(f, 0, NULL);
+    kr__model_file_free(f);
+    cr_assert_eq(base.identity_file_order, base.identity);
+    f = mt_load(TWO, "dependencies=[{\"from\": \"b\", \"to\": \"c\", \"promise\": 1}, "
+                "{\"from\": \"a\", \"to\": \"b\", \"promise\": 0.5}]", NULL);
+    kr__model_digest_t d = digest_of(f, 0, NULL);
+    kr__model_file_free(f);
+    cr_assert_eq(d.identity, base.identity);
+    cr_assert_eq(d.run, base.run);
+    cr_assert_neq(d.identity_file_order, base.identity);
+    /* the pair still counts: the same promises between other simulators differ */
+    f = mt_load(TWO, "dependencies=[{\"from\": \"b\", \"to\": \"c\", \"promise\": 0.5}, "
+                "{\"from\": \"a\", \"to\": \"b\", \"promise\": 1}]", NULL);
+    d = digest_of(f, 0, NULL);
+    kr__model_file_free(f);
+    cr_assert_neq(d.identity, base.identity);
+}
+
 /* Promises come from the file: refused after the build, naming it; a model
  * built through the C API keeps kr_model_set_promise. */
 Test(model_digest, promises_of_a_file_are_refused)
