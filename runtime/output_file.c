@@ -2,6 +2,7 @@
 /* Output files written under NAME.partial and renamed into place only
  * when complete (runtime/run.h). */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,7 +223,14 @@ kr_status_t kr__out_close(kr__out_file_t *o, bool keep)
 char *kr__out_file_identity(const char *path, bool fifos)
 {
     struct stat st;
-    if (!stat(path, &st)) return S_ISREG(st.st_mode) || (fifos && S_ISFIFO(st.st_mode)) ? realpath(path, NULL) : NULL;
+    if (!stat(path, &st)) {
+        if (!S_ISREG(st.st_mode) && !(fifos && S_ISFIFO(st.st_mode))) return NULL;
+        /* An existing file by its device and inode, which every name of it
+         * shares: hard links too (no real path starts with "//"). */
+        char id[64];
+        snprintf(id, sizeof id, "//inode %ju:%ju", (uintmax_t)st.st_dev, (uintmax_t)st.st_ino);
+        return strdup(id);
+    }
     /* A name that does not exist yet: the real path of its deepest folder
      * that does, then the rest as written, without "." parts and with
      * ".." taking one part back, so that two spellings of one file to be

@@ -103,9 +103,10 @@ kr_status_t kr__out_close(kr__out_file_t *o, bool keep);
  * it, and frees. */
 kr_status_t kr__out_finish(kr__out_file_t *o);
 kr_status_t kr__out_commit(kr__out_file_t *o, bool keep);
-/* A name as one file: the real path of the file, or, when it does not
- * exist yet, of its deepest folder that does, then the rest of the name
- * without "." parts and with ".." taking a part back; NULL for a name
+/* A name as one file: the file's device and inode (so that links, hard
+ * ones too, and other spellings are one), or, when it does not exist yet,
+ * the real path of its deepest folder that does, then the rest of the
+ * name without "." parts and with ".." taking a part back; NULL for a name
  * that is no regular file to be (a device; a FIFO unless `fifos`: an
  * output writes one in place, as often as asked), or on no memory. */
 char *kr__out_file_identity(const char *path, bool fifos);

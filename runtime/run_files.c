@@ -5,9 +5,9 @@
  * series, an emulation's log and output) must not be
  * the model file, a file the run reads (an emulation's input pipe or
  * replayed log) or another of them: `-o model.json` used to write the
- * stats over the model. Files are compared by what they lead to (links
- * and relative paths resolved), sorted so that many simulators cost
- * n log n. */
+ * stats over the model. Files are compared by what they lead to (links,
+ * hard ones too, and relative paths resolved), sorted so that many
+ * simulators cost n log n. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -785,6 +785,12 @@ Test(cli, sweep_and_replication_errors_are_one_line)
      * model.json wrote the stats there, a run's, replications' or a sweep's */
     char *model_text = cli_slurp(m);
     cr_assert(model_text);
+    /* a hard link too (it was taken, and the stats replaced the model) */
+    const char *hard = cli_path("hard-link-to-model.json");
+    unlink(hard);
+    cr_assert_eq(link(m, hard), 0);
+    snprintf(line, sizeof line, "the model file and the stats (-o): expected a file each, found one for both (%s)", hard);
+    expect_bad(kairos("run", m, "-o", hard, NULL), line);
     const char *link = cli_path("link-to-model.json");
     unlink(link);
     cr_assert_eq(symlink(m, link), 0);
