@@ -97,8 +97,13 @@ static kr_status_t check_environment(void)
     if (w && w[0] && strcmp(w, "spin") && strcmp(w, "yield") && strcmp(w, "sleep"))
         return kr__fail(KR_ERR_INVALID_ARG, "KAIROS_WAIT: expected spin, yield or sleep, found \"%.64s\"", w);
     const char *chaos = getenv("KAIROS_CHAOS_SEED");
-    if (chaos && chaos[0] && strspn(chaos, "0123456789") != strlen(chaos))
-        return kr__fail(KR_ERR_INVALID_ARG, "KAIROS_CHAOS_SEED: expected a whole number, found \"%.64s\"", chaos);
+    if (chaos && chaos[0]) {
+        errno = 0;
+        (void)strtoull(chaos, NULL, 10);
+        if (strspn(chaos, "0123456789") != strlen(chaos) || errno == ERANGE)
+            return kr__fail(KR_ERR_INVALID_ARG, "KAIROS_CHAOS_SEED: expected a whole number from 0 to 2^64 - 1, "
+                            "found \"%.64s\"", chaos);
+    }
     return kr__fault_check();
 }
 
@@ -256,7 +261,7 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
     /* Every rank holds the same model, or none runs (model_digest.c). */
     if (!st) st = kr__model_digest_check(f, c.model, ranks, opt->comm, &c.digest);
     /* (an emulation's log names the model; a replay checks it) */
-    if (!st) st = agree(&c, kr__model_identify(c.model, c.digest.identity));
+    if (!st) st = agree(&c, kr__model_identify(c.model, c.digest.identity, c.digest.identity_file_order));
     /* KAIROS_CHAOS_SEED (testing): messages are delayed and reordered on
      * their way; the results must not change. */
     const char *chaos = getenv("KAIROS_CHAOS_SEED");

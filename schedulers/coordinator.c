@@ -376,6 +376,10 @@ static kr_status_t report_deadlock(kr_model_t *m)
             kr__event_rec_t *h = g->local ? group_head(m, g, &s) : NULL;
             blocked = h && h->time <= kr__run_limit(m) && h->time < g->horizon;
         }
+        unsigned line;
+        uint64_t after;
+        for (uint32_t i = 0; i < m->sim_count && !blocked; i++)
+            blocked = m->sims[i]->local && m->sims[i]->emu && kr__emulation_replay_waiting(m->sims[i], &line, &after);
         kr_status_t st = m->transport->vtbl->deadlock(m->transport, blocked, &describe);
         if (st) {
             kr__model_fail(m, st, "%s", kr_last_error());
@@ -390,12 +394,25 @@ static kr_status_t describe_deadlock(kr_model_t *m)
     char msg[1024];
     size_t n = 0;
     n += (size_t)snprintf(msg + n, sizeof msg - n, "deadlock: no simulator can advance and no message is in flight;");
+    /* A replayed log whose next line waits for more events than its
+     * simulator can run holds back everything after that line's time. */
+    for (uint32_t i = 0; i < m->sim_count && n < sizeof msg - 1; i++) {
+        kr_sim_t *s = m->sims[i];
+        unsigned line;
+        uint64_t after;
+        if (s->local && s->emu && kr__emulation_replay_waiting(s, &line, &after))
+            n += (size_t)snprintf(msg + n, sizeof msg - n, " '%s' (now %g, %llu events run) waits to replay line %u of "
+                                  "its log, due after %llu events (a log that does not fit this run?);", s->name,
+                                  kr_time_to_units(s->now, m->precision), (unsigned long long)s->executed, line,
+                                  (unsigned long long)after);
+    }
     for (uint32_t gi = 0; gi < m->group_count && n < sizeof msg - 1; gi++) {
         kr__group_t *g = &m->groups[gi];
-        if (g->done || !g->local) continue;
+        /* (a blocked head, as report_deadlock finds it: `done` is the last
+         * scan's, older than the bounds a window round has just made) */
         kr_sim_t *s;
-        kr__event_rec_t *h = group_head(m, g, &s);
-        if (!h) continue;
+        kr__event_rec_t *h = g->local ? group_head(m, g, &s) : NULL;
+        if (!h || h->time > kr__run_limit(m) || h->time >= g->horizon) continue;
         const char *holder = NULL;
         kr_time_t held = g->bound;
         if (m->sync == KR_SYNC_WINDOW && g->bound != KR_TIME_NEVER) holder = m->sims[g->bound_from]->name;
@@ -991,11 +1008,19 @@ static step_t run_lowest_group(kr_model_t *m, group_scan_t *sc, kr_status_t *sta
 static kr_status_t check_replays(kr_model_t *m)
 {
     for (uint32_t i = 0; i < m->sim_count; i++) {
-        size_t left = m->sims[i]->emu ? kr__emulation_leftover(m->sims[i]) : 0;
+        kr_time_t first = 0;
+        size_t left = m->sims[i]->emu ? kr__emulation_leftover(m->sims[i], &first) : 0;
         if (left) {
+            /* (a log of a longer run, or of another one) */
+            char why[160];
+            if (first > m->end_time)
+                snprintf(why, sizeof why, "the first at %.15g, after this run's end time %.15g: replay it up to the "
+                         "live run's end time", kr_time_to_units(first, m->precision),
+                         kr_time_to_units(m->end_time, m->precision));
+            else
+                snprintf(why, sizeof why, "a log from another model or seed?");
             kr_status_t st = kr__fail(KR_ERR_CORRUPT, "emulation '%s': the replay log has %zu line%s the run never "
-                                      "reached (a log from another model or seed?)", m->sims[i]->name, left,
-                                      left == 1 ? "" : "s");
+                                      "reached (%s)", m->sims[i]->name, left, left == 1 ? "" : "s", why);
             kr__model_fail(m, st, "%s", kr_last_error());
             return st;
         }

@@ -594,10 +594,16 @@ bool kr__emulation_ready(kr_sim_t *s, kr_time_t t);
 kr_time_t kr__emulation_next(kr_sim_t *s, kr_time_t head);
 /* Gives every local emulation simulator the model's identity digest
  * (runtime/model_digest.c), which heads the logs it writes; a replay of a
- * log headed by another identity fails with KR_ERR_MISMATCH. */
-kr_status_t kr__model_identify(kr_model_t *m, uint64_t identity);
-/* Replay lines the run never reached (0 when not replaying). */
-size_t kr__emulation_leftover(const kr_sim_t *s);
+ * log headed by another identity than it or `also` (the identity with the
+ * dependencies in the file's order, which logs before that was canonical
+ * have) fails with KR_ERR_MISMATCH. */
+kr_status_t kr__model_identify(kr_model_t *m, uint64_t identity, uint64_t also);
+/* Whether s replays a log whose next line is due after more events than
+ * s has run: its line in the file and that count. */
+bool kr__emulation_replay_waiting(const kr_sim_t *s, unsigned *line, uint64_t *after);
+/* Replay lines the run never reached (0 when not replaying), and the
+ * time of the first of them. */
+size_t kr__emulation_leftover(const kr_sim_t *s, kr_time_t *first);
 /* True, once, when s replays a log without the end record of the run that
  * wrote it (a run interrupted or failed: its input stops short). */
 bool kr__emulation_replay_unended(kr_sim_t *s);

@@ -26,6 +26,7 @@ typedef struct replay_line {
     uint64_t after;
     char *text;          /* "event\0to\0data"; event "" for a stop */
     size_t text_len;
+    unsigned line_no;    /* in the log's file, for messages */
 } replay_line_t;
 
 struct kr__emulation {
@@ -212,10 +213,21 @@ static kr_status_t replay_add(kr_sim_t *s, kr__emulation_t *em, kr_time_t time, 
     replay_line_t *l = &r[em->replay_count];
     l->time = time;
     l->after = after;
+    l->line_no = line_no;
     l->text = make_text(event, to, data, &l->text_len);
     if (!l->text) return kr__fail(KR_ERR_NOMEM, "emulation '%s': out of memory reading %s", s->name, path);
     em->replay_count++;
     return KR_OK;
+}
+
+static kr_status_t not_a_record(json_t *j, const char *path, unsigned line_no)
+{
+    char *found = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
+    kr_status_t st = kr__fail(KR_ERR_CORRUPT, "%s:%u: expected {\"time\": ticks, \"after\": events, \"event\": "
+                              "name, \"to\": simulator, \"data\": ...} or a record of output, skipped input, a peer "
+                              "or the end, found %.60s", path, line_no, found ? found : "another record");
+    free(found);
+    return st;
 }
 
 /* One record of a log. Lines taken and stops are replayed; lines sent,
@@ -224,22 +236,33 @@ static kr_status_t replay_record(kr_sim_t *s, kr__emulation_t *em, json_t *j, co
 {
     /* the first record: the model that wrote the log */
     json_t *model = json_object_get(j, "model");
-    if (line_no == 1 && json_is_string(model) && json_object_size(j) == 1) {
+    if (model) {
         const char *hex = json_string_value(model);
-        char *end = NULL;
-        em->replay_identity = strtoull(hex, &end, 16);
-        if (strlen(hex) != 16 || *end)
-            return kr__fail(KR_ERR_CORRUPT, "%s:%u: expected {\"model\": 16 hex digits}, found \"%.40s\"", path,
-                            line_no, hex);
+        if (hex) em->replay_identity = strtoull(hex, NULL, 16);
+        if (line_no != 1 || json_object_size(j) != 1 || !hex || strlen(hex) != 16 ||
+            strspn(hex, "0123456789abcdefABCDEF") != 16) {
+            char *found = json_dumps(line_no != 1 || json_object_size(j) != 1 ? j : model, JSON_COMPACT |
+                                     JSON_ENCODE_ANY);
+            kr_status_t st = kr__fail(KR_ERR_CORRUPT, "%s:%u: model: expected {\"model\": 16 hex digits} alone on "
+                                      "the first line, found %.60s", path, line_no, found ? found : "other");
+            free(found);
+            return st;
+        }
         em->replay_identified = true;
         return KR_OK;
     }
-    if (!json_is_object(j))
-        return kr__fail(KR_ERR_CORRUPT, "%s:%u: expected one JSON object a line, found another JSON value", path,
+    if (em->replay_saw_end)
+        return kr__fail(KR_ERR_CORRUPT, "%s:%u: expected nothing after the end record, found another record", path,
                         line_no);
     json_t *time = json_object_get(j, "time"), *after = json_object_get(j, "after");
     json_t *event = json_object_get(j, "event"), *data = json_object_get(j, "data"), *to = json_object_get(j, "to");
     json_t *peer = json_object_get(j, "peer");
+    json_t *stop = json_object_get(j, "stop"), *end_rec = json_object_get(j, "end");
+    if (!(time || after || event || peer || end_rec || json_object_get(j, "out") || json_object_get(j, "skipped")))
+        return not_a_record(j, path, line_no);
+    const char *flag = stop && !json_is_boolean(stop) ? "stop" : end_rec && !json_is_boolean(end_rec) ? "end" : NULL;
+    if (flag) return kr__fail(KR_ERR_CORRUPT, "%s:%u: %s: expected true or false, found another value", path,
+                              line_no, flag);
     const char *field = !json_is_integer(time) || json_integer_value(time) < 0     ? "time"
                         : !json_is_integer(after) || json_integer_value(after) < 0 ? "after"
                                                                                    : NULL;
@@ -253,14 +276,11 @@ static kr_status_t replay_record(kr_sim_t *s, kr__emulation_t *em, json_t *j, co
         return st;
     }
     bool input = json_is_string(event) && json_string_length(event) > 0 && (!to || json_is_string(to));
-    bool end = json_is_true(json_object_get(j, "end"));
+    bool end = json_is_true(end_rec);
     bool other = json_object_get(j, "out") || json_is_string(json_object_get(j, "skipped")) || json_is_string(peer) ||
                  end;
     if (end) em->replay_saw_end = true;
-    if (!(input || other))
-        return kr__fail(KR_ERR_CORRUPT, "%s:%u: expected {\"time\": ticks, \"after\": events, \"event\": name, "
-                        "\"to\": simulator, \"data\": ...} or a record of output, skipped input, a peer or the end",
-                        path, line_no);
+    if (!(input || other)) return not_a_record(j, path, line_no);
     kr_time_t t = (kr_time_t)json_integer_value(time);
     uint64_t n = (uint64_t)json_integer_value(after);
     if (input) {
@@ -271,7 +291,7 @@ static kr_status_t replay_record(kr_sim_t *s, kr__emulation_t *em, json_t *j, co
         free(dump);
         return st;
     }
-    if (json_is_string(peer) && json_is_true(json_object_get(j, "stop")))
+    if (json_is_string(peer) && json_is_true(stop))
         return replay_add(s, em, t, n, "", "", "null", path, line_no);
     return KR_OK;
 }
@@ -293,7 +313,7 @@ static kr_status_t load_replay(kr_sim_t *s, kr__emulation_t *em, const char *pat
         line_no++;
         if (n <= 1) continue;
         json_error_t err;
-        json_t *j = json_loadb(buf, (size_t)n, 0, &err);
+        json_t *j = json_loadb(buf, (size_t)n, JSON_REJECT_DUPLICATES, &err);
         st = j ? replay_record(s, em, j, path, line_no)
                : kr__fail(KR_ERR_CORRUPT, "%s:%u: column %d: expected one JSON object a line, found %s", path, line_no,
                           err.column, err.text);
@@ -347,6 +367,13 @@ kr_status_t kr__emulation_create(kr_sim_t *s, const kr_emulation_desc_t *d)
         !(em->log_path = strdup(desc.log_path)))
         return kr__fail(KR_ERR_NOMEM, "emulation '%s': out of memory", s->name);
     if (!(em->line = malloc(LINE_BUFFER))) return kr__fail(KR_ERR_NOMEM, "emulation '%s': out of memory", s->name);
+    /* What the files' kinds already tell is refused here, with the
+     * simulator's entry named (kr__emulation_prepare opens them later). */
+    if (!em->replaying && (st = kr__link_check(&em->link, s->name))) return st;
+    struct stat sb;
+    if (em->log_path && stat(em->log_path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return kr__fail(KR_ERR_INVALID_ARG, "emulation '%s': the log %s is a folder, not a file", s->name,
+                        em->log_path);
     return KR_OK;
 }
 
@@ -367,7 +394,7 @@ void kr__emulation_fini(kr_sim_t *s)
     s->emu = NULL;
 }
 
-kr_status_t kr__model_identify(kr_model_t *m, uint64_t identity)
+kr_status_t kr__model_identify(kr_model_t *m, uint64_t identity, uint64_t also)
 {
     for (uint32_t i = 0; i < m->sim_count; i++) {
         kr_sim_t *s = m->sims[i];
@@ -375,7 +402,7 @@ kr_status_t kr__model_identify(kr_model_t *m, uint64_t identity)
         if (!em) continue;
         em->identity = identity;
         em->identified = true;
-        if (em->replaying && em->replay_identified && em->replay_identity != identity)
+        if (em->replaying && em->replay_identified && em->replay_identity != identity && em->replay_identity != also)
             return kr__fail(KR_ERR_MISMATCH, "emulation '%s': the replay log %s was written by another model or seed "
                             "(its model %016llx, this one %016llx; kairos validate prints a model's identity digest)",
                             s->name, em->replay_path, (unsigned long long)em->replay_identity,
@@ -582,11 +609,14 @@ static void take_line(kr_sim_t *s, const char *line, size_t n)
     kr__emulation_t *em = s->emu;
     kr_model_t *m = s->model;
     json_error_t err;
-    json_t *j = json_loadb(line, n, 0, &err);
+    /* (any JSON value, so that `5` is told apart from what is not JSON; a
+     * key given twice would otherwise be taken with its last value) */
+    json_t *j = json_loadb(line, n, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &err);
     json_t *event = j ? json_object_get(j, "event") : NULL;
     json_t *data = j ? json_object_get(j, "data") : NULL;
     json_t *to = j ? json_object_get(j, "to") : NULL;
-    const char *why = !j ? "not JSON" : !json_is_object(j) ? "not a JSON object"
+    const char *why = !j && json_error_code(&err) == json_error_duplicate_key ? "a key given twice"
+                    : !j ? "not JSON" : !json_is_object(j) ? "not a JSON object"
                     : !json_is_string(event) || !json_string_length(event) ? "no \"event\" name"
                     : to && !json_is_string(to) ? "\"to\" is not a simulator name" : NULL;
     if (!why && (strlen(json_string_value(event)) != json_string_length(event) ||
@@ -690,9 +720,17 @@ static void replay_due(kr_sim_t *s)
     while (em->replay_next < em->replay_count && em->replay[em->replay_next].after == s->executed) {
         replay_line_t *l = &em->replay[em->replay_next++];
         if (l->time < s->now || l->time > s->model->end_time) {
-            kr__model_fail(s->model, KR_ERR_CORRUPT, "emulation '%s': replay line %zu at %llu does not fit the run "
-                           "(now %llu)", s->name, em->replay_next, (unsigned long long)l->time,
-                           (unsigned long long)s->now);
+            uint64_t p = s->model->precision;
+            if (l->time > s->model->end_time)
+                kr__model_fail(s->model, KR_ERR_CORRUPT, "emulation '%s': replay log %s:%u: time: expected at most "
+                               "this run's end time %.15g, found %.15g: replay it up to the live run's end time",
+                               s->name, em->replay_path, l->line_no, kr_time_to_units(s->model->end_time, p),
+                               kr_time_to_units(l->time, p));
+            else
+                kr__model_fail(s->model, KR_ERR_CORRUPT, "emulation '%s': replay log %s:%u: time: expected at least "
+                               "%.15g (the simulator's time when the line's 'after' count is reached), found %.15g: "
+                               "the log does not fit this run (another model or seed?)", s->name, em->replay_path,
+                               l->line_no, kr_time_to_units(s->now, p), kr_time_to_units(l->time, p));
             return;
         }
         /* logged again, as the run it replays logged it */
@@ -812,8 +850,8 @@ void kr__emulation_end(kr_sim_t *s)
 {
     /* A run that reached its end says so last: a log without this record
      * is of a run that was interrupted or failed (a replay of it warns).
-     * Written where the coordinator ends the run, not when it is torn
-     * down: a failed run is finished too. */
+     * Written where the coordinator ends a run that reached its end, not
+     * when the simulator is torn down, which a failed run's is too. */
     kr__emulation_t *em = s->emu;
     if (!em->log || em->end_logged) return;
     em->end_logged = true;
@@ -830,9 +868,22 @@ bool kr__emulation_replay_unended(kr_sim_t *s)
     return true;
 }
 
-size_t kr__emulation_leftover(const kr_sim_t *s)
+bool kr__emulation_replay_waiting(const kr_sim_t *s, unsigned *line, uint64_t *after)
 {
-    return s->emu->replaying ? s->emu->replay_count - s->emu->replay_next : 0;
+    const kr__emulation_t *em = s->emu;
+    if (!em->replaying || em->replay_next == em->replay_count || em->replay[em->replay_next].after <= s->executed)
+        return false;
+    *line = em->replay[em->replay_next].line_no;
+    *after = em->replay[em->replay_next].after;
+    return true;
+}
+
+size_t kr__emulation_leftover(const kr_sim_t *s, kr_time_t *first)
+{
+    const kr__emulation_t *em = s->emu;
+    if (!em->replaying || em->replay_next == em->replay_count) return 0;
+    *first = em->replay[em->replay_next].time;
+    return em->replay_count - em->replay_next;
 }
 
 bool kr__emulation_ready(kr_sim_t *s, kr_time_t t)

@@ -1197,7 +1197,11 @@ Test(cli, allocation_failure_names_the_simulator)
     expect_exit(faulty("", "", NULL), 2, "kairos: KAIROS_WAIT: expected spin, yield or sleep, found \"fast\"");
     unsetenv("KAIROS_WAIT");
     setenv("KAIROS_CHAOS_SEED", "abc", 1);
-    expect_exit(faulty("", "", NULL), 2, "kairos: KAIROS_CHAOS_SEED: expected a whole number, found \"abc\"");
+    expect_exit(faulty("", "", NULL), 2, "kairos: KAIROS_CHAOS_SEED: expected a whole number from 0 to 2^64 - 1, "
+                "found \"abc\"");
+    setenv("KAIROS_CHAOS_SEED", "99999999999999999999", 1);
+    expect_exit(faulty("", "", NULL), 2, "kairos: KAIROS_CHAOS_SEED: expected a whole number from 0 to 2^64 - 1, "
+                "found \"99999999999999999999\"");
     unsetenv("KAIROS_CHAOS_SEED");
     cli_result_t r = kairos("run", faulty(", 'how': 'grow', 'grow': 10, 'fail_at': 1", "", NULL), "--quiet", NULL);
     cr_assert_eq(r.status, 0, "without the variable: %s", r.err);

@@ -275,7 +275,10 @@ def bad_input(kairos, mpirun, work):
              b'{"event": "divert", "to": "belt", "dat": {"part": 1}}\n',
              b'{"event": "reading", "to": "belt", "data": {"part": 1, "weight": 50}}\n',
              b'{"event": "' + b"x" * (10 * 1024 * 1024) + b'"}\n', good, b"\xff\xfe\x00garbage\n", good,
-             padded(1 << 20), padded((1 << 20) + 1)]
+             padded(1 << 20), padded((1 << 20) + 1),
+             # JSON that is no object; a key given twice (taken with its last value before)
+             b"5\n", b"null\n", b'{"event": "stop", "event": "start", "to": "belt"}\n',
+             b'{"event": "divert", "to": "belt", "data": {"part": 3, "part": 4}}\n']
     peer = Peer(port, lines, stay=0.5)
     k = Kairos(kairos, mpirun, path, name="bad")
     peer.start()
@@ -291,7 +294,8 @@ def bad_input(kairos, mpirun, work):
             'unknown field "colour"', '"data" is not an object', '"data.part" is not a whole number >= 0',
             "not a sync-event", 'the unknown key "dat" (expected event, to and data)', 'does not receive "reading"',
             "longer than 1048576 bytes", "not JSON",
-            "longer than 1048576 bytes"]
+            "longer than 1048576 bytes", "not a JSON object", "not a JSON object", "a key given twice",
+            "a key given twice"]
     # (lines that are not even input are refused as they are read; the
     # others when their event runs, a little later)
     unmatched = list(reasons)
@@ -646,10 +650,13 @@ def refusals(kairos, mpirun, work):
         if not (work / fifo).exists():
             os.mkfifo(work / fifo)
     cases = [
-        ("log-folder", {"log": "a-folder"}, 1, "a-folder: Is a directory"),
+        # (both named the entry only once the run began: kairos validate took them)
+        ("log-folder", {"log": "a-folder"}, 1,
+         f"simulators[2]: emulation 'controller': the log {work / 'a-folder'} is a folder, not a file"),
         ("log-fifo", {"log": "nobody-reads.fifo"}, 1, "nobody-reads.fifo: nobody reads it (a named pipe or a socket)"),
         ("log-fifo-rank1", {"log": "nobody-reads.fifo"}, 2, "nobody reads it (a named pipe or a socket)"),
-        ("pipe-regular", {"input": {"pipe": "regular.txt"}}, 1, "regular.txt is not a named pipe"),
+        ("pipe-regular", {"input": {"pipe": "regular.txt"}}, 1,
+         "simulators[2]: emulation 'controller': " + str(work / "regular.txt") + " is not a named pipe"),
         ("output-folder", {"input": {"pipe": "in.fifo", "output": "a-folder"}}, 1,
          "a-folder is a folder, not a file or a named pipe"),
         # (a folder that does not exist exited 1 for a pipe or an output, 2 for a log)

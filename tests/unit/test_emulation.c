@@ -304,6 +304,80 @@ Test(emulation, corrupt_replay_log_is_refused)
     unlink(path);
 }
 
+/* Records that do not read are refused as the log loads, naming the file,
+ * the line and what is wrong (a trial found them taken: a stop after the
+ * end record was replayed, a key given twice took its last value, a bad
+ * header or an unknown record was blamed on "time"). */
+static const char *refusal_of(const char *text)
+{
+    static char msg[1024];
+    char path[] = "/tmp/kairos-emu-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = 5 * S, .log_level = KR_LOG_OFF });
+    kr_emulation_desc_t ed = { .replay_path = path, .input_fd = -1 };
+    cr_assert_null(kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "ctl", .formalism = KR_EMULATION, .emulation = &ed }),
+                   "%s was taken", text);
+    cr_assert(strstr(kr_last_error(), path), "%s", kr_last_error());
+    snprintf(msg, sizeof msg, "%s", strstr(kr_last_error(), path) + strlen(path));
+    kr_model_destroy(m);
+    unlink(path);
+    return msg;
+}
+
+Test(emulation, records_that_do_not_read_are_refused)
+{
+    cr_assert_str_eq(refusal_of("{\"model\": 5}\n"),
+                     ":1: model: expected {\"model\": 16 hex digits} alone on the first line, found 5");
+    cr_assert_str_eq(refusal_of("{\"time\": 1, \"after\": 0, \"event\": \"x\"}\n{\"model\": \"0123456789abcdef\"}\n"),
+                     ":2: model: expected {\"model\": 16 hex digits} alone on the first line, found "
+                     "{\"model\":\"0123456789abcdef\"}");
+    cr_assert_str_eq(refusal_of("{\"foo\": 1}\n"),
+                     ":1: expected {\"time\": ticks, \"after\": events, \"event\": name, \"to\": simulator, \"data\": "
+                     "...} or a record of output, skipped input, a peer or the end, found {\"foo\":1}");
+    cr_assert_str_eq(refusal_of("{\"time\": 5, \"after\": 0, \"end\": true}\n"
+                                "{\"time\": 6, \"after\": 0, \"event\": \"x\"}\n"),
+                     ":2: expected nothing after the end record, found another record");
+    cr_assert_str_eq(refusal_of("{\"time\": 5, \"after\": 0, \"peer\": \"gone\", \"stop\": \"yes\"}\n"),
+                     ":1: stop: expected true or false, found another value");
+    const char *dup = refusal_of("{\"time\": 5, \"after\": 0, \"event\": \"x\", \"data\": {\"a\": 1, \"a\": 2}}\n");
+    cr_assert(strstr(dup, ":1:") && strstr(dup, "duplicate"), "%s", dup);
+}
+
+static void nothing_yet(kr_sim_t *sim, void *data)
+{
+    (void)sim;
+    (void)data;
+}
+
+/* A line due after more events than the simulator runs holds the run
+ * back: the deadlock names it (with either algorithm; the window
+ * algorithm's message named nothing). */
+static void replay_waits(kr_sync_algorithm_t sync)
+{
+    char path[] = "/tmp/kairos-emu-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    const char *text = "{\"time\": 5, \"after\": 99, \"event\": \"x\"}\n";
+    cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = S, .log_level = KR_LOG_OFF, .sync = sync });
+    kr_event_type_t tt = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "tick", .on_event = nothing_yet });
+    kr_emulation_desc_t ed = { .input_fd = -1, .replay_path = path };
+    kr_sim_t *e = kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "emu", .formalism = KR_EMULATION, .emulation = &ed });
+    kr_sim_t *d = kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "des", .formalism = KR_DISCRETE_EVENT });
+    cr_assert(e && d, "%s", kr_last_error());
+    cr_assert_eq(kr_model_add_dependency(m, 0, 1, S / 2), KR_OK, "%s", kr_last_error());
+    cr_assert_eq(kr_schedule(d, 0, S / 2 + 1, tt, NULL, NULL), KR_OK);
+    cr_assert_eq(kr_model_run(m), KR_ERR_DEADLOCK);
+    cr_assert(strstr(kr_last_error(), "'emu' (now 0, 0 events run) waits to replay line 1 of its log, due after 99 "
+                     "events"), "%s", kr_last_error());
+    kr_model_destroy(m);
+    unlink(path);
+}
+
 /* ---- regressions from review ---- */
 
 static int replayed;
@@ -433,3 +507,7 @@ Test(emulation, a_line_in_a_cycle_is_read_when_it_comes)
     cr_assert(line_ran_at >= 150 * S && line_ran_at < 1000 * S, "the line ran at %g",
               (double)line_ran_at / (double)S);
 }
+
+
+Test(emulation, a_line_never_due_names_itself_in_the_deadlock) { replay_waits(KR_SYNC_NULL_MESSAGE); }
+Test(emulation, a_line_never_due_names_itself_in_the_deadlock_window) { replay_waits(KR_SYNC_WINDOW); }
