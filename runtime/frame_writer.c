@@ -98,6 +98,9 @@ kr__frame_writer_t *kr__frame_writer_create(int level)
         return NULL;
     }
     ZSTD_CCtx_setParameter(w->zstd, ZSTD_c_compressionLevel, level);
+    /* a checksum of each block's content, which the reader's decompression
+     * checks: a changed byte inside the compressed data is otherwise drawn */
+    ZSTD_CCtx_setParameter(w->zstd, ZSTD_c_checksumFlag, 1);
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
     if (pthread_create(&w->thread, NULL, writer_main, w)) {

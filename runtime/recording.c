@@ -321,6 +321,9 @@ static kr_status_t index_file(const kr__recording_t *rec, const kr__rec_world_t 
     } else if (get32(h + 8) != 1) {
         st = kr__fail(KR_ERR_CORRUPT, "%s: expected frames file version 1, found version %" PRIu32, s->path,
                       get32(h + 8));
+    } else if (get32(h + 12) != 0) {
+        st = kr__fail(KR_ERR_CORRUPT, "%s: expected 0 in the header's last 4 bytes, found %" PRIu32, s->path,
+                      get32(h + 12));
     } else if (!(s->blocks = calloc(rec->frame_count, sizeof *s->blocks))) {
         st = kr__fail(KR_ERR_NOMEM, "out of memory");
     }
@@ -350,6 +353,9 @@ static kr_status_t index_file(const kr__recording_t *rec, const kr__rec_world_t 
             st = kr__fail(KR_ERR_CORRUPT, "%s: block %zu: expected frame %zu at time %.17g (manifest.json), "
                           "found frame %" PRIu32 " at time %.17g", s->path, i, rec->first_frame + i, rec->times[i],
                           get32(h + 4), getf64(h + 8));
+        else if (get32(h + 36) != 0)
+            st = kr__fail(KR_ERR_CORRUPT, "%s: block %zu: expected 0 in the block header's last 4 bytes, found %"
+                          PRIu32, s->path, i, get32(h + 36));
         else if (b->packed > size - b->offset)
             st = kr__fail(KR_ERR_CORRUPT, "%s: block %zu: expected %" PRIu32 " compressed bytes, found %" PRIu64
                           ": truncated", s->path, i, b->packed, size - b->offset);

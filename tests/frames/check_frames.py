@@ -45,13 +45,17 @@ def checksum(stats):
 
 def blocks(path):
     """(frame, time, agents, pieces) of every block of a frame file, from
-    the format in docs/viewer.md (sizes only: the payload stays packed)."""
+    the format in docs/viewer.md (sizes only: the payload stays packed).
+    Each block's zstd frame carries a content checksum (its frame header's
+    descriptor, after the 4-byte magic, has bit 2 set): a byte changed
+    inside the compressed data was drawn."""
     data = Path(path).read_bytes()
     assert data[:8] == b"KRFRAMES", path
     out, at = [], 16
     while at < len(data):
         magic, frame, time, n, pieces, labels, packed, raw, zero = struct.unpack_from("<4sIdIIIIII", data, at)
         assert magic == b"KRFB" and zero == 0, (path, at)
+        assert data[at + 40:at + 44] == b"\x28\xb5\x2f\xfd" and data[at + 44] & 0x04, (path, at, "no zstd checksum")
         out.append((frame, time, n, pieces))
         at += 40 + packed
     assert at == len(data), path

@@ -18,7 +18,10 @@ merged frames are those of --cut 1.
 format), version (2), missing-file, truncated (a file cut short),
 magic (a block's KRFB), sizes (a block's compressed size past the end),
 zstd (a block's compressed bytes), count (a frame missing from a file),
-huge (the clock's world 1e30 units wide: too large to draw), and in the
+huge (the clock's world 1e30 units wide: too large to draw), reserved
+(the file header's last u32 not 0), block-reserved (a block header's),
+checksum (a bit of a block's zstd content checksum flipped: the content
+reads, only the checksum tells), and in the
 manifest: twice (the clock's file named by eco's simulator too),
 no-series (a series file that is not there), no-simulators (the clock's
 world with none), top-array (a list, not an object), end-early (an end
@@ -53,7 +56,7 @@ def agents_at(frame):
 
 
 def compress(raw):
-    return subprocess.run(["zstd", "-q", "-c", "-3"], input=raw, stdout=subprocess.PIPE, check=True).stdout
+    return subprocess.run(["zstd", "-q", "-c", "-3", "--check"], input=raw, stdout=subprocess.PIPE, check=True).stdout
 
 
 def block(frame, agents, pieces):
@@ -168,6 +171,12 @@ def main():
             data[i] ^= 0x5a
     elif spoil == "count":
         data = data[:first + 40 + packed]
+    elif spoil == "reserved":
+        struct.pack_into("<I", data, 12, 1)
+    elif spoil == "block-reserved":
+        struct.pack_into("<I", data, first + 36, 7)
+    elif spoil == "checksum":
+        data[first + 40 + packed - 1] ^= 0x01
     if spoil and spoil != "missing-file":
         with open(eco, "wb") as f:
             f.write(data)

@@ -49,6 +49,10 @@ Test(viewer, reader_refusals)
         { "magic", "eco.frames", "block 0 at byte 16: expected KRFB", KR_ERR_CORRUPT },
         { "sizes", "eco.frames", "block 0: expected 1000", KR_ERR_CORRUPT },
         { "count", "eco.frames", "expected 3 frames, found 1", KR_ERR_CORRUPT },
+        /* (reserved fields not 0 were drawn) */
+        { "reserved", "eco.frames", "expected 0 in the header's last 4 bytes, found 1", KR_ERR_CORRUPT },
+        { "block-reserved", "eco.frames", "block 0: expected 0 in the block header's last 4 bytes, found 7",
+          KR_ERR_CORRUPT },
         /* hand-edited manifests, each read as if right before */
         { "twice", "manifest.json", "worlds[1].simulators[0].file: expected a file of its own (another simulator's "
                                     "names it too), found \"clock.frames\"", KR_ERR_CORRUPT },
@@ -103,6 +107,13 @@ Test(viewer, reader_refusals)
     cr_assert(strstr(kr_last_error(), "eco.frames: frame 0: expected a zstd frame"), "%s", kr_last_error());
     kr__frame_fini(&f);
     cr_assert_eq(kr__recording_load(rec, 1, 1, &f), KR_OK, "%s", kr_last_error());
+    kr__frame_fini(&f);
+    kr__recording_close(rec);
+    /* ... and so is one whose content does not match its zstd checksum */
+    cr_assert_eq(kr__recording_open(make("bad-checksum", "--break", "checksum"), &rec), KR_OK, "%s", kr_last_error());
+    cr_assert_eq(kr__recording_load(rec, 1, 0, &f), KR_ERR_CORRUPT);
+    cr_assert(strstr(kr_last_error(), "eco.frames: frame 0: ") && strstr(kr_last_error(), "checksum"), "%s",
+              kr_last_error());
     kr__frame_fini(&f);
     kr__recording_close(rec);
 }
