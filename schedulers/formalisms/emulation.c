@@ -482,6 +482,9 @@ kr_status_t kr__emulation_open(kr_sim_t *s)
     return KR_OK;
 }
 
+/* More wall time to the end than this is worth a warning: 30 days. */
+#define WALL_WARN_SECONDS (30.0 * 86400)
+
 kr_status_t kr__emulation_begin(kr_sim_t *s)
 {
     kr__emulation_t *em = s->emu;
@@ -492,6 +495,14 @@ kr_status_t kr__emulation_begin(kr_sim_t *s)
     em->start_ns = em->clock.now_ns(em->clock.arg);
     bool networked = em->link.kind == KR_LINK_LISTEN || em->link.kind == KR_LINK_CONNECT;
     if (!em->replaying && networked && kr__link_connected(&em->link)) note_peer(s, input_time(s), "connected", NULL, false);
+    /* A speed that puts the end out of reach is most likely a slip (1e-3
+     * for 1e3): say so, since such a run shows no progress (its model time
+     * hardly moves, and safe points need it to). */
+    double units_left = kr_time_to_units(s->model->end_time - s->now, s->model->precision);
+    double wall = units_left / em->speed;
+    if (!em->replaying && !em->custom_clock && wall > WALL_WARN_SECONDS)
+        kr_log(s, KR_LOG_WARN, "at speed %g (model units a second) the end time %g is %.3g s of wall time away (%.3g "
+               "days)", em->speed, kr_time_to_units(s->model->end_time, s->model->precision), wall, wall / 86400);
     return KR_OK;
 }
 

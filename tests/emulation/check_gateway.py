@@ -739,6 +739,18 @@ def refusals(kairos, mpirun, work):
           "the files of a refused clash are left as they were")
 
 
+def slow_speed(kairos, mpirun, work):
+    # A speed that puts the end out of reach warns as the run starts (it
+    # sat silent: no progress line comes while model time stands still).
+    path = model(work, "slow.json", {"speed": 1e-6, "input": {"pipe": "slow.fifo"}}, end=20)
+    k = Kairos(kairos, mpirun, path, name="slow")
+    time.sleep(1.5)
+    k.p.send_signal(signal.SIGINT)
+    rc, _ = k.wait(timeout=30)
+    check(rc == 130 and "at speed 1e-06 (model units a second) the end time 20 is 2e+07 s of wall time away" in k.err,
+          f"a speed that puts the end months away warns ({rc}: {k.err[-300:]})")
+
+
 def main():
     kairos, mpirun = str(Path(sys.argv[1]).resolve()), sys.argv[2]
     work = Path(tempfile.mkdtemp(prefix="kairos-gateway-"))
@@ -752,6 +764,7 @@ def main():
         connect_out(kairos, mpirun, work)
         pipe_and_stdin(kairos, mpirun, work)
         refusals(kairos, mpirun, work)
+        slow_speed(kairos, mpirun, work)
     finally:
         if not failures:
             import shutil
