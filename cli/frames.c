@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "runtime/picture.h"
 #include "runtime/recording.h"
+#include "cli/arguments.h"
 #include "cli/viewer_commands.h"
 
 const char *const kr__frames_help =
@@ -88,7 +89,7 @@ int kr__cli_frames(int argc, char **argv)
     long scale = 0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
-        bool has_value = i + 1 < argc;
+        bool has_value = kr__cli_has_value(i, argc, argv);
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(kr__frames_help, stdout);
             return 0;

@@ -28,6 +28,7 @@
 #include "runtime/plugins.h"
 #include "runtime/run.h"
 #include "runtime/sweep.h"
+#include "cli/arguments.h"
 #include "cli/viewer_commands.h"
 
 static const char *const main_help =
@@ -292,7 +293,7 @@ static int parse(const cli_t *c, int argc, char **argv, int first, const char *c
     const char *help = is_sweep ? sweep_help : is_run ? run_help : validate_help;
     for (int i = first; i < argc; i++) {
         const char *a = argv[i];
-        bool has_value = i + 1 < argc;
+        bool has_value = kr__cli_has_value(i, argc, argv);
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             if (c->rank == 0) fputs(help, stdout);
             return -1;

@@ -30,6 +30,7 @@
 #include "base/file.h"
 #include "runtime/data_path.h"
 #include "runtime/recording.h"
+#include "cli/arguments.h"
 #include "cli/viewer_commands.h"
 
 const char *const kr__view_help =
@@ -445,7 +446,7 @@ int kr__cli_view(int argc, char **argv)
             fputs(kr__view_help, stdout);
             return 0;
         } else if (!strcmp(a, "--port") || !strcmp(a, "--host")) {
-            if (i + 1 >= argc || !argv[i + 1][0]) {
+            if (!kr__cli_has_value(i, argc, argv) || !argv[i + 1][0]) {
                 fprintf(stderr, "kairos: %s needs a value\n", a);
                 return 2;
             }

@@ -128,6 +128,30 @@ static void warn_times_passed(const run_ctx_t *c)
             time, more, from);
 }
 
+static bool of_this_model(const run_ctx_t *c, const kr__ckpt_manifest_t *man);
+
+/* Refused: a folder that holds another model's checkpoints (another seed
+ * too). This run's would replace one of the same name and prune the
+ * oldest of them, losing another run's way to go on; the default folder,
+ * `checkpoints`, is every run's of a working folder. */
+static kr_status_t foreign_checkpoints(const run_ctx_t *c)
+{
+    kr__ckpt_found_t *list;
+    size_t n;
+    if (kr__ckpt_list(c->ckpt.dir, &list, &n)) return KR_OK; /* (unreadable: writing says why) */
+    kr_status_t st = KR_OK;
+    for (size_t i = 0; i < n && !st; i++) {
+        kr__ckpt_manifest_t man = { .identity = list[i].identity };
+        if (!of_this_model(c, &man))
+            st = kr__fail(KR_ERR_INVALID_ARG, "%s: expected a folder of this model's checkpoints, found %s of another "
+                          "model (identity %016" PRIx64 ", this one's %016" PRIx64 "): give this run a "
+                          "--checkpoint-dir of its own (its checkpoints would replace or prune them)", c->ckpt.dir,
+                          list[i].name, list[i].identity, c->digest.identity);
+    }
+    kr__ckpt_list_free(list, n);
+    return st;
+}
+
 kr_status_t kr__run_checkpoint_prepare(run_ctx_t *c)
 {
     warn_times_passed(c);
@@ -141,7 +165,7 @@ kr_status_t kr__run_checkpoint_prepare(run_ctx_t *c)
     if (c->opt->stats_json || !will_write || c->opt->rank != 0) return KR_OK;
     kr_status_t st = kr__ckpt_dir_prepare(c->ckpt.dir, &c->ckpt.dir_made, &c->ckpt.lock_fd);
     c->ckpt.locked = c->ckpt.lock_fd >= 0;
-    return st;
+    return st ? st : foreign_checkpoints(c);
 }
 
 /* ---- writing ---- */
@@ -412,7 +436,8 @@ kr_status_t kr__run_checkpoint(run_ctx_t *c, kr_time_t cut)
     time_name(c, cut, name, sizeof name);
     int rank = c->opt->rank, ranks = kr__run_distributed(c) ? c->opt->ranks : 1;
     kr_status_t st = KR_OK;
-    if (rank == 0) st = kr__ckpt_dir_begin(c->ckpt.dir, name, &partial);
+    /* (a folder no option named is checked only now: a SIGUSR1's) */
+    if (rank == 0 && !(st = foreign_checkpoints(c))) st = kr__ckpt_dir_begin(c->ckpt.dir, name, &partial);
     st = agree(c, st);
     if (st) {
         free(partial);
@@ -637,9 +662,10 @@ kr_status_t kr__run_restore(run_ctx_t *c, const char *path)
             json_is_integer(json_object_get(frames, "first")) && json_is_object(json_object_get(frames, "files")))
             c->frames.restored = json_incref(frames);
     }
-    /* a message names the checkpoint chosen when the path was a folder of
-     * them, and for a damaged one another there to go on from */
-    if (st && strcmp(where, path) && strncmp(kr_last_error(), where, strlen(where)))
+    /* a message names the checkpoint (also the one chosen when the path
+     * was a folder of them: a simulator's refusal named none), and for a
+     * damaged one another there to go on from */
+    if (st && strncmp(kr_last_error(), where, strlen(where)))
         kr__fail(kr_last_status(), "%s: %s", where, kr_last_error());
     if ((st == KR_ERR_CORRUPT || st == KR_ERR_IO) && strcmp(where, path)) st = name_another(c, path, man->time, st);
     if (!st && !(c->ckpt.restored_from = strdup(where))) st = kr__fail(KR_ERR_NOMEM, "out of memory");

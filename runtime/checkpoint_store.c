@@ -562,8 +562,10 @@ static kr_status_t parse_manifest(const char *path, parsed_t *p)
         goto done;
     }
     if (got != want)
-        st = bad(&r, "digest", "expected %016" PRIx64 " (what the manifest's content gives), found %016" PRIx64
-                 ": the manifest was changed after it was written", got, want);
+        /* (the digest the content gives is not shown: pasted in, it would
+         * make any hand edit read as written) */
+        st = bad(&r, "digest", "expected the digest of the manifest's content, found %016" PRIx64 ": the manifest "
+                 "was changed after it was written", want);
 done:
     json_decref(root);
     if (st) parsed_fini(p);
@@ -734,7 +736,7 @@ static kr_status_t list_checkpoints(const char *root, bool strict, candidate_t *
             if (ps == KR_ERR_NOMEM || (ps && strict)) {
                 st = ps;
             } else if (!ps) {
-                uint64_t t = p.m.time;
+                uint64_t t = p.m.time, identity = p.m.identity;
                 parsed_fini(&p);
                 if (n == cap) {
                     size_t nc = cap ? 2 * cap : 8;
@@ -743,7 +745,10 @@ static kr_status_t list_checkpoints(const char *root, bool strict, candidate_t *
                     else list = g, cap = nc;
                 }
                 if (!st && !(list[n].name = strdup(de->d_name))) st = kr__fail(KR_ERR_NOMEM, "out of memory");
-                if (!st) list[n++].time = t;
+                if (!st) {
+                    list[n].time = t;
+                    list[n++].identity = identity;
+                }
             }
         }
         free(mpath);
@@ -1004,8 +1009,11 @@ static kr_status_t remove_flat(const char *dir)
     return st;
 }
 
-static kr_status_t mkdir_p(const char *path)
+/* *made: how many of path's last parts were made (once one is, every one
+ * below it is too). */
+static kr_status_t mkdir_p(const char *path, unsigned *made)
 {
+    *made = 0;
     if (!*path) return kr__fail(KR_ERR_INVALID_ARG, "checkpoint root: expected a directory, found \"\"");
     char *p = strdup(path);
     if (!p) return kr__fail(KR_ERR_NOMEM, "out of memory");
@@ -1015,7 +1023,9 @@ static kr_status_t mkdir_p(const char *path)
         if (*s != '/' && !last) continue;
         *s = '\0';
         struct stat sb;
-        if (mkdir(p, 0777)) {
+        if (!mkdir(p, 0777)) {
+            ++*made;
+        } else {
             if (errno != EEXIST) st = kr__fail(KR_ERR_IO, "%s: cannot make the directory: %s", p, strerror(errno));
             else if (stat(p, &sb) || !S_ISDIR(sb.st_mode))
                 st = kr__fail(KR_ERR_IO, "%s: expected a directory, found a file of that name", p);
@@ -1051,7 +1061,8 @@ kr_status_t kr__ckpt_dir_begin(const char *root, const char *name, char **partia
 {
     *partial_path = NULL;
     kr_status_t st = check_name(name);
-    if (st || (st = mkdir_p(root))) return st;
+    unsigned made;
+    if (st || (st = mkdir_p(root, &made))) return st;
     char *p = partial_name(root, name);
     if (!p) return KR_ERR_NOMEM;
     struct stat sb;
@@ -1127,13 +1138,28 @@ kr_status_t kr__ckpt_dir_abandon(const char *root, const char *name)
     return st;
 }
 
-kr_status_t kr__ckpt_dir_prepare(const char *root, bool *made, int *lock)
+void kr__ckpt_dir_unmake(const char *root, unsigned made)
 {
-    struct stat sb;
+    char *p = made ? strdup(root) : NULL;
+    for (unsigned k = 0; p && k < made; k++) {
+        size_t n = strlen(p);
+        while (n > 1 && p[n - 1] == '/') p[--n] = '\0';   /* (a trailing slash names the same folder) */
+        if (rmdir(p)) break;                              /* not empty (or gone): the parents stay too */
+        char *slash = strrchr(p, '/');
+        if (!slash || slash == p) break;
+        *slash = '\0';
+    }
+    free(p);
+}
+
+kr_status_t kr__ckpt_dir_prepare(const char *root, unsigned *made, int *lock)
+{
     *lock = -1;
-    *made = lstat(root, &sb) != 0;
-    kr_status_t st = mkdir_p(root);
-    if (st) *made = false;
+    kr_status_t st = mkdir_p(root, made);
+    if (st) {
+        kr__ckpt_dir_unmake(root, *made);
+        *made = 0;
+    }
     if (!st && access(root, W_OK | X_OK))
         st = kr__fail(KR_ERR_IO, "%s: cannot write checkpoints there: %s", root, strerror(errno));
     /* access() answers yes to root where no folder can be made (/sys, a

@@ -114,8 +114,9 @@ void kr__ckpt_manifest_fini(kr__ckpt_manifest_t *m);
  * abandon: removes ROOT/NAME.partial, if there, after a failure.
  * prepare: makes ROOT if needed; refused unless this process can write
  *   there (before a run, so that a bad folder is named at once), or while
- *   another run holds it. *made: ROOT itself was made (a run refused later
- *   removes it if left empty). *lock: a descriptor of ROOT holding its
+ *   another run holds it. *made: how many of ROOT's last parts were made,
+ *   ROOT and the folders above it that were missing (a run that leaves
+ *   them empty removes them with unmake). *lock: a descriptor of ROOT holding its
  *   lock until closed (at the run's end), or -1.
  * prune: removes the oldest complete checkpoints (by manifest time, ties by
  *   name) under ROOT at or before `upto` (ticks) beyond the newest `keep`
@@ -129,7 +130,10 @@ kr_status_t kr__ckpt_dir_begin(const char *root, const char *name, char **partia
 kr_status_t kr__ckpt_dir_commit(const char *root, const char *name);
 kr_status_t kr__ckpt_dir_prune(const char *root, int keep, uint64_t upto);
 kr_status_t kr__ckpt_dir_abandon(const char *root, const char *name);
-kr_status_t kr__ckpt_dir_prepare(const char *root, bool *made, int *lock);
+kr_status_t kr__ckpt_dir_prepare(const char *root, unsigned *made, int *lock);
+/* Removes the `made` last parts of ROOT that prepare made, deepest first,
+ * stopping at the first that is not empty. */
+void kr__ckpt_dir_unmake(const char *root, unsigned made);
 
 /* Reading. */
 typedef struct kr__ckpt kr__ckpt_t;
@@ -154,10 +158,12 @@ bool kr__ckpt_names_folder(const char *path);
 char *kr__ckpt_join(const char *dir, const char *name);
 /* The complete checkpoints in folder ROOT whose manifest reads (the others
  * skipped; reading one may set the last error), newest first by model
- * time, ties by name: each one's name in ROOT and its time. */
+ * time, ties by name: each one's name in ROOT, its time and its model's
+ * identity digest. */
 typedef struct kr__ckpt_found {
     char *name;
     uint64_t time;
+    uint64_t identity;
 } kr__ckpt_found_t;
 kr_status_t kr__ckpt_list(const char *root, kr__ckpt_found_t **out, size_t *count);
 void kr__ckpt_list_free(kr__ckpt_found_t *list, size_t count);

@@ -312,7 +312,8 @@ kr_status_t kr__replications_run(const kr__replications_desc_t *d, json_t **resu
      * may be written there (a signal's included), not found bad at it. */
     const char *file_dir = d->point_count ? d->points[0]->ckpt.dir : NULL;
     const char *dir = d->checkpoint_dir ? d->checkpoint_dir : file_dir ? file_dir : "checkpoints";
-    bool may_write = d->checkpoint_dir || file_dir || kr__wall_may_checkpoint(&d->wall), dir_made = false;
+    bool may_write = d->checkpoint_dir || file_dir || kr__wall_may_checkpoint(&d->wall);
+    unsigned dir_made = 0;
     /* A restart: rank 0 reads the finished records, every rank agrees. */
     json_t *restored = NULL;
     uint8_t *done = calloc(items ? items : 1, 1);
@@ -320,6 +321,7 @@ kr_status_t kr__replications_run(const kr__replications_desc_t *d, json_t **resu
     if (!st && d->restart && d->rank == 0) st = kr__replications_checkpoint_read(d->restart, plan, items, &restored);
     int lock = -1;
     if (!st && may_write && d->rank == 0) st = kr__ckpt_dir_prepare(dir, &dir_made, &lock);
+    if (!st && may_write && d->rank == 0) st = kr__replications_checkpoint_foreign(dir, plan);
     st = kr__replications_agree(d, d->rank == 0 || st, st);
     if (!st) st = share_done(d, restored, items, done);
     /* the items left, in order: the same work shares as a run that never
@@ -363,12 +365,19 @@ kr_status_t kr__replications_run(const kr__replications_desc_t *d, json_t **resu
         if (checkpoint) {
             json_t *sofar = NULL;
             st = collect(d, mine, restored, items, true, &sofar);
+            /* (a folder no option named is checked only now: a signal's) */
+            if (!st && d->rank == 0 && !may_write) st = kr__replications_checkpoint_foreign(dir, plan);
             if (!st && d->rank == 0) st = kr__replications_checkpoint_write(dir, plan, items, sofar);
             st = kr__replications_agree(d, d->rank == 0, st);
+            /* (a stop before any replication of this run finished: its
+             * restarts would do the same, for ever) */
+            bool none = json_array_size(sofar) <= items - left;
             if (!st && stop)
                 st = kr__fail(KR__STOPPED_CHECKPOINTED, "%s: checkpointed after %zu of %llu replications (%s/%s), "
-                              "not finished; go on with --restart %s", why, json_array_size(sofar),
-                              (unsigned long long)items, dir, "replications.json", dir);
+                              "not finished; go on with --restart %s%s", why, json_array_size(sofar),
+                              (unsigned long long)items, dir, "replications.json", dir,
+                              none ? " (none finished in this run: the time it had leaves none for one replication)"
+                                   : "");
             json_decref(sofar);
             last_ckpt = wall_now();
         }
@@ -385,7 +394,7 @@ kr_status_t kr__replications_run(const kr__replications_desc_t *d, json_t **resu
     free(todo);
     if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
     if (!st) st = collect(d, mine, restored, items, false, results);
-    if (dir_made) rmdir(dir); /* (made here: gone again unless a checkpoint is in it) */
+    kr__ckpt_dir_unmake(dir, dir_made); /* (made here: gone again unless a checkpoint is in it) */
     if (lock >= 0) close(lock);
     json_decref(mine);
     json_decref(restored);

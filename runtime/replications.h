@@ -69,6 +69,9 @@ uint64_t kr__replications_plan_digest(const kr__replications_desc_t *d);
 kr_status_t kr__replications_checkpoint_read(const char *path, uint64_t plan, uint64_t items, json_t **done);
 /* Writes DIR/replications.json whole (a .partial file, fsynced, renamed). */
 kr_status_t kr__replications_checkpoint_write(const char *dir, uint64_t plan, uint64_t items, json_t *done);
+/* Refused: DIR/replications.json of other replications (another plan),
+ * which this run's checkpoint would replace. */
+kr_status_t kr__replications_checkpoint_foreign(const char *dir, uint64_t plan);
 
 /* Pools the records of one point (an array as above): per simulator (by
  * position) {"name", "stats": {STAT: {"mean", "sd", "ci95", "n"}}} for

@@ -76,6 +76,28 @@ static char *path_in(const char *dir)
     return p;
 }
 
+kr_status_t kr__replications_checkpoint_foreign(const char *dir, uint64_t plan)
+{
+    char *file = path_in(dir);
+    if (!file) return kr__fail(KR_ERR_NOMEM, "out of memory");
+    bool odd;
+    FILE *in = kr__fopen_regular(file, &odd);
+    json_t *root = in ? json_loadf(in, 0, NULL) : NULL;
+    if (in) fclose(in);
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016" PRIx64, plan);
+    const char *theirs = json_string_value(json_object_get(root, "plan"));
+    kr_status_t st = KR_OK;
+    /* (one that does not read is no other job's to lose) */
+    if (theirs && strcmp(theirs, hex))
+        st = kr__fail(KR_ERR_INVALID_ARG, "%s: expected no checkpoint or one of these replications, found one of "
+                      "other replications (plan %.16s, these %s): give this run a --checkpoint-dir of its own (its "
+                      "checkpoint would replace it)", file, theirs, hex);
+    json_decref(root);
+    free(file);
+    return st;
+}
+
 kr_status_t kr__replications_checkpoint_read(const char *path, uint64_t plan, uint64_t items, json_t **done)
 {
     *done = NULL;
@@ -125,8 +147,10 @@ kr_status_t kr__replications_checkpoint_read(const char *path, uint64_t plan, ui
         const char *was = json_string_value(json_object_get(root, "digest"));
         st = done_digest(json_object_get(root, "done"), sum);
         if (!st && (!was || strcmp(was, sum)))
-            st = kr__fail(KR_ERR_CORRUPT, "%s: digest: expected %s (what done gives), found %s: the records were "
-                          "changed after they were written", file, sum, was ? was : "none");
+            /* (the digest done gives is not shown: pasted in, it would make
+             * any hand edit read as written) */
+            st = kr__fail(KR_ERR_CORRUPT, "%s: digest: expected the digest of done, found %.16s: the records were "
+                          "changed after they were written", file, was ? was : "none");
     }
     size_t i;
     json_t *rec;

@@ -11,6 +11,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/fault.h"
+#include "runtime/checkpoint_store.h"
 #include "runtime/run_private.h"
 #include "net/collectives.h"
 #include "net/transport_mpi.h"
@@ -408,7 +409,7 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
      * it empty, and a checkpoint folder it made if it wrote nothing there
      * (after the agreement: every rank has removed its files). */
     if (st && c.frames.dir_made) rmdir(opt->frames_dir);
-    if (c.ckpt.dir_made) rmdir(c.ckpt.dir);
+    kr__ckpt_dir_unmake(c.ckpt.dir, c.ckpt.dir_made);
     if (opt->rank == 0) {
         if (!st && !opt->quiet && opt->summary) kr__run_print_summary(&c, stats);
         if (!st && opt->stats_json) {

@@ -19,7 +19,7 @@ typedef struct kr__ckpt_schedule {
     size_t at_count;
     kr_time_t every;            /* 0: none */
     const char *dir;
-    bool dir_made;              /* rank 0 made it: removed at the end if left empty */
+    unsigned dir_made;          /* rank 0 made it and this many folders above: removed at the end if left empty */
     bool locked;                /* rank 0 holds the folder's lock through lock_fd (kr__ckpt_dir_prepare) */
     int lock_fd;
     int keep, level;

@@ -234,6 +234,25 @@ def replications_refusals(kairos, cmd, work):
             problems.append(f"{what}: expected exit 2 and one line saying '{says}', found {proc.returncode}: {lines}")
         if stats.exists() or Path(str(stats) + ".partial").exists():
             problems.append(f"{what}: a refused restart left a stats file")
+    # A run (not a restart) whose checkpoint would replace other replications'
+    # is refused before it starts (it replaced them); the file stays.
+    other = work / "other"
+    other.mkdir(exist_ok=True)
+    (other / "replications.json").write_text(good)
+    proc = subprocess.run([kairos, *cmd, "--replications", "7", "--quiet", "--checkpoint-dir", str(other)], cwd=work,
+                          capture_output=True, text=True)
+    if proc.returncode != 2 or "expected no checkpoint or one of these replications" not in proc.stderr:
+        problems.append(f"a folder of other replications: expected exit 2, found {proc.returncode}: "
+                        f"{proc.stderr.strip()[-300:]}")
+    if (other / "replications.json").read_text() != good:
+        problems.append("a folder of other replications: their checkpoint was changed")
+    # A stop before any replication finished says so: its restarts would
+    # make no progress either (it said only "after 0 of 6").
+    proc = subprocess.run([kairos, *cmd, "--quiet", "--checkpoint-dir", str(work / "short"), "--stop-before-wall",
+                           "1"], cwd=work, capture_output=True, text=True)
+    if proc.returncode != 4 or "none finished in this run" not in proc.stderr:
+        problems.append(f"a stop before any replication finished: expected exit 4 and a line saying so, found "
+                        f"{proc.returncode}: {proc.stderr.strip()[-300:]}")
     none = subprocess.run([kairos, *cmd, "--quiet", "--restart", str(work / "nothing")], cwd=work,
                           capture_output=True, text=True)
     if none.returncode != 2 or "found no such file" not in none.stderr:

@@ -248,6 +248,22 @@ expect "... names no other then" "" "$(grep -F -e "go on from the newest other" 
   --checkpoint-dir "$tmp/ends" >/dev/null 2>&1
 refuse "a folder whose newest checkpoint is after the end" "$phold" "$tmp/ends/ckpt-10" \
   "the checkpoint is at 10, after this run's end time 8$hint $tmp/ends/ckpt-5" --restart "$tmp/ends" --end 8
+# A run that would write checkpoints into a folder holding another
+# model's (here another seed's) is refused before it starts: its own
+# would replace one of the same name and prune the oldest (a trial lost a
+# seed's checkpoints so, in the default folder every run shares).
+nps="1 2"
+refuse "checkpoints into a folder of another model's" "$phold" "$tmp/ends" \
+  "expected a folder of this model's checkpoints, found ckpt-" --end 20 --checkpoint-at 5 --checkpoint-dir "$tmp/ends" \
+  --set seed=9
+expect "... which keeps them" "ckpt-10 ckpt-5" "$(cd "$tmp/ends" && echo ckpt-*)"
+# A refusal that a simulator's restore gives names the checkpoint given
+# (it named only the region).
+eco=$root/examples/ecology.json
+"$KAIROS_BIN" run "$eco" --quiet --end 29.5 --checkpoint-at 29.25 --checkpoint-dir "$tmp/eco" >/dev/null 2>&1
+nps="1"
+refuse "a region's refusal of a checkpoint given by its path" "$eco" "$tmp/eco/ckpt-29.25: region 'eco[0]': " \
+  "cannot go on to the end time 60" --restart "$tmp/eco/ckpt-29.25"
 nps="1 2"
 mv "$tmp/two/ckpt-10" "$tmp/two/ckpt-10.partial"
 "$KAIROS_BIN" run "$phold" --quiet --end 20 --restart "$tmp/two" -o "$tmp/two.json" >/dev/null 2>"$tmp/two.err"

@@ -246,6 +246,12 @@ Test(cli, bad_option_values)
     expect_bad(kairos("run", m, "--end", "later", NULL), "--end: expected a time in model units, found \"later\"");
     expect_bad(kairos("run", m, "--set", "seed", NULL), "--set: expected KEY=VALUE, found \"seed\"");
     expect_bad(kairos("run", m, "-o", NULL), "-o needs a file name");
+    /* an option after an option that takes a value is not that value (it
+     * made a folder named --quiet) */
+    expect_bad(kairos("run", m, "--checkpoint-dir", "--quiet", "--checkpoint-every", "10", NULL),
+               "--checkpoint-dir needs a folder name");
+    expect_bad(kairos("run", m, "--restart", "-o", "x.json", NULL), "--restart needs a checkpoint or a folder of them");
+    cr_assert(!cli_exists("--quiet"));
     expect_bad(kairos("validate", m, "--ranks", "0", NULL), "--ranks: expected a whole number from 1 to 1048576, found \"0\"");
     char want[700];
     snprintf(want, sizeof want, "one model file only (found another: %s)", m);
@@ -327,6 +333,33 @@ static json_t *run_stats(const char *model_path, const char *stats, const char *
     snprintf(partial, sizeof partial, "%s.partial", stats);
     cr_assert(!cli_exists(partial));
     return s;
+}
+
+/* A checkpoint folder the run made, with the folders above it that it
+ * made, is removed when no checkpoint went into it (the folders above
+ * were left); one that holds anything else, or was there before, stays. */
+Test(cli, checkpoint_folders_made_for_nothing_are_removed)
+{
+    const char *m = model(FACTORY_SHORT);
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s", cli_path("made/a/b"));
+    cli_result_t r = kairos("run", m, "--quiet", "--end", "5", "--checkpoint-every", "10", "--checkpoint-dir", dir,
+                            "-o", cli_path("made.json"), NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cli_free(&r);
+    cr_assert(!cli_exists(cli_path("made")), "the folders made for no checkpoint are gone");
+    cr_assert_eq(mkdir(cli_path("made"), 0777), 0);
+    cr_assert_eq(mkdir(cli_path("made/other"), 0777), 0);
+    r = kairos("run", m, "--quiet", "--end", "5", "--checkpoint-every", "10", "--checkpoint-dir", dir, "-o",
+               cli_path("made.json"), NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cli_free(&r);
+    cr_assert(!cli_exists(cli_path("made/a")) && cli_exists(cli_path("made/other")), "only what the run made goes");
+    r = kairos("run", m, "--quiet", "--end", "15", "--checkpoint-every", "10", "--checkpoint-dir", dir, "-o",
+               cli_path("made.json"), NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cli_free(&r);
+    cr_assert(cli_exists(cli_path("made/a/b/ckpt-10/manifest.json")), "a checkpoint written stays");
 }
 
 Test(cli, stats_has_every_field)

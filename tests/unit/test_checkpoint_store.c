@@ -340,11 +340,12 @@ Test(checkpoint_store, directory_life)
     cr_assert_eq(stat(path_of("mine", NULL), &sb), 0, "the user's folder stays");
     cr_assert_eq(kr__ckpt_dir_abandon(root, "mine"), KR_OK, "nothing to abandon is no error");
     free(dir);
-    /* prepare: makes the folder (and says so), and refuses a file in its place */
-    bool made = false;
+    /* prepare: makes the folder and those above it (and says how many), and
+     * refuses a file in its place */
+    unsigned made = 0;
     int lock = -1, lock2 = -1;
     cr_assert_eq(kr__ckpt_dir_prepare(path_of("p/q", NULL), &made, &lock), KR_OK, "%s", kr_last_error());
-    cr_assert(made);
+    cr_assert_eq(made, 2, "p and p/q");
     cr_assert_eq(stat(path_of("p/q", NULL), &sb), 0);
     cr_assert(S_ISDIR(sb.st_mode));
     /* ... held by one run at a time (two wrote over each other's checkpoints) */
@@ -363,6 +364,14 @@ Test(checkpoint_store, directory_life)
     cr_assert_eq(kr__ckpt_dir_prepare(path_of("plain", "sub"), &made, &lock), KR_ERR_IO);
     cr_assert(!made);
     cr_assert_eq(lock, -1);
+    /* unmake: removes what prepare made while empty, deepest first */
+    cr_assert_eq(kr__ckpt_dir_prepare(path_of("u/v/w", NULL), &made, &lock), KR_OK, "%s", kr_last_error());
+    close(lock);
+    cr_assert_eq(made, 3);
+    cr_assert_eq(mkdir(path_of("u/kept", NULL), 0777), 0);
+    kr__ckpt_dir_unmake(path_of("u/v/w", NULL), made);
+    cr_assert_neq(stat(path_of("u/v", NULL), &sb), 0, "u/v/w and u/v removed");
+    cr_assert_eq(stat(path_of("u/kept", NULL), &sb), 0, "u, not empty, stays");
     free_parts();
 }
 
