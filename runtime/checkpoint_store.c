@@ -562,10 +562,8 @@ static kr_status_t parse_manifest(const char *path, parsed_t *p)
         goto done;
     }
     if (got != want)
-        /* (the digest the content gives is not shown: pasted in, it would
-         * make any hand edit read as written) */
-        st = bad(&r, "digest", "expected the digest of the manifest's content, found %016" PRIx64 ": the manifest "
-                 "was changed after it was written", want);
+        st = bad(&r, "digest", "expected %016" PRIx64 " (what the manifest's content gives), found %016" PRIx64
+                 ": the manifest was changed after it was written", got, want);
 done:
     json_decref(root);
     if (st) parsed_fini(p);

@@ -147,10 +147,8 @@ kr_status_t kr__replications_checkpoint_read(const char *path, uint64_t plan, ui
         const char *was = json_string_value(json_object_get(root, "digest"));
         st = done_digest(json_object_get(root, "done"), sum);
         if (!st && (!was || strcmp(was, sum)))
-            /* (the digest done gives is not shown: pasted in, it would make
-             * any hand edit read as written) */
-            st = kr__fail(KR_ERR_CORRUPT, "%s: digest: expected the digest of done, found %.16s: the records were "
-                          "changed after they were written", file, was ? was : "none");
+            st = kr__fail(KR_ERR_CORRUPT, "%s: digest: expected %s (what done gives), found %s: the records were "
+                          "changed after they were written", file, sum, was ? was : "none");
     }
     size_t i;
     json_t *rec;
