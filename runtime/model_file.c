@@ -518,7 +518,7 @@ static kr_status_t check_simulators(kr__model_file_t *f)
         if ((v = json_object_get(s, "rank"))) {
             snprintf(path, sizeof path, "%s.rank", at);
             json_int_t rank;
-            FAIL_IF(!whole_in(v, 0, 1 << 24, &rank), path, "a rank: a whole number from 0 to 16777216", v);
+            FAIL_IF(!whole_in(v, 0, (1 << 20) - 1, &rank), path, "a rank: a whole number from 0 to 1048575", v);
             e.rank = (int)rank;
         }
         if ((v = json_object_get(s, "render"))) {

@@ -787,15 +787,20 @@ static step_t step_failed(kr_model_t *m, kr_status_t st, bool recorded_first, kr
  * failed. A kind that failed on the allocation has named itself already
  * (the first failure wins); otherwise the simulator of the group that ran
  * last is named. */
+void kr__model_fail_interrupted(kr_model_t *m)
+{
+    kr_time_t t = KR_TIME_NEVER;
+    for (uint32_t i = 0; i < m->sim_count; i++)
+        if (m->sims[i]->local && m->sims[i]->now < t) t = m->sims[i]->now;
+    kr__model_fail(m, KR_ERR_INTERRUPTED, "run interrupted by %s at model time %.9g",
+                   kr__signal_caught == SIGINT ? "SIGINT" : "SIGTERM",
+                   t == KR_TIME_NEVER ? 0.0 : kr_time_to_units(t, m->precision));
+}
+
 static step_t attend(kr_model_t *m, kr_status_t *status)
 {
     if (kr__signal_caught) {
-        kr_time_t t = KR_TIME_NEVER;
-        for (uint32_t i = 0; i < m->sim_count; i++)
-            if (m->sims[i]->local && m->sims[i]->now < t) t = m->sims[i]->now;
-        kr__model_fail(m, KR_ERR_INTERRUPTED, "run interrupted by %s at model time %.9g",
-                       kr__signal_caught == SIGINT ? "SIGINT" : "SIGTERM",
-                       t == KR_TIME_NEVER ? 0.0 : kr_time_to_units(t, m->precision));
+        kr__model_fail_interrupted(m);
     } else if (m->last_ran < m->group_count) {
         kr__group_t *g = &m->groups[m->last_ran];
         kr_sim_t *s = m->sims[g->members[0]];

@@ -598,6 +598,11 @@ kr_time_t kr__emulation_next(kr_sim_t *s, kr_time_t head);
  * dependencies in the file's order, which logs before that was canonical
  * have) fails with KR_ERR_MISMATCH. */
 kr_status_t kr__model_identify(kr_model_t *m, uint64_t identity, uint64_t also);
+/* The run fails as interrupted by the signal caught (SIGINT or SIGTERM),
+ * at the earliest time of this process's simulators: between steps (the
+ * coordinator), or inside one that would take too long to wait for (an
+ * integration, ode_engine.c). */
+void kr__model_fail_interrupted(kr_model_t *m);
 /* Whether s replays a log whose next line is due after more events than
  * s has run: its line in the file and that count. */
 bool kr__emulation_replay_waiting(const kr_sim_t *s, unsigned *line, uint64_t *after);

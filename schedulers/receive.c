@@ -49,3 +49,8 @@ bool kr_sim_receives(const kr_sim_t *sim, kr_event_type_t type)
 {
     return sim && kr__sim_receives(sim, type);
 }
+
+bool kr_sim_takes(const kr_sim_t *sim, kr_event_type_t type)
+{
+    return sim && (!sim->receives || kr__sim_receives(sim, type));
+}

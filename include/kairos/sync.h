@@ -54,6 +54,13 @@ KR_API kr_status_t kr_sim_receive(kr_sim_t *sim, kr_event_type_t type);
 /* True when `sim` has declared that it receives `type` (kr_sim_receive). */
 KR_API bool kr_sim_receives(const kr_sim_t *sim, kr_event_type_t type);
 
+/* True when a sync-event of `type` sent to `sim` would be taken: `sim`
+ * declared the type, or declares none (and is not checked). A kind's
+ * setup asks it of the simulator it will send to, so that a model file
+ * that points it at one that cannot take what it sends is refused
+ * before the run, not when the first sync-event leaves. */
+KR_API bool kr_sim_takes(const kr_sim_t *sim, kr_event_type_t type);
+
 /* During on_target_side: the ids, in this world, of the entities the event
  * carried (in the order they were given), and their number. */
 KR_API const kr_entity_t *kr_event_entities(const kr_sim_t *sim, size_t *count);

@@ -58,6 +58,7 @@ static kr_status_t assembly_setup(kr_sim_t *sim, const kr_params_t *params)
     if (first == KR_TIME_NEVER)
         first = kr_dist_sample_ticks(&a->interval, kr_sim_rng(sim), kr_model_precision(model));
     a->target = factory_target(sim, a->to, &a->promise);
+    if ((st = factory_check_takes(sim, params, "to", a->target, FACTORY_SHIP))) return st;
     a->make = kr_model_handler_type(model, make_part);
     return kr_schedule(sim, KR_PRIORITY_DEFAULT, first, a->make, NULL, NULL);
 }

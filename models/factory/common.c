@@ -114,6 +114,19 @@ uint32_t factory_target(kr_sim_t *sim, const char *name, kr_time_t *promise)
     return id;
 }
 
+kr_status_t factory_check_takes(kr_sim_t *sim, const kr_params_t *params, const char *key, uint32_t target,
+                                const char *type_name)
+{
+    kr_model_t *model = kr_sim_model(sim);
+    kr_sim_t *t = kr_model_sim(model, target);
+    kr_event_type_t type = kr_model_find_event_type(model, type_name);
+    if (!t || !type || kr_sim_takes(t, type)) return KR_OK;
+    char expected[160], found[300];
+    snprintf(expected, sizeof expected, "a simulator that receives %s (what this one sends it)", type_name);
+    snprintf(found, sizeof found, "'%.200s', whose kind does not receive it", kr_sim_name(t));
+    return kr_params_error(params, key, expected, found);
+}
+
 kr_status_t factory_ship(kr_sim_t *sim, uint32_t target, kr_time_t delay, const kr_entity_t *parts,
                          size_t count)
 {

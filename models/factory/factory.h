@@ -72,6 +72,12 @@ kr_status_t factory_param_target(kr_sim_t *sim, const kr_params_t *params, uint3
  * parameter (KR_PARAM_TARGET: the runtime checked the dependency). */
 uint32_t factory_target(kr_sim_t *sim, const char *name, kr_time_t *promise);
 
+/* Refuses, as a bad `key` param, a target that does not take the
+ * sync-event `type_name` this simulator will send it (kr_sim_takes): a
+ * part sent to one failed the run when it left. */
+kr_status_t factory_check_takes(kr_sim_t *sim, const kr_params_t *params, const char *key, uint32_t target,
+                                const char *type_name);
+
 /* Sends parts (entities) to a simulator with a factory.ship sync-event.
  * Logs and returns the failure (the parts then stay where they are). */
 kr_status_t factory_ship(kr_sim_t *sim, uint32_t target, kr_time_t delay, const kr_entity_t *parts,

@@ -141,8 +141,10 @@ static kr_status_t robots_setup(kr_sim_t *sim, const kr_params_t *params)
     kr_time_t promise = 0;
     char found[768];
     r->target = factory_target(sim, r->to, &promise);
+    kr_status_t st = factory_check_takes(sim, params, "to", r->target, FACTORY_SHIP);
+    if (st != KR_OK) return st;
     /* Not in the table: its default is the promise of the edge to `to`. */
-    kr_status_t st = kr_params_duration(params, "delay", promise, &r->delay);
+    st = kr_params_duration(params, "delay", promise, &r->delay);
     if (st != KR_OK) return st;
     if (r->delay < promise) {
         snprintf(found, sizeof found, "%.17g, below the promise %.17g of '%.140s' -> '%.140s'",

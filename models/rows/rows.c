@@ -204,6 +204,7 @@ static kr_status_t line_target(kr_sim_t *sim, rows_t *r, const kr_params_t *p)
 {
     kr_time_t promise = 0;
     kr_status_t st = factory_param_target(sim, p, &r->target, &promise);
+    if (!st) st = factory_check_takes(sim, p, "to", r->target, "rows.ship");
     if (!st) st = kr_params_duration(p, "sync_delay", promise, &r->sync_delay);
     if (st) return st;
     if (r->sync_delay < promise) {

@@ -185,6 +185,10 @@ bool kr__continuous_advance(kr_sim_t *s, kr_time_t t)
         kr_time_t to = segment_end(s, kr__ode_engine_time(c->engine), t);
         int hit = -1;
         kr_status_t st = kr__ode_engine_advance(c->engine, to, c->thresholds, c->event_count, &hit);
+        if (st == KR_ERR_INTERRUPTED) {
+            kr__model_fail_interrupted(s->model);
+            return false;
+        }
         if (st) {
             kr__model_fail(s->model, st, "continuous simulator '%s' integrating to %g: %s", s->name,
                            kr_time_to_units(to, s->model->precision), kr_last_error());

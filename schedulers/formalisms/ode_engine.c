@@ -18,6 +18,7 @@
 
 #include "schedulers/formalisms/ode_engine.h"
 #include "base/error.h"
+#include "base/fault.h"
 
 #define KR__ODE_DEFAULT_TOL 1e-10
 #define KR__ODE_DEFAULT_STEP 1e-6
@@ -314,9 +315,13 @@ static kr_status_t gsl_failure(const kr__ode_engine_t *e, int status, double t)
                     method_info[e->method].name, t, gsl_strerror(status), status);
 }
 
-/* One accepted GSL step from *t towards t1, with the state checked. */
+/* One accepted GSL step from *t towards t1, with the state checked. A
+ * signal to stop is heard here too: a stiff system takes an explicit
+ * method billions of steps for one advance (a bath with a loss of 1e9),
+ * which no step of the coordinator's would end. */
 static kr_status_t step(kr__ode_engine_t *e, double *t, double t1, double *y)
 {
+    if (kr__signal_caught) return kr__fail(KR_ERR_INTERRUPTED, "ode: interrupted");
     gsl_odeiv2_driver *d = e->drv;
     double t0 = *t;
     int s = gsl_odeiv2_evolve_apply(d->e, d->c, d->s, &e->sys, t, t1, &d->h, y);

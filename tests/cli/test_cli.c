@@ -1311,3 +1311,22 @@ Test(cli, signal_interrupts_a_run)
         cli_free(&r);
     }
 }
+
+/* ... also inside an integration that no step would end: a stiff bath
+ * (a loss of 1e9) takes its explicit method billions of steps to the
+ * first time step, and SIGINT was not heard for minutes. */
+Test(cli, signal_interrupts_a_stiff_integration, .timeout = 60)
+{
+    const char *m = model("{'end_time': 10, 'simulators': [{'name': 'bath', 'kind': 'bath', 'time_step': 2, "
+                          "'params': {'loss': 1e9}}]}");
+    char *argv[] = { (char *)getenv("KAIROS_BIN"), "run", (char *)m, "--quiet", NULL };
+    pid_t pid = cli_start(argv);
+    sleep(1);
+    kill(pid, SIGINT);
+    time_t t0 = time(NULL);
+    cli_result_t r = cli_wait(pid);
+    cr_assert_eq(r.status, 130, "exit %d: %s", r.status, r.err);
+    cr_assert_leq(time(NULL) - t0, 5, "the run ended within seconds of SIGINT");
+    cr_assert_str_eq(r.err, "kairos: run interrupted by SIGINT at model time 0\n");
+    cli_free(&r);
+}

@@ -490,6 +490,13 @@ Test(factory_kinds, param_errors)
     expect_setup_error(seed, "simulators.AssemblyLine.params.to=ChemicalBath", "simulators[0].params.to",
                        "the name of a simulator with a dependency from 'AssemblyLine' (none to 'ChemicalBath')",
                        "\"ChemicalBath\"");
+    /* a target that cannot take parts: refused before the run (the run
+     * failed, exit 1, when the first part left; kairos validate took it) */
+    expect_setup_error("{'end_time': 50, 'simulators': [{'name': 'a', 'kind': 'assembly', 'params': {'to': 'b'}}, "
+                       "{'name': 'b', 'kind': 'assembly', 'params': {'to': 'a'}}], 'dependencies': [{'from': 'a', "
+                       "'to': 'b', 'promise': 1}, {'from': 'b', 'to': 'a', 'promise': 1}]}", "seed=1",
+                       "simulators[0].params.to", "a simulator that receives factory.ship (what this one sends it)",
+                       "'b', whose kind does not receive it");
     expect_setup_error(seed, "simulators.AssemblyLine.params.interval={\"dist\": \"constant\", \"value\": 0}",
                        "simulators[0].params.interval", "a distribution with a mean of at least one tick (1e-06), or "
                        "a \"limit\"", "a distribution with mean 0 and no limit");
