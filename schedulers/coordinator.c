@@ -782,11 +782,6 @@ static step_t step_failed(kr_model_t *m, kr_status_t st, bool recorded_first, kr
     return STEP_END;
 }
 
-/* A signal or an injected allocation failure (base/fault.h), noticed once
- * per step: the run stops here, at a safe point, as if a handler had
- * failed. A kind that failed on the allocation has named itself already
- * (the first failure wins); otherwise the simulator of the group that ran
- * last is named. */
 void kr__model_fail_interrupted(kr_model_t *m)
 {
     kr_time_t t = KR_TIME_NEVER;
@@ -797,6 +792,11 @@ void kr__model_fail_interrupted(kr_model_t *m)
                    t == KR_TIME_NEVER ? 0.0 : kr_time_to_units(t, m->precision));
 }
 
+/* A signal or an injected allocation failure (base/fault.h), noticed once
+ * per step: the run stops here, at a safe point, as if a handler had
+ * failed. A kind that failed on the allocation has named itself already
+ * (the first failure wins); otherwise the simulator of the group that ran
+ * last is named. */
 static step_t attend(kr_model_t *m, kr_status_t *status)
 {
     if (kr__signal_caught) {

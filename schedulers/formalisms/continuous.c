@@ -177,6 +177,15 @@ static bool keep_anchor(kr_sim_t *s)
     return true;
 }
 
+/* The run fails with an integration that did (a signal that stopped it
+ * interrupts the run, as between steps). */
+static void integration_failed(kr_sim_t *s, kr_status_t st, kr_time_t to)
+{
+    if (st == KR_ERR_INTERRUPTED) kr__model_fail_interrupted(s->model);
+    else kr__model_fail(s->model, st, "continuous simulator '%s' integrating to %g: %s", s->name,
+                        kr_time_to_units(to, s->model->precision), kr_last_error());
+}
+
 bool kr__continuous_advance(kr_sim_t *s, kr_time_t t)
 {
     kr__continuous_t *c = s->cont;
@@ -185,13 +194,8 @@ bool kr__continuous_advance(kr_sim_t *s, kr_time_t t)
         kr_time_t to = segment_end(s, kr__ode_engine_time(c->engine), t);
         int hit = -1;
         kr_status_t st = kr__ode_engine_advance(c->engine, to, c->thresholds, c->event_count, &hit);
-        if (st == KR_ERR_INTERRUPTED) {
-            kr__model_fail_interrupted(s->model);
-            return false;
-        }
         if (st) {
-            kr__model_fail(s->model, st, "continuous simulator '%s' integrating to %g: %s", s->name,
-                           kr_time_to_units(to, s->model->precision), kr_last_error());
+            integration_failed(s, st, to);
             return false;
         }
         if (hit < 0) continue;
@@ -235,8 +239,7 @@ kr_time_t kr__continuous_first_crossing(kr_sim_t *s, kr_time_t t)
         int hit = -1;
         kr_status_t st = kr__ode_engine_advance(copy, to, c->thresholds, c->event_count, &hit);
         if (st) {
-            kr__model_fail(s->model, st, "continuous simulator '%s' integrating to %g: %s", s->name,
-                           kr_time_to_units(to, s->model->precision), kr_last_error());
+            integration_failed(s, st, to);
             break;
         }
         if (hit >= 0) {
