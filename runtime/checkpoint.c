@@ -207,10 +207,18 @@ static kr_status_t save_sim(run_ctx_t *c, uint32_t i, kr_buf_t *b)
     return KR_OK;
 }
 
+/* A checkpoint's folder name: its model time, the shortest text that
+ * reads back as it, without an exponent below 10^15 (ckpt-1e-06 read as
+ * a version or an option; ckpt-0.000001 reads as a time). */
 static void time_name(const run_ctx_t *c, kr_time_t t, char *out, size_t cap)
 {
-    char text[32];
-    shortest(kr_time_to_units(t, c->file->precision), text);
+    double v = kr_time_to_units(t, c->file->precision);
+    char text[64];
+    shortest(v, text);
+    for (int decimals = 0; v < 1e15 && strpbrk(text, "eE") && decimals <= 40; decimals++) {
+        snprintf(text, sizeof text, "%.*f", decimals, v);
+        if (strtod(text, NULL) != v) snprintf(text, sizeof text, "%.17g", v); /* (keeps looking) */
+    }
     snprintf(out, cap, "ckpt-%s", text);
 }
 

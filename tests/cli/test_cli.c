@@ -360,6 +360,12 @@ Test(cli, checkpoint_folders_made_for_nothing_are_removed)
     cr_assert_eq(r.status, 0, "%s", r.err);
     cli_free(&r);
     cr_assert(cli_exists(cli_path("made/a/b/ckpt-10/manifest.json")), "a checkpoint written stays");
+    /* a checkpoint's name holds its time without an exponent (ckpt-1e-06) */
+    r = kairos("run", m, "--quiet", "--end", "1", "--checkpoint-at", "0.000001", "--checkpoint-dir",
+               cli_path("small"), "-o", cli_path("made.json"), NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cli_free(&r);
+    cr_assert(cli_exists(cli_path("small/ckpt-0.000001/manifest.json")), "named ckpt-0.000001");
 }
 
 Test(cli, stats_has_every_field)
