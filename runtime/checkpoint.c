@@ -302,6 +302,10 @@ static uint64_t hex64(const char *s)
  * they would swell the manifest (the digest alone then tells). */
 #define MAX_IDENTITY_ITEMS 20000
 
+/* Their values too, for models small enough that the manifest stays
+ * small: a refusal then says what the checkpoint's model had. */
+#define MAX_IDENTITY_VALUES 2000
+
 /* Made at the first checkpoint and kept for the others: the model, and so
  * its items, stay the same through a run. */
 static json_t *identity_items(run_ctx_t *c)
@@ -310,10 +314,14 @@ static json_t *identity_items(run_ctx_t *c)
     c->ckpt.identity_made = true;
     uint64_t *h = NULL;
     size_t n = 0;
-    if (kr__model_identity_items(c->file, c->model, &h, &n) || n > MAX_IDENTITY_ITEMS) {
+    json_t *values = NULL;
+    if (kr__model_identity_items(c->file, c->model, &h, &n, &values) || n > MAX_IDENTITY_ITEMS) {
         free(h);
+        json_decref(values);
         return NULL;
     }
+    if (n <= MAX_IDENTITY_VALUES) c->ckpt.identity_values = values;
+    else json_decref(values);
     char *text = malloc(n * 16 + 1);
     for (size_t i = 0; text && i < n; i++) snprintf(text + 16 * i, 17, "%016" PRIx64, h[i]);
     if (text) text[n * 16] = '\0';
@@ -337,8 +345,8 @@ static kr_status_t another_model(run_ctx_t *c, const char *where, const kr__ckpt
     const char *saved = json_string_value(json_object_get(man->extra, "identity_items"));
     uint64_t *h = NULL;
     size_t n = 0;
-    char what[1024] = "";
-    if (saved && !kr__model_identity_items(c->file, c->model, &h, &n)) {
+    char what[1024] = "", theirs[600] = "";
+    if (saved && !kr__model_identity_items(c->file, c->model, &h, &n, NULL)) {
         size_t saved_n = strlen(saved) / 16, i = 0;
         for (; i < n && i < saved_n; i++) {
             char hex[17];
@@ -350,12 +358,17 @@ static kr_status_t another_model(run_ctx_t *c, const char *where, const kr__ckpt
          * item can be named) */
         if (i < n) kr__model_describe_item(c->file, c->model, i, what, sizeof what);
         else if (i < saved_n) snprintf(what, sizeof what, "the number of its parts (the checkpoint's model has more)");
+        /* (the checkpoint's own value, when it lists them: a checkpoint of a
+         * small model does) */
+        const char *was = i < n ? json_string_value(json_array_get(json_object_get(man->extra, "identity_values"), i))
+                                : NULL;
+        if (was) snprintf(theirs, sizeof theirs, ", %s in the checkpoint's", was);
     }
     free(h);
     if (what[0])
         return kr__fail(KR_ERR_MISMATCH, "%s: the checkpoint is of another model: the first difference is %s in "
-                        "this one; only the run part (end time, outputs, algorithm, ranks, mapping, checkpoints) may "
-                        "change on a restart", where, what);
+                        "this one%s; only the run part (end time, outputs, algorithm, ranks, mapping, checkpoints) "
+                        "may change on a restart", where, what, theirs);
     return kr__fail(KR_ERR_MISMATCH, "%s: the checkpoint is of another model (identity %016" PRIx64 ", this model's "
                     "%016" PRIx64 "): only the run part (end time, outputs, algorithm, ranks, mapping, checkpoints) "
                     "may change on a restart", where, man->identity, c->digest.identity);
@@ -404,6 +417,7 @@ static kr_status_t write_manifest(run_ctx_t *c, const char *dir, kr_time_t cut, 
         json_object_set_new(extra, "end_time", json_integer((json_int_t)kr_model_end_time(c->model)));
         json_t *items = identity_items(c);
         if (items) json_object_set_new(extra, "identity_items", items);
+        if (items && c->ckpt.identity_values) json_object_set(extra, "identity_values", c->ckpt.identity_values);
         if (stop) json_object_set(extra, "stop", stop);
         json_object_set(extra, "event_logs", logs);
         json_object_set(extra, "event_log_digests", digests);

@@ -39,6 +39,7 @@ typedef struct walk {
     size_t index;                 /* items so far */
     size_t identity_items;        /* items of the identity (MODE_HASHES) */
     uint64_t *hashes;             /* MODE_HASHES: one per item (index items) */
+    json_t *values;               /* MODE_HASHES, when asked: each item's value as describe gives it */
     size_t cap;
     bool failed;
     bool edges_in_file_order;     /* the identity checkpoints before the canonical order kept */
@@ -185,6 +186,10 @@ static void emit(walk_t *w, item_t what, uint32_t a, uint32_t b, uint64_t value)
             w->cap = cap;
         }
         if (!w->failed) w->hashes[i] = x;
+        if (w->values && !w->failed) {
+            describe(w, what, a, b, value);
+            if (json_array_append_new(w->values, json_string(w->val))) w->failed = true;
+        }
         break;
     case MODE_DESCRIBE:
         if (i == w->want) describe(w, what, a, b, value);
@@ -343,16 +348,25 @@ kr_status_t kr__model_digest(const kr__model_file_t *f, kr_model_t *m, kr__model
     return KR_OK;
 }
 
-kr_status_t kr__model_identity_items(const kr__model_file_t *f, kr_model_t *m, uint64_t **hashes, size_t *count)
+kr_status_t kr__model_identity_items(const kr__model_file_t *f, kr_model_t *m, uint64_t **hashes, size_t *count,
+                                     json_t **values)
 {
-    walk_t w = { .f = f, .m = m, .mode = MODE_HASHES };
-    walk(&w);
+    char key[KEY_CAP], val[KEY_CAP];
+    walk_t w = { .f = f, .m = m, .mode = MODE_HASHES, .key = key, .val = val, .values = values ? json_array() : NULL };
+    if (values && !w.values) w.failed = true;
+    else walk(&w);
     if (w.failed) {
         free(w.hashes);
+        json_decref(w.values);
         return kr__fail(KR_ERR_NOMEM, "out of memory computing the model's digest");
     }
     *hashes = w.hashes;
     *count = w.identity_items;
+    if (values) {
+        /* (the identity's items only: the walk went on through the run's) */
+        while (json_array_size(w.values) > w.identity_items) json_array_remove(w.values, json_array_size(w.values) - 1);
+        *values = w.values;
+    }
     return KR_OK;
 }
 

@@ -36,8 +36,11 @@ kr_status_t kr__model_digest_check(const kr__model_file_t *f, kr_model_t *m, int
                                    kr__model_digest_t *out);
 
 /* The hashes of the identity's items, in order (*hashes malloc'ed), so
- * that a later model can name where it differs (a checkpoint keeps them). */
-kr_status_t kr__model_identity_items(const kr__model_file_t *f, kr_model_t *m, uint64_t **hashes, size_t *count);
+ * that a later model can name where it differs (a checkpoint keeps them);
+ * with `values`, also each item's value as a JSON array of strings (as
+ * kr__model_describe_item gives it), so that it can say what it was. */
+kr_status_t kr__model_identity_items(const kr__model_file_t *f, kr_model_t *m, uint64_t **hashes, size_t *count,
+                                     json_t **values);
 /* Item `index` of the model's walk as "what: value on this model". */
 void kr__model_describe_item(const kr__model_file_t *f, kr_model_t *m, size_t index, char *out, size_t cap);
 

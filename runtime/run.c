@@ -177,6 +177,7 @@ static void finish_ctx(run_ctx_t *c)
     free(c->ckpt.restored_from);
     if (c->ckpt.locked) close(c->ckpt.lock_fd);
     json_decref(c->ckpt.identity_items);
+    json_decref(c->ckpt.identity_values);
     kr_model_destroy(c->model);
 }
 

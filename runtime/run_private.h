@@ -28,6 +28,7 @@ typedef struct kr__ckpt_schedule {
     uint64_t restore_ns;        /* this rank's restart: reading and loading its simulators */
     char *restored_from;        /* a restart's checkpoint (the newest usable when given a folder), or NULL */
     json_t *identity_items;     /* rank 0: the manifest's identity_items (NULL: too many), made once */
+    json_t *identity_values;    /* ... and identity_values (NULL: too many) */
     bool identity_made;
     char last_name[96];         /* the newest this run wrote ("" none), e.g. ckpt-500 */
     uint64_t last_write_ns;     /* how long it took */

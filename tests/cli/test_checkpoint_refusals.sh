@@ -192,7 +192,8 @@ for model in phold phold2 sqss; do
     "${end[@]}"
 
   c=$(fresh t "$src")
-  refuse "$model: another seed" "$m" "$c" "another model: the first difference is seed: 2" \
+  # (naming the checkpoint's value too: it named this file's only)
+  refuse "$model: another seed" "$m" "$c" "another model: the first difference is seed: 2 in this one, 1 in the checkpoint's" \
     --restart "$c" "${end[@]}" --set seed=2
   refuse "$model: another params value" "$m" "$c" "another model: the first difference is simulators[0].params" \
     --restart "$c" "${end[@]}" --set "$param"
