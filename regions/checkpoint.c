@@ -177,9 +177,17 @@ static void bind_drivers(kr_region_t *r)
     kr_view_fini(&v);
 }
 
+bool kr__region_take_saved(kr_region_t *r)
+{
+    bool saved = r->saved;
+    r->saved = false;
+    return saved;
+}
+
 kr_status_t kr_region_serialize(kr_region_t *r, kr_serializer_t *s)
 {
     if (!r || !s) return kr__fail(KR_ERR_INVALID_ARG, "kr_region_serialize: null argument");
+    if (!kr_serializer_loading(s)) r->saved = true;
     /* The world setup gave the region, or the one the checkpoint put in
      * its place if a restart made a new one. */
     if (kr_serializer_loading(s)) r->world = kr_sim_world(r->sim);

@@ -97,6 +97,7 @@ struct kr_region {
     kr_buf_t ghost_bytes;
     kr_region_ghost_t *ghosts; /* the public view of ghost_recs, sorted */
     bool ghosts_ready;
+    bool saved;                 /* kr_region_serialize saved it since the last kr__region_take_saved */
     kr_buf_t scratch;
     /* This step's emigrants as ghosts: they are in cells of other regions
      * at the end of the step, where nobody else can report them yet. */

@@ -13,4 +13,9 @@
  * `saved_end`. */
 kr_status_t kr__region_check_end_change(kr_sim_t *sim, kr_time_t cut, kr_time_t saved_end);
 
+/* Whether kr_region_serialize saved r since the last call (which clears
+ * it): a kind's serialize that leaves its region out would checkpoint a
+ * run that restarts to other results. */
+bool kr__region_take_saved(kr_region_t *r);
+
 #endif

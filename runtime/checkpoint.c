@@ -193,14 +193,26 @@ static kr_status_t save_sim(run_ctx_t *c, uint32_t i, kr_buf_t *b)
     const kr_kind_desc_t *k = kr__model_file_kind(c->file, i);
     at = b->len;
     kr_buf_put_u64(b, 0);
+    /* A region's state (its step, fields, halo, arrivals) is in no world:
+     * a kind saves it with kr_region_serialize, and one with nothing of its
+     * own to save has it saved for it. A kind whose serialize leaves it out
+     * is refused: its restarts went on to other results, exit 0. */
+    kr_region_t *region = kr_region_of(s);
+    if (region) (void)kr__region_take_saved(region);
+    kr_serializer_t ser;
+    kr__serializer_checkpoint_saver(&ser, b);
     if (k && k->serialize) {
-        kr_serializer_t ser;
-        kr__serializer_checkpoint_saver(&ser, b);
         char why[600];
         kr_clear_error();
         if ((st = k->serialize(s, &ser)) || (st = kr_serializer_status(&ser)))
             return kr__fail(st, "simulator '%s' (kind %s): saving its state: %s", kr_sim_name(s), k->name,
                             callback_reason(st, why, sizeof why));
+        if (region && !kr__region_take_saved(region))
+            return kr__fail(KR_ERR_STATE, "simulator '%s' (kind %s): its kind's serialize did not save its region "
+                            "(call kr_region_serialize from it: docs/regions.md); a restart would not go on as the "
+                            "run did", kr_sim_name(s), k->name);
+    } else if (region && ((st = kr_region_serialize(region, &ser)) || (st = kr_serializer_status(&ser)))) {
+        return kr__fail(st, "simulator '%s': saving its region: %s", kr_sim_name(s), kr_last_error());
     }
     len = b->len - at - 8;
     memcpy(b->data + at, &len, 8);
@@ -557,7 +569,8 @@ kr_status_t kr__run_load_part(kr_sim_t *s, const kr_kind_desc_t *k, const void *
                                                     "bytes after its state", kr_sim_name(s));
     uint64_t klen = st ? 0 : kr_reader_u64(&r);
     const void *kp = st ? NULL : klen <= kr_reader_left(&r) ? kr_reader_view(&r, (size_t)klen) : NULL;
-    if (!st && (!kp || kr_reader_left(&r) || (klen && !k->serialize)))
+    kr_region_t *region = kr_region_of(s);
+    if (!st && (!kp || kr_reader_left(&r) || (klen && !k->serialize && !region)))
         st = kr__fail(KR_ERR_CORRUPT, "simulator '%s': its kind's part of the checkpoint does not fit its kind",
                       kr_sim_name(s));
     if (!st && k->serialize) {
@@ -570,6 +583,17 @@ kr_status_t kr__run_load_part(kr_sim_t *s, const kr_kind_desc_t *k, const void *
         if (!st && kr_reader_left(&kr_in)) st = KR_ERR_CORRUPT;
         if (st) st = kr__fail(KR_ERR_CORRUPT, "simulator '%s' (kind %s): its kind's part of the checkpoint does not "
                               "load", kr_sim_name(s), k->name);
+    } else if (!st && region) {
+        /* (saved for the kind: save_sim) */
+        kr_reader_t kr_in;
+        kr_reader_init(&kr_in, kp, (size_t)klen);
+        kr_serializer_t ser;
+        kr__serializer_checkpoint_loader(&ser, &kr_in);
+        st = kr_region_serialize(region, &ser);
+        if (!st) st = kr_serializer_status(&ser);
+        if (!st && kr_reader_left(&kr_in)) st = KR_ERR_CORRUPT;
+        if (st) st = kr__fail(KR_ERR_CORRUPT, "simulator '%s': its region's part of the checkpoint does not load",
+                              kr_sim_name(s));
     }
     if (!st && k->restore) st = run_restore(s, k);
     if (!st) st = kr__region_check_end_change(s, cut, saved_end);

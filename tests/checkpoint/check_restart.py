@@ -191,6 +191,13 @@ PLUGIN_CASES = {
         (4, "null-message", (0, "ckpt-16"), None),
     ]),
     # no stop: two cycles on 2 -> 4 -> 1 ranks
+    # A region kind with no serialize of its own: the runtime saves its
+    # region (its restarts went on from a field of zeros, exit 0).
+    "ckpt_field": ("tests/checkpoint/ckpt_field.json", [], (False, False), [
+        (2, "null-message", None, "7,13.5"),
+        (1, "window", (0, "ckpt-7"), None),
+        (4, "null-message", (0, "ckpt-13.5"), None),
+    ]),
     "ckpt_ring": ("tests/checkpoint/ckpt_ring.json", [], (False, True), [
         (2, "null-message", None, "10.25"),
         (4, "window", (0, "ckpt-10.25"), "27"),

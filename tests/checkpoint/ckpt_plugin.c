@@ -413,8 +413,119 @@ static const kr_kind_desc_t ckpt_kind = {
         { 0 } },
 };
 
+/* ---- "ckpt_field": a region kind with no serialize of its own ----
+ *
+ * A field grows by one in every cell at every step, and each agent adds
+ * the field under it to its own sum and moves a cell right (up to the
+ * world's right edge),
+ * so that its region's state (the field, the step, the migrants) is all
+ * a restart must bring back; the kind saves nothing itself, and the
+ * runtime saves the region for it (its restarts went on from a field of
+ * zeros, exit 0). "ckpt_field_forgets" has a serialize that saves
+ * nothing: its checkpoint is refused. */
+
+typedef struct field_sum {
+    double sum;
+} field_sum_t;
+
+static const kr_field_t field_sum_fields[] = { KR_FIELD(field_sum_t, sum, KR_FIELD_F64) };
+
+typedef struct field_state {
+    int64_t width, height, agents;
+    kr_region_t *region;
+    kr_component_t sum;
+} field_state_t;
+
+static void field_act(kr_region_t *r, kr_entity_t a, uint64_t id, void *arg)
+{
+    field_state_t *f = arg;
+    (void)id;
+    int32_t x, y;
+    if (!kr_region_agent_cell(r, a, &x, &y)) return;
+    field_sum_t *v = kr_component_get(kr_region_world(r), a, f->sum);
+    v->sum += kr_region_field(r, 0)[kr_region_field_index(r, x, y)];
+    if (x + 1 < f->width && kr_region_agent_move(r, a, x + 1, y))
+        kr_sim_fail(kr_region_sim(r), kr_last_status(), "ckpt_field: %s", kr_last_error());
+}
+
+static void field_begin(kr_region_t *r, void *arg)
+{
+    (void)arg;
+    kr_rect_t own = kr_region_rect(r);
+    double *next = kr_region_field_next(r, 0);
+    for (int32_t y = own.y0; y < own.y1; y++)
+        for (int32_t x = own.x0; x < own.x1; x++) next[kr_region_field_index(r, x, y)] += 1;
+}
+
+static uint64_t field_word(kr_region_t *r, kr_entity_t a, void *arg)
+{
+    field_state_t *f = arg;
+    uint64_t u;
+    memcpy(&u, kr_component_get(kr_region_world(r), a, f->sum), sizeof u);
+    return u;
+}
+
+static kr_status_t field_register(kr_model_t *m)
+{
+    kr_status_t st = kr_region_register(m);
+    if (st || kr_component_lookup(kr_model_registry(m), "ckpt.sum")) return st;
+    return kr_component_register(kr_model_registry(m), &(kr_component_desc_t){ .name = "ckpt.sum",
+        .size = sizeof(field_sum_t), .fields = field_sum_fields, .field_count = 1 }) ? KR_OK : kr_last_status();
+}
+
+static kr_status_t field_setup(kr_sim_t *sim, const kr_params_t *p)
+{
+    field_state_t *f = kr_sim_state(sim);
+    f->sum = kr_component_lookup(kr_model_registry(kr_sim_model(sim)), "ckpt.sum");
+    kr_region_desc_t d = { .width = (int32_t)f->width, .height = (int32_t)f->height, .halo = 1, .fields = 1,
+                           .act = field_act, .begin_step = field_begin, .digest = field_word, .arg = f };
+    kr_status_t st = kr_params_region_cut(p, f->width, f->height, &d.cut);
+    if (st) return st;
+    if (!(f->region = kr_region_create(sim, &d))) return kr_last_status();
+    kr_rect_t own = kr_region_rect(f->region);
+    for (int64_t i = 0; i < f->agents; i++) {
+        int32_t x = (int32_t)(i * 7 % f->width), y = (int32_t)(i % f->height);
+        if (x < own.x0 || x >= own.x1 || y < own.y0 || y >= own.y1) continue;
+        kr_entity_t e = kr_region_agent_create(f->region, (uint64_t)i + 1, x, y);
+        if (!e || !kr_component_add(kr_region_world(f->region), e, f->sum)) return kr_last_status();
+    }
+    return KR_OK;
+}
+
+static uint64_t field_digest(kr_sim_t *sim)
+{
+    return kr_region_state_digest(((field_state_t *)kr_sim_state(sim))->region);
+}
+
+static kr_status_t field_saves_nothing(kr_sim_t *sim, kr_serializer_t *s)
+{
+    (void)sim;
+    (void)s;
+    return KR_OK;
+}
+
+#define FIELD_KIND(kind_name, serializer)                                                                          \
+    {                                                                                                              \
+        .name = kind_name, .summary = "a region whose field grows every step (a checkpoint test)",                \
+        .formalism = KR_AGENT_BASED, .register_types = field_register, .setup = field_setup,                      \
+        .state_digest = field_digest, .serialize = serializer, .state_size = sizeof(field_state_t),               \
+        .receives = (const char *const[]){ NULL },                                                               \
+        .params = (const kr_param_t[]){                                                                            \
+            KR_PARAM(field_state_t, width, KR_PARAM_INT, .def = "12", .range = ">= 1, <= 1000", .help = "cells"),  \
+            KR_PARAM(field_state_t, height, KR_PARAM_INT, .def = "4", .range = ">= 1, <= 1000", .help = "cells"),  \
+            KR_PARAM(field_state_t, agents, KR_PARAM_INT, .def = "30", .range = ">= 0, <= 10000",                 \
+                     .help = "agents at the start"),                                                               \
+            { 0 } },                                                                                               \
+    }
+
+static const kr_kind_desc_t field_kind = FIELD_KIND("ckpt_field", NULL);
+static const kr_kind_desc_t field_forgets_kind = FIELD_KIND("ckpt_field_forgets", field_saves_nothing);
+
 kr_status_t kairos_plugin_init(kr_kinds_t *kinds);
 kr_status_t kairos_plugin_init(kr_kinds_t *kinds)
 {
-    return kr_kind_register(kinds, &ckpt_kind);
+    kr_status_t st = kr_kind_register(kinds, &ckpt_kind);
+    if (!st) st = kr_kind_register(kinds, &field_kind);
+    if (!st) st = kr_kind_register(kinds, &field_forgets_kind);
+    return st;
 }

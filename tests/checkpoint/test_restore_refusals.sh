@@ -100,4 +100,11 @@ then
 else
   echo "ok   event logs begun at a restart, in a folder made for them"
 fi
+# A region kind whose serialize leaves its region out: its checkpoint is
+# refused (the restart went on to other results, exit 0), and nothing is
+# left under the checkpoint's name.
+expect "a kind's serialize that leaves its region out" 1 "its kind's serialize did not save its region" \
+  "$kairos" run "$here/ckpt_field.json" --set "plugins=[\"$plugin\"]" --set simulators.field.kind=\"ckpt_field_forgets\" \
+  --quiet --checkpoint-at 5 --checkpoint-dir "$work/forgets" -o "$work/stats.json"
+if ls "$work"/forgets/ckpt-5 >/dev/null 2>&1; then echo "FAIL a refused checkpoint was left"; failed=1; fi
 exit $failed
