@@ -986,8 +986,16 @@ kr_model_t *kr__model_file_build_on(kr__model_file_t *f, const kr_observer_t *ob
         kr_status_t st = kr__kind_prepare_sim(f, e, k, sim, p);
         if (!st && k->setup) {
             m->acting = sim; /* (kr__sim_may_change) */
+            kr_clear_error();
             st = k->setup(sim, p);
             m->acting = NULL;
+            /* A params getter's refusal that the setup went on from (the
+             * value then its default, as in a kind that dropped the status):
+             * still a refusal of the model file, in its own words. */
+            size_t n = strlen(f->path);
+            if (!st && kr_last_status() == KR_ERR_INVALID_ARG && !strncmp(kr_last_error(), f->path, n) &&
+                !strncmp(kr_last_error() + n, ": ", 2) && !strncmp(kr_last_error() + n + 2, path, strlen(path)))
+                st = KR_ERR_INVALID_ARG;
         }
         /* kr_sim_fail during setup, or a refused change of the model:
          * the cause even when the setup then failed of something else */

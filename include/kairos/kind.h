@@ -161,7 +161,10 @@ KR_API kr_status_t kairos_plugin_init(kr_kinds_t *kinds);
  * Each getter leaves *out at `def` when the key is absent and fails with a
  * message naming the file and the JSON path (e.g. "model.json:
  * simulators[2].params.capacity: expected a whole number >= 1, found 2.5")
- * when the value has the wrong type or range. */
+ * when the value has the wrong type or range. Return that status from the
+ * setup; a setup that goes on from a getter's refusal (and so from the
+ * default) and returns KR_OK fails all the same, with that message, as
+ * the last error it left. */
 KR_API kr_status_t kr_params_number(const kr_params_t *p, const char *key, double def, double *out);
 /* A whole number within [min, max]. */
 KR_API kr_status_t kr_params_int(const kr_params_t *p, const char *key, int64_t def, int64_t min, int64_t max,

@@ -62,6 +62,15 @@ static kr_status_t sink_setup(kr_sim_t *sim, const kr_params_t *params)
     return KR_OK;
 }
 
+/* A setup that drops a getter's status (docs/regions.md's example did). */
+static kr_status_t careless_setup(kr_sim_t *sim, const kr_params_t *params)
+{
+    (void)sim;
+    int64_t n;
+    (void)kr_params_int(params, "n", 1, 1, 10, &n);
+    return KR_OK;
+}
+
 static kr_kind_desc_t gauge_kind = {
     .name = "gauge", .summary = "declares one parameter of every type", .formalism = KR_DISCRETE_EVENT,
     .formalisms = KR_FORMALISM_BIT(KR_AGENT_BASED), .setup = gauge_setup, .state_size = sizeof(gauge_t),
@@ -71,6 +80,7 @@ static kr_kind_desc_t gauge_kind = {
 static kr_status_t register_kinds(kr_kinds_t *kinds)
 {
     kr_status_t st = kr_kind_register(kinds, &gauge_kind);
+    if (!st) st = kr_kind_register(kinds, &(kr_kind_desc_t){ .name = "careless", .setup = careless_setup });
     return st ? st : kr_kind_register(kinds, &(kr_kind_desc_t){ .name = "sink", .setup = sink_setup });
 }
 
@@ -244,6 +254,10 @@ Test(param_table, public_getters)
     cr_assert(m, "%s", kr_last_error());
     kr_model_destroy(m);
     kr__model_file_free(f);
+    /* a getter's refusal is the setup's even when the setup went on (the
+     * run went on with the default) */
+    expect_error("simulators.h={\"name\": \"h\", \"kind\": \"careless\", \"params\": {\"n\": 0}}",
+                 "simulators[1].params.n", "a whole number from 1 to 10", "0");
 }
 
 /* ---- registration ---- */
