@@ -235,11 +235,13 @@ static void emit_edges(walk_t *w)
 {
     const kr_model_t *m = w->m;
     kr__edge_t *sorted = w->edges_in_file_order ? NULL : malloc((m->edge_count ? m->edge_count : 1) * sizeof *sorted);
+    if (!sorted && !w->edges_in_file_order) {
+        w->failed = true;
+        return;
+    }
     if (sorted && m->edge_count) {
         memcpy(sorted, m->edges, m->edge_count * sizeof *sorted);
         qsort(sorted, m->edge_count, sizeof *sorted, by_pair);
-    } else if (!w->edges_in_file_order) {
-        w->failed = true;
     }
     const kr__edge_t *edges = sorted ? sorted : m->edges;
     for (uint32_t i = 0; i < m->edge_count; i++) emit(w, IT_EDGE, edges[i].from, edges[i].to, edges[i].promise);
