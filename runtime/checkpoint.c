@@ -165,7 +165,9 @@ kr_status_t kr__run_checkpoint_prepare(run_ctx_t *c)
     if (c->opt->stats_json || !will_write || c->opt->rank != 0) return KR_OK;
     kr_status_t st = kr__ckpt_dir_prepare(c->ckpt.dir, &c->ckpt.dir_made, &c->ckpt.lock_fd);
     c->ckpt.locked = c->ckpt.lock_fd >= 0;
-    return st ? st : foreign_checkpoints(c);
+    if (!st) st = foreign_checkpoints(c);
+    c->ckpt.checked = !st;
+    return st;
 }
 
 /* ---- writing ---- */
@@ -470,8 +472,9 @@ kr_status_t kr__run_checkpoint(run_ctx_t *c, kr_time_t cut)
     time_name(c, cut, name, sizeof name);
     int rank = c->opt->rank, ranks = kr__run_distributed(c) ? c->opt->ranks : 1;
     kr_status_t st = KR_OK;
-    /* (a folder no option named is checked only now: a SIGUSR1's) */
-    if (rank == 0 && !(st = foreign_checkpoints(c))) st = kr__ckpt_dir_begin(c->ckpt.dir, name, &partial);
+    /* (a folder no option named is checked only at its first checkpoint: a SIGUSR1's) */
+    if (rank == 0 && !c->ckpt.checked && !(st = foreign_checkpoints(c))) c->ckpt.checked = true;
+    if (rank == 0 && !st) st = kr__ckpt_dir_begin(c->ckpt.dir, name, &partial);
     st = agree(c, st);
     if (st) {
         free(partial);
@@ -573,27 +576,17 @@ kr_status_t kr__run_load_part(kr_sim_t *s, const kr_kind_desc_t *k, const void *
     if (!st && (!kp || kr_reader_left(&r) || (klen && !k->serialize && !region)))
         st = kr__fail(KR_ERR_CORRUPT, "simulator '%s': its kind's part of the checkpoint does not fit its kind",
                       kr_sim_name(s));
-    if (!st && k->serialize) {
+    /* the kind's own part, or its region's, which save_sim saved for it */
+    if (!st && (k->serialize || region)) {
         kr_reader_t kr_in;
         kr_reader_init(&kr_in, kp, (size_t)klen);
         kr_serializer_t ser;
         kr__serializer_checkpoint_loader(&ser, &kr_in);
-        st = k->serialize(s, &ser);
+        st = k->serialize ? k->serialize(s, &ser) : kr_region_serialize(region, &ser);
         if (!st) st = kr_serializer_status(&ser);
         if (!st && kr_reader_left(&kr_in)) st = KR_ERR_CORRUPT;
-        if (st) st = kr__fail(KR_ERR_CORRUPT, "simulator '%s' (kind %s): its kind's part of the checkpoint does not "
-                              "load", kr_sim_name(s), k->name);
-    } else if (!st && region) {
-        /* (saved for the kind: save_sim) */
-        kr_reader_t kr_in;
-        kr_reader_init(&kr_in, kp, (size_t)klen);
-        kr_serializer_t ser;
-        kr__serializer_checkpoint_loader(&ser, &kr_in);
-        st = kr_region_serialize(region, &ser);
-        if (!st) st = kr_serializer_status(&ser);
-        if (!st && kr_reader_left(&kr_in)) st = KR_ERR_CORRUPT;
-        if (st) st = kr__fail(KR_ERR_CORRUPT, "simulator '%s': its region's part of the checkpoint does not load",
-                              kr_sim_name(s));
+        if (st) st = kr__fail(KR_ERR_CORRUPT, "simulator '%s' (kind %s): its %s part of the checkpoint does not load",
+                              kr_sim_name(s), k->name, k->serialize ? "kind's" : "region's");
     }
     if (!st && k->restore) st = run_restore(s, k);
     if (!st) st = kr__region_check_end_change(s, cut, saved_end);

@@ -21,6 +21,7 @@ typedef struct kr__ckpt_schedule {
     const char *dir;
     unsigned dir_made;          /* rank 0 made it and this many folders above: removed at the end if left empty */
     bool locked;                /* rank 0 holds the folder's lock through lock_fd (kr__ckpt_dir_prepare) */
+    bool checked;               /* rank 0 found no other model's checkpoints in the folder (foreign_checkpoints) */
     int lock_fd;
     int keep, level;
     uint64_t written;           /* checkpoints written by this run */

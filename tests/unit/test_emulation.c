@@ -308,14 +308,26 @@ Test(emulation, corrupt_replay_log_is_refused)
  * the line and what is wrong (a trial found them taken: a stop after the
  * end record was replayed, a key given twice took its last value, a bad
  * header or an unknown record was blamed on "time"). */
-static const char *refusal_of(const char *text)
+/* Writes `text` to a new temporary file named from the template `path`. */
+static void replay_file(char *path, const char *text)
 {
-    static char msg[1024];
-    char path[] = "/tmp/kairos-emu-XXXXXX";
     int fd = mkstemp(path);
     cr_assert_geq(fd, 0);
     cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
     close(fd);
+}
+
+static void nothing(kr_sim_t *sim, void *data)
+{
+    (void)sim;
+    (void)data;
+}
+
+static const char *refusal_of(const char *text)
+{
+    static char msg[1024];
+    char path[] = "/tmp/kairos-emu-XXXXXX";
+    replay_file(path, text);
     kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = 5 * S, .log_level = KR_LOG_OFF });
     kr_emulation_desc_t ed = { .replay_path = path, .input_fd = -1 };
     cr_assert_null(kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "ctl", .formalism = KR_EMULATION, .emulation = &ed }),
@@ -346,25 +358,15 @@ Test(emulation, records_that_do_not_read_are_refused)
     cr_assert(strstr(dup, ":1:") && strstr(dup, "duplicate"), "%s", dup);
 }
 
-static void nothing_yet(kr_sim_t *sim, void *data)
-{
-    (void)sim;
-    (void)data;
-}
-
 /* A line due after more events than the simulator runs holds the run
  * back: the deadlock names it (with either algorithm; the window
  * algorithm's message named nothing). */
 static void replay_waits(kr_sync_algorithm_t sync)
 {
     char path[] = "/tmp/kairos-emu-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    const char *text = "{\"time\": 5, \"after\": 99, \"event\": \"x\"}\n";
-    cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-    close(fd);
+    replay_file(path, "{\"time\": 5, \"after\": 99, \"event\": \"x\"}\n");
     kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = S, .log_level = KR_LOG_OFF, .sync = sync });
-    kr_event_type_t tt = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "tick", .on_event = nothing_yet });
+    kr_event_type_t tt = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "tick", .on_event = nothing });
     kr_emulation_desc_t ed = { .input_fd = -1, .replay_path = path };
     kr_sim_t *e = kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "emu", .formalism = KR_EMULATION, .emulation = &ed });
     kr_sim_t *d = kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "des", .formalism = KR_DISCRETE_EVENT });
@@ -389,19 +391,10 @@ static void count_input(kr_sim_t *sim, const char *event, const char *data)
     replayed++;
 }
 
-static void nothing(kr_sim_t *sim, void *data)
-{
-    (void)sim;
-    (void)data;
-}
-
 static kr_status_t replay_with(const char *line, int *inputs)
 {
     char path[] = "/tmp/kairos-emu-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    cr_assert_eq(write(fd, line, strlen(line)), (ssize_t)strlen(line));
-    close(fd);
+    replay_file(path, line);
     kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = S, .log_level = KR_LOG_OFF });
     kr_event_type_t tt = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "tick", .on_event = nothing });
     kr_emulation_desc_t ed = { .input_fd = -1, .on_input = count_input, .replay_path = path };
