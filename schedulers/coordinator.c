@@ -19,6 +19,7 @@
 #include "base/error.h"
 #include "base/fault.h"
 #include "schedulers/model_private.h"
+#include "schedulers/time_heap.h"
 
 /* Opens or closes the blocked spans of a group's members. */
 static void note_blocked(kr_model_t *m, kr__group_t *g, bool blocked, uint64_t now)
@@ -232,7 +233,10 @@ static kr_status_t send_guarantees(kr_model_t *m, kr__group_t *g, bool only_if_m
                 kr__bound_tree_t *t = bound_tree(m, to);
                 if (t) to->bound = clamp_end(m, bound_tree_set(t, e->in_pos, e->guarantee));
                 else if (old <= before) update_bound(m, to);
-                if (to->bound != before) to->raised = m->bounds_raised = true;
+                if (to->bound != before && !to->raised) {
+                    to->raised = true;
+                    m->raised[m->raised_count++] = m->sims[e->to]->group;
+                }
             }
         }
     }
@@ -287,6 +291,98 @@ static bool runnable(kr_model_t *m, kr__group_t *g, kr_sim_t *s, const kr__event
     return !s->emu || kr__emulation_ready(s, t);
 }
 
+/* Null messages: room for every group on propagate's list. */
+static kr_status_t make_raised_list(kr_model_t *m)
+{
+    m->raised_count = 0;
+    for (uint32_t i = 0; i < m->group_count; i++) m->groups[i].raised = false;
+    if (m->raised || m->sync != KR_SYNC_NULL_MESSAGE) return KR_OK;
+    m->raised = malloc((m->group_count ? m->group_count : 1) * sizeof *m->raised);
+    return m->raised ? KR_OK : kr__fail(KR_ERR_NOMEM, "coordinator: out of memory");
+}
+
+/* The groups a scan found runnable. A step runs the runnable group with
+ * the lowest head, and finding it visits every group here: with thousands
+ * of simulators on one rank (a fan-in of rows lines into one final
+ * simulator), each step ran one group's events and then visited all the
+ * others again, and the scans took nearly all of the run (16,000 lines did
+ * not finish in two minutes). So under null messages, with at least
+ * 2 * SCAN_SPREAD groups here, a scan keeps up to one runnable group in
+ * SCAN_SPREAD, lowest head first, and as many steps as it kept take them
+ * in turn, each checked again before it runs (a group that ran its whole
+ * budget goes to the end of the list): a step then costs about
+ * SCAN_SPREAD visits, whatever the number of groups. Which runnable group
+ * runs first changes no result (the window's rounds run them in group
+ * order; docs/concepts.md, "What determinism kairos promises"), only how
+ * far ahead the others get: a group made runnable meanwhile waits for the
+ * next scan, which comes once those steps are used up or nothing on the
+ * list can run, and at once after a delivery from another process (a
+ * guarantee from there may be what a whole rank waits for), at a cut and
+ * at the start of a run. Models with continuous or emulation simulators,
+ * whose scans also integrate ahead and watch clocks, scan every step. */
+#define SCAN_SPREAD 32u
+
+static kr_status_t make_ready_list(kr_model_t *m)
+{
+    uint32_t local = 0;
+    bool plain = m->sync == KR_SYNC_NULL_MESSAGE && !m->has_continuous && !m->has_emulation;
+    for (uint32_t i = 0; i < m->group_count; i++) local += m->groups[i].local;
+    m->ready_count = m->ready_next = m->ready_keep = m->ready_steps = 0;
+    if (!plain || local < 2 * SCAN_SPREAD) return KR_OK;
+    if (!m->ready && !(m->ready = malloc((size_t)local * sizeof *m->ready)))
+        return kr__fail(KR_ERR_NOMEM, "coordinator: out of memory");
+    m->ready_keep = local / SCAN_SPREAD;
+    return KR_OK;
+}
+
+static int ready_order(const void *a, const void *b)
+{
+    const kr__time_item_t *x = a, *y = b;
+    return kr__time_item_less(*x, *y) ? -1 : kr__time_item_less(*y, *x);
+}
+
+/* After a scan: the runnable groups it noted (m->ready[0..ready_count)),
+ * but the one it runs now, lowest head first, up to ready_keep of them. */
+static void keep_ready(kr_model_t *m, const kr__group_t *best)
+{
+    uint32_t n = 0, skip = best ? (uint32_t)(best - m->groups) : UINT32_MAX;
+    for (uint32_t i = 0; i < m->ready_count; i++)
+        if (m->ready[i].id != skip) m->ready[n++] = m->ready[i];
+    qsort(m->ready, n, sizeof *m->ready, ready_order);
+    m->ready_count = n < m->ready_keep ? n : m->ready_keep;
+    m->ready_next = 0;
+    m->ready_steps = m->ready_keep;
+}
+
+/* A group that ran its whole budget goes to the end of the list: alone
+ * runnable (a sink whose sources are done), it would otherwise cost a
+ * scan every step. (At most ready_keep steps follow a scan, each adding at
+ * most one group: the list never holds more than the local groups.) */
+static void keep_if_runnable(kr_model_t *m, kr__group_t *g)
+{
+    kr_sim_t *s;
+    kr__event_rec_t *h = group_head(m, g, &s);
+    if (m->ready_steps && runnable(m, g, s, h))
+        m->ready[m->ready_count++] = (kr__time_item_t){ h->time, (uint32_t)(g - m->groups) };
+}
+
+/* The next group on the list that can still run, if any. */
+static kr__group_t *next_ready(kr_model_t *m)
+{
+    while (m->ready_next < m->ready_count) {
+        kr__group_t *g = &m->groups[m->ready[m->ready_next++].id];
+        kr_sim_t *s;
+        kr__event_rec_t *h = group_head(m, g, &s);
+        if (runnable(m, g, s, h)) return g;
+    }
+    return NULL;
+}
+
+static void forget_ready(kr_model_t *m)
+{
+    m->ready_count = m->ready_next = m->ready_steps = 0;
+}
+
 kr_status_t kr__coord_prepare(kr_model_t *m)
 {
     m->running = true;
@@ -318,8 +414,11 @@ kr_status_t kr__coord_prepare(kr_model_t *m)
                 kr_status_t st = phase ? kr__emulation_begin(m->sims[i]) : kr__emulation_open(m->sims[i]);
                 if (st) return st;
             }
+    m->has_emulation = false;
+    for (uint32_t i = 0; i < m->sim_count; i++) m->has_emulation |= m->sims[i]->emu != NULL;
     kr_status_t st = make_bound_trees(m);
     if (st) return st;
+    if ((st = make_raised_list(m)) || (st = make_ready_list(m))) return st;
     for (uint32_t i = 0; i < m->group_count; i++) {
         kr__group_t *g = &m->groups[i];
         update_bound(m, g);
@@ -699,11 +798,23 @@ static kr_status_t window_round(kr_model_t *m, bool *over)
     memcpy(m->window_last, mine, sizeof mine);
     m->rounds++;
     /* Dijkstra over groups: key = min(next, bound so far) is what a group
-     * may still send from; bound = earliest arrival from other groups. */
+     * may still send from; bound = earliest arrival from other groups.
+     * The groups leave a heap in (key, index) order, each once (entries
+     * whose key has since been lowered are skipped): with a walk over
+     * every group to find the next one, a round cost G^2, and a fan-in of
+     * 16,000 rows lines into one simulator did not finish in five
+     * minutes. */
+    size_t heap_n = 0;
+    kr__time_item_t *heap = malloc(((size_t)3 * G + m->edge_count + 1) * sizeof *heap);
+    if (!heap) {
+        free(next);
+        return kr__fail(KR_ERR_NOMEM, "window: out of memory");
+    }
     for (uint32_t g = 0; g < G; g++) {
         m->groups[g].bound = KR_TIME_NEVER;
         key[g] = next[g];
         done[g] = 0;
+        if (key[g] != KR_TIME_NEVER) kr__time_heap_push(heap, &heap_n, (kr__time_item_t){ key[g], g });
     }
     uint64_t global_min = KR_TIME_NEVER;
     for (uint32_t g = 0; g < G; g++) if (next[g] < global_min) global_min = next[g];
@@ -712,11 +823,10 @@ static kr_status_t window_round(kr_model_t *m, bool *over)
      * the first one's such edges can lower another's bound, and only the
      * second one's the first's. */
     uint32_t first = UINT32_MAX;
-    for (uint32_t it = 0; it < G; it++) {
-        uint32_t u = UINT32_MAX;
-        for (uint32_t g = 0; g < G; g++)
-            if (!done[g] && (u == UINT32_MAX || key[g] < key[u])) u = g;
-        if (u == UINT32_MAX || key[u] == KR_TIME_NEVER) break;
+    for (uint32_t it = 0; heap_n;) {
+        kr__time_item_t top = kr__time_heap_pop(heap, &heap_n);
+        uint32_t u = top.id;
+        if (done[u] || top.time != key[u]) continue;
         done[u] = 1;
         if (m->has_stop_lookahead && it < 2) {
             kr_time_t arrive = kr__time_add(key[u], m->stop_lookahead);
@@ -724,10 +834,14 @@ static kr_status_t window_round(kr_model_t *m, bool *over)
                 if (v == u || (it == 1 && v != first) || arrive >= m->groups[v].bound) continue;
                 m->groups[v].bound = arrive;
                 m->groups[v].bound_from = m->groups[u].members[0];
-                if (!done[v] && arrive < key[v]) key[v] = arrive;
+                if (!done[v] && arrive < key[v]) {
+                    key[v] = arrive;
+                    kr__time_heap_push(heap, &heap_n, (kr__time_item_t){ arrive, v });
+                }
             }
             if (it == 0) first = u;
         }
+        it++;
         kr__group_t *gu = &m->groups[u];
         for (uint32_t k = 0; k < gu->count; k++) {
             kr_sim_t *s = m->sims[gu->members[k]];
@@ -739,11 +853,15 @@ static kr_status_t window_round(kr_model_t *m, bool *over)
                 if (arrive < m->groups[v].bound) {
                     m->groups[v].bound = arrive;
                     m->groups[v].bound_from = ed->from;
-                    if (!done[v] && arrive < key[v]) key[v] = arrive;
+                    if (!done[v] && arrive < key[v]) {
+                        key[v] = arrive;
+                        kr__time_heap_push(heap, &heap_n, (kr__time_item_t){ arrive, v });
+                    }
                 }
             }
         }
     }
+    free(heap);
     for (uint32_t g = 0; g < G; g++) m->groups[g].bound = clamp_end(m, m->groups[g].bound);
     kr_time_t limit = kr__run_limit(m);
     *over = global_min > limit || (stalled && limit < m->end_time && *scheduled > limit);
@@ -829,6 +947,7 @@ static step_t reach_cut(kr_model_t *m, kr_status_t *status)
         if (st) return step_failed(m, st, true, status);
     } while (delivered || m->transport->vtbl->in_flight(m->transport));
     for (uint32_t i = 0; i < m->group_count; i++) update_bound(m, &m->groups[i]);
+    forget_ready(m);
     /* the next round follows a pause, not a stall: nothing changed since
      * the last one, yet the run moves on past the cut */
     memset(m->window_last, 0, sizeof m->window_last);
@@ -841,14 +960,13 @@ static step_t reach_cut(kr_model_t *m, kr_status_t *status)
  * promise). */
 static kr_status_t propagate(kr_model_t *m)
 {
-    while (m->bounds_raised) {
-        m->bounds_raised = false;
-        for (uint32_t i = 0; i < m->group_count; i++)
-            if (m->groups[i].raised) {
-                m->groups[i].raised = false;
-                kr_status_t st = send_guarantees(m, &m->groups[i], true);
-                if (st) return st;
-            }
+    /* (a list, not a walk over every group for the few raised: with
+     * thousands of groups on one rank the walk took most of each step) */
+    while (m->raised_count) {
+        kr__group_t *g = &m->groups[m->raised[--m->raised_count]];
+        g->raised = false;
+        kr_status_t st = send_guarantees(m, g, true);
+        if (st) return st;
     }
     return KR_OK;
 }
@@ -883,6 +1001,7 @@ static step_t deliver_and_propagate(kr_model_t *m, kr_status_t *status)
     if ((st = m->transport->vtbl->poll(m->transport, deliver, m, &delivered))) return step_failed(m, st, true, status);
     if (m->stop_unsent_count && (st = kr__stop_flush(m))) return step_failed(m, st, false, status);
     if (delivered) {
+        forget_ready(m);
         for (uint32_t i = 0; i < m->group_count; i++) update_bound(m, &m->groups[i]);
         if ((st = send_all_guarantees(m))) return step_failed(m, st, false, status);
     }
@@ -890,7 +1009,7 @@ static step_t deliver_and_propagate(kr_model_t *m, kr_status_t *status)
     /* An emulation's guarantees follow its clock (and are freed from it
      * when its input ends): they grow without an event of its own. */
     bool grew = false;
-    for (uint32_t i = 0; i < m->sim_count; i++) {
+    for (uint32_t i = 0; i < m->sim_count && m->has_emulation; i++) {
         kr_sim_t *s = m->sims[i];
         if (!s->emu) continue;
         kr__emulation_poll(s);
@@ -918,13 +1037,16 @@ static kr_status_t scan_groups(kr_model_t *m, group_scan_t *sc)
     kr__event_rec_t *best_head = NULL;
     kr_time_t limit = kr__run_limit(m);
     *sc = (group_scan_t){ .now = kr__monotonic_ns() };
+    forget_ready(m);
     for (uint32_t i = 0; i < m->group_count; i++) {
         kr__group_t *g = &m->groups[i];
         if (!g->local) continue;
+        m->groups_scanned++;
         kr_sim_t *s;
         kr__event_rec_t *h = group_head(m, g, &s);
         if (runnable(m, g, s, h)) {
             note_blocked(m, g, false, sc->now);
+            if (m->ready_keep) m->ready[m->ready_count++] = (kr__time_item_t){ h->time, i };
             if (!sc->best || kr__rec_less(h, best_head)) {
                 sc->best = g;
                 best_head = h;
@@ -986,23 +1108,33 @@ static kr_status_t scan_groups(kr_model_t *m, group_scan_t *sc)
  * a round (bench/README.md, "The algorithm chosen by auto"). */
 static step_t run_lowest_group(kr_model_t *m, group_scan_t *sc, kr_status_t *status)
 {
-    kr_status_t st = scan_groups(m, sc);
-    if (st) return step_failed(m, st, false, status);
-    if (!sc->best) return STEP_NEXT;
-    m->last_ran = (uint32_t)(sc->best - m->groups);
-    run_group(m, sc->best, STEP_EVENTS);
+    kr_status_t st;
+    kr__group_t *g = m->ready_steps ? next_ready(m) : NULL;
+    if (g) {
+        /* (runnable at the scan, so its blocked span is closed) */
+        *sc = (group_scan_t){ .best = g };
+        m->ready_steps--;
+    } else {
+        if ((st = scan_groups(m, sc))) return step_failed(m, st, false, status);
+        if (m->ready_keep) keep_ready(m, sc->best);
+        if (!sc->best) return STEP_NEXT;
+        g = sc->best;
+    }
+    m->last_ran = (uint32_t)(g - m->groups);
+    run_group(m, g, STEP_EVENTS);
     if (m->failure) return step_failed(m, KR_OK, true, status);
-    if ((st = send_guarantees(m, sc->best, false))) return step_failed(m, st, false, status);
+    if ((st = send_guarantees(m, g, false))) return step_failed(m, st, false, status);
+    if (m->ready_keep) keep_if_runnable(m, g);
     if (m->sync != KR_SYNC_WINDOW) return STEP_MORE;
     for (uint32_t i = 0; i < m->group_count; i++) {
-        kr__group_t *g = &m->groups[i];
-        if (g == sc->best || !g->local) continue;
+        kr__group_t *o = &m->groups[i];
+        if (o == sc->best || !o->local) continue;
         kr_sim_t *s;
-        kr__event_rec_t *h = group_head(m, g, &s);
-        if (!runnable(m, g, s, h)) continue;
-        note_blocked(m, g, false, sc->now); /* (in case it was not runnable at the scan) */
+        kr__event_rec_t *h = group_head(m, o, &s);
+        if (!runnable(m, o, s, h)) continue;
+        note_blocked(m, o, false, sc->now); /* (in case it was not runnable at the scan) */
         m->last_ran = i;
-        run_group(m, g, STEP_EVENTS);
+        run_group(m, o, STEP_EVENTS);
         if (m->failure) return step_failed(m, KR_OK, true, status);
     }
     return STEP_MORE;
@@ -1142,6 +1274,7 @@ static void watch_stalls(kr_model_t *m)
 bool kr__coord_step(kr_model_t *m, kr_status_t *status)
 {
     *status = KR_OK;
+    m->steps++;
     if (++m->steps_unwatched == STALL_STEPS) {
         m->steps_unwatched = 0;
         watch_stalls(m);
@@ -1162,6 +1295,7 @@ kr_status_t kr__coord_run_until(kr_model_t *m, kr_time_t cut, bool *at_cut)
         st = kr__coord_prepare(m);
     }
     m->cut = cut;
+    forget_ready(m);
     if (!st)
         while (kr__coord_step(m, &st)) {}
     m->cut = 0;

@@ -545,6 +545,12 @@ static void free_groups(kr_model_t *m)
     m->group_count = 0;
     free(m->window_sent_min);
     m->window_sent_min = NULL;
+    free(m->ready);
+    m->ready = NULL;
+    free(m->raised);
+    m->raised = NULL;
+    m->raised_count = 0;
+    m->ready_count = m->ready_next = m->ready_keep = m->ready_steps = 0;
 }
 
 kr_status_t kr__model_use_transport(kr_model_t *m, kr__transport_t *t)

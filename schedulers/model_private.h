@@ -265,7 +265,10 @@ struct kr_model {
     kr_sync_algorithm_t sync;   /* what runs: never auto once started (kr_model_start) */
     kr_sync_algorithm_t sync_asked; /* kr_model_desc_t's */
     bool window_open;           /* window: this round's bounds are set */
-    bool bounds_raised;         /* some group is `raised` */
+    /* the groups whose bounds a direct guarantee raised (each `raised`),
+     * for propagate to pass the growth on; by group count, from
+     * kr__coord_prepare (null messages) */
+    uint32_t *raised, raised_count;
     uint64_t rounds;            /* window rounds so far */
     uint64_t msgs_sent, msgs_delivered; /* data messages, for the window's quiescence */
     uint64_t transport_sent;    /* messages handed to the transport (data and guarantees), for the stats */
@@ -299,13 +302,22 @@ struct kr_model {
     uint32_t group_count;
     kr__bound_tree_t *bound_trees; /* by group, from kr__coord_prepare (null messages) */
     uint32_t last_ran;          /* the group the last step ran (names an injected allocation failure) */
+    /* Null messages with many groups here (coordinator.c, "The groups a
+     * scan found runnable"): the runnable groups the last full scan found,
+     * lowest head first, which the next steps take in turn; ready_keep is
+     * how many a scan keeps (0: every step scans), and how many steps may
+     * follow it before the next (ready_steps: how many are left). */
+    struct kr__time_item *ready;
+    uint32_t ready_count, ready_next, ready_keep, ready_steps;
     uint32_t steps_unwatched;   /* steps since the stall watch last looked */
+    uint64_t steps, groups_scanned; /* the coordinator's steps, and the groups its scans visited (tests/unit/test_sync.c) */
     bool started, running, finished;
     bool prepared;              /* kr__coord_prepare ran */
     /* Null messages: every guarantee leaves as soon as it grows, none held
      * back to the next mark (coordinator.c, kr__coord_prepare). */
     bool eager_guarantees;
     bool has_continuous;        /* a simulator is continuous (coordinator.c, advance_continuous) */
+    bool has_emulation;         /* a simulator is an emulation (its clock is polled every step) */
     /* The simulator whose setup or world start is running, if any: only it
      * may schedule then (kr__sim_may_change). */
     kr_sim_t *acting;

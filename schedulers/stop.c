@@ -44,6 +44,7 @@
 #include "base/error.h"
 #include "base/grow.h"
 #include "schedulers/model_private.h"
+#include "schedulers/time_heap.h"
 
 kr_status_t kr_model_set_stop_lookahead(kr_model_t *m, kr_time_t delta)
 {
@@ -94,57 +95,27 @@ void kr__stop_fini(kr_model_t *m)
 
 /* ---- distances: Dijkstra with a binary heap of (distance, simulator) ---- */
 
-typedef struct heap_item { kr_time_t d; uint32_t v; } heap_item_t;
-
-static void heap_push(heap_item_t *h, size_t *n, heap_item_t x)
-{
-    size_t i = (*n)++;
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (h[p].d <= x.d) break;
-        h[i] = h[p];
-        i = p;
-    }
-    h[i] = x;
-}
-
-static heap_item_t heap_pop(heap_item_t *h, size_t *n)
-{
-    heap_item_t top = h[0], x = h[--*n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= *n) break;
-        if (c + 1 < *n && h[c + 1].d < h[c].d) c++;
-        if (x.d <= h[c].d) break;
-        h[i] = h[c];
-        i = c;
-    }
-    if (*n) h[i] = x;
-    return top;
-}
-
 kr_status_t kr__stop_distances(const kr_model_t *m, uint32_t from, kr_time_t *dist)
 {
     uint32_t n = m->sim_count;
     if (from >= n) return kr__fail(KR_ERR_INVALID_ARG, "stop: no simulator with id %u", from);
     /* Each edge pushes at most once (lazy deletion), plus the source. */
-    heap_item_t *heap = malloc(((size_t)m->edge_count + 1) * sizeof *heap);
+    kr__time_item_t *heap = malloc(((size_t)m->edge_count + 1) * sizeof *heap);
     if (!heap) return kr__fail(KR_ERR_NOMEM, "stop: out of memory");
     for (uint32_t i = 0; i < n; i++) dist[i] = KR_TIME_NEVER;
     size_t count = 0;
     dist[from] = 0;
-    heap_push(heap, &count, (heap_item_t){ 0, from });
+    kr__time_heap_push(heap, &count, (kr__time_item_t){ 0, from });
     while (count) {
-        heap_item_t x = heap_pop(heap, &count);
-        if (x.d != dist[x.v]) continue;
-        const kr_sim_t *s = m->sims[x.v];
+        kr__time_item_t x = kr__time_heap_pop(heap, &count);
+        if (x.time != dist[x.id]) continue;
+        const kr_sim_t *s = m->sims[x.id];
         for (uint32_t k = 0; k < s->out_count; k++) {
             const kr__edge_t *e = &m->edges[s->out_edges[k]];
-            kr_time_t d = kr__time_add(x.d, e->promise);
+            kr_time_t d = kr__time_add(x.time, e->promise);
             if (d < dist[e->to]) {
                 dist[e->to] = d;
-                heap_push(heap, &count, (heap_item_t){ d, e->to });
+                kr__time_heap_push(heap, &count, (kr__time_item_t){ d, e->to });
             }
         }
     }

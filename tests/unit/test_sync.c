@@ -544,6 +544,136 @@ Test(sync, an_unknown_algorithm_is_refused)
     cr_assert(strstr(kr_last_error(), "unknown sync algorithm 3"), "%s", kr_last_error());
 }
 
+/* ---- many groups in one process (coordinator.c, "The groups a scan
+ * found runnable"; the window's Dijkstra) ---- */
+
+#define MANY 300u
+
+/* A token hops to the next simulator or to the 17th after it. */
+static kr_event_type_t hop_type;
+static void hop_arrives(kr_sim_t *sim, void *data)
+{
+    token_t tok = *(token_t *)data;
+    kr_rng_t *r = kr_sim_rng(sim);
+    tok.hops++;
+    uint32_t n = (uint32_t)kr_model_sim_count(kr_sim_model(sim));
+    uint32_t to = (kr_sim_id(sim) + (kr_rng_uniform(r) < 0.5 ? 1 : 17)) % n;
+    kr_time_t delay = S + (kr_time_t)(kr_rng_uniform(r) * 3 * S);
+    cr_assert_eq(kr_schedule_sync(sim, &(kr_sync_desc_t){ .target = to, .delay = delay, .type = hop_type,
+                                                          .data = &tok }, NULL), KR_OK, "%s", kr_last_error());
+    if (kr_rng_uniform(r) < 0.3) kr_schedule(sim, 0, (kr_time_t)(kr_rng_uniform(r) * 2 * S), local_type, NULL, NULL);
+}
+
+/* MANY simulators, each a group of its own, in a ring with chords: the
+ * digests of their event sequences, and how many groups a step visited. */
+static double run_many(kr__transport_t *tr, kr_sync_algorithm_t sync, uint64_t digests[MANY])
+{
+    kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = 60 * S, .seed = 42, .log_level = KR_LOG_OFF,
+                                                         .sync = sync });
+    cr_assert_not_null(m);
+    for (uint32_t i = 0; i < MANY; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "m%u", i);
+        add(m, name, KR_DISCRETE_EVENT, 0);
+    }
+    hop_type = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "hop", .size = sizeof(token_t),
+                                                                .on_target_side = hop_arrives });
+    local_type = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "noop", .on_event = local_noop });
+    for (uint32_t i = 0; i < MANY; i++) {
+        cr_assert_eq(kr_model_add_dependency(m, i, (i + 1) % MANY, S), KR_OK);
+        cr_assert_eq(kr_model_add_dependency(m, i, (i + 17) % MANY, S), KR_OK);
+    }
+    if (tr) {
+        m->transport = tr;
+        m->owns_transport = true;
+    }
+    cr_assert_eq(kr_model_start(m), KR_OK, "%s", kr_last_error());
+    for (uint32_t i = 0; i < MANY; i++) {
+        token_t tok = { 0 };
+        for (int k = 0; k < 2; k++)
+            cr_assert_eq(kr_schedule_sync(kr_model_sim(m, i), &(kr_sync_desc_t){ .target = (i + 1) % MANY,
+                .delay = S + (kr_time_t)k, .type = hop_type, .data = &tok }, NULL), KR_OK);
+    }
+    cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
+    for (uint32_t i = 0; i < MANY; i++) {
+        digests[i] = kr_sim_event_digest(kr_model_sim(m, i));
+        cr_assert_gt(kr_sim_event_count(kr_model_sim(m, i)), 20);
+    }
+    cr_assert_eq(m->ready_keep > 0, kr_model_sync(m) == KR_SYNC_NULL_MESSAGE, "a scan keeps runnable groups "
+                 "under null messages only");
+    double visits = (double)m->groups_scanned / (double)m->steps;
+    kr_model_destroy(m);
+    return visits;
+}
+
+Test(sync, many_groups_give_the_same_sequences_with_either_algorithm)
+{
+    static uint64_t plain[MANY], window[MANY], shaken[MANY], shaken_window[MANY];
+    run_many(NULL, KR_SYNC_NULL_MESSAGE, plain);
+    run_many(NULL, KR_SYNC_WINDOW, window);
+    run_many(kr__transport_test_create(&(kr__test_transport_desc_t){ .seed = 11, .hold_probability = 0.6,
+                                                                   .duplicate_probability = 0.3 }),
+             KR_SYNC_NULL_MESSAGE, shaken);
+    run_many(kr__transport_test_create(&(kr__test_transport_desc_t){ .seed = 12, .hold_probability = 0.6,
+                                                                   .duplicate_probability = 0.3 }),
+             KR_SYNC_WINDOW, shaken_window);
+    for (uint32_t i = 0; i < MANY; i++) {
+        cr_assert_eq(plain[i], window[i], "simulator %u differs with the window", i);
+        cr_assert_eq(plain[i], shaken[i], "simulator %u differs under reordering", i);
+        cr_assert_eq(plain[i], shaken_window[i], "simulator %u differs with the window under reordering", i);
+    }
+}
+
+/* A fan-in: sources that tick and ship to one sink, as rows lines do. */
+static kr_event_type_t tick_type, ship_type;
+static uint64_t ticked, shipped;
+static void source_tick(kr_sim_t *sim, void *data)
+{
+    (void)data;
+    ticked++;
+    kr_rng_t *r = kr_sim_rng(sim);
+    kr_schedule(sim, 0, S / 8 + (kr_time_t)(kr_rng_uniform(r) * S / 4), tick_type, NULL, NULL);
+    token_t tok = { 1 };
+    cr_assert_eq(kr_schedule_sync(sim, &(kr_sync_desc_t){ .target = 0, .delay = S, .type = ship_type, .data = &tok },
+                                  NULL), KR_OK, "%s", kr_last_error());
+}
+static void ship_arrives(kr_sim_t *sim, void *data)
+{
+    (void)sim;
+    shipped += ((token_t *)data)->hops;
+}
+
+Test(sync, a_step_visits_a_bounded_share_of_many_groups)
+{
+    /* 1 sink and 320 sources, each a group: a step ran one group's events
+     * and then visited every group to find the next (321 a step); the
+     * scans keep one runnable group in 32 for the steps after them */
+    kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = 40 * S, .seed = 3, .log_level = KR_LOG_OFF,
+                                                         .sync = KR_SYNC_NULL_MESSAGE });
+    cr_assert_not_null(m);
+    add(m, "sink", KR_DISCRETE_EVENT, 0);
+    for (uint32_t i = 1; i <= 320; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "source%u", i);
+        add(m, name, KR_DISCRETE_EVENT, 0);
+        cr_assert_eq(kr_model_add_dependency(m, i, 0, S), KR_OK);
+    }
+    tick_type = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "tick", .on_event = source_tick });
+    ship_type = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "ship", .size = sizeof(token_t),
+                                                                 .on_target_side = ship_arrives });
+    cr_assert_eq(kr_model_start(m), KR_OK, "%s", kr_last_error());
+    for (uint32_t i = 1; i <= 320; i++)
+        cr_assert_eq(kr_schedule(kr_model_sim(m, i), 0, (kr_time_t)i, tick_type, NULL, NULL), KR_OK);
+    ticked = shipped = 0;
+    cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
+    cr_assert_gt(shipped, 320 * 100);
+    cr_assert_leq(shipped, ticked, "every tick ships once (a ship at or after the end never arrives)");
+    cr_assert_geq(shipped, ticked - 320 * 8, "only the ticks of a source's last time unit may not arrive");
+    double visits = (double)m->groups_scanned / (double)m->steps;
+    cr_assert_lt(visits, 64.0, "%.1f groups visited a step (%llu steps)", visits, (unsigned long long)m->steps);
+    kr_model_destroy(m);
+}
+
 /* ---- deadlock ---- */
 
 static void noop_target(kr_sim_t *sim, void *data)
