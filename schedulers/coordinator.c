@@ -802,8 +802,8 @@ static kr_status_t window_round(kr_model_t *m, bool *over)
      * The groups leave a heap in (key, index) order, each once (entries
      * whose key has since been lowered are skipped): with a walk over
      * every group to find the next one, a round cost G^2, and a fan-in of
-     * 16,000 rows lines into one simulator did not finish in five
-     * minutes. */
+     * 16,000 rows lines into one simulator took 26 s to time 30, nearly
+     * all of it here (0.4 s with the heap). */
     size_t heap_n = 0;
     kr__time_item_t *heap = malloc(((size_t)3 * G + m->edge_count + 1) * sizeof *heap);
     if (!heap) {
