@@ -341,6 +341,33 @@ static int ready_order(const void *a, const void *b)
     return kr__time_item_less(*x, *y) ? -1 : kr__time_item_less(*y, *x);
 }
 
+static void swap_items(kr__time_item_t *a, uint32_t i, uint32_t j)
+{
+    kr__time_item_t x = a[i];
+    a[i] = a[j];
+    a[j] = x;
+}
+
+/* Moves the k least of a[0..n) (k < n; no two alike: their ids differ) to
+ * a[0..k), in no order: Hoare's selection, linear on average. Sorting all
+ * the runnable groups of every scan to keep a thirty-second of them cost
+ * more than the scan where deliveries drop the list every step. */
+static void select_least(kr__time_item_t *a, uint32_t n, uint32_t k)
+{
+    uint32_t lo = 0, hi = n;
+    while (hi - lo > 1) {
+        swap_items(a, lo + (hi - lo) / 2, hi - 1);
+        kr__time_item_t pivot = a[hi - 1];
+        uint32_t at = lo;
+        for (uint32_t i = lo; i < hi - 1; i++)
+            if (kr__time_item_less(a[i], pivot)) swap_items(a, i, at++);
+        swap_items(a, at, hi - 1);
+        if (at == k) return;
+        if (at < k) lo = at + 1;
+        else hi = at;
+    }
+}
+
 /* After a scan: the runnable groups it noted (m->ready[0..ready_count)),
  * but the one it runs now, lowest head first, up to ready_keep of them. */
 static void keep_ready(kr_model_t *m, const kr__group_t *best)
@@ -348,8 +375,12 @@ static void keep_ready(kr_model_t *m, const kr__group_t *best)
     uint32_t n = 0, skip = best ? (uint32_t)(best - m->groups) : UINT32_MAX;
     for (uint32_t i = 0; i < m->ready_count; i++)
         if (m->ready[i].id != skip) m->ready[n++] = m->ready[i];
+    if (n > m->ready_keep) {
+        select_least(m->ready, n, m->ready_keep);
+        n = m->ready_keep;
+    }
     qsort(m->ready, n, sizeof *m->ready, ready_order);
-    m->ready_count = n < m->ready_keep ? n : m->ready_keep;
+    m->ready_count = n;
     m->ready_next = 0;
     m->ready_steps = m->ready_keep;
 }
