@@ -309,8 +309,8 @@ static kr_status_t make_raised_list(kr_model_t *m)
  * not finish in two minutes). So under null messages, with at least
  * 2 * SCAN_SPREAD groups here, a scan keeps up to one runnable group in
  * SCAN_SPREAD, lowest head first, and as many steps as it kept take them
- * in turn, each checked again before it runs (a group that ran its whole
- * budget goes to the end of the list): a step then costs about
+ * in turn, each checked again before it runs (a group still runnable
+ * after its step goes to the end of the list): a step then costs about
  * SCAN_SPREAD visits, whatever the number of groups. Which runnable group
  * runs first changes no result (the window's rounds run them in group
  * order; docs/concepts.md, "What determinism kairos promises"), only how
@@ -385,9 +385,10 @@ static void keep_ready(kr_model_t *m, const kr__group_t *best)
     m->ready_steps = m->ready_keep;
 }
 
-/* A group that ran its whole budget goes to the end of the list: alone
- * runnable (a sink whose sources are done), it would otherwise cost a
- * scan every step. (At most ready_keep steps follow a scan, each adding at
+/* A group still runnable after its step (its budget, its stretch or an
+ * agent-based step ended it) goes to the end of the list: alone runnable
+ * (a sink whose sources are done), it would otherwise cost a scan every
+ * step. (At most ready_keep steps follow a scan, each adding at
  * most one group: the list never holds more than the local groups.) */
 static void keep_if_runnable(kr_model_t *m, kr__group_t *g)
 {
