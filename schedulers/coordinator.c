@@ -1131,8 +1131,10 @@ static kr_status_t scan_groups(kr_model_t *m, group_scan_t *sc)
     return KR_OK;
 }
 
-/* Phase (b): the group with the lowest runnable head goes next, for at
- * most STEP_EVENTS events, and then sends what it may now guarantee. In a
+/* Phase (b): the group with the lowest runnable head goes next (or,
+ * after a scan that kept some, the next runnable one it kept: "The groups
+ * a scan found runnable"), for at most STEP_EVENTS events, and then sends
+ * what it may now guarantee. In a
  * window round every other runnable group follows in the same step, in
  * group order: the round's bounds hold until the next round, and nothing
  * sent during it can arrive below them, so the order of the groups changes

@@ -4,7 +4,9 @@
  * moving with their components and children, zero-promise cycles, a
  * simulator held exactly at its guarantee by a slow upstream, identical
  * event sequences under a transport that delays, reorders and duplicates,
- * and a deadlock reported with the simulators and times involved. */
+ * the same sequences with hundreds of simulators (groups) in one process,
+ * whose steps visit a bounded share of them, and a deadlock reported with
+ * the simulators and times involved. */
 #include <criterion/criterion.h>
 #include <string.h>
 
