@@ -316,10 +316,12 @@ static kr_status_t make_raised_list(kr_model_t *m)
  * order; docs/concepts.md, "What determinism kairos promises"), only how
  * far ahead the others get: a group made runnable meanwhile waits for the
  * next scan, which comes once those steps are used up or nothing on the
- * list can run, and at once after a delivery from another process (a
- * guarantee from there may be what a whole rank waits for), at a cut and
- * at the start of a run. Models with continuous or emulation simulators,
- * whose scans also integrate ahead and watch clocks, scan every step. */
+ * list can run, and at once after a cut, at the start of a run and after
+ * a stop arrives. One that a delivery from another process made runnable
+ * goes to the front of the list instead (a guarantee from there may be
+ * what a whole rank waits for: list_touched). Models with continuous or
+ * emulation simulators, whose scans also integrate ahead and watch
+ * clocks, scan every step. */
 #define SCAN_SPREAD 32u
 
 static kr_status_t make_ready_list(kr_model_t *m)
@@ -332,6 +334,7 @@ static kr_status_t make_ready_list(kr_model_t *m)
     if (!m->ready && !(m->ready = malloc((size_t)local * sizeof *m->ready)))
         return kr__fail(KR_ERR_NOMEM, "coordinator: out of memory");
     m->ready_keep = local / SCAN_SPREAD;
+    m->ready_cap = local;
     return KR_OK;
 }
 
@@ -415,6 +418,53 @@ static void forget_ready(kr_model_t *m)
     m->ready_count = m->ready_next = m->ready_steps = 0;
 }
 
+/* What a delivery touched. A delivery from another process may change the
+ * bound and head of the group it reaches, what that group may guarantee
+ * (or, for a guarantee request, what its sender's group must), and whether
+ * it can run. Looking at every group after each poll (every bound
+ * refreshed, every group's guarantees tried, the scan's list dropped for
+ * a full scan) made a poll cost the number of groups: with 16,000 rows
+ * lines over 2 ranks, every step (bench/README.md, "Deliveries that touch
+ * a few of many groups"). So a delivery puts its edge on a list
+ * (kr__touch_edge) and, after the poll, take_deliveries looks only at the
+ * groups at those edges' ends: a receiver's bound (its min-tree's leaf
+ * for the edge, or its few in-edges), each one's guarantees, and a
+ * receiver that can now run goes first on the scan's list (list_touched).
+ * A stop may move any group's horizon: after one, every group is looked
+ * at, as before. Null messages only (the window sets bounds per round). */
+static kr_status_t make_touched_lists(kr_model_t *m)
+{
+    m->touched_count = m->touched_group_count = 0;
+    m->touched_all = false;
+    for (uint32_t i = 0; i < m->edge_count; i++) m->edges[i].touched = false;
+    if (m->touched || m->sync != KR_SYNC_NULL_MESSAGE) return KR_OK;
+    m->touched = malloc((m->edge_count ? m->edge_count : 1) * sizeof *m->touched);
+    m->touched_groups = malloc((m->group_count ? m->group_count : 1) * sizeof *m->touched_groups);
+    m->group_touched = calloc(m->group_count ? m->group_count : 1, sizeof *m->group_touched);
+    if (m->touched && m->touched_groups && m->group_touched) return KR_OK;
+    free(m->touched);
+    free(m->touched_groups);
+    free(m->group_touched);
+    m->touched = m->touched_groups = NULL;
+    m->group_touched = NULL;
+    return kr__fail(KR_ERR_NOMEM, "coordinator: out of memory");
+}
+
+/* Empties the list of touched edges (whoever took up what they brought). */
+static void forget_touched(kr_model_t *m)
+{
+    for (uint32_t k = 0; k < m->touched_count; k++) m->edges[m->touched[k]].touched = false;
+    m->touched_count = 0;
+    m->touched_all = false;
+}
+
+static void touch_group(kr_model_t *m, uint32_t id)
+{
+    if (!m->groups[id].local || m->group_touched[id]) return;
+    m->group_touched[id] = true;
+    m->touched_groups[m->touched_group_count++] = id;
+}
+
 kr_status_t kr__coord_prepare(kr_model_t *m)
 {
     m->running = true;
@@ -450,7 +500,7 @@ kr_status_t kr__coord_prepare(kr_model_t *m)
     for (uint32_t i = 0; i < m->sim_count; i++) m->has_emulation |= m->sims[i]->emu != NULL;
     kr_status_t st = make_bound_trees(m);
     if (st) return st;
-    if ((st = make_raised_list(m)) || (st = make_ready_list(m))) return st;
+    if ((st = make_raised_list(m)) || (st = make_ready_list(m)) || (st = make_touched_lists(m))) return st;
     for (uint32_t i = 0; i < m->group_count; i++) {
         kr__group_t *g = &m->groups[i];
         update_bound(m, g);
@@ -980,6 +1030,7 @@ static step_t reach_cut(kr_model_t *m, kr_status_t *status)
     } while (delivered || m->transport->vtbl->in_flight(m->transport));
     for (uint32_t i = 0; i < m->group_count; i++) update_bound(m, &m->groups[i]);
     forget_ready(m);
+    forget_touched(m);
     /* the next round follows a pause, not a stall: nothing changed since
      * the last one, yet the run moves on past the cut */
     memset(m->window_last, 0, sizeof m->window_last);
@@ -1013,6 +1064,83 @@ static step_t run_over(kr_model_t *m)
     return STEP_END;
 }
 
+/* The runnable groups among those a delivery touched go first on the
+ * scan's list, lowest head first, where they run before the list's older
+ * entries (a guarantee from another process may be what a whole rank
+ * waits for). With no steps left on the list a scan comes next and finds
+ * them; with no room for them, the list is dropped for that scan. Clears
+ * the touched groups' marks. */
+static void list_touched(kr_model_t *m)
+{
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < m->touched_group_count; k++) {
+        uint32_t id = m->touched_groups[k];
+        kr__group_t *g = &m->groups[id];
+        m->group_touched[id] = false;
+        kr_sim_t *s;
+        kr__event_rec_t *h = m->ready_steps ? group_head(m, g, &s) : NULL;
+        if (h && runnable(m, g, s, h)) m->touched_groups[n++] = id;
+    }
+    m->touched_group_count = 0;
+    if (!n) return;
+    uint32_t left = m->ready_count - m->ready_next;
+    if (n > m->ready_next) {
+        /* (the steps left may each add one more: keep_if_runnable) */
+        if (n + left + m->ready_steps > m->ready_cap) {
+            forget_ready(m);
+            return;
+        }
+        memmove(m->ready + n, m->ready + m->ready_next, left * sizeof *m->ready);
+        m->ready_next = n;
+        m->ready_count = n + left;
+    }
+    uint64_t now = kr__monotonic_ns();
+    kr__time_item_t *at = m->ready + (m->ready_next -= n);
+    for (uint32_t k = 0; k < n; k++) {
+        kr__group_t *g = &m->groups[m->touched_groups[k]];
+        kr_sim_t *s;
+        at[k] = (kr__time_item_t){ group_head(m, g, &s)->time, m->touched_groups[k] };
+        note_blocked(m, g, false, now); /* (its span closes as a scan's would) */
+    }
+    if (n > 1) qsort(at, n, sizeof *at, ready_order);
+}
+
+/* After a poll that delivered (or a stop that came): see "What a delivery
+ * touched". */
+static kr_status_t take_deliveries(kr_model_t *m)
+{
+    if (m->touched_all || !m->touched) {
+        forget_touched(m);
+        forget_ready(m);
+        for (uint32_t i = 0; i < m->group_count; i++) update_bound(m, &m->groups[i]);
+        m->groups_scanned += m->group_count;
+        return send_all_guarantees(m);
+    }
+    for (uint32_t k = 0; k < m->touched_count; k++) {
+        kr__edge_t *e = &m->edges[m->touched[k]];
+        e->touched = false;
+        uint32_t to = m->sims[e->to]->group;
+        kr__bound_tree_t *t = bound_tree(m, &m->groups[to]);
+        if (t) bound_tree_set(t, e->in_pos, e->guarantee);
+        touch_group(m, to);
+        touch_group(m, m->sims[e->from]->group); /* (a request: the sender's) */
+    }
+    m->touched_count = 0;
+    m->groups_scanned += m->touched_group_count;
+    for (uint32_t k = 0; k < m->touched_group_count; k++) {
+        kr__group_t *g = &m->groups[m->touched_groups[k]];
+        kr__bound_tree_t *t = bound_tree(m, g);
+        if (t) g->bound = clamp_end(m, t->node[1]);
+        else update_bound(m, g);
+    }
+    for (uint32_t k = 0; k < m->touched_group_count; k++) {
+        kr_status_t st = send_guarantees(m, &m->groups[m->touched_groups[k]], true);
+        if (st) return st;
+    }
+    list_touched(m);
+    return KR_OK;
+}
+
 /* Phase (a). A failure recorded since the last step (a handler's after
  * its event, or outside a run) ends the run before anything moves. */
 static step_t deliver_and_propagate(kr_model_t *m, kr_status_t *status)
@@ -1032,11 +1160,7 @@ static step_t deliver_and_propagate(kr_model_t *m, kr_status_t *status)
     size_t delivered = 0;
     if ((st = m->transport->vtbl->poll(m->transport, deliver, m, &delivered))) return step_failed(m, st, true, status);
     if (m->stop_unsent_count && (st = kr__stop_flush(m))) return step_failed(m, st, false, status);
-    if (delivered) {
-        forget_ready(m);
-        for (uint32_t i = 0; i < m->group_count; i++) update_bound(m, &m->groups[i]);
-        if ((st = send_all_guarantees(m))) return step_failed(m, st, false, status);
-    }
+    if ((delivered || m->touched_all) && (st = take_deliveries(m))) return step_failed(m, st, false, status);
     if ((st = propagate(m))) return step_failed(m, st, false, status);
     /* An emulation's guarantees follow its clock (and are freed from it
      * when its input ends): they grow without an event of its own. */

@@ -551,6 +551,13 @@ static void free_groups(kr_model_t *m)
     m->raised = NULL;
     m->raised_count = 0;
     m->ready_count = m->ready_next = m->ready_keep = m->ready_steps = 0;
+    free(m->touched);
+    free(m->touched_groups);
+    free(m->group_touched);
+    m->touched = m->touched_groups = NULL;
+    m->group_touched = NULL;
+    m->touched_count = m->touched_group_count = 0;
+    m->touched_all = false;
 }
 
 kr_status_t kr__model_use_transport(kr_model_t *m, kr__transport_t *t)

@@ -202,6 +202,7 @@ typedef struct kr__edge {
      * received, and in the model's msgs_sent / msgs_delivered), and
      * guarantees are set directly. */
     bool direct;
+    bool touched;               /* on the model's touched list (kr__touch_edge) */
     uint32_t in_pos;            /* its place in its receiver group's in_edges */
     /* sender half */
     kr_event_type_t received_type; /* the last type found among what `to` receives (0: none yet; receive.c) */
@@ -309,6 +310,17 @@ struct kr_model {
      * follow it before the next (ready_steps: how many are left). */
     struct kr__time_item *ready;
     uint32_t ready_count, ready_next, ready_keep, ready_steps;
+    uint32_t ready_cap;         /* entries `ready` has room for: the local groups */
+    /* Null messages: the edges deliveries came on since the last poll's
+     * were taken up (each `touched`), and the groups at their ends, each
+     * once (group_touched), so that a poll costs what it brought, not
+     * the number of groups (coordinator.c, "What a delivery touched");
+     * touched_all: a stop came, which may change every group. By edge and
+     * group count, from kr__coord_prepare; NULL under the window. */
+    uint32_t *touched, touched_count;
+    uint32_t *touched_groups, touched_group_count;
+    bool *group_touched;
+    bool touched_all;
     uint32_t steps_unwatched;   /* steps since the stall watch last looked */
     uint64_t steps, groups_scanned; /* the coordinator's steps, and the groups its scans visited (tests/unit/test_sync.c) */
     bool started, running, finished;
@@ -381,6 +393,16 @@ static inline kr__edge_t *kr__edge(kr_model_t *m, uint32_t from, uint32_t to)
     return NULL;
 }
 /* kr__model_fail: schedulers/model_fail.h. */
+
+/* A delivery came on edge e: the coordinator takes up what it changed at
+ * its receiver and, for a guarantee request, at its sender (coordinator.c,
+ * "What a delivery touched"). Each edge goes on the list once. */
+static inline void kr__touch_edge(kr_model_t *m, kr__edge_t *e)
+{
+    if (!m->touched || e->touched) return;
+    e->touched = true;
+    m->touched[m->touched_count++] = (uint32_t)(e - m->edges);
+}
 
 /* sim.c */
 kr_status_t kr__sim_init(kr_sim_t *s);

@@ -819,6 +819,7 @@ static kr_status_t apply_data(kr_model_t *m, kr__edge_t *e, uint8_t kind, kr_tim
         if (r->failed || kr_reader_left(r)) return bad(m, e->from, "truncated or overlong stop");
         if (by >= m->sim_count) return bad(m, e->from, "stop by an unknown simulator");
         if (time > m->end_time) return bad(m, e->from, "stop after the end time");
+        m->touched_all = true; /* (horizons may move anywhere) */
         return kr__stop_learn(m, by, time);
     }
     if (time < t->now && kind != MSG_CANCEL) return bad(m, e->from, "event time before the target's current time");
@@ -920,6 +921,7 @@ static kr_status_t deliver_one(kr_model_t *m, const void *bytes, size_t len, boo
     if (from >= m->sim_count || to >= m->sim_count) return bad(m, from, "unknown simulator id");
     kr__edge_t *e = kr__edge(m, from, to);
     if (!e || e->internal) return bad(m, from, "no such dependency");
+    kr__touch_edge(m, e);
     if (kind == MSG_GUARANTEE) {
         if (len != HEADER_LEN) return bad(m, from, "overlong guarantee");
         if (edge_seq <= e->received) {

@@ -190,6 +190,14 @@ Test(cli_mpi, rows_same_on_1_2_4_ranks_both_syncs, .timeout = 240)
 {
     same_everywhere_runs("rows.json", "end_time=600", NULL, true);
 }
+/* 301 simulators fanning in: at least 64 on a rank even on 4, so that
+ * the scans keep lists and deliveries from other ranks put the groups
+ * they touch on them (schedulers/coordinator.c, "What a delivery
+ * touched"); the final simulator's bound comes from its min-tree. */
+Test(cli_mpi, rows_many_lines_same_on_1_2_4_ranks_both_syncs, .timeout = 240)
+{
+    same_everywhere_runs("rows.json", "simulators.line.count=300", "end_time=300", true);
+}
 /* 12 simulators, each with 11 out-edges: kr__edge finds them by hash
  * beyond 8, and guarantees on direct edges move bounds only when they were
  * the least (schedulers/coordinator.c); every rank count and algorithm. */
