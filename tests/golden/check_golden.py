@@ -31,6 +31,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 
+CROWDED = ["--set", "simulators.eco.params.width=10", "--set", "simulators.eco.params.height=10",
+           "--set", "simulators.eco.params.swarms=20000", "--set", "simulators.eco.params.seed_max_distance=2",
+           "--set", "simulators.eco.regions=[2,1]", "--end", "4"]
+
 # name: (ranks, example, extra arguments)
 CASES = {
     "phold": (1, "examples/phold.json", ["--end", "200"]),
@@ -43,6 +47,10 @@ CASES = {
     "walkers": (1, "examples/walkers.json", []),
     "ecology": (1, "examples/ecology.json", []),
     "ecology_np2": (2, "examples/ecology.json", []),
+    # crowded cells (200 swarms a cell), recorded before a crowded cell's
+    # plants were gathered once a step and its agents sorted at once
+    "ecology_crowded": (1, "examples/ecology.json", CROWDED),
+    "ecology_crowded_np2": (2, "examples/ecology.json", CROWDED),
 }
 
 # Figures of the machine and of the placement, not of the model.
