@@ -96,11 +96,12 @@ static kr_time_t group_next_and_scheduled(kr_model_t *m, kr__group_t *g, kr_time
  * group that ran usually held the least guarantee of every other (d^2 per
  * step, bench/README.md, "Many simulators on one rank"). From
  * BOUND_TREE_MIN in-edges a group keeps a min-tree over them, and a raise
- * costs log d. A leaf may lag behind its edge's guarantee (guarantees only
- * grow: a lagging leaf makes the bound lower, never higher, which holds
- * the group back but cannot break a promise); a direct raise updates its
- * leaf at once, and every update_bound refreshes all of them (the
- * coordinator calls it for every group after messages are delivered). */
+ * costs log d. Every raise of a guarantee updates its leaf: a direct one
+ * at once (send_guarantees), a delivered one after the poll
+ * (take_deliveries), and update_bound refreshes all of them (at the start
+ * of a run, at a cut and after a stop arrives). A lagging leaf would make
+ * the bound lower, never higher (guarantees only grow), holding the group
+ * back without breaking a promise. */
 #define BOUND_TREE_MIN 9
 
 static kr__bound_tree_t *bound_tree(kr_model_t *m, const kr__group_t *g)
@@ -354,7 +355,8 @@ static void swap_items(kr__time_item_t *a, uint32_t i, uint32_t j)
 /* Moves the k least of a[0..n) (k < n; no two alike: their ids differ) to
  * a[0..k), in no order: Hoare's selection, linear on average. Sorting all
  * the runnable groups of every scan to keep a thirty-second of them cost
- * more than the scan where deliveries drop the list every step. */
+ * more than the scan itself where scans came every step (PHOLD with 128
+ * simulators on 2 ranks, when every delivery dropped the list). */
 static void select_least(kr__time_item_t *a, uint32_t n, uint32_t k)
 {
     uint32_t lo = 0, hi = n;
@@ -430,8 +432,10 @@ static void forget_ready(kr_model_t *m)
  * groups at those edges' ends: a receiver's bound (its min-tree's leaf
  * for the edge, or its few in-edges), each one's guarantees, and a
  * receiver that can now run goes first on the scan's list (list_touched).
- * A stop may move any group's horizon: after one, every group is looked
- * at, as before. Null messages only (the window sets bounds per round). */
+ * A stop may move any group's horizon: after one arrives in a step, every
+ * group is looked at, as before (one that arrives while a cut drains the
+ * transport has every bound refreshed there: reach_cut). Null messages
+ * only (the window sets bounds per round). */
 static kr_status_t make_touched_lists(kr_model_t *m)
 {
     m->touched_count = m->touched_group_count = 0;
@@ -1067,9 +1071,11 @@ static step_t run_over(kr_model_t *m)
 /* The runnable groups among those a delivery touched go first on the
  * scan's list, lowest head first, where they run before the list's older
  * entries (a guarantee from another process may be what a whole rank
- * waits for). With no steps left on the list a scan comes next and finds
- * them; with no room for them, the list is dropped for that scan. Clears
- * the touched groups' marks. */
+ * waits for), while steps are left on it: only ready_steps more run
+ * before the next scan, which finds the others. With no steps left a scan
+ * comes next anyway; with no room, the list is dropped for that scan. A
+ * group may stand on the list twice (it is checked again before it runs).
+ * Clears the touched groups' marks. */
 static void list_touched(kr_model_t *m)
 {
     uint32_t n = 0;

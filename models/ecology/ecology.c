@@ -161,13 +161,14 @@ static bool cell_agents(ecology_t *eco, int32_t x, int32_t y, bool plants_only, 
  * id, in eco->cell: the list its first swarm of the step gathered. The
  * swarms of a cell act one after another (regions/step.c: cells in turn,
  * the agents of a cell by id), and the list stays what each of them would
- * gather anew, as far as what a swarm reads of it goes: it reads only the
- * edible plants (edible), and a plant that becomes edible in a step is
- * born in it (not edible before the next) and plants do not move; one
- * eaten or dead since is no plant (plant_of). Gathering it for every
- * swarm looked at every agent of the cell each time: 100,000 swarms on
- * 10 x 10 cells spent four fifths of a step in kr_component_has
- * (bench/README.md, "Ecology"). */
+ * gather anew, as far as what a swarm reads of it goes: it holds every
+ * plant of the cell, edible or not (edible decides as it is read); the
+ * only plants that enter a cell during a step are born in it (plants do
+ * not move), and those are not edible before the next; one eaten or dead
+ * since is no plant (edible). Gathering it for every swarm looked at
+ * every agent of the cell each time: 100,000 swarms on 10 x 10 cells
+ * spent four fifths of a step in kr_component_has (bench/README.md,
+ * "Ecology"). */
 static bool cell_plants(ecology_t *eco, int32_t x, int32_t y, int64_t step, size_t *count)
 {
     if (eco->plants_cached && eco->plants_step == step && eco->plants_x == x && eco->plants_y == y) {
@@ -411,9 +412,13 @@ static int pick(kr_rng_t *rng, const double *w, int n)
 }
 
 /* A plant of the cell a swarm may eat: alive, with energy, and not born
- * this step (a seed born this step may still be in transit elsewhere). */
+ * this step (a seed born this step may still be in transit elsewhere).
+ * The cell's list may name plants destroyed since it was gathered
+ * (cell_plants): asked first whether they live, they cost no error
+ * message (which kr_component_has composes for a destroyed entity). */
 static plant_t *edible(ecology_t *eco, kr_entity_t e, int64_t step)
 {
+    if (!kr_entity_alive(eco->world, e)) return NULL;
     plant_t *pl = plant_of(eco, e);
     return pl && pl->energy > 0 && pl->born < step ? pl : NULL;
 }
