@@ -31,9 +31,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 
+# 200 swarms a cell at the start, and plants that last: each swarm eats a little, so
+# that over 8 steps about half of them are eaten and the rest fed on
 CROWDED = ["--set", "simulators.eco.params.width=10", "--set", "simulators.eco.params.height=10",
            "--set", "simulators.eco.params.swarms=20000", "--set", "simulators.eco.params.seed_max_distance=2",
-           "--set", "simulators.eco.regions=[2,1]", "--end", "4"]
+           "--set", "simulators.eco.params.plant_density=1", "--set", "simulators.eco.params.consumption=0.003",
+           "--set", "simulators.eco.regions=[2,1]", "--end", "8"]
 
 # name: (ranks, example, extra arguments)
 CASES = {
@@ -47,8 +50,8 @@ CASES = {
     "walkers": (1, "examples/walkers.json", []),
     "ecology": (1, "examples/ecology.json", []),
     "ecology_np2": (2, "examples/ecology.json", []),
-    # crowded cells (200 swarms a cell), recorded before a crowded cell's
-    # plants were gathered once a step and its agents sorted at once
+    # crowded cells, recorded before a crowded cell's plants were gathered
+    # once a step and its agents sorted at once
     "ecology_crowded": (1, "examples/ecology.json", CROWDED),
     "ecology_crowded_np2": (2, "examples/ecology.json", CROWDED),
 }
