@@ -545,6 +545,8 @@ static void free_groups(kr_model_t *m)
     m->group_count = 0;
     free(m->window_sent_min);
     m->window_sent_min = NULL;
+    free(m->window_least_in);
+    m->window_least_in = NULL;
     free(m->ready);
     m->ready = NULL;
     free(m->raised);
@@ -663,6 +665,20 @@ kr_status_t kr_model_start(kr_model_t *m)
             return kr__fail(KR_ERR_NOMEM, "kr_model_start: out of memory");
         }
         for (uint32_t g = 0; g < m->group_count; g++) m->window_sent_min[g] = KR_TIME_NEVER;
+    }
+    if (m->sync == KR_SYNC_WINDOW) {
+        m->window_least_in = malloc((m->group_count ? m->group_count : 1) * sizeof *m->window_least_in);
+        if (!m->window_least_in) {
+            free_groups(m);
+            return kr__fail(KR_ERR_NOMEM, "kr_model_start: out of memory");
+        }
+        for (uint32_t g = 0; g < m->group_count; g++) {
+            const kr__group_t *gr = &m->groups[g];
+            kr_time_t least = KR_TIME_NEVER;
+            for (uint32_t k = 0; k < gr->in_count; k++)
+                if (m->edges[gr->in_edges[k]].promise < least) least = m->edges[gr->in_edges[k]].promise;
+            m->window_least_in[g] = least;
+        }
     }
     m->started = true;
     for (uint32_t i = 0; i < m->edge_count; i++) {

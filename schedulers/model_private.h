@@ -278,6 +278,10 @@ struct kr_model {
      * since the last round (it may still be on its way when the round
      * gathers next times, and must count as the receiver's) */
     kr_time_t *window_sent_min;
+    /* window: per group, the least promise of an edge into it from another
+     * group (KR_TIME_NEVER: none), so that a round's Dijkstra can tell when
+     * no bound can fall any more (window_round) */
+    kr_time_t *window_least_in;
     uint64_t precision, seed;
     kr_time_t end_time;
     kr_registry_t *registry;
@@ -323,6 +327,7 @@ struct kr_model {
     bool touched_all;
     uint32_t steps_unwatched;   /* steps since the stall watch last looked */
     uint64_t steps, groups_scanned; /* the coordinator's steps, and the groups its scans visited (tests/unit/test_sync.c) */
+    uint64_t window_edges;      /* the edges the window's rounds looked at (the same) */
     bool started, running, finished;
     bool prepared;              /* kr__coord_prepare ran */
     /* Null messages: every guarantee leaves as soon as it grows, none held
