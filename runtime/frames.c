@@ -802,7 +802,7 @@ kr_status_t kr__run_frames_write_manifest(run_ctx_t *c)
     if (!st && !man) st = kr__fail(KR_ERR_NOMEM, "out of memory writing the frames' manifest");
     snprintf(path, sizeof path, "%s/manifest.json", c->opt->frames_dir);
     if (!st && !(st = kr__out_open(&fr->manifest, path))) {
-        if (json_dumpf(man, fr->manifest.fp, JSON_INDENT(1) | JSON_COMPACT | JSON_REAL_PRECISION(15)))
+        if (kr__json_dump_to(man, fr->manifest.fp, JSON_INDENT(1) | JSON_COMPACT | JSON_REAL_PRECISION(15)))
             st = kr__fail(KR_ERR_IO, "%s: write failed", fr->manifest.partial);
         fputc('\n', fr->manifest.fp);
     }

@@ -150,6 +150,37 @@ void kr__out_write(kr__out_file_t *o, const void *data, size_t n)
     o->digest = kr__fnv1a(o->digest, data, n);
 }
 
+typedef struct json_sink {
+    FILE *fp;
+    size_t len;
+    char buf[1 << 16];
+} json_sink_t;
+
+static int json_sink_put(const char *text, size_t n, void *arg)
+{
+    json_sink_t *k = arg;
+    if (k->len + n > sizeof k->buf) {
+        if (k->len && fwrite(k->buf, 1, k->len, k->fp) != k->len) return -1;
+        k->len = 0;
+        if (n > sizeof k->buf) return fwrite(text, 1, n, k->fp) == n ? 0 : -1;
+    }
+    memcpy(k->buf + k->len, text, n);
+    k->len += n;
+    return 0;
+}
+
+int kr__json_dump_to(const json_t *j, FILE *fp, size_t flags)
+{
+    json_sink_t *k = malloc(sizeof *k);
+    if (!k) return -1;
+    k->fp = fp;
+    k->len = 0;
+    int rc = json_dump_callback(j, json_sink_put, k, flags);
+    if (!rc && k->len && fwrite(k->buf, 1, k->len, fp) != k->len) rc = -1;
+    free(k);
+    return rc;
+}
+
 kr_status_t kr__out_resume(kr__out_file_t *o, const char *path, uint64_t offset)
 {
     kr_status_t checked = kr__out_check_resume(path, offset);

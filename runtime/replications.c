@@ -573,7 +573,7 @@ kr_status_t kr__replications_run_file(kr__model_file_t *f, const kr__run_options
                           "replication_count", (json_int_t)replications, "wall_seconds", wall, "events", events,
                           "pooled", kr__replications_pool(results), "replications", results);
         if (!stats) st = kr__fail(KR_ERR_NOMEM, "out of memory building the stats");
-        if (!st && out.fp && json_dumpf(stats, out.fp, JSON_INDENT(2) | JSON_REAL_PRECISION(17)))
+        if (!st && out.fp && kr__json_dump_to(stats, out.fp, JSON_INDENT(2) | JSON_REAL_PRECISION(17)))
             st = kr__fail(KR_ERR_IO, "%s: write failed", out.partial);
         if (!st && out.fp) fputc('\n', out.fp);
     }

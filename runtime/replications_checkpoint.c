@@ -192,7 +192,7 @@ kr_status_t kr__replications_checkpoint_write(const char *dir, uint64_t plan, ui
     FILE *fp = st ? NULL : fopen(partial, "w");
     if (!st && !fp) st = kr__fail(KR_ERR_IO, "%s: cannot write: %s", partial, strerror(errno));
     if (fp) {
-        if (json_dumpf(root, fp, JSON_COMPACT | JSON_REAL_PRECISION(17)) || fflush(fp) || fsync(fileno(fp)))
+        if (kr__json_dump_to(root, fp, JSON_COMPACT | JSON_REAL_PRECISION(17)) || fflush(fp) || fsync(fileno(fp)))
             st = kr__fail(KR_ERR_IO, "%s: write failed: %s", partial, strerror(errno));
         if (fclose(fp) && !st) st = kr__fail(KR_ERR_IO, "%s: write failed: %s", partial, strerror(errno));
     }

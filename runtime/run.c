@@ -378,7 +378,7 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
             kr_status_t joined = kr__run_join_trace(&c, trace_path, !st, &trace_out);
             if (!st) st = joined;
         }
-        if (!st && stats_out.fp && json_dumpf(stats, stats_out.fp, JSON_INDENT(2) | JSON_REAL_PRECISION(17)))
+        if (!st && stats_out.fp && kr__json_dump_to(stats, stats_out.fp, JSON_INDENT(2) | JSON_REAL_PRECISION(17)))
             st = kr__fail(KR_ERR_IO, "%s: write failed", stats_out.partial);
         if (stats_out.fp) fputc('\n', stats_out.fp);
         if (!st && series_out.fp) kr__run_write_series(series_out.fp, c.steps);
