@@ -219,7 +219,8 @@ void kr__run_safe_point_progress(run_ctx_t *c, kr_time_t at);
 /* report.c */
 /* This rank's part of the stats. */
 json_t *kr__run_local_stats(run_ctx_t *c, double wall);
-/* Rank 0: the stats of the run from every rank's part. */
+/* Rank 0: the stats of the run from every rank's part (whose simulators'
+ * entries it takes over and changes). */
 json_t *kr__run_merge_stats(run_ctx_t *c, json_t **parts, int nparts);
 void kr__run_write_series(FILE *o, json_t *steps);
 void kr__run_print_summary(run_ctx_t *c, json_t *stats);
