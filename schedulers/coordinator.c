@@ -935,8 +935,9 @@ static kr_status_t window_round(kr_model_t *m, bool *over)
      * looked at every edge: with 512 PHOLD simulators, each depending on
      * every other, 261,632 edges a round, where the bounds were all final
      * after two groups (bench/README.md, "Window rounds over many
-     * edges"). `settle` is worked out again once the edges looked at
-     * since outnumber the groups, so that it costs no more than the walk. */
+     * edges"). `settle` is worked out again each time the edges looked at
+     * since the last time reach the number of groups, so that it costs
+     * no more than the walk. */
     kr_time_t settle = KR_TIME_NEVER;
     size_t looked = 0, looked_all = 0;
     for (uint32_t it = 0; heap_n;) {
