@@ -17,7 +17,7 @@
 /* Acts between two calls of kr_sim_progress (a walker update is ~0.1 us). */
 #define PROGRESS_EVERY 2048
 
-/* Above this many agents a cell's are sorted by qsort, not by insertion. */
+/* Above this many agents to act a cell's are sorted by qsort, not by insertion. */
 #define CROWDED 32
 
 static int snap_by_id(const void *a, const void *b)
@@ -42,30 +42,24 @@ static kr_status_t act_cell(kr_world_t *w, const kr_spatial_visit_t *cell, void 
         return kr__fail(KR_ERR_NOMEM, "region %u: out of memory for the step", r->index);
     int32_t x = cell->cell.x, y = cell->cell.y;
     size_t n = 0;
-    if (k > CROWDED) {
-        /* a crowded cell: sorted at once (ids are unique, so the order is
-         * the same), as insertion took time in the square of its agents
-         * (a third of a step of 60,000 swarms on 10 x 10 cells:
-         * bench/README.md, "Ecology") */
-        for (size_t i = 0; i < k; i++) {
-            kr_region_agent_t *a = cell->values[i];
-            if (!a || a->step >= step) continue;
-            a->step = step;
-            r->snap[n++] = (kr__region_snap_t){ a->id, cell->entities[i], x, y };
-        }
+    for (size_t i = 0; i < k; i++) {
+        kr_region_agent_t *a = cell->values[i];
+        if (!a || a->step >= step) continue;
+        a->step = step;
+        r->snap[n++] = (kr__region_snap_t){ a->id, cell->entities[i], x, y };
+    }
+    /* By id (ids are unique, so either sort gives one order): a crowded
+     * cell at once, as insertion took time in the square of its agents (a
+     * third of a step of 60,000 swarms on 10 x 10 cells: bench/README.md,
+     * "Ecology"); the few agents of most cells by insertion. */
+    if (n > CROWDED) {
         qsort(r->snap, n, sizeof *r->snap, snap_by_id);
     } else {
-        for (size_t i = 0; i < k; i++) {
-            kr_region_agent_t *a = cell->values[i];
-            if (!a || a->step >= step) continue;
-            a->step = step;
-            /* insertion by id: cells mostly hold a few agents */
-            size_t j = n++;
-            while (j > 0 && r->snap[j - 1].id > a->id) {
-                r->snap[j] = r->snap[j - 1];
-                j--;
-            }
-            r->snap[j] = (kr__region_snap_t){ a->id, cell->entities[i], x, y };
+        for (size_t i = 1; i < n; i++) {
+            kr__region_snap_t a = r->snap[i];
+            size_t j = i;
+            for (; j > 0 && r->snap[j - 1].id > a.id; j--) r->snap[j] = r->snap[j - 1];
+            r->snap[j] = a;
         }
     }
     /* the cell's arrays are spent from here: acts change the world */

@@ -939,14 +939,14 @@ static kr_status_t window_round(kr_model_t *m, bool *over)
      * since the last time reach the number of groups, so that it costs
      * no more than the walk. */
     kr_time_t settle = KR_TIME_NEVER;
-    size_t looked = 0, looked_all = 0;
+    size_t looked = 0;
     for (uint32_t it = 0; heap_n;) {
         kr__time_item_t top = kr__time_heap_pop(heap, &heap_n);
         uint32_t u = top.id;
         if (done[u] || top.time != key[u]) continue;
         if (looked >= G) {
             settle = window_settle(m, G);
-            looked_all += looked;
+            m->window_edges += looked;
             looked = 0;
         }
         if (top.time >= settle) break;
@@ -987,7 +987,7 @@ static kr_status_t window_round(kr_model_t *m, bool *over)
         }
     }
     free(heap);
-    m->window_edges += looked_all + looked;
+    m->window_edges += looked;
     for (uint32_t g = 0; g < G; g++) m->groups[g].bound = clamp_end(m, m->groups[g].bound);
     kr_time_t limit = kr__run_limit(m);
     *over = global_min > limit || (stalled && limit < m->end_time && *scheduled > limit);
