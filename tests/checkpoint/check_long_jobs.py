@@ -34,22 +34,41 @@ RUN_PART = {"run_digest", "sync", "sync_requested", "mapping", "checkpoints"}
 # stats of replications that name the ranks, groups or time
 REPLICATION_RUN_PART = {"ranks", "groups", "group_ranks", "wall_seconds", "sync", "sync_requested"}
 
-# name: (model and its arguments, (ranks, sync) stopped, how, (ranks, sync) restarted)
-# (The SIGTERM cases run longer: mpirun passes SIGTERM on 2 s late, and a
-# run must still be going then; the ecology to 250, some 3 s, sometimes
-# ended as the signal came. Each
-# model's uninterrupted reference runs once, on 2 ranks: the results are
-# those of 1 rank, tests/golden checks it.)
-PHOLD, PHOLD_LONG = ["examples/phold.json", "--end", "1500"], ["examples/phold.json", "--end", "3500"]
-ECOLOGY, ECOLOGY_LONG = ["examples/ecology-large.json"], ["examples/ecology-large.json", "--end", "400"]
+# name: (model, (ranks, sync) stopped, how, (ranks, sync) restarted)
+# The models run for some seconds of wall time whatever the build's speed
+# (model_args): a sanitizer build runs the models some ten times slower than
+# -O2, and at fixed end times this test took a quarter of CI's time there.
+# (The SIGTERM cases run longer: mpirun passes SIGTERM on TERM_DELAY s
+# late, and a run must still be going then. Each model's uninterrupted
+# reference runs once, on 2 ranks: the results are those of 1 rank,
+# tests/golden checks it.)
 CASES = {
-    "phold_stop_before_wall": (PHOLD, (2, "null-message"), "wall", (3, "window")),
-    "phold_usr1": (PHOLD, (2, "window"), "usr1", (1, "null-message")),
-    "phold_term": (PHOLD_LONG, (2, "null-message"), "term", (4, "window")),
-    "ecology_stop_before_wall": (ECOLOGY, (2, "window"), "wall", (1, "null-message")),
-    "ecology_usr1": (ECOLOGY, (1, "null-message"), "usr1", (2, "window")),
-    "ecology_term": (ECOLOGY_LONG, (2, "null-message"), "term", (4, "window")),
+    "phold_stop_before_wall": ("phold", (2, "null-message"), "wall", (3, "window")),
+    "phold_usr1": ("phold", (2, "window"), "usr1", (1, "null-message")),
+    "phold_term": ("phold_long", (2, "null-message"), "term", (4, "window")),
+    "ecology_stop_before_wall": ("ecology", (2, "window"), "wall", (1, "null-message")),
+    "ecology_usr1": ("ecology", (1, "null-message"), "usr1", (2, "window")),
+    "ecology_term": ("ecology_long", (2, "null-message"), "term", (4, "window")),
 }
+# model: (file, seconds of a run on 2 ranks, end time at least, at most).
+# (replica: one of the replications or a sweep's runs, 6 of them in a run,
+# two at a time; the first pair must be done before the signal, the last
+# not.)
+MODELS = {
+    "phold": ("examples/phold.json", 4, 100, 5000),
+    "phold_long": ("examples/phold.json", 12, 200, 10000),
+    "replica": ("examples/phold.json", 1.5, 20, 200),
+    "ecology": ("examples/ecology-large.json", 4, 20, 1000),
+    "ecology_long": ("examples/ecology-large.json", 12, 40, 2000),
+}
+# (the calibration's end time for each file)
+PROBE = {"examples/phold.json": 50, "examples/ecology-large.json": 10}
+# Open MPI 4's mpirun, given SIGTERM, waits this long, signals the ranks
+# (here the shell of rank_status.sh, which passes it on), and kills them as
+# long after that (docs/cluster.md). A rank of a sanitizer build, on a
+# loaded machine, took more than 2 s to write its checkpoint and exit.
+TERM_DELAY = 4
+RATES = {}
 REFERENCES = {}
 OTHER = ["checkpoint_wall", "replications", "sweep", "progress", "far_end", "usr1_unwritable"]
 
@@ -94,10 +113,7 @@ def stop(kairos, mpirun, ranks, args, work, tag, how):
         args += ["--progress", "0.05"]
     if how == "term":
         args += ["--checkpoint-on-term"]
-        # Open MPI 4's mpirun, given SIGTERM, waits this long, signals the
-        # ranks (here the shell of rank_status.sh, which passes it on), and
-        # kills them as long after that (docs/cluster.md)
-        extra_mpirun = ("--mca", "odls_base_sigkill_timeout", "2")
+        extra_mpirun = ("--mca", "odls_base_sigkill_timeout", str(TERM_DELAY))
     proc, rank_dir = launch(kairos, mpirun, ranks, args, work, tag, extra_mpirun)
     if how != "wall":
         if not wait_for_progress(proc, work, tag, tag):
@@ -141,14 +157,32 @@ def compare(want_path, got_path, run_part):
     return differences(want, got)
 
 
+def model_args(name, kairos, mpirun, tmp):
+    """A model's file and --end: as far as 2 ranks of this build get in the
+    model's seconds (from a short run's model time per second of wall time,
+    measured once), within the model's bounds."""
+    path, seconds, least, most = MODELS[name]
+    probe = PROBE[path]
+    if path not in RATES:
+        work = Path(tmp) / "calibration"
+        work.mkdir(exist_ok=True)
+        out = work / (Path(path).stem + ".json")
+        run_ok(mpi(mpirun, 2, [kairos, "run", str(ROOT / path), "--end", str(probe), "--quiet", "-o", str(out)]),
+               work, f"calibration of {path}")
+        RATES[path] = probe / max(1e-3, json.loads(out.read_text())["wall_seconds"])
+        print(f"     {path}: {RATES[path]:.4g} model time a second on 2 ranks")
+    end = int(min(most, max(least, RATES[path] * seconds)))
+    return [str(ROOT / path), "--end", str(end)]
+
+
 def run_case(name, kairos, mpirun, tmp):
     model, (ranks, sync), how, (again, sync2) = CASES[name]
     work = Path(tmp) / name
     work.mkdir()
-    base = [str(ROOT / model[0])] + model[1:]
-    ref = REFERENCES.get(tuple(model))
+    base = model_args(model, kairos, mpirun, tmp)
+    ref = REFERENCES.get(tuple(base))
     if not ref:
-        ref = REFERENCES[tuple(model)] = work / "ref.json"
+        ref = REFERENCES[tuple(base)] = work / "ref.json"
         run_ok(mpi(mpirun, 2, [kairos, "run", *base, "--quiet", "-o", str(ref)]), work, f"{name} reference")
     problems = stop(kairos, mpirun, ranks, ["run", *base, "--sync", sync, "-o", str(work / "stopped.json")],
                     work, "stopped", how)
@@ -163,7 +197,7 @@ def run_replications(kairos, mpirun, tmp, sweep):
     name = "sweep" if sweep else "replications"
     work = Path(tmp) / name
     work.mkdir()
-    model = [str(ROOT / "examples/phold.json"), "--end", "200"]
+    model = model_args("replica", kairos, mpirun, tmp)
     if sweep:
         cmd = ["sweep", *model, "--vary", "simulators.phold.params.remote=[0.1,0.25,0.5]", "--replications", "2"]
         out = lambda tag: ["-o", str(work / f"{tag}.csv")]  # noqa: E731
@@ -265,7 +299,7 @@ def run_checkpoint_wall(kairos, mpirun, tmp):
     (exit 0, the same results); a restart from the first of them too."""
     work = Path(tmp) / "checkpoint_wall"
     work.mkdir()
-    model = [str(ROOT / PHOLD[0])] + PHOLD[1:]
+    model = model_args("phold", kairos, mpirun, tmp)
     run_ok([kairos, "run", *model, "--quiet", "-o", str(work / "ref.json")], work, "reference")
     run_ok(mpi(mpirun, 2, [kairos, "run", *model, "--quiet", "-o", str(work / "wall.json"), "--checkpoint-wall",
                            "0.3", "--checkpoint-keep", "0", "--checkpoint-dir", str(work / "ck")]), work,
@@ -390,10 +424,10 @@ def run_usr1_unwritable(kairos, mpirun, tmp):
     work = Path(tmp) / "usr1_unwritable"
     work.mkdir()
     (work / "checkpoints").write_text("")
-    base = [str(ROOT / PHOLD[0])] + PHOLD[1:]
-    ref = REFERENCES.get(tuple(PHOLD))
+    base = model_args("phold", kairos, mpirun, tmp)
+    ref = REFERENCES.get(tuple(base))
     if not ref:
-        ref = REFERENCES[tuple(PHOLD)] = work / "ref.json"
+        ref = REFERENCES[tuple(base)] = work / "ref.json"
         run_ok(mpi(mpirun, 2, [kairos, "run", *base, "--quiet", "-o", str(ref)]), work, "usr1_unwritable reference")
     proc, rank_dir = launch(kairos, mpirun, 2, ["run", *base, "--progress", "0.05", "-o", str(work / "out.json")],
                             work, "run")

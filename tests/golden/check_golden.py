@@ -26,6 +26,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -107,11 +108,12 @@ def run_cases(names, run_one):
     failed = 0
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
+            start = time.monotonic()
             try:
                 problems = run_one(name, tmp)
             except Exception as e:  # noqa: BLE001 - one line per failed case
                 problems = [str(e)]
-            failed += report(name, problems)
+            failed += report(f"{name} ({time.monotonic() - start:.1f} s)", problems)
     print(f"{len(names) - failed} passed, {failed} failed")
     return 1 if failed else 0
 
