@@ -951,6 +951,13 @@ static pid_t start_ranks(bool each_own_status, const char *const *args)
         argv[n++] = "--mca";
         argv[n++] = "orte_abort_on_non_zero_status";
         argv[n++] = "0";
+        /* mpirun, given a signal, passes SIGTERM on after this many seconds
+         * and kills the ranks as long after that (1 by default): a rank of
+         * a sanitizer build on a loaded machine took up to 2 s to exit,
+         * and was killed before its status was written */
+        argv[n++] = "--mca";
+        argv[n++] = "odls_base_sigkill_timeout";
+        argv[n++] = "5";
     }
     argv[n++] = "-x";
     argv[n++] = "KAIROS_RANK_DIR";
