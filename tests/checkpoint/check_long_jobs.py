@@ -36,8 +36,9 @@ REPLICATION_RUN_PART = {"ranks", "groups", "group_ranks", "wall_seconds", "sync"
 
 # name: (model, (ranks, sync) stopped, how, (ranks, sync) restarted)
 # The models run for some seconds of wall time whatever the build's speed
-# (model_args): a sanitizer build runs the models some ten times slower than
-# -O2, and at fixed end times this test took a quarter of CI's time there.
+# (model_args): a sanitizer build, where this test is run by hand only
+# (tests/meson.build), runs them some ten times slower than -O2, and at
+# fixed end times the test took some 8 minutes there.
 # (The SIGTERM cases run longer: mpirun passes SIGTERM on TERM_DELAY s
 # late, and a run must still be going then. Each model's uninterrupted
 # reference runs once, on 2 ranks: the results are those of 1 rank,

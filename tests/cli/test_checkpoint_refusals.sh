@@ -100,8 +100,12 @@ refuse() {
       expect "$what (1 rank): exit status 2" 2 "$rc"
     else
       mkdir -p "$out.ranks"
-      KAIROS_RANK_DIR=$out.ranks "$MPIRUN" -np 2 --oversubscribe bash "$here/rank_status.sh" run "$model" --quiet \
-        -o "$stats" "$@" >"$out.out" 2>"$out.err"
+      # (every rank ends on its own: mpirun, once a rank exits non-zero,
+      # otherwise waited some 2 s before it ended, its
+      # odls_base_sigkill_timeout of 1 s, for every refusal here; a rank
+      # that hangs is ended by the timeout, its status missing)
+      KAIROS_RANK_DIR=$out.ranks timeout 120 "$MPIRUN" -np 2 --oversubscribe --mca orte_abort_on_non_zero_status 0 \
+        bash "$here/rank_status.sh" run "$model" --quiet -o "$stats" "$@" >"$out.out" 2>"$out.err"
       rc=$?
       expect "$what (2 ranks): exit status 2 on every rank" "2 2" \
         "$(cat "$out.ranks/status.0" "$out.ranks/status.1" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
