@@ -388,7 +388,7 @@ Test(behavior, world_destroy_finds_the_one_behavior_among_plain_tables)
             .parent = i % 10 ? parent : KR_ENTITY_INVALID, .components = cs, .component_count = 1 + (size_t)(i % 2) });
         cr_assert_neq(e, KR_ENTITY_INVALID, "%s", kr_last_error());
         if (i % 10 == 0) parent = e;
-        char name[16];
+        char name[32];
         snprintf(name, sizeof name, "plain%d", i);
         cr_assert_eq(kr_entity_set_name(w, e, name), KR_OK, "%s", kr_last_error());
         cr_assert_eq(kr_spatial_insert(w, e, i, -i), KR_OK, "%s", kr_last_error());
@@ -406,7 +406,7 @@ Test(behavior, world_destroy_finds_the_one_behavior_among_plain_tables)
         kr_entity_t e = kr_entity_create_desc(w, &(kr_entity_desc_t){ .parent = i ? parent : KR_ENTITY_INVALID,
                                                                      .components = &D, .component_count = 1 });
         if (!i) parent = e;
-        char name[16];
+        char name[32];
         snprintf(name, sizeof name, "only_plain%d", i);
         cr_assert_eq(kr_entity_set_name(w, e, name), KR_OK, "%s", kr_last_error());
         cr_assert_eq(kr_spatial_insert(w, e, 3 * i, i), KR_OK, "%s", kr_last_error());

@@ -115,7 +115,7 @@ Test(emulation, auto_keeps_null_messages)
     kr_emulation_desc_t ed = { .speed = 1, .clock = &clock, .input_fd = -1 };
     cr_assert_not_null(kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "ctl", .formalism = KR_EMULATION, .emulation = &ed }));
     for (int i = 1; i < 10; i++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "d%d", i);
         cr_assert_not_null(kr_model_add_sim(m, &(kr_sim_desc_t){ .name = name, .formalism = KR_DISCRETE_EVENT }));
     }

@@ -906,7 +906,7 @@ Test(pack, roots_capacity_smaller_than_root_count)
     kr_registry_t *reg = make_registry(&ids, false);
     kr_world_t *a = make_world(reg, NULL), *b = make_world(reg, NULL);
     kr_entity_t roots[5];
-    char name[8];
+    char name[16];
     for (int i = 0; i < 5; i++) {
         snprintf(name, sizeof name, "r%d", i);
         roots[i] = mk(a, name, 0);

@@ -406,7 +406,7 @@ static uint64_t run_random(uint64_t seed, kr_sync_algorithm_t sync, uint64_t tra
             if (ticks_with_sender_side && promise[i][j] == 0) promise[i][j] = S / 4;
         }
     for (int i = 0; i < N; i++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "s%d", i);
         uint32_t target = UINT32_MAX;
         for (int j = 0; j < N && target == UINT32_MAX; j++)
