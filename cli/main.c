@@ -29,6 +29,7 @@
 #include "runtime/run.h"
 #include "runtime/sweep.h"
 #include "cli/arguments.h"
+#include "cli/sanitizer_exit.h"
 #include "cli/viewer_commands.h"
 
 static const char *const main_help =
@@ -915,6 +916,9 @@ int main(int argc, char **argv)
     }
     /* (so is a launcher that passed on SIGTERM after --checkpoint-on-term) */
     if (code == KR__EXIT_CHECKPOINTED && kr__checkpoint_asked == SIGTERM) interrupted = true;
-    if (mpi && !interrupted) MPI_Finalize();
+    if (mpi && !interrupted) {
+        kr__keep_shared_objects_loaded(); /* (sanitizer builds only) */
+        MPI_Finalize();
+    }
     return code;
 }
