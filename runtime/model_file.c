@@ -384,20 +384,22 @@ static size_t find_name(const kr__model_file_t *f, const char *name)
     return SIZE_MAX;
 }
 
+/* The first replica of the entry with a count or regions named by the
+ * `len` bytes of `base` (its replicas are base[0], base[1], ...), or
+ * SIZE_MAX. */
+static size_t find_replicas(const kr__model_file_t *f, const char *base, size_t len)
+{
+    uint32_t cursor = 0, i;
+    while ((i = kr__hmap_next(&f->replicas, name_key(base, len), &cursor)) != KR__HMAP_EMPTY)
+        if (!strncmp(f->sims[i].name, base, len) && f->sims[i].name[len] == '[') return i;
+    return SIZE_MAX;
+}
+
+/* Adds one simulator. Its name is new: entry names are checked unique
+ * before expanding (check_simulators), and no entry name holds '[', so
+ * no replica's "name[r]" can meet another's name. */
 static kr_status_t add_entry(kr__model_file_t *f, const kr__sim_entry_t *e)
 {
-    size_t i = find_name(f, e->name);
-    if (i != SIZE_MAX) {
-        char path[64], expected[300];
-        snprintf(path, sizeof path, "simulators[%zu].name", e->index);
-        snprintf(expected, sizeof expected, "a name not used before (simulators[%zu] is \"%.*s\")",
-                 f->sims[i].index, (int)KR__MAX_NAME, f->sims[i].name);
-        json_t *v = json_string(e->name);
-        kr_status_t st = kr__input_error(f->path, path, expected, v);
-        json_decref(v);
-        free(e->name);
-        return st;
-    }
     if ((f->sim_count == f->sim_cap && KR__GROW(f->sims, f->sim_cap, f->sim_count + 1, 16, NULL)) ||
         kr__hmap_insert(&f->names, name_key(e->name, strlen(e->name)), (uint32_t)f->sim_count)) {
         free(e->name);
@@ -472,6 +474,17 @@ static kr_status_t check_simulators(kr__model_file_t *f)
         char longest[64];
         snprintf(longest, sizeof longest, "a name of at most %u bytes", KR__MAX_NAME);
         FAIL_IF(strlen(nm) > KR__MAX_NAME, path, longest, name);
+        /* Entry names are unique, counted or not: --set paths, stats
+         * totals and series name entries. (One with a count beside one
+         * without would otherwise pass, as "v[0]" is not "v".) */
+        size_t same = find_name(f, nm);
+        if (same == SIZE_MAX) same = find_replicas(f, nm, strlen(nm));
+        if (same != SIZE_MAX) {
+            char expected[300];
+            snprintf(expected, sizeof expected, "a name not used before (simulators[%zu] is \"%.*s\")",
+                     f->sims[same].index, (int)KR__MAX_NAME, nm);
+            return kr__input_error(f->path, path, expected, name);
+        }
         snprintf(path, sizeof path, "%s.kind", at);
         const kr_kind_desc_t *k = json_is_string(kind) ? kr__kinds_find(f->kinds, json_string_value(kind)) : NULL;
         if (!k) {
@@ -585,8 +598,7 @@ static kr_status_t check_simulators(kr__model_file_t *f)
             if ((st = add_entry(f, &e))) return st;
         }
         /* "nm[*]": names hold no '[', so only this entry's replicas are
-         * nm[0] ... and a second entry with a count under the same name
-         * was refused above (nm[0] again). */
+         * nm[0] ..., and a second entry named nm was refused above. */
         if (kr__hmap_insert(&f->replicas, name_key(nm, strlen(nm)), (uint32_t)first))
             return kr__fail(KR_ERR_NOMEM, "out of memory");
         if (cols && (st = add_region_dependencies(f, &f->sims[e.region_first], json_object_get(s, "regions"))))
@@ -611,15 +623,11 @@ static bool match(const kr__model_file_t *f, const char *pattern, uint32_t *firs
         *n = 1;
         return i != SIZE_MAX;
     }
-    size_t base = len - 3;
-    uint32_t cursor = 0, i;
-    while ((i = kr__hmap_next(&f->replicas, name_key(pattern, base), &cursor)) != KR__HMAP_EMPTY)
-        if (!strncmp(f->sims[i].name, pattern, base) && f->sims[i].name[base] == '[') {
-            *first = i;
-            *n = f->sims[i].replicas;
-            return true;
-        }
-    return false;
+    size_t i = find_replicas(f, pattern, len - 3);
+    if (i == SIZE_MAX) return false;
+    *first = (uint32_t)i;
+    *n = f->sims[i].replicas;
+    return true;
 }
 
 static kr_status_t check_dependencies(kr__model_file_t *f)

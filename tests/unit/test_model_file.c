@@ -709,6 +709,15 @@ Test(model_file, bad_duplicate_name)
 {
     expect_load_error(mt_load(FACTORY, "simulators.Bath.name=Line", NULL), "simulators[2].name",
                       "a name not used before (simulators[0] is \"Line\")", "\"Line\"");
+    /* Entry names, counted or not: v[0], v[1] and v would otherwise all
+     * be built, and --set simulators.v... would reach the first entry only. */
+    const char *want = "a name not used before (simulators[0] is \"v\")";
+    expect_load_error(mt_load("{'end_time': 1, 'simulators': [{'name': 'v', 'kind': 'phold', 'count': 2}, "
+                              "{'name': 'v', 'kind': 'phold'}]}", NULL), "simulators[1].name", want, "\"v\"");
+    expect_load_error(mt_load("{'end_time': 1, 'simulators': [{'name': 'v', 'kind': 'phold'}, "
+                              "{'name': 'v', 'kind': 'phold', 'count': 2}]}", NULL), "simulators[1].name", want, "\"v\"");
+    expect_load_error(mt_load("{'end_time': 1, 'simulators': [{'name': 'v', 'kind': 'phold', 'count': 2}, "
+                              "{'name': 'v', 'kind': 'phold', 'count': 3}]}", NULL), "simulators[1].name", want, "\"v\"");
 }
 
 Test(model_file, bad_unknown_kind)
