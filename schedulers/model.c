@@ -382,18 +382,26 @@ kr_status_t kr__model_fix_promises(kr_model_t *m, const char *source)
     return KR_OK;
 }
 
-static kr_status_t refuse_fixed_promises(const kr_model_t *m, const char *fn)
+/* A promise changed in a model whose promises are fixed (built from a
+ * model file), or from a kind's setup. From a setup the run fails even if
+ * the setup ignores the answer and goes on, as with every change of the
+ * model there (kr__model_refuse_change): the promise would otherwise
+ * differ between the rank that ran the setup and the others. */
+static kr_status_t refuse_promise_change(kr_model_t *m, const char *fn)
 {
-    return kr__fail(KR_ERR_INVALID_ARG, "%s: the promises of a model built from %s come from its \"dependencies\" "
-                    "(each one's \"promise\"); change them there, or with --set dependencies.N.promise=VALUE",
-                    fn, m->promise_source);
+    if (!m->promise_source) return kr__model_refuse_change(m, fn);
+    char why[1024];
+    snprintf(why, sizeof why, "%s: the promises of a model built from %s come from its \"dependencies\" (each "
+             "one's \"promise\"); change them there, or with --set dependencies.N.promise=VALUE", fn, m->promise_source);
+    if (m->acting) kr__model_fail(m, KR_ERR_INVALID_ARG, "%s", why);
+    return kr__fail(KR_ERR_INVALID_ARG, "%s", why);
 }
 
 kr_status_t kr_model_set_promise(kr_model_t *m, uint32_t from, uint32_t to, kr_time_t promise)
 {
     kr_status_t st = kr__model_refuse_after_start(m, "kr_model_set_promise");
     if (st) return st;
-    if (m->promise_source) return refuse_fixed_promises(m, "kr_model_set_promise");
+    if (m->promise_source || m->acting) return refuse_promise_change(m, "kr_model_set_promise");
     kr__edge_t *e = kr__edge_by_hash(m, from, to);
     if (!e) return kr__fail(KR_ERR_INVALID_ARG, "kr_model_set_promise: no dependency %u -> %u", from, to);
     if (promise == KR_TIME_NEVER) return kr__fail(KR_ERR_INVALID_ARG, "kr_model_set_promise: promise is not finite");
@@ -405,7 +413,7 @@ kr_status_t kr_model_set_promises(kr_model_t *m, uint32_t from, kr_time_t promis
 {
     kr_status_t st = kr__model_refuse_after_start(m, "kr_model_set_promises");
     if (st) return st;
-    if (m->promise_source) return refuse_fixed_promises(m, "kr_model_set_promises");
+    if (m->promise_source || m->acting) return refuse_promise_change(m, "kr_model_set_promises");
     if (from >= m->sim_count) return kr__fail(KR_ERR_INVALID_ARG, "kr_model_set_promises: no simulator with id %u", from);
     if (promise == KR_TIME_NEVER) return kr__fail(KR_ERR_INVALID_ARG, "kr_model_set_promises: promise is not finite");
     kr_sim_t *s = m->sims[from];

@@ -1,7 +1,8 @@
 /* A plug-in kind that makes the mistakes of issue 16 in its setup, which
  * runs only on the rank of its simulator: "lower_promise" sets the
  * promises of its outgoing dependencies (kr_model_set_promises, refused
- * for a model built from a file), "add_dependency_from" adds a dependency
+ * for a model built from a file; "lower_promise_ignored" the same, going
+ * on whatever the answer), "add_dependency_from" adds a dependency
  * from the named simulator to this one, "add_simulator" adds a simulator
  * of that name and ignores the answer, "add_event_type" registers an event
  * type of that name (these three refused in setup, on any number of ranks),
@@ -24,6 +25,12 @@ static kr_status_t meddler_setup(kr_sim_t *sim, const kr_params_t *params)
         if (st) return st;
         st = kr_model_set_promises(m, kr_sim_id(sim), promise);
         if (st) return st;
+    }
+    if (kr_params_has(params, "lower_promise_ignored")) {
+        kr_time_t promise;
+        kr_status_t st = kr_params_duration(params, "lower_promise_ignored", 0, &promise);
+        if (st) return st;
+        (void)kr_model_set_promises(m, kr_sim_id(sim), promise); /* (a kind that does not look) */
     }
     const char *component = NULL;
     kr_status_t st = kr_params_string(params, "register_component", NULL, &component);

@@ -700,6 +700,17 @@ Test(cli_mpi, promise_changed_in_setup_is_refused_on_every_rank, .timeout = 120)
     cli_result_t r = kairos_on(2, args);
     cr_assert_eq(r.status, 2, "mpirun exited %d: %s", r.status, r.err);
     cli_free(&r);
+    /* A setup that ignores the refusal and goes on: the run still fails
+     * (it ran to the end, exit 0, with the promise unchanged). */
+    model = meddler_model("ignored.json", "{'lower_promise_ignored': 0.1}");
+    const char *ignored[] = { "run", model, "--quiet", NULL };
+    r = each_rank(2, ignored);
+    every_rank_exits(&r, 2, 2, "kr_model_set_promises: the promises of a model built from");
+    cli_free(&r);
+    const char *ignored_one[] = { "run", model, "--quiet", "--set", "simulators.Source.rank=0", NULL };
+    r = each_rank(1, ignored_one);
+    every_rank_exits(&r, 1, 2, "come from its \"dependencies\"");
+    cli_free(&r);
 }
 
 /* A component registered in setup exists on rank 1 only: the registries
