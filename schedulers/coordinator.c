@@ -1396,6 +1396,11 @@ static step_t idle_settle_finish(kr_model_t *m, const group_scan_t *sc, kr_statu
 {
     if (m->failure) return step_failed(m, KR_OK, true, status);
     if (m->sync == KR_SYNC_WINDOW) {
+        /* A continuous member that integrated ahead in the scan may have
+         * found a crossing below this round's bound: scan again. (The next
+         * round would see the same next times, its state's time + 1 tick
+         * before and the crossing's now, and call it a deadlock.) */
+        if (sc->progressed) return STEP_MORE;
         /* nothing left below this round's bounds: the next round, once an
          * emulation waiting for its clock or input has something */
         if (sc->waiting) kr__emulation_wait(m);

@@ -118,6 +118,16 @@ void kr__continuous_space_stops(kr_sim_t *s)
         if (m->edges[s->in_edges[i]].promise < in_min) in_min = m->edges[s->in_edges[i]].promise;
     for (uint32_t i = 0; i < s->out_count; i++)
         if (m->edges[s->out_edges[i]].promise < out_min) out_min = m->edges[s->out_edges[i]].promise;
+    /* A stop lookahead is a promise from every zero-promise group to every
+     * other (stop.c), into and out of this simulator like any other: two
+     * tanks with state events, stops 1 apart and a stop lookahead of 0.5
+     * each waited at 0 for the other to pass 0.5 (a deadlock). */
+    bool sends = s->out_count > 0;
+    if (m->has_stop_lookahead && m->group_count > 1) {
+        if (m->stop_lookahead < in_min) in_min = m->stop_lookahead;
+        if (m->stop_lookahead < out_min) out_min = m->stop_lookahead;
+        sends = true;
+    }
     kr_time_t cycle = kr__time_add(in_min, out_min);
     kr_time_t spacing = cycle > 0 && cycle < s->time_step ? cycle : s->time_step;
     /* In a cycle, no further apart than the smallest positive incoming
@@ -125,7 +135,7 @@ void kr__continuous_space_stops(kr_sim_t *s)
      * cut, guarantees only its own time plus that promise, and a stop
      * beyond it would never be reached (two baths feeding each other with
      * promises of 0.5 and stops 1 apart deadlocked). */
-    if (s->out_count && in_min > 0 && in_min < spacing) spacing = in_min;
+    if (sends && in_min > 0 && in_min < spacing) spacing = in_min;
     s->cont->stop_spacing = spacing;
 }
 

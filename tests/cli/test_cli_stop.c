@@ -128,19 +128,42 @@ Test(cli_stop, a_stop_lookahead_ends_every_simulator_alike, .timeout = 180)
  * 6.0). It integrates to the horizon, where a crossing before it would be
  * found; it stayed at 5.7 with a crossing possible after it for good,
  * which the window algorithm reported as a deadlock (exit 3). */
-Test(cli_stop, a_stop_before_a_continuous_simulator_ends_it_alike, .timeout = 180)
+/* A model file `name`: A (the stopper plug-in, stopping at 5) and baths,
+ * `bath` the rest of their entry; `top` and `deps` its other parts. */
+static const char *stopper_and_baths(const char *name, const char *top, const char *bath, const char *deps)
 {
     const char *plugin = getenv("KAIROS_STOPPER_PLUGIN");
     cr_assert(plugin, "KAIROS_STOPPER_PLUGIN is not set");
     char text[1024];
-    snprintf(text, sizeof text, "{'end_time': 20, 'seed': 1, 'plugins': ['%s'], 'simulators': ["
+    snprintf(text, sizeof text, "{'end_time': 20, 'seed': 1, 'plugins': ['%s'], %s 'simulators': ["
              "{'name': 'A', 'kind': 'stopper', 'params': {'period': 1, 'stop_after': 5}}, "
-             "{'name': 'Bath', 'kind': 'bath', 'formalism': 'continuous', 'time_step': 0.3, "
-             "'params': {'capacity': 2, 'initial': 80, 'target': 60}}], "
-             "'dependencies': [{'from': 'A', 'to': 'Bath', 'promise': 1}]}", plugin);
-    const char *path = cli_path("stop-bath.json");
+             "{'name': 'Bath', 'kind': 'bath', 'formalism': 'continuous', %s "
+             "'params': {'capacity': 2, 'initial': 80, 'target': 60}}], 'dependencies': [%s]}", plugin, top, bath,
+             deps);
+    const char *path = cli_path(name);
     cli_write(path, text);
+    return path;
+}
+
+Test(cli_stop, a_stop_before_a_continuous_simulator_ends_it_alike, .timeout = 180)
+{
+    const char *path = stopper_and_baths("stop-bath.json", "", "'time_step': 0.3,",
+                                         "{'from': 'A', 'to': 'Bath', 'promise': 1}");
     json_t *s = same_everywhere(path, NULL, false);
+    cr_assert_float_eq(final_time(s, "A"), 5.0, 1e-9);
+    json_decref(s);
+}
+
+/* Two baths with state events and no dependency, stepping 2, tied to
+ * each other and to A only by a stop lookahead of 0.5: each waited at 0
+ * for the other to pass 0.5, with its next integration stop at 2 (a
+ * deadlock, exit 3, found by a new-user trial). The stop lookahead now
+ * spaces their stops as a promise of 0.5 would (docs/concepts.md). */
+Test(cli_stop, continuous_simulators_tied_by_a_stop_lookahead_alone_run, .timeout = 180)
+{
+    const char *path = stopper_and_baths("stop-baths.json", "'stop_lookahead': 0.5,", "'time_step': 2, 'count': 2,",
+                                         "");
+    json_t *s = same_everywhere(path, NULL, true);
     cr_assert_float_eq(final_time(s, "A"), 5.0, 1e-9);
     json_decref(s);
 }

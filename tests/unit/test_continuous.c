@@ -327,19 +327,25 @@ static void d_event(kr_sim_t *sim, void *data)
     d_times[d_count++] = kr_sim_now(sim);
 }
 
+/* A continuous simulator whose state rises from 0 at rate 1, time step
+ * 1, with a state event `hit` when it crosses 0.5. */
+static void add_ramp(kr_model_t *m, const char *name, kr_event_type_t hit)
+{
+    kr_sim_t *c = kr_model_add_sim(m, &(kr_sim_desc_t){ .name = name, .formalism = KR_CONTINUOUS, .time_step = S });
+    double y0 = 0;
+    cr_assert_eq(kr_continuous_set_ode(c, &(kr_ode_desc_t){ .dim = 1, .rhs = ramp, .initial = &y0 }), KR_OK);
+    cr_assert_eq(kr_continuous_add_state_event(c, &(kr_ode_threshold_t){ .g = rising_half, .direction = 1 }, hit,
+                                               NULL), KR_OK);
+}
+
 /* C (time step 1) in a cycle with B whose promises are 1 ms each: waiting
  * for B must not stall C's state event (it integrates ahead in checkpoints
  * of the cycle's lookahead), and the crossing at 0.5 is found. */
 Test(continuous, state_event_inside_a_cycle_with_small_promises)
 {
     kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = 3 * S, .log_level = KR_LOG_OFF });
-    kr_event_type_t ht = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "hit", .on_event = on_hit });
-    kr_sim_t *c = kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "C", .formalism = KR_CONTINUOUS, .time_step = S });
+    add_ramp(m, "C", kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "hit", .on_event = on_hit }));
     kr_model_add_sim(m, &(kr_sim_desc_t){ .name = "B" });
-    double y0 = 0;
-    cr_assert_eq(kr_continuous_set_ode(c, &(kr_ode_desc_t){ .dim = 1, .rhs = ramp, .initial = &y0 }), KR_OK);
-    cr_assert_eq(kr_continuous_add_state_event(c, &(kr_ode_threshold_t){ .g = rising_half, .direction = 1 }, ht, NULL),
-                 KR_OK);
     cr_assert_eq(kr_model_add_dependency(m, 0, 1, 1000), KR_OK);
     cr_assert_eq(kr_model_add_dependency(m, 1, 0, 1000), KR_OK);
     hit_count = 0;
@@ -349,6 +355,40 @@ Test(continuous, state_event_inside_a_cycle_with_small_promises)
     cr_assert_eq(hit_at, S / 2 + 1);
     kr_model_destroy(m);
 }
+
+/* Two continuous simulators with state events, time step 1, crossing
+ * 0.5 at 0.5 + 1 tick, with the window algorithm, tied by a stop
+ * lookahead of 0.5 alone (a promise from each to the other, stop.c), or,
+ * as a model without one, by dependencies of promise 0.5 each way. With
+ * the stop lookahead each waited at 0 for the other to pass 0.5, beyond
+ * which neither could integrate before its next stop at 1 (a deadlock,
+ * found by a new-user trial): the stops now come every 0.5. Then a
+ * round's scan integrated each ahead and found its crossing, and the next
+ * round, seeing the same next times (the state's time + 1 tick before,
+ * the crossing's now), called it a deadlock: the scan now runs again. */
+static void tied_pair(bool stop_lookahead)
+{
+    kr_model_t *m = kr_model_create(&(kr_model_desc_t){ .end_time = 3 * S, .log_level = KR_LOG_OFF,
+                                                        .sync = KR_SYNC_WINDOW });
+    kr_event_type_t ht = kr_model_event_type(m, &(kr_event_type_desc_t){ .name = "hit", .on_event = on_hit });
+    add_ramp(m, "C0", ht);
+    add_ramp(m, "C1", ht);
+    if (stop_lookahead) {
+        cr_assert_eq(kr_model_set_stop_lookahead(m, S / 2), KR_OK);
+    } else {
+        cr_assert_eq(kr_model_add_dependency(m, 0, 1, S / 2), KR_OK);
+        cr_assert_eq(kr_model_add_dependency(m, 1, 0, S / 2), KR_OK);
+    }
+    hit_count = 0;
+    hit_sends = false;
+    cr_assert_eq(kr_model_run(m), KR_OK, "%s", kr_last_error());
+    cr_assert_eq(hit_count, 2);
+    cr_assert_eq(hit_at, S / 2 + 1);
+    kr_model_destroy(m);
+}
+
+Test(continuous, a_stop_lookahead_below_the_time_step_spaces_the_stops) { tied_pair(true); }
+Test(continuous, a_crossing_found_ahead_in_a_window_round_runs) { tied_pair(false); }
 
 /* C and D share a zero-promise loop: C's crossing at 0.5 sends D an event
  * at 0.5, which must run before D's own event at 0.9. */
