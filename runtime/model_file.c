@@ -176,8 +176,16 @@ static kr_status_t apply_set(kr__model_file_t *f, const char *set, const char *o
         }
         json_t *c = child(node, seg, in_simulators);
         if (!c) {
-            st = kr__fail(KR_ERR_INVALID_ARG, "%s: %s: expected %s (%s %s), found nothing", f->path, path,
-                          in_simulators ? "the name of a simulator" : "a path that exists", option, set);
+            char what[160] = "a path that exists";
+            if (in_simulators && seg[strspn(seg, "0123456789")] == '\0')
+                snprintf(what, sizeof what, "an entry's index below %zu or its name", json_array_size(node));
+            else if (in_simulators && strchr(seg, '['))
+                snprintf(what, sizeof what, "the name of a simulator entry (replicas are set through their entry: "
+                         "simulators.NAME...)");
+            else if (in_simulators)
+                snprintf(what, sizeof what, "the name of a simulator");
+            st = kr__fail(KR_ERR_INVALID_ARG, "%s: %s: expected %s (%s %s), found nothing", f->path, path, what,
+                          option, set);
             break;
         }
         in_simulators = node == f->root && !strcmp(seg, "simulators");

@@ -328,7 +328,7 @@ kr_status_t kr__dist_from_json(const char *file, const char *path, const json_t 
         snprintf(fpath, sizeof fpath, "%s.%s", path, k);
         if (!ok) {
             char expected[128];
-            snprintf(expected, sizeof expected, "no key '%s' in a %s distribution", k, kname);
+            snprintf(expected, sizeof expected, "no key '%s' in the %s distribution", k, kname);
             return kr__input_error(file, fpath, expected, field);
         }
     }

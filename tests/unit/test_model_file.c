@@ -838,6 +838,12 @@ Test(model_file, bad_set_missing_simulator)
 {
     expect_load_error(mt_load(FACTORY, "simulators.Oven.params.k=1", NULL), "simulators.Oven",
                       "the name of a simulator (--set simulators.Oven.params.k=1)", "nothing");
+    /* an index past the entries, and a replica's name, say which */
+    expect_load_error(mt_load(FACTORY, "simulators.7.params.k=1", NULL), "simulators.7",
+                      "an entry's index below 3 or its name (--set simulators.7.params.k=1)", "nothing");
+    expect_load_error(mt_load(BATHS("", ""), "simulators.b[0].time_step=2", NULL), "simulators.b[0]",
+                      "the name of a simulator entry (replicas are set through their entry: simulators.NAME...) "
+                      "(--set simulators.b[0].time_step=2)", "nothing");
 }
 
 Test(model_file, bad_set_index_out_of_range)
@@ -963,7 +969,7 @@ Test(model_file, bad_distribution_fields)
                        "simulators[0].params.interval.max", "a number", "nothing");
     expect_build_error(mt_load(FACTORY, "simulators.Line.params.interval={\"dist\": \"exponential\", \"mean\": 1,"
                                " \"sd\": 2}", NULL),
-                       "simulators[0].params.interval.sd", "no key 'sd' in a exponential distribution", "2");
+                       "simulators[0].params.interval.sd", "no key 'sd' in the exponential distribution", "2");
     expect_build_error(mt_load(FACTORY, "simulators.Line.params.interval={\"dist\": \"discrete\", \"values\": [1, 2],"
                                " \"weights\": [1]}", NULL),
                        "simulators[0].params.interval.weights", "as many weights as values", "[1]");
