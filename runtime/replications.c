@@ -153,7 +153,7 @@ static kr_status_t run_item(const kr__replications_desc_t *d, uint64_t item, int
     /* a signal or the wall clock may abandon the replication at a safe
      * point (KR__STOPPED_CHECKPOINTED): it runs again after a restart */
     kr__run_options_t o = { .quiet = true, .ranks = group_ranks, .rank = group_rank, .comm = group,
-                           .stats_json = &stats, .no_idle_warning = true,
+                           .stats_json = &stats, .setup_warned = true,
                            .wall = { .stop_before_wall = d->wall.stop_before_wall, .started_ns = d->wall.started_ns } };
     kr_status_t st = kr__run_file(f, &o);
     f->seed = model_seed;
@@ -478,11 +478,11 @@ json_t *kr__replications_pool(const json_t *records)
     return out;
 }
 
-void kr__replications_warn_idle(const kr__replications_desc_t *d, int groups, int group_ranks)
+void kr__replications_warn_setup(const kr__replications_desc_t *d, int groups, int group_ranks)
 {
     int ranks = ranks_of(d), busy = groups * group_ranks;
     if (d->rank != 0) return;
-    /* (kr__run_file's own warning is off inside groups: it would repeat
+    /* (kr__run_file's own warnings are off inside groups: they would repeat
      * for every replication) Which ranks of a group idle is the plan's, the
      * first point's (pins and zero-promise groups may leave some empty with
      * no more ranks than simulators). */
@@ -492,6 +492,7 @@ void kr__replications_warn_idle(const kr__replications_desc_t *d, int groups, in
     size_t idle = rank_of && !kr__model_file_plan(f, group_ranks, rank_of)
                       ? kr__run_idle_ranks(f, group_ranks, rank_of, list, sizeof list) : 0;
     free(rank_of);
+    if (f) kr__run_warn_late_promises(f);
     if (idle)
         fprintf(stderr, "kairos: warning: groups of %d ranks for %zu simulator%s: rank%s %s of each group idle%s\n",
                 group_ranks, f->sim_count, f->sim_count == 1 ? "" : "s", idle == 1 ? "" : "s", list,
@@ -546,7 +547,7 @@ kr_status_t kr__replications_run_file(kr__model_file_t *f, const kr__run_options
     int groups = 1, g = 1; /* (set by the plan; initialized for -O3's -Wmaybe-uninitialized) */
     kr_status_t st = kr__replications_plan(&d, &groups, &g);
     if (st) return st;
-    kr__replications_warn_idle(&d, groups, g);
+    kr__replications_warn_setup(&d, groups, g);
     /* The stats file opens first: an unwritable path fails before hours of
      * replications, and the file appears only once they all succeeded. */
     const char *stats_path = opt->stats_path ? opt->stats_path : f->out_stats;

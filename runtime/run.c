@@ -13,6 +13,7 @@
 #include "base/fault.h"
 #include "runtime/checkpoint_store.h"
 #include "runtime/run_private.h"
+#include "runtime/sweep.h"
 #include "net/collectives.h"
 #include "net/transport_mpi.h"
 #include "schedulers/model_private.h"
@@ -215,6 +216,25 @@ static void warn_idle_ranks(const kr__model_file_t *f, int ranks, const int *ran
                 f->sim_count == 1 ? "" : "s", idle == 1 ? "" : "s", list, idle == 1 ? "s" : "");
 }
 
+/* A sync-event sent along a dependency whose promise is past the end
+ * time, even at time 0, arrives after the end: the run goes on as if it
+ * were not there (a promise of 1e9 written for "never", or in the wrong
+ * unit, was taken without a word). */
+void kr__run_warn_late_promises(const kr__model_file_t *f)
+{
+    size_t late = 0, first = 0;
+    for (size_t i = 0; i < f->dep_count; i++)
+        if (f->deps[i].promise > f->end_time && late++ == 0) first = i;
+    if (!late) return;
+    const kr__dep_entry_t *d = &f->deps[first];
+    char promise[40], end[40];
+    kr__sweep_format_double(promise, sizeof promise, kr_time_to_units(d->promise, f->precision));
+    kr__sweep_format_double(end, sizeof end, kr_time_to_units(f->end_time, f->precision));
+    fprintf(stderr, "kairos: warning: %zu dependenc%s with a promise past the end time %s (the first: '%s' -> '%s', "
+            "promise %s): nothing sent along %s arrives before the end\n", late, late == 1 ? "y" : "ies", end,
+            f->sims[d->from].name, f->sims[d->to].name, promise, late == 1 ? "it" : "them");
+}
+
 kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
 {
     run_ctx_t c = { .file = f, .opt = opt };
@@ -230,7 +250,10 @@ kr_status_t kr__run_file(kr__model_file_t *f, const kr__run_options_t *opt)
         free(rank_of);
         return st;
     }
-    if (opt->rank == 0 && ranks > 1 && !opt->no_idle_warning) warn_idle_ranks(f, ranks, rank_of);
+    if (opt->rank == 0 && !opt->setup_warned) {
+        if (ranks > 1) warn_idle_ranks(f, ranks, rank_of);
+        kr__run_warn_late_promises(f);
+    }
     const char *stats_path = opt->stats_path ? opt->stats_path : f->out_stats;
     const char *log_dir = opt->event_log_dir ? opt->event_log_dir : f->out_event_log;
     const char *trace_path = opt->trace_path ? opt->trace_path : f->out_trace;

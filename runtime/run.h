@@ -46,7 +46,7 @@ typedef struct kr__run_options {
     /* Replications (runtime/replications.c) run many times on a group's
      * communicator and pool the results themselves: */
     json_t **stats_json;         /* not NULL: rank 0 gets the merged stats here (the caller's to decref) */
-    bool no_idle_warning;        /* the caller has warned about idle ranks once already */
+    bool setup_warned;           /* the caller has given the setup's warnings (idle ranks, promises past the end) once already */
     kr__ckpt_plan_t ckpt;        /* --checkpoint-*: over the file's outputs.checkpoint (keep -1: not given) */
     const char *restart;         /* --restart: a checkpoint, or a folder of them */
     kr__wall_limits_t wall;      /* a long job's (a replication takes only stop_before_wall and started_ns) */
@@ -158,6 +158,9 @@ int kr__run_exit_status(kr_status_t st);
 /* The ranks of `ranks` that the plan rank_of (kr__model_file_plan) leaves
  * without a simulator, as ranges in `list` ("0-1, 5"); returns how many. */
 size_t kr__run_idle_ranks(const kr__model_file_t *f, int ranks, const int *rank_of, char *list, size_t cap);
+/* One warning on stderr when dependencies promise more than the end time
+ * (nothing sent along them arrives before the end); nothing otherwise. */
+void kr__run_warn_late_promises(const kr__model_file_t *f);
 /* Records the signal the ranks agreed on (replications and sweeps, which
  * agree on their own; kr__run_agree does it for a run). */
 void kr__run_note_signal(int sig);

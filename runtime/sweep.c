@@ -404,7 +404,7 @@ kr_status_t kr__sweep_run(const kr__sweep_desc_t *d)
      * the same on every rank unless a plug-in differs on one node; below,
      * rank 0 alone learns things. Every rank agrees before going on. */
     if (!st) {
-        kr__replications_warn_idle(&rd, groups, group_ranks);
+        kr__replications_warn_setup(&rd, groups, group_ranks);
         if (d->rank == 0 && d->plot_dir) st = check_plotting(d->plot_dir);
         /* (the plots' folder, too: the CSV in its place, or named as a
          * plot, was lost after the whole sweep had run) */

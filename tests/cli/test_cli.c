@@ -128,6 +128,22 @@ Test(cli, info)
 
 /* ---- bad input ---- */
 
+/* A promise past the end time is taken (nothing sent along it arrives
+ * before the end), with one warning naming it; none without. */
+Test(cli, a_promise_past_the_end_is_warned_of)
+{
+    const char *model = source("examples/factory.json");
+    cli_result_t r = kairos("run", model, "--quiet", "--end", "100", "--set", "dependencies.1.promise=500", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_str_eq(r.err, "kairos: warning: 1 dependency with a promise past the end time 100 (the first: "
+                     "'TransportRobots' -> 'ChemicalBath', promise 500): nothing sent along it arrives before the end\n");
+    cli_free(&r);
+    r = kairos("run", model, "--quiet", "--end", "100", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_str_empty(r.err);
+    cli_free(&r);
+}
+
 Test(cli, bad_unreadable_file)
 {
     const char *missing = cli_path("missing.json");
