@@ -17,7 +17,14 @@ static void fire_one(kr_world_t *w, kr_entity_t e, kr_component_t c, kr__callbac
     void *state = kr__column_ptr(t, (uint32_t)col, r->row);
     switch (cb) {
     case KR__CB_CREATION: if (v->on_creation) v->on_creation(w, e, state); break;
-    case KR__CB_DESTROY: if (v->on_destroy) v->on_destroy(w, e, state); break;
+    case KR__CB_DESTROY:
+        if (v->on_destroy) {
+            kr__removal_t frame = { e, c, w->removing };
+            w->removing = &frame;
+            v->on_destroy(w, e, state);
+            w->removing = frame.outer;
+        }
+        break;
     case KR__CB_AWAKE: if (v->on_awake) v->on_awake(w, e, state); break;
     case KR__CB_START: if (v->on_start) v->on_start(w, e, state); break;
     case KR__CB_ENTERING: if (v->on_entering) v->on_entering(w, e, state, arg); break;
@@ -41,6 +48,13 @@ void kr__behavior_fire_one(kr_world_t *w, kr_entity_t e, kr_component_t c, kr__c
                            kr_entity_t arg)
 {
     fire_one(w, e, c, cb, arg, KR_ENTITY_INVALID);
+}
+
+bool kr__behavior_removing(const kr_world_t *w, kr_entity_t e, kr_component_t c)
+{
+    for (const kr__removal_t *f = w->removing; f; f = f->outer)
+        if (f->entity == e && f->component == c) return true;
+    return false;
 }
 
 static bool pending_creation(const kr_world_t *w, kr_entity_t e, kr_component_t c)
@@ -74,7 +88,7 @@ void kr__behaviors_fire2(kr_world_t *w, kr_entity_t e, kr__callback_t cb, kr_ent
     uint32_t n;
     kr_component_t *types = kr__behavior_list(w->tables[w->records[kr_entity_index(e)].table], small, &n);
     for (uint32_t i = 0; i < n; i++) {
-        if (cb == KR__CB_DESTROY && e == w->removing_e && types[i] == w->removing_c) continue;
+        if (cb == KR__CB_DESTROY && kr__behavior_removing(w, e, types[i])) continue;
         /* A behavior whose on_creation never ran gets no on_destroy. */
         if (cb == KR__CB_DESTROY && pending_creation(w, e, types[i])) continue;
         fire_one(w, e, types[i], cb, arg, arg2);

@@ -173,18 +173,13 @@ __attribute__((noinline)) static kr_status_t remove_from_pool(kr_world_t *w, kr_
 }
 
 /* The rarer removes: a behavior with on_destroy, which runs before the row
- * moves, or an edge not yet known (see add_slow). */
+ * moves (unless this remove comes from that very on_destroy), or an edge
+ * not yet known (see add_slow). */
 __attribute__((noinline)) static kr_status_t remove_slow(kr_world_t *w, kr_entity_t e, kr__record_t *r,
                                                          kr_component_t c, const kr__registry_entry_t *entry)
 {
-    if (entry->info.vtbl && entry->info.vtbl->on_destroy) {
-        kr_entity_t se = w->removing_e;
-        kr_component_t sc = w->removing_c;
-        w->removing_e = e;
-        w->removing_c = c;
+    if (entry->info.vtbl && entry->info.vtbl->on_destroy && !kr__behavior_removing(w, e, c)) {
         kr__behavior_fire_one(w, e, c, KR__CB_DESTROY, 0);
-        w->removing_e = se;
-        w->removing_c = sc;
         r = kr__live(w, e, "kr_component_remove");
         if (!r) return kr_last_status();
         if (kr__column_index(w->tables[r->table], c) < 0) return KR_OK; /* callback removed it */

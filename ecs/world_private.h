@@ -159,6 +159,16 @@ static inline kr__spatial_cell_rec_t *kr__cell_at(const kr__spatial_state_t *s, 
     return ci < s->grid_cells ? &s->grid[ci] : &s->table[ci - s->grid_cells];
 }
 
+/* A behavior whose on_destroy is running, and the ones it runs inside
+ * (a chain on the C stack, innermost first): a remove of that behavior,
+ * or a destroy of its entity, from inside the callback does not call it
+ * again (its own remove called it without end, and overflowed the stack). */
+typedef struct kr__removal {
+    kr_entity_t entity;
+    kr_component_t component;
+    const struct kr__removal *outer;
+} kr__removal_t;
+
 /* An entity whose behaviors are getting on_creation, and those still
  * waiting: if a callback destroys the entity, the waiting ones get no
  * on_destroy. Saved and restored around nested creations. */
@@ -210,8 +220,7 @@ struct kr_world {
     uint64_t *scratch;               /* pack: entity index -> (epoch << 32) | local index */
     uint32_t scratch_capacity;
     uint32_t scratch_epoch;
-    kr_entity_t removing_e;          /* kr_component_remove: on_destroy already ran */
-    kr_component_t removing_c;
+    const kr__removal_t *removing;    /* on_destroy calls under way (behavior.c) */
     kr__creating_t creating;          /* kr_entity_create_desc: on_creation under way */
 
     /* Channels (channel.c): ready notifications waiting to fire, as
@@ -420,6 +429,8 @@ void kr__behaviors_fire2(kr_world_t *w, kr_entity_t e, kr__callback_t cb, kr_ent
 kr_component_t *kr__behavior_list(const kr__table_t *t, kr_component_t small[16], uint32_t *n);
 void kr__behavior_fire_one(kr_world_t *w, kr_entity_t e, kr_component_t c, kr__callback_t cb,
                            kr_entity_t arg);
+/* Whether behavior c of e has its on_destroy under way. */
+bool kr__behavior_removing(const kr_world_t *w, kr_entity_t e, kr_component_t c);
 
 /* Tree (hierarchy.c). */
 kr_status_t kr__tree_reserve(kr_world_t *w);

@@ -308,6 +308,44 @@ Test(behavior, remove_fires_on_destroy_once)
     cr_assert_eq(evn, 0);
 }
 
+/* on_destroy of A removes A itself, or (for B) removes A and then B: each
+ * on_destroy still runs once. A remove of the behavior whose on_destroy
+ * is running called it again, without end (a stack overflow; found by a
+ * new-user trial). */
+static void remove_a_on_destroy(kr_world_t *w, kr_entity_t self, int beh, int cb, kr_entity_t arg)
+{
+    (void)arg;
+    if (cb != CB_DESTROY || !kr_entity_alive(w, self)) return;
+    if (kr_component_has(w, self, A)) cr_assert_eq(kr_component_remove(w, self, A), KR_OK, "%s", kr_last_error());
+    if (beh == BB && kr_component_has(w, self, B))
+        cr_assert_eq(kr_component_remove(w, self, B), KR_OK, "%s", kr_last_error());
+}
+
+Test(behavior, a_remove_of_itself_inside_on_destroy_calls_it_once)
+{
+    hook = remove_a_on_destroy;
+    kr_entity_t e = with_a(0);
+    evn = 0;
+    cr_assert_eq(kr_component_remove(W, e, A), KR_OK, "%s", kr_last_error());
+    EXPECT(EV(e, BA, CB_DESTROY, 0));
+    cr_assert_not(kr_component_has(W, e, A));
+    /* from a destroy */
+    e = with_a(0);
+    evn = 0;
+    cr_assert_eq(kr_entity_destroy(W, e), KR_OK, "%s", kr_last_error());
+    EXPECT(EV(e, BA, CB_DESTROY, 0));
+    /* B's on_destroy removes A (whose own runs then) and B itself */
+    kr_component_t both[] = { A, B };
+    e = ent(0, both, 2);
+    evn = 0;
+    cr_assert_eq(kr_component_remove(W, e, B), KR_OK, "%s", kr_last_error());
+    EXPECT(EV(e, BB, CB_DESTROY, 0), EV(e, BA, CB_DESTROY, 0));
+    cr_assert_not(kr_component_has(W, e, A));
+    cr_assert_not(kr_component_has(W, e, B));
+    cr_assert(kr_entity_alive(W, e));
+    hook = NULL;
+}
+
 Test(behavior, add_twice_fails_without_callbacks)
 {
     kr_entity_t e = with_a(0);
