@@ -993,6 +993,13 @@ static kr_status_t load_structure(loader_t *L)
     return st;
 }
 
+kr_status_t kr__world_image_clear(kr_world_t *w)
+{
+    if (busy(w)) return kr__fail(KR_ERR_STATE, "kr__world_image_clear: a pass, scan, creation or channel call is under way");
+    destroy_all(w);
+    return KR_OK;
+}
+
 kr_status_t kr__world_image_load(kr_world_t *w, const void *data, size_t len)
 {
     if (!w || (!data && len)) return kr__fail(KR_ERR_INVALID_ARG, "kr__world_image_load: null %s", w ? "data" : "world");

@@ -32,4 +32,11 @@ kr_status_t kr__world_image_save(kr_world_t *w, kr_buf_t *out);
  * w empty and valid. Precondition as for saving. */
 kr_status_t kr__world_image_load(kr_world_t *w, const void *data, size_t len);
 
+/* Destroys every entity of w with the usual callbacks, as
+ * kr__world_image_load does first. A restore calls it before it restores
+ * anything else of the simulator, so that what those callbacks change (the
+ * kind's declared state, events, the random stream) is then overwritten
+ * by the checkpoint's. Precondition as for saving. */
+kr_status_t kr__world_image_clear(kr_world_t *w);
+
 #endif

@@ -388,6 +388,12 @@ kr_status_t kr__sim_checkpoint_load(kr_sim_t *s, kr_reader_t *r, kr_time_t cut, 
         return corrupt(s, "its part of the checkpoint is not a simulator's state of this version");
     if (!same_text(r, s->name)) return corrupt(s, "its part of the checkpoint belongs to another simulator");
     if (kr_reader_u32(r) != (uint32_t)s->formalism) return corrupt(s, "it was saved with another formalism");
+    /* The setup's entities go first, their on_destroy with them: what
+     * those change (the declared state, events, the stream) is restored
+     * below. (Cleared with the world image after the declared state, a
+     * behavior counting its destroys in it restarted off by the setup's
+     * entities; found by a new-user trial.) */
+    if (kr__world_image_clear(s->world)) return kr__fail(kr_last_status(), "simulator '%s': %s", s->name, kr_last_error());
     s->now = kr_reader_u64(r);
     s->executed = kr_reader_u64(r);
     s->digest = kr_reader_u64(r);

@@ -198,6 +198,15 @@ PLUGIN_CASES = {
         (1, "window", (0, "ckpt-7"), None),
         (4, "null-message", (0, "ckpt-13.5"), None),
     ]),
+    # entities made by setup whose on_destroy counts in the declared state:
+    # a restart counted them destroyed (the checksum differed)
+    "ckpt_tokens": ("tests/checkpoint/ckpt_ring.json",
+                    ["--set", "simulators.0.params.tokens=5", "--set", "simulators.2.params.tokens=3"],
+                    (False, False), [
+        (2, "null-message", None, "10.25"),
+        (1, "window", (0, "ckpt-10.25"), None),
+        (4, "null-message", (0, "ckpt-10.25"), None),
+    ]),
     "ckpt_ring": ("tests/checkpoint/ckpt_ring.json", [], (False, True), [
         (2, "null-message", None, "10.25"),
         (4, "window", (0, "ckpt-10.25"), "27"),

@@ -67,9 +67,11 @@ typedef struct ckpt {
     const char *to;
     int64_t misbehave;          /* on a restart: 1 schedules, 2 draws, 3 makes an entity (all refused), 4 fails
                                  * without a message; 5: saving fails without a message */
+    int64_t tokens;             /* entities setup makes, each counting its on_destroy in token_destroys */
     /* declared state */
     uint64_t mixed;
     uint64_t ticks, sent, received, parcels_in, sender_sides, cancels, delays, alarms, alarm_changes;
+    uint64_t token_destroys;
     uint8_t stopped;
     kr_tally_t latency;
     kr_entity_list_t held;
@@ -80,7 +82,7 @@ typedef struct ckpt {
     /* made by setup */
     uint32_t peers[MAX_PEERS], peer_count;
     kr_time_t promise[MAX_PEERS];
-    kr_component_t parcel;
+    kr_component_t parcel, token;
     kr_event_type_t msg, hand, tick_type, alarm_type;
     uint64_t prec;
 } ckpt_t;
@@ -271,11 +273,26 @@ static void on_tick(kr_sim_t *sim, void *data)
 
 /* ---- the kind ---- */
 
+/* A token's on_destroy counts in the declared state: a restart destroys
+ * the tokens its setup made before the state is restored, so the count
+ * is the uninterrupted run's (it was the setup's tokens too many). */
+static void token_destroyed(kr_world_t *w, kr_entity_t self, void *state)
+{
+    (void)self, (void)state;
+    ckpt_t *c = kr_sim_state(kr_sim_of_world(w));
+    if (c) c->token_destroys++;
+}
+
+static const kr_behavior_vtbl_t token_vtbl = { .on_destroy = token_destroyed };
+
 static kr_status_t ckpt_register(kr_model_t *model)
 {
-    kr_component_t p = kr_component_register(kr_model_registry(model), &(kr_component_desc_t){
+    kr_registry_t *reg = kr_model_registry(model);
+    kr_component_t p = kr_component_register(reg, &(kr_component_desc_t){
         .name = "parcel", .size = sizeof(parcel_t), .fields = parcel_fields, .field_count = 3 });
-    return p ? KR_OK : kr_last_status();
+    if (!p || !kr_behavior_register(reg, &(kr_behavior_desc_t){ .name = "ckpt.token", .vtbl = &token_vtbl }))
+        return kr_last_status();
+    return KR_OK;
 }
 
 static kr_status_t ckpt_setup(kr_sim_t *sim, const kr_params_t *params)
@@ -284,6 +301,11 @@ static kr_status_t ckpt_setup(kr_sim_t *sim, const kr_params_t *params)
     kr_model_t *m = kr_sim_model(sim);
     c->prec = kr_model_precision(m);
     c->parcel = kr_component_lookup(kr_model_registry(m), "parcel");
+    c->token = kr_component_lookup(kr_model_registry(m), "ckpt.token");
+    for (int64_t i = 0; i < c->tokens; i++)
+        if (!kr_entity_create_desc(kr_sim_world(sim), &(kr_entity_desc_t){ .components = &c->token,
+                                                                           .component_count = 1 }))
+            return kr_last_status();
     c->msg = kr_model_find_event_type(m, "ckpt.msg");
     c->hand = kr_model_find_event_type(m, "ckpt.hand");
     c->tick_type = kr_model_find_event_type(m, "ckpt.tick");
@@ -388,6 +410,7 @@ static const kr_kind_desc_t ckpt_kind = {
         KR_FIELD(ckpt_t, delays, KR_FIELD_COUNTER),
         KR_FIELD(ckpt_t, alarms, KR_FIELD_COUNTER),
         KR_FIELD(ckpt_t, alarm_changes, KR_FIELD_COUNTER),
+        KR_FIELD(ckpt_t, token_destroys, KR_FIELD_COUNTER),
         KR_FIELD(ckpt_t, stopped, KR_FIELD_U8),
         KR_FIELD(ckpt_t, latency, KR_FIELD_TALLY),
         KR_FIELD(ckpt_t, held, KR_FIELD_ENTITY_LIST),
@@ -404,6 +427,8 @@ static const kr_kind_desc_t ckpt_kind = {
         KR_PARAM(ckpt_t, misbehave, KR_PARAM_INT, .def = "0", .range = ">= 0, <= 5",
                  .help = "on a restart, what its restore does that is refused: 1 schedule, 2 draw, 3 make an entity, "
                          "4 fail without a message; 5: saving fails without a message"),
+        KR_PARAM(ckpt_t, tokens, KR_PARAM_INT, .def = "0", .range = ">= 0, <= 1000",
+                 .help = "entities made by setup whose on_destroy counts in the declared state"),
         { 0 } },
     .events = (const kr_event_type_desc_t[]){
         { .name = "ckpt.tick", .on_event = on_tick },
