@@ -121,7 +121,11 @@ int kr__cli_frames(int argc, char **argv)
     long world = -1;
     if (world_name) {
         world = kr__recording_world_named(rec, world_name);
-        if (world < 0) code = fail("--world: expected the name of a world of the recording, found \"%s\"", world_name);
+        if (world < 0) {
+            fprintf(stderr, "kairos: %s: --world: expected the name of a world of the recording, found \"%s\"\n", dir,
+                    world_name);
+            code = 2;
+        }
     } else {
         for (size_t i = 0; i < rec->world_count && world < 0; i++)
             if (rec->worlds[i].layer_count || rec->worlds[i].field_count) world = (long)i;

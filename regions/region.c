@@ -108,9 +108,9 @@ kr_region_t *kr_region_create(kr_sim_t *sim, const kr_region_desc_t *desc)
      * narrowest region is at least twice the halo wide. */
     if ((g.cols > 1 && (uint64_t)(g.width / (int32_t)g.cols) < 2 * (uint64_t)g.halo) ||
         (g.rows > 1 && (uint64_t)(g.height / (int32_t)g.rows) < 2 * (uint64_t)g.halo)) {
-        kr__fail(KR_ERR_INVALID_ARG, "region '%s': a halo of %u cells needs regions at least %llu cells wide; the "
+        kr__fail(KR_ERR_INVALID_ARG, "region '%s': a halo of %u cell%s needs regions at least %llu cells wide; the "
                  "narrowest region of a %d x %d grid cut %u x %u is narrower", kr_sim_name(sim), g.halo,
-                 2 * (unsigned long long)g.halo, g.width, g.height, g.cols, g.rows);
+                 g.halo == 1 ? "" : "s", 2 * (unsigned long long)g.halo, g.width, g.height, g.cols, g.rows);
         return NULL;
     }
     kr_region_t *r = kr_sim_context(sim, ctx);

@@ -48,7 +48,8 @@ kr_status_t kr__replications_agree(const kr__replications_desc_t *d, bool speaks
 /* Rank 0 warns once when ranks are left out of every group, when a group
  * has more ranks than a replication has simulators, and when dependencies
  * promise more than the end time (kr__run_warn_late_promises): a
- * replication's own run does not, or it would repeat each time. */
+ * replication's own run does not, or it would repeat each time. A sweep's
+ * warnings are its first point's. */
 void kr__replications_warn_setup(const kr__replications_desc_t *d, int groups, int group_ranks);
 
 /* Runs every replication of every point. On rank 0, *results is a JSON

@@ -291,6 +291,10 @@ Test(viewer, png_default_scale_and_times)
     r = kairos("frames", dir, "--png", cli_path("at"), "--world", "nope", NULL);
     cr_assert_eq(r.status, 2);
     cr_assert_eq(cli_lines(r.err), 1, "%s", r.err);
+    char want[600];
+    snprintf(want, sizeof want, "kairos: %s: --world: expected the name of a world of the recording, found \"nope\"",
+             dir);
+    cr_assert(strstr(r.err, want), "the line names the folder: %s", r.err);
     cli_free(&r);
     r = kairos("frames", dir, "--png", cli_path("clock"), "--world", "clock", "--scale", "3", NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
