@@ -116,7 +116,9 @@ static kr_status_t number_subtree(kr_world_t *w, uint32_t root, uint32_t **order
     for (;;) {
         uint32_t seen;
         if (scratch_get(w, cur, &seen))
-            return kr__fail(KR_ERR_INVALID_ARG, "kr_pack: entity %u is packed twice (a root lies in another root's subtree)", cur);
+            return kr__fail(KR_ERR_INVALID_ARG,
+                            "kr_pack: entity %u is packed twice (a root given twice, or inside another root's subtree)",
+                            cur);
         if (*n == *cap && KR__GROW_U32(*order, *cap, *n + 1, 64, "kr_pack")) return kr_last_status();
         w->scratch[cur] = ((uint64_t)w->scratch_epoch << 32) | *n;
         (*order)[(*n)++] = cur;
