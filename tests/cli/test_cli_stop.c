@@ -123,11 +123,6 @@ Test(cli_stop, a_stop_lookahead_ends_every_simulator_alike, .timeout = 180)
     json_decref(s);
 }
 
-/* A stop upstream of a continuous simulator with state events (the bath):
- * its horizon, 6, falls between two of its integration stops (5.7 and
- * 6.0). It integrates to the horizon, where a crossing before it would be
- * found; it stayed at 5.7 with a crossing possible after it for good,
- * which the window algorithm reported as a deadlock (exit 3). */
 /* A model file `name`: A (the stopper plug-in, stopping at 5) and baths,
  * `bath` the rest of their entry; `top` and `deps` its other parts. */
 static const char *stopper_and_baths(const char *name, const char *top, const char *bath, const char *deps)
@@ -145,6 +140,11 @@ static const char *stopper_and_baths(const char *name, const char *top, const ch
     return path;
 }
 
+/* A stop upstream of a continuous simulator with state events (the bath):
+ * its horizon, 6, falls between two of its integration stops (5.7 and
+ * 6.0). It integrates to the horizon, where a crossing before it would be
+ * found; it stayed at 5.7 with a crossing possible after it for good,
+ * which the window algorithm reported as a deadlock (exit 3). */
 Test(cli_stop, a_stop_before_a_continuous_simulator_ends_it_alike, .timeout = 180)
 {
     const char *path = stopper_and_baths("stop-bath.json", "", "'time_step': 0.3,",
